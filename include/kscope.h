@@ -1,0 +1,286 @@
+/*
+ * kscope.h - the public C API of libkscope.
+ *
+ * kscope attributes host scopes, GPU kernels and copies to the calling
+ * context that caused them, and writes the result as a calling-context
+ * tree (.hatchet, .hatchet_msgpack) or a timeline (Chrome trace JSON).
+ *
+ * Conventions (as in libuv):
+ *   - every function that can fail returns 0 (or a non-negative value) on
+ *     success and a negative KSCOPE_E* code on failure;
+ *   - kscope_strerror() names a code, kscope_last_error() gives the calling
+ *     thread's message for its last failure (it names the objects involved);
+ *   - structs passed in are owned by the caller;
+ *   - the library never aborts and never writes to stdout.
+ *
+ * Hot path: kscope_enter/kscope_exit and the KSCOPE_SCOPE macro take no lock,
+ * allocate nothing in the steady state and copy no string. With no session
+ * started they return after one load and one branch.
+ */
+#ifndef KSCOPE_H
+#define KSCOPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define KSCOPE_EXTERN __declspec(dllexport)
+#else
+#define KSCOPE_EXTERN __attribute__((visibility("default")))
+#endif
+
+#define KSCOPE_VERSION_MAJOR 0
+#define KSCOPE_VERSION_MINOR 1
+#define KSCOPE_VERSION_PATCH 0
+#define KSCOPE_VERSION_STRING "0.1.0"
+
+/* ---------------------------------------------------------------- errors */
+
+/* XX(name, message): the one list of error codes. */
+#define KSCOPE_ERRNO_MAP(XX)                                                                       \
+    XX(EINVAL, "invalid argument")                                                                 \
+    XX(ENOMEM, "out of memory")                                                                    \
+    XX(ENOSESSION, "no such session")                                                              \
+    XX(ETOOMANY, "too many sessions")                                                              \
+    XX(EFORMAT, "unknown output format")                                                           \
+    XX(EDATA, "unknown data kind")                                                                 \
+    XX(EBACKEND, "unknown or unavailable backend")                                                 \
+    XX(EMISMATCH, "scope exit does not match the innermost scope")                                 \
+    XX(EEMPTY, "no open scope on this thread")                                                     \
+    XX(EDEPTH, "scope nesting too deep")                                                           \
+    XX(EMETRICTYPE, "metric type mismatch")                                                        \
+    XX(ERESERVED, "reserved metric name")                                                          \
+    XX(EIO, "input/output error")                                                                  \
+    XX(ENOSPC, "no space left on device")                                                          \
+    XX(EACCES, "permission denied")                                                                \
+    XX(ENOGPU, "no CUDA driver or GPU")                                                            \
+    XX(ENOCUPTI, "CUPTI not available")                                                            \
+    XX(EBUSY, "another CUPTI subscriber holds the profiling interface")                            \
+    XX(EPARSE, "malformed input")                                                                  \
+    XX(ENOTSUP, "operation not supported")                                                         \
+    XX(ESTATE, "operation not valid in the current state")
+
+typedef enum {
+    KSCOPE_OK = 0,
+#define KSCOPE__ERR_ENUM(name, msg) KSCOPE_##name,
+    KSCOPE__ERR_FIRST = -1000,
+    KSCOPE_ERRNO_MAP(KSCOPE__ERR_ENUM)
+#undef KSCOPE__ERR_ENUM
+        KSCOPE__ERR_LAST
+} kscope_errno_t;
+
+/* Message for an error code ("unknown error" for codes not in the list). */
+KSCOPE_EXTERN const char *kscope_strerror(int err);
+
+/* Symbolic name of an error code, e.g. "KSCOPE_EMISMATCH". */
+KSCOPE_EXTERN const char *kscope_err_name(int err);
+
+/* The calling thread's message for its last failed call; "" if none.
+ * Valid until the thread's next failing call. */
+KSCOPE_EXTERN const char *kscope_last_error(void);
+
+/* Library version string, e.g. "0.1.0". */
+KSCOPE_EXTERN const char *kscope_version(void);
+
+/* --------------------------------------------------------- profiling switch */
+
+typedef enum {
+    KSCOPE_PROFILING_OFF = 0,      /* annotations are no-ops */
+    KSCOPE_PROFILING_ON = 1,       /* annotations recorded (default) */
+    KSCOPE_PROFILING_DETAILED = 2, /* also emitted as NVTX ranges */
+} kscope_profiling_t;
+
+/* Current level: set from KSCOPE_PROFILING (or MODULAR_ENABLE_PROFILING) at
+ * first use, "on" when neither is set, then by kscope_set_profiling. */
+KSCOPE_EXTERN int kscope_profiling(void);
+
+/* Override the level at run time. Returns KSCOPE_EINVAL for other values. */
+KSCOPE_EXTERN int kscope_set_profiling(int level);
+
+/* Parse "off|on|detailed" (also "0|1|2", "false|true"); negative if bad. */
+KSCOPE_EXTERN int kscope_parse_profiling(const char *text);
+
+/* ---------------------------------------------------------------- sessions */
+
+#define KSCOPE_ALL (-1) /* "every session" for activate/deactivate/finalize */
+#define KSCOPE_MAX_SESSIONS 8
+
+typedef struct kscope_session_opts {
+    const char *name;    /* output path without extension; NULL -> "kscope" */
+    const char *context; /* "shadow" (default) or "python" (bindings) */
+    const char *data;    /* "tree" (default) or "trace" */
+    const char *backend; /* NULL (auto), "cupti" or "none" */
+    const char *mode;    /* NULL or "periodic_flushing" */
+} kscope_session_opts;
+
+/* Start a session and activate it. opts may be NULL (all defaults).
+ * Returns the session id (>= 0) or a negative error. When a launcher
+ * (kscope run) drives the process, returns the launcher's session. */
+KSCOPE_EXTERN int kscope_start(const kscope_session_opts *opts);
+
+/* Resume recording into a session (KSCOPE_ALL: every session). */
+KSCOPE_EXTERN int kscope_activate(int session);
+
+/* Pause a session: work done until the next activate is not recorded.
+ * flushing != 0 also waits until every GPU record so far has arrived. */
+KSCOPE_EXTERN int kscope_deactivate(int session, int flushing);
+
+/* Write the session to "<name>.<ext>" and end it. format: "hatchet",
+ * "hatchet_msgpack", "chrome_trace" or NULL (by the session's data: tree ->
+ * hatchet, trace -> chrome_trace). Scopes still open on any thread are closed
+ * at the time of the call. KSCOPE_ALL ends every session. */
+KSCOPE_EXTERN int kscope_finalize(int session, const char *format);
+
+/* Path written (or to be written) for a session and format, into buf.
+ * Returns the length or a negative error. */
+KSCOPE_EXTERN int kscope_output_path(int session, const char *format, char *buf, size_t size);
+
+/* Serialise a live session without ending it. On success *out is a buffer
+ * allocated by kscope (free with kscope_free) of *len bytes. */
+KSCOPE_EXTERN int kscope_data(int session, const char *format, char **out, size_t *len);
+
+/* Free memory returned by kscope. */
+KSCOPE_EXTERN void kscope_free(void *p);
+
+/* Number of GPU records dropped so far by a session (0 without a GPU). */
+KSCOPE_EXTERN int64_t kscope_dropped(int session);
+
+/* ------------------------------------------------------------------ scopes */
+
+/* A static per-call-site description. The hot path passes a pointer to it;
+ * kscope fills `id` on first use. Zero-initialise what you do not set. */
+typedef struct kscope_loc {
+    const char *name;
+    const char *function;
+    const char *file;
+    uint32_t line;
+    uint32_t color; /* 0xRRGGBB; 0 -> default */
+    uint32_t flags; /* KSCOPE_CPU_TIMED */
+    uint32_t id;    /* set by kscope */
+} kscope_loc;
+
+#define KSCOPE_CPU_TIMED 1u /* scope also records exclusive "cpu_time (ns)" */
+
+/* Enter a scope named `name` on the calling thread. */
+KSCOPE_EXTERN int kscope_enter(const char *name);
+
+/* Enter with a colour and flags (KSCOPE_CPU_TIMED). */
+KSCOPE_EXTERN int kscope_enter_ex(const char *name, uint32_t color, uint32_t flags);
+
+/* Leave the innermost scope. `name` NULL leaves it whatever its name; a
+ * name that is not the innermost's returns KSCOPE_EMISMATCH naming both
+ * and leaves the stack as it was. */
+KSCOPE_EXTERN int kscope_exit(const char *name);
+
+/* Enter/leave by call site (the fastest path). */
+KSCOPE_EXTERN int kscope_enter_loc(kscope_loc *loc);
+KSCOPE_EXTERN int kscope_exit_loc(kscope_loc *loc);
+
+/* Depth of the calling thread's scope stack. */
+KSCOPE_EXTERN int kscope_depth(void);
+
+/* Metrics on the calling thread's innermost scope (ROOT when none).
+ * Suffixes: "(inc)" (default) rolls up to parents, "(exc)" stays on the
+ * node, "(pty)" is a property (last value wins). A name keeps one type per
+ * session (KSCOPE_EMETRICTYPE otherwise). "cpu_time (ns)" is reserved. */
+KSCOPE_EXTERN int kscope_metric_int(const char *name, int64_t value);
+KSCOPE_EXTERN int kscope_metric_double(const char *name, double value);
+KSCOPE_EXTERN int kscope_metric_int_vec(const char *name, const int64_t *values, size_t n);
+KSCOPE_EXTERN int kscope_metric_double_vec(const char *name, const double *values, size_t n);
+
+/* States: at most one per thread (innermost wins); shown as the frame
+ * directly above whatever is recorded under it (kernels, copies, marks). */
+KSCOPE_EXTERN int kscope_state_enter(const char *name);
+KSCOPE_EXTERN int kscope_state_exit(void);
+
+/* An instant event on the calling thread. */
+KSCOPE_EXTERN int kscope_mark(const char *name);
+
+/* ---------------------------------------------------------- launch metadata */
+
+typedef struct kscope_launch_meta {
+    const char *name; /* display name for the kernel; NULL keeps its own */
+    double flops8, flops16, flops32, flops64, bytes;
+    size_t n_custom;
+    const char *const *custom_names;
+    const double *custom_values;
+} kscope_launch_meta;
+
+/* Give the next kernel launched on this thread a name and metrics; they
+ * land on that kernel's node. Copied; the caller keeps ownership. */
+KSCOPE_EXTERN int kscope_launch_metadata(const kscope_launch_meta *meta);
+
+/* ------------------------------------------------------------------ tracer */
+
+#define KSCOPE_TRACER_MAX 64
+
+/* A MAX-style stack of spans. Caller-owned; zero-initialise or use
+ * kscope_tracer_init. When profiling is off, push records a placeholder so
+ * push/pop stay balanced. */
+typedef struct kscope_tracer {
+    int depth;
+    unsigned char real[KSCOPE_TRACER_MAX]; /* 1: a scope was entered */
+} kscope_tracer;
+
+KSCOPE_EXTERN void kscope_tracer_init(kscope_tracer *t);
+KSCOPE_EXTERN int kscope_tracer_push(kscope_tracer *t, const char *name, uint32_t color);
+KSCOPE_EXTERN int kscope_tracer_pop(kscope_tracer *t); /* KSCOPE_EEMPTY if empty */
+KSCOPE_EXTERN int kscope_tracer_next(kscope_tracer *t, const char *name, uint32_t color);
+KSCOPE_EXTERN int kscope_tracer_cleanup(kscope_tracer *t); /* pops everything */
+KSCOPE_EXTERN int kscope_tracer_mark(kscope_tracer *t, const char *name); /* EEMPTY if empty */
+
+/* 0xRRGGBB of a named colour: modular_purple, blue, green, orange, purple,
+ * red, white, yellow; anything else gives modular_purple (0xB5BAF5). */
+KSCOPE_EXTERN uint32_t kscope_color(const char *name);
+
+/* ------------------------------------------------------------------- clock */
+
+/* The one monotonic clock (ns) used for host scopes and GPU records. */
+KSCOPE_EXTERN uint64_t kscope_now_ns(void);
+
+/* ------------------------------------------------------------------ macros */
+
+#ifndef KSCOPE_DISABLE
+typedef struct kscope__guard {
+    kscope_loc *loc;
+    int entered;
+} kscope__guard;
+
+static inline void kscope__guard_close(kscope__guard *g)
+{
+    if (g->entered)
+        kscope_exit_loc(g->loc);
+}
+
+#define KSCOPE__CAT2(a, b) a##b
+#define KSCOPE__CAT(a, b) KSCOPE__CAT2(a, b)
+
+/* KSCOPE_SCOPE_EX("name", color, flags): a scope that closes at the end of
+ * the enclosing block. The call site's description is static. */
+#define KSCOPE_SCOPE_EX(name_, color_, flags_)                                                     \
+    static kscope_loc KSCOPE__CAT(kscope__loc_, __LINE__) = {(name_), __func__, __FILE__,         \
+                                                             __LINE__, (color_), (flags_), 0};     \
+    kscope__guard KSCOPE__CAT(kscope__g_, __LINE__)                                                \
+        __attribute__((cleanup(kscope__guard_close))) = {                                          \
+            &KSCOPE__CAT(kscope__loc_, __LINE__),                                                  \
+            kscope_enter_loc(&KSCOPE__CAT(kscope__loc_, __LINE__)) == 0}
+
+#define KSCOPE_SCOPE(name_) KSCOPE_SCOPE_EX(name_, 0, 0)
+#define KSCOPE_CPU_TIMED_SCOPE(name_) KSCOPE_SCOPE_EX(name_, 0, KSCOPE_CPU_TIMED)
+#define KSCOPE_FUNCTION() KSCOPE_SCOPE_EX(__func__, 0, 0)
+#else
+#define KSCOPE_SCOPE_EX(name_, color_, flags_) ((void)0)
+#define KSCOPE_SCOPE(name_) ((void)0)
+#define KSCOPE_CPU_TIMED_SCOPE(name_) ((void)0)
+#define KSCOPE_FUNCTION() ((void)0)
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KSCOPE_H */

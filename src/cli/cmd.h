@@ -1,0 +1,43 @@
+/*
+ * cmd.h - the kscope command table: one function and one help text per
+ * subcommand, each in its own file (cmd-<name>.c).
+ */
+#ifndef KSCOPE_CMD_H
+#define KSCOPE_CMD_H
+
+typedef struct kscope_cmd {
+    const char *name;
+    int (*fn)(int argc, char **argv); /* argv[0] is the command name */
+    const char *summary;              /* one line for `kscope help` */
+    const char *help;                 /* full text for `kscope help <cmd>` */
+} kscope_cmd;
+
+/* Exit codes shared by every command. */
+#define KSCOPE_EXIT_OK 0
+#define KSCOPE_EXIT_FAIL 1
+#define KSCOPE_EXIT_USAGE 2
+
+/* The table (NULL-terminated by name), defined in main.c. */
+extern const kscope_cmd kscope_cmds[];
+
+/* Look a command up; NULL when unknown. */
+const kscope_cmd *kscope_cmd_find(const char *name);
+
+/* Print a command's help text to stdout. */
+void kscope_cmd_print_help(const kscope_cmd *cmd);
+
+/* If argv holds -h or --help, print the command's help and return 1. */
+int kscope_cmd_wants_help(const kscope_cmd *cmd, int argc, char **argv);
+
+/* The command closest in spelling to `name`, NULL if none is close. */
+const char *kscope_cmd_suggest(const char *name);
+
+#define KSCOPE_CMD_DECL(n)                                                                         \
+    int cmd_##n(int argc, char **argv);                                                            \
+    extern const char cmd_##n##_summary[];                                                         \
+    extern const char cmd_##n##_help[];
+
+KSCOPE_CMD_DECL(help)
+KSCOPE_CMD_DECL(version)
+
+#endif

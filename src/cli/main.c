@@ -1,0 +1,135 @@
+/*
+ * main.c - the kscope command line: dispatch to one subcommand per file,
+ * `kscope help <cmd>`, and suggestions for mistyped commands.
+ */
+#include "cli/cmd.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KSCOPE_CMD_ENTRY(n) {#n, cmd_##n, cmd_##n##_summary, cmd_##n##_help}
+
+const kscope_cmd kscope_cmds[] = {
+    KSCOPE_CMD_ENTRY(help),
+    KSCOPE_CMD_ENTRY(version),
+    {NULL, NULL, NULL, NULL},
+};
+
+const kscope_cmd *kscope_cmd_find(const char *name)
+{
+    for (const kscope_cmd *c = kscope_cmds; c->name; c++)
+        if (strcmp(c->name, name) == 0)
+            return c;
+    return NULL;
+}
+
+void kscope_cmd_print_help(const kscope_cmd *cmd)
+{
+    fputs(cmd->help, stdout);
+}
+
+int kscope_cmd_wants_help(const kscope_cmd *cmd, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            kscope_cmd_print_help(cmd);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Edit distance between two short strings (commands are < 32 chars). */
+static int edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 31 || lb > 31)
+        return 99;
+    int d[32][32];
+    for (size_t i = 0; i <= la; i++)
+        d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++)
+        d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++) {
+        for (size_t j = 1; j <= lb; j++) {
+            int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+            int best = sub < del ? sub : del;
+            d[i][j] = best < ins ? best : ins;
+        }
+    }
+    return d[la][lb];
+}
+
+const char *kscope_cmd_suggest(const char *name)
+{
+    const char *best = NULL;
+    int best_d = 3; /* more than two edits away is no suggestion */
+    for (const kscope_cmd *c = kscope_cmds; c->name; c++) {
+        int d = edit_distance(name, c->name);
+        if (d < best_d || (strncmp(name, c->name, strlen(name)) == 0 && strlen(name) >= 2)) {
+            best_d = d < best_d ? d : best_d;
+            best = c->name;
+        }
+    }
+    return best;
+}
+
+const char cmd_help_summary[] = "show help for kscope or one of its commands";
+const char cmd_help_help[] = "usage: kscope help [COMMAND]\n"
+                             "\n"
+                             "Without COMMAND, list the commands. With one, describe it and every\n"
+                             "option it takes (the same text as `kscope COMMAND --help`).\n";
+
+static void print_overview(FILE *f)
+{
+    fprintf(f, "usage: kscope <command> [options]\n\ncommands:\n");
+    for (const kscope_cmd *c = kscope_cmds; c->name; c++)
+        fprintf(f, "  %-10s %s\n", c->name, c->summary);
+    fprintf(f, "\nSee `kscope help <command>` for a command's options.\n");
+}
+
+static int unknown_command(const char *name)
+{
+    const char *s = kscope_cmd_suggest(name);
+    if (s)
+        fprintf(stderr, "kscope: '%s' is not a command. Did you mean '%s'?\n", name, s);
+    else
+        fprintf(stderr, "kscope: '%s' is not a command. See 'kscope help'.\n", name);
+    return KSCOPE_EXIT_USAGE;
+}
+
+int cmd_help(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_overview(stdout);
+        return KSCOPE_EXIT_OK;
+    }
+    const kscope_cmd *c = kscope_cmd_find(argv[1]);
+    if (!c)
+        return unknown_command(argv[1]);
+    kscope_cmd_print_help(c);
+    return KSCOPE_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_overview(stderr);
+        return KSCOPE_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0)
+        name = "help";
+    else if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0)
+        name = "version";
+    const kscope_cmd *c = kscope_cmd_find(name);
+    if (!c)
+        return unknown_command(name);
+    if (c->fn != cmd_help && kscope_cmd_wants_help(c, argc - 1, argv + 1))
+        return KSCOPE_EXIT_OK;
+    return c->fn(argc - 1, argv + 1);
+}

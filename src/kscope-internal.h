@@ -1,0 +1,248 @@
+/*
+ * kscope-internal.h - what the parts of libkscope share and users do not see.
+ *
+ * The core keeps, per thread, a calling-context tree (CCT) that does not
+ * depend on sessions: a node is created the first time a path is entered and
+ * lives as long as the process. Each node holds one stats slot per session,
+ * written only by the owning thread and only while that session is active.
+ * A node pointer therefore names a calling context for good, which is what
+ * the GPU backend hands to CUPTI as an external correlation id.
+ */
+#ifndef KSCOPE_INTERNAL_H
+#define KSCOPE_INTERNAL_H
+
+#include "kscope.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#define KSCOPE__STACK_MAX 1024
+#define KSCOPE__STATE_MAX 16
+#define KSCOPE__NAME_CACHE 256
+
+/* ------------------------------------------------------------ error helper */
+
+/* Record a formatted message as the thread's last error; returns err. */
+int kscope__fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A one-line diagnostic on stderr, prefixed "kscope: ", once per key. */
+void kscope__warn_once(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ------------------------------------------------------------------ clock */
+
+/* Raw ticks (TSC where invariant, else CLOCK_MONOTONIC ns). */
+uint64_t kscope__ticks(void);
+/* Convert ticks to kscope_now_ns() nanoseconds. */
+uint64_t kscope__ticks_to_ns(uint64_t ticks);
+void kscope__clock_init(void);
+
+/* --------------------------------------------------------------- interning */
+
+/* Intern a NUL-terminated name; returns its id (> 0) or 0 on failure.
+ * Names are immutable and never freed. */
+uint32_t kscope__intern(const char *name);
+const char *kscope__name(uint32_t id);
+
+/* ---------------------------------------------------------------- metrics */
+
+typedef enum { KSCOPE__MK_INC = 0, KSCOPE__MK_EXC = 1, KSCOPE__MK_PTY = 2 } kscope__metric_kind;
+
+/* A metric name parsed once: "tokens (exc)" -> base "tokens", kind EXC. */
+typedef struct kscope__metric_def {
+    uint32_t id;   /* interned full name */
+    uint32_t base; /* interned name without (inc)/(exc)/(pty) */
+    kscope__metric_kind kind;
+} kscope__metric_def;
+
+/* Parse and register a metric name (NULL on failure, message set). */
+const kscope__metric_def *kscope__metric_lookup(const char *name);
+
+/* ------------------------------------------------------------------- nodes */
+
+typedef enum {
+    KSCOPE__NODE_SCOPE = 0,
+    KSCOPE__NODE_STATE = 1,
+    KSCOPE__NODE_MARK = 2,
+    KSCOPE__NODE_KERNEL = 3,
+    KSCOPE__NODE_COPY = 4,
+    KSCOPE__NODE_ROOT = 5,
+} kscope__node_kind;
+
+/* Host-side counters of one node for one session slot. Written with
+ * relaxed atomics by the owning thread only. */
+typedef struct kscope__stats {
+    _Atomic uint64_t calls;
+    _Atomic uint64_t ticks;     /* wall time of the scope, inclusive */
+    _Atomic uint64_t cpu_ticks; /* cpu-timed scopes only */
+} kscope__stats;
+
+/* GPU counters of a kernel/copy node for one session (buffer thread). */
+typedef struct kscope__gpustats {
+    uint64_t count, time_ns, min_ns, max_ns, bytes;
+    double flops[4], meta_bytes; /* from launch metadata */
+    uint32_t device;
+    struct kscope__custom *custom; /* launch-metadata custom metrics */
+} kscope__gpustats;
+
+typedef struct kscope__custom {
+    uint32_t name;
+    double value;
+    struct kscope__custom *next;
+} kscope__custom;
+
+typedef struct kscope__umetric kscope__umetric;
+
+typedef struct kscope__node kscope__node;
+struct kscope__node {
+    uint32_t name;
+    uint16_t kind;
+    uint16_t device; /* kernel/copy nodes */
+    kscope__node *parent;
+    _Atomic(kscope__node *) first_child; /* published with release */
+    kscope__node *next_sibling;          /* immutable once published */
+    struct kscope__thread *owner;        /* NULL for the global root */
+    kscope__stats stats[KSCOPE_MAX_SESSIONS];
+    kscope__gpustats *gpu[KSCOPE_MAX_SESSIONS]; /* kernel/copy nodes */
+    kscope__umetric *metrics;                   /* guarded by owner->lock */
+};
+
+/* ------------------------------------------------------------ trace events */
+
+typedef enum {
+    KSCOPE__EV_BEGIN = 1,
+    KSCOPE__EV_END = 2,
+    KSCOPE__EV_MARK = 3,
+    KSCOPE__EV_METRIC = 4, /* name = metric id; value in `u` */
+    KSCOPE__EV_STATE_BEGIN = 5,
+    KSCOPE__EV_STATE_END = 6,
+} kscope__ev_type;
+
+/* 16 bytes per event. */
+typedef struct kscope__ev {
+    uint64_t u; /* ticks, or a metric value (bits) */
+    uint32_t name;
+    uint16_t type;
+    uint16_t aux; /* metric value type */
+} kscope__ev;
+
+#define KSCOPE__EV_CHUNK 4096
+
+typedef struct kscope__evchunk {
+    struct kscope__evchunk *next;
+    _Atomic uint32_t n;
+    kscope__ev ev[KSCOPE__EV_CHUNK];
+} kscope__evchunk;
+
+typedef struct kscope__evbuf {
+    kscope__evchunk *head, *tail;
+    uint32_t gen; /* session generation the buffer belongs to */
+} kscope__evbuf;
+
+/* ------------------------------------------------------------------ thread */
+
+typedef struct kscope__frame {
+    kscope__node *node;
+    uint64_t start; /* ticks */
+    uint32_t flags;
+    uint32_t name;
+} kscope__frame;
+
+typedef struct kscope__thread {
+    kscope__frame stack[KSCOPE__STACK_MAX + 1]; /* stack[0]: the thread root */
+    int depth;
+    uint32_t states[KSCOPE__STATE_MAX];
+    int nstates;
+    kscope__node root;
+    pthread_mutex_t lock; /* node creation, metric lists */
+    uint32_t tid;         /* OS thread id */
+    uint32_t index;       /* registration order */
+    _Atomic int alive;
+    struct {
+        const char *ptr;
+        uint32_t id;
+    } name_cache[KSCOPE__NAME_CACHE];
+    kscope__evbuf ev[KSCOPE_MAX_SESSIONS];
+    struct kscope__thread *next; /* registry */
+    char name[32];
+} kscope__thread;
+
+/* The calling thread's state, created on first use (NULL out of memory). */
+kscope__thread *kscope__thread_get(void);
+
+/* ------------------------------------------------------------------ global */
+
+typedef struct kscope__global {
+    /* Bit s set: session slot s is active. Read on every hot-path call. */
+    _Atomic uint32_t active_mask;
+    /* Non-zero when annotations must be recorded: some session exists and
+     * profiling is not off. The hot path's first (and, when 0, only) load. */
+    _Atomic int annotate;
+    _Atomic int level; /* kscope_profiling_t */
+    /* Set by the GPU backend: called on context changes (scope enter/exit,
+     * state enter/exit) with the new context id. */
+    void (*ctx_push)(uint64_t ctx);
+    void (*ctx_pop)(void);
+    _Atomic int gpu_ctx_hooks;
+    kscope__node root; /* global root: GPU work with no context */
+} kscope__global;
+
+extern kscope__global kscope__g;
+
+/* -------------------------------------------------------- the GPU backend */
+
+/* What a GPU backend offers the core. The core calls start() when the first
+ * session that uses it starts and stop() when the last one ends; flush()
+ * blocks until every record of work launched so far was delivered. */
+typedef struct kscope__backend {
+    const char *name;
+    int (*start)(void);
+    void (*stop)(void);
+    void (*flush)(void);
+    /* Tell the backend a session started (some modes need callbacks). */
+    void (*session_changed)(void);
+    /* kscope_launch_metadata lands here (copy what you keep). */
+    int (*launch_metadata)(const kscope_launch_meta *meta);
+} kscope__backend;
+
+/* Registered by the CUPTI backend when built with CUDA (NULL otherwise). */
+const kscope__backend *kscope__gpu_backend(void);
+
+typedef enum {
+    KSCOPE__GPU_KERNEL = 1,
+    KSCOPE__GPU_MEMCPY = 2,
+    KSCOPE__GPU_MEMSET = 3,
+} kscope__gpu_kind;
+
+/* One GPU activity, as the backend hands it to the core. Times are on the
+ * kscope clock (ns). */
+typedef struct kscope__gpu_record {
+    kscope__gpu_kind kind;
+    const char *name; /* demangled kernel name, or copy kind ("HtoD") */
+    uint64_t start_ns, end_ns;
+    uint64_t launch_ns;     /* host time of the launch API call, 0 unknown */
+    uint64_t launch_end_ns; /* its end, 0 unknown */
+    uint32_t launch_tid;    /* OS thread of the launch, 0 unknown */
+    uint32_t device, stream;
+    uint32_t src_device, dst_device; /* peer copies */
+    uint64_t bytes;
+    uint32_t correlation;
+    const kscope_launch_meta *meta; /* NULL: none */
+} kscope__gpu_record;
+
+/* The context id for work launched now on this thread: the innermost
+ * scope's node (or the state node under it). 0: the global root. */
+uint64_t kscope__current_ctx(void);
+
+/* Deliver one record (called from the backend's buffer thread). */
+void kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r);
+
+/* Device info for the output. */
+void kscope__set_device_info(uint32_t device, const char *arch, int64_t num_sms, int64_t clock_khz,
+                             int64_t mem_clock_khz, int64_t bus_width_bits);
+
+/* Count records lost by the backend for every active session. */
+void kscope__add_dropped(int64_t n);
+
+#endif /* KSCOPE_INTERNAL_H */

@@ -1,0 +1,117 @@
+/*
+ * ptree.h - the profile tree: the in-memory form of a .hatchet file.
+ *
+ * Both halves of kscope meet here. A session is finalised into a ptree and
+ * written by the hatchet writers; the readers parse .hatchet,
+ * .hatchet_msgpack and Chrome traces into a ptree for view/top/diff/merge/
+ * convert. Strings live in the tree's arena and are interned, so comparing
+ * two keys of one tree is a pointer comparison.
+ */
+#ifndef KSCOPE_PTREE_H
+#define KSCOPE_PTREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    KSCOPE__V_INT,
+    KSCOPE__V_DOUBLE,
+    KSCOPE__V_STRING,
+    KSCOPE__V_INTVEC,
+    KSCOPE__V_DOUBLEVEC,
+} kscope__vtype;
+
+typedef struct kscope__pmetric {
+    const char *key; /* interned, suffix-free, e.g. "time (ns)" */
+    kscope__vtype type;
+    uint32_t n; /* vector length */
+    union {
+        int64_t i;
+        double d;
+        const char *s; /* interned */
+        int64_t *iv;   /* arena */
+        double *dv;    /* arena */
+    } v;
+} kscope__pmetric;
+
+typedef struct kscope__pnode kscope__pnode;
+struct kscope__pnode {
+    const char *name; /* interned */
+    const char *type; /* interned frame type, "function" */
+    kscope__pnode *parent;
+    kscope__pnode **children;
+    uint32_t nchildren, capchildren;
+    kscope__pmetric *metrics;
+    uint32_t nmetrics, capmetrics;
+};
+
+/* One device of the device-info object ({"CUDA": {"0": {...}}}). */
+typedef struct kscope__pdevice {
+    const char *type; /* "CUDA" */
+    uint32_t id;
+    const char *arch; /* "90" */
+    int64_t num_sms, clock_rate, memory_clock_rate, bus_width;
+} kscope__pdevice;
+
+typedef struct kscope__arena_chunk kscope__arena_chunk;
+
+typedef struct kscope__ptree {
+    kscope__pnode *root;
+    kscope__pdevice *devices;
+    uint32_t ndevices, capdevices;
+    /* names of metrics that roll up (listed with 0 in ROOT). */
+    const char **inclusive;
+    uint32_t ninclusive, capinclusive;
+    /* arena and string interning */
+    kscope__arena_chunk *chunks;
+    char **strtab;
+    uint32_t strtab_cap, strtab_n;
+    size_t bytes; /* arena bytes in use */
+} kscope__ptree;
+
+/* Create an empty tree with a ROOT node. NULL on out of memory. */
+kscope__ptree *kscope__ptree_new(void);
+void kscope__ptree_free(kscope__ptree *t);
+
+/* Arena allocation (zeroed, 16-byte aligned); freed with the tree. */
+void *kscope__ptree_alloc(kscope__ptree *t, size_t size);
+
+/* Intern a string (len bytes, need not be NUL-terminated). */
+const char *kscope__ptree_intern(kscope__ptree *t, const char *s, size_t len);
+const char *kscope__ptree_intern_cstr(kscope__ptree *t, const char *s);
+
+/* Append a new child (no merge). */
+kscope__pnode *kscope__pnode_add(kscope__ptree *t, kscope__pnode *parent, const char *name);
+
+/* The child named `name` (interned pointer), created when missing. */
+kscope__pnode *kscope__pnode_child(kscope__ptree *t, kscope__pnode *parent, const char *name);
+
+/* Find a metric by interned key; NULL when absent. */
+kscope__pmetric *kscope__pnode_metric(const kscope__pnode *n, const char *key);
+
+/* Set (overwrite) or add to (sum) a metric. Keys are interned by these
+ * calls. Adding to a metric of another type converts to double. */
+int kscope__pnode_set_int(kscope__ptree *t, kscope__pnode *n, const char *key, int64_t v);
+int kscope__pnode_set_double(kscope__ptree *t, kscope__pnode *n, const char *key, double v);
+int kscope__pnode_set_string(kscope__ptree *t, kscope__pnode *n, const char *key, const char *s);
+int kscope__pnode_set_vec(kscope__ptree *t, kscope__pnode *n, const char *key, kscope__vtype type,
+                          const void *values, uint32_t count);
+int kscope__pnode_add_int(kscope__ptree *t, kscope__pnode *n, const char *key, int64_t v);
+int kscope__pnode_add_double(kscope__ptree *t, kscope__pnode *n, const char *key, double v);
+
+/* Numeric value of a metric as double (vectors: sum); 0 when absent. */
+double kscope__pmetric_number(const kscope__pmetric *m);
+
+/* Mark a metric name as inclusive (appears with 0 in ROOT). */
+int kscope__ptree_add_inclusive(kscope__ptree *t, const char *key);
+int kscope__ptree_is_inclusive(const kscope__ptree *t, const char *key);
+
+/* Add or find a device-info entry. */
+kscope__pdevice *kscope__ptree_device(kscope__ptree *t, const char *type, uint32_t id);
+
+/* Writers. Each returns 0 or a negative KSCOPE_E* code. A buffer written by
+ * *_to_buffer is malloc'd; free it with free(). */
+int kscope__hatchet_write_json(const kscope__ptree *t, char **out, size_t *len);
+int kscope__hatchet_write_msgpack(const kscope__ptree *t, char **out, size_t *len);
+
+#endif /* KSCOPE_PTREE_H */
