@@ -62,7 +62,8 @@ extern "C" {
     XX(EBUSY, "another CUPTI subscriber holds the profiling interface")                            \
     XX(EPARSE, "malformed input")                                                                  \
     XX(ENOTSUP, "operation not supported")                                                         \
-    XX(ESTATE, "operation not valid in the current state")
+    XX(ESTATE, "operation not valid in the current state")                                         \
+    XX(ENOPROC, "no such process")
 
 typedef enum {
     KSCOPE_OK = 0,
@@ -278,6 +279,183 @@ static inline void kscope__guard_close(kscope__guard *g)
 #define KSCOPE_CPU_TIMED_SCOPE(name_) ((void)0)
 #define KSCOPE_FUNCTION() ((void)0)
 #endif
+
+/* ---------------------------------------------------- resource diagnostics */
+
+/* GPU metrics come from NVML, loaded at run time ("libnvidia-ml.so.1", or the
+ * file named by KSCOPE_NVML_LIBRARY); nothing of NVML is needed to build.
+ * CPU metrics come from /proc. Field names follow MAX's max.profiler. */
+
+/* Why a GPU's clock is below its boost ceiling (NVML's bit values). */
+#define KSCOPE_THROTTLE_GPU_IDLE       0x1ull
+#define KSCOPE_THROTTLE_APP_CLOCKS     0x2ull /* applications_clocks_setting */
+#define KSCOPE_THROTTLE_SW_POWER_CAP   0x4ull
+#define KSCOPE_THROTTLE_HW_SLOWDOWN    0x8ull
+#define KSCOPE_THROTTLE_SYNC_BOOST     0x10ull
+#define KSCOPE_THROTTLE_SW_THERMAL     0x20ull
+#define KSCOPE_THROTTLE_HW_THERMAL     0x40ull
+#define KSCOPE_THROTTLE_HW_POWER_BRAKE 0x80ull
+#define KSCOPE_THROTTLE_DISPLAY_CLOCK  0x100ull
+/* The reasons that mean the hardware capped the clock (not idle, not a
+ * setting): test `reasons & KSCOPE_THROTTLE_HARDWARE`. */
+#define KSCOPE_THROTTLE_HARDWARE 0xFCull
+
+/* Bits of kscope_gpu_stats.has: which fields hold a value. A metric the
+ * device does not report is absent, never an error. */
+#define KSCOPE_GPU_HAS_UTIL         (1u << 0) /* gpu_usage_percent */
+#define KSCOPE_GPU_HAS_MEM_ACTIVITY (1u << 1) /* memory_activity_percent */
+#define KSCOPE_GPU_HAS_MEMORY       (1u << 2) /* total/free/used_bytes */
+#define KSCOPE_GPU_HAS_RESERVED     (1u << 3) /* reserved_bytes */
+#define KSCOPE_GPU_HAS_CORE_CLOCK   (1u << 4)
+#define KSCOPE_GPU_HAS_CORE_MAX     (1u << 5)
+#define KSCOPE_GPU_HAS_MEM_CLOCK    (1u << 6)
+#define KSCOPE_GPU_HAS_MEM_MAX      (1u << 7)
+#define KSCOPE_GPU_HAS_POWER        (1u << 8)
+#define KSCOPE_GPU_HAS_TEMPERATURE  (1u << 9)
+#define KSCOPE_GPU_HAS_THROTTLE     (1u << 10)
+
+/* One GPU at one instant. */
+typedef struct kscope_gpu_stats {
+    uint32_t device; /* NVML index */
+    uint32_t has;    /* KSCOPE_GPU_HAS_* */
+    uint32_t gpu_usage_percent, memory_activity_percent;
+    uint64_t total_bytes, free_bytes, used_bytes, reserved_bytes;
+    uint32_t core_mhz, core_max_mhz; /* SM clock and its maximum */
+    uint32_t mem_mhz, mem_max_mhz;
+    uint32_t power_mw, temperature_c;
+    uint64_t throttle_reasons; /* KSCOPE_THROTTLE_* */
+} kscope_gpu_stats;
+
+/* Load NVML and count the GPUs. Returns the count (>= 0) or KSCOPE_ENOGPU
+ * with a one-line message saying why (library missing, driver not loaded).
+ * Reference counted and thread-safe: pair each success with
+ * kscope_gpu_shutdown. */
+KSCOPE_EXTERN int kscope_gpu_init(void);
+KSCOPE_EXTERN void kscope_gpu_shutdown(void);
+
+/* Number of GPUs; KSCOPE_ESTATE before kscope_gpu_init. */
+KSCOPE_EXTERN int kscope_gpu_count(void);
+
+/* The device's product name into buf; returns its length. */
+KSCOPE_EXTERN int kscope_gpu_name(uint32_t device, char *buf, size_t size);
+
+/* Sample one GPU. Fails only for a bad index or a GPU that stopped
+ * answering; unsupported metrics are left out of out->has. */
+KSCOPE_EXTERN int kscope_gpu_get_stats(uint32_t device, kscope_gpu_stats *out);
+
+/* GPU memory used by process `pid` on a device (0 when it has none there).
+ * KSCOPE_ENOTSUP when the driver does not say (e.g. not permitted). */
+KSCOPE_EXTERN int kscope_gpu_process_memory(uint32_t device, int pid, uint64_t *bytes);
+
+/* MAX's name of one throttle bit ("gpu_idle", "sw_power_cap", ...); NULL
+ * for a bit that is not a known reason. */
+KSCOPE_EXTERN const char *kscope_gpu_throttle_name(uint64_t reason);
+
+/* Names of every bit set, comma-separated, into buf (truncated to fit).
+ * Returns the full length, as snprintf does. */
+KSCOPE_EXTERN int kscope_gpu_throttle_format(uint64_t reasons, char *buf, size_t size);
+
+/* One reading of a process from /proc. */
+typedef struct kscope_cpu_reading {
+    int pid;
+    uint32_t threads;
+    double user_s, system_s; /* CPU seconds since the process started */
+    uint64_t rss_bytes;
+    uint64_t start_ticks; /* when the process started: tells reused pids apart */
+    uint64_t t_ns;        /* kscope_now_ns() at the reading */
+} kscope_cpu_reading;
+
+/* Read a process now. KSCOPE_ENOPROC when there is no such process,
+ * KSCOPE_EINVAL for pid <= 0. */
+KSCOPE_EXTERN int kscope_cpu_read(int pid, kscope_cpu_reading *out);
+
+/* A process followed over an interval. The caller sets pid; kscope fills
+ * the rest. A process that ends (or whose pid is reused) mid-way is marked
+ * `exited` and keeps what it used up to its last reading. */
+typedef struct kscope_cpu_proc {
+    int pid;
+    int exited;
+    double user, system;                 /* CPU seconds within the interval */
+    double user_percent, system_percent; /* of one core, over the interval */
+    uint64_t rss_bytes;                  /* at the last reading */
+    uint32_t threads;
+    kscope_cpu_reading first, last; /* kscope's */
+} kscope_cpu_proc;
+
+/* MAX's CPUMetrics: totals over a set of processes. */
+typedef struct kscope_cpu_stats {
+    double user, user_percent, system, system_percent;
+    double elapsed; /* seconds */
+    uint64_t rss_bytes;
+    uint32_t threads;
+    uint32_t exited; /* processes that ended within the interval */
+} kscope_cpu_stats;
+
+/* Start the interval: read every process. A pid that does not exist fails
+ * with KSCOPE_ENOPROC naming it (nothing is started). */
+KSCOPE_EXTERN int kscope_cpu_begin(kscope_cpu_proc *procs, size_t n);
+
+/* Read again and fill each process and `out` (may be NULL) with what was
+ * used since kscope_cpu_begin. May be called any number of times. */
+KSCOPE_EXTERN int kscope_cpu_update(kscope_cpu_proc *procs, size_t n, kscope_cpu_stats *out);
+
+/* The processes listening on TCP `port` (IPv4 and IPv6) and all their
+ * descendants, ascending, into pids[0..cap). Returns how many there are
+ * (possibly more than cap), 0 when none; KSCOPE_EINVAL for a port outside
+ * 1..65535; KSCOPE_EACCES when a listener exists but its owner cannot be
+ * seen (another user's process). */
+KSCOPE_EXTERN int kscope_pids_for_port(int port, int *pids, size_t cap);
+
+/* ---- background recorder */
+
+#define KSCOPE_SAMPLE_GPUS 8 /* GPUs kept per sample (the first ones) */
+
+/* What the recorder saw at one tick. CPU figures add up every process
+ * given and are measured over the time since the previous tick. */
+typedef struct kscope_sample {
+    uint64_t t_ns; /* kscope_now_ns() */
+    uint32_t ngpu;
+    uint32_t nproc, alive; /* processes followed, processes still running */
+    double cpu_percent, user_percent, system_percent; /* of one core */
+    uint64_t rss_bytes;
+    uint32_t threads;
+    kscope_gpu_stats gpu[KSCOPE_SAMPLE_GPUS];
+} kscope_sample;
+
+typedef struct kscope_recorder_opts {
+    double interval_ms; /* 0: 100; below 1 is refused */
+    const int *pids;    /* processes to follow (copied); may be NULL */
+    size_t npids;
+    int no_gpu;      /* 1: do not sample GPUs */
+    size_t capacity; /* samples kept, oldest dropped beyond; 0: 65536 */
+    /* Called on the recorder's thread after each sample (may be NULL). */
+    void (*on_sample)(const kscope_sample *sample, void *arg);
+    void *arg;
+} kscope_recorder_opts;
+
+typedef struct kscope_recorder kscope_recorder;
+
+/* Start sampling on a thread of its own. Fails with KSCOPE_EINVAL for an
+ * interval below 1 ms and KSCOPE_ENOPROC for a pid that does not exist.
+ * Without NVML the GPU part is left out (kscope_recorder_gpus() == 0) and
+ * the CPU part still runs. */
+KSCOPE_EXTERN int kscope_recorder_start(const kscope_recorder_opts *opts, kscope_recorder **out);
+
+/* Stop sampling (takes one last sample). KSCOPE_ESTATE if already stopped. */
+KSCOPE_EXTERN int kscope_recorder_stop(kscope_recorder *rec);
+
+/* Samples held, oldest first; read any time (also while running). */
+KSCOPE_EXTERN size_t kscope_recorder_count(kscope_recorder *rec);
+KSCOPE_EXTERN int kscope_recorder_read(kscope_recorder *rec, size_t index, kscope_sample *out);
+
+/* Samples dropped because the ring was full. */
+KSCOPE_EXTERN uint64_t kscope_recorder_dropped(kscope_recorder *rec);
+
+/* GPUs sampled (0 without NVML or with no_gpu). */
+KSCOPE_EXTERN int kscope_recorder_gpus(kscope_recorder *rec);
+
+/* Stop if running and free everything. NULL is a no-op. */
+KSCOPE_EXTERN void kscope_recorder_free(kscope_recorder *rec);
 
 #ifdef __cplusplus
 }

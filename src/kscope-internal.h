@@ -21,6 +21,7 @@
 #define KSCOPE__STACK_MAX 1024
 #define KSCOPE__STATE_MAX 16
 #define KSCOPE__NAME_CACHE 256
+#define KSCOPE__CHILD_CACHE 512
 
 /* ------------------------------------------------------------ error helper */
 
@@ -36,6 +37,8 @@ void kscope__warn_once(const char *key, const char *fmt, ...) __attribute__((for
 uint64_t kscope__ticks(void);
 /* Convert ticks to kscope_now_ns() nanoseconds. */
 uint64_t kscope__ticks_to_ns(uint64_t ticks);
+/* Convert a duration in ticks to ns. */
+uint64_t kscope__ticks_delta_ns(uint64_t dt);
 void kscope__clock_init(void);
 
 /* --------------------------------------------------------------- interning */
@@ -163,6 +166,12 @@ typedef struct kscope__thread {
         const char *ptr;
         uint32_t id;
     } name_cache[KSCOPE__NAME_CACHE];
+    struct {
+        kscope__node *parent;
+        kscope__node *child;
+        uint32_t name;
+        uint32_t kind;
+    } child_cache[KSCOPE__CHILD_CACHE];
     kscope__evbuf ev[KSCOPE_MAX_SESSIONS];
     struct kscope__thread *next; /* registry */
     char name[32];
@@ -219,7 +228,7 @@ typedef enum {
  * kscope clock (ns). */
 typedef struct kscope__gpu_record {
     kscope__gpu_kind kind;
-    const char *name; /* demangled kernel name, or copy kind ("HtoD") */
+    const char *name; /* demangled kernel name, "Memcpy HtoD", "Memset" */
     uint64_t start_ns, end_ns;
     uint64_t launch_ns;     /* host time of the launch API call, 0 unknown */
     uint64_t launch_end_ns; /* its end, 0 unknown */
@@ -244,5 +253,23 @@ void kscope__set_device_info(uint32_t device, const char *arch, int64_t num_sms,
 
 /* Count records lost by the backend for every active session. */
 void kscope__add_dropped(int64_t n);
+
+/* Host scopes as NVTX ranges (the `detailed` level), so Nsight Systems
+ * shows them: src/gpu/nvtx-emit.c, or no-ops in a build without CUDA. */
+void kscope__nvtx_push(const char *name, uint32_t color);
+void kscope__nvtx_pop(void);
+
+/* ---------------------------------------------------------------- launcher */
+
+/* Start the session that `kscope run` drives. From then on the program's
+ * own kscope_start returns this session and its kscope_finalize is a no-op. */
+int kscope__launcher_start(const kscope_session_opts *opts);
+
+/* Finalize the launcher's session for real (default format). Returns 0, a
+ * negative error, or 1 when there is no launcher session. */
+int kscope__launcher_finalize(void);
+
+/* The launcher's session id, or -1. */
+int kscope__launcher_session(void);
 
 #endif /* KSCOPE_INTERNAL_H */

@@ -1,0 +1,298 @@
+/*
+ * build.c - turn one session slot of every thread's calling-context tree
+ * into a profile tree: threads merge under one ROOT, same-named children
+ * merge, and scopes still open are closed at the time of the call.
+ */
+#include "core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct builder {
+    kscope__ptree *t;
+    int slot;
+    uint64_t end_ticks;         /* where open scopes end */
+    const kscope__thread *thr;  /* thread being merged (its open frames) */
+} builder;
+
+void kscope__reset_slot(int slot)
+{
+    kscope__threads_lock();
+    for (kscope__thread *t = kscope__threads(); t; t = t->next) {
+        pthread_mutex_lock(&t->lock);
+        /* Walk the whole tree iteratively: nodes link parent -> first child
+         * -> next sibling, so a pre-order walk needs no stack. */
+        kscope__node *n = &t->root;
+        while (n) {
+            memset(&n->stats[slot], 0, sizeof n->stats[slot]);
+            if (n->gpu[slot]) {
+                kscope__custom *c = n->gpu[slot]->custom;
+                while (c) {
+                    kscope__custom *next = c->next;
+                    free(c);
+                    c = next;
+                }
+                free(n->gpu[slot]);
+                n->gpu[slot] = NULL;
+            }
+            kscope__umetric **pm = &n->metrics;
+            while (*pm) {
+                kscope__umetric *m = *pm;
+                if (m->slot == slot) {
+                    *pm = m->next;
+                    if (m->type == KSCOPE__T_INTVEC)
+                        free(m->v.iv);
+                    else if (m->type == KSCOPE__T_DOUBLEVEC)
+                        free(m->v.dv);
+                    free(m);
+                } else {
+                    pm = &m->next;
+                }
+            }
+            kscope__node *c = atomic_load(&n->first_child);
+            if (c) {
+                n = c;
+                continue;
+            }
+            while (n && n != &t->root && !n->next_sibling)
+                n = n->parent;
+            n = n && n != &t->root ? n->next_sibling : NULL;
+        }
+        pthread_mutex_unlock(&t->lock);
+    }
+    kscope__threads_unlock();
+    /* The global root holds only GPU nodes. */
+    for (kscope__node *c = atomic_load(&kscope__g.root.first_child); c; c = c->next_sibling) {
+        if (!c->gpu[slot])
+            continue;
+        kscope__custom *m = c->gpu[slot]->custom;
+        while (m) {
+            kscope__custom *next = m->next;
+            free(m);
+            m = next;
+        }
+        free(c->gpu[slot]);
+        c->gpu[slot] = NULL;
+    }
+}
+
+/* Ticks a scope still open on the thread being merged adds at build time. */
+static uint64_t open_ticks(const builder *b, const kscope__node *n, uint64_t *start)
+{
+    if (!b->thr)
+        return 0;
+    int depth = b->thr->depth;
+    uint64_t act = atomic_load(&kscope__act_ticks[b->slot]);
+    for (int i = 1; i <= depth && i <= KSCOPE__STACK_MAX; i++) {
+        const kscope__frame *f = &b->thr->stack[i];
+        if (f->node != n)
+            continue;
+        uint64_t from = f->start > act ? f->start : act;
+        *start = from;
+        return b->end_ticks > from ? b->end_ticks - from : 0;
+    }
+    return 0;
+}
+
+static int add_user_metric(builder *b, kscope__pnode *pn, const kscope__umetric *m)
+{
+    const char *key = kscope__name(m->def->base);
+    int rc = 0;
+    if (m->def->kind == KSCOPE__MK_INC && (rc = kscope__ptree_add_inclusive(b->t, key)) != 0)
+        return rc;
+    int pty = m->def->kind == KSCOPE__MK_PTY;
+    switch (m->type) {
+    case KSCOPE__T_INT:
+        return pty ? kscope__pnode_set_int(b->t, pn, key, m->v.i)
+                   : kscope__pnode_add_int(b->t, pn, key, m->v.i);
+    case KSCOPE__T_DOUBLE:
+        return pty ? kscope__pnode_set_double(b->t, pn, key, m->v.d)
+                   : kscope__pnode_add_double(b->t, pn, key, m->v.d);
+    default: {
+        /* Vectors from several threads add element-wise. */
+        kscope__vtype vt = m->type == KSCOPE__T_INTVEC ? KSCOPE__V_INTVEC : KSCOPE__V_DOUBLEVEC;
+        const char *k = kscope__ptree_intern_cstr(b->t, key);
+        kscope__pmetric *old = k ? kscope__pnode_metric(pn, k) : NULL;
+        if (!old || pty || old->type != vt)
+            return kscope__pnode_set_vec(b->t, pn, key, vt,
+                                         vt == KSCOPE__V_INTVEC ? (void *)m->v.iv : (void *)m->v.dv,
+                                         m->n);
+        uint32_t n = old->n > m->n ? old->n : m->n;
+        size_t esz = vt == KSCOPE__V_INTVEC ? sizeof(int64_t) : sizeof(double);
+        void *sum = calloc(n ? n : 1, esz);
+        if (!sum)
+            return KSCOPE_ENOMEM;
+        for (uint32_t i = 0; i < n; i++) {
+            if (vt == KSCOPE__V_INTVEC)
+                ((int64_t *)sum)[i] = (i < old->n ? old->v.iv[i] : 0) + (i < m->n ? m->v.iv[i] : 0);
+            else
+                ((double *)sum)[i] = (i < old->n ? old->v.dv[i] : 0) + (i < m->n ? m->v.dv[i] : 0);
+        }
+        rc = kscope__pnode_set_vec(b->t, pn, key, vt, sum, n);
+        free(sum);
+        return rc;
+    }
+    }
+}
+
+static int host_metrics(builder *b, kscope__pnode *pn, const kscope__node *n)
+{
+    const kscope__stats *st = &n->stats[b->slot];
+    uint64_t calls = atomic_load_explicit(&st->calls, memory_order_relaxed);
+    uint64_t ticks = atomic_load_explicit(&st->ticks, memory_order_relaxed);
+    uint64_t cpu = atomic_load_explicit(&st->cpu_ticks, memory_order_relaxed);
+    uint64_t start = 0, extra = open_ticks(b, n, &start);
+    int rc = 0;
+    if (calls && (rc = kscope__pnode_add_int(b->t, pn, "calls", (int64_t)calls)) != 0)
+        return rc;
+    if (n->kind == KSCOPE__NODE_SCOPE && (calls || ticks || extra))
+        rc = kscope__pnode_add_int(b->t, pn, "wall_time (ns)",
+                                   (int64_t)kscope__ticks_delta_ns(ticks + extra));
+    if (rc == 0 && cpu)
+        rc = kscope__pnode_add_int(b->t, pn, "cpu_time (ns)", (int64_t)kscope__ticks_delta_ns(cpu));
+    for (const kscope__umetric *m = n->metrics; m && rc == 0; m = m->next)
+        if (m->slot == b->slot)
+            rc = add_user_metric(b, pn, m);
+    return rc;
+}
+
+static int gpu_metrics(builder *b, kscope__pnode *pn, const kscope__gpustats *g)
+{
+    static const char *flops[4] = {"flops8", "flops16", "flops32", "flops64"};
+    static const char *inclusive[] = {"time (ns)", "count", "bytes"};
+    kscope__ptree *t = b->t;
+    for (size_t i = 0; i < 3; i++)
+        if (kscope__ptree_add_inclusive(t, inclusive[i]) != 0)
+            return KSCOPE_ENOMEM;
+    kscope__pmetric *mn = kscope__pnode_metric(pn, kscope__ptree_intern_cstr(t, "min_time (ns)"));
+    kscope__pmetric *mx = kscope__pnode_metric(pn, kscope__ptree_intern_cstr(t, "max_time (ns)"));
+    int64_t lo = mn && mn->v.i < (int64_t)g->min_ns ? mn->v.i : (int64_t)g->min_ns;
+    int64_t hi = mx && mx->v.i > (int64_t)g->max_ns ? mx->v.i : (int64_t)g->max_ns;
+    char dev[16];
+    snprintf(dev, sizeof dev, "%u", g->device);
+    int rc = kscope__pnode_add_int(t, pn, "time (ns)", (int64_t)g->time_ns);
+    rc = rc ? rc : kscope__pnode_add_int(t, pn, "count", (int64_t)g->count);
+    rc = rc ? rc : kscope__pnode_set_int(t, pn, "min_time (ns)", lo);
+    rc = rc ? rc : kscope__pnode_set_int(t, pn, "max_time (ns)", hi);
+    rc = rc ? rc : kscope__pnode_set_string(t, pn, "device_id", dev);
+    rc = rc ? rc : kscope__pnode_set_string(t, pn, "device_type", "CUDA");
+    uint64_t bytes = g->bytes + (uint64_t)g->meta_bytes;
+    if (rc == 0 && bytes)
+        rc = kscope__pnode_add_int(t, pn, "bytes", (int64_t)bytes);
+    for (int i = 0; i < 4 && rc == 0; i++) {
+        if (g->flops[i] == 0)
+            continue;
+        rc = kscope__ptree_add_inclusive(t, flops[i]);
+        rc = rc ? rc : kscope__pnode_add_double(t, pn, flops[i], g->flops[i]);
+    }
+    for (const kscope__custom *c = g->custom; c && rc == 0; c = c->next) {
+        rc = kscope__ptree_add_inclusive(t, kscope__name(c->name));
+        rc = rc ? rc : kscope__pnode_add_double(t, pn, kscope__name(c->name), c->value);
+    }
+    return rc;
+}
+
+/* The output child for a CCT child: kernels also match on device. */
+static kscope__pnode *out_child(builder *b, kscope__pnode *parent, const kscope__node *c,
+                                const char *name)
+{
+    if (c->kind != KSCOPE__NODE_KERNEL && c->kind != KSCOPE__NODE_COPY)
+        return kscope__pnode_child(b->t, parent, name);
+    char dev[16];
+    snprintf(dev, sizeof dev, "%u", c->device);
+    const char *devkey = kscope__ptree_intern_cstr(b->t, "device_id");
+    for (uint32_t i = 0; i < parent->nchildren; i++) {
+        kscope__pnode *p = parent->children[i];
+        if (p->name != name)
+            continue;
+        kscope__pmetric *d = kscope__pnode_metric(p, devkey);
+        if (!d || (d->type == KSCOPE__V_STRING && strcmp(d->v.s, dev) == 0))
+            return p;
+    }
+    return kscope__pnode_add(b->t, parent, name);
+}
+
+static int merge_child(builder *b, kscope__pnode *pn, const kscope__node *c);
+
+/* Children are linked newest first; merge them oldest first so the output
+ * lists scopes in the order the program first entered them. */
+static int merge(builder *b, kscope__pnode *pn, const kscope__node *n)
+{
+    const kscope__node *local[64], **kids = local;
+    size_t count = 0, cap = 64;
+    int rc = 0;
+    for (const kscope__node *c = atomic_load_explicit(&n->first_child, memory_order_acquire); c;
+         c = c->next_sibling) {
+        if (count == cap) {
+            const kscope__node **p = malloc(cap * 2 * sizeof *p);
+            if (!p) {
+                rc = KSCOPE_ENOMEM;
+                break;
+            }
+            memcpy(p, kids, count * sizeof *p);
+            if (kids != local)
+                free(kids);
+            kids = p;
+            cap *= 2;
+        }
+        kids[count++] = c;
+    }
+    while (rc == 0 && count > 0)
+        rc = merge_child(b, pn, kids[--count]);
+    if (kids != local)
+        free(kids);
+    return rc;
+}
+
+static int merge_child(builder *b, kscope__pnode *pn, const kscope__node *c)
+{
+    const char *name = kscope__ptree_intern_cstr(b->t, kscope__name(c->name));
+    if (!name)
+        return KSCOPE_ENOMEM;
+    uint32_t before = pn->nchildren;
+    kscope__pnode *pc = out_child(b, pn, c, name);
+    if (!pc)
+        return KSCOPE_ENOMEM;
+    int created = pn->nchildren != before;
+    int gpu = c->kind == KSCOPE__NODE_KERNEL || c->kind == KSCOPE__NODE_COPY;
+    const kscope__gpustats *g = gpu ? c->gpu[b->slot] : NULL;
+    int rc = gpu ? (g && g->count ? gpu_metrics(b, pc, g) : 0) : host_metrics(b, pc, c);
+    if (rc == 0)
+        rc = merge(b, pc, c);
+    /* A path the session never saw is left out. */
+    if (rc == 0 && created && pc->nchildren == 0 && pc->nmetrics == 0)
+        pn->nchildren--;
+    return rc;
+}
+
+kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks)
+{
+    kscope__ptree *t = kscope__ptree_new();
+    if (!t)
+        return NULL;
+    kscope__session *s = &kscope__sessions[slot];
+    builder b = {t, slot, s->active ? now_ticks : atomic_load(&kscope__deact_ticks[slot]), NULL};
+    int rc = 0;
+    /* Lock order, as in kscope__record_gpu: session, then threads. */
+    pthread_mutex_lock(&s->lock);
+    kscope__threads_lock();
+    for (kscope__thread *th = kscope__threads(); th && rc == 0; th = th->next) {
+        pthread_mutex_lock(&th->lock);
+        b.thr = th;
+        rc = host_metrics(&b, t->root, &th->root);
+        rc = rc ? rc : merge(&b, t->root, &th->root);
+        pthread_mutex_unlock(&th->lock);
+    }
+    kscope__threads_unlock();
+    b.thr = NULL;
+    if (rc == 0)
+        rc = merge(&b, t->root, &kscope__g.root);
+    pthread_mutex_unlock(&s->lock);
+    if (rc == 0)
+        kscope__devices_to_ptree(t);
+    if (rc != 0) {
+        kscope__ptree_free(t);
+        return NULL;
+    }
+    return t;
+}

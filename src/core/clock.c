@@ -1,0 +1,152 @@
+/*
+ * clock.c - the one monotonic clock for host scopes and GPU records.
+ *
+ * The hot path reads raw ticks: the TSC on x86-64 when the CPU says it is
+ * invariant (about 7 ns, against about 20 ns for clock_gettime), otherwise
+ * CLOCK_MONOTONIC in ns. Ticks become nanoseconds of CLOCK_MONOTONIC through
+ * a linear map fitted between two (tsc, ns) pairs; the second pair is
+ * refreshed as the run grows longer, so the slope sharpens as it goes on.
+ */
+#include "kscope-internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
+
+static int use_tsc;
+static uint64_t base_tsc, base_ns;
+static double ns_per_tick = 1.0;
+static pthread_once_t clock_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t fit_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic uint64_t fit_tsc, fit_ns; /* latest second point */
+
+static uint64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t kscope_now_ns(void)
+{
+    return monotonic_ns();
+}
+
+static int cpu_has_invariant_tsc(void)
+{
+#if defined(__x86_64__)
+    if (getenv("KSCOPE_NO_TSC"))
+        return 0;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return 0;
+    char line[4096];
+    int ok = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "flags", 5) == 0) {
+            ok = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
+            break;
+        }
+    }
+    fclose(f);
+    return ok;
+#else
+    return 0;
+#endif
+}
+
+static uint64_t read_tsc(void)
+{
+#if defined(__x86_64__)
+    return __rdtsc();
+#else
+    return monotonic_ns();
+#endif
+}
+
+/* Sample (tsc, ns) close together: take the pair with the shortest gap. */
+static void sample_pair(uint64_t *tsc, uint64_t *ns)
+{
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < 5; i++) {
+        uint64_t a = read_tsc(), n = monotonic_ns(), b = read_tsc();
+        if (b - a < best) {
+            best = b - a;
+            *tsc = a + (b - a) / 2;
+            *ns = n;
+        }
+    }
+}
+
+static void clock_setup(void)
+{
+    use_tsc = cpu_has_invariant_tsc();
+    if (!use_tsc)
+        return;
+    sample_pair(&base_tsc, &base_ns);
+    /* A first slope from a 2 ms wait; refined later by kscope__ticks_to_ns. */
+    struct timespec d = {0, 2000000};
+    nanosleep(&d, NULL);
+    uint64_t t, n;
+    sample_pair(&t, &n);
+    ns_per_tick = (double)(n - base_ns) / (double)(t - base_tsc);
+    atomic_store(&fit_tsc, t);
+    atomic_store(&fit_ns, n);
+}
+
+void kscope__clock_init(void)
+{
+    pthread_once(&clock_once, clock_setup);
+}
+
+uint64_t kscope__ticks(void)
+{
+#if defined(__x86_64__)
+    if (__builtin_expect(use_tsc, 1))
+        return __rdtsc();
+#endif
+    return monotonic_ns();
+}
+
+/* Has the span since the base grown by a quarter since the last fit? The
+ * slope's error is the sampling jitter over the span, so refitting as the
+ * span grows keeps the drift of converted times at a few ns. */
+static int fit_is_stale(uint64_t now_ns)
+{
+    uint64_t last = atomic_load(&fit_ns);
+    uint64_t since = now_ns - last, span = last - base_ns;
+    return since > 1000000ull && since > span / 4;
+}
+
+static void refit(void)
+{
+    uint64_t t, n;
+    sample_pair(&t, &n);
+    pthread_mutex_lock(&fit_lock);
+    ns_per_tick = (double)(n - base_ns) / (double)(t - base_tsc);
+    atomic_store(&fit_tsc, t);
+    atomic_store(&fit_ns, n);
+    pthread_mutex_unlock(&fit_lock);
+}
+
+uint64_t kscope__ticks_to_ns(uint64_t ticks)
+{
+    if (!use_tsc)
+        return ticks;
+    if (fit_is_stale(monotonic_ns()))
+        refit();
+    int64_t dt = (int64_t)(ticks - base_tsc);
+    return base_ns + (uint64_t)(int64_t)((double)dt * ns_per_tick);
+}
+
+uint64_t kscope__ticks_delta_ns(uint64_t dt)
+{
+    if (!use_tsc)
+        return dt;
+    if (fit_is_stale(monotonic_ns()))
+        refit();
+    return (uint64_t)((double)dt * ns_per_tick + 0.5);
+}

@@ -1,0 +1,107 @@
+/*
+ * core.h - what the files of src/core share: sessions, per-node user
+ * metrics, and the helpers that walk every thread's tree.
+ */
+#ifndef KSCOPE_CORE_H
+#define KSCOPE_CORE_H
+
+#include "kscope-internal.h"
+#include "profile/ptree.h"
+
+enum { KSCOPE__T_INT = 0, KSCOPE__T_DOUBLE = 1, KSCOPE__T_INTVEC = 2, KSCOPE__T_DOUBLEVEC = 3 };
+
+/* A user metric on one node for one session. Guarded by the owner's lock. */
+struct kscope__umetric {
+    const kscope__metric_def *def;
+    uint8_t slot;
+    uint8_t type;
+    uint32_t n; /* vector length */
+    union {
+        int64_t i;
+        double d;
+        int64_t *iv;
+        double *dv;
+    } v;
+    kscope__umetric *next;
+};
+
+/* A closed interval of activity of a session, on the kscope clock. */
+typedef struct kscope__interval {
+    uint64_t start_ns, end_ns; /* end UINT64_MAX while active */
+} kscope__interval;
+
+/* One GPU activity kept for a trace session. */
+typedef struct kscope__gpu_ev {
+    uint64_t start_ns, end_ns, launch_ns, launch_end_ns, bytes;
+    uint64_t ctx;
+    uint32_t name, kind, device, stream, launch_tid, correlation;
+} kscope__gpu_ev;
+
+typedef struct kscope__session {
+    int in_use;
+    int slot;
+    uint32_t gen; /* bumped at each start in this slot */
+    char name[1024];
+    int trace;      /* data = trace */
+    int python_ctx; /* context = python */
+    int periodic;   /* mode = periodic_flushing */
+    int phase;      /* next part number (periodic) */
+    int gpu;        /* the GPU backend was started for it */
+    int active;
+    uint64_t start_ns;
+    pthread_mutex_t lock; /* everything below */
+    kscope__interval *iv;
+    size_t niv, capiv;
+    struct {
+        uint32_t base;
+        uint8_t type;
+    } *mtypes;
+    size_t nmtypes, capmtypes;
+    kscope__gpu_ev *gev;
+    size_t ngev, capgev;
+    int64_t dropped;
+} kscope__session;
+
+extern kscope__session kscope__sessions[KSCOPE_MAX_SESSIONS];
+/* Bit s: slot s records a trace (else a tree). */
+extern _Atomic uint32_t kscope__trace_mask;
+/* Ticks at which slot s was last activated: scope time is clipped to it. */
+extern _Atomic uint64_t kscope__act_ticks[KSCOPE_MAX_SESSIONS];
+/* Ticks at which slot s was last deactivated (open scopes end there). */
+extern _Atomic uint64_t kscope__deact_ticks[KSCOPE_MAX_SESSIONS];
+/* Guards session start/stop/finalize and the thread registry walk. */
+extern pthread_mutex_t kscope__session_lock;
+
+/* The registry of every thread that ever annotated (alive or not). */
+kscope__thread *kscope__threads(void);
+void kscope__threads_lock(void);
+void kscope__threads_unlock(void);
+
+/* Child of `parent` with (name, kind), created when missing. The creating
+ * thread must be parent's owner, or hold the owner's lock. */
+kscope__node *kscope__node_child(kscope__thread *t, kscope__node *parent, uint32_t name,
+                                 uint32_t kind);
+/* Same, for threads other than the owner (takes the owner's lock). */
+kscope__node *kscope__node_child_locked(kscope__node *parent, uint32_t name, uint32_t kind,
+                                        uint32_t device);
+
+/* Check/record that metric `base` has value type `type` in session s. */
+int kscope__session_metric_type(kscope__session *s, const kscope__metric_def *def, int type);
+
+/* Build the tree of slot s into a new ptree (open scopes closed at now). */
+kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks);
+
+/* Write the trace of slot s as Chrome JSON into a malloc'd buffer. */
+int kscope__build_trace(int slot, uint64_t now_ticks, char **out, size_t *len);
+
+/* Zero slot s on every node and drop its events (a new session starts). */
+void kscope__reset_slot(int slot);
+
+/* Device info recorded so far, copied into a ptree. */
+void kscope__devices_to_ptree(kscope__ptree *t);
+
+/* Called when the NVTX hooks are wanted (detailed level). */
+void kscope__nvtx_push(const char *name, uint32_t color);
+void kscope__nvtx_pop(void);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * error.c - error codes, their messages, and the per-thread last-error
+ * message that names the objects involved in a failure.
+ */
+#include "kscope-internal.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static __thread char last_error[512];
+
+const char *kscope_strerror(int err)
+{
+    switch (err) {
+    case KSCOPE_OK:
+        return "success";
+#define XX(name, msg)                                                                              \
+    case KSCOPE_##name:                                                                            \
+        return msg;
+        KSCOPE_ERRNO_MAP(XX)
+#undef XX
+    default:
+        return "unknown error";
+    }
+}
+
+const char *kscope_err_name(int err)
+{
+    switch (err) {
+    case KSCOPE_OK:
+        return "KSCOPE_OK";
+#define XX(name, msg)                                                                              \
+    case KSCOPE_##name:                                                                            \
+        return "KSCOPE_" #name;
+        KSCOPE_ERRNO_MAP(XX)
+#undef XX
+    default:
+        return "KSCOPE_UNKNOWN";
+    }
+}
+
+const char *kscope_last_error(void)
+{
+    return last_error;
+}
+
+int kscope__fail(int err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    va_end(ap);
+    return err;
+}
+
+/* Keys already warned about; a handful at most, so a short list will do. */
+static const char *warned[32];
+static int nwarned;
+static pthread_mutex_t warn_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void kscope__warn_once(const char *key, const char *fmt, ...)
+{
+    pthread_mutex_lock(&warn_lock);
+    for (int i = 0; i < nwarned; i++) {
+        if (strcmp(warned[i], key) == 0) {
+            pthread_mutex_unlock(&warn_lock);
+            return;
+        }
+    }
+    if (nwarned < 32)
+        warned[nwarned++] = key;
+    pthread_mutex_unlock(&warn_lock);
+    if (getenv("KSCOPE_QUIET"))
+        return;
+    char line[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "kscope: %s\n", line);
+}

@@ -1,0 +1,174 @@
+/*
+ * intern.c - the process-wide name table and the metric-name registry.
+ *
+ * A name is stored once and known by a 32-bit id from then on. Lookups by
+ * string take a mutex (they happen on a thread's first sight of a name);
+ * lookups by id read a two-level array that never moves, so they need no
+ * lock. The hot path reaches ids through per-call-site or per-thread caches.
+ */
+#include "kscope-internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK_BITS 12
+#define CHUNK_SIZE (1u << CHUNK_BITS)
+#define MAX_CHUNKS 4096 /* 16M names */
+
+static const char **_Atomic chunks[MAX_CHUNKS];
+static uint32_t nnames; /* ids 1..nnames are in use */
+static uint32_t *hash_ids;
+static uint32_t hash_cap;
+static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+const char *kscope__name(uint32_t id)
+{
+    if (id == 0)
+        return "";
+    const char **c = atomic_load_explicit(&chunks[id >> CHUNK_BITS], memory_order_acquire);
+    return c ? c[id & (CHUNK_SIZE - 1)] : "";
+}
+
+static int grow_hash(void)
+{
+    uint32_t cap = hash_cap ? hash_cap * 2 : 1024;
+    uint32_t *ids = calloc(cap, sizeof *ids);
+    if (!ids)
+        return -1;
+    for (uint32_t i = 0; i < hash_cap; i++) {
+        uint32_t id = hash_ids[i];
+        if (!id)
+            continue;
+        uint32_t j = (uint32_t)hash_str(kscope__name(id)) & (cap - 1);
+        while (ids[j])
+            j = (j + 1) & (cap - 1);
+        ids[j] = id;
+    }
+    free(hash_ids);
+    hash_ids = ids;
+    hash_cap = cap;
+    return 0;
+}
+
+/* Append a copy of `name`; caller holds intern_lock. */
+static uint32_t add_name(const char *name)
+{
+    uint32_t id = nnames + 1;
+    if ((id >> CHUNK_BITS) >= MAX_CHUNKS)
+        return 0;
+    const char **c = atomic_load_explicit(&chunks[id >> CHUNK_BITS], memory_order_relaxed);
+    if (!c) {
+        c = calloc(CHUNK_SIZE, sizeof *c);
+        if (!c)
+            return 0;
+        atomic_store_explicit(&chunks[id >> CHUNK_BITS], c, memory_order_release);
+    }
+    char *copy = strdup(name);
+    if (!copy)
+        return 0;
+    c[id & (CHUNK_SIZE - 1)] = copy;
+    nnames = id;
+    return id;
+}
+
+uint32_t kscope__intern(const char *name)
+{
+    if (!name)
+        return 0;
+    pthread_mutex_lock(&intern_lock);
+    uint32_t id = 0;
+    if ((nnames + 1) * 2 > hash_cap && grow_hash() != 0)
+        goto out;
+    uint32_t j = (uint32_t)hash_str(name) & (hash_cap - 1);
+    for (; hash_ids[j]; j = (j + 1) & (hash_cap - 1)) {
+        if (strcmp(kscope__name(hash_ids[j]), name) == 0) {
+            id = hash_ids[j];
+            goto out;
+        }
+    }
+    id = add_name(name);
+    if (id)
+        hash_ids[j] = id;
+out:
+    pthread_mutex_unlock(&intern_lock);
+    return id;
+}
+
+/* ------------------------------------------------------------ metric names */
+
+#define MAX_METRIC_DEFS 4096
+
+static kscope__metric_def defs[MAX_METRIC_DEFS];
+static _Atomic uint32_t ndefs;
+static pthread_mutex_t def_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Split "name (exc)" into base and kind. Units like "(ns)" stay part of the
+ * base; only a trailing (inc)/(exc)/(pty) is a kind suffix. */
+static uint32_t parse_metric_name(const char *name, kscope__metric_kind *kind)
+{
+    static const struct {
+        const char *suffix;
+        kscope__metric_kind kind;
+    } suffixes[] = {{"(inc)", KSCOPE__MK_INC}, {"(exc)", KSCOPE__MK_EXC}, {"(pty)", KSCOPE__MK_PTY}};
+    size_t len = strlen(name);
+    *kind = KSCOPE__MK_INC;
+    for (size_t i = 0; i < 3; i++) {
+        if (len >= 5 && strcmp(name + len - 5, suffixes[i].suffix) == 0) {
+            *kind = suffixes[i].kind;
+            size_t blen = len - 5;
+            while (blen > 0 && name[blen - 1] == ' ')
+                blen--;
+            char base[512];
+            if (blen == 0 || blen >= sizeof base)
+                return 0;
+            memcpy(base, name, blen);
+            base[blen] = 0;
+            return kscope__intern(base);
+        }
+    }
+    return kscope__intern(name);
+}
+
+const kscope__metric_def *kscope__metric_lookup(const char *name)
+{
+    if (!name || !*name) {
+        kscope__fail(KSCOPE_EINVAL, "metric name is NULL or empty");
+        return NULL;
+    }
+    uint32_t id = kscope__intern(name);
+    if (!id) {
+        kscope__fail(KSCOPE_ENOMEM, "out of memory interning metric '%s'", name);
+        return NULL;
+    }
+    uint32_t n = atomic_load_explicit(&ndefs, memory_order_acquire);
+    for (uint32_t i = 0; i < n; i++)
+        if (defs[i].id == id)
+            return &defs[i];
+    pthread_mutex_lock(&def_lock);
+    const kscope__metric_def *found = NULL;
+    n = atomic_load(&ndefs);
+    for (uint32_t i = 0; i < n && !found; i++)
+        if (defs[i].id == id)
+            found = &defs[i];
+    if (!found && n < MAX_METRIC_DEFS) {
+        kscope__metric_def *d = &defs[n];
+        d->id = id;
+        d->base = parse_metric_name(name, &d->kind);
+        if (d->base) {
+            atomic_store_explicit(&ndefs, n + 1, memory_order_release);
+            found = d;
+        }
+    }
+    pthread_mutex_unlock(&def_lock);
+    if (!found)
+        kscope__fail(KSCOPE_EINVAL, "metric name '%s' is not usable", name);
+    return found;
+}

@@ -1,0 +1,196 @@
+/*
+ * records.c - where GPU records, device info and per-session metric types
+ * enter the core. Called from the GPU backend's buffer thread (never from a
+ * launch), so taking a session's lock here is fine.
+ */
+#include "core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_DEVICES 64
+
+static struct {
+    int set;
+    char arch[16];
+    int64_t num_sms, clock_khz, mem_clock_khz, bus_width;
+} devices[MAX_DEVICES];
+static pthread_mutex_t device_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void kscope__set_device_info(uint32_t device, const char *arch, int64_t num_sms, int64_t clock_khz,
+                             int64_t mem_clock_khz, int64_t bus_width_bits)
+{
+    if (device >= MAX_DEVICES)
+        return;
+    pthread_mutex_lock(&device_lock);
+    devices[device].set = 1;
+    snprintf(devices[device].arch, sizeof devices[device].arch, "%s", arch ? arch : "");
+    devices[device].num_sms = num_sms;
+    devices[device].clock_khz = clock_khz;
+    devices[device].mem_clock_khz = mem_clock_khz;
+    devices[device].bus_width = bus_width_bits;
+    pthread_mutex_unlock(&device_lock);
+}
+
+void kscope__devices_to_ptree(kscope__ptree *t)
+{
+    pthread_mutex_lock(&device_lock);
+    for (uint32_t i = 0; i < MAX_DEVICES; i++) {
+        if (!devices[i].set)
+            continue;
+        kscope__pdevice *d = kscope__ptree_device(t, "CUDA", i);
+        if (!d)
+            break;
+        d->arch = kscope__ptree_intern_cstr(t, devices[i].arch);
+        d->num_sms = devices[i].num_sms;
+        d->clock_rate = devices[i].clock_khz;
+        d->memory_clock_rate = devices[i].mem_clock_khz;
+        d->bus_width = devices[i].bus_width;
+    }
+    pthread_mutex_unlock(&device_lock);
+}
+
+void kscope__add_dropped(int64_t n)
+{
+    for (int s = 0; s < KSCOPE_MAX_SESSIONS; s++)
+        if (kscope__sessions[s].in_use)
+            __atomic_fetch_add(&kscope__sessions[s].dropped, n, __ATOMIC_RELAXED);
+}
+
+int kscope__session_metric_type(kscope__session *s, const kscope__metric_def *def, int type)
+{
+    static const char *names[] = {"int", "float", "int vector", "float vector"};
+    pthread_mutex_lock(&s->lock);
+    for (size_t i = 0; i < s->nmtypes; i++) {
+        if (s->mtypes[i].base != def->base)
+            continue;
+        int had = s->mtypes[i].type;
+        pthread_mutex_unlock(&s->lock);
+        if (had == type)
+            return 0;
+        return kscope__fail(KSCOPE_EMETRICTYPE,
+                            "metric '%s' is %s in this session, not %s", kscope__name(def->base),
+                            names[had], names[type]);
+    }
+    if (s->nmtypes == s->capmtypes) {
+        size_t cap = s->capmtypes ? s->capmtypes * 2 : 16;
+        void *p = realloc(s->mtypes, cap * sizeof *s->mtypes);
+        if (!p) {
+            pthread_mutex_unlock(&s->lock);
+            return kscope__fail(KSCOPE_ENOMEM, "out of memory recording a metric type");
+        }
+        s->mtypes = p;
+        s->capmtypes = cap;
+    }
+    s->mtypes[s->nmtypes].base = def->base;
+    s->mtypes[s->nmtypes].type = (uint8_t)type;
+    s->nmtypes++;
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+/* Was the session recording at host time `ns`? Caller holds s->lock. */
+static int recording_at(const kscope__session *s, uint64_t ns)
+{
+    for (size_t i = s->niv; i-- > 0;)
+        if (ns >= s->iv[i].start_ns && ns < s->iv[i].end_ns)
+            return 1;
+    return 0;
+}
+
+static void add_meta(kscope__gpustats *g, const kscope_launch_meta *m)
+{
+    g->flops[0] += m->flops8;
+    g->flops[1] += m->flops16;
+    g->flops[2] += m->flops32;
+    g->flops[3] += m->flops64;
+    g->meta_bytes += m->bytes;
+    for (size_t i = 0; i < m->n_custom; i++) {
+        uint32_t id = kscope__intern(m->custom_names[i]);
+        kscope__custom *c = g->custom;
+        while (c && c->name != id)
+            c = c->next;
+        if (!c && (c = calloc(1, sizeof *c)) != NULL) {
+            c->name = id;
+            c->next = g->custom;
+            g->custom = c;
+        }
+        if (c)
+            c->value += m->custom_values[i];
+    }
+}
+
+static void tree_record(kscope__session *s, kscope__node *ctx, const kscope__gpu_record *r)
+{
+    const char *name = r->meta && r->meta->name ? r->meta->name : r->name;
+    uint32_t id = kscope__intern(name && *name ? name : "<unnamed>");
+    uint32_t kind = r->kind == KSCOPE__GPU_KERNEL ? KSCOPE__NODE_KERNEL : KSCOPE__NODE_COPY;
+    kscope__node *n = kscope__node_child_locked(ctx, id, kind, r->device);
+    if (!n) {
+        s->dropped++;
+        return;
+    }
+    kscope__gpustats *g = n->gpu[s->slot];
+    if (!g && (g = n->gpu[s->slot] = calloc(1, sizeof *g)) == NULL) {
+        s->dropped++;
+        return;
+    }
+    uint64_t dur = r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
+    if (g->count == 0 || dur < g->min_ns)
+        g->min_ns = dur;
+    if (dur > g->max_ns)
+        g->max_ns = dur;
+    g->count++;
+    g->time_ns += dur;
+    g->bytes += r->bytes;
+    g->device = r->device;
+    if (r->meta)
+        add_meta(g, r->meta);
+}
+
+static void trace_record(kscope__session *s, uint64_t ctx, const kscope__gpu_record *r)
+{
+    if (s->ngev == s->capgev) {
+        size_t cap = s->capgev ? s->capgev * 2 : 1024;
+        kscope__gpu_ev *p = realloc(s->gev, cap * sizeof *p);
+        if (!p) {
+            s->dropped++;
+            return;
+        }
+        s->gev = p;
+        s->capgev = cap;
+    }
+    const char *name = r->meta && r->meta->name ? r->meta->name : r->name;
+    kscope__gpu_ev *e = &s->gev[s->ngev++];
+    e->start_ns = r->start_ns;
+    e->end_ns = r->end_ns;
+    e->launch_ns = r->launch_ns;
+    e->launch_end_ns = r->launch_end_ns;
+    e->bytes = r->bytes;
+    e->ctx = ctx;
+    e->name = kscope__intern(name && *name ? name : "<unnamed>");
+    e->kind = r->kind;
+    e->device = r->device;
+    e->stream = r->stream;
+    e->launch_tid = r->launch_tid;
+    e->correlation = r->correlation;
+}
+
+void kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r)
+{
+    kscope__node *node = ctx ? (kscope__node *)(uintptr_t)ctx : &kscope__g.root;
+    uint64_t when = r->launch_ns ? r->launch_ns : r->start_ns;
+    for (int i = 0; i < KSCOPE_MAX_SESSIONS; i++) {
+        kscope__session *s = &kscope__sessions[i];
+        if (!s->in_use || !s->gpu)
+            continue;
+        pthread_mutex_lock(&s->lock);
+        if (recording_at(s, when)) {
+            if (s->trace)
+                trace_record(s, ctx, r);
+            else
+                tree_record(s, node, r);
+        }
+        pthread_mutex_unlock(&s->lock);
+    }
+}

@@ -1,0 +1,514 @@
+/*
+ * scope.c - the annotation hot path: scopes, states, marks and metrics on
+ * the calling thread.
+ *
+ * An enter/exit with no session costs one load and one branch. With
+ * sessions, it touches only the calling thread's state and its own nodes:
+ * no lock, no allocation once the path was seen, no string copy.
+ */
+#include "core.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+static inline int annotating(void)
+{
+    return atomic_load_explicit(&kscope__g.annotate, memory_order_relaxed);
+}
+
+/* Id of a name through the thread's pointer cache. The strcmp guards
+ * against a pointer reused for another string. */
+static inline uint32_t name_id(kscope__thread *t, const char *name)
+{
+    uint32_t h = (uint32_t)((uintptr_t)name >> 3) & (KSCOPE__NAME_CACHE - 1);
+    if (LIKELY(t->name_cache[h].ptr == name) && strcmp(kscope__name(t->name_cache[h].id), name) == 0)
+        return t->name_cache[h].id;
+    uint32_t id = kscope__intern(name);
+    if (id) {
+        t->name_cache[h].ptr = name;
+        t->name_cache[h].id = id;
+    }
+    return id;
+}
+
+static kscope__evchunk *new_chunk(void)
+{
+    kscope__evchunk *c = malloc(sizeof *c);
+    if (c) {
+        c->next = NULL;
+        atomic_store_explicit(&c->n, 0, memory_order_relaxed);
+    }
+    return c;
+}
+
+/* Append a trace event to slot s of thread t. A buffer left from an earlier
+ * session in the slot is dropped here, by its owner, so no other thread ever
+ * frees memory this thread writes. */
+static void ev_append(kscope__thread *t, int s, uint32_t type, uint32_t name, uint64_t u,
+                      uint32_t aux)
+{
+    kscope__evbuf *b = &t->ev[s];
+    uint32_t gen = kscope__sessions[s].gen;
+    if (UNLIKELY(b->gen != gen)) {
+        kscope__evchunk *c = b->head;
+        while (c) {
+            kscope__evchunk *next = c->next;
+            free(c);
+            c = next;
+        }
+        b->head = b->tail = NULL;
+        b->gen = gen;
+    }
+    kscope__evchunk *c = b->tail;
+    uint32_t n = c ? atomic_load_explicit(&c->n, memory_order_relaxed) : KSCOPE__EV_CHUNK;
+    if (UNLIKELY(n == KSCOPE__EV_CHUNK)) {
+        kscope__evchunk *nc = new_chunk();
+        if (!nc) {
+            __atomic_fetch_add(&kscope__sessions[s].dropped, 1, __ATOMIC_RELAXED);
+            return;
+        }
+        if (c)
+            c->next = nc;
+        else
+            b->head = nc;
+        b->tail = c = nc;
+        n = 0;
+    }
+    kscope__ev *e = &c->ev[n];
+    e->u = u;
+    e->name = name;
+    e->type = (uint16_t)type;
+    e->aux = (uint16_t)aux;
+    atomic_store_explicit(&c->n, n + 1, memory_order_release);
+}
+
+static inline void stat_add(_Atomic uint64_t *p, uint64_t v)
+{
+    atomic_store_explicit(p, atomic_load_explicit(p, memory_order_relaxed) + v,
+                          memory_order_relaxed);
+}
+
+/* The GPU context for work launched under node n: n, or the state node. */
+static kscope__node *gpu_ctx_node(kscope__thread *t, kscope__node *n)
+{
+    if (t->nstates == 0)
+        return n;
+    kscope__node *s = kscope__node_child(t, n, t->states[t->nstates - 1], KSCOPE__NODE_STATE);
+    return s ? s : n;
+}
+
+uint64_t kscope__current_ctx(void)
+{
+    if (!annotating())
+        return 0;
+    kscope__thread *t = kscope__thread_get();
+    if (!t)
+        return 0;
+    return (uint64_t)(uintptr_t)gpu_ctx_node(t, t->stack[t->depth].node);
+}
+
+static int push(kscope__thread *t, uint32_t name, uint32_t flags, uint32_t color)
+{
+    int d = t->depth;
+    if (UNLIKELY(d >= KSCOPE__STACK_MAX))
+        return kscope__fail(KSCOPE_EDEPTH, "scope '%s' would nest deeper than %d levels",
+                            kscope__name(name), KSCOPE__STACK_MAX);
+    kscope__node *n = kscope__node_child(t, t->stack[d].node, name, KSCOPE__NODE_SCOPE);
+    if (UNLIKELY(!n))
+        return KSCOPE_ENOMEM;
+    uint64_t now = kscope__ticks();
+    kscope__frame *f = &t->stack[d + 1];
+    f->node = n;
+    f->start = now;
+    f->flags = flags;
+    f->name = name;
+    t->depth = d + 1;
+    uint32_t mask = atomic_load_explicit(&kscope__g.active_mask, memory_order_relaxed);
+    uint32_t trace = atomic_load_explicit(&kscope__trace_mask, memory_order_relaxed);
+    while (mask) {
+        int s = __builtin_ctz(mask);
+        mask &= mask - 1;
+        if (trace & (1u << s))
+            ev_append(t, s, KSCOPE__EV_BEGIN, name, now, 0);
+        else
+            stat_add(&n->stats[s].calls, 1);
+    }
+    if (UNLIKELY(atomic_load_explicit(&kscope__g.gpu_ctx_hooks, memory_order_relaxed)))
+        kscope__g.ctx_push((uint64_t)(uintptr_t)gpu_ctx_node(t, n));
+    if (UNLIKELY(atomic_load_explicit(&kscope__g.level, memory_order_relaxed) ==
+                 KSCOPE_PROFILING_DETAILED))
+        kscope__nvtx_push(kscope__name(name), color);
+    return 0;
+}
+
+static void pop(kscope__thread *t)
+{
+    uint64_t now = kscope__ticks();
+    kscope__frame *f = &t->stack[t->depth];
+    kscope__node *n = f->node;
+    uint32_t mask = atomic_load_explicit(&kscope__g.active_mask, memory_order_relaxed);
+    uint32_t trace = atomic_load_explicit(&kscope__trace_mask, memory_order_relaxed);
+    while (mask) {
+        int s = __builtin_ctz(mask);
+        mask &= mask - 1;
+        if (trace & (1u << s)) {
+            ev_append(t, s, KSCOPE__EV_END, f->name, now, 0);
+            continue;
+        }
+        uint64_t act = atomic_load_explicit(&kscope__act_ticks[s], memory_order_relaxed);
+        uint64_t dt = now - (f->start > act ? f->start : act);
+        stat_add(&n->stats[s].ticks, dt);
+        if (f->flags & KSCOPE_CPU_TIMED)
+            stat_add(&n->stats[s].cpu_ticks, dt);
+    }
+    t->depth--;
+    if (UNLIKELY(atomic_load_explicit(&kscope__g.gpu_ctx_hooks, memory_order_relaxed)))
+        kscope__g.ctx_pop();
+    if (UNLIKELY(atomic_load_explicit(&kscope__g.level, memory_order_relaxed) ==
+                 KSCOPE_PROFILING_DETAILED))
+        kscope__nvtx_pop();
+}
+
+static int check_name(const char *name, const char *what)
+{
+    if (!name)
+        return kscope__fail(KSCOPE_EINVAL, "%s name is NULL", what);
+    if (!*name)
+        return kscope__fail(KSCOPE_EINVAL, "%s name is empty", what);
+    return 0;
+}
+
+int kscope_enter_ex(const char *name, uint32_t color, uint32_t flags)
+{
+    if (UNLIKELY(!name || !*name))
+        return check_name(name, "scope");
+    if (!annotating())
+        return 1;
+    kscope__thread *t = kscope__thread_get();
+    if (UNLIKELY(!t))
+        return KSCOPE_ENOMEM;
+    uint32_t id = name_id(t, name);
+    if (UNLIKELY(!id))
+        return kscope__fail(KSCOPE_ENOMEM, "out of memory interning '%s'", name);
+    return push(t, id, flags, color);
+}
+
+int kscope_enter(const char *name)
+{
+    return kscope_enter_ex(name, 0, 0);
+}
+
+int kscope_enter_loc(kscope_loc *loc)
+{
+    if (!annotating())
+        return 1;
+    if (UNLIKELY(!loc))
+        return kscope__fail(KSCOPE_EINVAL, "scope location is NULL");
+    kscope__thread *t = kscope__thread_get();
+    if (UNLIKELY(!t))
+        return KSCOPE_ENOMEM;
+    uint32_t id = atomic_load_explicit((_Atomic uint32_t *)&loc->id, memory_order_relaxed);
+    if (UNLIKELY(!id)) {
+        int rc = check_name(loc->name, "scope");
+        if (rc)
+            return rc;
+        id = kscope__intern(loc->name);
+        if (!id)
+            return kscope__fail(KSCOPE_ENOMEM, "out of memory interning '%s'", loc->name);
+        atomic_store_explicit((_Atomic uint32_t *)&loc->id, id, memory_order_relaxed);
+    }
+    return push(t, id, loc->flags, loc->color);
+}
+
+/* The innermost scope may be closed when its name matches (or none is
+ * given); otherwise the stack stays as it is. */
+static int exit_checked(kscope__thread *t, const char *name, uint32_t id)
+{
+    if (UNLIKELY(t->depth == 0))
+        return kscope__fail(KSCOPE_EEMPTY, "exit of scope '%s' but no scope is open on this thread",
+                            name ? name : (id ? kscope__name(id) : "(innermost)"));
+    kscope__frame *f = &t->stack[t->depth];
+    if (id && f->name != id)
+        name = kscope__name(id);
+    if (name && (id ? f->name != id : strcmp(kscope__name(f->name), name) != 0))
+        return kscope__fail(KSCOPE_EMISMATCH,
+                            "exit of scope '%s' does not match the innermost scope '%s'", name,
+                            kscope__name(f->name));
+    pop(t);
+    return 0;
+}
+
+/* Is the innermost scope the one named (by string or id; neither: any)? */
+static int top_is(kscope__thread *t, const char *name, uint32_t id)
+{
+    if (t->depth == 0)
+        return 0;
+    uint32_t top = t->stack[t->depth].name;
+    if (id)
+        return top == id;
+    return !name || strcmp(kscope__name(top), name) == 0;
+}
+
+int kscope_exit(const char *name)
+{
+    if (UNLIKELY(name && !*name))
+        return check_name(name, "scope");
+    kscope__thread *t = kscope__thread_get();
+    if (UNLIKELY(!t))
+        return KSCOPE_ENOMEM;
+    if (!annotating() && !top_is(t, name, 0))
+        return 1; /* its enter was not recorded either */
+    return exit_checked(t, name, 0);
+}
+
+int kscope_exit_loc(kscope_loc *loc)
+{
+    if (UNLIKELY(!loc))
+        return kscope__fail(KSCOPE_EINVAL, "scope location is NULL");
+    kscope__thread *t = kscope__thread_get();
+    if (UNLIKELY(!t))
+        return KSCOPE_ENOMEM;
+    if (!annotating() && !top_is(t, NULL, loc->id))
+        return 1;
+    return exit_checked(t, NULL, loc->id);
+}
+
+int kscope_depth(void)
+{
+    kscope__thread *t = kscope__thread_get();
+    return t ? t->depth : 0;
+}
+
+/* ------------------------------------------------------------------ states */
+
+int kscope_state_enter(const char *name)
+{
+    int rc = check_name(name, "state");
+    if (rc)
+        return rc;
+    if (!annotating())
+        return 1;
+    kscope__thread *t = kscope__thread_get();
+    if (!t)
+        return KSCOPE_ENOMEM;
+    if (t->nstates >= KSCOPE__STATE_MAX)
+        return kscope__fail(KSCOPE_EDEPTH, "state '%s' nests deeper than %d states", name,
+                            KSCOPE__STATE_MAX);
+    uint32_t id = name_id(t, name);
+    if (!id)
+        return KSCOPE_ENOMEM;
+    t->states[t->nstates++] = id;
+    if (atomic_load_explicit(&kscope__g.gpu_ctx_hooks, memory_order_relaxed))
+        kscope__g.ctx_push((uint64_t)(uintptr_t)gpu_ctx_node(t, t->stack[t->depth].node));
+    return 0;
+}
+
+int kscope_state_exit(void)
+{
+    kscope__thread *t = kscope__thread_get();
+    if (!t)
+        return KSCOPE_ENOMEM;
+    if (t->nstates == 0) {
+        if (!annotating())
+            return 1;
+        return kscope__fail(KSCOPE_EEMPTY, "state exit but no state is set on this thread");
+    }
+    t->nstates--;
+    if (atomic_load_explicit(&kscope__g.gpu_ctx_hooks, memory_order_relaxed))
+        kscope__g.ctx_pop();
+    return 0;
+}
+
+/* ------------------------------------------------------------------- marks */
+
+int kscope_mark(const char *name)
+{
+    int rc = check_name(name, "mark");
+    if (rc)
+        return rc;
+    if (!annotating())
+        return 1;
+    kscope__thread *t = kscope__thread_get();
+    if (!t)
+        return KSCOPE_ENOMEM;
+    uint32_t id = name_id(t, name);
+    if (!id)
+        return KSCOPE_ENOMEM;
+    uint64_t now = kscope__ticks();
+    uint32_t mask = atomic_load(&kscope__g.active_mask);
+    uint32_t trace = atomic_load(&kscope__trace_mask);
+    kscope__node *at = gpu_ctx_node(t, t->stack[t->depth].node);
+    kscope__node *m = NULL;
+    while (mask) {
+        int s = __builtin_ctz(mask);
+        mask &= mask - 1;
+        if (trace & (1u << s)) {
+            ev_append(t, s, KSCOPE__EV_MARK, id, now, 0);
+            continue;
+        }
+        if (!m && !(m = kscope__node_child(t, at, id, KSCOPE__NODE_MARK)))
+            return KSCOPE_ENOMEM;
+        stat_add(&m->stats[s].calls, 1);
+    }
+    return 0;
+}
+
+/* ----------------------------------------------------------------- metrics */
+
+static int reserved_metric(uint32_t base)
+{
+    const char *b = kscope__name(base);
+    return strcmp(b, "cpu_time (ns)") == 0 || strcmp(b, "calls") == 0 ||
+           strcmp(b, "wall_time (ns)") == 0;
+}
+
+static kscope__umetric *find_umetric(kscope__node *n, const kscope__metric_def *def, int s)
+{
+    for (kscope__umetric *m = n->metrics; m; m = m->next)
+        if (m->def == def && m->slot == s)
+            return m;
+    return NULL;
+}
+
+/* Combine a value into a node's metric: (pty) overwrites, others add.
+ * Vectors add element-wise, growing to the longer length. */
+static int umetric_apply(kscope__umetric *m, int type, const void *vals, size_t n)
+{
+    int pty = m->def->kind == KSCOPE__MK_PTY;
+    if (type == KSCOPE__T_INT) {
+        m->v.i = pty ? *(const int64_t *)vals : m->v.i + *(const int64_t *)vals;
+        return 0;
+    }
+    if (type == KSCOPE__T_DOUBLE) {
+        m->v.d = pty ? *(const double *)vals : m->v.d + *(const double *)vals;
+        return 0;
+    }
+    size_t esz = type == KSCOPE__T_INTVEC ? sizeof(int64_t) : sizeof(double);
+    size_t len = pty || n > m->n ? n : m->n;
+    void *cur = type == KSCOPE__T_INTVEC ? (void *)m->v.iv : (void *)m->v.dv;
+    if (len != m->n || pty) {
+        void *grown = calloc(len ? len : 1, esz);
+        if (!grown)
+            return KSCOPE_ENOMEM;
+        if (!pty && cur)
+            memcpy(grown, cur, m->n * esz);
+        free(cur);
+        cur = grown;
+        m->n = (uint32_t)len;
+        if (type == KSCOPE__T_INTVEC)
+            m->v.iv = cur;
+        else
+            m->v.dv = cur;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (type == KSCOPE__T_INTVEC)
+            m->v.iv[i] = (pty ? 0 : m->v.iv[i]) + ((const int64_t *)vals)[i];
+        else
+            m->v.dv[i] = (pty ? 0 : m->v.dv[i]) + ((const double *)vals)[i];
+    }
+    return 0;
+}
+
+static int tree_metric(kscope__thread *t, kscope__node *node, int s,
+                       const kscope__metric_def *def, int type, const void *vals, size_t n)
+{
+    pthread_mutex_lock(&t->lock);
+    kscope__umetric *m = find_umetric(node, def, s);
+    if (!m) {
+        m = calloc(1, sizeof *m);
+        if (!m) {
+            pthread_mutex_unlock(&t->lock);
+            return kscope__fail(KSCOPE_ENOMEM, "out of memory adding metric");
+        }
+        m->def = def;
+        m->slot = (uint8_t)s;
+        m->type = (uint8_t)type;
+        m->next = node->metrics;
+        node->metrics = m;
+    }
+    int rc = umetric_apply(m, type, vals, n);
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
+/* Trace sessions keep a metric as an event; vectors keep only their sum,
+ * which is what a slice's args can show. */
+static void trace_metric(kscope__thread *t, int s, const kscope__metric_def *def, int type,
+                         const void *vals, size_t n)
+{
+    uint64_t bits;
+    if (type == KSCOPE__T_INT || type == KSCOPE__T_DOUBLE) {
+        memcpy(&bits, vals, sizeof bits);
+    } else {
+        double sum = 0;
+        for (size_t i = 0; i < n; i++)
+            sum += type == KSCOPE__T_INTVEC ? (double)((const int64_t *)vals)[i]
+                                            : ((const double *)vals)[i];
+        memcpy(&bits, &sum, sizeof bits);
+        type = KSCOPE__T_DOUBLE;
+    }
+    ev_append(t, s, KSCOPE__EV_METRIC, def->id, bits, (uint32_t)type);
+}
+
+static int add_metric(const char *name, int type, const void *vals, size_t n)
+{
+    if (!name || !*name)
+        return kscope__fail(KSCOPE_EINVAL, "metric name is NULL or empty");
+    if (type >= KSCOPE__T_INTVEC && n > 0 && !vals)
+        return kscope__fail(KSCOPE_EINVAL, "metric '%s' has NULL values", name);
+    if (type == KSCOPE__T_DOUBLE && !isfinite(*(const double *)vals))
+        return kscope__fail(KSCOPE_EINVAL, "metric '%s' is not a finite number", name);
+    if (!annotating())
+        return 1;
+    const kscope__metric_def *def = kscope__metric_lookup(name);
+    if (!def)
+        return KSCOPE_EINVAL;
+    if (reserved_metric(def->base))
+        return kscope__fail(KSCOPE_ERESERVED, "metric name '%s' is reserved by kscope", name);
+    kscope__thread *t = kscope__thread_get();
+    if (!t)
+        return KSCOPE_ENOMEM;
+    kscope__node *node = t->stack[t->depth].node;
+    uint32_t mask = atomic_load(&kscope__g.active_mask);
+    uint32_t trace = atomic_load(&kscope__trace_mask);
+    while (mask) {
+        int s = __builtin_ctz(mask);
+        mask &= mask - 1;
+        int rc = kscope__session_metric_type(&kscope__sessions[s], def, type);
+        if (rc)
+            return rc;
+        if (trace & (1u << s))
+            trace_metric(t, s, def, type, vals, n);
+        else if ((rc = tree_metric(t, node, s, def, type, vals, n)) != 0)
+            return rc;
+    }
+    return 0;
+}
+
+int kscope_metric_int(const char *name, int64_t value)
+{
+    return add_metric(name, KSCOPE__T_INT, &value, 1);
+}
+
+int kscope_metric_double(const char *name, double value)
+{
+    return add_metric(name, KSCOPE__T_DOUBLE, &value, 1);
+}
+
+int kscope_metric_int_vec(const char *name, const int64_t *values, size_t n)
+{
+    return add_metric(name, KSCOPE__T_INTVEC, values, n);
+}
+
+int kscope_metric_double_vec(const char *name, const double *values, size_t n)
+{
+    for (size_t i = 0; values && i < n; i++)
+        if (!isfinite(values[i]))
+            return kscope__fail(KSCOPE_EINVAL, "metric '%s' holds a value that is not finite",
+                                name ? name : "");
+    return add_metric(name, KSCOPE__T_DOUBLEVEC, values, n);
+}

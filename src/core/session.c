@@ -1,0 +1,583 @@
+/*
+ * session.c - sessions: start, activate, deactivate, finalize, in-memory
+ * data; the profiling switch; and the entry points the GPU backend uses to
+ * deliver records and device info.
+ */
+#define _GNU_SOURCE
+#include "core.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+kscope__global kscope__g = {.level = KSCOPE_PROFILING_ON, .root = {.kind = KSCOPE__NODE_ROOT}};
+kscope__session kscope__sessions[KSCOPE_MAX_SESSIONS];
+_Atomic uint32_t kscope__trace_mask;
+_Atomic uint64_t kscope__act_ticks[KSCOPE_MAX_SESSIONS];
+_Atomic uint64_t kscope__deact_ticks[KSCOPE_MAX_SESSIONS];
+pthread_mutex_t kscope__session_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int launcher_slot = -1;
+static int gpu_users; /* sessions that started the GPU backend */
+
+const char *kscope_version(void)
+{
+    return KSCOPE_VERSION_STRING;
+}
+
+/* ------------------------------------------------------- profiling switch */
+
+int kscope_parse_profiling(const char *text)
+{
+    static const struct {
+        const char *word;
+        int level;
+    } words[] = {{"off", 0}, {"0", 0}, {"false", 0}, {"no", 0},       {"on", 1},
+                 {"1", 1},   {"true", 1}, {"yes", 1}, {"detailed", 2}, {"2", 2}};
+    if (!text)
+        return KSCOPE_EINVAL;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (strcasecmp(text, words[i].word) == 0)
+            return words[i].level;
+    return kscope__fail(KSCOPE_EINVAL, "profiling level '%s' is not one of off, on, detailed",
+                        text);
+}
+
+static void update_annotate(void)
+{
+    int any = 0;
+    for (int s = 0; s < KSCOPE_MAX_SESSIONS; s++)
+        any |= kscope__sessions[s].in_use;
+    atomic_store(&kscope__g.annotate, any && atomic_load(&kscope__g.level) != KSCOPE_PROFILING_OFF);
+}
+
+static void level_from_env(void)
+{
+    const char *v = getenv("KSCOPE_PROFILING");
+    const char *var = "KSCOPE_PROFILING";
+    if (!v || !*v) {
+        v = getenv("MODULAR_ENABLE_PROFILING");
+        var = "MODULAR_ENABLE_PROFILING";
+    }
+    if (!v || !*v)
+        return;
+    int level = kscope_parse_profiling(v);
+    if (level < 0) {
+        kscope__warn_once("profiling-env", "%s=%s is not off, on or detailed; using on", var, v);
+        return;
+    }
+    atomic_store(&kscope__g.level, level);
+}
+
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+
+int kscope_profiling(void)
+{
+    pthread_once(&env_once, level_from_env);
+    return atomic_load(&kscope__g.level);
+}
+
+int kscope_set_profiling(int level)
+{
+    if (level < KSCOPE_PROFILING_OFF || level > KSCOPE_PROFILING_DETAILED)
+        return kscope__fail(KSCOPE_EINVAL, "profiling level %d is not 0 (off), 1 (on) or 2 (detailed)",
+                            level);
+    pthread_once(&env_once, level_from_env);
+    pthread_mutex_lock(&kscope__session_lock);
+    atomic_store(&kscope__g.level, level);
+    update_annotate();
+    pthread_mutex_unlock(&kscope__session_lock);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- sessions */
+
+static const char *format_ext(const char *format)
+{
+    if (strcmp(format, "hatchet") == 0)
+        return "hatchet";
+    if (strcmp(format, "hatchet_msgpack") == 0)
+        return "hatchet_msgpack";
+    if (strcmp(format, "chrome_trace") == 0)
+        return "chrome_trace";
+    return NULL;
+}
+
+static kscope__session *session_get(int id)
+{
+    if (id < 0 || id >= KSCOPE_MAX_SESSIONS || !kscope__sessions[id].in_use) {
+        kscope__fail(KSCOPE_ENOSESSION, "session %d does not exist (never started or finalized)",
+                     id);
+        return NULL;
+    }
+    return &kscope__sessions[id];
+}
+
+static int check_opts(const kscope_session_opts *o, int *trace, int *python, int *periodic)
+{
+    *trace = *python = *periodic = 0;
+    if (o->data && strcmp(o->data, "trace") == 0)
+        *trace = 1;
+    else if (o->data && strcmp(o->data, "tree") != 0)
+        return kscope__fail(KSCOPE_EDATA, "data '%s' is not tree or trace", o->data);
+    if (o->context && strcmp(o->context, "python") == 0)
+        *python = 1;
+    else if (o->context && strcmp(o->context, "shadow") != 0)
+        return kscope__fail(KSCOPE_EINVAL, "context '%s' is not shadow or python", o->context);
+    if (o->backend && strcmp(o->backend, "cupti") != 0 && strcmp(o->backend, "none") != 0)
+        return kscope__fail(KSCOPE_EBACKEND, "backend '%s' is not cupti or none", o->backend);
+    if (o->mode && *o->mode) {
+        if (strcmp(o->mode, "periodic_flushing") != 0)
+            return kscope__fail(KSCOPE_EINVAL, "mode '%s' is not periodic_flushing", o->mode);
+        *periodic = 1;
+    }
+    if (o->name && !*o->name)
+        return kscope__fail(KSCOPE_EINVAL, "session name is empty");
+    if (o->name && strlen(o->name) > 900)
+        return kscope__fail(KSCOPE_EINVAL, "session name is longer than 900 characters");
+    return 0;
+}
+
+/* Fail early when the output's folder cannot be written. */
+static int check_writable(const char *name)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", name);
+    const char *dir = dirname(buf);
+    if (access(dir, W_OK) != 0)
+        return kscope__fail(errno == ENOENT ? KSCOPE_EIO : KSCOPE_EACCES,
+                            "cannot write profile '%s': folder '%s': %s", name, dir,
+                            strerror(errno));
+    return 0;
+}
+
+/* The GPU backend serves every session that asks for it; started by the
+ * first, stopped after the last. Failing to start it leaves host scopes. */
+static int gpu_attach(kscope__session *s, const char *backend)
+{
+    const kscope__backend *b = kscope__gpu_backend();
+    if (backend && strcmp(backend, "none") == 0)
+        return 0;
+    if (!b) {
+        if (backend && strcmp(backend, "cupti") == 0)
+            kscope__warn_once("no-cupti-build",
+                              "backend cupti requested but this kscope was built without CUDA; "
+                              "recording host scopes only");
+        return 0;
+    }
+    if (gpu_users == 0) {
+        int rc = b->start();
+        if (rc != 0) {
+            kscope__warn_once("gpu-start", "GPU capture unavailable (%s); recording host scopes only",
+                              kscope_last_error()[0] ? kscope_last_error() : kscope_strerror(rc));
+            return 0;
+        }
+    }
+    gpu_users++;
+    s->gpu = 1;
+    if (b->session_changed)
+        b->session_changed();
+    return 0;
+}
+
+static void gpu_detach(kscope__session *s)
+{
+    const kscope__backend *b = kscope__gpu_backend();
+    if (!s->gpu || !b)
+        return;
+    s->gpu = 0;
+    if (--gpu_users == 0)
+        b->stop();
+    else if (b->session_changed)
+        b->session_changed();
+}
+
+static void gpu_flush(kscope__session *s)
+{
+    const kscope__backend *b = kscope__gpu_backend();
+    if (s->gpu && b && b->flush)
+        b->flush();
+}
+
+static int interval_open(kscope__session *s, uint64_t now)
+{
+    pthread_mutex_lock(&s->lock);
+    if (s->niv == s->capiv) {
+        size_t cap = s->capiv ? s->capiv * 2 : 8;
+        kscope__interval *iv = realloc(s->iv, cap * sizeof *iv);
+        if (!iv) {
+            pthread_mutex_unlock(&s->lock);
+            return kscope__fail(KSCOPE_ENOMEM, "out of memory activating session");
+        }
+        s->iv = iv;
+        s->capiv = cap;
+    }
+    s->iv[s->niv++] = (kscope__interval){now, UINT64_MAX};
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+static void interval_close(kscope__session *s, uint64_t now)
+{
+    pthread_mutex_lock(&s->lock);
+    if (s->niv && s->iv[s->niv - 1].end_ns == UINT64_MAX)
+        s->iv[s->niv - 1].end_ns = now;
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void set_active(kscope__session *s, int on)
+{
+    uint32_t bit = 1u << s->slot;
+    if (on) {
+        atomic_store(&kscope__act_ticks[s->slot], kscope__ticks());
+        atomic_fetch_or(&kscope__g.active_mask, bit);
+    } else {
+        atomic_fetch_and(&kscope__g.active_mask, ~bit);
+        atomic_store(&kscope__deact_ticks[s->slot], kscope__ticks());
+    }
+    s->active = on;
+}
+
+static int start_locked(const kscope_session_opts *o)
+{
+    int trace, python, periodic, rc;
+    if ((rc = check_opts(o, &trace, &python, &periodic)) != 0)
+        return rc;
+    const char *name = o->name ? o->name : "kscope";
+    if ((rc = check_writable(name)) != 0)
+        return rc;
+    int slot = -1;
+    for (int i = 0; i < KSCOPE_MAX_SESSIONS && slot < 0; i++)
+        if (!kscope__sessions[i].in_use)
+            slot = i;
+    if (slot < 0)
+        return kscope__fail(KSCOPE_ETOOMANY, "%d sessions are already started; finalize one first",
+                            KSCOPE_MAX_SESSIONS);
+    kscope__session *s = &kscope__sessions[slot];
+    kscope__reset_slot(slot);
+    if (!s->gen)
+        pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_lock(&s->lock);
+    s->gen++;
+    s->slot = slot;
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->trace = trace;
+    s->python_ctx = python;
+    s->periodic = periodic;
+    s->phase = 0;
+    s->niv = s->nmtypes = s->ngev = 0;
+    s->dropped = 0;
+    s->start_ns = kscope_now_ns();
+    pthread_mutex_unlock(&s->lock);
+    if ((rc = interval_open(s, s->start_ns)) != 0)
+        return rc;
+    if (trace)
+        atomic_fetch_or(&kscope__trace_mask, 1u << slot);
+    else
+        atomic_fetch_and(&kscope__trace_mask, ~(1u << slot));
+    s->in_use = 1;
+    gpu_attach(s, o->backend);
+    set_active(s, 1);
+    update_annotate();
+    return slot;
+}
+
+int kscope_start(const kscope_session_opts *opts)
+{
+    kscope_session_opts defaults = {0};
+    kscope_profiling();
+    kscope__clock_init();
+    pthread_mutex_lock(&kscope__session_lock);
+    int rc = launcher_slot >= 0 ? launcher_slot : start_locked(opts ? opts : &defaults);
+    pthread_mutex_unlock(&kscope__session_lock);
+    return rc;
+}
+
+/* Apply fn to one session or, with KSCOPE_ALL, to every started one. */
+static int for_sessions(int id, int (*fn)(kscope__session *, const void *), const void *arg)
+{
+    pthread_mutex_lock(&kscope__session_lock);
+    int rc = 0;
+    if (id == KSCOPE_ALL) {
+        for (int i = 0; i < KSCOPE_MAX_SESSIONS; i++)
+            if (kscope__sessions[i].in_use) {
+                int r = fn(&kscope__sessions[i], arg);
+                rc = rc ? rc : r;
+            }
+    } else {
+        kscope__session *s = session_get(id);
+        rc = s ? fn(s, arg) : KSCOPE_ENOSESSION;
+    }
+    pthread_mutex_unlock(&kscope__session_lock);
+    return rc;
+}
+
+static int activate_one(kscope__session *s, const void *unused)
+{
+    (void)unused;
+    if (s->active)
+        return 0;
+    int rc = interval_open(s, kscope_now_ns());
+    if (rc == 0)
+        set_active(s, 1);
+    return rc;
+}
+
+int kscope_activate(int session)
+{
+    return for_sessions(session, activate_one, NULL);
+}
+
+static int write_phase(kscope__session *s);
+
+static int deactivate_one(kscope__session *s, const void *flushing)
+{
+    if (s->active) {
+        set_active(s, 0);
+        interval_close(s, kscope_now_ns());
+    }
+    gpu_flush(s);
+    if (*(const int *)flushing && s->periodic)
+        return write_phase(s);
+    return 0;
+}
+
+int kscope_deactivate(int session, int flushing)
+{
+    return for_sessions(session, deactivate_one, &flushing);
+}
+
+/* ------------------------------------------------------------------ output */
+
+static int default_format(kscope__session *s, const char *format, const char **out)
+{
+    if (!format || !*format)
+        format = s->trace ? "chrome_trace" : "hatchet";
+    if (!format_ext(format))
+        return kscope__fail(KSCOPE_EFORMAT,
+                            "format '%s' is not hatchet, hatchet_msgpack or chrome_trace", format);
+    int wants_trace = strcmp(format, "chrome_trace") == 0;
+    if (wants_trace != s->trace)
+        return kscope__fail(KSCOPE_EFORMAT, "session '%s' records a %s; format '%s' needs data=%s",
+                            s->name, s->trace ? "trace" : "tree", format,
+                            wants_trace ? "trace" : "tree");
+    *out = format;
+    return 0;
+}
+
+static int serialize(kscope__session *s, const char *format, char **out, size_t *len)
+{
+    uint64_t now = kscope__ticks();
+    if (s->trace)
+        return kscope__build_trace(s->slot, now, out, len);
+    kscope__ptree *t = kscope__build_tree(s->slot, now);
+    if (!t)
+        return kscope__fail(KSCOPE_ENOMEM, "out of memory building the tree of '%s'", s->name);
+    int rc = strcmp(format, "hatchet_msgpack") == 0 ? kscope__hatchet_write_msgpack(t, out, len)
+                                                   : kscope__hatchet_write_json(t, out, len);
+    kscope__ptree_free(t);
+    return rc;
+}
+
+static int io_error(const char *path, int err)
+{
+    int code = err == ENOSPC || err == EDQUOT ? KSCOPE_ENOSPC
+               : err == EACCES || err == EPERM || err == EROFS ? KSCOPE_EACCES
+                                                                : KSCOPE_EIO;
+    return kscope__fail(code, "cannot write profile '%s': %s", path, strerror(err));
+}
+
+/* Write a whole buffer; a short write (full disk) is an error, and the
+ * partial file is removed rather than left looking complete. */
+static int write_file(const char *path, const char *buf, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return io_error(path, errno);
+    size_t off = 0;
+    while (off < len) {
+        ssize_t n = write(fd, buf + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            int err = n < 0 ? errno : ENOSPC;
+            close(fd);
+            unlink(path);
+            return io_error(path, err);
+        }
+        off += (size_t)n;
+    }
+    if (close(fd) != 0) {
+        int err = errno;
+        unlink(path);
+        return io_error(path, err);
+    }
+    return 0;
+}
+
+static int write_output(kscope__session *s, const char *format, const char *path)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = serialize(s, format, &buf, &len);
+    if (rc == 0)
+        rc = write_file(path, buf, len);
+    free(buf);
+    return rc;
+}
+
+int kscope_output_path(int session, const char *format, char *buf, size_t size)
+{
+    pthread_mutex_lock(&kscope__session_lock);
+    kscope__session *s = session_get(session);
+    int rc = s ? default_format(s, format, &format) : KSCOPE_ENOSESSION;
+    if (rc == 0) {
+        if (s->periodic)
+            rc = snprintf(buf, size, "%s.part_%d.%s", s->name, s->phase, format_ext(format));
+        else
+            rc = snprintf(buf, size, "%s.%s", s->name, format_ext(format));
+        if (buf == NULL || (size_t)rc >= size)
+            rc = size == 0 ? rc : kscope__fail(KSCOPE_EINVAL, "path buffer too small");
+    }
+    pthread_mutex_unlock(&kscope__session_lock);
+    return rc;
+}
+
+static int path_of(kscope__session *s, const char *format, char *buf, size_t size)
+{
+    if (s->periodic)
+        snprintf(buf, size, "%s.part_%d.%s", s->name, s->phase, format_ext(format));
+    else
+        snprintf(buf, size, "%s.%s", s->name, format_ext(format));
+    return 0;
+}
+
+/* Periodic flushing: write what was recorded since the last phase to
+ * <name>.part_<N>.<ext>, then start the next phase empty. */
+static int write_phase(kscope__session *s)
+{
+    const char *format;
+    char path[1100];
+    int rc = default_format(s, NULL, &format);
+    if (rc)
+        return rc;
+    path_of(s, format, path, sizeof path);
+    if ((rc = write_output(s, format, path)) != 0)
+        return rc;
+    s->phase++;
+    pthread_mutex_lock(&s->lock);
+    kscope__reset_slot(s->slot);
+    s->gen++;
+    s->ngev = 0;
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+static void release(kscope__session *s)
+{
+    gpu_detach(s);
+    s->in_use = 0;
+    atomic_fetch_and(&kscope__trace_mask, ~(1u << s->slot));
+    update_annotate();
+}
+
+static int finalize_one(kscope__session *s, const void *requested)
+{
+    const char *format;
+    char path[1100];
+    int rc = default_format(s, requested, &format);
+    if (rc)
+        return rc;
+    if (s->active) {
+        set_active(s, 0);
+        interval_close(s, kscope_now_ns());
+    }
+    gpu_flush(s);
+    path_of(s, format, path, sizeof path);
+    if ((rc = write_output(s, format, path)) != 0) {
+        set_active(s, 1); /* keep the data: the caller may retry elsewhere */
+        interval_open(s, kscope_now_ns());
+        return rc;
+    }
+    if (s->slot == launcher_slot)
+        launcher_slot = -1;
+    release(s);
+    return 0;
+}
+
+int kscope_finalize(int session, const char *format)
+{
+    pthread_mutex_lock(&kscope__session_lock);
+    int ignore = launcher_slot >= 0;
+    pthread_mutex_unlock(&kscope__session_lock);
+    if (ignore)
+        return 0; /* the launcher writes the profile when the program ends */
+    return for_sessions(session, finalize_one, format);
+}
+
+int kscope_data(int session, const char *format, char **out, size_t *len)
+{
+    if (!out || !len)
+        return kscope__fail(KSCOPE_EINVAL, "kscope_data needs out and len");
+    *out = NULL;
+    *len = 0;
+    pthread_mutex_lock(&kscope__session_lock);
+    kscope__session *s = session_get(session);
+    int rc = s ? default_format(s, format, &format) : KSCOPE_ENOSESSION;
+    if (rc == 0) {
+        gpu_flush(s);
+        rc = serialize(s, format, out, len);
+    }
+    pthread_mutex_unlock(&kscope__session_lock);
+    return rc;
+}
+
+void kscope_free(void *p)
+{
+    free(p);
+}
+
+int64_t kscope_dropped(int session)
+{
+    if (session < 0 || session >= KSCOPE_MAX_SESSIONS)
+        return 0;
+    return __atomic_load_n(&kscope__sessions[session].dropped, __ATOMIC_RELAXED);
+}
+
+/* ---------------------------------------------------------------- launcher */
+
+int kscope__launcher_start(const kscope_session_opts *opts)
+{
+    kscope_session_opts defaults = {0};
+    kscope_profiling();
+    kscope__clock_init();
+    pthread_mutex_lock(&kscope__session_lock);
+    int rc = launcher_slot >= 0 ? launcher_slot : start_locked(opts ? opts : &defaults);
+    if (rc >= 0)
+        launcher_slot = rc;
+    pthread_mutex_unlock(&kscope__session_lock);
+    return rc;
+}
+
+int kscope__launcher_session(void)
+{
+    pthread_mutex_lock(&kscope__session_lock);
+    int s = launcher_slot;
+    pthread_mutex_unlock(&kscope__session_lock);
+    return s;
+}
+
+int kscope__launcher_finalize(void)
+{
+    pthread_mutex_lock(&kscope__session_lock);
+    int slot = launcher_slot;
+    int rc = 1;
+    if (slot >= 0) {
+        rc = finalize_one(&kscope__sessions[slot], NULL);
+    }
+    pthread_mutex_unlock(&kscope__session_lock);
+    return rc;
+}

@@ -1,0 +1,155 @@
+/*
+ * thread.c - per-thread state: found through TLS, registered once, kept
+ * after the thread ends so that finalize still sees what it recorded.
+ */
+#define _GNU_SOURCE
+#include "core.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static __thread kscope__thread *tls_thread __attribute__((tls_model("initial-exec")));
+static kscope__thread *registry;
+static uint32_t nthreads;
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t exit_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+
+/* A thread that ends keeps its data; its open scopes close at finalize. */
+static void thread_exit(void *p)
+{
+    kscope__thread *t = p;
+    atomic_store(&t->alive, 0);
+}
+
+static void make_key(void)
+{
+    pthread_key_create(&exit_key, thread_exit);
+}
+
+static void node_init(kscope__node *n, kscope__thread *owner, uint32_t kind)
+{
+    n->kind = (uint16_t)kind;
+    n->owner = owner;
+}
+
+kscope__thread *kscope__thread_get(void)
+{
+    kscope__thread *t = tls_thread;
+    if (t)
+        return t;
+    kscope__clock_init();
+    t = calloc(1, sizeof *t);
+    if (!t) {
+        kscope__fail(KSCOPE_ENOMEM, "out of memory creating thread state");
+        return NULL;
+    }
+    pthread_mutex_init(&t->lock, NULL);
+    node_init(&t->root, t, KSCOPE__NODE_ROOT);
+    t->stack[0].node = &t->root;
+    t->tid = (uint32_t)syscall(SYS_gettid);
+    atomic_store(&t->alive, 1);
+    if (pthread_getname_np(pthread_self(), t->name, sizeof t->name) != 0)
+        t->name[0] = 0;
+    pthread_once(&key_once, make_key);
+    pthread_setspecific(exit_key, t);
+    pthread_mutex_lock(&registry_lock);
+    t->index = nthreads++;
+    t->next = registry;
+    registry = t;
+    pthread_mutex_unlock(&registry_lock);
+    tls_thread = t;
+    return t;
+}
+
+kscope__thread *kscope__threads(void)
+{
+    return registry;
+}
+
+void kscope__threads_lock(void)
+{
+    pthread_mutex_lock(&registry_lock);
+}
+
+void kscope__threads_unlock(void)
+{
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static kscope__node *find_child(kscope__node *parent, uint32_t name, uint32_t kind, int any_device,
+                                uint32_t device)
+{
+    kscope__node *c = atomic_load_explicit(&parent->first_child, memory_order_acquire);
+    for (; c; c = c->next_sibling)
+        if (c->name == name && c->kind == kind && (any_device || c->device == device))
+            return c;
+    return NULL;
+}
+
+static kscope__node *new_child(kscope__node *parent, uint32_t name, uint32_t kind,
+                               uint32_t device)
+{
+    kscope__node *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->name = name;
+    c->kind = (uint16_t)kind;
+    c->device = (uint16_t)device;
+    c->parent = parent;
+    c->owner = parent->owner;
+    c->next_sibling = atomic_load_explicit(&parent->first_child, memory_order_relaxed);
+    atomic_store_explicit(&parent->first_child, c, memory_order_release);
+    return c;
+}
+
+static pthread_mutex_t global_root_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static pthread_mutex_t *owner_lock(kscope__node *n)
+{
+    return n->owner ? &n->owner->lock : &global_root_lock;
+}
+
+kscope__node *kscope__node_child(kscope__thread *t, kscope__node *parent, uint32_t name,
+                                 uint32_t kind)
+{
+    uint32_t h = (uint32_t)(((uintptr_t)parent >> 4) ^ (name * 2654435761u) ^ kind) &
+                 (KSCOPE__CHILD_CACHE - 1);
+    if (t->child_cache[h].parent == parent && t->child_cache[h].name == name &&
+        t->child_cache[h].kind == kind)
+        return t->child_cache[h].child;
+    kscope__node *c = find_child(parent, name, kind, 0, 0);
+    if (!c) {
+        pthread_mutex_lock(&t->lock);
+        c = find_child(parent, name, kind, 0, 0);
+        if (!c)
+            c = new_child(parent, name, kind, 0);
+        pthread_mutex_unlock(&t->lock);
+        if (!c) {
+            kscope__fail(KSCOPE_ENOMEM, "out of memory adding scope '%s'", kscope__name(name));
+            return NULL;
+        }
+    }
+    t->child_cache[h].parent = parent;
+    t->child_cache[h].child = c;
+    t->child_cache[h].name = name;
+    t->child_cache[h].kind = kind;
+    return c;
+}
+
+kscope__node *kscope__node_child_locked(kscope__node *parent, uint32_t name, uint32_t kind,
+                                        uint32_t device)
+{
+    kscope__node *c = find_child(parent, name, kind, 0, device);
+    if (c)
+        return c;
+    pthread_mutex_t *lk = owner_lock(parent);
+    pthread_mutex_lock(lk);
+    c = find_child(parent, name, kind, 0, device);
+    if (!c)
+        c = new_child(parent, name, kind, device);
+    pthread_mutex_unlock(lk);
+    return c;
+}

@@ -1,0 +1,152 @@
+/*
+ * hatchet-json.c - write a profile tree as .hatchet: a JSON array of the
+ * ROOT node and the device-info object, the shape proton-viewer and LLNL
+ * Hatchet's literal reader load.
+ *
+ * Inclusive metrics are listed in ROOT with value 0 (readers learn from that
+ * which metrics roll up); the walk is iterative, so depth is bounded only by
+ * memory.
+ */
+#include "export/jsonw.h"
+#include "kscope.h"
+#include "profile/ptree.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static void write_metric(kscope__jsonw *w, const kscope__pmetric *m)
+{
+    kscope__jw_key(w, m->key);
+    switch (m->type) {
+    case KSCOPE__V_INT:
+        kscope__jw_int(w, m->v.i);
+        break;
+    case KSCOPE__V_DOUBLE:
+        kscope__jw_double(w, m->v.d);
+        break;
+    case KSCOPE__V_STRING:
+        kscope__jw_str(w, m->v.s);
+        break;
+    case KSCOPE__V_INTVEC:
+    case KSCOPE__V_DOUBLEVEC:
+        kscope__jw_open(w, '[');
+        for (uint32_t i = 0; i < m->n; i++) {
+            if (m->type == KSCOPE__V_INTVEC)
+                kscope__jw_int(w, m->v.iv[i]);
+            else
+                kscope__jw_double(w, m->v.dv[i]);
+        }
+        kscope__jw_close(w, ']');
+        break;
+    }
+}
+
+static void write_node_head(kscope__jsonw *w, const kscope__ptree *t, const kscope__pnode *n)
+{
+    kscope__jw_open(w, '{');
+    kscope__jw_key(w, "frame");
+    kscope__jw_open(w, '{');
+    kscope__jw_key(w, "name");
+    kscope__jw_str(w, n->name);
+    kscope__jw_key(w, "type");
+    kscope__jw_str(w, n->type ? n->type : "function");
+    kscope__jw_close(w, '}');
+    kscope__jw_key(w, "metrics");
+    kscope__jw_open(w, '{');
+    for (uint32_t i = 0; i < n->nmetrics; i++)
+        write_metric(w, &n->metrics[i]);
+    if (n == t->root) {
+        for (uint32_t i = 0; i < t->ninclusive; i++) {
+            if (kscope__pnode_metric(n, t->inclusive[i]))
+                continue;
+            kscope__jw_key(w, t->inclusive[i]);
+            kscope__jw_int(w, 0);
+        }
+    }
+    kscope__jw_close(w, '}');
+    kscope__jw_key(w, "children");
+    kscope__jw_open(w, '[');
+}
+
+static void write_devices(kscope__jsonw *w, const kscope__ptree *t)
+{
+    kscope__jw_open(w, '{');
+    /* Group devices by type: {"CUDA": {"0": {...}, "1": {...}}}. */
+    for (uint32_t i = 0; i < t->ndevices; i++) {
+        const char *type = t->devices[i].type;
+        int seen = 0;
+        for (uint32_t j = 0; j < i && !seen; j++)
+            seen = t->devices[j].type == type;
+        if (seen)
+            continue;
+        kscope__jw_key(w, type);
+        kscope__jw_open(w, '{');
+        for (uint32_t j = i; j < t->ndevices; j++) {
+            const kscope__pdevice *d = &t->devices[j];
+            if (d->type != type)
+                continue;
+            char id[16];
+            snprintf(id, sizeof id, "%u", d->id);
+            kscope__jw_key(w, id);
+            kscope__jw_open(w, '{');
+            kscope__jw_key(w, "arch");
+            kscope__jw_str(w, d->arch ? d->arch : "");
+            kscope__jw_key(w, "bus_width");
+            kscope__jw_int(w, d->bus_width);
+            kscope__jw_key(w, "clock_rate");
+            kscope__jw_int(w, d->clock_rate);
+            kscope__jw_key(w, "memory_clock_rate");
+            kscope__jw_int(w, d->memory_clock_rate);
+            kscope__jw_key(w, "num_sms");
+            kscope__jw_int(w, d->num_sms);
+            kscope__jw_close(w, '}');
+        }
+        kscope__jw_close(w, '}');
+    }
+    kscope__jw_close(w, '}');
+}
+
+typedef struct {
+    const kscope__pnode *node;
+    uint32_t next;
+} walk_frame;
+
+int kscope__hatchet_write_json(const kscope__ptree *t, char **out, size_t *len)
+{
+    kscope__jsonw w;
+    kscope__jw_init(&w);
+    size_t cap = 64, depth = 0;
+    walk_frame *stack = malloc(cap * sizeof *stack);
+    if (!stack)
+        return KSCOPE_ENOMEM;
+    kscope__jw_open(&w, '[');
+    write_node_head(&w, t, t->root);
+    stack[depth++] = (walk_frame){t->root, 0};
+    while (depth) {
+        walk_frame *f = &stack[depth - 1];
+        if (f->next == f->node->nchildren) {
+            kscope__jw_close(&w, ']');
+            kscope__jw_close(&w, '}');
+            depth--;
+            continue;
+        }
+        const kscope__pnode *c = f->node->children[f->next++];
+        if (depth == cap) {
+            walk_frame *p = realloc(stack, cap * 2 * sizeof *stack);
+            if (!p) {
+                free(stack);
+                kscope__jw_free(&w);
+                return KSCOPE_ENOMEM;
+            }
+            stack = p;
+            cap *= 2;
+        }
+        write_node_head(&w, t, c);
+        stack[depth++] = (walk_frame){c, 0};
+    }
+    free(stack);
+    write_devices(&w, t);
+    kscope__jw_close(&w, ']');
+    kscope__jw_raw(&w, "\n", 1);
+    return kscope__jw_finish(&w, out, len);
+}

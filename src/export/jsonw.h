@@ -1,0 +1,42 @@
+/*
+ * jsonw.h - a small streaming JSON writer into a growable buffer.
+ *
+ * Ours because writing a million trace events a second needs no DOM: the
+ * writer appends text directly, escaping strings per RFC 8259 (quotes,
+ * backslashes, control characters; invalid UTF-8 becomes U+FFFD).
+ */
+#ifndef KSCOPE_JSONW_H
+#define KSCOPE_JSONW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct kscope__jsonw {
+    char *buf;
+    size_t len, cap;
+    int failed; /* out of memory: everything after is dropped */
+    int need_comma;
+} kscope__jsonw;
+
+void kscope__jw_init(kscope__jsonw *w);
+/* Hand over the buffer (NUL-terminated); 0 or KSCOPE_ENOMEM. */
+int kscope__jw_finish(kscope__jsonw *w, char **out, size_t *len);
+void kscope__jw_free(kscope__jsonw *w);
+
+void kscope__jw_raw(kscope__jsonw *w, const char *s, size_t n);
+void kscope__jw_open(kscope__jsonw *w, char c);  /* '{' or '[' (after a comma if needed) */
+void kscope__jw_close(kscope__jsonw *w, char c); /* '}' or ']' */
+void kscope__jw_key(kscope__jsonw *w, const char *key);
+void kscope__jw_str(kscope__jsonw *w, const char *s);
+void kscope__jw_int(kscope__jsonw *w, int64_t v);
+void kscope__jw_uint(kscope__jsonw *w, uint64_t v);
+/* Doubles keep a decimal point ("2.0") so readers see a float; non-finite
+ * values are written as null. */
+void kscope__jw_double(kscope__jsonw *w, double v);
+/* Microseconds from nanoseconds, with ns precision ("12.345"). */
+void kscope__jw_us(kscope__jsonw *w, int64_t ns);
+
+/* Append the escaped body of a string (no quotes). */
+void kscope__jw_escape(kscope__jsonw *w, const char *s, size_t n);
+
+#endif

@@ -1,0 +1,350 @@
+/*
+ * ptree.c - the profile tree (see ptree.h): arena, string interning, nodes
+ * and metrics.
+ */
+#include "profile/ptree.h"
+#include "kscope.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct kscope__arena_chunk {
+    kscope__arena_chunk *next;
+    size_t used, size;
+    _Alignas(16) unsigned char data[];
+};
+
+#define ARENA_CHUNK (256 * 1024)
+
+void *kscope__ptree_alloc(kscope__ptree *t, size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    kscope__arena_chunk *c = t->chunks;
+    if (!c || c->used + size > c->size) {
+        size_t cap = size > ARENA_CHUNK ? size : ARENA_CHUNK;
+        c = malloc(sizeof *c + cap);
+        if (!c)
+            return NULL;
+        c->used = 0;
+        c->size = cap;
+        c->next = t->chunks;
+        t->chunks = c;
+    }
+    void *p = c->data + c->used;
+    c->used += size;
+    t->bytes += size;
+    memset(p, 0, size);
+    return p;
+}
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+static int strtab_grow(kscope__ptree *t)
+{
+    uint32_t cap = t->strtab_cap ? t->strtab_cap * 2 : 256;
+    char **tab = calloc(cap, sizeof *tab);
+    if (!tab)
+        return -1;
+    for (uint32_t i = 0; i < t->strtab_cap; i++) {
+        char *s = t->strtab[i];
+        if (!s)
+            continue;
+        uint32_t j = (uint32_t)hash_bytes(s, strlen(s)) & (cap - 1);
+        while (tab[j])
+            j = (j + 1) & (cap - 1);
+        tab[j] = s;
+    }
+    free(t->strtab);
+    t->strtab = tab;
+    t->strtab_cap = cap;
+    return 0;
+}
+
+const char *kscope__ptree_intern(kscope__ptree *t, const char *s, size_t len)
+{
+    if ((t->strtab_n + 1) * 2 > t->strtab_cap && strtab_grow(t) != 0)
+        return NULL;
+    uint32_t j = (uint32_t)hash_bytes(s, len) & (t->strtab_cap - 1);
+    for (; t->strtab[j]; j = (j + 1) & (t->strtab_cap - 1)) {
+        const char *e = t->strtab[j];
+        if (strncmp(e, s, len) == 0 && e[len] == 0)
+            return e;
+    }
+    char *copy = kscope__ptree_alloc(t, len + 1);
+    if (!copy)
+        return NULL;
+    memcpy(copy, s, len);
+    copy[len] = 0;
+    t->strtab[j] = copy;
+    t->strtab_n++;
+    return copy;
+}
+
+const char *kscope__ptree_intern_cstr(kscope__ptree *t, const char *s)
+{
+    return kscope__ptree_intern(t, s, strlen(s));
+}
+
+kscope__ptree *kscope__ptree_new(void)
+{
+    kscope__ptree *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->root = kscope__ptree_alloc(t, sizeof *t->root);
+    if (!t->root || !(t->root->name = kscope__ptree_intern_cstr(t, "ROOT")) ||
+        !(t->root->type = kscope__ptree_intern_cstr(t, "function"))) {
+        kscope__ptree_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void kscope__ptree_free(kscope__ptree *t)
+{
+    if (!t)
+        return;
+    kscope__arena_chunk *c = t->chunks;
+    while (c) {
+        kscope__arena_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    free(t->strtab);
+    free(t);
+}
+
+/* Grow an arena array (old space stays in the arena until the tree is
+ * freed; arrays double, so the waste is bounded by the live size). */
+static void *grow(kscope__ptree *t, void *old, uint32_t n, uint32_t *cap, size_t esz)
+{
+    uint32_t ncap = *cap ? *cap * 2 : 4;
+    void *p = kscope__ptree_alloc(t, ncap * esz);
+    if (!p)
+        return NULL;
+    if (old)
+        memcpy(p, old, n * esz);
+    *cap = ncap;
+    return p;
+}
+
+kscope__pnode *kscope__pnode_add(kscope__ptree *t, kscope__pnode *parent, const char *name)
+{
+    kscope__pnode *n = kscope__ptree_alloc(t, sizeof *n);
+    if (!n)
+        return NULL;
+    n->name = name;
+    n->type = t->root->type;
+    n->parent = parent;
+    if (parent->nchildren == parent->capchildren) {
+        kscope__pnode **c = grow(t, parent->children, parent->nchildren, &parent->capchildren,
+                                 sizeof *c);
+        if (!c)
+            return NULL;
+        parent->children = c;
+    }
+    parent->children[parent->nchildren++] = n;
+    return n;
+}
+
+kscope__pnode *kscope__pnode_child(kscope__ptree *t, kscope__pnode *parent, const char *name)
+{
+    for (uint32_t i = 0; i < parent->nchildren; i++)
+        if (parent->children[i]->name == name)
+            return parent->children[i];
+    return kscope__pnode_add(t, parent, name);
+}
+
+kscope__pmetric *kscope__pnode_metric(const kscope__pnode *n, const char *key)
+{
+    for (uint32_t i = 0; i < n->nmetrics; i++)
+        if (n->metrics[i].key == key)
+            return &n->metrics[i];
+    return NULL;
+}
+
+/* The metric `key` of n, added (type INT, value 0) when missing. */
+static kscope__pmetric *metric_slot(kscope__ptree *t, kscope__pnode *n, const char *key, int *fresh)
+{
+    const char *k = kscope__ptree_intern_cstr(t, key);
+    if (!k)
+        return NULL;
+    kscope__pmetric *m = kscope__pnode_metric(n, k);
+    *fresh = m == NULL;
+    if (m)
+        return m;
+    if (n->nmetrics == n->capmetrics) {
+        kscope__pmetric *p = grow(t, n->metrics, n->nmetrics, &n->capmetrics, sizeof *p);
+        if (!p)
+            return NULL;
+        n->metrics = p;
+    }
+    m = &n->metrics[n->nmetrics++];
+    memset(m, 0, sizeof *m);
+    m->key = k;
+    return m;
+}
+
+int kscope__pnode_set_int(kscope__ptree *t, kscope__pnode *n, const char *key, int64_t v)
+{
+    int fresh;
+    kscope__pmetric *m = metric_slot(t, n, key, &fresh);
+    if (!m)
+        return KSCOPE_ENOMEM;
+    m->type = KSCOPE__V_INT;
+    m->v.i = v;
+    return 0;
+}
+
+int kscope__pnode_set_double(kscope__ptree *t, kscope__pnode *n, const char *key, double v)
+{
+    int fresh;
+    kscope__pmetric *m = metric_slot(t, n, key, &fresh);
+    if (!m)
+        return KSCOPE_ENOMEM;
+    m->type = KSCOPE__V_DOUBLE;
+    m->v.d = v;
+    return 0;
+}
+
+int kscope__pnode_set_string(kscope__ptree *t, kscope__pnode *n, const char *key, const char *s)
+{
+    int fresh;
+    kscope__pmetric *m = metric_slot(t, n, key, &fresh);
+    const char *v = m ? kscope__ptree_intern_cstr(t, s) : NULL;
+    if (!v)
+        return KSCOPE_ENOMEM;
+    m->type = KSCOPE__V_STRING;
+    m->v.s = v;
+    return 0;
+}
+
+int kscope__pnode_set_vec(kscope__ptree *t, kscope__pnode *n, const char *key, kscope__vtype type,
+                          const void *values, uint32_t count)
+{
+    if (type != KSCOPE__V_INTVEC && type != KSCOPE__V_DOUBLEVEC)
+        return KSCOPE_EINVAL;
+    int fresh;
+    kscope__pmetric *m = metric_slot(t, n, key, &fresh);
+    if (!m)
+        return KSCOPE_ENOMEM;
+    size_t esz = type == KSCOPE__V_INTVEC ? sizeof(int64_t) : sizeof(double);
+    void *p = kscope__ptree_alloc(t, count * esz + 1);
+    if (!p)
+        return KSCOPE_ENOMEM;
+    if (count)
+        memcpy(p, values, count * esz);
+    m->type = type;
+    m->n = count;
+    if (type == KSCOPE__V_INTVEC)
+        m->v.iv = p;
+    else
+        m->v.dv = p;
+    return 0;
+}
+
+double kscope__pmetric_number(const kscope__pmetric *m)
+{
+    if (!m)
+        return 0;
+    double sum = 0;
+    switch (m->type) {
+    case KSCOPE__V_INT:
+        return (double)m->v.i;
+    case KSCOPE__V_DOUBLE:
+        return m->v.d;
+    case KSCOPE__V_INTVEC:
+        for (uint32_t i = 0; i < m->n; i++)
+            sum += (double)m->v.iv[i];
+        return sum;
+    case KSCOPE__V_DOUBLEVEC:
+        for (uint32_t i = 0; i < m->n; i++)
+            sum += m->v.dv[i];
+        return sum;
+    default:
+        return 0;
+    }
+}
+
+int kscope__pnode_add_int(kscope__ptree *t, kscope__pnode *n, const char *key, int64_t v)
+{
+    int fresh;
+    kscope__pmetric *m = metric_slot(t, n, key, &fresh);
+    if (!m)
+        return KSCOPE_ENOMEM;
+    if (fresh || m->type == KSCOPE__V_STRING) {
+        m->type = KSCOPE__V_INT;
+        m->v.i = v;
+    } else if (m->type == KSCOPE__V_INT) {
+        m->v.i += v;
+    } else {
+        double d = kscope__pmetric_number(m) + (double)v;
+        m->type = KSCOPE__V_DOUBLE;
+        m->v.d = d;
+    }
+    return 0;
+}
+
+int kscope__pnode_add_double(kscope__ptree *t, kscope__pnode *n, const char *key, double v)
+{
+    int fresh;
+    kscope__pmetric *m = metric_slot(t, n, key, &fresh);
+    if (!m)
+        return KSCOPE_ENOMEM;
+    double d = fresh || m->type == KSCOPE__V_STRING ? v : kscope__pmetric_number(m) + v;
+    m->type = KSCOPE__V_DOUBLE;
+    m->v.d = d;
+    return 0;
+}
+
+int kscope__ptree_add_inclusive(kscope__ptree *t, const char *key)
+{
+    const char *k = kscope__ptree_intern_cstr(t, key);
+    if (!k)
+        return KSCOPE_ENOMEM;
+    if (kscope__ptree_is_inclusive(t, k))
+        return 0;
+    if (t->ninclusive == t->capinclusive) {
+        const char **p = grow(t, t->inclusive, t->ninclusive, &t->capinclusive, sizeof *p);
+        if (!p)
+            return KSCOPE_ENOMEM;
+        t->inclusive = p;
+    }
+    t->inclusive[t->ninclusive++] = k;
+    return 0;
+}
+
+int kscope__ptree_is_inclusive(const kscope__ptree *t, const char *key)
+{
+    for (uint32_t i = 0; i < t->ninclusive; i++)
+        if (t->inclusive[i] == key || strcmp(t->inclusive[i], key) == 0)
+            return 1;
+    return 0;
+}
+
+kscope__pdevice *kscope__ptree_device(kscope__ptree *t, const char *type, uint32_t id)
+{
+    const char *ty = kscope__ptree_intern_cstr(t, type);
+    if (!ty)
+        return NULL;
+    for (uint32_t i = 0; i < t->ndevices; i++)
+        if (t->devices[i].type == ty && t->devices[i].id == id)
+            return &t->devices[i];
+    if (t->ndevices == t->capdevices) {
+        kscope__pdevice *p = grow(t, t->devices, t->ndevices, &t->capdevices, sizeof *p);
+        if (!p)
+            return NULL;
+        t->devices = p;
+    }
+    kscope__pdevice *d = &t->devices[t->ndevices++];
+    memset(d, 0, sizeof *d);
+    d->type = ty;
+    d->id = id;
+    d->arch = kscope__ptree_intern_cstr(t, "");
+    return d;
+}
