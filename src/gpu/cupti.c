@@ -1,0 +1,571 @@
+/*
+ * cupti.c - the CUPTI backend: every kernel, copy and set, attributed to
+ * the calling context that launched it.
+ *
+ * CUPTI and the CUDA driver are loaded at run time, so libkscope loads and
+ * records host scopes on machines with neither. What is enabled, and why:
+ *
+ *   CONCURRENT_KERNEL, MEMCPY, MEMCPY2, MEMSET  the GPU work itself (never
+ *       the KERNEL kind, which serialises kernels);
+ *   EXTERNAL_CORRELATION + DRIVER  the scope of each launch: the core calls
+ *       ctx_push/ctx_pop at scope and state boundaries, which push kscope's
+ *       context id on CUPTI's external correlation stack; the DRIVER record
+ *       (which CUPTI needs before it writes external correlation records)
+ *       also gives the launch's host time and thread, for trace flows.
+ *
+ * No callback runs on a launch unless the program gives launch metadata:
+ * then the driver's launch callbacks are enabled (and stay enabled until
+ * the backend stops) to tie the metadata to the next launch on its thread.
+ *
+ * Activity buffers come from a free list and go back to it, so the steady
+ * state allocates nothing. Record timestamps are on kscope's clock (CUPTI's
+ * timestamp callback), so a kernel never starts before its launch.
+ */
+#include "gpu/gpu-internal.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BUFFER_SIZE  (4u << 20)
+#define BUFFER_ALIGN 8
+/* A kept record waits at most this many buffers for its launch record. */
+#define PENDING_MAX_AGE 4
+
+/* ------------------------------------------------------- loaded functions */
+
+typedef struct cupti_api {
+    CUptiResult (*activity_enable)(CUpti_ActivityKind);
+    CUptiResult (*activity_disable)(CUpti_ActivityKind);
+    CUptiResult (*register_callbacks)(CUpti_BuffersCallbackRequestFunc,
+                                      CUpti_BuffersCallbackCompleteFunc);
+    CUptiResult (*get_next_record)(uint8_t *, size_t, CUpti_Activity **);
+    CUptiResult (*get_dropped)(CUcontext, uint32_t, size_t *);
+    CUptiResult (*flush_all)(uint32_t);
+    CUptiResult (*push_ext)(CUpti_ExternalCorrelationKind, uint64_t);
+    CUptiResult (*pop_ext)(CUpti_ExternalCorrelationKind, uint64_t *);
+    CUptiResult (*register_timestamp)(CUpti_TimestampCallbackFunc);
+    CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+    CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
+    CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
+                                   CUpti_CallbackId);
+    CUptiResult (*result_string)(CUptiResult, const char **);
+} cupti_api;
+
+typedef struct driver_api {
+    CUresult (*init)(unsigned);
+    CUresult (*device_count)(int *);
+    CUresult (*device_get)(CUdevice *, int);
+    CUresult (*attribute)(int *, CUdevice_attribute, CUdevice);
+    CUresult (*error_name)(CUresult, const char **);
+    CUresult (*ctx_current)(CUcontext *);
+    CUresult (*ctx_synchronize)(void);
+    CUresult (*primary_state)(CUdevice, unsigned *, int *);
+    CUresult (*primary_retain)(CUcontext *, CUdevice);
+    CUresult (*primary_release)(CUdevice);
+    CUresult (*ctx_push)(CUcontext);
+    CUresult (*ctx_pop)(CUcontext *);
+} driver_api;
+
+static cupti_api cu;
+static driver_api drv;
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static int load_err;
+static char load_msg[512];
+
+/* ------------------------------------------------------------------ state */
+
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;  /* start/stop */
+static pthread_mutex_t buffer_lock = PTHREAD_MUTEX_INITIALIZER; /* corr, decode */
+static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;   /* free_buffers */
+static int started;
+static int callbacks_on;
+static _Atomic int callbacks_wanted;
+static CUpti_SubscriberHandle subscriber;
+static kscope__corr corr;
+static int corr_ready;
+static void *free_buffers; /* each buffer's first word links the next */
+static int device_count;
+
+/* Pushes made by this thread since the backend last started (gen). */
+static _Atomic uint32_t push_gen;
+static __thread uint32_t tl_gen, tl_depth;
+/* Metadata for the next launch on this thread. */
+static __thread kscope__gpu_meta *tl_meta;
+
+static const CUpti_ActivityKind kinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMCPY2,
+    CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+    CUPTI_ACTIVITY_KIND_DRIVER,
+};
+
+static const CUpti_CallbackId launch_cbids[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+};
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---------------------------------------------------------------- loading */
+
+static int load_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Remember why the backend cannot run (reported at each start). */
+static int load_fail(int err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(load_msg, sizeof load_msg, fmt, ap);
+    va_end(ap);
+    load_err = err;
+    return err;
+}
+
+#define SYM(lib, dst, name)                                                                        \
+    do {                                                                                           \
+        *(void **)&(dst) = dlsym((lib), (name));                                                   \
+        if (!(dst))                                                                                \
+            missing = (name);                                                                      \
+    } while (0)
+
+static const char *driver_error(CUresult rc)
+{
+    const char *name = NULL;
+    if (drv.error_name && drv.error_name(rc, &name) == CUDA_SUCCESS && name)
+        return name;
+    return "unknown CUDA error";
+}
+
+static int load_driver(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
+    if (!lib)
+        return load_fail(KSCOPE_ENOGPU, "no CUDA driver: cannot load libcuda.so.1 (%s)", dlerror());
+    const char *missing = NULL;
+    SYM(lib, drv.init, "cuInit");
+    SYM(lib, drv.device_count, "cuDeviceGetCount");
+    SYM(lib, drv.device_get, "cuDeviceGet");
+    SYM(lib, drv.attribute, "cuDeviceGetAttribute");
+    SYM(lib, drv.error_name, "cuGetErrorName");
+    SYM(lib, drv.ctx_current, "cuCtxGetCurrent");
+    SYM(lib, drv.ctx_synchronize, "cuCtxSynchronize");
+    SYM(lib, drv.primary_state, "cuDevicePrimaryCtxGetState");
+    SYM(lib, drv.primary_retain, "cuDevicePrimaryCtxRetain");
+    SYM(lib, drv.primary_release, "cuDevicePrimaryCtxRelease_v2");
+    SYM(lib, drv.ctx_push, "cuCtxPushCurrent_v2");
+    SYM(lib, drv.ctx_pop, "cuCtxPopCurrent_v2");
+    if (missing)
+        return load_fail(KSCOPE_ENOGPU, "CUDA driver libcuda.so.1 lacks %s (driver too old)",
+                         missing);
+    CUresult rc = drv.init(0);
+    if (rc == CUDA_ERROR_NO_DEVICE)
+        return load_fail(KSCOPE_ENOGPU, "no CUDA GPU found (cuInit: %s)", driver_error(rc));
+    if (rc != CUDA_SUCCESS)
+        return load_fail(KSCOPE_ENOGPU, "CUDA driver failed to initialise (cuInit: %s)",
+                         driver_error(rc));
+    if (drv.device_count(&device_count) != CUDA_SUCCESS || device_count <= 0)
+        return load_fail(KSCOPE_ENOGPU, "no CUDA GPU found (the driver reports 0 devices)");
+    return 0;
+}
+
+/* dlopen CUPTI: KSCOPE_CUPTI_LIBRARY if set, else the usual places. */
+static void *open_cupti(char *tried, size_t size)
+{
+    const char *env = getenv("KSCOPE_CUPTI_LIBRARY");
+    const char *home = getenv("CUDA_HOME");
+    char home_path[4096] = "";
+    if (home && *home)
+        snprintf(home_path, sizeof home_path, "%s/lib64/libcupti.so", home);
+    const char *candidates[] = {
+        "libcupti.so.13",
+        "libcupti.so",
+        home_path,
+        "/usr/local/cuda/lib64/libcupti.so",
+        "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
+    };
+    size_t n = N_OF(candidates);
+    if (env && *env) {
+        candidates[0] = env;
+        n = 1;
+    }
+    tried[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        if (!candidates[i][0])
+            continue;
+        void *lib = dlopen(candidates[i], RTLD_NOW | RTLD_GLOBAL);
+        if (lib)
+            return lib;
+        size_t used = strlen(tried);
+        snprintf(tried + used, size - used, "%s%s", used ? ", " : "", candidates[i]);
+    }
+    return NULL;
+}
+
+static int load_cupti(void)
+{
+    char tried[2048];
+    void *lib = open_cupti(tried, sizeof tried);
+    if (!lib)
+        return load_fail(KSCOPE_ENOCUPTI,
+                         "CUPTI library not found (tried %s); set KSCOPE_CUPTI_LIBRARY to its path",
+                         tried);
+    const char *missing = NULL;
+    SYM(lib, cu.activity_enable, "cuptiActivityEnable");
+    SYM(lib, cu.activity_disable, "cuptiActivityDisable");
+    SYM(lib, cu.register_callbacks, "cuptiActivityRegisterCallbacks");
+    SYM(lib, cu.get_next_record, "cuptiActivityGetNextRecord");
+    SYM(lib, cu.get_dropped, "cuptiActivityGetNumDroppedRecords");
+    SYM(lib, cu.flush_all, "cuptiActivityFlushAll");
+    SYM(lib, cu.push_ext, "cuptiActivityPushExternalCorrelationId");
+    SYM(lib, cu.pop_ext, "cuptiActivityPopExternalCorrelationId");
+    SYM(lib, cu.register_timestamp, "cuptiActivityRegisterTimestampCallback");
+    SYM(lib, cu.subscribe, "cuptiSubscribe");
+    SYM(lib, cu.unsubscribe, "cuptiUnsubscribe");
+    SYM(lib, cu.enable_callback, "cuptiEnableCallback");
+    SYM(lib, cu.result_string, "cuptiGetResultString");
+    if (missing)
+        return load_fail(KSCOPE_ENOCUPTI,
+                         "CUPTI library lacks %s (CUPTI from CUDA 12 or later is needed)", missing);
+    return 0;
+}
+
+static void load_all(void)
+{
+    if (load_driver() == 0)
+        load_cupti();
+}
+
+static const char *cupti_error(CUptiResult rc)
+{
+    const char *s = NULL;
+    if (cu.result_string && cu.result_string(rc, &s) == CUPTI_SUCCESS && s)
+        return s;
+    return "unknown CUPTI error";
+}
+
+/* ---------------------------------------------------------------- buffers */
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    pthread_mutex_lock(&free_lock);
+    void *b = free_buffers;
+    if (b)
+        free_buffers = *(void **)b;
+    pthread_mutex_unlock(&free_lock);
+    if (!b)
+        b = aligned_alloc(BUFFER_ALIGN, BUFFER_SIZE);
+    /* NULL makes CUPTI drop records, which it counts: reported at finalize. */
+    *buffer = b;
+    *size = b ? BUFFER_SIZE : 0;
+    *max_records = 0;
+}
+
+static void buffer_release(uint8_t *b)
+{
+    pthread_mutex_lock(&free_lock);
+    *(void **)b = free_buffers;
+    free_buffers = b;
+    pthread_mutex_unlock(&free_lock);
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                      size_t valid)
+{
+    (void)size;
+    pthread_mutex_lock(&buffer_lock);
+    CUpti_Activity *rec = NULL;
+    while (cu.get_next_record(buffer, valid, &rec) == CUPTI_SUCCESS)
+        kscope__corr_feed(&corr, rec);
+    kscope__corr_drain(&corr, PENDING_MAX_AGE);
+    size_t dropped = 0;
+    if (cu.get_dropped(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
+        kscope__add_dropped((int64_t)dropped);
+    pthread_mutex_unlock(&buffer_lock);
+    if (buffer)
+        buffer_release(buffer);
+}
+
+static void deliver_to_core(void *arg, uint64_t ctx, const kscope__gpu_record *r)
+{
+    (void)arg;
+    kscope__record_gpu(ctx, r);
+}
+
+/* --------------------------------------------------------- context hooks */
+
+/* Scope or state entered on this thread: later launches belong to ctx. */
+static void push_ctx(uint64_t ctx)
+{
+    uint32_t gen = atomic_load_explicit(&push_gen, memory_order_relaxed);
+    if (tl_gen != gen) { /* pushes from an earlier start are not ours to pop */
+        tl_gen = gen;
+        tl_depth = 0;
+    }
+    if (cu.push_ext(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, ctx) == CUPTI_SUCCESS)
+        tl_depth++;
+}
+
+/* The innermost scope or state left: back to the enclosing context. */
+static void pop_ctx(void)
+{
+    if (tl_depth == 0 || tl_gen != atomic_load_explicit(&push_gen, memory_order_relaxed))
+        return;
+    uint64_t last;
+    cu.pop_ext(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+    tl_depth--;
+}
+
+/* ------------------------------------------------------ launch callbacks */
+
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                 const void *data)
+{
+    (void)userdata;
+    (void)cbid;
+    if (domain != CUPTI_CB_DOMAIN_DRIVER_API)
+        return;
+    const CUpti_CallbackData *cb = data;
+    kscope__gpu_meta *m = tl_meta;
+    if (!m || cb->callbackSite != CUPTI_API_ENTER)
+        return;
+    tl_meta = NULL;
+    m->correlation = cb->correlationId;
+    kscope__corr_put_meta(&corr, m);
+}
+
+/* Enable the driver launch callbacks (state_lock held). */
+static int enable_launch_callbacks(void)
+{
+    if (callbacks_on || !started)
+        return 0;
+    for (size_t i = 0; i < N_OF(launch_cbids); i++) {
+        CUptiResult rc =
+            cu.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
+        if (rc != CUPTI_SUCCESS)
+            return kscope__fail(KSCOPE_ENOCUPTI, "cannot enable CUPTI launch callbacks: %s",
+                                cupti_error(rc));
+    }
+    callbacks_on = 1;
+    return 0;
+}
+
+static int cupti_launch_metadata(const kscope_launch_meta *meta)
+{
+    if (!meta)
+        return kscope__fail(KSCOPE_EINVAL, "launch metadata: NULL");
+    kscope__gpu_meta *m = NULL;
+    int rc = kscope__gpu_meta_copy(meta, &m);
+    if (rc < 0)
+        return rc;
+    free(tl_meta); /* two in a row: the later one wins */
+    tl_meta = m;
+    if (!atomic_load_explicit(&callbacks_wanted, memory_order_relaxed)) {
+        atomic_store(&callbacks_wanted, 1);
+        pthread_mutex_lock(&state_lock);
+        rc = enable_launch_callbacks();
+        pthread_mutex_unlock(&state_lock);
+        return rc;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ device info */
+
+static int attr(CUdevice d, CUdevice_attribute a)
+{
+    int v = 0;
+    return drv.attribute(&v, a, d) == CUDA_SUCCESS ? v : 0;
+}
+
+static void record_devices(void)
+{
+    for (int i = 0; i < device_count; i++) {
+        CUdevice d;
+        if (drv.device_get(&d, i) != CUDA_SUCCESS)
+            continue;
+        char arch[16];
+        snprintf(arch, sizeof arch, "%d%d", attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+                 attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+        kscope__set_device_info(
+            (uint32_t)i, arch, attr(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+            attr(d, CU_DEVICE_ATTRIBUTE_CLOCK_RATE), attr(d, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),
+            attr(d, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH));
+    }
+}
+
+/* ------------------------------------------------------------- lifecycle */
+
+static uint64_t CUPTIAPI timestamp_now(void)
+{
+    return kscope_now_ns();
+}
+
+static void disable_kinds(size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        cu.activity_disable(kinds[i]);
+}
+
+static int subscribe(void)
+{
+    CUptiResult rc = cu.subscribe(&subscriber, on_callback, NULL);
+    if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+        return kscope__fail(KSCOPE_EBUSY,
+                            "another CUPTI subscriber (a profiler such as torch.profiler, Proton "
+                            "or Nsight) already holds this process's CUPTI interface");
+    if (rc != CUPTI_SUCCESS)
+        return kscope__fail(KSCOPE_ENOCUPTI, "cuptiSubscribe failed: %s", cupti_error(rc));
+    return 0;
+}
+
+static int enable_activity(void)
+{
+    CUptiResult rc = cu.register_timestamp(timestamp_now);
+    if (rc != CUPTI_SUCCESS)
+        return kscope__fail(KSCOPE_ENOCUPTI, "cuptiActivityRegisterTimestampCallback failed: %s",
+                            cupti_error(rc));
+    rc = cu.register_callbacks(buffer_requested, buffer_completed);
+    if (rc != CUPTI_SUCCESS)
+        return kscope__fail(KSCOPE_ENOCUPTI, "cuptiActivityRegisterCallbacks failed: %s",
+                            cupti_error(rc));
+    for (size_t i = 0; i < N_OF(kinds); i++) {
+        rc = cu.activity_enable(kinds[i]);
+        if (rc != CUPTI_SUCCESS) {
+            disable_kinds(i);
+            return kscope__fail(KSCOPE_ENOCUPTI, "cuptiActivityEnable(kind %d) failed: %s",
+                                (int)kinds[i], cupti_error(rc));
+        }
+    }
+    return 0;
+}
+
+static int start_locked(void)
+{
+    pthread_once(&load_once, load_all);
+    if (load_err)
+        return kscope__fail(load_err, "%s", load_msg);
+    if (!corr_ready) {
+        int rc = kscope__corr_init(&corr, deliver_to_core, NULL);
+        if (rc < 0)
+            return rc;
+        corr_ready = 1;
+    }
+    int rc = subscribe();
+    if (rc < 0)
+        return rc;
+    if ((rc = enable_activity()) < 0) {
+        cu.unsubscribe(subscriber);
+        return rc;
+    }
+    started = 1;
+    if (atomic_load(&callbacks_wanted) && (rc = enable_launch_callbacks()) < 0)
+        kscope__warn_once("cupti-callbacks", "%s; launch metadata will not be attached",
+                          kscope_last_error());
+    record_devices();
+    atomic_fetch_add(&push_gen, 1);
+    kscope__g.ctx_push = push_ctx;
+    kscope__g.ctx_pop = pop_ctx;
+    atomic_store(&kscope__g.gpu_ctx_hooks, 1);
+    return 0;
+}
+
+/* Start capture. KSCOPE_ENOGPU (no driver, no GPU), KSCOPE_ENOCUPTI (no
+ * CUPTI, or it refused) or KSCOPE_EBUSY (another subscriber), each with a
+ * message naming the cause. */
+static int cupti_start(void)
+{
+    pthread_mutex_lock(&state_lock);
+    int rc = started ? 0 : start_locked();
+    pthread_mutex_unlock(&state_lock);
+    return rc;
+}
+
+/* Wait for the work launched so far on every context kscope can reach:
+ * the calling thread's, and each device's primary context if active. */
+static void synchronize_devices(void)
+{
+    CUcontext cur = NULL;
+    if (drv.ctx_current(&cur) == CUDA_SUCCESS && cur)
+        drv.ctx_synchronize();
+    for (int i = 0; i < device_count; i++) {
+        CUdevice d;
+        unsigned flags = 0;
+        int active = 0;
+        if (drv.device_get(&d, i) != CUDA_SUCCESS ||
+            drv.primary_state(d, &flags, &active) != CUDA_SUCCESS || !active)
+            continue;
+        CUcontext pctx = NULL;
+        if (drv.primary_retain(&pctx, d) != CUDA_SUCCESS)
+            continue;
+        if (pctx != cur && drv.ctx_push(pctx) == CUDA_SUCCESS) {
+            drv.ctx_synchronize();
+            CUcontext popped;
+            drv.ctx_pop(&popped);
+        }
+        drv.primary_release(d);
+    }
+}
+
+/* Block until every record of work launched so far was delivered. */
+static void cupti_flush(void)
+{
+    pthread_mutex_lock(&state_lock);
+    if (started) {
+        synchronize_devices();
+        cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        pthread_mutex_lock(&buffer_lock);
+        kscope__corr_drain(&corr, 0);
+        pthread_mutex_unlock(&buffer_lock);
+    }
+    pthread_mutex_unlock(&state_lock);
+}
+
+/* Stop capture after delivering everything launched so far. */
+static void cupti_stop(void)
+{
+    cupti_flush();
+    pthread_mutex_lock(&state_lock);
+    if (started) {
+        atomic_store(&kscope__g.gpu_ctx_hooks, 0);
+        disable_kinds(N_OF(kinds));
+        cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        pthread_mutex_lock(&buffer_lock);
+        kscope__corr_drain(&corr, 0);
+        pthread_mutex_unlock(&buffer_lock);
+        cu.unsubscribe(subscriber);
+        started = 0;
+        callbacks_on = 0;
+    }
+    pthread_mutex_unlock(&state_lock);
+}
+
+static const kscope__backend cupti_backend = {
+    .name = "cupti",
+    .start = cupti_start,
+    .stop = cupti_stop,
+    .flush = cupti_flush,
+    .session_changed = NULL, /* launch times are always kept: no mode switch */
+    .launch_metadata = cupti_launch_metadata,
+};
+
+/* The CUPTI backend (always present in a CUDA build; start() says whether
+ * this machine can use it). */
+const kscope__backend *kscope__gpu_backend(void)
+{
+    return &cupti_backend;
+}

@@ -1,0 +1,169 @@
+/*
+ * decode.c - CUPTI activity records to kscope__gpu_record, and copies of
+ * launch metadata.
+ *
+ * Plain functions with no CUPTI calls, so tests feed them synthetic
+ * records. Only the fields kscope keeps are read; they sit at offsets that
+ * every recent record version shares.
+ */
+#include "gpu/gpu-internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *kscope__gpu_copy_name(uint8_t copy_kind)
+{
+    switch (copy_kind) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+        return "Memcpy HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+        return "Memcpy DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+        return "Memcpy HtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+        return "Memcpy AtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+        return "Memcpy AtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+        return "Memcpy AtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+        return "Memcpy DtoA";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+        return "Memcpy DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+        return "Memcpy HtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+        return "Memcpy PtoP";
+    default:
+        return "Memcpy";
+    }
+}
+
+static void decode_kernel(const CUpti_ActivityKernel10 *k, kscope__gpu_record *out)
+{
+    out->kind = KSCOPE__GPU_KERNEL;
+    out->name = k->name;
+    out->start_ns = k->start;
+    out->end_ns = k->end;
+    out->device = k->deviceId;
+    out->stream = k->streamId;
+    out->src_device = out->dst_device = k->deviceId;
+    out->correlation = k->correlationId;
+}
+
+static void decode_memcpy(const CUpti_ActivityMemcpy6 *m, kscope__gpu_record *out)
+{
+    out->kind = KSCOPE__GPU_MEMCPY;
+    out->name = kscope__gpu_copy_name(m->copyKind);
+    out->start_ns = m->start;
+    out->end_ns = m->end;
+    out->device = m->deviceId;
+    out->stream = m->streamId;
+    out->src_device = out->dst_device = m->deviceId;
+    out->bytes = m->bytes;
+    out->correlation = m->correlationId;
+}
+
+static void decode_peer(const CUpti_ActivityMemcpyPtoP4 *m, kscope__gpu_record *out)
+{
+    out->kind = KSCOPE__GPU_MEMCPY;
+    out->name = kscope__gpu_copy_name(m->copyKind);
+    out->start_ns = m->start;
+    out->end_ns = m->end;
+    out->device = m->deviceId;
+    out->stream = m->streamId;
+    out->src_device = m->srcDeviceId;
+    out->dst_device = m->dstDeviceId;
+    out->bytes = m->bytes;
+    out->correlation = m->correlationId;
+}
+
+static void decode_memset(const CUpti_ActivityMemset4 *m, kscope__gpu_record *out)
+{
+    out->kind = KSCOPE__GPU_MEMSET;
+    out->name = "Memset";
+    out->start_ns = m->start;
+    out->end_ns = m->end;
+    out->device = m->deviceId;
+    out->stream = m->streamId;
+    out->src_device = out->dst_device = m->deviceId;
+    out->bytes = m->bytes;
+    out->correlation = m->correlationId;
+}
+
+int kscope__gpu_decode(const CUpti_Activity *rec, kscope__gpu_record *out)
+{
+    memset(out, 0, sizeof *out);
+    switch (rec->kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        decode_kernel((const CUpti_ActivityKernel10 *)rec, out);
+        return 1;
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        decode_memcpy((const CUpti_ActivityMemcpy6 *)rec, out);
+        return 1;
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+        decode_peer((const CUpti_ActivityMemcpyPtoP4 *)rec, out);
+        return 1;
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        decode_memset((const CUpti_ActivityMemset4 *)rec, out);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Bytes needed for a copy of `m` laid out after the header. */
+static size_t meta_size(const kscope_launch_meta *m)
+{
+    size_t n = sizeof(kscope__gpu_meta) + m->n_custom * (sizeof(char *) + sizeof(double));
+    if (m->name)
+        n += strlen(m->name) + 1;
+    for (size_t i = 0; i < m->n_custom; i++)
+        n += strlen(m->custom_names[i]) + 1;
+    return n;
+}
+
+static int meta_valid(const kscope_launch_meta *m)
+{
+    if (m->n_custom && (!m->custom_names || !m->custom_values))
+        return kscope__fail(KSCOPE_EINVAL,
+                            "launch metadata: %zu custom metrics but no names or values",
+                            m->n_custom);
+    for (size_t i = 0; i < m->n_custom; i++)
+        if (!m->custom_names[i] || !m->custom_names[i][0])
+            return kscope__fail(KSCOPE_EINVAL, "launch metadata: custom metric %zu has no name", i);
+    return 0;
+}
+
+int kscope__gpu_meta_copy(const kscope_launch_meta *m, kscope__gpu_meta **out)
+{
+    *out = NULL;
+    if (!m)
+        return kscope__fail(KSCOPE_EINVAL, "launch metadata: NULL");
+    int rc = meta_valid(m);
+    if (rc < 0)
+        return rc;
+    kscope__gpu_meta *g = malloc(meta_size(m));
+    if (!g)
+        return kscope__fail(KSCOPE_ENOMEM, "launch metadata: out of memory");
+    g->correlation = 0;
+    g->meta = *m;
+    /* Layout after the header: names[], values[], then the strings. */
+    const char **names = (const char **)(g + 1);
+    double *values = (double *)(names + m->n_custom);
+    char *text = (char *)(values + m->n_custom);
+    for (size_t i = 0; i < m->n_custom; i++) {
+        size_t len = strlen(m->custom_names[i]) + 1;
+        memcpy(text, m->custom_names[i], len);
+        names[i] = text;
+        values[i] = m->custom_values[i];
+        text += len;
+    }
+    g->meta.custom_names = m->n_custom ? names : NULL;
+    g->meta.custom_values = m->n_custom ? values : NULL;
+    if (m->name)
+        g->meta.name = memcpy(text, m->name, strlen(m->name) + 1);
+    *out = g;
+    return 0;
+}
