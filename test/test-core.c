@@ -1,0 +1,665 @@
+/*
+ * test-core.c - sessions, scopes, metrics, states, marks, the tracer, the
+ * profiling switch and the errors of the C API.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "kscope.h"
+#include "support/testutil.h"
+
+#include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Every test ends with no session left. */
+static int teardown(void **state)
+{
+    (void)state;
+    while (kscope_depth() > 0)
+        kscope_exit(NULL);
+    kscope_finalize(KSCOPE_ALL, NULL);
+    kscope_set_profiling(KSCOPE_PROFILING_ON);
+    return 0;
+}
+
+static int start_tree(const char *name)
+{
+    kscope_session_opts o = {.name = name, .data = "tree", .backend = "none"};
+    int s = kscope_start(&o);
+    assert_true(s >= 0);
+    return s;
+}
+
+/* The session's tree, parsed (first element of the .hatchet array). */
+static yajl_val tree_of(int session, yajl_val *doc)
+{
+    char *buf;
+    size_t len;
+    assert_int_equal(kscope_data(session, "hatchet", &buf, &len), 0);
+    *doc = tu_parse(buf);
+    kscope_free(buf);
+    assert_non_null(*doc);
+    assert_true(YAJL_IS_ARRAY(*doc));
+    assert_int_equal((*doc)->u.array.len, 2);
+    return (*doc)->u.array.values[0];
+}
+
+static void test_errors_have_names_and_messages(void **state)
+{
+    (void)state;
+    assert_string_equal(kscope_strerror(0), "success");
+    assert_string_equal(kscope_err_name(KSCOPE_EMISMATCH), "KSCOPE_EMISMATCH");
+    assert_string_equal(kscope_strerror(KSCOPE_ENOSESSION), "no such session");
+    assert_string_equal(kscope_strerror(12345), "unknown error");
+    assert_true(KSCOPE_EINVAL < 0 && KSCOPE_ESTATE < 0);
+    assert_int_equal(kscope_finalize(5, NULL), KSCOPE_ENOSESSION);
+    assert_non_null(strstr(kscope_last_error(), "session 5"));
+}
+
+static void test_nested_scopes_make_a_tree(void **state)
+{
+    (void)state;
+    int s = start_tree("t_nested");
+    assert_int_equal(kscope_enter("a"), 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(kscope_enter("b"), 0);
+        assert_int_equal(kscope_exit("b"), 0);
+    }
+    assert_int_equal(kscope_enter("c"), 0);
+    assert_int_equal(kscope_depth(), 2);
+    assert_int_equal(kscope_exit(NULL), 0);
+    assert_int_equal(kscope_exit("a"), 0);
+    yajl_val doc, root = tree_of(s, &doc);
+    assert_string_equal(tu_frame_name(root), "ROOT");
+    yajl_val a = TU_PATH(root, "a");
+    assert_non_null(a);
+    assert_int_equal(tu_metric_int(a, "calls"), 1);
+    assert_int_equal(tu_metric_int(TU_PATH(root, "a", "b"), "calls"), 3);
+    assert_int_equal(tu_metric_int(TU_PATH(root, "a", "c"), "calls"), 1);
+    assert_true(tu_metric_int(a, "wall_time (ns)") >= tu_metric_int(TU_PATH(root, "a", "b"), "wall_time (ns)"));
+    /* Host metrics are exclusive: not listed in ROOT, so readers do not
+     * add them up; and they never use the kernel names. */
+    assert_null(tu_metric(root, "calls"));
+    assert_null(tu_metric(root, "wall_time (ns)"));
+    assert_null(tu_metric(a, "count"));
+    assert_null(tu_metric(a, "time (ns)"));
+    /* The frame shape proton-viewer reads. */
+    yajl_val type = tu_get(tu_get(a, "frame"), "type");
+    assert_string_equal(type->u.string, "function");
+    yajl_tree_free(doc);
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    assert_int_equal(access("t_nested.hatchet", R_OK), 0);
+}
+
+static void test_same_named_children_merge(void **state)
+{
+    (void)state;
+    int s = start_tree("t_merge");
+    for (int i = 0; i < 5; i++) {
+        kscope_enter("x");
+        kscope_enter("y");
+        kscope_exit("y");
+        kscope_exit("x");
+    }
+    yajl_val doc, root = tree_of(s, &doc);
+    assert_int_equal(tu_nchildren(root), 1);
+    assert_int_equal(tu_nchildren(TU_PATH(root, "x")), 1);
+    assert_int_equal(tu_metric_int(TU_PATH(root, "x", "y"), "calls"), 5);
+    yajl_tree_free(doc);
+}
+
+static void test_mismatched_exit_names_both_and_keeps_stack(void **state)
+{
+    (void)state;
+    start_tree("t_mismatch");
+    kscope_enter("outer");
+    kscope_enter("inner");
+    assert_int_equal(kscope_exit("outer"), KSCOPE_EMISMATCH);
+    assert_non_null(strstr(kscope_last_error(), "'outer'"));
+    assert_non_null(strstr(kscope_last_error(), "'inner'"));
+    assert_int_equal(kscope_depth(), 2);
+    assert_int_equal(kscope_exit("inner"), 0);
+    assert_int_equal(kscope_exit("outer"), 0);
+    assert_int_equal(kscope_exit("outer"), KSCOPE_EEMPTY);
+    assert_non_null(strstr(kscope_last_error(), "no scope is open"));
+}
+
+static void test_bad_names_are_refused(void **state)
+{
+    (void)state;
+    start_tree("t_badnames");
+    assert_int_equal(kscope_enter(NULL), KSCOPE_EINVAL);
+    assert_int_equal(kscope_enter(""), KSCOPE_EINVAL);
+    assert_non_null(strstr(kscope_last_error(), "empty"));
+    assert_int_equal(kscope_mark(NULL), KSCOPE_EINVAL);
+    assert_int_equal(kscope_state_enter(""), KSCOPE_EINVAL);
+    assert_int_equal(kscope_metric_int(NULL, 1), KSCOPE_EINVAL);
+    assert_int_equal(kscope_metric_double("nan", 0.0 / 0.0), KSCOPE_EINVAL);
+    assert_int_equal(kscope_enter_loc(NULL), KSCOPE_EINVAL);
+}
+
+static void test_metric_kinds(void **state)
+{
+    (void)state;
+    int s = start_tree("t_metrics");
+    kscope_enter("train");
+    assert_int_equal(kscope_metric_int("tokens", 100), 0);
+    assert_int_equal(kscope_metric_int("tokens (inc)", 50), 0);
+    assert_int_equal(kscope_metric_int("cpu_wait (ns)(exc)", 7), 0);
+    assert_int_equal(kscope_metric_int("step_idx (pty)", 1), 0);
+    assert_int_equal(kscope_metric_int("step_idx (pty)", 2), 0);
+    assert_int_equal(kscope_metric_double("flops16", 1.5), 0);
+    int64_t iv[3] = {1, 2, 3};
+    double dv[2] = {0.5, 1.5};
+    assert_int_equal(kscope_metric_int_vec("hist", iv, 3), 0);
+    assert_int_equal(kscope_metric_int_vec("hist", iv, 2), 0);
+    assert_int_equal(kscope_metric_double_vec("samples (pty)", dv, 2), 0);
+    kscope_exit("train");
+    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val train = TU_PATH(root, "train");
+    assert_int_equal(tu_metric_int(train, "tokens"), 150);
+    assert_int_equal(tu_metric_int(train, "cpu_wait (ns)"), 7);
+    assert_int_equal(tu_metric_int(train, "step_idx"), 2);
+    assert_true(YAJL_IS_DOUBLE(tu_metric(train, "flops16")));
+    assert_false(YAJL_IS_INTEGER(tu_metric(train, "flops16")));
+    yajl_val hist = tu_metric(train, "hist");
+    assert_true(YAJL_IS_ARRAY(hist));
+    assert_int_equal(hist->u.array.len, 3);
+    assert_int_equal(YAJL_GET_INTEGER(hist->u.array.values[0]), 2);
+    assert_int_equal(YAJL_GET_INTEGER(hist->u.array.values[2]), 3);
+    assert_true(YAJL_IS_ARRAY(tu_metric(train, "samples")));
+    /* Inclusive metrics appear in ROOT with 0; the others do not. */
+    assert_int_equal(tu_metric_int(root, "tokens"), 0);
+    assert_int_equal(tu_metric_int(root, "flops16"), 0);
+    assert_null(tu_metric(root, "cpu_wait (ns)"));
+    assert_null(tu_metric(root, "step_idx"));
+    assert_null(tu_metric(root, "samples"));
+    /* Suffixes are stripped. */
+    assert_null(tu_metric(train, "cpu_wait (ns)(exc)"));
+    assert_null(tu_metric(train, "step_idx (pty)"));
+    yajl_tree_free(doc);
+}
+
+static void test_metric_type_mismatch_and_reserved(void **state)
+{
+    (void)state;
+    start_tree("t_mtype");
+    kscope_enter("s");
+    assert_int_equal(kscope_metric_int("tokens", 1), 0);
+    assert_int_equal(kscope_metric_double("tokens", 1.0), KSCOPE_EMETRICTYPE);
+    assert_non_null(strstr(kscope_last_error(), "'tokens' is int"));
+    assert_int_equal(kscope_metric_double("tokens (exc)", 1.0), KSCOPE_EMETRICTYPE);
+    assert_int_equal(kscope_metric_int("cpu_time (ns)", 1), KSCOPE_ERESERVED);
+    assert_non_null(strstr(kscope_last_error(), "reserved"));
+    assert_int_equal(kscope_metric_int("wall_time (ns)", 1), KSCOPE_ERESERVED);
+    kscope_exit("s");
+}
+
+static void test_metric_types_are_per_session(void **state)
+{
+    (void)state;
+    int a = start_tree("t_mtype_a");
+    assert_int_equal(kscope_metric_int("m", 1), 0);
+    assert_int_equal(kscope_finalize(a, NULL), 0);
+    start_tree("t_mtype_b");
+    assert_int_equal(kscope_metric_double("m", 1.0), 0);
+}
+
+static void test_cpu_timed_scope(void **state)
+{
+    (void)state;
+    int s = start_tree("t_cpu");
+    {
+        KSCOPE_CPU_TIMED_SCOPE("host_prep");
+        usleep(2000);
+    }
+    {
+        KSCOPE_SCOPE("plain");
+    }
+    yajl_val doc, root = tree_of(s, &doc);
+    long long cpu = tu_metric_int(TU_PATH(root, "host_prep"), "cpu_time (ns)");
+    assert_true(cpu >= 2000000);
+    assert_true(cpu < 2000000000);
+    assert_null(tu_metric(TU_PATH(root, "plain"), "cpu_time (ns)"));
+    assert_null(tu_metric(root, "cpu_time (ns)"));
+    yajl_tree_free(doc);
+}
+
+static void test_scope_macro_uses_static_location(void **state)
+{
+    (void)state;
+    int s = start_tree("t_macro");
+    for (int i = 0; i < 4; i++) {
+        KSCOPE_SCOPE("loop_body");
+        assert_int_equal(kscope_depth(), 1);
+    }
+    assert_int_equal(kscope_depth(), 0);
+    kscope_loc loc = {.name = "by_loc"};
+    assert_int_equal(kscope_enter_loc(&loc), 0);
+    assert_true(loc.id > 0);
+    assert_int_equal(kscope_exit_loc(&loc), 0);
+    yajl_val doc, root = tree_of(s, &doc);
+    assert_int_equal(tu_metric_int(TU_PATH(root, "loop_body"), "calls"), 4);
+    assert_int_equal(tu_metric_int(TU_PATH(root, "by_loc"), "calls"), 1);
+    yajl_tree_free(doc);
+}
+
+static void test_marks_are_recorded(void **state)
+{
+    (void)state;
+    int s = start_tree("t_marks");
+    kscope_enter("step");
+    kscope_mark("checkpoint");
+    kscope_mark("checkpoint");
+    kscope_exit("step");
+    yajl_val doc, root = tree_of(s, &doc);
+    assert_int_equal(tu_metric_int(TU_PATH(root, "step", "checkpoint"), "calls"), 2);
+    yajl_tree_free(doc);
+}
+
+static void test_states_sit_above_what_is_recorded_under_them(void **state)
+{
+    (void)state;
+    int s = start_tree("t_states");
+    kscope_enter("step");
+    assert_int_equal(kscope_state_enter("warmup"), 0);
+    assert_int_equal(kscope_state_enter("decode"), 0); /* innermost wins */
+    kscope_mark("tick");
+    assert_int_equal(kscope_state_exit(), 0);
+    kscope_mark("tock");
+    assert_int_equal(kscope_state_exit(), 0);
+    assert_int_equal(kscope_state_exit(), KSCOPE_EEMPTY);
+    kscope_exit("step");
+    yajl_val doc, root = tree_of(s, &doc);
+    assert_int_equal(tu_metric_int(TU_PATH(root, "step", "decode", "tick"), "calls"), 1);
+    assert_int_equal(tu_metric_int(TU_PATH(root, "step", "warmup", "tock"), "calls"), 1);
+    assert_null(TU_PATH(root, "step", "warmup", "decode"));
+    yajl_tree_free(doc);
+}
+
+static void test_deactivated_work_is_not_recorded(void **state)
+{
+    (void)state;
+    int s = start_tree("t_deact");
+    kscope_enter("before");
+    kscope_exit("before");
+    assert_int_equal(kscope_deactivate(s, 0), 0);
+    kscope_enter("paused");
+    kscope_exit("paused");
+    assert_int_equal(kscope_activate(s), 0);
+    kscope_enter("after");
+    kscope_exit("after");
+    yajl_val doc, root = tree_of(s, &doc);
+    assert_non_null(TU_PATH(root, "before"));
+    assert_null(TU_PATH(root, "paused"));
+    assert_non_null(TU_PATH(root, "after"));
+    yajl_tree_free(doc);
+}
+
+static void test_pause_inside_a_scope_clips_its_time(void **state)
+{
+    (void)state;
+    int s = start_tree("t_clip");
+    kscope_enter("long");
+    kscope_deactivate(s, 0);
+    usleep(20000);
+    kscope_activate(s);
+    kscope_exit("long");
+    yajl_val doc, root = tree_of(s, &doc);
+    assert_true(tu_metric_int(TU_PATH(root, "long"), "wall_time (ns)") < 10000000);
+    yajl_tree_free(doc);
+}
+
+static void test_several_sessions_at_once(void **state)
+{
+    (void)state;
+    int a = start_tree("t_multi_a");
+    kscope_enter("only_a");
+    kscope_exit("only_a");
+    kscope_session_opts o = {.name = "t_multi_b", .data = "trace", .backend = "none"};
+    int b = kscope_start(&o);
+    assert_true(b >= 0 && b != a);
+    kscope_enter("both");
+    kscope_exit("both");
+    kscope_deactivate(a, 0);
+    kscope_enter("only_b");
+    kscope_exit("only_b");
+    yajl_val doc, root = tree_of(a, &doc);
+    assert_non_null(TU_PATH(root, "only_a"));
+    assert_non_null(TU_PATH(root, "both"));
+    assert_null(TU_PATH(root, "only_b"));
+    yajl_tree_free(doc);
+    char *buf;
+    size_t len;
+    assert_int_equal(kscope_data(b, NULL, &buf, &len), 0);
+    assert_null(strstr(buf, "\"only_a\""));
+    assert_non_null(strstr(buf, "\"both\""));
+    assert_non_null(strstr(buf, "\"only_b\""));
+    kscope_free(buf);
+    /* Finalize all: one file each, in each one's own format. */
+    assert_int_equal(kscope_finalize(KSCOPE_ALL, NULL), 0);
+    assert_int_equal(access("t_multi_a.hatchet", R_OK), 0);
+    assert_int_equal(access("t_multi_b.chrome_trace", R_OK), 0);
+    assert_int_equal(kscope_finalize(a, NULL), KSCOPE_ENOSESSION);
+}
+
+static void test_session_options_are_checked(void **state)
+{
+    (void)state;
+    kscope_session_opts o = {.name = "x", .data = "forest"};
+    assert_int_equal(kscope_start(&o), KSCOPE_EDATA);
+    assert_non_null(strstr(kscope_last_error(), "forest"));
+    o = (kscope_session_opts){.name = "x", .backend = "rocm"};
+    assert_int_equal(kscope_start(&o), KSCOPE_EBACKEND);
+    o = (kscope_session_opts){.name = "x", .context = "deep"};
+    assert_int_equal(kscope_start(&o), KSCOPE_EINVAL);
+    o = (kscope_session_opts){.name = "x", .mode = "sometimes"};
+    assert_int_equal(kscope_start(&o), KSCOPE_EINVAL);
+    o = (kscope_session_opts){.name = ""};
+    assert_int_equal(kscope_start(&o), KSCOPE_EINVAL);
+    o = (kscope_session_opts){.name = "/nonexistent-dir/x"};
+    int rc = kscope_start(&o);
+    assert_true(rc == KSCOPE_EIO || rc == KSCOPE_EACCES);
+    assert_non_null(strstr(kscope_last_error(), "/nonexistent-dir"));
+}
+
+static void test_default_name_and_formats(void **state)
+{
+    (void)state;
+    unlink("kscope.hatchet");
+    int s = kscope_start(NULL);
+    assert_true(s >= 0);
+    char path[64];
+    assert_int_equal(kscope_output_path(s, NULL, path, sizeof path), (int)strlen("kscope.hatchet"));
+    assert_string_equal(path, "kscope.hatchet");
+    assert_int_equal(kscope_output_path(s, "hatchet_msgpack", path, sizeof path), 22);
+    assert_int_equal(kscope_finalize(s, "json"), KSCOPE_EFORMAT);
+    assert_non_null(strstr(kscope_last_error(), "'json'"));
+    assert_int_equal(kscope_finalize(s, "chrome_trace"), KSCOPE_EFORMAT);
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    assert_int_equal(access("kscope.hatchet", R_OK), 0);
+}
+
+static void test_too_many_sessions(void **state)
+{
+    (void)state;
+    for (int i = 0; i < KSCOPE_MAX_SESSIONS; i++)
+        start_tree("t_many");
+    kscope_session_opts o = {.name = "t_many"};
+    assert_int_equal(kscope_start(&o), KSCOPE_ETOOMANY);
+}
+
+static void test_full_disk_is_an_error_and_keeps_the_session(void **state)
+{
+    (void)state;
+    unlink("t_full.hatchet");
+    if (symlink("/dev/full", "t_full.hatchet") != 0)
+        skip();
+    int s = start_tree("t_full");
+    kscope_enter("x");
+    kscope_exit("x");
+    assert_int_equal(kscope_finalize(s, NULL), KSCOPE_ENOSPC);
+    assert_non_null(strstr(kscope_last_error(), "t_full.hatchet"));
+    unlink("t_full.hatchet");
+    /* Nothing was lost: the session is still there and can be written. */
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    yajl_val doc = tu_parse_file("t_full.hatchet");
+    assert_non_null(TU_PATH(doc->u.array.values[0], "x"));
+    yajl_tree_free(doc);
+}
+
+static void test_unwritable_output_is_an_error(void **state)
+{
+    (void)state;
+    mkdir("t_ro_dir", 0755);
+    int s = start_tree("t_ro_dir/out");
+    rmdir("t_ro_dir");
+    assert_true(kscope_finalize(s, NULL) < 0);
+    assert_non_null(strstr(kscope_last_error(), "t_ro_dir/out.hatchet"));
+    mkdir("t_ro_dir", 0755);
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+}
+
+static void test_profiling_switch(void **state)
+{
+    (void)state;
+    assert_int_equal(kscope_parse_profiling("off"), KSCOPE_PROFILING_OFF);
+    assert_int_equal(kscope_parse_profiling("ON"), KSCOPE_PROFILING_ON);
+    assert_int_equal(kscope_parse_profiling("detailed"), KSCOPE_PROFILING_DETAILED);
+    assert_int_equal(kscope_parse_profiling("loud"), KSCOPE_EINVAL);
+    assert_int_equal(kscope_set_profiling(7), KSCOPE_EINVAL);
+    int s = start_tree("t_switch");
+    assert_int_equal(kscope_set_profiling(KSCOPE_PROFILING_OFF), 0);
+    assert_int_equal(kscope_profiling(), KSCOPE_PROFILING_OFF);
+    assert_int_equal(kscope_enter("hidden"), 1); /* not recorded */
+    assert_int_equal(kscope_exit("hidden"), 1);
+    assert_int_equal(kscope_set_profiling(KSCOPE_PROFILING_ON), 0);
+    assert_int_equal(kscope_enter("shown"), 0);
+    assert_int_equal(kscope_exit("shown"), 0);
+    yajl_val doc, root = tree_of(s, &doc);
+    assert_null(TU_PATH(root, "hidden"));
+    assert_non_null(TU_PATH(root, "shown"));
+    yajl_tree_free(doc);
+}
+
+static void test_no_session_records_nothing(void **state)
+{
+    (void)state;
+    assert_int_equal(kscope_enter("nobody"), 1);
+    assert_int_equal(kscope_exit("nobody"), 1);
+    assert_int_equal(kscope_depth(), 0);
+    assert_int_equal(kscope_mark("m"), 1);
+}
+
+static void test_tracer(void **state)
+{
+    (void)state;
+    int s = start_tree("t_tracer");
+    kscope_tracer t;
+    kscope_tracer_init(&t);
+    assert_int_equal(kscope_tracer_mark(&t, "m"), KSCOPE_EEMPTY);
+    assert_int_equal(kscope_tracer_pop(&t), KSCOPE_EEMPTY);
+    assert_int_equal(kscope_tracer_push(&t, "load", kscope_color("blue")), 0);
+    assert_int_equal(kscope_tracer_mark(&t, "loaded"), 0);
+    assert_int_equal(kscope_tracer_next(&t, "run", 0), 0);
+    assert_int_equal(kscope_tracer_push(&t, "inner", 0), 0);
+    /* Off: pushes become placeholders and still balance. */
+    kscope_set_profiling(KSCOPE_PROFILING_OFF);
+    assert_int_equal(kscope_tracer_push(&t, "ghost", 0), 0);
+    assert_int_equal(t.depth, 3);
+    assert_int_equal(t.real[2], 0);
+    assert_int_equal(kscope_tracer_pop(&t), 0);
+    kscope_set_profiling(KSCOPE_PROFILING_ON);
+    assert_int_equal(kscope_tracer_cleanup(&t), 0);
+    assert_int_equal(t.depth, 0);
+    assert_int_equal(kscope_depth(), 0);
+    yajl_val doc, root = tree_of(s, &doc);
+    assert_int_equal(tu_metric_int(TU_PATH(root, "load", "loaded"), "calls"), 1);
+    assert_non_null(TU_PATH(root, "run", "inner"));
+    assert_null(TU_PATH(root, "run", "inner", "ghost"));
+    yajl_tree_free(doc);
+}
+
+static void test_colours(void **state)
+{
+    (void)state;
+    assert_int_equal(kscope_color("modular_purple"), 0xB5BAF5);
+    assert_int_equal(kscope_color("red"), 0xFF0000);
+    assert_int_equal(kscope_color("no such colour"), 0xB5BAF5);
+    assert_int_equal(kscope_color(NULL), 0xB5BAF5);
+    const char *names[] = {"blue", "green", "orange", "purple", "white", "yellow"};
+    for (size_t i = 0; i < 6; i++)
+        assert_int_not_equal(kscope_color(names[i]), 0xB5BAF5);
+}
+
+static void test_strings_are_escaped(void **state)
+{
+    (void)state;
+    int s = start_tree("t_escape");
+    const char *weird = "q\"b\\s\n\t\x01 \xc3\xa9 \xff end";
+    kscope_enter(weird);
+    kscope_exit(weird);
+    char *buf;
+    size_t len;
+    assert_int_equal(kscope_data(s, "hatchet", &buf, &len), 0);
+    yajl_val doc = tu_parse(buf);
+    assert_non_null(doc); /* yajl validates UTF-8 and escapes */
+    const char *got = tu_frame_name(tu_get(doc->u.array.values[0], "children")->u.array.values[0]);
+    assert_string_equal(got, "q\"b\\s\n\t\x01 \xc3\xa9 \xef\xbf\xbd end");
+    yajl_tree_free(doc);
+    kscope_free(buf);
+}
+
+static void test_too_deep_is_refused(void **state)
+{
+    (void)state;
+    start_tree("t_deep");
+    int rc = 0, n = 0;
+    while (rc == 0 && n < 5000) {
+        rc = kscope_enter("d");
+        n += rc == 0;
+    }
+    assert_int_equal(rc, KSCOPE_EDEPTH);
+    assert_int_equal(kscope_depth(), n);
+    while (kscope_depth() > 0)
+        assert_int_equal(kscope_exit("d"), 0);
+}
+
+static void test_periodic_flushing_writes_parts(void **state)
+{
+    (void)state;
+    kscope_session_opts o = {.name = "t_periodic", .mode = "periodic_flushing", .backend = "none"};
+    int s = kscope_start(&o);
+    assert_true(s >= 0);
+    kscope_enter("phase0");
+    kscope_exit("phase0");
+    assert_int_equal(kscope_deactivate(s, 1), 0);
+    kscope_activate(s);
+    kscope_enter("phase1");
+    kscope_exit("phase1");
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    yajl_val p0 = tu_parse_file("t_periodic.part_0.hatchet");
+    yajl_val p1 = tu_parse_file("t_periodic.part_1.hatchet");
+    assert_non_null(p0);
+    assert_non_null(p1);
+    assert_non_null(TU_PATH(p0->u.array.values[0], "phase0"));
+    assert_null(TU_PATH(p0->u.array.values[0], "phase1"));
+    assert_null(TU_PATH(p1->u.array.values[0], "phase0"));
+    assert_non_null(TU_PATH(p1->u.array.values[0], "phase1"));
+    yajl_tree_free(p0);
+    yajl_tree_free(p1);
+}
+
+/* ------------------------------------------------------------ threads */
+
+#define NTHREADS 16
+#define PER_THREAD 100000
+
+static void *annotate_many(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < PER_THREAD; i++) {
+        KSCOPE_SCOPE("work");
+        kscope_enter("inner");
+        kscope_exit("inner");
+    }
+    return NULL;
+}
+
+static void test_many_threads_lose_nothing(void **state)
+{
+    (void)state;
+    int s = start_tree("t_threads");
+    pthread_t th[NTHREADS];
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_create(&th[i], NULL, annotate_many, NULL);
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_join(th[i], NULL);
+    yajl_val doc, root = tree_of(s, &doc);
+    assert_int_equal(tu_metric_int(TU_PATH(root, "work"), "calls"), NTHREADS * PER_THREAD);
+    assert_int_equal(tu_metric_int(TU_PATH(root, "work", "inner"), "calls"), NTHREADS * PER_THREAD);
+    yajl_tree_free(doc);
+}
+
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static int gate_open, inside;
+
+static void *stay_inside(void *arg)
+{
+    (void)arg;
+    kscope_enter("still_open");
+    pthread_mutex_lock(&gate_lock);
+    inside = 1;
+    pthread_cond_broadcast(&gate_cond);
+    while (!gate_open)
+        pthread_cond_wait(&gate_cond, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
+    kscope_exit("still_open");
+    return NULL;
+}
+
+static void test_finalize_closes_scopes_open_on_other_threads(void **state)
+{
+    (void)state;
+    int s = start_tree("t_open");
+    pthread_t th;
+    pthread_create(&th, NULL, stay_inside, NULL);
+    pthread_mutex_lock(&gate_lock);
+    while (!inside)
+        pthread_cond_wait(&gate_cond, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
+    usleep(5000);
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    pthread_mutex_lock(&gate_lock);
+    gate_open = 1;
+    pthread_cond_broadcast(&gate_cond);
+    pthread_mutex_unlock(&gate_lock);
+    pthread_join(th, NULL);
+    yajl_val doc = tu_parse_file("t_open.hatchet");
+    yajl_val open = TU_PATH(doc->u.array.values[0], "still_open");
+    assert_int_equal(tu_metric_int(open, "calls"), 1);
+    assert_true(tu_metric_int(open, "wall_time (ns)") >= 5000000);
+    yajl_tree_free(doc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_errors_have_names_and_messages, teardown),
+        cmocka_unit_test_teardown(test_nested_scopes_make_a_tree, teardown),
+        cmocka_unit_test_teardown(test_same_named_children_merge, teardown),
+        cmocka_unit_test_teardown(test_mismatched_exit_names_both_and_keeps_stack, teardown),
+        cmocka_unit_test_teardown(test_bad_names_are_refused, teardown),
+        cmocka_unit_test_teardown(test_metric_kinds, teardown),
+        cmocka_unit_test_teardown(test_metric_type_mismatch_and_reserved, teardown),
+        cmocka_unit_test_teardown(test_metric_types_are_per_session, teardown),
+        cmocka_unit_test_teardown(test_cpu_timed_scope, teardown),
+        cmocka_unit_test_teardown(test_scope_macro_uses_static_location, teardown),
+        cmocka_unit_test_teardown(test_marks_are_recorded, teardown),
+        cmocka_unit_test_teardown(test_states_sit_above_what_is_recorded_under_them, teardown),
+        cmocka_unit_test_teardown(test_deactivated_work_is_not_recorded, teardown),
+        cmocka_unit_test_teardown(test_pause_inside_a_scope_clips_its_time, teardown),
+        cmocka_unit_test_teardown(test_several_sessions_at_once, teardown),
+        cmocka_unit_test_teardown(test_session_options_are_checked, teardown),
+        cmocka_unit_test_teardown(test_default_name_and_formats, teardown),
+        cmocka_unit_test_teardown(test_too_many_sessions, teardown),
+        cmocka_unit_test_teardown(test_full_disk_is_an_error_and_keeps_the_session, teardown),
+        cmocka_unit_test_teardown(test_unwritable_output_is_an_error, teardown),
+        cmocka_unit_test_teardown(test_profiling_switch, teardown),
+        cmocka_unit_test_teardown(test_no_session_records_nothing, teardown),
+        cmocka_unit_test_teardown(test_tracer, teardown),
+        cmocka_unit_test_teardown(test_colours, teardown),
+        cmocka_unit_test_teardown(test_strings_are_escaped, teardown),
+        cmocka_unit_test_teardown(test_too_deep_is_refused, teardown),
+        cmocka_unit_test_teardown(test_periodic_flushing_writes_parts, teardown),
+        cmocka_unit_test_teardown(test_many_threads_lose_nothing, teardown),
+        cmocka_unit_test_teardown(test_finalize_closes_scopes_open_on_other_threads, teardown),
+    };
+    return cmocka_run_group_tests_name("core", tests, NULL, NULL);
+}
