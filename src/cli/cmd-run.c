@@ -1,0 +1,543 @@
+/*
+ * cmd-run.c - `kscope run [options] -- COMMAND [ARGS]`: profile an
+ * unmodified program and summarise it when it ends.
+ *
+ * The command runs with libkscope attached three ways (CUDA's injection
+ * hook, NVTX's injection hook, and LD_PRELOAD for processes that never
+ * touch CUDA) and with the options in KSCOPE_RUN_* variables, so every
+ * process it starts is profiled into its own file. The processes report
+ * what they wrote in a manifest file; once the command ends, its profiles
+ * are summarised on stderr and kscope exits with the command's own code.
+ */
+#define _GNU_SOURCE
+#include "cli/cmd.h"
+#include "cli/run-summary.h"
+#include "kscope.h"
+#include "run/run.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+const char cmd_run_summary[] = "profile a program without changing it, summarise at exit";
+const char cmd_run_help[] =
+    "usage: kscope run [options] [--] COMMAND [ARGS...]\n"
+    "\n"
+    "Run COMMAND with kscope attached: every CUDA kernel and copy, every NVTX\n"
+    "range and every kscope scope of the program (and of the processes it\n"
+    "starts) is recorded, one profile file per process. When the command\n"
+    "ends, a summary of its top kernels is printed on stderr, and kscope\n"
+    "exits with the command's exit code (128+N when signal N ended it).\n"
+    "\n"
+    "options:\n"
+    "  -n, --name NAME        output name without extension (default: kscope)\n"
+    "  -o, --output-dir DIR   where profiles are written (default: .)\n"
+    "  -b, --backend B        GPU backend: cupti or none (default: cupti when\n"
+    "                         available)\n"
+    "  -c, --context C        shadow (default) or python (Python call stacks;\n"
+    "                         a python COMMAND is run as python -m kscope)\n"
+    "  -d, --data D           tree (.hatchet, default) or trace (.chrome_trace)\n"
+    "  -m, --mode M           periodic_flushing: write parts as the run goes\n"
+    "  -k, --hook H           launch hook for Python programs (e.g. triton)\n"
+    "      --top N            kernels listed in the summary (default 10; 0: no\n"
+    "                         summary)\n"
+    "      --capture-range=cudaProfilerApi\n"
+    "                         record only between cudaProfilerStart and\n"
+    "                         cudaProfilerStop\n"
+    "      --delay S          start recording S seconds after each process starts\n"
+    "      --duration S       stop recording S seconds after recording started\n"
+    "\n"
+    "Files: <name>.hatchet for the command itself, <name>.rank<R>.hatchet for a\n"
+    "process with a rank (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID),\n"
+    "<name>.pid<PID>.hatchet for other child processes. No process of a run\n"
+    "overwrites another's file. Processes that record nothing and use neither\n"
+    "CUDA nor NVTX (shells, mpirun) write no file.\n"
+    "\n"
+    "A process ended by SIGINT or SIGTERM still writes what it recorded.\n"
+    "\n"
+    "examples:\n"
+    "  kscope run -- ./app --iters 10\n"
+    "  kscope run -n train -o prof --top 20 -- python train.py\n"
+    "  kscope run -- mpirun -np 4 ./app\n";
+
+typedef struct run_opts {
+    const char *name, *dir, *backend, *context, *data, *mode, *hook, *capture;
+    const char *delay, *duration;
+    long top;
+    char **argv; /* the command */
+} run_opts;
+
+/* ---------------------------------------------------------------- parsing */
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "kscope run: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (see 'kscope run --help')\n");
+    return KSCOPE_EXIT_USAGE;
+}
+
+/* Match "-s", "--long" or "--long=value"; sets *value (from the next
+ * argument when not inline). Returns 1 on a match, -1 when the value is
+ * missing, 0 otherwise. */
+static int match_opt(int argc, char **argv, int *i, const char *s, const char *l,
+                     const char **value)
+{
+    const char *a = argv[*i];
+    size_t ll = strlen(l);
+    if (strncmp(a, l, ll) == 0 && a[ll] == '=') {
+        *value = a + ll + 1;
+        return 1;
+    }
+    if (strcmp(a, l) != 0 && !(s && strcmp(a, s) == 0))
+        return 0;
+    if (*i + 1 >= argc)
+        return -1;
+    *value = argv[++*i];
+    return 1;
+}
+
+static int one_of(const char *v, const char *const *allowed)
+{
+    for (; *allowed; allowed++)
+        if (strcmp(v, *allowed) == 0)
+            return 1;
+    return 0;
+}
+
+static int check_seconds(const char *opt, const char *v)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (errno || *end || end == v || d < 0) {
+        fprintf(stderr, "kscope run: %s needs a number of seconds >= 0, not '%s'\n", opt, v);
+        return -1;
+    }
+    return 0;
+}
+
+static int check_values(const run_opts *o)
+{
+    static const char *const backends[] = {"cupti", "none", NULL};
+    static const char *const contexts[] = {"shadow", "python", NULL};
+    static const char *const datas[] = {"tree", "trace", NULL};
+    static const char *const modes[] = {"periodic_flushing", NULL};
+    static const char *const captures[] = {"cudaProfilerApi", "none", NULL};
+    if (o->backend && !one_of(o->backend, backends))
+        return usage_error("unknown backend '%s': use cupti or none", o->backend);
+    if (o->context && !one_of(o->context, contexts))
+        return usage_error("unknown context '%s': use shadow or python", o->context);
+    if (o->data && !one_of(o->data, datas))
+        return usage_error("unknown data kind '%s': use tree or trace", o->data);
+    if (o->mode && !one_of(o->mode, modes))
+        return usage_error("unknown mode '%s': use periodic_flushing", o->mode);
+    if (o->capture && !one_of(o->capture, captures))
+        return usage_error("unknown capture range '%s': use cudaProfilerApi", o->capture);
+    if (!*o->name || strchr(o->name, '/'))
+        return usage_error("bad name '%s': a file name without '/' (use -o for a directory)",
+                           o->name);
+    if ((o->delay && check_seconds("--delay", o->delay)) ||
+        (o->duration && check_seconds("--duration", o->duration)))
+        return KSCOPE_EXIT_USAGE;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, run_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->name = "kscope";
+    o->dir = ".";
+    o->top = 10;
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i], *v = NULL, *top = NULL;
+        int m = 0;
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        if (a[0] != '-')
+            break;
+#define OPT(s, l, field)                                                                           \
+    if (!m && (m = match_opt(argc, argv, &i, s, l, &v)) == 1)                                      \
+        o->field = v;
+        OPT("-n", "--name", name)
+        OPT("-o", "--output-dir", dir)
+        OPT("-b", "--backend", backend)
+        OPT("-c", "--context", context)
+        OPT("-d", "--data", data)
+        OPT("-m", "--mode", mode)
+        OPT("-k", "--hook", hook)
+        OPT(NULL, "--capture-range", capture)
+        OPT(NULL, "--delay", delay)
+        OPT(NULL, "--duration", duration)
+#undef OPT
+        if (!m && (m = match_opt(argc, argv, &i, NULL, "--top", &top)) == 1) {
+            char *end;
+            errno = 0;
+            o->top = strtol(top, &end, 10);
+            if (errno || *end || end == top || o->top < 0)
+                return usage_error("--top needs a count >= 0, not '%s'", top);
+        }
+        if (m == -1)
+            return usage_error("option %s needs a value", a);
+        if (m == 0)
+            return usage_error("unknown option '%s'", a);
+    }
+    if (i >= argc)
+        return usage_error("%s", "no command given: kscope run [options] -- COMMAND [ARGS]");
+    o->argv = argv + i;
+    return check_values(o);
+}
+
+/* ------------------------------------------------------------ the command */
+
+/* Full path of an executable found as the shell would (PATH when the name
+ * has no '/'). Returns 0, or -1 with errno set (ENOENT, EACCES). */
+static int find_command(const char *cmd, char *out, size_t size)
+{
+    if (strchr(cmd, '/')) {
+        snprintf(out, size, "%s", cmd);
+        if (access(out, F_OK) != 0)
+            return -1;
+        struct stat st;
+        if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+            return errno = EISDIR, -1;
+        return access(out, X_OK) == 0 ? 0 : -1;
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    int denied = 0;
+    for (const char *p = path; *p;) {
+        size_t len = strcspn(p, ":");
+        snprintf(out, size, "%.*s%s%s", (int)len, p, len ? "/" : "", cmd);
+        struct stat st;
+        if (stat(out, &st) == 0 && S_ISREG(st.st_mode)) {
+            if (access(out, X_OK) == 0)
+                return 0;
+            denied = 1;
+        }
+        p += len + (p[len] == ':');
+    }
+    errno = denied ? EACCES : ENOENT;
+    return -1;
+}
+
+/* Whether the ELF file at path lists libcupti among its needed libraries
+ * (the program then drives CUPTI itself). Files that are not ELF (scripts)
+ * say no. On a yes, the library's name goes to lib. */
+static int elf_needs_cupti(const char *path, char *lib, size_t size)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+        close(fd);
+        return 0;
+    }
+    size_t len = (size_t)st.st_size;
+    const unsigned char *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return 0;
+    int found = 0;
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh->e_shoff == 0 || eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr) > len)
+        goto out;
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(m + eh->e_shoff);
+    for (int i = 0; i < eh->e_shnum && !found; i++) {
+        if (sh[i].sh_type != SHT_DYNAMIC || sh[i].sh_link >= eh->e_shnum)
+            continue;
+        const Elf64_Shdr *strs = &sh[sh[i].sh_link];
+        if (sh[i].sh_offset + sh[i].sh_size > len || strs->sh_offset + strs->sh_size > len)
+            continue;
+        const Elf64_Dyn *d = (const Elf64_Dyn *)(m + sh[i].sh_offset);
+        size_t n = sh[i].sh_size / sizeof *d;
+        for (size_t k = 0; k < n && d[k].d_tag != DT_NULL; k++) {
+            if (d[k].d_tag != DT_NEEDED || d[k].d_un.d_val >= strs->sh_size)
+                continue;
+            const char *name = (const char *)m + strs->sh_offset + d[k].d_un.d_val;
+            if (strnlen(name, strs->sh_size - d[k].d_un.d_val) < strs->sh_size - d[k].d_un.d_val &&
+                strncmp(name, "libcupti.so", 11) == 0) {
+                snprintf(lib, size, "%s", name);
+                found = 1;
+                break;
+            }
+        }
+    }
+out:
+    munmap((void *)m, len);
+    return found;
+}
+
+/* libkscope.so to attach: $KSCOPE_LIBRARY, else next to this executable
+ * (../lib, ../lib64, or the same directory, which is the build tree). */
+static int find_library(char *out, size_t size)
+{
+    const char *env = getenv("KSCOPE_LIBRARY");
+    if (env && *env) {
+        if (!realpath(env, out) || access(out, R_OK) != 0) {
+            fprintf(stderr, "kscope run: KSCOPE_LIBRARY=%s: %s\n", env, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        fprintf(stderr, "kscope run: cannot locate the kscope executable: %s\n", strerror(errno));
+        return -1;
+    }
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    *slash = 0;
+    static const char *const rel[] = {"/../lib/libkscope.so", "/../lib64/libkscope.so",
+                                      "/libkscope.so"};
+    char cand[PATH_MAX + 32];
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        snprintf(cand, sizeof cand, "%s%s", exe, rel[i]);
+        if (realpath(cand, out) && access(out, R_OK) == 0)
+            return 0;
+    }
+    fprintf(stderr,
+            "kscope run: libkscope.so not found in %s/../lib or %s; set KSCOPE_LIBRARY to its "
+            "path\n",
+            exe, exe);
+    (void)size;
+    return -1;
+}
+
+/* The output directory must exist (it is created when missing) and be
+ * writable, or nothing the run records could be kept. */
+static int check_output_dir(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        if (errno != ENOENT || mkdir(dir, 0777) != 0) {
+            fprintf(stderr, "kscope run: cannot create output directory %s: %s\n", dir,
+                    strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "kscope run: output directory %s is not a directory\n", dir);
+        return -1;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        fprintf(stderr, "kscope run: cannot write to output directory %s: %s\n", dir,
+                strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* A python interpreter, by its file name (python, python3, python3.11). */
+static int is_python(const char *cmd)
+{
+    const char *base = strrchr(cmd, '/');
+    base = base ? base + 1 : cmd;
+    return strncmp(base, "python", 6) == 0 && strspn(base + 6, "0123456789.") == strlen(base + 6);
+}
+
+/* Python-level options need the kscope package inside the interpreter:
+ * `python X...` becomes `python -m kscope X...` (it reads KSCOPE_RUN_*). */
+static char **python_argv(const run_opts *o)
+{
+    int needs = (o->context && strcmp(o->context, "python") == 0) || o->hook;
+    if (!needs || !is_python(o->argv[0]) || !o->argv[1] || strcmp(o->argv[1], "-m") == 0 ||
+        strcmp(o->argv[1], "-c") == 0)
+        return NULL;
+    int n = 0;
+    while (o->argv[n])
+        n++;
+    char **v = calloc((size_t)n + 3, sizeof *v);
+    if (!v)
+        return NULL;
+    v[0] = o->argv[0];
+    v[1] = "-m";
+    v[2] = "kscope";
+    for (int i = 1; i <= n; i++)
+        v[i + 2] = o->argv[i];
+    return v;
+}
+
+static void set_env(const char *name, const char *value)
+{
+    if (value)
+        setenv(name, value, 1);
+    else
+        unsetenv(name);
+}
+
+/* The child's environment: libkscope attached three ways, options as
+ * KSCOPE_RUN_* variables. */
+static void child_env(const run_opts *o, const char *lib, const char *manifest)
+{
+    char buf[PATH_MAX * 2 + 64];
+    const char *pre = getenv("LD_PRELOAD");
+    if (pre && *pre)
+        snprintf(buf, sizeof buf, "%s %s", pre, lib);
+    else
+        snprintf(buf, sizeof buf, "%s", lib);
+    setenv("LD_PRELOAD", buf, 1);
+    setenv("CUDA_INJECTION64_PATH", lib, 1);
+    setenv("NVTX_INJECTION64_PATH", lib, 1);
+    setenv(KSCOPE_RUN_ENV_ON, "1", 1);
+    setenv(KSCOPE_RUN_ENV_NAME, o->name, 1);
+    setenv(KSCOPE_RUN_ENV_DIR, o->dir, 1);
+    set_env(KSCOPE_RUN_ENV_BACKEND, o->backend);
+    set_env(KSCOPE_RUN_ENV_CONTEXT, o->context);
+    set_env(KSCOPE_RUN_ENV_DATA, o->data);
+    set_env(KSCOPE_RUN_ENV_MODE, o->mode);
+    set_env(KSCOPE_RUN_ENV_HOOK, o->hook);
+    set_env(KSCOPE_RUN_ENV_CAPTURE,
+            o->capture && strcmp(o->capture, "none") != 0 ? o->capture : NULL);
+    set_env(KSCOPE_RUN_ENV_DELAY, o->delay);
+    set_env(KSCOPE_RUN_ENV_DURATION, o->duration);
+    setenv(KSCOPE_RUN_ENV_MANIFEST, manifest, 1);
+    /* Every process would print its own notes (no GPU, ...) among the
+     * program's output; what matters comes back through the manifest. */
+    setenv("KSCOPE_QUIET", "1", 0);
+    snprintf(buf, sizeof buf, "%ld", (long)getpid());
+    setenv(KSCOPE_RUN_ENV_MAIN_PID, buf, 1);
+}
+
+/* Checks made before anything runs; each failure is one line. */
+static int preflight(const run_opts *o, char *lib, size_t libsize)
+{
+    char path[PATH_MAX], cupti[256];
+    if (find_command(o->argv[0], path, sizeof path) != 0) {
+        if (errno == ENOENT)
+            fprintf(stderr, "kscope run: command not found: %s\n", o->argv[0]);
+        else
+            fprintf(stderr, "kscope run: cannot run %s: %s\n", o->argv[0], strerror(errno));
+        return 127;
+    }
+    const char *other = getenv("CUDA_INJECTION64_PATH");
+    if (other && *other && !strstr(other, "libkscope")) {
+        fprintf(stderr,
+                "kscope run: another CUDA tool is attached (CUDA_INJECTION64_PATH=%s); only one "
+                "CUPTI client can profile a process\n",
+                other);
+        return KSCOPE_EXIT_FAIL;
+    }
+    if (elf_needs_cupti(path, cupti, sizeof cupti)) {
+        fprintf(stderr,
+                "kscope run: %s uses CUPTI itself (it links %s); only one CUPTI client can "
+                "profile a process, so kscope cannot profile it\n",
+                o->argv[0], cupti);
+        return KSCOPE_EXIT_FAIL;
+    }
+    if (check_output_dir(o->dir) != 0 || find_library(lib, libsize) != 0)
+        return KSCOPE_EXIT_FAIL;
+    return 0;
+}
+
+/* ------------------------------------------------------------- running */
+
+static volatile sig_atomic_t forward_to;
+
+static void forward_signal(int sig)
+{
+    if (forward_to > 0)
+        kill((pid_t)forward_to, sig);
+}
+
+/* Run the command and wait for it: SIGINT/SIGQUIT reach it through the
+ * terminal as they reach us, so we only wait; SIGTERM/SIGHUP sent to kscope
+ * are passed on. Returns the command's wait status, or -1. */
+static int run_child(const run_opts *o, char **argv, const char *lib, const char *manifest)
+{
+    struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward_signal};
+    struct sigaction old_int, old_quit, old_term, old_hup;
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
+    sigaction(SIGTERM, &fwd, &old_term);
+    sigaction(SIGHUP, &fwd, &old_hup);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGQUIT, &old_quit, NULL);
+        sigaction(SIGTERM, &old_term, NULL);
+        sigaction(SIGHUP, &old_hup, NULL);
+        child_env(o, lib, manifest);
+        execvp(argv[0], argv);
+        fprintf(stderr, "kscope run: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    if (pid < 0) {
+        fprintf(stderr, "kscope run: cannot start %s: %s\n", argv[0], strerror(errno));
+        return -1;
+    }
+    forward_to = pid;
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            status = -1;
+            break;
+        }
+    }
+    forward_to = 0;
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
+    return status;
+}
+
+static int make_manifest(char *path, size_t size)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(path, size, "%s/kscope-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        fprintf(stderr, "kscope run: cannot create %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_opts o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc)
+        return rc;
+    char lib[PATH_MAX], manifest[PATH_MAX];
+    if ((rc = preflight(&o, lib, sizeof lib)) != 0)
+        return rc;
+    if (make_manifest(manifest, sizeof manifest) != 0)
+        return KSCOPE_EXIT_FAIL;
+    char **pyargv = python_argv(&o);
+    int status = run_child(&o, pyargv ? pyargv : o.argv, lib, manifest);
+    free(pyargv);
+    int code;
+    if (status < 0)
+        code = KSCOPE_EXIT_FAIL;
+    else if (WIFSIGNALED(status))
+        code = 128 + WTERMSIG(status);
+    else
+        code = WEXITSTATUS(status);
+    int errors = kscope__run_report(manifest, o.top, stderr);
+    unlink(manifest);
+    if (code == 0 && errors > 0)
+        code = KSCOPE_EXIT_FAIL;
+    return code;
+}

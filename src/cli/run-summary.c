@@ -1,0 +1,131 @@
+/*
+ * run-summary.c - the exit summary of `kscope run`. Each process of the run
+ * appended to the manifest what it wrote ("profile"), what it left out as
+ * empty ("skip") or what went wrong ("error"); this reads those lines back
+ * and summarises every profile with the top-kernels table of the readers.
+ */
+#include "cli/run-summary.h"
+#include "read/read.h"
+#include "run/run.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct profile_line {
+    long pid;
+    uint64_t wall_ns;
+    int64_t dropped;
+    char path[4096];
+} profile_line;
+
+/* Split "tag\tpid\trest": returns rest, or NULL when malformed. */
+static char *split_line(char *line, const char **tag, long *pid)
+{
+    char *t1 = strchr(line, '\t');
+    if (!t1)
+        return NULL;
+    *t1 = 0;
+    char *end;
+    *pid = strtol(t1 + 1, &end, 10);
+    if (*end != '\t')
+        return NULL;
+    *tag = line;
+    return end + 1;
+}
+
+static int parse_profile(char *rest, profile_line *p)
+{
+    char *end;
+    p->wall_ns = strtoull(rest, &end, 10);
+    if (*end != '\t')
+        return -1;
+    p->dropped = strtoll(end + 1, &end, 10);
+    if (*end != '\t')
+        return -1;
+    snprintf(p->path, sizeof p->path, "%s", end + 1);
+    return 0;
+}
+
+/* GPU time of the whole profile: the inclusive "time (ns)" at ROOT. */
+static double total_gpu_ns(const kscope__ptree *t)
+{
+    kscope__pflat f;
+    if (kscope__pflat_build(t, &f) != 0)
+        return NAN;
+    double total = NAN;
+    double *vals = malloc((f.n ? f.n : 1) * sizeof *vals);
+    if (vals && f.n) {
+        kscope__pflat_values(t, &f, "time (ns)", 1, vals);
+        total = vals[0];
+    }
+    free(vals);
+    kscope__pflat_free(&f);
+    return total;
+}
+
+static void summarise(const profile_line *p, long top, FILE *out)
+{
+    char err[KSCOPE__READ_ERRLEN];
+    kscope__ptree *t = NULL;
+    fprintf(out, "\nkscope: profile of pid %ld: %s\n", p->pid, p->path);
+    if (kscope__read_profile(p->path, &t, err, sizeof err) != 0) {
+        fprintf(out, "kscope run: cannot read back %s\n", err);
+        return;
+    }
+    if (top > 0)
+        kscope__top_print(out, t, top > 1000000 ? 1000000 : (int)top, 0);
+    char busy[32], wall[32];
+    double gpu = total_gpu_ns(t);
+    kscope__format_ns(isnan(gpu) ? 0 : gpu, busy, sizeof busy);
+    kscope__format_ns((double)p->wall_ns, wall, sizeof wall);
+    fprintf(out, "GPU time %s in %s wall (%.1f%%)", busy, wall,
+            p->wall_ns && !isnan(gpu) ? gpu / (double)p->wall_ns * 100.0 : 0.0);
+    if (p->dropped > 0)
+        fprintf(out, "; %" PRId64 " GPU records dropped", p->dropped);
+    fprintf(out, "\nview it with: kscope view %s\n", p->path);
+    kscope__ptree_free(t);
+}
+
+int kscope__run_report(const char *manifest, long top, FILE *out)
+{
+    FILE *f = fopen(manifest, "r");
+    if (!f) {
+        fprintf(out, "kscope run: cannot read the run's results from %s\n", manifest);
+        return 1;
+    }
+    int errors = 0, nprof = 0;
+    char line[8192];
+    profile_line *profiles = NULL;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        const char *tag;
+        long pid;
+        char *rest = split_line(line, &tag, &pid);
+        if (!rest)
+            continue;
+        if (strcmp(tag, KSCOPE_RUN_TAG_ERROR) == 0) {
+            fprintf(out, "kscope run: pid %ld: %s\n", pid, rest);
+            errors++;
+        } else if (strcmp(tag, KSCOPE_RUN_TAG_PROFILE) == 0) {
+            profile_line *np = realloc(profiles, (size_t)(nprof + 1) * sizeof *np);
+            if (!np)
+                break;
+            profiles = np;
+            profiles[nprof].pid = pid;
+            if (parse_profile(rest, &profiles[nprof]) == 0)
+                nprof++;
+        }
+    }
+    fclose(f);
+    if (nprof == 0 && errors == 0)
+        fprintf(out, "kscope: no process recorded anything (no CUDA, NVTX or kscope calls); "
+                     "no profile written\n");
+    for (int i = 0; i < nprof; i++)
+        summarise(&profiles[i], top, out);
+    if (nprof > 1)
+        fprintf(out, "\nkscope: %d profiles written (one per process)\n", nprof);
+    free(profiles);
+    return errors;
+}

@@ -1,0 +1,429 @@
+/*
+ * launcher.c - the library side of `kscope run` inside each profiled
+ * process: start the launcher session from the KSCOPE_RUN_* environment at
+ * the first entry point that fires (preload constructor, CUDA's
+ * InitializeInjection, NVTX's InitializeInjectionNvtx2), gate recording by
+ * --delay/--duration and by cudaProfilerStart/Stop, and finalize at exit or
+ * on SIGINT/SIGTERM so a killed process still writes what it recorded.
+ *
+ * Signals are not handled in the handler itself (finalizing allocates and
+ * takes locks): the handler writes the signal number into a pipe and a
+ * watcher thread finalizes, then re-raises the signal with its default
+ * action so the process ends as it would have. The same thread wakes up for
+ * the --delay and --duration deadlines.
+ */
+#define _GNU_SOURCE
+#include "kscope-internal.h"
+#include "run/run.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const int handled_signals[] = {SIGINT, SIGTERM};
+#define NSIGNALS ((int)(sizeof handled_signals / sizeof handled_signals[0]))
+
+typedef struct run_state {
+    pthread_mutex_t lock; /* start, finish, activation */
+    int tried;            /* kscope__run_start ran its checks */
+    int session;          /* >= 0 once started */
+    int finished;
+    _Atomic int used; /* CUDA or NVTX used */
+    char base[4096];  /* reserved output path, no extension */
+    const char *manifest;
+    kscope__run_ident ident;
+    uint64_t start_ns;
+    /* activation gates */
+    int capture;     /* --capture-range=cudaProfilerApi */
+    int capture_on;  /* between cudaProfilerStart and Stop */
+    int window_open; /* past --delay, before the end of --duration */
+    int recording;   /* what the session is set to now */
+    double delay_s, duration_s;
+    /* watcher */
+    int pipe_fd[2];
+    int watcher_up;
+    struct sigaction old_action[NSIGNALS];
+} run_state;
+
+static run_state R = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .session = -1,
+    .pipe_fd = {-1, -1},
+};
+
+/* -------------------------------------------------------------- helpers */
+
+static int env_is(const char *name, const char *value)
+{
+    const char *v = getenv(name);
+    return v && strcmp(v, value) == 0;
+}
+
+static const char *env_or_null(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+static double env_seconds(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return 0;
+    char *end;
+    double d = strtod(v, &end);
+    return *end || d < 0 ? 0 : d;
+}
+
+/* Only the shared libkscope acts as launcher: a copy linked statically into
+ * the program (or into the kscope command itself) stays out of the way. */
+static int in_shared_library(void)
+{
+    Dl_info info;
+    if (!dladdr((void *)&in_shared_library, &info) || !info.dli_fname)
+        return 0;
+    return strstr(info.dli_fname, "libkscope") != NULL;
+}
+
+/* Report a launcher failure: into the manifest for `kscope run` to print,
+ * or on stderr when no manifest is set. */
+static void report_error(const char *what, int err)
+{
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s: %s", what,
+             kscope_last_error()[0] ? kscope_last_error() : kscope_strerror(err));
+    if (R.manifest)
+        kscope__run_manifest_add(R.manifest, KSCOPE_RUN_TAG_ERROR, R.ident.pid, msg);
+    else
+        kscope__warn_once("run-error", "%s", msg);
+}
+
+/* ------------------------------------------------------------ activation */
+
+/* Bring the session in line with the gates; caller holds R.lock. */
+static void apply_gates(void)
+{
+    int want = R.window_open && (!R.capture || R.capture_on);
+    if (R.session < 0 || R.finished || want == R.recording)
+        return;
+    if (want)
+        kscope_activate(R.session);
+    else
+        kscope_deactivate(R.session, 0);
+    R.recording = want;
+}
+
+void kscope__run_profiler_api(int starting)
+{
+    pthread_mutex_lock(&R.lock);
+    if (R.capture) {
+        R.capture_on = starting != 0;
+        apply_gates();
+    }
+    pthread_mutex_unlock(&R.lock);
+}
+
+void kscope__run_note_use(void)
+{
+    atomic_store(&R.used, 1);
+}
+
+int kscope__run_active(void)
+{
+    return R.session >= 0 && !R.finished;
+}
+
+/* ---------------------------------------------------------------- finish */
+
+/* Whether this process has anything worth a file: it used CUDA or NVTX or
+ * recorded something. Without a manifest (not under `kscope run`) the
+ * reserved file exists already and is always written. */
+static int worth_writing(void)
+{
+    return atomic_load(&R.used) || !R.manifest || kscope__run_recorded(R.session);
+}
+
+void kscope__run_finish(void)
+{
+    pthread_mutex_lock(&R.lock);
+    if (R.session < 0 || R.finished) {
+        pthread_mutex_unlock(&R.lock);
+        return;
+    }
+    R.finished = 1;
+    if (!worth_writing()) {
+        kscope__run_manifest_add(R.manifest, KSCOPE_RUN_TAG_SKIP, R.ident.pid, R.base);
+        pthread_mutex_unlock(&R.lock);
+        return;
+    }
+    uint64_t wall = kscope_now_ns() - R.start_ns;
+    int64_t dropped = kscope_dropped(R.session);
+    char path[4096];
+    int rc = kscope_output_path(R.session, NULL, path, sizeof path);
+    int frc = kscope__launcher_finalize();
+    if (frc < 0 || rc < 0) {
+        report_error("cannot write the profile", frc < 0 ? frc : rc);
+    } else if (R.manifest) {
+        char text[4096 + 64];
+        snprintf(text, sizeof text, "%llu\t%lld\t%s", (unsigned long long)wall, (long long)dropped,
+                 path);
+        kscope__run_manifest_add(R.manifest, KSCOPE_RUN_TAG_PROFILE, R.ident.pid, text);
+    }
+    pthread_mutex_unlock(&R.lock);
+}
+
+static void at_exit(void)
+{
+    kscope__run_finish();
+}
+
+/* --------------------------------------------------------------- watcher */
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    unsigned char b = (unsigned char)sig;
+    if (R.pipe_fd[1] >= 0 && write(R.pipe_fd[1], &b, 1) == 1) {
+        errno = saved;
+        return;
+    }
+    /* No watcher: end as the signal would have, without the profile. */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* Finalize, then end the process with the signal's default action. */
+static void die_of(int sig)
+{
+    kscope__run_finish();
+    for (int i = 0; i < NSIGNALS; i++)
+        if (handled_signals[i] == sig)
+            sigaction(sig, &R.old_action[i], NULL);
+    if (signal(sig, SIG_DFL) == SIG_ERR)
+        _exit(128 + sig);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+    _exit(128 + sig);
+}
+
+/* Milliseconds until the next gate deadline, -1 when there is none. */
+static int next_timeout_ms(void)
+{
+    double now = (double)(kscope_now_ns() - R.start_ns) / 1e9;
+    double next = -1;
+    pthread_mutex_lock(&R.lock);
+    if (R.delay_s > 0 && !R.window_open && now < R.delay_s)
+        next = R.delay_s;
+    else if (R.duration_s > 0 && now < R.delay_s + R.duration_s)
+        next = R.delay_s + R.duration_s;
+    pthread_mutex_unlock(&R.lock);
+    if (next < 0)
+        return -1;
+    double ms = (next - now) * 1000.0 + 1;
+    return ms > 1e9 ? 1000000000 : (int)ms;
+}
+
+static void update_window(void)
+{
+    double now = (double)(kscope_now_ns() - R.start_ns) / 1e9;
+    pthread_mutex_lock(&R.lock);
+    R.window_open = now >= R.delay_s && (R.duration_s <= 0 || now < R.delay_s + R.duration_s);
+    apply_gates();
+    pthread_mutex_unlock(&R.lock);
+}
+
+static void *watcher_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct pollfd p = {.fd = R.pipe_fd[0], .events = POLLIN};
+        int n = poll(&p, 1, next_timeout_ms());
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n == 0) {
+            update_window();
+            continue;
+        }
+        unsigned char sig;
+        ssize_t r = read(R.pipe_fd[0], &sig, 1);
+        if (r == 1)
+            die_of(sig);
+        if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN))
+            return NULL;
+    }
+}
+
+/* Start the watcher with every signal blocked (they go to the program's
+ * threads, whose handler forwards them here). */
+static int start_watcher(void)
+{
+    if (pipe2(R.pipe_fd, O_CLOEXEC) != 0)
+        return -1;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    pthread_t th;
+    int rc = pthread_create(&th, NULL, watcher_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        close(R.pipe_fd[0]);
+        close(R.pipe_fd[1]);
+        R.pipe_fd[0] = R.pipe_fd[1] = -1;
+        return -1;
+    }
+    pthread_detach(th);
+    R.watcher_up = 1;
+    return 0;
+}
+
+/* Handle SIGINT/SIGTERM unless the process inherited them ignored (nohup)
+ * or already handles them itself. */
+static void install_signals(void)
+{
+    for (int i = 0; i < NSIGNALS; i++) {
+        struct sigaction old;
+        if (sigaction(handled_signals[i], NULL, &old) != 0)
+            continue;
+        if (old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO))
+            continue;
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        sigaction(handled_signals[i], &sa, &R.old_action[i]);
+    }
+}
+
+/* ----------------------------------------------------------------- start */
+
+static void read_options(kscope_session_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->backend = env_or_null(KSCOPE_RUN_ENV_BACKEND);
+    o->context = env_or_null(KSCOPE_RUN_ENV_CONTEXT);
+    o->data = env_or_null(KSCOPE_RUN_ENV_DATA);
+    o->mode = env_or_null(KSCOPE_RUN_ENV_MODE);
+    R.capture = env_is(KSCOPE_RUN_ENV_CAPTURE, "cudaProfilerApi");
+    R.delay_s = env_seconds(KSCOPE_RUN_ENV_DELAY);
+    R.duration_s = env_seconds(KSCOPE_RUN_ENV_DURATION);
+    R.manifest = env_or_null(KSCOPE_RUN_ENV_MANIFEST);
+}
+
+/* Reserve this process's output name; caller holds R.lock. */
+static int reserve_name(const kscope_session_opts *o)
+{
+    const char *name = env_or_null(KSCOPE_RUN_ENV_NAME);
+    char base[4096];
+    kscope__run_ident_get(&R.ident);
+    if (kscope__run_base_path(base, sizeof base, env_or_null(KSCOPE_RUN_ENV_DIR),
+                              name ? name : "kscope", &R.ident) < 0)
+        return kscope__fail(KSCOPE_EINVAL, "output path for %s is too long", name);
+    const char *ext = o->data && strcmp(o->data, "trace") == 0 ? ".chrome_trace" : ".hatchet";
+    return kscope__run_claim(R.manifest, base, ext, R.ident.pid, R.base, sizeof R.base);
+}
+
+static void after_fork_child(void);
+
+/* Start the session; caller holds R.lock and has checked the environment. */
+static int start_locked(void)
+{
+    kscope_session_opts o;
+    read_options(&o);
+    int rc = reserve_name(&o);
+    if (rc < 0)
+        return rc;
+    o.name = R.base;
+    R.start_ns = kscope_now_ns();
+    R.window_open = R.delay_s <= 0;
+    int sid = kscope__launcher_start(&o);
+    if (sid < 0)
+        return sid;
+    R.session = sid;
+    R.recording = 1;
+    apply_gates();
+    if (start_watcher() == 0)
+        install_signals();
+    atexit(at_exit);
+    pthread_atfork(NULL, NULL, after_fork_child);
+    return 0;
+}
+
+int kscope__run_start(void)
+{
+    pthread_mutex_lock(&R.lock);
+    if (R.tried) {
+        pthread_mutex_unlock(&R.lock);
+        return R.session >= 0 ? 0 : KSCOPE_ESTATE;
+    }
+    R.tried = 1;
+    int rc = 0;
+    if (env_is(KSCOPE_RUN_ENV_ON, "1") && in_shared_library()) {
+        rc = start_locked();
+        if (rc < 0)
+            report_error("cannot start profiling", rc);
+    }
+    pthread_mutex_unlock(&R.lock);
+    return rc;
+}
+
+/* A child forked without exec: it gets its own name and an empty session;
+ * the parent keeps what was recorded before the fork. */
+static void after_fork_child(void)
+{
+    pthread_mutex_init(&R.lock, NULL);
+    if (R.session < 0 || R.finished)
+        return;
+    if (R.pipe_fd[0] >= 0) {
+        close(R.pipe_fd[0]);
+        close(R.pipe_fd[1]);
+        R.pipe_fd[0] = R.pipe_fd[1] = -1;
+    }
+    R.watcher_up = 0;
+    kscope_session_opts o;
+    read_options(&o);
+    if (reserve_name(&o) < 0 || kscope__launcher_fork_child(R.base) < 0) {
+        report_error("cannot profile the forked child", KSCOPE_ESTATE);
+        R.finished = 1;
+        return;
+    }
+    R.start_ns = kscope_now_ns();
+    start_watcher();
+}
+
+/* ----------------------------------------------------------- entry points */
+
+/* LD_PRELOAD entry: programs that never touch CUDA are profiled too. */
+__attribute__((constructor)) static void kscope_run_constructor(void)
+{
+    if (env_is(KSCOPE_RUN_ENV_ON, "1"))
+        kscope__run_start();
+}
+
+/* CUDA_INJECTION64_PATH entry, called by the driver inside cuInit. */
+KSCOPE_EXTERN int InitializeInjection(void);
+KSCOPE_EXTERN int InitializeInjection(void)
+{
+    kscope__run_note_use();
+    kscope__run_start();
+    return 1;
+}
+
+/* NVTX_INJECTION64_PATH entry, called by each NVTX instance at its first
+ * use: our callbacks replace NVTX's no-ops. */
+KSCOPE_EXTERN int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t));
+KSCOPE_EXTERN int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t))
+{
+    kscope__run_note_use();
+    kscope__run_start();
+    return kscope__nvtx_attach(get_export_table);
+}

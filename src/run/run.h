@@ -1,0 +1,111 @@
+/*
+ * run.h - the launcher (`kscope run`): what the command line and the
+ * library side inside the profiled processes agree on.
+ *
+ * The command line passes its options to every process of the run through
+ * KSCOPE_RUN_* environment variables. Inside a process, libkscope starts the
+ * launcher session the first time one of its entry points fires (the preload
+ * constructor, CUDA's InitializeInjection, NVTX's InitializeInjectionNvtx2),
+ * finalizes it at exit or on SIGINT/SIGTERM, and appends one line per
+ * written profile (or per error) to the run's manifest, which the command
+ * line reads back for the exit summary.
+ */
+#ifndef KSCOPE_RUN_H
+#define KSCOPE_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Environment variables set by `kscope run` for the processes it drives. */
+#define KSCOPE_RUN_ENV_ON       "KSCOPE_RUN"          /* "1": act as launcher */
+#define KSCOPE_RUN_ENV_NAME     "KSCOPE_RUN_NAME"     /* base name of the outputs */
+#define KSCOPE_RUN_ENV_DIR      "KSCOPE_RUN_DIR"      /* output directory */
+#define KSCOPE_RUN_ENV_BACKEND  "KSCOPE_RUN_BACKEND"  /* session option */
+#define KSCOPE_RUN_ENV_CONTEXT  "KSCOPE_RUN_CONTEXT"  /* session option */
+#define KSCOPE_RUN_ENV_DATA     "KSCOPE_RUN_DATA"     /* session option */
+#define KSCOPE_RUN_ENV_MODE     "KSCOPE_RUN_MODE"     /* session option */
+#define KSCOPE_RUN_ENV_HOOK     "KSCOPE_RUN_HOOK"     /* for python -m kscope */
+#define KSCOPE_RUN_ENV_CAPTURE  "KSCOPE_RUN_CAPTURE"  /* "cudaProfilerApi" */
+#define KSCOPE_RUN_ENV_DELAY    "KSCOPE_RUN_DELAY"    /* seconds */
+#define KSCOPE_RUN_ENV_DURATION "KSCOPE_RUN_DURATION" /* seconds */
+#define KSCOPE_RUN_ENV_MAIN_PID "KSCOPE_RUN_MAIN_PID" /* the command's own pid */
+#define KSCOPE_RUN_ENV_MANIFEST "KSCOPE_RUN_MANIFEST" /* file of results */
+
+/* Manifest lines: "<tag>\t<pid>\t<text>\n". */
+#define KSCOPE_RUN_TAG_PROFILE "profile" /* text: path written */
+#define KSCOPE_RUN_TAG_ERROR   "error"   /* text: one-line message */
+#define KSCOPE_RUN_TAG_CLAIM   "claim"   /* text: path reserved */
+#define KSCOPE_RUN_TAG_SKIP    "skip"    /* text: path not written (empty) */
+
+/* Where the process stands among the processes of a run. */
+typedef struct kscope__run_ident {
+    int has_rank;
+    long rank;
+    long pid;
+    int is_main; /* the command itself, not one of its children */
+} kscope__run_ident;
+
+/* Fill `id` from the environment: the rank from RANK, OMPI_COMM_WORLD_RANK,
+ * PMI_RANK or SLURM_PROCID (first one set and numeric), is_main from
+ * KSCOPE_RUN_MAIN_PID. */
+void kscope__run_ident_get(kscope__run_ident *id);
+
+/* The output path without extension for one process: "<dir>/<name>" for the
+ * command itself, "<dir>/<name>.rank<R>" when a rank is set,
+ * "<dir>/<name>.pid<PID>" otherwise. dir may be NULL or "". Returns the
+ * length, or -1 when it does not fit in size. */
+int kscope__run_base_path(char *buf, size_t size, const char *dir, const char *name,
+                          const kscope__run_ident *id);
+
+/* The fallback when that path is already taken in this run:
+ * "<base>.pid<PID>" (then ".pid<PID>.<n>" for n = 1, 2, ...). */
+int kscope__run_alt_path(char *buf, size_t size, const char *base, long pid, int n);
+
+/* Reserve the output path for this process: the first of "<base>",
+ * "<base>.pid<PID>", "<base>.pid<PID>.1", ... that no other process of this
+ * run has reserved. With a manifest the reservations are lines in it (taken
+ * under an exclusive lock), so a file left by an earlier run is replaced as
+ * a fresh write would; without one, "<candidate><ext>" is created with
+ * O_EXCL and an existing file is never replaced. The chosen path (without
+ * extension) goes to `out`. Returns 0 or a negative KSCOPE_E* code. */
+int kscope__run_claim(const char *manifest, const char *base, const char *ext, long pid, char *out,
+                      size_t size);
+
+/* Append one line to the manifest (a no-op when manifest is NULL). */
+int kscope__run_manifest_add(const char *manifest, const char *tag, long pid, const char *text);
+
+/* Start the launcher session from the KSCOPE_RUN_* environment, once per
+ * process. Returns 0 (also when the process is not driven by `kscope run`)
+ * or a negative error. Safe to call from any entry point. */
+int kscope__run_start(void);
+
+/* Whether this process is driven by `kscope run` and its session started. */
+int kscope__run_active(void);
+
+/* Finalize the launcher session (atexit and the signal path call it; later
+ * calls wait for the first to finish and do nothing). */
+void kscope__run_finish(void);
+
+/* Called by the GPU backend when the program calls cudaProfilerStart
+ * (starting = 1) or cudaProfilerStop (0). With --capture-range=
+ * cudaProfilerApi the launcher session records only between them. */
+void kscope__run_profiler_api(int starting);
+
+/* Note that the process used CUDA or NVTX: such a process always writes a
+ * profile, even an empty one. */
+void kscope__run_note_use(void);
+
+/* Whether session slot recorded anything (a scope, mark, state, kernel or
+ * copy) in this process. Processes of a run that recorded nothing and used
+ * neither CUDA nor NVTX (shells, mpirun) write no file. */
+int kscope__run_recorded(int slot);
+
+/* In a child forked without exec: rename the launcher session to `name`
+ * (no extension) and drop what the parent recorded before the fork. */
+int kscope__launcher_fork_child(const char *name);
+
+/* The NVTX side: hand our callbacks to an NVTX instance (nvtx.c). Returns 1
+ * on success, 0 on failure, as NVTX expects. */
+int kscope__nvtx_attach(const void *(*get_export_table)(uint32_t id));
+
+#endif

@@ -1,0 +1,56 @@
+# cli-run-procs.sh - `kscope run` on several processes: a forking program
+# (fork without exec, and fork+exec) and mpirun -np 4 each give one file per
+# process, named by pid or by rank, each with only its own scopes.
+source "$KSCOPE_SOURCE_DIR/test/run-lib.sh"
+build run-fork $KLINK
+build run-scopes $KLINK
+cd "$WORK"
+
+# --- fork: the parent writes kscope.hatchet, each child kscope.pid<PID>
+"$KS" run -- ./run-fork >out.txt 2>err.txt
+rc=$?
+[ $rc -eq 0 ] || fail "forking program: exit $rc: $(cat err.txt)"
+[ -f kscope.hatchet ] || fail "parent profile missing"
+has kscope.hatchet parent-before-fork || fail "parent lacks its scope"
+has kscope.hatchet parent-after-fork || fail "parent lacks its later scope"
+has kscope.hatchet forked-child && fail "the child's scope is in the parent's file"
+n=$(ls kscope.pid*.hatchet 2>/dev/null | wc -l)
+[ "$n" -eq 2 ] || fail "expected 2 child profiles, got $n: $(ls)"
+forked=$(grep -l forked-child kscope.pid*.hatchet)
+execd=$(grep -l exec-child kscope.pid*.hatchet)
+[ -n "$forked" ] && [ -n "$execd" ] && [ "$forked" != "$execd" ] ||
+    fail "children files: forked=$forked exec=$execd"
+[ -n "$forked" ] && has "$forked" parent-before-fork && fail "forked child carries the parent's scope"
+grep -q "3 profiles written" err.txt || fail "summary does not count 3 profiles: $(cat err.txt)"
+ok "fork"
+
+# --- a rank in the environment names the file; two processes with the same
+# rank never share a file
+rm -f kscope*.hatchet
+RANK=5 "$KS" run -- ./run-scopes >/dev/null 2>&1
+[ -f kscope.rank5.hatchet ] || fail "RANK=5 did not give kscope.rank5.hatchet: $(ls)"
+rm -f kscope*.hatchet
+RANK=1 "$KS" run -- ./run-fork >/dev/null 2>&1
+[ -f kscope.rank1.hatchet ] || fail "rank file missing: $(ls)"
+n=$(ls kscope.rank1.pid*.hatchet 2>/dev/null | wc -l)
+[ "$n" -eq 2 ] || fail "same-rank children did not get their own files: $(ls)"
+ok "rank names"
+
+# --- mpirun -np 4: four rank files, none for mpirun itself
+if command -v mpirun >/dev/null; then
+    rm -f kscope*.hatchet
+    "$KS" run -- mpirun -np 4 --oversubscribe --allow-run-as-root ./run-scopes >out.txt 2>err.txt
+    rc=$?
+    [ $rc -eq 0 ] || fail "mpirun: exit $rc: $(cat err.txt)"
+    for r in 0 1 2 3; do
+        [ -f kscope.rank$r.hatchet ] || fail "mpirun: kscope.rank$r.hatchet missing"
+        [ -f kscope.rank$r.hatchet ] && { has kscope.rank$r.hatchet work || fail "rank $r lacks work"; }
+    done
+    n=$(ls kscope*.hatchet | wc -l)
+    [ "$n" -eq 4 ] || fail "mpirun: expected 4 files, got $n: $(ls kscope*.hatchet)"
+    [ "$(grep -c 'program output' out.txt)" -eq 4 ] || fail "mpirun: program output changed"
+    ok "mpirun -np 4"
+else
+    echo "mpirun not installed: mpirun case skipped"
+fi
+finish

@@ -1,0 +1,112 @@
+# cli-run.sh - `kscope run` on a program annotated with kscope scopes: the
+# profile file, the exit code, the program's own output, the summary, the
+# options, and each error case.
+source "$KSCOPE_SOURCE_DIR/test/run-lib.sh"
+build run-scopes $KLINK
+cd "$WORK"
+
+# --- a plain run: file written, program's own start/finalize ignored
+"$KS" run -- ./run-scopes >out.txt 2>err.txt
+rc=$?
+[ $rc -eq 0 ] || fail "exit code $rc, expected 0: $(cat err.txt)"
+[ -f kscope.hatchet ] || fail "kscope.hatchet not written"
+[ ! -e program-own-name.hatchet ] || fail "the program's own finalize wrote a file"
+for n in outer work done; do
+    has kscope.hatchet "$n" || fail "frame $n missing from kscope.hatchet"
+done
+[ "$(parent_of kscope.hatchet work)" = outer ] || fail "work is not under outer"
+[ "$(metric_of kscope.hatchet work calls)" = 3 ] || fail "work calls is not 3"
+[ "$(cat out.txt)" = "program output" ] || fail "program stdout changed: $(cat out.txt)"
+grep -q "view it with: kscope view ./kscope.hatchet" err.txt || fail "summary lacks the view command"
+grep -q "no GPU kernels" err.txt || fail "summary lacks the kernel table line: $(cat err.txt)"
+grep -q "GPU time .* wall" err.txt || fail "summary lacks GPU time against wall time"
+ok "plain run"
+
+# --- exit code propagated; a second run replaces the earlier run's file
+"$KS" run -- ./run-scopes 7 >/dev/null 2>err.txt
+rc=$?
+[ $rc -eq 7 ] || fail "exit code $rc, expected 7"
+[ ! -e kscope.pid*.hatchet ] || fail "a re-run did not reuse the name"
+ok "exit code"
+
+# --- name, output dir, trace data, --top 0
+mkdir -p out
+"$KS" run -n myrun -o out -d trace --top 0 -- ./run-scopes >/dev/null 2>err.txt ||
+    fail "run with options failed: $(cat err.txt)"
+[ -f out/myrun.chrome_trace ] || fail "out/myrun.chrome_trace not written ($(ls out))"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any(e.get("name")=="work" for e in d["traceEvents"])' \
+    out/myrun.chrome_trace || fail "trace lacks the work slices"
+grep -q "total" err.txt && fail "--top 0 still printed the table"
+"$KS" run --name=eq --output-dir=out -- ./run-scopes >/dev/null 2>&1
+[ -f out/eq.hatchet ] || fail "--name=VALUE form not honoured"
+"$KS" run -o newdir -- ./run-scopes >/dev/null 2>&1
+[ -f newdir/kscope.hatchet ] || fail "a missing output directory was not created"
+ok "options"
+
+# --- delay: nothing recorded in the first 100 s, so no file
+rm -f kscope.hatchet
+"$KS" run --delay 100 -- ./run-scopes >/dev/null 2>err.txt
+[ ! -e kscope.hatchet ] || { has kscope.hatchet work && fail "--delay recorded the scopes"; }
+grep -q "no process recorded anything" err.txt || fail "no-data message missing: $(cat err.txt)"
+"$KS" run --duration 100 -- ./run-scopes >/dev/null 2>&1
+has kscope.hatchet work || fail "--duration 100 lost the scopes"
+ok "delay and duration"
+
+# --- errors: one line, non-zero exit, nothing run
+"$KS" run -- ./no-such-program >out.txt 2>err.txt
+rc=$?
+[ $rc -eq 127 ] || fail "command not found: exit $rc"
+[ "$(wc -l <err.txt)" -eq 1 ] && grep -q "command not found: ./no-such-program" err.txt ||
+    fail "command not found message: $(cat err.txt)"
+"$KS" run -- no-such-command-anywhere 2>err.txt
+[ $? -eq 127 ] && grep -q "command not found: no-such-command-anywhere" err.txt ||
+    fail "PATH lookup message: $(cat err.txt)"
+
+mkdir -p ro && chmod 555 ro
+if [ "$(id -u)" -ne 0 ]; then
+    "$KS" run -o ro -- ./run-scopes >out.txt 2>err.txt
+    rc=$?
+    [ $rc -ne 0 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q "cannot write to output directory ro" err.txt ||
+        fail "read-only dir: rc $rc, $(cat err.txt)"
+    [ ! -s out.txt ] || fail "the program ran despite the unwritable directory"
+fi
+touch afile
+"$KS" run -o afile -- ./run-scopes >out.txt 2>err.txt
+[ $? -ne 0 ] && grep -q "output directory afile is not a directory" err.txt ||
+    fail "file as output dir: $(cat err.txt)"
+
+# a program linked with libcupti drives CUPTI itself
+echo 'int cupti_marker(void) { return 1; }' >fake.c
+cc -shared -fPIC -o libcupti.so.13 -Wl,-soname,libcupti.so.13 fake.c
+echo 'int cupti_marker(void); int main(void) { return cupti_marker() - 1; }' >usescupti.c
+cc -o usescupti usescupti.c -L. -l:libcupti.so.13 -Wl,-rpath,"$WORK"
+"$KS" run -- ./usescupti >out.txt 2>err.txt
+rc=$?
+[ $rc -ne 0 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q "uses CUPTI itself (it links libcupti.so.13)" err.txt ||
+    fail "CUPTI user: rc $rc, $(cat err.txt)"
+
+CUDA_INJECTION64_PATH=/opt/other/libtool.so "$KS" run -- ./run-scopes >out.txt 2>err.txt
+[ $? -ne 0 ] && grep -q "another CUDA tool is attached" err.txt || fail "other injection: $(cat err.txt)"
+[ ! -s out.txt ] || fail "the program ran under another tool's injection"
+
+KSCOPE_LIBRARY=/nonexistent/libkscope.so "$KS" run -- ./run-scopes >/dev/null 2>err.txt
+[ $? -ne 0 ] && grep -q "KSCOPE_LIBRARY=/nonexistent/libkscope.so" err.txt ||
+    fail "bad KSCOPE_LIBRARY: $(cat err.txt)"
+ok "errors"
+
+# --- usage errors: exit 2, one line
+for args in "" "--" "-d bogus -- ./run-scopes" "-b gpu -- ./run-scopes" "-c x -- ./run-scopes" \
+    "-m x -- ./run-scopes" "--top -1 -- ./run-scopes" "--delay abc -- ./run-scopes" \
+    "--capture-range=x -- ./run-scopes" "--frobnicate -- ./run-scopes" "-n a/b -- ./run-scopes" \
+    "-n"; do
+    # shellcheck disable=SC2086
+    "$KS" run $args >out.txt 2>err.txt
+    rc=$?
+    [ $rc -eq 2 ] && [ "$(wc -l <err.txt)" -eq 1 ] || fail "usage '$args': rc $rc, $(cat err.txt)"
+    [ ! -s out.txt ] || fail "usage '$args' ran the program"
+done
+"$KS" run --help | grep -q "usage: kscope run" || fail "--help"
+"$KS" help run | grep -q -- "--capture-range=cudaProfilerApi" || fail "help run"
+ok "usage"
+
+finish

@@ -1,0 +1,93 @@
+# run-lib.sh - helpers shared by the `kscope run` shell tests (sourced).
+# Needs KSCOPE_SOURCE_DIR, KSCOPE_BINARY_DIR and KSCOPE_CLI from CTest.
+set -u
+: "${KSCOPE_SOURCE_DIR:?}" "${KSCOPE_BINARY_DIR:?}" "${KSCOPE_CLI:?}"
+
+KS=$KSCOPE_CLI
+PROGS=$KSCOPE_SOURCE_DIR/test/progs
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/kscope-run-test.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+FAILS=0
+
+fail() {
+    echo "FAIL: $*" >&2
+    FAILS=$((FAILS + 1))
+}
+
+ok() {
+    echo "ok: $*"
+}
+
+# A sanitizer build of libkscope.so needs the sanitizer runtime first in
+# every process it is preloaded into.
+if ldd "$KSCOPE_BINARY_DIR/libkscope.so" 2>/dev/null | grep -q libasan; then
+    export LD_PRELOAD=$(cc -print-file-name=libasan.so)
+    export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0
+fi
+
+# build NAME [cc args...]: compile test/progs/NAME.c against libkscope.
+build() {
+    local name=$1
+    shift
+    cc -std=gnu11 -O1 -g -o "$WORK/$name" "$PROGS/$name.c" -I"$KSCOPE_SOURCE_DIR/include" \
+        "$@" || {
+        echo "cannot build $name" >&2
+        exit 1
+    }
+}
+
+KLINK="-L$KSCOPE_BINARY_DIR -Wl,-rpath,$KSCOPE_BINARY_DIR -lkscope"
+
+# names FILE: every frame name of a .hatchet file, one per line.
+names() {
+    python3 -c '
+import json, sys
+root = json.load(open(sys.argv[1]))[0]
+stack = [root]
+while stack:
+    n = stack.pop()
+    print(n["frame"]["name"])
+    stack.extend(n.get("children", []))
+' "$1"
+}
+
+# has FILE NAME: the .hatchet file has a frame called NAME.
+has() {
+    names "$1" | grep -qxF -- "$2"
+}
+
+# metric_of FILE NAME METRIC: that metric of the first frame called NAME.
+metric_of() {
+    python3 -c '
+import json, sys
+root = json.load(open(sys.argv[1]))[0]
+stack = [root]
+while stack:
+    n = stack.pop()
+    if n["frame"]["name"] == sys.argv[2]:
+        print(n["metrics"].get(sys.argv[3], "")); break
+    stack.extend(n.get("children", []))
+' "$1" "$2" "$3"
+}
+
+# parent_of FILE NAME: the name of the parent frame of the first NAME.
+parent_of() {
+    python3 -c '
+import json, sys
+root = json.load(open(sys.argv[1]))[0]
+stack = [(root, None)]
+while stack:
+    n, p = stack.pop()
+    if n["frame"]["name"] == sys.argv[2]:
+        print(p); break
+    stack.extend((c, n["frame"]["name"]) for c in n.get("children", []))
+' "$1" "$2"
+}
+
+finish() {
+    if [ "$FAILS" -ne 0 ]; then
+        echo "$FAILS check(s) failed" >&2
+        exit 1
+    fi
+    echo "all checks passed"
+}
