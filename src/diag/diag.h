@@ -1,0 +1,39 @@
+/*
+ * diag.h - resource diagnostics inside libkscope: what the session core
+ * calls to put the recorder's samples into its outputs.
+ *
+ * Every recorder (running, or stopped but not yet freed) is listed in a
+ * process-wide registry, so a session that is finalized can ask for the
+ * samples taken while it was active without knowing who started the
+ * recorder. Samples carry kscope_now_ns() timestamps.
+ */
+#ifndef KSCOPE_DIAG_H
+#define KSCOPE_DIAG_H
+
+#include "kscope.h"
+
+#include <stdio.h>
+
+/* Call fn(sample, arg) for every sample with t0_ns <= t_ns <= t1_ns held by
+ * any live recorder, oldest first within each recorder. Returns the number
+ * of samples visited. Safe while recorders run. */
+size_t kscope__recorder_each(uint64_t t0_ns, uint64_t t1_ns,
+                             void (*fn)(const kscope_sample *s, void *arg), void *arg);
+
+/* Write those samples as Chrome trace counter events ("ph":"C") into f:
+ * one track per metric (GPU util, memory used, SM clock, power, temperature
+ * per GPU; process CPU %, RSS). `ts` is in microseconds since base_ns; `pid`
+ * is the trace's process id. Every event is preceded by ",\n" unless
+ * *first is non-zero, which is then cleared. Returns the number of events
+ * written, or KSCOPE_EIO when writing failed. */
+int kscope__diag_chrome_counters(FILE *f, uint64_t t0_ns, uint64_t t1_ns, uint64_t base_ns, int pid,
+                                 int *first);
+
+/* The summary for a tree session: for every sampled metric, calls
+ * emit(name, value, arg) twice, with "<metric>.mean" and "<metric>.max"
+ * names such as "nv0.gpu_usage_percent.mean" or "cpu_percent.max".
+ * Returns the number of samples summarised (0: emit never called). */
+size_t kscope__diag_summary(uint64_t t0_ns, uint64_t t1_ns,
+                            void (*emit)(const char *name, double value, void *arg), void *arg);
+
+#endif /* KSCOPE_DIAG_H */

@@ -1,0 +1,379 @@
+/*
+ * nvml.c - GPU metrics through NVML, loaded with dlopen at run time.
+ *
+ * Nothing of NVML is needed at build time: the few types and entry points
+ * used are declared here from NVML's documented ABI. A metric a device does
+ * not support leaves its bit out of kscope_gpu_stats.has; only a bad index
+ * or a lost GPU is an error, so a recorder never stops over one field.
+ */
+#include "kscope-internal.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------ NVML's ABI (subset) */
+
+typedef int nvml_ret;
+typedef struct nvml_device_st *nvml_device;
+
+#define NVML_SUCCESS                 0
+#define NVML_ERROR_INSUFFICIENT_SIZE 7
+#define NVML_ERROR_GPU_IS_LOST       15
+#define NVML_CLOCK_SM                1
+#define NVML_CLOCK_MEM               2
+#define NVML_TEMPERATURE_GPU         0
+#define NVML_DEVICE_NAME_BUFFER      96
+#define NVML_VALUE_NOT_AVAILABLE     (~0ull)
+
+typedef struct {
+    unsigned int gpu, memory;
+} nvml_utilization;
+
+typedef struct {
+    unsigned long long total, free, used;
+} nvml_memory_v1;
+
+typedef struct {
+    unsigned int version;
+    unsigned long long total, reserved, free, used;
+} nvml_memory_v2;
+
+/* nvmlMemory_v2: the struct's size with the version in the top byte. */
+#define NVML_MEMORY_V2_VERSION ((unsigned int)(sizeof(nvml_memory_v2) | (2u << 24)))
+
+/* nvmlProcessInfo_t as taken by nvmlDeviceGetComputeRunningProcesses_v3. */
+typedef struct {
+    unsigned int pid;
+    unsigned long long used_gpu_memory;
+    unsigned int gpu_instance_id, compute_instance_id;
+} nvml_process_info;
+
+/* The entry points, resolved by name; the optional ones may stay NULL. */
+static struct {
+    void *lib;
+    int refs;
+    unsigned int count;
+    nvml_device handles[64];
+    nvml_ret (*init)(void);
+    nvml_ret (*shutdown)(void);
+    const char *(*error_string)(nvml_ret);
+    nvml_ret (*get_count)(unsigned int *);
+    nvml_ret (*get_handle)(unsigned int, nvml_device *);
+    nvml_ret (*get_name)(nvml_device, char *, unsigned int);
+    nvml_ret (*get_utilization)(nvml_device, nvml_utilization *);
+    nvml_ret (*get_memory)(nvml_device, nvml_memory_v1 *);
+    nvml_ret (*get_memory_v2)(nvml_device, nvml_memory_v2 *);
+    nvml_ret (*get_clock)(nvml_device, int, unsigned int *);
+    nvml_ret (*get_max_clock)(nvml_device, int, unsigned int *);
+    nvml_ret (*get_power)(nvml_device, unsigned int *);
+    nvml_ret (*get_temperature)(nvml_device, int, unsigned int *);
+    nvml_ret (*get_throttle)(nvml_device, unsigned long long *);
+    nvml_ret (*get_processes)(nvml_device, unsigned int *, nvml_process_info *);
+} nv;
+
+static pthread_mutex_t nv_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *nvml_error(nvml_ret r)
+{
+    return nv.error_string ? nv.error_string(r) : "unknown NVML error";
+}
+
+/* Resolve every entry point; returns the name of a missing required one. */
+static const char *nvml_resolve(void *lib)
+{
+#define REQUIRE(field, sym)                                                                        \
+    if (!(*(void **)&nv.field = dlsym(lib, sym)))                                                  \
+        return sym;
+#define OPTIONAL(field, sym) *(void **)&nv.field = dlsym(lib, sym);
+    REQUIRE(init, "nvmlInit_v2")
+    REQUIRE(shutdown, "nvmlShutdown")
+    REQUIRE(get_count, "nvmlDeviceGetCount_v2")
+    REQUIRE(get_handle, "nvmlDeviceGetHandleByIndex_v2")
+    OPTIONAL(error_string, "nvmlErrorString")
+    OPTIONAL(get_name, "nvmlDeviceGetName")
+    OPTIONAL(get_utilization, "nvmlDeviceGetUtilizationRates")
+    OPTIONAL(get_memory, "nvmlDeviceGetMemoryInfo")
+    OPTIONAL(get_memory_v2, "nvmlDeviceGetMemoryInfo_v2")
+    OPTIONAL(get_clock, "nvmlDeviceGetClockInfo")
+    OPTIONAL(get_max_clock, "nvmlDeviceGetMaxClockInfo")
+    OPTIONAL(get_power, "nvmlDeviceGetPowerUsage")
+    OPTIONAL(get_temperature, "nvmlDeviceGetTemperature")
+    /* The newer name first; drivers before 535 only have the older one. */
+    OPTIONAL(get_throttle, "nvmlDeviceGetCurrentClocksEventReasons")
+    if (!nv.get_throttle)
+        OPTIONAL(get_throttle, "nvmlDeviceGetCurrentClocksThrottleReasons")
+    OPTIONAL(get_processes, "nvmlDeviceGetComputeRunningProcesses_v3")
+#undef REQUIRE
+#undef OPTIONAL
+    return NULL;
+}
+
+static void nvml_unload(void)
+{
+    void *lib = nv.lib;
+    memset(&nv, 0, sizeof nv);
+    if (lib)
+        dlclose(lib);
+}
+
+/* Open the library, initialise NVML and take every device's handle. */
+static int nvml_load(void)
+{
+    const char *path = getenv("KSCOPE_NVML_LIBRARY");
+    if (!path || !*path)
+        path = "libnvidia-ml.so.1";
+    nv.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!nv.lib)
+        return kscope__fail(KSCOPE_ENOGPU, "no GPU metrics: cannot load NVML: %s", dlerror());
+    const char *missing = nvml_resolve(nv.lib);
+    if (missing) {
+        nvml_unload();
+        return kscope__fail(KSCOPE_ENOGPU, "no GPU metrics: %s lacks %s (driver too old)", path,
+                            missing);
+    }
+    nvml_ret r = nv.init();
+    if (r != NVML_SUCCESS) {
+        int err =
+            kscope__fail(KSCOPE_ENOGPU, "no GPU metrics: NVML failed to start: %s", nvml_error(r));
+        nvml_unload();
+        return err;
+    }
+    unsigned int count = 0;
+    if ((r = nv.get_count(&count)) != NVML_SUCCESS) {
+        int err = kscope__fail(KSCOPE_ENOGPU, "no GPU metrics: NVML cannot count GPUs: %s",
+                               nvml_error(r));
+        nv.shutdown();
+        nvml_unload();
+        return err;
+    }
+    if (count > sizeof nv.handles / sizeof nv.handles[0])
+        count = sizeof nv.handles / sizeof nv.handles[0];
+    for (unsigned int i = 0; i < count; i++) {
+        if ((r = nv.get_handle(i, &nv.handles[i])) != NVML_SUCCESS) {
+            int err = kscope__fail(KSCOPE_ENOGPU, "no GPU metrics: NVML cannot open GPU %u: %s", i,
+                                   nvml_error(r));
+            nv.shutdown();
+            nvml_unload();
+            return err;
+        }
+    }
+    nv.count = count;
+    return 0;
+}
+
+int kscope_gpu_init(void)
+{
+    pthread_mutex_lock(&nv_lock);
+    int err = nv.refs > 0 ? 0 : nvml_load();
+    if (err == 0)
+        nv.refs++;
+    int count = (int)nv.count;
+    pthread_mutex_unlock(&nv_lock);
+    return err < 0 ? err : count;
+}
+
+void kscope_gpu_shutdown(void)
+{
+    pthread_mutex_lock(&nv_lock);
+    if (nv.refs > 0 && --nv.refs == 0) {
+        nv.shutdown();
+        nvml_unload();
+    }
+    pthread_mutex_unlock(&nv_lock);
+}
+
+int kscope_gpu_count(void)
+{
+    pthread_mutex_lock(&nv_lock);
+    int count = nv.refs > 0 ? (int)nv.count : -1;
+    pthread_mutex_unlock(&nv_lock);
+    if (count < 0)
+        return kscope__fail(KSCOPE_ESTATE, "GPU metrics not started (call kscope_gpu_init)");
+    return count;
+}
+
+/* The handle of a device, or NULL with the error set. Handles stay valid
+ * while the caller holds a reference from kscope_gpu_init. */
+static nvml_device device_handle(uint32_t device, int *err)
+{
+    if (nv.refs <= 0) {
+        *err = kscope__fail(KSCOPE_ESTATE, "GPU metrics not started (call kscope_gpu_init)");
+        return NULL;
+    }
+    if (device >= nv.count) {
+        *err = kscope__fail(KSCOPE_EINVAL, "no GPU %u (found %u)", device, nv.count);
+        return NULL;
+    }
+    return nv.handles[device];
+}
+
+int kscope_gpu_name(uint32_t device, char *buf, size_t size)
+{
+    int err = 0;
+    nvml_device h = device_handle(device, &err);
+    if (!h)
+        return err;
+    if (!buf || size == 0)
+        return kscope__fail(KSCOPE_EINVAL, "kscope_gpu_name: no buffer");
+    char name[NVML_DEVICE_NAME_BUFFER] = "";
+    if (!nv.get_name || nv.get_name(h, name, sizeof name) != NVML_SUCCESS)
+        snprintf(name, sizeof name, "GPU %u", device);
+    name[sizeof name - 1] = '\0';
+    return snprintf(buf, size, "%s", name);
+}
+
+/* Memory: the v2 call also gives `reserved`; the v1 call is the fallback. */
+static nvml_ret read_memory(nvml_device h, kscope_gpu_stats *out)
+{
+    nvml_ret r = -1;
+    if (nv.get_memory_v2) {
+        nvml_memory_v2 m = {.version = NVML_MEMORY_V2_VERSION};
+        if ((r = nv.get_memory_v2(h, &m)) == NVML_SUCCESS) {
+            out->total_bytes = m.total;
+            out->free_bytes = m.free;
+            out->used_bytes = m.used;
+            out->reserved_bytes = m.reserved;
+            out->has |= KSCOPE_GPU_HAS_MEMORY | KSCOPE_GPU_HAS_RESERVED;
+            return r;
+        }
+    }
+    if (nv.get_memory) {
+        nvml_memory_v1 m;
+        if ((r = nv.get_memory(h, &m)) == NVML_SUCCESS) {
+            out->total_bytes = m.total;
+            out->free_bytes = m.free;
+            out->used_bytes = m.used;
+            out->has |= KSCOPE_GPU_HAS_MEMORY;
+        }
+    }
+    return r;
+}
+
+/* Read one unsigned metric; set `bit` in has when the device answered.
+ * Returns 1 when the GPU is lost (then sampling it is pointless). */
+static int read_uint(nvml_ret r, uint32_t *has, uint32_t bit)
+{
+    if (r == NVML_SUCCESS)
+        *has |= bit;
+    return r == NVML_ERROR_GPU_IS_LOST;
+}
+
+int kscope_gpu_get_stats(uint32_t device, kscope_gpu_stats *out)
+{
+    if (!out)
+        return kscope__fail(KSCOPE_EINVAL, "kscope_gpu_get_stats: no output");
+    int err = 0;
+    nvml_device h = device_handle(device, &err);
+    if (!h)
+        return err;
+    memset(out, 0, sizeof *out);
+    out->device = device;
+    int lost = 0;
+    if (nv.get_utilization) {
+        nvml_utilization u;
+        nvml_ret r = nv.get_utilization(h, &u);
+        lost |= read_uint(r, &out->has, KSCOPE_GPU_HAS_UTIL | KSCOPE_GPU_HAS_MEM_ACTIVITY);
+        out->gpu_usage_percent = r == NVML_SUCCESS ? u.gpu : 0;
+        out->memory_activity_percent = r == NVML_SUCCESS ? u.memory : 0;
+    }
+    lost |= read_memory(h, out) == NVML_ERROR_GPU_IS_LOST;
+    if (nv.get_clock) {
+        lost |= read_uint(nv.get_clock(h, NVML_CLOCK_SM, &out->core_mhz), &out->has,
+                          KSCOPE_GPU_HAS_CORE_CLOCK);
+        lost |= read_uint(nv.get_clock(h, NVML_CLOCK_MEM, &out->mem_mhz), &out->has,
+                          KSCOPE_GPU_HAS_MEM_CLOCK);
+    }
+    if (nv.get_max_clock) {
+        lost |= read_uint(nv.get_max_clock(h, NVML_CLOCK_SM, &out->core_max_mhz), &out->has,
+                          KSCOPE_GPU_HAS_CORE_MAX);
+        lost |= read_uint(nv.get_max_clock(h, NVML_CLOCK_MEM, &out->mem_max_mhz), &out->has,
+                          KSCOPE_GPU_HAS_MEM_MAX);
+    }
+    if (nv.get_power)
+        lost |= read_uint(nv.get_power(h, &out->power_mw), &out->has, KSCOPE_GPU_HAS_POWER);
+    if (nv.get_temperature)
+        lost |= read_uint(nv.get_temperature(h, NVML_TEMPERATURE_GPU, &out->temperature_c),
+                          &out->has, KSCOPE_GPU_HAS_TEMPERATURE);
+    if (nv.get_throttle) {
+        unsigned long long reasons = 0;
+        lost |= read_uint(nv.get_throttle(h, &reasons), &out->has, KSCOPE_GPU_HAS_THROTTLE);
+        out->throttle_reasons = reasons;
+    }
+    if (lost)
+        return kscope__fail(KSCOPE_ENOGPU, "GPU %u stopped answering (NVML: GPU is lost)", device);
+    return 0;
+}
+
+int kscope_gpu_process_memory(uint32_t device, int pid, uint64_t *bytes)
+{
+    if (!bytes || pid <= 0)
+        return kscope__fail(KSCOPE_EINVAL, "kscope_gpu_process_memory: bad pid %d or no output",
+                            pid);
+    int err = 0;
+    nvml_device h = device_handle(device, &err);
+    if (!h)
+        return err;
+    if (!nv.get_processes)
+        return kscope__fail(KSCOPE_ENOTSUP, "NVML has no per-process memory query");
+    nvml_process_info info[256];
+    unsigned int n = sizeof info / sizeof info[0];
+    nvml_ret r = nv.get_processes(h, &n, info);
+    if (r == NVML_ERROR_INSUFFICIENT_SIZE)
+        return kscope__fail(KSCOPE_ENOTSUP, "GPU %u runs more than 256 processes", device);
+    if (r != NVML_SUCCESS)
+        return kscope__fail(KSCOPE_ENOTSUP, "GPU %u: cannot list its processes: %s", device,
+                            nvml_error(r));
+    uint64_t total = 0;
+    for (unsigned int i = 0; i < n; i++) {
+        if ((int)info[i].pid != pid)
+            continue;
+        if (info[i].used_gpu_memory == NVML_VALUE_NOT_AVAILABLE)
+            return kscope__fail(KSCOPE_ENOTSUP,
+                                "GPU %u does not report process %d's memory (not permitted)",
+                                device, pid);
+        total += info[i].used_gpu_memory;
+    }
+    *bytes = total;
+    return 0;
+}
+
+/* MAX's vocabulary, in bit order. */
+static const char *const throttle_names[] = {
+    "gpu_idle",
+    "applications_clocks_setting",
+    "sw_power_cap",
+    "hw_slowdown",
+    "sync_boost",
+    "sw_thermal_slowdown",
+    "hw_thermal_slowdown",
+    "hw_power_brake_slowdown",
+    "display_clock_setting",
+};
+
+#define THROTTLE_COUNT (sizeof throttle_names / sizeof throttle_names[0])
+
+const char *kscope_gpu_throttle_name(uint64_t reason)
+{
+    for (size_t i = 0; i < THROTTLE_COUNT; i++)
+        if (reason == (1ull << i))
+            return throttle_names[i];
+    return NULL;
+}
+
+int kscope_gpu_throttle_format(uint64_t reasons, char *buf, size_t size)
+{
+    size_t len = 0;
+    if (buf && size)
+        buf[0] = '\0';
+    for (size_t i = 0; i < THROTTLE_COUNT; i++) {
+        if (!(reasons & (1ull << i)))
+            continue;
+        int n = snprintf(buf && len < size ? buf + len : NULL, buf && len < size ? size - len : 0,
+                         "%s%s", len ? "," : "", throttle_names[i]);
+        len += (size_t)n;
+    }
+    return (int)len;
+}

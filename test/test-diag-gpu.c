@@ -1,0 +1,324 @@
+/*
+ * test-diag-gpu.c - GPU metrics without a GPU: NVML missing or failing
+ * (one clear error, CPU sampling goes on), and a stand-in NVML
+ * (test/fake-nvml.c) whose fixed answers check decoding, absent fields,
+ * throttle reasons, per-process memory and the recorder's GPU tracks.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "diag/diag.h"
+#include "kscope.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static char fake_path[4096];
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* Use the stand-in NVML, in a given mode ("" for the normal one). */
+static void use_fake(const char *mode)
+{
+    setenv("KSCOPE_NVML_LIBRARY", fake_path, 1);
+    setenv("FAKE_NVML_MODE", mode, 1);
+}
+
+static void nvml_missing(void **state)
+{
+    (void)state;
+    setenv("KSCOPE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+    assert_int_equal(kscope_gpu_init(), KSCOPE_ENOGPU);
+    assert_non_null(strstr(kscope_last_error(), "cannot load NVML"));
+    assert_non_null(strstr(kscope_last_error(), "/nonexistent/libnvidia-ml.so.1"));
+    assert_int_equal(kscope_gpu_count(), KSCOPE_ESTATE);
+    kscope_gpu_stats g;
+    assert_int_equal(kscope_gpu_get_stats(0, &g), KSCOPE_ESTATE);
+    char name[32];
+    assert_int_equal(kscope_gpu_name(0, name, sizeof name), KSCOPE_ESTATE);
+    kscope_gpu_shutdown(); /* harmless without init */
+}
+
+/* Without NVML the recorder still samples the CPU. */
+static void recorder_without_nvml(void **state)
+{
+    (void)state;
+    setenv("KSCOPE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+    pid_t self = getpid();
+    kscope_recorder_opts o = {.interval_ms = 20, .pids = &self, .npids = 1};
+    kscope_recorder *r = NULL;
+    assert_int_equal(kscope_recorder_start(&o, &r), 0);
+    assert_int_equal(kscope_recorder_gpus(r), 0);
+    sleep_ms(200);
+    kscope_recorder_stop(r);
+    assert_true(kscope_recorder_count(r) >= 8);
+    kscope_sample s;
+    assert_int_equal(kscope_recorder_read(r, 0, &s), 0);
+    assert_int_equal(s.ngpu, 0);
+    assert_int_equal(s.alive, 1);
+    kscope_recorder_free(r);
+}
+
+static void nvml_init_fails(void **state)
+{
+    (void)state;
+    use_fake("fail-init");
+    assert_int_equal(kscope_gpu_init(), KSCOPE_ENOGPU);
+    assert_non_null(strstr(kscope_last_error(), "Driver Not Loaded"));
+}
+
+static void decodes_every_field(void **state)
+{
+    (void)state;
+    use_fake("");
+    assert_int_equal(kscope_gpu_init(), 2);
+    assert_int_equal(kscope_gpu_count(), 2);
+    char name[64];
+    assert_int_equal(kscope_gpu_name(0, name, sizeof name), 10);
+    assert_string_equal(name, "Fake GPU 0");
+    kscope_gpu_stats g;
+    assert_int_equal(kscope_gpu_get_stats(0, &g), 0);
+    assert_int_equal(g.device, 0);
+    assert_int_equal(g.has, (1u << 11) - 1); /* every KSCOPE_GPU_HAS_* bit */
+    assert_int_equal(g.gpu_usage_percent, 97);
+    assert_int_equal(g.memory_activity_percent, 41);
+    assert_true(g.total_bytes == 80ull << 30);
+    assert_true(g.reserved_bytes == 512ull << 20);
+    assert_true(g.used_bytes == 10ull << 30);
+    assert_true(g.free_bytes == g.total_bytes - g.reserved_bytes - g.used_bytes);
+    assert_int_equal(g.core_mhz, 1755);
+    assert_int_equal(g.core_max_mhz, 1980);
+    assert_int_equal(g.mem_mhz, 2619);
+    assert_int_equal(g.mem_max_mhz, 2619);
+    assert_int_equal(g.power_mw, 412345);
+    assert_int_equal(g.temperature_c, 61);
+    assert_true(g.throttle_reasons == (KSCOPE_THROTTLE_SW_POWER_CAP | KSCOPE_THROTTLE_HW_THERMAL));
+    assert_true(g.throttle_reasons & KSCOPE_THROTTLE_HARDWARE);
+    kscope_gpu_shutdown();
+}
+
+/* Unsupported metrics are absent fields, not errors. */
+static void unsupported_fields_are_absent(void **state)
+{
+    (void)state;
+    use_fake("");
+    assert_int_equal(kscope_gpu_init(), 2);
+    kscope_gpu_stats g;
+    assert_int_equal(kscope_gpu_get_stats(1, &g), 0);
+    assert_int_equal(g.has,
+                     KSCOPE_GPU_HAS_MEMORY | KSCOPE_GPU_HAS_CORE_CLOCK | KSCOPE_GPU_HAS_MEM_CLOCK);
+    assert_true(g.used_bytes == 2ull << 30); /* from the v1 query */
+    assert_true(g.total_bytes == 16ull << 30);
+    assert_int_equal(g.core_mhz, 1754);
+    assert_int_equal(g.power_mw, 0);
+    assert_int_equal(kscope_gpu_get_stats(2, &g), KSCOPE_EINVAL);
+    assert_non_null(strstr(kscope_last_error(), "no GPU 2"));
+    assert_int_equal(kscope_gpu_get_stats(0, NULL), KSCOPE_EINVAL);
+    kscope_gpu_shutdown();
+}
+
+static void process_memory(void **state)
+{
+    (void)state;
+    use_fake("");
+    assert_int_equal(kscope_gpu_init(), 2);
+    uint64_t bytes = 1;
+    assert_int_equal(kscope_gpu_process_memory(0, getpid(), &bytes), 0);
+    assert_true(bytes == 128ull << 20); /* two contexts, added */
+    assert_int_equal(kscope_gpu_process_memory(0, 999999, &bytes), 0);
+    assert_true(bytes == 0);
+    assert_int_equal(kscope_gpu_process_memory(1, getpid(), &bytes), 0);
+    assert_true(bytes == 0);
+    assert_int_equal(kscope_gpu_process_memory(0, 1, &bytes), KSCOPE_ENOTSUP);
+    assert_non_null(strstr(kscope_last_error(), "process 1"));
+    assert_int_equal(kscope_gpu_process_memory(0, 0, &bytes), KSCOPE_EINVAL);
+    assert_int_equal(kscope_gpu_process_memory(5, 1, &bytes), KSCOPE_EINVAL);
+    kscope_gpu_shutdown();
+}
+
+static void init_is_reference_counted(void **state)
+{
+    (void)state;
+    use_fake("");
+    assert_int_equal(kscope_gpu_init(), 2);
+    assert_int_equal(kscope_gpu_init(), 2);
+    kscope_gpu_shutdown();
+    assert_int_equal(kscope_gpu_count(), 2);
+    kscope_gpu_shutdown();
+    assert_int_equal(kscope_gpu_count(), KSCOPE_ESTATE);
+}
+
+static void throttle_names(void **state)
+{
+    (void)state;
+    const char *expect[] = {"gpu_idle",
+                            "applications_clocks_setting",
+                            "sw_power_cap",
+                            "hw_slowdown",
+                            "sync_boost",
+                            "sw_thermal_slowdown",
+                            "hw_thermal_slowdown",
+                            "hw_power_brake_slowdown",
+                            "display_clock_setting"};
+    for (int i = 0; i < 9; i++)
+        assert_string_equal(kscope_gpu_throttle_name(1ull << i), expect[i]);
+    assert_null(kscope_gpu_throttle_name(1ull << 9));
+    assert_null(kscope_gpu_throttle_name(0x3));
+    char buf[256];
+    assert_int_equal(kscope_gpu_throttle_format(0, buf, sizeof buf), 0);
+    assert_string_equal(buf, "");
+    int n = kscope_gpu_throttle_format(
+        KSCOPE_THROTTLE_GPU_IDLE | KSCOPE_THROTTLE_HW_SLOWDOWN | (1ull << 40), buf, sizeof buf);
+    assert_string_equal(buf, "gpu_idle,hw_slowdown");
+    assert_int_equal(n, (int)strlen(buf));
+    char small[5];
+    assert_int_equal(kscope_gpu_throttle_format(0x1FF, small, sizeof small),
+                     kscope_gpu_throttle_format(0x1FF, NULL, 0));
+    assert_string_equal(small, "gpu_");
+    /* Hardware reasons: everything but idle and the two settings. */
+    assert_true(KSCOPE_THROTTLE_HARDWARE ==
+                (KSCOPE_THROTTLE_SW_POWER_CAP | KSCOPE_THROTTLE_HW_SLOWDOWN |
+                 KSCOPE_THROTTLE_SYNC_BOOST | KSCOPE_THROTTLE_SW_THERMAL |
+                 KSCOPE_THROTTLE_HW_THERMAL | KSCOPE_THROTTLE_HW_POWER_BRAKE));
+}
+
+typedef struct named {
+    char name[64];
+    double value;
+} named;
+
+static named emitted[64];
+static int nemitted;
+
+static void collect(const char *name, double value, void *arg)
+{
+    (void)arg;
+    assert_true(nemitted < 64);
+    snprintf(emitted[nemitted].name, sizeof emitted[nemitted].name, "%s", name);
+    emitted[nemitted++].value = value;
+}
+
+static double emitted_value(const char *name)
+{
+    for (int i = 0; i < nemitted; i++)
+        if (strcmp(emitted[i].name, name) == 0)
+            return emitted[i].value;
+    fail_msg("no metric %s", name);
+    return 0;
+}
+
+static int has_text(const char *text, const char *what)
+{
+    return strstr(text, what) != NULL;
+}
+
+/* The recorder samples both GPUs; a trace gets one track per reported
+ * metric, a tree gets mean and max. */
+static void recorder_gpu_tracks(void **state)
+{
+    (void)state;
+    use_fake("");
+    kscope_recorder_opts o = {.interval_ms = 10};
+    kscope_recorder *r = NULL;
+    uint64_t t0 = kscope_now_ns();
+    assert_int_equal(kscope_recorder_start(&o, &r), 0);
+    assert_int_equal(kscope_recorder_gpus(r), 2);
+    sleep_ms(100);
+    kscope_recorder_stop(r);
+    uint64_t t1 = kscope_now_ns();
+    kscope_sample s;
+    assert_int_equal(kscope_recorder_read(r, 0, &s), 0);
+    assert_int_equal(s.ngpu, 2);
+    assert_int_equal(s.nproc, 0);
+    assert_int_equal(s.gpu[0].gpu_usage_percent, 97);
+    assert_int_equal(s.gpu[1].device, 1);
+
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    int first = 1;
+    int events = kscope__diag_chrome_counters(f, t0, t1, t0, 7, &first);
+    fclose(f);
+    size_t n = kscope_recorder_count(r);
+    assert_int_equal(events, (int)(n * 7)); /* 5 series on nv0, 2 on nv1, no CPU */
+    assert_true(has_text(text, "\"name\":\"nv0 gpu_usage_percent\",\"ph\":\"C\""));
+    assert_true(has_text(text, "\"name\":\"nv0 power_w\""));
+    assert_true(has_text(text, "\"name\":\"nv0 temperature_c\""));
+    assert_true(has_text(text, "\"name\":\"nv1 used_bytes\""));
+    assert_false(has_text(text, "\"name\":\"nv1 power_w\""));
+    assert_false(has_text(text, "cpu_percent"));
+    free(text);
+
+    nemitted = 0;
+    assert_int_equal(kscope__diag_summary(t0, t1, collect, NULL), n);
+    assert_int_equal(nemitted, 14);
+    assert_true(fabs(emitted_value("nv0.gpu_usage_percent.mean") - 97) < 1e-9);
+    assert_true(fabs(emitted_value("nv0.power_w.max") - 412.345) < 1e-9);
+    assert_true(fabs(emitted_value("nv1.used_bytes.mean") - (double)(2ull << 30)) < 1);
+    assert_true(fabs(emitted_value("nv1.core_mhz.max") - 1754) < 1e-9);
+    kscope_recorder_free(r);
+    assert_int_equal(kscope_gpu_count(), KSCOPE_ESTATE); /* the recorder let go */
+}
+
+/* A GPU that stops answering empties its record; sampling goes on. */
+static void lost_gpu_keeps_sampling(void **state)
+{
+    (void)state;
+    use_fake("lost");
+    assert_int_equal(kscope_gpu_init(), 2);
+    kscope_gpu_stats g;
+    assert_int_equal(kscope_gpu_get_stats(0, &g), KSCOPE_ENOGPU);
+    assert_non_null(strstr(kscope_last_error(), "GPU 0 stopped answering"));
+    kscope_recorder_opts o = {.interval_ms = 10};
+    kscope_recorder *r = NULL;
+    assert_int_equal(kscope_recorder_start(&o, &r), 0);
+    sleep_ms(100);
+    kscope_recorder_stop(r);
+    assert_true(kscope_recorder_count(r) >= 5);
+    kscope_sample s;
+    kscope_recorder_read(r, kscope_recorder_count(r) - 1, &s);
+    assert_int_equal(s.gpu[0].has, 0);
+    assert_int_equal(s.gpu[1].has,
+                     KSCOPE_GPU_HAS_MEMORY | KSCOPE_GPU_HAS_CORE_CLOCK | KSCOPE_GPU_HAS_MEM_CLOCK);
+    kscope_recorder_free(r);
+    kscope_gpu_shutdown();
+}
+
+int main(void)
+{
+    const char *given = getenv("KSCOPE_FAKE_NVML");
+    const char *bin = getenv("KSCOPE_BINARY_DIR");
+    if (given)
+        snprintf(fake_path, sizeof fake_path, "%s", given);
+    else
+        snprintf(fake_path, sizeof fake_path, "%s/test/libkscope_fake_nvml.so", bin ? bin : ".");
+    if (access(fake_path, R_OK) != 0) {
+        fprintf(stderr, "test-diag-gpu: the stand-in NVML %s is missing\n", fake_path);
+        return 1;
+    }
+    setenv("KSCOPE_QUIET", "1", 1); /* the recorder's one-line notices */
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(nvml_missing),
+        cmocka_unit_test(recorder_without_nvml),
+        cmocka_unit_test(nvml_init_fails),
+        cmocka_unit_test(decodes_every_field),
+        cmocka_unit_test(unsupported_fields_are_absent),
+        cmocka_unit_test(process_memory),
+        cmocka_unit_test(init_is_reference_counted),
+        cmocka_unit_test(throttle_names),
+        cmocka_unit_test(recorder_gpu_tracks),
+        cmocka_unit_test(lost_gpu_keeps_sampling),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,495 @@
+/*
+ * test-diag.c - CPU metrics, port lookup and the background recorder, on
+ * real processes (no GPU needed): a busy child above 50% CPU and an idle
+ * one below 5%, a listening socket found by port with its descendants,
+ * sample counts that follow interval x duration, and the counter tracks
+ * and summaries a session gets from the recorder.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "diag/diag.h"
+#include "kscope.h"
+
+#include <arpa/inet.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <yajl/yajl_tree.h>
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* A child that spins for `spin_ms` (forever when < 0) after `idle_ms`. */
+static pid_t spawn(int idle_ms, int spin_ms)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (idle_ms > 0)
+            sleep_ms(idle_ms);
+        struct timespec t0, t;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        volatile unsigned long x = 0;
+        for (;;) {
+            for (int i = 0; i < 100000; i++)
+                x += (unsigned long)i;
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            double ms = (t.tv_sec - t0.tv_sec) * 1e3 + (t.tv_nsec - t0.tv_nsec) / 1e6;
+            if (spin_ms >= 0 && ms >= spin_ms)
+                _exit(0);
+        }
+    }
+    return pid;
+}
+
+/* A child that sleeps until killed. */
+static pid_t spawn_idle(void)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        for (;;)
+            pause();
+    }
+    return pid;
+}
+
+static void reap(pid_t pid)
+{
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+}
+
+/* ------------------------------------------------------------------ CPU */
+
+static void cpu_read_self(void **state)
+{
+    (void)state;
+    kscope_cpu_reading r;
+    assert_int_equal(kscope_cpu_read(getpid(), &r), 0);
+    assert_int_equal(r.pid, getpid());
+    assert_true(r.threads >= 1);
+    assert_true(r.rss_bytes > 1024 * 1024);
+    assert_true(r.user_s >= 0 && r.system_s >= 0);
+    assert_true(r.start_ticks > 0);
+}
+
+static void cpu_bad_pid(void **state)
+{
+    (void)state;
+    kscope_cpu_reading r;
+    assert_int_equal(kscope_cpu_read(0, &r), KSCOPE_EINVAL);
+    assert_int_equal(kscope_cpu_read(-4, &r), KSCOPE_EINVAL);
+    /* Beyond pid_max: never a process. */
+    assert_int_equal(kscope_cpu_read(0x3fffffff, &r), KSCOPE_ENOPROC);
+    assert_non_null(strstr(kscope_last_error(), "1073741823"));
+    kscope_cpu_proc procs[2] = {{.pid = getpid()}, {.pid = 0x3fffffff}};
+    assert_int_equal(kscope_cpu_begin(procs, 2), KSCOPE_ENOPROC);
+    assert_string_equal(kscope_strerror(KSCOPE_ENOPROC), "no such process");
+}
+
+static void cpu_update_needs_begin(void **state)
+{
+    (void)state;
+    kscope_cpu_proc p = {.pid = getpid()};
+    assert_int_equal(kscope_cpu_update(&p, 1, NULL), KSCOPE_ESTATE);
+}
+
+static void cpu_busy_and_idle(void **state)
+{
+    (void)state;
+    pid_t busy = spawn(0, -1), idle = spawn_idle();
+    kscope_cpu_proc procs[2] = {{.pid = busy}, {.pid = idle}};
+    assert_int_equal(kscope_cpu_begin(procs, 2), 0);
+    sleep_ms(1000);
+    kscope_cpu_stats total;
+    assert_int_equal(kscope_cpu_update(procs, 2, &total), 0);
+    reap(busy);
+    reap(idle);
+    double busy_pct = procs[0].user_percent + procs[0].system_percent;
+    double idle_pct = procs[1].user_percent + procs[1].system_percent;
+    assert_true(busy_pct > 50.0);
+    assert_true(idle_pct < 5.0);
+    assert_int_equal(procs[0].exited, 0);
+    assert_true(total.elapsed > 0.9 && total.elapsed < 3.0);
+    assert_true(fabs(total.user - (procs[0].user + procs[1].user)) < 1e-9);
+    assert_true(fabs(total.user_percent - 100.0 * total.user / total.elapsed) < 1e-6);
+    assert_int_equal(total.exited, 0);
+    assert_int_equal(total.threads, 2);
+    assert_true(total.rss_bytes > 0);
+}
+
+/* A process that ends mid-way is marked, keeps what it used until its last
+ * reading, and is no error. */
+static void cpu_exit_midway(void **state)
+{
+    (void)state;
+    pid_t child = spawn(0, 400);
+    kscope_cpu_proc procs[2] = {{.pid = child}, {.pid = getpid()}};
+    assert_int_equal(kscope_cpu_begin(procs, 2), 0);
+    sleep_ms(300);
+    assert_int_equal(kscope_cpu_update(procs, 2, NULL), 0);
+    double used = procs[0].user + procs[0].system;
+    assert_true(used > 0.1);
+    waitpid(child, NULL, 0);
+    kscope_cpu_stats total;
+    assert_int_equal(kscope_cpu_update(procs, 2, &total), 0);
+    assert_int_equal(procs[0].exited, 1);
+    assert_int_equal(procs[1].exited, 0);
+    assert_true(procs[0].user + procs[0].system >= used);
+    assert_int_equal(procs[0].threads, 0);
+    assert_int_equal(total.exited, 1);
+}
+
+/* ----------------------------------------------------------------- ports */
+
+/* A listening TCP socket on loopback; its port into *port. */
+static int listen_on(int family, int *port)
+{
+    int fd = socket(family, SOCK_STREAM, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_storage ss;
+    socklen_t len;
+    memset(&ss, 0, sizeof ss);
+    if (family == AF_INET) {
+        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+        a->sin_family = AF_INET;
+        a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        len = sizeof *a;
+    } else {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+        a->sin6_family = AF_INET6;
+        a->sin6_addr = in6addr_loopback;
+        len = sizeof *a;
+    }
+    if (bind(fd, (struct sockaddr *)&ss, len) != 0 || listen(fd, 4) != 0) {
+        close(fd);
+        return -1;
+    }
+    len = sizeof ss;
+    getsockname(fd, (struct sockaddr *)&ss, &len);
+    *port = ntohs(family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+                                    : ((struct sockaddr_in6 *)&ss)->sin6_port);
+    return fd;
+}
+
+static int contains(const int *v, int n, int x)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == x)
+            return 1;
+    return 0;
+}
+
+static void port_finds_listener_and_descendants(int family)
+{
+    int port = 0;
+    int fd = listen_on(family, &port);
+    if (fd < 0 && family == AF_INET6)
+        skip(); /* no IPv6 on this machine */
+    assert_true(fd >= 0);
+    pid_t child = spawn_idle(); /* a descendant that does not hold the socket */
+    int pids[64];
+    int n = kscope_pids_for_port(port, pids, 64);
+    assert_true(n >= 2);
+    assert_true(contains(pids, n, getpid()));
+    assert_true(contains(pids, n, child));
+    for (int i = 1; i < n; i++)
+        assert_true(pids[i - 1] < pids[i]);
+    /* A smaller array still learns the full count. */
+    int one;
+    assert_int_equal(kscope_pids_for_port(port, &one, 1), n);
+    assert_int_equal(one, pids[0]);
+    reap(child);
+    close(fd);
+    /* Nobody listens any more. */
+    assert_int_equal(kscope_pids_for_port(port, pids, 64), 0);
+}
+
+static void port_ipv4(void **state)
+{
+    (void)state;
+    port_finds_listener_and_descendants(AF_INET);
+}
+
+static void port_ipv6(void **state)
+{
+    (void)state;
+    port_finds_listener_and_descendants(AF_INET6);
+}
+
+static void port_bad(void **state)
+{
+    (void)state;
+    int pids[4];
+    assert_int_equal(kscope_pids_for_port(0, pids, 4), KSCOPE_EINVAL);
+    assert_int_equal(kscope_pids_for_port(65536, pids, 4), KSCOPE_EINVAL);
+    assert_non_null(strstr(kscope_last_error(), "65536"));
+    assert_int_equal(kscope_pids_for_port(80, NULL, 4), KSCOPE_EINVAL);
+}
+
+/* -------------------------------------------------------------- recorder */
+
+static void recorder_refuses_bad_options(void **state)
+{
+    (void)state;
+    kscope_recorder *r = (kscope_recorder *)1;
+    kscope_recorder_opts o = {.interval_ms = 0.5, .no_gpu = 1};
+    assert_int_equal(kscope_recorder_start(&o, &r), KSCOPE_EINVAL);
+    assert_null(r);
+    assert_non_null(strstr(kscope_last_error(), "0.5 ms"));
+    o.interval_ms = NAN;
+    assert_int_equal(kscope_recorder_start(&o, &r), KSCOPE_EINVAL);
+    o.interval_ms = -3;
+    assert_int_equal(kscope_recorder_start(&o, &r), KSCOPE_EINVAL);
+    int bad = 0x3fffffff;
+    kscope_recorder_opts p = {.interval_ms = 10, .pids = &bad, .npids = 1, .no_gpu = 1};
+    assert_int_equal(kscope_recorder_start(&p, &r), KSCOPE_ENOPROC);
+    kscope_recorder_opts q = {.interval_ms = 10, .npids = 1, .no_gpu = 1};
+    assert_int_equal(kscope_recorder_start(&q, &r), KSCOPE_EINVAL);
+    assert_int_equal(kscope_recorder_start(&o, NULL), KSCOPE_EINVAL);
+}
+
+/* Run a recorder of `interval_ms` for `ms` and check the sample count. */
+static void check_count(double interval_ms, int ms)
+{
+    pid_t self = getpid();
+    kscope_recorder_opts o = {.interval_ms = interval_ms, .pids = &self, .npids = 1, .no_gpu = 1};
+    kscope_recorder *r = NULL;
+    assert_int_equal(kscope_recorder_start(&o, &r), 0);
+    sleep_ms(ms);
+    assert_int_equal(kscope_recorder_stop(r), 0);
+    double expect = ms / interval_ms;
+    double got = (double)kscope_recorder_count(r);
+    assert_true(fabs(got - expect) <= 0.1 * expect);
+    kscope_sample prev, s;
+    assert_int_equal(kscope_recorder_read(r, 0, &prev), 0);
+    for (size_t i = 1; i < kscope_recorder_count(r); i++) {
+        assert_int_equal(kscope_recorder_read(r, i, &s), 0);
+        assert_true(s.t_ns > prev.t_ns);
+        assert_int_equal(s.nproc, 1);
+        assert_int_equal(s.alive, 1);
+        assert_int_equal(s.ngpu, 0);
+        prev = s;
+    }
+    assert_int_equal(kscope_recorder_dropped(r), 0);
+    kscope_recorder_free(r);
+}
+
+static void recorder_count_matches(void **state)
+{
+    (void)state;
+    check_count(100, 1500); /* the default interval */
+    check_count(10, 1000);
+    check_count(1, 500); /* the smallest */
+}
+
+static void recorder_default_interval(void **state)
+{
+    (void)state;
+    kscope_recorder_opts o = {.no_gpu = 1};
+    kscope_recorder *r = NULL;
+    assert_int_equal(kscope_recorder_start(&o, &r), 0);
+    sleep_ms(350);
+    kscope_recorder_stop(r);
+    size_t n = kscope_recorder_count(r); /* 3 ticks and the one at stop */
+    assert_true(n >= 3 && n <= 5);
+    kscope_recorder_free(r);
+}
+
+static void recorder_ring_is_bounded(void **state)
+{
+    (void)state;
+    kscope_recorder_opts o = {.interval_ms = 2, .no_gpu = 1, .capacity = 5};
+    kscope_recorder *r = NULL;
+    assert_int_equal(kscope_recorder_start(&o, &r), 0);
+    sleep_ms(200);
+    assert_int_equal(kscope_recorder_stop(r), 0);
+    assert_int_equal(kscope_recorder_count(r), 5);
+    assert_true(kscope_recorder_dropped(r) > 30);
+    kscope_sample s;
+    assert_int_equal(kscope_recorder_read(r, 5, &s), KSCOPE_EINVAL);
+    assert_int_equal(kscope_recorder_stop(r), KSCOPE_ESTATE);
+    kscope_recorder_free(r);
+    kscope_recorder_free(NULL);
+}
+
+static int calls;
+static void count_calls(const kscope_sample *s, void *arg)
+{
+    (void)s;
+    *(int *)arg += 1;
+    calls++;
+}
+
+/* The callback sees every sample; CPU % follows a busy child; a child that
+ * exits leaves `alive` at 0 and sampling goes on. */
+static void recorder_cpu_and_exit(void **state)
+{
+    (void)state;
+    pid_t child = spawn(0, 600);
+    int seen = 0;
+    kscope_recorder_opts o = {.interval_ms = 50,
+                              .pids = &child,
+                              .npids = 1,
+                              .no_gpu = 1,
+                              .on_sample = count_calls,
+                              .arg = &seen};
+    kscope_recorder *r = NULL;
+    assert_int_equal(kscope_recorder_start(&o, &r), 0);
+    sleep_ms(400);
+    int mid = seen;
+    waitpid(child, NULL, 0);
+    sleep_ms(300);
+    kscope_recorder_stop(r);
+    size_t n = kscope_recorder_count(r);
+    assert_int_equal((size_t)seen, n);
+    assert_true(mid >= 6);
+    double busy = 0;
+    kscope_sample s;
+    for (int i = 1; i < mid - 1; i++) {
+        kscope_recorder_read(r, (size_t)i, &s);
+        busy += s.cpu_percent;
+        assert_true(fabs(s.cpu_percent - (s.user_percent + s.system_percent)) < 1e-9);
+    }
+    assert_true(busy / (mid - 2) > 50.0);
+    kscope_recorder_read(r, n - 1, &s);
+    assert_int_equal(s.nproc, 1);
+    assert_int_equal(s.alive, 0);
+    assert_int_equal(s.threads, 0);
+    kscope_recorder_free(r);
+}
+
+/* --------------------------------------------- what a session gets from it */
+
+typedef struct named {
+    char name[64];
+    double value;
+} named;
+
+static named emitted[64];
+static int nemitted;
+
+static void collect(const char *name, double value, void *arg)
+{
+    (void)arg;
+    assert_true(nemitted < 64);
+    snprintf(emitted[nemitted].name, sizeof emitted[nemitted].name, "%s", name);
+    emitted[nemitted++].value = value;
+}
+
+static const named *find_emitted(const char *name)
+{
+    for (int i = 0; i < nemitted; i++)
+        if (strcmp(emitted[i].name, name) == 0)
+            return &emitted[i];
+    return NULL;
+}
+
+static void session_counters_and_summary(void **state)
+{
+    (void)state;
+    pid_t busy = spawn(0, -1);
+    kscope_recorder_opts o = {.interval_ms = 20, .pids = &busy, .npids = 1, .no_gpu = 1};
+    kscope_recorder *r = NULL;
+    uint64_t t0 = kscope_now_ns();
+    assert_int_equal(kscope_recorder_start(&o, &r), 0);
+    sleep_ms(300);
+    uint64_t t1 = kscope_now_ns();
+    sleep_ms(100); /* samples after t1 stay out */
+    kscope_recorder_stop(r);
+    reap(busy);
+
+    size_t total = kscope_recorder_count(r);
+    size_t in_window = kscope__recorder_each(t0, t1, count_calls, &(int){0});
+    assert_true(in_window >= 12 && in_window < total);
+
+    /* Counter events, parsed back. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    fputs("[", f);
+    int first = 1;
+    int events = kscope__diag_chrome_counters(f, t0, t1, t0, 4242, &first);
+    fputs("]", f);
+    fclose(f);
+    assert_int_equal(events, (int)(2 * in_window));
+    assert_int_equal(first, 0);
+    char err[256];
+    yajl_val doc = yajl_tree_parse(text, err, sizeof err);
+    assert_non_null(doc);
+    assert_true(YAJL_IS_ARRAY(doc));
+    assert_int_equal(doc->u.array.len, (size_t)events);
+    int cpu_events = 0;
+    for (size_t i = 0; i < doc->u.array.len; i++) {
+        yajl_val ev = doc->u.array.values[i];
+        const char *ph[] = {"ph", NULL}, *name[] = {"name", NULL}, *ts[] = {"ts", NULL};
+        const char *pid[] = {"pid", NULL}, *value[] = {"args", "value", NULL};
+        assert_string_equal(YAJL_GET_STRING(yajl_tree_get(ev, ph, yajl_t_string)), "C");
+        const char *n = YAJL_GET_STRING(yajl_tree_get(ev, name, yajl_t_string));
+        assert_true(strcmp(n, "cpu_percent") == 0 || strcmp(n, "rss_bytes") == 0);
+        cpu_events += strcmp(n, "cpu_percent") == 0;
+        double t = YAJL_GET_DOUBLE(yajl_tree_get(ev, ts, yajl_t_number));
+        assert_true(t >= 0 && t <= (t1 - t0) / 1000.0);
+        assert_int_equal(YAJL_GET_INTEGER(yajl_tree_get(ev, pid, yajl_t_number)), 4242);
+        assert_non_null(yajl_tree_get(ev, value, yajl_t_number));
+    }
+    assert_int_equal(cpu_events, (int)in_window);
+    yajl_tree_free(doc);
+    free(text);
+
+    /* Mean and max for a tree's ROOT. */
+    nemitted = 0;
+    assert_int_equal(kscope__diag_summary(t0, t1, collect, NULL), in_window);
+    assert_int_equal(nemitted, 4);
+    const named *mean = find_emitted("cpu_percent.mean"), *max = find_emitted("cpu_percent.max");
+    assert_non_null(mean);
+    assert_non_null(max);
+    assert_true(mean->value > 50.0);
+    assert_true(max->value >= mean->value);
+    assert_true(find_emitted("rss_bytes.mean")->value > 0);
+    assert_non_null(find_emitted("rss_bytes.max"));
+
+    /* A freed recorder's samples are gone; an empty window emits nothing. */
+    kscope_recorder_free(r);
+    assert_int_equal(kscope__recorder_each(t0, t1, count_calls, &(int){0}), 0);
+    nemitted = 0;
+    assert_int_equal(kscope__diag_summary(t0, t1, collect, NULL), 0);
+    assert_int_equal(nemitted, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(cpu_read_self),
+        cmocka_unit_test(cpu_bad_pid),
+        cmocka_unit_test(cpu_update_needs_begin),
+        cmocka_unit_test(cpu_busy_and_idle),
+        cmocka_unit_test(cpu_exit_midway),
+        cmocka_unit_test(port_ipv4),
+        cmocka_unit_test(port_ipv6),
+        cmocka_unit_test(port_bad),
+        cmocka_unit_test(recorder_refuses_bad_options),
+        cmocka_unit_test(recorder_count_matches),
+        cmocka_unit_test(recorder_default_interval),
+        cmocka_unit_test(recorder_ring_is_bounded),
+        cmocka_unit_test(recorder_cpu_and_exit),
+        cmocka_unit_test(session_counters_and_summary),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
