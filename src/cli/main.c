@@ -13,6 +13,8 @@
 const kscope_cmd kscope_cmds[] = {
     KSCOPE_CMD_ENTRY(help),
     KSCOPE_CMD_ENTRY(version),
+    KSCOPE_CMD_ENTRY(monitor),
+    KSCOPE_CMD_ENTRY(pids),
     {NULL, NULL, NULL, NULL},
 };
 
