@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# test.sh - build kscope and run every test that this machine can run:
+# the C tests and shell tests (CTest), then the Python package's tests.
+# GPU tests need a GPU: run tools/gpu-run.sh on a GPU machine.
+#
+#   bash tools/test.sh                 # normal build in build/
+#   KSCOPE_SANITIZE=ON bash tools/test.sh   # ASan + UBSan build in build-asan/
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/setup-deps.sh
+
+san=${KSCOPE_SANITIZE:-OFF}
+build=build
+[ "$san" = ON ] && build=build-asan
+jobs=$(nproc 2>/dev/null || echo 2)
+
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DKSCOPE_SANITIZE="$san" >/dev/null
+cmake --build "$build" -j"$jobs"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+ctest --test-dir "$build" --output-on-failure -j"$jobs"
+
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+    echo "test.sh: a GPU is present: run 'bash tools/gpu-run.sh' for the GPU tests"
+else
+    echo "test.sh: SKIPPED GPU tests (no GPU on this machine); they run with tools/gpu-run.sh"
+fi
+
+# The Python package is tested against the normal build only: a
+# sanitized extension would need the sanitizer runtime preloaded.
+if [ "$san" != ON ] && [ -f python/tests/run.sh ]; then
+    bash python/tests/run.sh
+fi
