@@ -182,7 +182,7 @@ void kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r)
     uint64_t when = r->launch_ns ? r->launch_ns : r->start_ns;
     for (int i = 0; i < KSCOPE_MAX_SESSIONS; i++) {
         kscope__session *s = &kscope__sessions[i];
-        if (!s->in_use || !s->gpu)
+        if (!s->in_use)
             continue;
         pthread_mutex_lock(&s->lock);
         if (recording_at(s, when)) {

@@ -1,0 +1,235 @@
+/*
+ * test-attribution.c - how GPU records land in sessions, without a GPU:
+ * synthetic records go through the same entry point the CUPTI backend
+ * uses (kscope__record_gpu) with the context the launching thread had.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "kscope-internal.h"
+#include "support/testutil.h"
+
+static int teardown(void **state)
+{
+    (void)state;
+    while (kscope_depth() > 0)
+        kscope_exit(NULL);
+    kscope_finalize(KSCOPE_ALL, NULL);
+    return 0;
+}
+
+static int start(const char *name, const char *data)
+{
+    kscope_session_opts o = {.name = name, .data = data, .backend = "none"};
+    int s = kscope_start(&o);
+    assert_true(s >= 0);
+    return s;
+}
+
+static kscope__gpu_record kernel(const char *name, uint64_t launch, uint64_t dur)
+{
+    kscope__gpu_record r = {.kind = KSCOPE__GPU_KERNEL, .name = name};
+    r.launch_ns = launch;
+    r.launch_end_ns = launch + 2000;
+    r.start_ns = launch + 5000;
+    r.end_ns = r.start_ns + dur;
+    r.launch_tid = 1234;
+    r.stream = 7;
+    r.correlation = 42;
+    return r;
+}
+
+static yajl_val tree_of(int s, yajl_val *doc)
+{
+    char *buf;
+    size_t len;
+    assert_int_equal(kscope_data(s, "hatchet", &buf, &len), 0);
+    *doc = tu_parse(buf);
+    kscope_free(buf);
+    assert_non_null(*doc);
+    return (*doc)->u.array.values[0];
+}
+
+static void test_kernels_land_under_the_launching_scope(void **state)
+{
+    (void)state;
+    int s = start("t_attr", "tree");
+    kscope_enter("train");
+    kscope_enter("step");
+    uint64_t ctx = kscope__current_ctx();
+    uint64_t t0 = kscope_now_ns();
+    kscope_exit("step");
+    kscope_exit("train");
+    for (int i = 0; i < 3; i++) {
+        kscope__gpu_record r = kernel("add_kernel", t0 + (uint64_t)i, 1000 * (uint64_t)(i + 1));
+        kscope__record_gpu(ctx, &r);
+    }
+    kscope__gpu_record orphan = kernel("orphan", t0, 10);
+    kscope__record_gpu(0, &orphan);
+    kscope__set_device_info(0, "90", 132, 1980000, 3201000, 6016);
+    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val k = TU_PATH(root, "train", "step", "add_kernel");
+    assert_non_null(k);
+    assert_int_equal(tu_metric_int(k, "count"), 3);
+    assert_int_equal(tu_metric_int(k, "time (ns)"), 6000);
+    assert_int_equal(tu_metric_int(k, "min_time (ns)"), 1000);
+    assert_int_equal(tu_metric_int(k, "max_time (ns)"), 3000);
+    assert_string_equal(tu_metric(k, "device_id")->u.string, "0");
+    assert_string_equal(tu_metric(k, "device_type")->u.string, "CUDA");
+    assert_int_equal(tu_metric_int(root, "time (ns)"), 0);
+    assert_int_equal(tu_metric_int(root, "count"), 0);
+    assert_non_null(TU_PATH(root, "orphan"));
+    yajl_val dev = tu_get(tu_get(doc->u.array.values[1], "CUDA"), "0");
+    assert_string_equal(tu_get(dev, "arch")->u.string, "90");
+    assert_int_equal(YAJL_GET_INTEGER(tu_get(dev, "num_sms")), 132);
+    assert_int_equal(YAJL_GET_INTEGER(tu_get(dev, "bus_width")), 6016);
+    yajl_tree_free(doc);
+}
+
+static void test_state_is_the_frame_above_kernels(void **state)
+{
+    (void)state;
+    int s = start("t_attr_state", "tree");
+    kscope_enter("step");
+    kscope_state_enter("prefill");
+    uint64_t ctx = kscope__current_ctx();
+    kscope_state_exit();
+    kscope_exit("step");
+    kscope__gpu_record r = kernel("attn", kscope_now_ns(), 50);
+    kscope__record_gpu(ctx, &r);
+    yajl_val doc, root = tree_of(s, &doc);
+    assert_int_equal(tu_metric_int(TU_PATH(root, "step", "prefill", "attn"), "count"), 1);
+    assert_null(TU_PATH(root, "step", "attn"));
+    yajl_tree_free(doc);
+}
+
+static void test_paused_sessions_get_no_kernels(void **state)
+{
+    (void)state;
+    int a = start("t_attr_a", "tree");
+    int b = start("t_attr_b", "tree");
+    kscope_deactivate(b, 0);
+    kscope__gpu_record r = kernel("k", kscope_now_ns(), 10);
+    kscope__record_gpu(0, &r);
+    kscope_activate(b);
+    yajl_val doc, root = tree_of(a, &doc);
+    assert_int_equal(tu_metric_int(TU_PATH(root, "k"), "count"), 1);
+    yajl_tree_free(doc);
+    root = tree_of(b, &doc);
+    assert_null(TU_PATH(root, "k"));
+    yajl_tree_free(doc);
+}
+
+static void test_launch_metadata_names_and_metrics(void **state)
+{
+    (void)state;
+    int s = start("t_attr_meta", "tree");
+    const char *names[] = {"tiles"};
+    const double values[] = {8};
+    kscope_launch_meta m = {.name = "matmul_fp16", .flops16 = 2e9, .bytes = 1e6,
+                            .n_custom = 1, .custom_names = names, .custom_values = values};
+    kscope__gpu_record r = kernel("_Z6kernelv", kscope_now_ns(), 1000);
+    r.meta = &m;
+    kscope__record_gpu(0, &r);
+    kscope__record_gpu(0, &r);
+    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val k = TU_PATH(root, "matmul_fp16");
+    assert_non_null(k);
+    assert_true(YAJL_GET_DOUBLE(tu_metric(k, "flops16")) == 4e9);
+    assert_int_equal(tu_metric_int(k, "bytes"), 2000000);
+    assert_true(YAJL_GET_DOUBLE(tu_metric(k, "tiles")) == 16);
+    assert_non_null(tu_metric(root, "flops16"));
+    assert_non_null(tu_metric(root, "tiles"));
+    yajl_tree_free(doc);
+}
+
+static void test_copies_and_devices(void **state)
+{
+    (void)state;
+    int s = start("t_attr_copy", "tree");
+    kscope__gpu_record c = kernel("[memcpy HtoD]", kscope_now_ns(), 100);
+    c.kind = KSCOPE__GPU_MEMCPY;
+    c.bytes = 4096;
+    kscope__record_gpu(0, &c);
+    kscope__gpu_record k0 = kernel("same", kscope_now_ns(), 10), k1 = k0;
+    k1.device = 1;
+    kscope__record_gpu(0, &k0);
+    kscope__record_gpu(0, &k1);
+    yajl_val doc, root = tree_of(s, &doc);
+    assert_int_equal(tu_metric_int(TU_PATH(root, "[memcpy HtoD]"), "bytes"), 4096);
+    int same = 0, dev1 = 0;
+    yajl_val kids = tu_get(root, "children");
+    for (size_t i = 0; i < kids->u.array.len; i++) {
+        yajl_val n = kids->u.array.values[i];
+        if (strcmp(tu_frame_name(n), "same") != 0)
+            continue;
+        same++;
+        dev1 += strcmp(tu_metric(n, "device_id")->u.string, "1") == 0;
+    }
+    assert_int_equal(same, 2);
+    assert_int_equal(dev1, 1);
+    yajl_tree_free(doc);
+}
+
+static void test_trace_has_gpu_tracks_and_flows(void **state)
+{
+    (void)state;
+    int s = start("t_attr_trace", "trace");
+    kscope_enter("step");
+    uint64_t ctx = kscope__current_ctx();
+    uint64_t t0 = kscope_now_ns();
+    kscope_exit("step");
+    kscope__gpu_record r = kernel("gemm", t0, 3000);
+    kscope__record_gpu(ctx, &r);
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    yajl_val doc = tu_parse_file("t_attr_trace.chrome_trace");
+    assert_non_null(doc);
+    yajl_val evs = tu_get(doc, "traceEvents");
+    double kernel_ts = -1, launch_ts = -1;
+    int flow_s = 0, flow_f = 0, gpu_named = 0;
+    for (size_t i = 0; i < evs->u.array.len; i++) {
+        yajl_val e = evs->u.array.values[i];
+        const char *ph = tu_get(e, "ph")->u.string;
+        const char *name = tu_get(e, "name")->u.string;
+        if (strcmp(ph, "M") == 0) {
+            yajl_val n = tu_get(tu_get(e, "args"), "name");
+            gpu_named += strcmp(n->u.string, "GPU 0 (CUDA)") == 0 || strcmp(n->u.string, "stream 7") == 0;
+            continue;
+        }
+        if (strcmp(ph, "X") == 0 && strcmp(name, "gemm") == 0) {
+            kernel_ts = YAJL_GET_DOUBLE(tu_get(e, "ts"));
+            assert_int_equal(YAJL_GET_INTEGER(tu_get(e, "pid")), 1000000);
+            assert_int_equal(YAJL_GET_INTEGER(tu_get(e, "tid")), 7);
+            yajl_val stack = tu_get(tu_get(e, "args"), "call_stack");
+            assert_int_equal(stack->u.array.len, 3);
+            assert_string_equal(stack->u.array.values[1]->u.string, "step");
+        }
+        if (strcmp(ph, "X") == 0 && strcmp(name, "launch") == 0)
+            launch_ts = YAJL_GET_DOUBLE(tu_get(e, "ts"));
+        flow_s += strcmp(ph, "s") == 0 && YAJL_GET_INTEGER(tu_get(e, "id")) == 42;
+        flow_f += strcmp(ph, "f") == 0 && YAJL_GET_INTEGER(tu_get(e, "id")) == 42;
+    }
+    assert_true(kernel_ts >= 0 && launch_ts >= 0);
+    assert_true(kernel_ts >= launch_ts);
+    assert_int_equal(flow_s, 1);
+    assert_int_equal(flow_f, 1);
+    assert_int_equal(gpu_named, 2);
+    yajl_tree_free(doc);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_kernels_land_under_the_launching_scope, teardown),
+        cmocka_unit_test_teardown(test_state_is_the_frame_above_kernels, teardown),
+        cmocka_unit_test_teardown(test_paused_sessions_get_no_kernels, teardown),
+        cmocka_unit_test_teardown(test_launch_metadata_names_and_metrics, teardown),
+        cmocka_unit_test_teardown(test_copies_and_devices, teardown),
+        cmocka_unit_test_teardown(test_trace_has_gpu_tracks_and_flows, teardown),
+    };
+    return cmocka_run_group_tests_name("attribution", tests, NULL, NULL);
+}
