@@ -15,6 +15,9 @@ const kscope_cmd kscope_cmds[] = {
     KSCOPE_CMD_ENTRY(version),
     KSCOPE_CMD_ENTRY(monitor),
     KSCOPE_CMD_ENTRY(pids),
+    KSCOPE_CMD_ENTRY(view),
+    KSCOPE_CMD_ENTRY(top),
+    KSCOPE_CMD_ENTRY(diff),
     {NULL, NULL, NULL, NULL},
 };
 

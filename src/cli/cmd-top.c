@@ -1,0 +1,96 @@
+/*
+ * cmd-top.c - `kscope top`: the GPU kernels and copies of a profile,
+ * aggregated by name across calling contexts, heaviest first (the table
+ * `kscope run` prints at exit).
+ */
+#include "cli/cmd.h"
+#include "kscope.h"
+#include "read/read.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char cmd_top_summary[] = "list the heaviest GPU kernels of a profile, by name";
+const char cmd_top_help[] =
+    "usage: kscope top [options] FILE\n"
+    "\n"
+    "Aggregate every GPU kernel and copy of FILE (.hatchet, .hatchet_msgpack\n"
+    "or a Chrome trace) by name across all calling contexts and print them\n"
+    "heaviest first: share of all GPU time (%), total time, calls (launches),\n"
+    "average, min and max time per call, name. min/max come from the\n"
+    "\"min_time (ns)\"/\"max_time (ns)\" metrics kscope records per kernel;\n"
+    "for files without them (Proton's) they are the per-context averages.\n"
+    "\n"
+    "options:\n"
+    "  -n, --limit N    show the N heaviest (default 20; 0 shows all)\n"
+    "      --color WHEN auto (default: colour on a terminal), always, never\n"
+    "  -h, --help       show this help\n"
+    "\n"
+    "Exit status: 0 on success, 2 on bad options or an unreadable FILE.\n";
+
+int cmd_top(int argc, char **argv)
+{
+    static const struct option longs[] = {
+        {"limit", required_argument, NULL, 'n'},
+        {"color", required_argument, NULL, 'c'},
+        {"colour", required_argument, NULL, 'c'},
+        {NULL, 0, NULL, 0},
+    };
+    long limit = 20;
+    int color = isatty(STDOUT_FILENO), c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":n:", longs, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 'n':
+            errno = 0;
+            limit = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || limit < 0 || limit > 1000000000) {
+                fprintf(stderr, "kscope top: -n: '%s' is not a count (a whole number >= 0)\n",
+                        optarg);
+                return KSCOPE_EXIT_USAGE;
+            }
+            break;
+        case 'c':
+            if (strcmp(optarg, "always") == 0)
+                color = 1;
+            else if (strcmp(optarg, "never") == 0)
+                color = 0;
+            else if (strcmp(optarg, "auto") != 0) {
+                fprintf(stderr, "kscope top: --color: '%s' is not auto, always or never\n", optarg);
+                return KSCOPE_EXIT_USAGE;
+            }
+            break;
+        case ':':
+            fprintf(stderr, "kscope top: %s needs a value\n", argv[optind - 1]);
+            return KSCOPE_EXIT_USAGE;
+        default:
+            fprintf(stderr, "kscope top: unknown option '%s' (see `kscope top --help`)\n",
+                    argv[optind - 1]);
+            return KSCOPE_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "kscope top: %s (see `kscope top --help`)\n",
+                optind >= argc ? "no FILE given" : "more than one FILE given");
+        return KSCOPE_EXIT_USAGE;
+    }
+    char err[KSCOPE__READ_ERRLEN];
+    kscope__ptree *t;
+    if (kscope__read_profile(argv[optind], &t, err, sizeof err) < 0) {
+        fprintf(stderr, "kscope top: %s\n", err);
+        return KSCOPE_EXIT_USAGE;
+    }
+    int rc = kscope__top_print(stdout, t, (int)limit, color);
+    kscope__ptree_free(t);
+    if (rc < 0) {
+        fprintf(stderr, "kscope top: %s\n", kscope_strerror(rc));
+        return KSCOPE_EXIT_FAIL;
+    }
+    return KSCOPE_EXIT_OK;
+}

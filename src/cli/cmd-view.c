@@ -1,0 +1,750 @@
+/*
+ * cmd-view.c - `kscope view`: print a profile's calling-context tree with
+ * metrics, as proton-viewer does (derived metrics, depth, threshold,
+ * include/exclude regular expressions, frame formats, a sorted flat list,
+ * the difference to another profile), readable on a terminal.
+ */
+#include "cli/cmd.h"
+#include "kscope.h"
+#include "read/read.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char cmd_view_summary[] = "print a profile's calling-context tree with metrics";
+const char cmd_view_help[] =
+    "usage: kscope view [options] FILE\n"
+    "\n"
+    "Print the calling-context tree of FILE (.hatchet, .hatchet_msgpack or a\n"
+    "Chrome trace JSON; the format is detected from the content) with one\n"
+    "column per metric. Stored values are exclusive per node; metrics listed\n"
+    "with 0 in ROOT (time, count, flops, bytes, ...) are summed into their\n"
+    "parents, the others (cpu_time, calls, wall_time, ...) stay on their node.\n"
+    "\n"
+    "options:\n"
+    "  -m, --metrics LIST   comma-separated metrics, one column each (default:\n"
+    "                       time/ms, or the file's first metric). Names ignore\n"
+    "                       case and units. Besides any raw metric (count,\n"
+    "                       calls, bytes, ...):\n"
+    "                         time/s|ms|us|ns          GPU time\n"
+    "                         avg_time/s|ms|us|ns      time / count\n"
+    "                         cpu_time/s|ms|us|ns      host CPU time\n"
+    "                         avg_cpu_time/s|ms|us|ns  cpu_time / count (or calls)\n"
+    "                         wall_time/s|ms|us|ns     host wall time of a scope\n"
+    "                         avg_wall_time/s|ms|us|ns wall_time / calls\n"
+    "                         flop/s, gflop/s, tflop/s flops / time (all widths\n"
+    "                                                  when there is no 'flops')\n"
+    "                         flop8|16|32|64/s (g, t)  flops<width> / time\n"
+    "                         byte/s, gbyte/s, tbyte/s bytes / time\n"
+    "                         util                     max(sum flops<w>/peak<w>,\n"
+    "                                                  bytes/peak bandwidth) / time,\n"
+    "                                                  on kernels, from the device\n"
+    "                                                  info (CUDA arch 80/89/90/100)\n"
+    "                         NAME/%                   share of ROOT (inclusive\n"
+    "                                                  metrics) or of the sum\n"
+    "  -d, --depth N        show nodes at most N levels below ROOT (default 100)\n"
+    "  -t, --threshold X    hide nodes whose first metric is below X (their\n"
+    "                       ancestors stay)\n"
+    "  -i, --include REGEX  keep only paths through a frame whose whole name\n"
+    "                       matches REGEX (POSIX extended); inclusive values\n"
+    "                       count only what is kept\n"
+    "  -e, --exclude REGEX  drop frames whose whole name matches REGEX, with\n"
+    "                       everything below them\n"
+    "  -f, --format FMT     frame names: full (default), file_function_line,\n"
+    "                       function_line, file_function\n"
+    "      --sort           print a flat list sorted by the first metric\n"
+    "                       (largest first) instead of the tree\n"
+    "      --diff-profile OTHER\n"
+    "                       show FILE minus OTHER for every metric, nodes\n"
+    "                       matched by calling-context path\n"
+    "  -l, --list           list the metrics FILE holds and exit\n"
+    "      --color WHEN     auto (default: colour on a terminal), always, never\n"
+    "  -h, --help           show this help\n"
+    "\n"
+    "Exit status: 0 on success, 2 on bad options or an unreadable FILE.\n";
+
+typedef enum { FMT_FULL, FMT_FILE_FUNCTION_LINE, FMT_FUNCTION_LINE, FMT_FILE_FUNCTION } frame_fmt;
+
+typedef struct view_opts {
+    const char *metrics[16];
+    int nmetrics;
+    long depth;
+    double threshold;
+    int has_threshold;
+    const char *include, *exclude, *diff;
+    frame_fmt format;
+    int sort, list, color;
+    const char *file;
+} view_opts;
+
+/* What gets printed: a tree in preorder with its columns. */
+typedef struct display {
+    size_t n;
+    int32_t *parent;
+    uint32_t *depth;
+    const char **name;
+    unsigned char *device; /* GPU activity: shown in another colour */
+    kscope__column cols[16];
+    int ncols;
+} display;
+
+static int usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "kscope view: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (see `kscope view --help`)\n");
+    return KSCOPE_EXIT_USAGE;
+}
+
+static int parse_long(const char *s, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Split "a,b" into o->metrics (pointers into the argument). */
+static int add_metrics(view_opts *o, char *list)
+{
+    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        if (o->nmetrics == 16)
+            return -1;
+        o->metrics[o->nmetrics++] = tok;
+    }
+    return 0;
+}
+
+static int parse_opts(int argc, char **argv, view_opts *o)
+{
+    enum { OPT_SORT = 256, OPT_DIFF, OPT_COLOR };
+    static const struct option longs[] = {
+        {"metrics", required_argument, NULL, 'm'},
+        {"depth", required_argument, NULL, 'd'},
+        {"threshold", required_argument, NULL, 't'},
+        {"include", required_argument, NULL, 'i'},
+        {"exclude", required_argument, NULL, 'e'},
+        {"format", required_argument, NULL, 'f'},
+        {"list", no_argument, NULL, 'l'},
+        {"sort", no_argument, NULL, OPT_SORT},
+        {"print-sorted", no_argument, NULL, OPT_SORT},
+        {"print_sorted", no_argument, NULL, OPT_SORT},
+        {"diff-profile", required_argument, NULL, OPT_DIFF},
+        {"color", required_argument, NULL, OPT_COLOR},
+        {"colour", required_argument, NULL, OPT_COLOR},
+        {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof *o);
+    o->depth = 100;
+    o->color = isatty(STDOUT_FILENO);
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":m:d:t:i:e:f:l", longs, NULL)) != -1) {
+        switch (c) {
+        case 'm':
+            if (add_metrics(o, optarg) < 0)
+                return usage_error("%s: at most 16 metrics", "-m");
+            break;
+        case 'd':
+            if (parse_long(optarg, &o->depth) < 0 || o->depth < 0)
+                return usage_error("-d: '%s' is not a depth (a whole number >= 0)", optarg);
+            break;
+        case 't':
+            if (parse_double(optarg, &o->threshold) < 0)
+                return usage_error("-t: '%s' is not a number", optarg);
+            o->has_threshold = 1;
+            break;
+        case 'i':
+            o->include = optarg;
+            break;
+        case 'e':
+            o->exclude = optarg;
+            break;
+        case 'f':
+            if (strcmp(optarg, "full") == 0)
+                o->format = FMT_FULL;
+            else if (strcmp(optarg, "file_function_line") == 0)
+                o->format = FMT_FILE_FUNCTION_LINE;
+            else if (strcmp(optarg, "function_line") == 0)
+                o->format = FMT_FUNCTION_LINE;
+            else if (strcmp(optarg, "file_function") == 0)
+                o->format = FMT_FILE_FUNCTION;
+            else
+                return usage_error("-f: '%s' is not one of full, file_function_line, "
+                                   "function_line, file_function",
+                                   optarg);
+            break;
+        case 'l':
+            o->list = 1;
+            break;
+        case OPT_SORT:
+            o->sort = 1;
+            break;
+        case OPT_DIFF:
+            o->diff = optarg;
+            break;
+        case OPT_COLOR:
+            if (strcmp(optarg, "always") == 0)
+                o->color = 1;
+            else if (strcmp(optarg, "never") == 0)
+                o->color = 0;
+            else if (strcmp(optarg, "auto") != 0)
+                return usage_error("--color: '%s' is not auto, always or never", optarg);
+            break;
+        case ':':
+            return usage_error("%s needs a value", argv[optind - 1]);
+        default:
+            return usage_error("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind != argc - 1)
+        return usage_error("%s", optind >= argc ? "no FILE given" : "more than one FILE given");
+    o->file = argv[optind];
+    return 0;
+}
+
+/* ------------------------------------------------------------ names */
+
+/* The frame name as -f asks, into buf (grown as needed). */
+static const char *format_name(const char *name, frame_fmt fmt, char **buf, size_t *cap)
+{
+    if (fmt == FMT_FULL)
+        return name;
+    const char *slash = strrchr(name, '/');
+    const char *file = slash ? slash + 1 : name;
+    if (fmt == FMT_FILE_FUNCTION_LINE)
+        return file;
+    if (fmt == FMT_FUNCTION_LINE) {
+        const char *colon = strrchr(name, ':');
+        return colon ? colon + 1 : name;
+    }
+    /* file_function: "<file without :line>@<function without :line>" */
+    size_t need = strlen(name) * 2 + 2;
+    if (need > *cap) {
+        char *b = realloc(*buf, need);
+        if (!b)
+            return name;
+        *buf = b;
+        *cap = need;
+    }
+    const char *fend = strchr(file, ':');
+    size_t fl = fend ? (size_t)(fend - file) : strlen(file);
+    const char *at = strrchr(name, '@');
+    const char *fn = at ? at + 1 : name;
+    const char *fnend = strchr(fn, ':');
+    size_t fnl = fnend ? (size_t)(fnend - fn) : strlen(fn);
+    snprintf(*buf, *cap, "%.*s@%.*s", (int)fl, file, (int)fnl, fn);
+    return *buf;
+}
+
+/* ------------------------------------------------------- filtering */
+
+static int compile_full(regex_t *re, const char *pat, const char *opt)
+{
+    size_t l = strlen(pat) + 8;
+    char *full = malloc(l);
+    if (!full)
+        return -1;
+    snprintf(full, l, "^(%s)$", pat);
+    int rc = regcomp(re, full, REG_EXTENDED | REG_NOSUB);
+    free(full);
+    if (rc != 0) {
+        char msg[128];
+        regerror(rc, re, msg, sizeof msg);
+        fprintf(stderr, "kscope view: %s: bad regular expression '%s': %s\n", opt, pat, msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* keep[i] for -i/-e; the kept set always contains every kept node's parent. */
+static int filter_nodes(const kscope__pflat *f, const view_opts *o, unsigned char *keep)
+{
+    regex_t inc, exc;
+    if (o->include && compile_full(&inc, o->include, "-i") < 0)
+        return -1;
+    if (o->exclude && compile_full(&exc, o->exclude, "-e") < 0) {
+        if (o->include)
+            regfree(&inc);
+        return -1;
+    }
+    unsigned char *anc = calloc(f->n, 1), *desc = calloc(f->n, 1);
+    if (!anc || !desc) {
+        free(anc);
+        free(desc);
+        return -1;
+    }
+    for (size_t i = 0; i < f->n; i++) {
+        int32_t p = f->parent[i];
+        keep[i] = 1;
+        if (o->include) {
+            int m = regexec(&inc, f->node[i]->name, 0, NULL, 0) == 0;
+            anc[i] = m || (p >= 0 && anc[p]);
+            desc[i] = m;
+        }
+        if (o->exclude && i > 0)
+            keep[i] = keep[p] && regexec(&exc, f->node[i]->name, 0, NULL, 0) != 0;
+    }
+    if (o->include) {
+        for (size_t i = f->n; i-- > 1;)
+            if (desc[i])
+                desc[f->parent[i]] = 1;
+        for (size_t i = 1; i < f->n; i++)
+            keep[i] = keep[i] && (anc[i] || desc[i]);
+    }
+    free(anc);
+    free(desc);
+    if (o->include)
+        regfree(&inc);
+    if (o->exclude)
+        regfree(&exc);
+    return 0;
+}
+
+/* Replace f by the nodes kept (parents remapped). */
+static int apply_filter(kscope__pflat *f, const unsigned char *keep)
+{
+    int32_t *map = malloc(f->n * sizeof *map);
+    if (!map)
+        return -1;
+    size_t k = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        if (!keep[i]) {
+            map[i] = -1;
+            continue;
+        }
+        map[i] = (int32_t)k;
+        f->node[k] = f->node[i];
+        f->parent[k] = f->parent[i] < 0 ? -1 : map[f->parent[i]];
+        f->depth[k] = f->depth[i];
+        k++;
+    }
+    f->n = k;
+    free(map);
+    return 0;
+}
+
+/* Read, flatten and filter one profile. */
+static int load(const char *path, const view_opts *o, kscope__ptree **t, kscope__pflat *f)
+{
+    char err[KSCOPE__READ_ERRLEN];
+    if (kscope__read_profile(path, t, err, sizeof err) < 0) {
+        fprintf(stderr, "kscope view: %s\n", err);
+        return -1;
+    }
+    if (kscope__pflat_build(*t, f) < 0) {
+        fprintf(stderr, "kscope view: %s: out of memory\n", path);
+        return -1;
+    }
+    if (o->include || o->exclude) {
+        unsigned char *keep = malloc(f->n);
+        int rc = keep ? filter_nodes(f, o, keep) : -1;
+        if (rc == 0)
+            rc = apply_filter(f, keep);
+        free(keep);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------- columns */
+
+static int compute_columns(const kscope__ptree *t, const kscope__pflat *f, const view_opts *o,
+                           kscope__column *cols, const char *path)
+{
+    const char *specs[16];
+    int n = o->nmetrics;
+    memcpy(specs, o->metrics, sizeof specs);
+    if (n == 0) {
+        kscope__metric_info *list;
+        int nl = kscope__metric_list(t, &list);
+        if (nl < 0)
+            return -1;
+        int has_time = 0;
+        for (int i = 0; i < nl; i++)
+            if (strncmp(list[i].name, "time", 4) == 0 &&
+                (list[i].name[4] == '\0' || list[i].name[4] == ' '))
+                has_time = 1;
+        static char first[96];
+        if (has_time)
+            specs[n++] = "time/ms";
+        else if (nl > 0) {
+            snprintf(first, sizeof first, "%s", list[0].name);
+            specs[n++] = first;
+        }
+        free(list);
+        if (n == 0) {
+            fprintf(stderr, "kscope view: %s: the profile holds no metrics\n", path);
+            return -1;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        char err[KSCOPE__READ_ERRLEN];
+        if (kscope__column_compute(t, f, specs[i], &cols[i], err, sizeof err) < 0) {
+            fprintf(stderr, "kscope view: %s: %s\n", path, err);
+            for (int j = 0; j < i; j++)
+                kscope__column_free(&cols[j]);
+            return -1;
+        }
+    }
+    return n;
+}
+
+/* ---------------------------------------------------------- printing */
+
+static void format_value(const kscope__column *c, double v, char *buf, size_t size)
+{
+    if (isnan(v))
+        snprintf(buf, size, "-");
+    else if (isinf(v))
+        snprintf(buf, size, v > 0 ? "inf" : "-inf");
+    else if (c->integral && fabs(v) < 9e15)
+        snprintf(buf, size, "%.0f", v);
+    else
+        snprintf(buf, size, "%.3f", v);
+}
+
+/* Which rows are shown: depth, threshold (ancestors of shown rows stay). */
+static void choose_rows(const display *d, const view_opts *o, unsigned char *show)
+{
+    for (size_t i = 0; i < d->n; i++)
+        show[i] = d->depth[i] <= (uint32_t)o->depth;
+    if (!o->has_threshold || d->ncols == 0)
+        return;
+    const double *v = d->cols[0].vals;
+    unsigned char *pass = calloc(d->n, 1);
+    if (!pass)
+        return;
+    for (size_t i = d->n; i-- > 0;) {
+        if (!isnan(v[i]) && v[i] >= o->threshold)
+            pass[i] = 1;
+        if (pass[i] && i > 0)
+            pass[d->parent[i]] = 1;
+    }
+    for (size_t i = 1; i < d->n; i++)
+        show[i] = show[i] && pass[i];
+    free(pass);
+}
+
+static void print_header(const display *d, const int *width, int color)
+{
+    if (color)
+        fputs("\033[1m", stdout);
+    for (int c = 0; c < d->ncols; c++)
+        printf("%*s  ", width[c], d->cols[c].title);
+    fputs("name", stdout);
+    if (color)
+        fputs("\033[0m", stdout);
+    fputc('\n', stdout);
+}
+
+static void print_values(const display *d, size_t i, const int *width, const double *maxv,
+                         int color)
+{
+    char buf[64];
+    for (int c = 0; c < d->ncols; c++) {
+        double v = d->cols[c].vals[i];
+        format_value(&d->cols[c], v, buf, sizeof buf);
+        const char *hot = "";
+        if (color && c == 0 && !isnan(v) && maxv[0] > 0)
+            hot = v >= 0.5 * maxv[0] ? "\033[31m" : v >= 0.1 * maxv[0] ? "\033[33m" : "";
+        printf("%s%*s%s  ", hot, width[c], buf, *hot ? "\033[0m" : "");
+    }
+}
+
+static void print_name(const display *d, size_t i, frame_fmt fmt, int color, char **nb,
+                       size_t *nbcap)
+{
+    const char *name = format_name(d->name[i], fmt, nb, nbcap);
+    int dev = color && d->device[i];
+    if (dev)
+        fputs("\033[36m", stdout);
+    kscope__print_escaped(stdout, name);
+    if (dev)
+        fputs("\033[0m", stdout);
+    fputc('\n', stdout);
+}
+
+static int by_first_desc_vals;
+static const double *sort_vals;
+
+static int cmp_rows(const void *a, const void *b)
+{
+    double x = sort_vals[*(const int32_t *)a], y = sort_vals[*(const int32_t *)b];
+    (void)by_first_desc_vals;
+    if (isnan(x) != isnan(y))
+        return isnan(x) ? 1 : -1;
+    if (x != y && !isnan(x))
+        return x < y ? 1 : -1;
+    return *(const int32_t *)a - *(const int32_t *)b;
+}
+
+static int print_display(const display *d, const view_opts *o)
+{
+    unsigned char *show = malloc(d->n), *last = calloc(d->n, 1), *seen = calloc(d->n, 1);
+    int *width = calloc((size_t)d->ncols + 1, sizeof *width);
+    double *maxv = calloc((size_t)d->ncols + 1, sizeof *maxv);
+    char *nb = NULL, *prefix = NULL;
+    size_t nbcap = 0;
+    int rc = -1;
+    if (!show || !last || !seen || !width || !maxv)
+        goto out;
+    choose_rows(d, o, show);
+    for (int c = 0; c < d->ncols; c++) {
+        char buf[64];
+        width[c] = (int)strlen(d->cols[c].title);
+        for (size_t i = 0; i < d->n; i++) {
+            if (!show[i])
+                continue;
+            double v = d->cols[c].vals[i];
+            format_value(&d->cols[c], v, buf, sizeof buf);
+            if ((int)strlen(buf) > width[c])
+                width[c] = (int)strlen(buf);
+            if (i > 0 && !isnan(v) && v > maxv[c])
+                maxv[c] = v;
+        }
+    }
+    print_header(d, width, o->color);
+    if (o->sort) {
+        int32_t *rows = malloc(d->n * sizeof *rows);
+        if (!rows)
+            goto out;
+        size_t nr = 0;
+        for (size_t i = 1; i < d->n; i++)
+            if (show[i])
+                rows[nr++] = (int32_t)i;
+        sort_vals = d->ncols ? d->cols[0].vals : NULL;
+        if (sort_vals)
+            qsort(rows, nr, sizeof *rows, cmp_rows);
+        for (size_t r = 0; r < nr; r++) {
+            print_values(d, (size_t)rows[r], width, maxv, o->color);
+            print_name(d, (size_t)rows[r], o->format, o->color, &nb, &nbcap);
+        }
+        free(rows);
+        rc = 0;
+        goto out;
+    }
+    /* last[i]: no later shown sibling (the first shown child met backwards) */
+    for (size_t i = d->n; i-- > 1;) {
+        if (!show[i])
+            continue;
+        int32_t p = d->parent[i];
+        if (!seen[p]) {
+            last[i] = 1;
+            seen[p] = 1;
+        }
+    }
+    size_t maxdepth = 0;
+    for (size_t i = 0; i < d->n; i++)
+        if (d->depth[i] > maxdepth)
+            maxdepth = d->depth[i];
+    prefix = malloc(maxdepth * 8 + 8);
+    if (!prefix)
+        goto out;
+    for (size_t i = 0; i < d->n; i++) {
+        if (!show[i])
+            continue;
+        print_values(d, i, width, maxv, o->color);
+        /* branches: built from the node up, written from ROOT down */
+        size_t dep = d->depth[i], pos = dep * 8;
+        prefix[pos] = '\0';
+        if (dep > 0) {
+            const char *branch =
+                last[i] ? "\xe2\x94\x94\xe2\x94\x80 " : "\xe2\x94\x9c\xe2\x94\x80 ";
+            size_t bl = strlen(branch);
+            pos -= bl;
+            memcpy(prefix + pos, branch, bl);
+            for (int32_t a = d->parent[i]; a > 0; a = d->parent[a]) {
+                const char *bar = last[a] ? "   " : "\xe2\x94\x82  ";
+                size_t l = strlen(bar);
+                pos -= l;
+                memcpy(prefix + pos, bar, l);
+            }
+        }
+        fputs(prefix + pos, stdout);
+        print_name(d, i, o->format, o->color, &nb, &nbcap);
+    }
+    rc = 0;
+out:
+    free(show);
+    free(last);
+    free(seen);
+    free(width);
+    free(maxv);
+    free(nb);
+    free(prefix);
+    return rc;
+}
+
+/* ---------------------------------------------------------- listing */
+
+static int list_metrics(const kscope__ptree *t)
+{
+    kscope__metric_info *list;
+    int n = kscope__metric_list(t, &list);
+    if (n < 0)
+        return KSCOPE_EXIT_FAIL;
+    printf("Inclusive metrics (summed into parents):\n");
+    for (int i = 0; i < n; i++)
+        if (list[i].inclusive)
+            printf("- %s\n", list[i].name);
+    printf("Exclusive metrics (on their node only):\n");
+    for (int i = 0; i < n; i++)
+        if (!list[i].inclusive)
+            printf("- %s\n", list[i].name);
+    printf("Device info:\n");
+    for (uint32_t i = 0; i < t->ndevices; i++) {
+        const kscope__pdevice *d = &t->devices[i];
+        printf("- %s %u: arch %s, %lld SMs, clock %lld kHz, memory clock %lld kHz, bus %lld "
+               "bits\n",
+               d->type, d->id, d->arch && d->arch[0] ? d->arch : "?", (long long)d->num_sms,
+               (long long)d->clock_rate, (long long)d->memory_clock_rate, (long long)d->bus_width);
+    }
+    if (t->ndevices == 0)
+        printf("- none\n");
+    free(list);
+    return KSCOPE_EXIT_OK;
+}
+
+/* ------------------------------------------------------------- main */
+
+static int fill_single(display *d, const kscope__pflat *f)
+{
+    d->n = f->n;
+    d->parent = malloc(f->n * sizeof *d->parent);
+    d->depth = malloc(f->n * sizeof *d->depth);
+    d->name = malloc(f->n * sizeof *d->name);
+    d->device = malloc(f->n);
+    if (!d->parent || !d->depth || !d->name || !d->device)
+        return -1;
+    for (size_t i = 0; i < f->n; i++) {
+        d->parent[i] = f->parent[i];
+        d->depth[i] = f->depth[i];
+        d->name[i] = f->node[i]->name;
+        d->device[i] = (unsigned char)kscope__pnode_is_device(f->node[i]);
+    }
+    return 0;
+}
+
+/* Values of FILE minus OTHER over the union of both trees. */
+static int fill_diff(display *d, const kscope__pflat *fa, const kscope__column *ca,
+                     const kscope__pflat *fb, const kscope__column *cb, int ncols)
+{
+    kscope__punion u;
+    if (kscope__punion_build(fa, fb, &u) < 0)
+        return -1;
+    d->n = u.n;
+    d->parent = u.parent;
+    d->depth = u.depth;
+    d->name = u.name;
+    u.parent = NULL;
+    u.depth = NULL;
+    u.name = NULL;
+    d->device = malloc(u.n);
+    int rc = d->device ? 0 : -1;
+    for (int c = 0; c < ncols && rc == 0; c++) {
+        d->cols[c] = ca[c];
+        d->cols[c].vals = malloc(u.n * sizeof(double));
+        if (!d->cols[c].vals)
+            rc = -1;
+        for (size_t i = 0; rc == 0 && i < u.n; i++) {
+            double a = u.a[i] >= 0 ? ca[c].vals[u.a[i]] : NAN;
+            double b = u.b[i] >= 0 ? cb[c].vals[u.b[i]] : NAN;
+            d->cols[c].vals[i] =
+                isnan(a) && isnan(b) ? NAN : (isnan(a) ? 0 : a) - (isnan(b) ? 0 : b);
+        }
+    }
+    d->ncols = ncols;
+    for (size_t i = 0; rc == 0 && i < u.n; i++)
+        d->device[i] = (unsigned char)(u.a[i] >= 0 ? kscope__pnode_is_device(fa->node[u.a[i]])
+                                                   : kscope__pnode_is_device(fb->node[u.b[i]]));
+    kscope__punion_free(&u);
+    return rc;
+}
+
+int cmd_view(int argc, char **argv)
+{
+    view_opts o;
+    int rc = parse_opts(argc, argv, &o);
+    if (rc)
+        return rc;
+    kscope__ptree *t = NULL, *other = NULL;
+    kscope__pflat f = {0}, fo = {0};
+    kscope__column cols[16], ocols[16];
+    int ncols = 0, nocols = 0;
+    display d = {0};
+    rc = KSCOPE_EXIT_USAGE;
+    if (load(o.file, &o, &t, &f) < 0)
+        goto out;
+    if (o.list) {
+        rc = list_metrics(t);
+        goto out;
+    }
+    ncols = compute_columns(t, &f, &o, cols, o.file);
+    if (ncols < 0)
+        goto out;
+    if (o.diff) {
+        if (load(o.diff, &o, &other, &fo) < 0)
+            goto out;
+        view_opts same = o;
+        same.nmetrics = ncols;
+        for (int c = 0; c < ncols; c++)
+            same.metrics[c] = cols[c].title;
+        nocols = compute_columns(other, &fo, &same, ocols, o.diff);
+        if (nocols < 0)
+            goto out;
+        if (fill_diff(&d, &f, cols, &fo, ocols, ncols) < 0) {
+            fprintf(stderr, "kscope view: out of memory\n");
+            rc = KSCOPE_EXIT_FAIL;
+            goto out;
+        }
+    } else {
+        if (fill_single(&d, &f) < 0) {
+            fprintf(stderr, "kscope view: out of memory\n");
+            rc = KSCOPE_EXIT_FAIL;
+            goto out;
+        }
+        d.ncols = ncols;
+        memcpy(d.cols, cols, sizeof(kscope__column) * (size_t)ncols);
+    }
+    rc = print_display(&d, &o) == 0 ? KSCOPE_EXIT_OK : KSCOPE_EXIT_FAIL;
+out:
+    if (o.diff)
+        for (int c = 0; c < d.ncols; c++)
+            kscope__column_free(&d.cols[c]);
+    for (int c = 0; c < ncols; c++)
+        kscope__column_free(&cols[c]);
+    for (int c = 0; c < nocols; c++)
+        kscope__column_free(&ocols[c]);
+    free(d.parent);
+    free(d.depth);
+    free(d.name);
+    free(d.device);
+    kscope__pflat_free(&f);
+    kscope__pflat_free(&fo);
+    kscope__ptree_free(t);
+    kscope__ptree_free(other);
+    return rc;
+}

@@ -1,0 +1,222 @@
+/*
+ * read-file.c - opening a profile: checks that the path is a readable,
+ * non-empty regular file, detects the format from the first bytes and hands
+ * the content to the right reader (.hatchet JSON is streamed in chunks; the
+ * others are read whole). Every failure becomes "PATH: what is wrong".
+ */
+#include "read/read.h"
+#include "kscope.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define CHUNK (256 * 1024)
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t ls = strlen(s), lx = strlen(suffix);
+    return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
+}
+
+kscope__file_format kscope__format_from_name(const char *path)
+{
+    if (ends_with(path, ".hatchet_msgpack") || ends_with(path, ".msgpack"))
+        return KSCOPE__FMT_HATCHET_MSGPACK;
+    if (ends_with(path, ".hatchet"))
+        return KSCOPE__FMT_HATCHET_JSON;
+    if (ends_with(path, ".chrome_trace") || ends_with(path, ".json") || ends_with(path, ".trace"))
+        return KSCOPE__FMT_CHROME_TRACE;
+    return KSCOPE__FMT_UNKNOWN;
+}
+
+/* Open path for reading after checking it is a non-empty regular file. */
+static FILE *open_checked(const char *path, off_t *size, char *err, size_t errlen, int *rc)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        *rc = KSCOPE_EIO;
+        return NULL;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s: is a directory, not a profile file", path);
+        *rc = KSCOPE_EINVAL;
+        return NULL;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        *rc = errno == EACCES ? KSCOPE_EACCES : KSCOPE_EIO;
+        return NULL;
+    }
+    if (S_ISREG(st.st_mode) && st.st_size == 0) {
+        fclose(f);
+        snprintf(err, errlen, "%s: empty file", path);
+        *rc = KSCOPE_EPARSE;
+        return NULL;
+    }
+    *size = S_ISREG(st.st_mode) ? st.st_size : -1;
+    return f;
+}
+
+/* Read the rest of f (after `have` bytes already in *buf). */
+static int slurp(FILE *f, const char *path, char **buf, size_t *len, size_t cap, char *err,
+                 size_t errlen)
+{
+    for (;;) {
+        if (*len == cap) {
+            cap = cap ? cap * 2 : CHUNK;
+            char *b = realloc(*buf, cap + 1);
+            if (!b) {
+                snprintf(err, errlen, "%s: out of memory", path);
+                return KSCOPE_ENOMEM;
+            }
+            *buf = b;
+        }
+        size_t got = fread(*buf + *len, 1, cap - *len, f);
+        *len += got;
+        if (got == 0) {
+            if (ferror(f)) {
+                snprintf(err, errlen, "%s: read error: %s", path, strerror(errno));
+                return KSCOPE_EIO;
+            }
+            (*buf)[*len] = '\0';
+            return 0;
+        }
+    }
+}
+
+int kscope__read_whole_file(const char *path, char **buf, size_t *len, char *err, size_t errlen)
+{
+    int rc = 0;
+    off_t size;
+    *buf = NULL;
+    *len = 0;
+    FILE *f = open_checked(path, &size, err, errlen, &rc);
+    if (!f)
+        return rc;
+    size_t cap = size > 0 ? (size_t)size + 1 : CHUNK;
+    *buf = malloc(cap + 1);
+    if (!*buf) {
+        fclose(f);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return KSCOPE_ENOMEM;
+    }
+    rc = slurp(f, path, buf, len, cap, err, errlen);
+    fclose(f);
+    if (rc == 0 && *len == 0) {
+        snprintf(err, errlen, "%s: empty file", path);
+        rc = KSCOPE_EPARSE;
+    }
+    if (rc < 0) {
+        free(*buf);
+        *buf = NULL;
+    }
+    return rc;
+}
+
+/* Stream a .hatchet JSON file through the chunked parser. */
+static int read_json_stream(FILE *f, const char *path, const char *first, size_t nfirst,
+                            kscope__ptree **out, char *err, size_t errlen)
+{
+    char msg[KSCOPE__READ_ERRLEN];
+    kscope__hjson *p = kscope__hjson_new();
+    if (!p) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return KSCOPE_ENOMEM;
+    }
+    int rc = kscope__hjson_feed(p, first, nfirst, msg, sizeof msg);
+    char *chunk = rc == 0 ? malloc(CHUNK) : NULL;
+    if (rc == 0 && !chunk) {
+        rc = KSCOPE_ENOMEM;
+        snprintf(msg, sizeof msg, "out of memory");
+    }
+    while (rc == 0) {
+        size_t got = fread(chunk, 1, CHUNK, f);
+        if (got == 0) {
+            if (ferror(f)) {
+                snprintf(msg, sizeof msg, "read error: %s", strerror(errno));
+                rc = KSCOPE_EIO;
+            }
+            break;
+        }
+        rc = kscope__hjson_feed(p, chunk, got, msg, sizeof msg);
+    }
+    free(chunk);
+    if (rc == 0)
+        rc = kscope__hjson_finish(p, out, msg, sizeof msg);
+    kscope__hjson_free(p);
+    if (rc < 0)
+        snprintf(err, errlen, "%s: %s", path, msg);
+    return rc;
+}
+
+int kscope__read_profile(const char *path, kscope__ptree **out, char *err, size_t errlen)
+{
+    int rc = 0;
+    off_t size;
+    *out = NULL;
+    FILE *f = open_checked(path, &size, err, errlen, &rc);
+    if (!f)
+        return rc;
+    char head[4096];
+    size_t n = fread(head, 1, sizeof head, f);
+    if (n == 0) {
+        fclose(f);
+        snprintf(err, errlen, "%s: empty file", path);
+        return KSCOPE_EPARSE;
+    }
+    size_t i = 0;
+    while (i < n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\n' || head[i] == '\r'))
+        i++;
+    if (i == n && n < sizeof head) {
+        fclose(f);
+        snprintf(err, errlen, "%s: empty file (only white space)", path);
+        return KSCOPE_EPARSE;
+    }
+    unsigned char c = i < n ? (unsigned char)head[i] : ' ';
+    if (c == '[' || (c == ' ' && n == sizeof head)) {
+        rc = read_json_stream(f, path, head, n, out, err, errlen);
+        fclose(f);
+        return rc;
+    }
+    /* Traces and msgpack are read whole. */
+    size_t cap = size > 0 ? (size_t)size + 1 : CHUNK;
+    if (cap < n)
+        cap = n;
+    char *buf = malloc(cap + 1);
+    if (!buf) {
+        fclose(f);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return KSCOPE_ENOMEM;
+    }
+    memcpy(buf, head, n);
+    size_t len = n;
+    rc = slurp(f, path, &buf, &len, cap, err, errlen);
+    fclose(f);
+    if (rc < 0) {
+        free(buf);
+        return rc;
+    }
+    char msg[KSCOPE__READ_ERRLEN];
+    if (c == '{')
+        rc = kscope__read_chrome_trace(buf, len, out, msg, sizeof msg);
+    else if (c >= 0x90 && c <= 0x9f)
+        rc = kscope__read_hatchet_msgpack(buf, len, out, msg, sizeof msg);
+    else if (c == 0xdc || c == 0xdd)
+        rc = kscope__read_hatchet_msgpack(buf, len, out, msg, sizeof msg);
+    else {
+        snprintf(msg, sizeof msg,
+                 "not a profile: expected .hatchet JSON ('['), a Chrome trace ('{') or "
+                 ".hatchet_msgpack (an array), found byte 0x%02x",
+                 c);
+        rc = KSCOPE_EPARSE;
+    }
+    free(buf);
+    if (rc < 0)
+        snprintf(err, errlen, "%s: %s", path, msg);
+    return rc;
+}

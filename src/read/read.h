@@ -1,0 +1,166 @@
+/*
+ * read.h - reading profiles back: parsers from .hatchet, .hatchet_msgpack
+ * and Chrome trace JSON into a ptree, and the analysis shared by the
+ * `view`, `top`, `diff`, `merge` and `convert` commands (flattened trees,
+ * inclusive roll-up, derived metrics, the top-kernels table).
+ *
+ * Every reader reports a failure as a negative KSCOPE_E* code plus one line
+ * of text in a caller-owned buffer naming what is wrong (and, for files, the
+ * file). Readers never recurse over the input: nesting deeper than
+ * KSCOPE__READ_MAX_DEPTH tree levels is rejected.
+ */
+#ifndef KSCOPE_READ_H
+#define KSCOPE_READ_H
+
+#include "profile/ptree.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Deepest calling context accepted by the readers (ROOT is level 0). */
+#define KSCOPE__READ_MAX_DEPTH 4096
+
+/* Room for one reader error line. */
+#define KSCOPE__READ_ERRLEN 512
+
+typedef enum {
+    KSCOPE__FMT_UNKNOWN = 0,
+    KSCOPE__FMT_HATCHET_JSON,
+    KSCOPE__FMT_HATCHET_MSGPACK,
+    KSCOPE__FMT_CHROME_TRACE,
+} kscope__file_format;
+
+/* Format named by a file name's extension (.hatchet, .hatchet_msgpack,
+ * .json/.chrome_trace); KSCOPE__FMT_UNKNOWN otherwise. */
+kscope__file_format kscope__format_from_name(const char *path);
+
+/* Read a profile of any supported format (detected from its content) into a
+ * new tree. On failure *out is NULL and err holds "PATH: what is wrong". */
+int kscope__read_profile(const char *path, kscope__ptree **out, char *err, size_t errlen);
+
+/* Parsers over a whole buffer. err holds the problem without a file name. */
+int kscope__read_hatchet_json(const char *buf, size_t len, kscope__ptree **out, char *err,
+                              size_t errlen);
+int kscope__read_hatchet_msgpack(const char *buf, size_t len, kscope__ptree **out, char *err,
+                                 size_t errlen);
+int kscope__read_chrome_trace(const char *buf, size_t len, kscope__ptree **out, char *err,
+                              size_t errlen);
+
+/* Streaming .hatchet JSON parser, fed in chunks (used for large files). */
+typedef struct kscope__hjson kscope__hjson;
+kscope__hjson *kscope__hjson_new(void);
+/* Feed the next len bytes; 0 or a negative code with the message in err. */
+int kscope__hjson_feed(kscope__hjson *p, const char *buf, size_t len, char *err, size_t errlen);
+/* End of input: on success hands the tree to *out (the parser keeps none). */
+int kscope__hjson_finish(kscope__hjson *p, kscope__ptree **out, char *err, size_t errlen);
+void kscope__hjson_free(kscope__hjson *p);
+
+/* Whether a metric name must never be negative (time, counts, bytes, flops). */
+int kscope__metric_nonnegative(const char *key);
+
+/* ----------------------------------------------------- flattened trees */
+
+/* A tree in preorder: node i's parent is parent[i] (-1 for ROOT, index 0),
+ * so every parent comes before its children. */
+typedef struct kscope__pflat {
+    kscope__pnode **node;
+    int32_t *parent;
+    uint32_t *depth;
+    size_t n;
+} kscope__pflat;
+
+/* Flatten t (iteratively). 0 or KSCOPE_ENOMEM. */
+int kscope__pflat_build(const kscope__ptree *t, kscope__pflat *f);
+void kscope__pflat_free(kscope__pflat *f);
+
+/* The numeric value of metric `key` (interned in t, or any string) on each
+ * node into vals[f->n]: NaN where absent. With rollup, absent counts as 0 and
+ * each node also gets the sum over its subtree (the inclusive value). */
+void kscope__pflat_values(const kscope__ptree *t, const kscope__pflat *f, const char *key,
+                          int rollup, double *vals);
+
+/* Whether a node is a GPU activity (kernel or copy): it has a "device_id". */
+int kscope__pnode_is_device(const kscope__pnode *n);
+
+/* ---------------------------------------------------------- metrics */
+
+/* A metric a file holds, as listed by `kscope view -l`. */
+typedef struct kscope__metric_info {
+    const char *name; /* as stored, e.g. "time (ns)" */
+    int inclusive;    /* rolls up to parents */
+} kscope__metric_info;
+
+/* The metric names of t (inclusive ones first, each in first-seen order).
+ * Returns the count (>= 0) with *out malloc'd, or KSCOPE_ENOMEM. */
+int kscope__metric_list(const kscope__ptree *t, kscope__metric_info **out);
+
+/* One column of `kscope view`: a metric spec resolved against a tree. */
+typedef struct kscope__column {
+    char title[96]; /* header, e.g. "time/ms" */
+    int integral;   /* print as an integer */
+    int inclusive;  /* values roll up (so -t, %, diff act on subtree sums) */
+    double *vals;   /* one per node of the pflat; NaN = no value */
+} kscope__column;
+
+/* Resolve a metric spec (time/ms, avg_time/us, cpu_time/s, wall_time/ms,
+ * flop16/s, tflop/s, gbyte/s, util, count, raw names, NAME/%) for t and fill
+ * col->vals for f. Returns 0, or KSCOPE_EINVAL with err naming the problem.
+ * col->vals is malloc'd; free with kscope__column_free. */
+int kscope__column_compute(const kscope__ptree *t, const kscope__pflat *f, const char *spec,
+                           kscope__column *col, char *err, size_t errlen);
+void kscope__column_free(kscope__column *col);
+
+/* Peak FLOP/s of one device for operands `width` bits wide, as proton-viewer
+ * computes it (CUDA arch 80, 89, 90, 100); 0 when the arch is not known. */
+double kscope__peak_flops(const kscope__pdevice *d, int width);
+/* Peak memory bandwidth of one device in bytes/s. */
+double kscope__peak_bytes(const kscope__pdevice *d);
+
+/* ----------------------------------------------------- top kernels */
+
+/* Print the top-kernels table (kernels aggregated by name across calling
+ * contexts, heaviest first): %, total, calls, avg, min, max, name. At most
+ * top_n rows (0: all); color != 0 adds ANSI colour. Returns the number of
+ * kernels found or KSCOPE_ENOMEM. */
+int kscope__top_print(FILE *out, const kscope__ptree *t, int top_n, int color);
+
+/* A duration in ns as text with a unit chosen for it ("1.234 ms"). */
+void kscope__format_ns(double ns, char *buf, size_t size);
+
+/* Write a string with control characters shown as \xNN escapes. */
+void kscope__print_escaped(FILE *out, const char *s);
+
+/* ------------------------------------------------ matching two trees */
+
+/* The union of trees by calling-context path (names from ROOT down): for
+ * each union node, its index in a's and b's pflat (-1 where absent). */
+typedef struct kscope__punion {
+    int32_t *a, *b;  /* per union node */
+    int32_t *parent; /* union parent index, -1 for ROOT */
+    uint32_t *depth;
+    const char **name; /* borrowed from a or b */
+    size_t n;
+} kscope__punion;
+
+int kscope__punion_build(const kscope__pflat *fa, const kscope__pflat *fb, kscope__punion *u);
+void kscope__punion_free(kscope__punion *u);
+
+/* ------------------------------------------------------------ merge */
+
+/* Merge per-rank trees: sums of every metric, and for the metrics named in
+ * `stats` (NULL: time, wall_time and cpu_time) min, max and mean across
+ * ranks and the imbalance max/mean per node. Returns a new tree in *out. */
+int kscope__merge_trees(kscope__ptree *const *ranks, size_t nranks, kscope__ptree **out, char *err,
+                        size_t errlen);
+
+/* Merge Chrome traces (whole buffers) into one, one process per rank: each
+ * source process gets a new pid and its name prefixed with "rank R". The
+ * result is malloc'd. */
+int kscope__merge_traces(const char *const *bufs, const size_t *lens, const char *const *names,
+                         size_t n, char **out, size_t *outlen, char *err, size_t errlen);
+
+/* Slurp a whole file (for msgpack and traces); err names path and problem. */
+int kscope__read_whole_file(const char *path, char **buf, size_t *len, char *err, size_t errlen);
+
+#endif /* KSCOPE_READ_H */
