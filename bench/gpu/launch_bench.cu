@@ -1,0 +1,167 @@
+/*
+ * launch_bench.cu - per-launch cost of a loop of empty kernels, under one
+ * profiler configuration per process (CUPTI allows one subscriber per
+ * process, so tools/gpu-run.sh runs the modes in alternation):
+ *
+ *   none       no profiler
+ *   floor      a bare CUPTI activity injection: CONCURRENT_KERNEL records
+ *              into reused buffers, walked and dropped (the floor)
+ *   floor_ext  the floor plus what kscope's attribution needs from CUPTI:
+ *              DRIVER and EXTERNAL_CORRELATION records, one pushed id
+ *   tree       kscope, tree session, the loop inside one scope
+ *   trace      kscope, trace session, the loop inside one scope
+ *   tree_scoped kscope tree, a scope around every launch
+ *
+ * Prints one line: mode, launches, microseconds per launch (loop plus the
+ * final synchronise, divided by launches), peak RSS in KiB, records seen
+ * (floor modes) or dropped (kscope modes).
+ *
+ * usage: launch_bench MODE [LAUNCHES] [OUTDIR]
+ */
+#include <cuda_runtime.h>
+#include <cupti.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "kscope.h"
+
+#define CK(x)                                                                                      \
+    do {                                                                                           \
+        cudaError_t e_ = (x);                                                                      \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                              \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+__global__ void empty_kernel() {}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ------------------------------------------------------- the bare floor */
+
+#define FLOOR_BUF (4u << 20)
+static void *floor_free;
+static unsigned long long floor_records;
+
+static void CUPTIAPI floor_request(uint8_t **buf, size_t *size, size_t *max)
+{
+    void *b = floor_free; /* single buffer thread in practice; no lock needed */
+    floor_free = NULL;
+    *buf = (uint8_t *)(b ? b : aligned_alloc(8, FLOOR_BUF));
+    *size = FLOOR_BUF;
+    *max = 0;
+}
+
+static void CUPTIAPI floor_complete(CUcontext, uint32_t, uint8_t *buf, size_t, size_t valid)
+{
+    CUpti_Activity *r = NULL;
+    while (cuptiActivityGetNextRecord(buf, valid, &r) == CUPTI_SUCCESS)
+        floor_records++;
+    if (!floor_free)
+        floor_free = buf;
+    else
+        free(buf);
+}
+
+static void floor_start(int with_ext)
+{
+    cuptiActivityRegisterCallbacks(floor_request, floor_complete);
+    if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
+        fprintf(stderr, "floor: cuptiActivityEnable failed\n");
+        exit(1);
+    }
+    if (with_ext) {
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+        cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 1);
+    }
+}
+
+static void floor_stop(void)
+{
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+/* ---------------------------------------------------------------- main */
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "none";
+    long n = argc > 2 ? atol(argv[2]) : 20000;
+    const char *outdir = argc > 3 ? argv[3] : "/tmp";
+    char path[1024];
+    snprintf(path, sizeof path, "%s/bench-%s-%ld", outdir, mode, n);
+
+    CK(cudaFree(0));
+    for (int i = 0; i < 2000; i++) /* warm the launch path */
+        empty_kernel<<<1, 1>>>();
+    CK(cudaDeviceSynchronize());
+
+    int session = -1;
+    int kscope_mode = !strcmp(mode, "tree") || !strcmp(mode, "trace") ||
+                      !strcmp(mode, "tree_scoped");
+    if (!strcmp(mode, "floor") || !strcmp(mode, "floor_ext")) {
+        floor_start(!strcmp(mode, "floor_ext"));
+    } else if (kscope_mode) {
+        kscope_session_opts o;
+        memset(&o, 0, sizeof o);
+        o.name = path;
+        o.data = !strcmp(mode, "trace") ? "trace" : "tree";
+        session = kscope_start(&o);
+        if (session < 0) {
+            fprintf(stderr, "kscope_start: %s\n", kscope_last_error());
+            return 1;
+        }
+    } else if (strcmp(mode, "none") != 0) {
+        fprintf(stderr, "unknown mode %s\n", mode);
+        return 2;
+    }
+    /* a short warm-up under the profiler, then the timed loop */
+    for (int i = 0; i < 1000; i++)
+        empty_kernel<<<1, 1>>>();
+    CK(cudaDeviceSynchronize());
+
+    double t0 = now_s();
+    if (!strcmp(mode, "tree_scoped")) {
+        for (long i = 0; i < n; i++) {
+            kscope_enter("launch");
+            empty_kernel<<<1, 1>>>();
+            kscope_exit("launch");
+        }
+    } else {
+        if (kscope_mode)
+            kscope_enter("loop");
+        for (long i = 0; i < n; i++)
+            empty_kernel<<<1, 1>>>();
+        if (kscope_mode)
+            kscope_exit("loop");
+    }
+    CK(cudaDeviceSynchronize());
+    double dt = now_s() - t0;
+
+    long long extra = 0;
+    if (session >= 0) {
+        kscope_deactivate(session, 1);
+        extra = (long long)kscope_dropped(session);
+        if (kscope_finalize(session, NULL) < 0) {
+            fprintf(stderr, "kscope_finalize: %s\n", kscope_last_error());
+            return 1;
+        }
+    } else if (!strcmp(mode, "floor") || !strcmp(mode, "floor_ext")) {
+        floor_stop();
+        extra = (long long)floor_records;
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("%s %ld %.4f %ld %lld\n", mode, n, dt * 1e6 / (double)n, ru.ru_maxrss, extra);
+    return 0;
+}

@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# gpu-run.sh - the one script for the GPU machine: build kscope, run the GPU
+# tests and the GPU benchmarks, print a summary table last.
+#
+# Usage (repository root, on the GPU machine, with .deps/ carried along;
+# fill .deps/ first with tools/device-deps.sh where apt works):
+#     OUT=/some/folder bash tools/gpu-run.sh [all|test|bench]
+#
+# Steps:
+#   1. unpack .deps/*.deb (msgpack-c, yajl, cmocka, pkgconf) with dpkg -x
+#      into /tmp/kscope-deps and point pkg-config, CMake and the loader at it;
+#   2. configure and build (ninja, RelWithDebInfo, warnings not fatal: the
+#      machine's compiler may be newer) into /tmp/kscope-build;
+#   3. ctest: the CPU tests, on this machine too;
+#   4. GPU tests: every test/gpu/*.sh, each run with KSCOPE_SOURCE_DIR,
+#      KSCOPE_BINARY_DIR and KSCOPE_GPU_WORK set; it passes when it exits 0;
+#   5. benchmarks (bench/gpu/): launch_bench.cu's modes (none, bare CUPTI
+#      activity floor, floor + external correlation, kscope tree, trace, a
+#      scope per launch) run alternately in separate processes, REPS times,
+#      medians compared as ratios; kscope tree peak memory at 1k vs 1M
+#      launches; torch_bench.py (none, kscope tree and trace through ctypes,
+#      Proton, torch.profiler) likewise;
+#   6. a summary table on stdout and in $OUT/summary.txt.
+#
+# Files left in $OUT: build.log ctest.log gpu-tests.log bench.log
+# summary.txt artifacts.tar.gz (the GPU tests' outputs).
+# Env: REPS (default 5), LAUNCHES (default 20000).
+set -u
+what=${1:-all}
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-$root/gpu-out}
+mkdir -p "$out"
+prefix=/tmp/kscope-deps
+build=/tmp/kscope-build
+work=/tmp/kscope-gpu-work
+reps=${REPS:-5}
+launches=${LAUNCHES:-20000}
+summary=$out/summary.txt
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+
+# ---------------------------------------------------------------- 1. deps
+rm -rf "$prefix" && mkdir -p "$prefix"
+for deb in "$root"/.deps/*.deb; do
+    [ -e "$deb" ] || { echo "no .deps/*.deb: run tools/device-deps.sh first" >&2; exit 1; }
+    dpkg -x "$deb" "$prefix"
+done
+libdir=$prefix/usr/lib/x86_64-linux-gnu
+for pc in "$libdir"/pkgconfig/*.pc; do
+    sed -i "s|^prefix=.*|prefix=$prefix/usr|" "$pc"
+done
+# msgpack-c 4 names its file msgpack.pc; the build asks for msgpack-c.
+[ -e "$libdir/pkgconfig/msgpack-c.pc" ] ||
+    sed 's/^Name: .*/Name: msgpack-c/' "$libdir/pkgconfig/msgpack.pc" >"$libdir/pkgconfig/msgpack-c.pc"
+export PKG_CONFIG_PATH=$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+export CMAKE_PREFIX_PATH=$prefix/usr
+export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATH=$PATH:/usr/local/cuda/bin
+pkgconfig_arg=()
+if ! command -v pkg-config >/dev/null; then
+    pkgconfig_arg=(-DPKG_CONFIG_EXECUTABLE="$prefix/usr/bin/pkgconf")
+fi
+
+# --------------------------------------------------------------- 2. build
+{
+    echo "== machine"
+    nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv 2>&1
+    nvcc --version 2>&1 | tail -2
+    ls -l /usr/local/cuda/lib64/libcupti* 2>&1
+    python3 -c 'import torch, triton; print("torch", torch.__version__, "triton", triton.__version__)' 2>&1
+    echo "== configure"
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKSCOPE_WERROR=OFF \
+        "${pkgconfig_arg[@]}" 2>&1
+    echo "== build"
+    cmake --build "$build" -j 16 2>&1
+} >"$out/build.log"
+build_rc=$?
+if [ ! -e "$build/libkscope.so" ]; then
+    note "BUILD FAILED (see build.log)"
+    tail -40 "$out/build.log"
+    exit 1
+fi
+note "build: ok (libkscope.so built; full log build.log)"
+
+# ---------------------------------------------------------- 3. CPU tests
+if [ "$what" != bench ]; then
+    (cd "$build" && timeout 300 ctest -j 8 --timeout 60 --output-on-failure) >"$out/ctest.log" 2>&1
+    note "ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1)"
+fi
+
+# ---------------------------------------------------------- 4. GPU tests
+gpu_fail=0
+if [ "$what" != bench ]; then
+    rm -rf "$work" && mkdir -p "$work"
+    : >"$out/gpu-tests.log"
+    for t in "$root"/test/gpu/*.sh; do
+        name=$(basename "$t" .sh)
+        echo "== $name" >>"$out/gpu-tests.log"
+        if KSCOPE_SOURCE_DIR=$root KSCOPE_BINARY_DIR=$build KSCOPE_GPU_WORK=$work \
+            timeout 300 bash "$t" >>"$out/gpu-tests.log" 2>&1; then
+            note "gpu test $name: PASS"
+        else
+            note "gpu test $name: FAIL (see gpu-tests.log)"
+            gpu_fail=$((gpu_fail + 1))
+        fi
+    done
+    grep -E '^(PASS|FAIL)  ' "$out/gpu-tests.log" | tee -a "$summary"
+    (cd "$work" && tar czf "$out/artifacts.tar.gz" --exclude='*/capture/capture' . 2>/dev/null)
+fi
+
+# --------------------------------------------------------- 5. benchmarks
+if [ "$what" != test ]; then
+    bench_bin=$work/bench
+    mkdir -p "$bench_bin"
+    nvcc -O2 -std=c++17 -arch=native -o "$bench_bin/launch_bench" "$root/bench/gpu/launch_bench.cu" \
+        -I"$root/include" -I/usr/local/cuda/include -L"$build" -lkscope -Xlinker -rpath,"$build" \
+        -L/usr/local/cuda/lib64 -lcupti -Xlinker -rpath,/usr/local/cuda/lib64 >"$out/bench.log" 2>&1
+    modes="none floor floor_ext tree trace tree_scoped"
+    for r in $(seq "$reps"); do
+        for m in $modes; do
+            "$bench_bin/launch_bench" "$m" "$launches" "$bench_bin" >>"$out/bench.log" 2>&1
+        done
+    done
+    for n in 1000 1000000; do
+        "$bench_bin/launch_bench" tree "$n" "$bench_bin" >>"$out/bench.log" 2>&1
+    done
+    tmodes="none kscope kscope_trace proton torch_profiler"
+    for r in $(seq 3); do
+        for m in $tmodes; do
+            KSCOPE_LIB=$build/libkscope.so timeout 120 python3 "$root/bench/gpu/torch_bench.py" \
+                "$m" "$launches" 2>>"$out/bench.log" | sed 's/^/torch_/' >>"$out/bench.log"
+        done
+    done
+    python3 - "$out/bench.log" "$launches" <<'PY' | tee -a "$summary"
+import statistics, sys
+rows = {}
+mem = {}
+n_main = int(sys.argv[2])
+for line in open(sys.argv[1]):
+    f = line.split()
+    try:
+        n, us = int(f[1]), float(f[2])
+    except (IndexError, ValueError):
+        continue
+    if f[0] == "tree" and n != n_main:
+        mem[n] = int(f[3])
+        continue
+    if n == n_main:
+        rows.setdefault(f[0], []).append(us)
+def table(title, modes, base, floor):
+    print(f"\n{title}")
+    print(f"{'mode':<22}{'us/launch':>10}{'runs':>6}{'vs none':>9}{'vs floor':>10}")
+    b = statistics.median(rows[base]) if base in rows else None
+    fl = statistics.median(rows[floor]) if floor in rows else None
+    for m in modes:
+        if m not in rows:
+            print(f"{m:<22}{'(no run)':>10}")
+            continue
+        med = statistics.median(rows[m])
+        vn = f"{med / b:.3f}" if b else "-"
+        vf = f"{med / fl:.3f}" if fl else "-"
+        print(f"{m:<22}{med:>10.3f}{len(rows[m]):>6}{vn:>9}{vf:>10}")
+table(f"C loop of {n_main} empty kernels (median of runs)",
+      ["none", "floor", "floor_ext", "tree", "trace", "tree_scoped"], "none", "floor")
+table(f"torch loop of {n_main} x.add_(1)",
+      ["torch_none", "torch_kscope", "torch_kscope_trace", "torch_proton", "torch_torch_profiler"],
+      "torch_none", None)
+if mem:
+    print("\nkscope tree peak RSS: " + ", ".join(f"{n} launches {kb / 1024:.1f} MiB" for n, kb in sorted(mem.items())))
+PY
+fi
+
+echo
+echo "==== summary"
+cat "$summary"
+exit $((gpu_fail > 0 || build_rc != 0))
