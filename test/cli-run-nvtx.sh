@@ -1,7 +1,7 @@
 # cli-run-nvtx.sh - `kscope run` is the NVTX injection: a C program using
 # only nvtx3 (push/pop, start/end, domains, registered strings, marks) gets
 # each range as a scope of the tree.
-source "$KSCOPE_SOURCE_DIR/test/run-lib.sh"
+source "${KSCOPE_SOURCE_DIR:?}/test/run-lib.sh" || exit 1
 NVTX_INC=${CUDA_HOME:-/usr/local/cuda}/include
 if [ ! -f "$NVTX_INC/nvtx3/nvToolsExt.h" ]; then
     echo "nvtx3 headers not found in $NVTX_INC: skipped"

@@ -1,7 +1,7 @@
 # cli-run-procs.sh - `kscope run` on several processes: a forking program
 # (fork without exec, and fork+exec) and mpirun -np 4 each give one file per
 # process, named by pid or by rank, each with only its own scopes.
-source "$KSCOPE_SOURCE_DIR/test/run-lib.sh"
+source "${KSCOPE_SOURCE_DIR:?}/test/run-lib.sh" || exit 1
 build run-fork $KLINK
 build run-scopes $KLINK
 cd "$WORK"

@@ -1,7 +1,7 @@
 # cli-run.sh - `kscope run` on a program annotated with kscope scopes: the
 # profile file, the exit code, the program's own output, the summary, the
 # options, and each error case.
-source "$KSCOPE_SOURCE_DIR/test/run-lib.sh"
+source "${KSCOPE_SOURCE_DIR:?}/test/run-lib.sh" || exit 1
 build run-scopes $KLINK
 cd "$WORK"
 
@@ -17,7 +17,7 @@ done
 [ "$(parent_of kscope.hatchet work)" = outer ] || fail "work is not under outer"
 [ "$(metric_of kscope.hatchet work calls)" = 3 ] || fail "work calls is not 3"
 [ "$(cat out.txt)" = "program output" ] || fail "program stdout changed: $(cat out.txt)"
-grep -q "view it with: kscope view ./kscope.hatchet" err.txt || fail "summary lacks the view command"
+grep -q "view it with: kscope view kscope.hatchet$" err.txt || fail "summary lacks the view command"
 grep -q "no GPU kernels" err.txt || fail "summary lacks the kernel table line: $(cat err.txt)"
 grep -q "GPU time .* wall" err.txt || fail "summary lacks GPU time against wall time"
 ok "plain run"

@@ -53,7 +53,7 @@ while stack:
 
 # has FILE NAME: the .hatchet file has a frame called NAME.
 has() {
-    names "$1" | grep -qxF -- "$2"
+    names "$1" | grep -xF -- "$2" >/dev/null
 }
 
 # metric_of FILE NAME METRIC: that metric of the first frame called NAME.

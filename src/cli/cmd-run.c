@@ -388,6 +388,10 @@ static void set_env(const char *name, const char *value)
  * KSCOPE_RUN_* variables. */
 static void child_env(const run_opts *o, const char *lib, const char *manifest)
 {
+    /* Absolute, so a program that changes directory writes where asked. */
+    char dir[PATH_MAX];
+    if (!realpath(o->dir, dir))
+        snprintf(dir, sizeof dir, "%s", o->dir);
     char buf[PATH_MAX * 2 + 64];
     const char *pre = getenv("LD_PRELOAD");
     if (pre && *pre)
@@ -399,7 +403,7 @@ static void child_env(const run_opts *o, const char *lib, const char *manifest)
     setenv("NVTX_INJECTION64_PATH", lib, 1);
     setenv(KSCOPE_RUN_ENV_ON, "1", 1);
     setenv(KSCOPE_RUN_ENV_NAME, o->name, 1);
-    setenv(KSCOPE_RUN_ENV_DIR, o->dir, 1);
+    setenv(KSCOPE_RUN_ENV_DIR, dir, 1);
     set_env(KSCOPE_RUN_ENV_BACKEND, o->backend);
     set_env(KSCOPE_RUN_ENV_CONTEXT, o->context);
     set_env(KSCOPE_RUN_ENV_DATA, o->data);

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct profile_line {
     long pid;
@@ -65,11 +66,25 @@ static double total_gpu_ns(const kscope__ptree *t)
     return total;
 }
 
+/* A path as the user would type it from here: relative to the current
+ * directory when it lies under it. */
+static const char *display_path(const char *path)
+{
+    static char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd))
+        return path;
+    size_t n = strlen(cwd);
+    if (n > 1 && strncmp(path, cwd, n) == 0 && path[n] == '/')
+        return path + n + 1;
+    return path;
+}
+
 static void summarise(const profile_line *p, long top, FILE *out)
 {
     char err[KSCOPE__READ_ERRLEN];
     kscope__ptree *t = NULL;
-    fprintf(out, "\nkscope: profile of pid %ld: %s\n", p->pid, p->path);
+    const char *shown = display_path(p->path);
+    fprintf(out, "\nkscope: profile of pid %ld: %s\n", p->pid, shown);
     if (kscope__read_profile(p->path, &t, err, sizeof err) != 0) {
         fprintf(out, "kscope run: cannot read back %s\n", err);
         return;
@@ -84,7 +99,7 @@ static void summarise(const profile_line *p, long top, FILE *out)
             p->wall_ns && !isnan(gpu) ? gpu / (double)p->wall_ns * 100.0 : 0.0);
     if (p->dropped > 0)
         fprintf(out, "; %" PRId64 " GPU records dropped", p->dropped);
-    fprintf(out, "\nview it with: kscope view %s\n", p->path);
+    fprintf(out, "\nview it with: kscope view %s\n", shown);
     kscope__ptree_free(t);
 }
 

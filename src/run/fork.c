@@ -12,7 +12,19 @@
 
 #include <string.h>
 
-int kscope__launcher_fork_child(const char *name)
+int kscope__launcher_rename(const char *name)
+{
+    int slot = kscope__launcher_session();
+    if (slot < 0)
+        return kscope__fail(KSCOPE_ENOSESSION, "no launcher session to rename");
+    kscope__session *s = &kscope__sessions[slot];
+    pthread_mutex_lock(&s->lock);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+int kscope__launcher_fork_child(void)
 {
     int slot = kscope__launcher_session();
     if (slot < 0)
@@ -22,7 +34,6 @@ int kscope__launcher_fork_child(const char *name)
     pthread_mutex_init(&s->lock, NULL);
     kscope__reset_slot(slot);
     s->gen++;
-    snprintf(s->name, sizeof s->name, "%s", name);
     s->phase = 0;
     s->ngev = 0;
     s->dropped = 0;
@@ -46,14 +57,27 @@ static int siblings_recorded(const kscope__node *n, int slot)
     return 0;
 }
 
+/* Whether thread t holds trace events of the current session in slot. */
+static int events_recorded(const kscope__thread *t, int slot)
+{
+    const kscope__evbuf *b = &t->ev[slot];
+    return b->gen == kscope__sessions[slot].gen && b->head &&
+           atomic_load_explicit(&b->head->n, memory_order_relaxed) > 0;
+}
+
 int kscope__run_recorded(int slot)
 {
     if (slot < 0 || slot >= KSCOPE_MAX_SESSIONS)
         return 0;
-    int any = siblings_recorded(atomic_load(&kscope__g.root.first_child), slot);
+    kscope__session *s = &kscope__sessions[slot];
+    pthread_mutex_lock(&s->lock);
+    int any = s->ngev > 0;
+    pthread_mutex_unlock(&s->lock);
+    any = any || siblings_recorded(atomic_load(&kscope__g.root.first_child), slot);
     kscope__threads_lock();
     for (kscope__thread *t = kscope__threads(); t && !any; t = t->next)
-        any = siblings_recorded(atomic_load(&t->root.first_child), slot);
+        any =
+            siblings_recorded(atomic_load(&t->root.first_child), slot) || events_recorded(t, slot);
     kscope__threads_unlock();
     return any;
 }

@@ -23,6 +23,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +35,7 @@ typedef struct run_state {
     int tried;            /* kscope__run_start ran its checks */
     int session;          /* >= 0 once started */
     int finished;
+    int unnamed;      /* forked child: its name is reserved when it ends */
     _Atomic int used; /* CUDA or NVTX used */
     char base[4096];  /* reserved output path, no extension */
     const char *manifest;
@@ -139,6 +141,9 @@ int kscope__run_active(void)
     return R.session >= 0 && !R.finished;
 }
 
+static void read_options(kscope_session_opts *o);
+static int reserve_name(const kscope_session_opts *o);
+
 /* ---------------------------------------------------------------- finish */
 
 /* Whether this process has anything worth a file: it used CUDA or NVTX or
@@ -161,6 +166,17 @@ void kscope__run_finish(void)
         kscope__run_manifest_add(R.manifest, KSCOPE_RUN_TAG_SKIP, R.ident.pid, R.base);
         pthread_mutex_unlock(&R.lock);
         return;
+    }
+    if (R.unnamed) {
+        kscope_session_opts o;
+        read_options(&o);
+        int rc = reserve_name(&o);
+        if (rc < 0 || (rc = kscope__launcher_rename(R.base)) < 0) {
+            report_error("cannot name the profile", rc);
+            pthread_mutex_unlock(&R.lock);
+            return;
+        }
+        R.unnamed = 0;
     }
     uint64_t wall = kscope_now_ns() - R.start_ns;
     int64_t dropped = kscope_dropped(R.session);
@@ -376,8 +392,10 @@ int kscope__run_start(void)
     return rc;
 }
 
-/* A child forked without exec: it gets its own name and an empty session;
- * the parent keeps what was recorded before the fork. */
+/* A child forked without exec starts an empty session of its own; the
+ * parent keeps what was recorded before the fork. Its name is reserved only
+ * when it ends, so a fork that execs at once (a shell running a command)
+ * costs no file system access. */
 static void after_fork_child(void)
 {
     pthread_mutex_init(&R.lock, NULL);
@@ -389,15 +407,41 @@ static void after_fork_child(void)
         R.pipe_fd[0] = R.pipe_fd[1] = -1;
     }
     R.watcher_up = 0;
-    kscope_session_opts o;
-    read_options(&o);
-    if (reserve_name(&o) < 0 || kscope__launcher_fork_child(R.base) < 0) {
+    if (kscope__launcher_fork_child() < 0) {
         report_error("cannot profile the forked child", KSCOPE_ESTATE);
         R.finished = 1;
         return;
     }
+    R.ident.pid = (long)getpid();
+    R.ident.is_main = 0;
+    R.unnamed = 1;
     R.start_ns = kscope_now_ns();
     start_watcher();
+}
+
+/* ------------------------------------------------------------ _exit */
+
+/* Processes that end with _exit (Python's multiprocessing children, which
+ * call os._exit, forked servers) run no atexit handler: as the preloaded
+ * library, kscope stands in for _exit to write their profile first. Only
+ * the process that owns the session does so (a vfork child shares the
+ * parent's memory and must not). */
+static _Noreturn void exit_now(int status)
+{
+    if (R.session >= 0 && !R.finished && (long)getpid() == R.ident.pid)
+        kscope__run_finish();
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+
+KSCOPE_EXTERN void _exit(int status)
+{
+    exit_now(status);
+}
+
+KSCOPE_EXTERN void _Exit(int status)
+{
+    exit_now(status);
 }
 
 /* ----------------------------------------------------------- entry points */

@@ -100,9 +100,12 @@ void kscope__run_note_use(void);
  * neither CUDA nor NVTX (shells, mpirun) write no file. */
 int kscope__run_recorded(int slot);
 
-/* In a child forked without exec: rename the launcher session to `name`
- * (no extension) and drop what the parent recorded before the fork. */
-int kscope__launcher_fork_child(const char *name);
+/* In a child forked without exec: drop what the parent recorded before the
+ * fork from the launcher session (the parent keeps it). */
+int kscope__launcher_fork_child(void);
+
+/* Give the launcher session a new output name (no extension). */
+int kscope__launcher_rename(const char *name);
 
 /* The NVTX side: hand our callbacks to an NVTX instance (nvtx.c). Returns 1
  * on success, 0 on failure, as NVTX expects. */
