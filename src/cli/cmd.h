@@ -39,6 +39,7 @@ const char *kscope_cmd_suggest(const char *name);
 
 KSCOPE_CMD_DECL(help)
 KSCOPE_CMD_DECL(version)
+KSCOPE_CMD_DECL(run)
 KSCOPE_CMD_DECL(monitor)
 KSCOPE_CMD_DECL(pids)
 KSCOPE_CMD_DECL(view)

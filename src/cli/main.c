@@ -12,6 +12,7 @@
 
 const kscope_cmd kscope_cmds[] = {
     KSCOPE_CMD_ENTRY(help),
+    KSCOPE_CMD_ENTRY(run),
     KSCOPE_CMD_ENTRY(version),
     KSCOPE_CMD_ENTRY(monitor),
     KSCOPE_CMD_ENTRY(pids),
