@@ -1,0 +1,57 @@
+"""kscope - a profiler for GPU programs.
+
+One package, two familiar APIs over libkscope's C core:
+
+  Proton (triton.profiler): start, activate, deactivate, finalize,
+  profile, scope, cpu_timed_scope, enter_scope, exit_scope, state,
+  enter_state, exit_state, data, hook="triton", context="python";
+  `import kscope as proton` runs a Proton script unchanged.
+
+  MAX (max.profiler): Trace, traced, Tracer, is_profiling_enabled,
+  set_gpu_profiling_state, profiled_region, OneShotCapture,
+  detect_backend.
+"""
+from . import _kscope
+from . import _wrap, context
+from ._kscope import __version__
+from .hooks import LaunchHook, raise_pending as check_errors
+from .oneshot import Backend, OneShotCapture, detect_backend, profiled_region
+from .profile import DEFAULT_PROFILE_NAME, activate, deactivate, finalize, profile, start
+from .scope import (
+    cpu_timed_scope,
+    enter_scope,
+    enter_state,
+    exit_scope,
+    exit_state,
+    scope,
+    scoped,
+    state,
+)
+from .tracing import (
+    Trace,
+    Tracer,
+    is_profiling_enabled,
+    profiling_level,
+    set_gpu_profiling_state,
+    traced,
+)
+from . import data  # noqa: E402  (after the names it may shadow)
+
+_kscope._configure(_wrap.decorate, context.frame_skip_prefixes())
+
+ScopedFunction = _kscope.ScopedFunction
+add_metrics = _kscope.add_metrics
+mark = _kscope.mark
+launch_metadata = _kscope.launch_metadata
+color = _kscope.color
+now_ns = _kscope.now_ns
+last_error = _kscope.last_error
+
+__all__ = [
+    "DEFAULT_PROFILE_NAME", "Backend", "LaunchHook", "OneShotCapture", "ScopedFunction", "Trace",
+    "Tracer", "__version__", "activate", "add_metrics", "check_errors", "color", "context",
+    "cpu_timed_scope", "data", "deactivate", "detect_backend", "enter_scope", "enter_state",
+    "exit_scope", "exit_state", "finalize", "is_profiling_enabled", "last_error",
+    "launch_metadata", "mark", "now_ns", "profile", "profiled_region", "profiling_level",
+    "scope", "scoped", "set_gpu_profiling_state", "start", "state", "traced",
+]

@@ -1,0 +1,91 @@
+"""_wrap.py - how kscope's decorators wrap functions.
+
+A plain function becomes a `ScopedFunction` (C, vectorcall): it enters the
+scope, calls the function and leaves the scope without Python frames in
+between. An async function becomes an async function whose coroutine runs its
+steps inside the scope: the scope is entered when the coroutine resumes
+and left when it suspends, so coroutines interleaved on one event loop
+never leave scopes out of order on the thread's stack. The scope's time
+is the time the coroutine ran, and its count the times it was resumed.
+"""
+import functools
+import inspect
+
+from . import _kscope
+
+
+def _is_async(func):
+    return inspect.iscoroutinefunction(func) or inspect.iscoroutinefunction(
+        getattr(func, "__func__", None)
+    )
+
+
+class _StepScoped:
+    """Awaitable that drives `coro`, wrapping its steps in a scope.
+
+    The scope is entered when the coroutine resumes and left when it
+    suspends, unless the coroutine itself left scopes open across the
+    suspension (a `with scope(...)` around an await): then ours stays open
+    under them until a later suspension, or the end, finds them closed.
+    """
+
+    __slots__ = ("coro", "name", "color", "flags", "metrics")
+
+    def __init__(self, coro, name, color, flags, metrics):
+        self.coro = coro
+        self.name = name
+        self.color = color
+        self.flags = flags
+        self.metrics = metrics
+
+    def __await__(self):
+        coro, name, color, flags = self.coro, self.name, self.color, self.flags
+        metrics = self.metrics
+        depth, enter, leave = _kscope.depth, _kscope.enter, _kscope.exit
+        value, error = None, None
+        is_open, base = False, 0
+        while True:
+            if not is_open:
+                base = depth()
+                is_open = enter(name, color, flags, metrics)
+                metrics = None  # added once per call, not once per step
+            try:
+                if error is None:
+                    yielded = coro.send(value)
+                else:
+                    yielded = coro.throw(error)
+            except BaseException as done:
+                if is_open:
+                    leave(name)
+                if isinstance(done, StopIteration):
+                    return done.value
+                raise
+            if is_open and depth() == base + 1:
+                leave(name)
+                is_open = False
+            try:
+                value, error = (yield yielded), None
+            except BaseException as exc:  # forwarded into the coroutine
+                value, error = None, exc
+
+
+def wrap(func, name, metrics=None, color=None, flags=0):
+    """Return func wrapped in a scope named `name`, keeping its metadata."""
+    if _is_async(func):
+
+        @functools.wraps(func)
+        async def async_wrapper(*args, **kwargs):
+            return await _StepScoped(func(*args, **kwargs), name, color, flags, metrics)
+
+        return async_wrapper
+    wrapper = _kscope.ScopedFunction(func, name, metrics, color, flags)
+    functools.update_wrapper(wrapper, func)
+    return wrapper
+
+
+def decorate(scope_obj, func):
+    """What `scope(...)(func)`, `cpu_timed_scope(...)(func)` and
+    `Trace(...)(func)` return (called from the C types)."""
+    if not callable(func):
+        raise TypeError(f"{type(scope_obj).__name__} decorates a callable, not {type(func).__name__}")
+    return wrap(func, scope_obj.name, scope_obj.metrics, scope_obj.color or None, scope_obj.flags)

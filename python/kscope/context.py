@@ -1,0 +1,81 @@
+"""context.py - context="python": the Python stack as the calling context.
+
+With context="python", each kernel is attributed to the Python frames that
+launched it ("file:line@function", outermost first, kscope's own frames
+left out). Frames are entered as scopes just around each launch that
+Python can see:
+  - Triton launches, through the launch hook (installed for python-context
+    sessions even without hook="triton");
+  - torch operations, through a TorchFunctionMode pushed on the thread that
+    started the session (when torch is imported by then).
+Kernels launched from C with no Python call around them stay under the
+scopes open at the time, as with context="shadow".
+"""
+import os
+
+from . import _kscope
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+_torch_mode = None
+_sessions = set()
+
+
+def frame_skip_prefixes():
+    """Filename prefixes whose frames never become scopes."""
+    return (PACKAGE_DIR,)
+
+
+def _make_torch_mode():
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    class _PythonContextMode(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            n = _kscope.enter_frames()
+            try:
+                return func(*args, **(kwargs or {}))
+            finally:
+                if n:
+                    _kscope.exit_frames(n)
+
+    del torch
+    return _PythonContextMode()
+
+
+def enable(session):
+    """Called by start(context="python")."""
+    global _torch_mode
+    from .hooks import HookManager, LaunchHook
+
+    _sessions.add(session)
+    LaunchHook().python_frames = True
+    try:
+        HookManager.register(session)
+    except RuntimeError:
+        pass  # no triton: torch (below) and scopes still work
+    import sys
+
+    if _torch_mode is None and "torch" in sys.modules:
+        _torch_mode = _make_torch_mode()
+        _torch_mode.__enter__()
+
+
+def disable(session=None):
+    """Called by finalize: the last python-context session removes the mode."""
+    global _torch_mode
+    from .hooks import LaunchHook
+
+    if session is None:
+        _sessions.clear()
+    else:
+        _sessions.discard(session)
+    if _sessions:
+        return
+    LaunchHook().python_frames = False
+    if _torch_mode is not None:
+        mode, _torch_mode = _torch_mode, None
+        try:
+            mode.__exit__(None, None, None)
+        except Exception:  # the mode stack was changed by someone else
+            pass

@@ -1,0 +1,228 @@
+"""hooks.py - the Triton launch hook (start(hook="triton")).
+
+Triton calls `knobs.runtime.launch_enter_hook(metadata)` before each kernel
+launch and `launch_exit_hook(metadata)` after it, where `metadata` is a
+LazyDict: `metadata.data` holds the kernel's name cheaply and
+`metadata.get()` evaluates the kernel's `launch_metadata` function (name,
+flops8/16/32/64, bytes, custom numbers). The enter hook hands those to
+kscope_launch_metadata, so they land on the node of the kernel launched
+next on this thread. Include/exclude regular expressions on the kernel
+name (LaunchHook.configure) skip kernels before launch_metadata is
+evaluated. With context="python" the hook also enters one scope per frame
+of the launching Python stack and leaves them after the launch.
+
+Errors inside a hook are not raised into Triton's launcher (which would
+abort the user's launch): the first one is kept and raised by the next
+kscope call that can raise (kscope.check_errors(), deactivate, finalize).
+"""
+import numbers
+import re
+import threading
+
+from . import _kscope
+
+_RESERVED = {"name", "function", "stream"}
+_FLOPS = ("flops8", "flops16", "flops32", "flops64")
+
+_pending_error = None
+
+
+def _keep_error(exc):
+    global _pending_error
+    if _pending_error is None:
+        _pending_error = exc
+
+
+def raise_pending():
+    """Raise (once) the first error a hook met since the last call."""
+    global _pending_error
+    exc, _pending_error = _pending_error, None
+    if exc is not None:
+        raise RuntimeError(f"kscope: the Triton launch hook failed: {exc}") from exc
+
+
+def _number(value):
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, numbers.Number):
+        return float(value)
+    if hasattr(value, "item"):  # 0-d tensors and numpy scalars
+        return float(value.item())
+    return None
+
+
+class LaunchHook:
+    """The process-wide Triton launch hook (one instance, as in Proton)."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+            cls._instance._local = threading.local()
+            cls._instance.python_frames = False
+            cls._instance.configure()
+        return cls._instance
+
+    def configure(self, *, include=None, exclude=None):
+        """Only kernels whose name matches `include` and does not match
+        `exclude` (re.match, like Proton) get their launch metadata."""
+        self._include = re.compile(include) if include else None
+        self._exclude = re.compile(exclude) if exclude else None
+
+    def matches(self, kernel_name):
+        if kernel_name is None:
+            return True
+        if self._include is not None and self._include.match(kernel_name) is None:
+            return False
+        if self._exclude is not None and self._exclude.match(kernel_name) is not None:
+            return False
+        return True
+
+    @staticmethod
+    def metadata_args(meta):
+        """Split a launch_metadata dict into launch_metadata() arguments."""
+        args = {"name": meta.get("name")}
+        custom = {}
+        for key, value in meta.items():
+            if key in _RESERVED:
+                continue
+            num = _number(value)
+            if num is None:
+                continue
+            if key in _FLOPS or key == "bytes":
+                args[key] = num
+            else:
+                custom[key] = num
+        if custom:
+            args["custom"] = custom
+        return args
+
+    def enter(self, metadata):
+        local = self._local
+        stack = getattr(local, "frames", None)
+        if stack is None:
+            stack = local.frames = []
+        pushed = False
+        try:
+            data = getattr(metadata, "data", None) or {}
+            if not self.matches(data.get("name")):
+                stack.append(0)
+                return
+            meta = metadata.get() if hasattr(metadata, "get") else dict(metadata)
+            if not self.matches(meta.get("name")):
+                stack.append(0)
+                return
+            stack.append(_kscope.enter_frames() if self.python_frames else 0)
+            pushed = True
+            _kscope.launch_metadata(**self.metadata_args(meta))
+        except Exception as exc:  # never raise into Triton's launcher
+            _keep_error(exc)
+            if not pushed:
+                stack.append(0)
+
+    def exit(self, metadata):
+        stack = getattr(self._local, "frames", None)
+        if not stack:
+            return
+        n = stack.pop()
+        if n > 0:
+            try:
+                _kscope.exit_frames(n)
+            except Exception as exc:
+                _keep_error(exc)
+
+
+def _runtime_knobs():
+    try:
+        from triton import knobs  # triton >= 3.3
+    except ImportError:
+        return None
+    return knobs.runtime
+
+
+class HookManager:
+    """Installs the launch hook in Triton while some session wants it."""
+
+    sessions = {}  # session id -> active
+    installed = None  # (enter, exit) as installed, or None
+
+    @classmethod
+    def register(cls, session):
+        cls.sessions[session] = True
+        try:
+            cls._sync()
+        except Exception:
+            del cls.sessions[session]
+            raise
+
+    @classmethod
+    def activate(cls, session=None):
+        for s in cls.sessions:
+            if session is None or s == session:
+                cls.sessions[s] = True
+        cls._sync()
+
+    @classmethod
+    def deactivate(cls, session=None):
+        for s in cls.sessions:
+            if session is None or s == session:
+                cls.sessions[s] = False
+        cls._sync()
+
+    @classmethod
+    def unregister(cls, session=None):
+        if session is None:
+            cls.sessions.clear()
+        else:
+            cls.sessions.pop(session, None)
+        cls._sync()
+
+    @classmethod
+    def _sync(cls):
+        want = any(cls.sessions.values())
+        if want and cls.installed is None:
+            cls._install()
+        elif not want and cls.installed is not None:
+            cls._uninstall()
+
+    @classmethod
+    def _install(cls):
+        runtime = _runtime_knobs()
+        if runtime is None:
+            raise RuntimeError("hook='triton' needs triton (import triton failed)")
+        hook = LaunchHook()
+        enter_chain, exit_chain = runtime.launch_enter_hook, runtime.launch_exit_hook
+        if hasattr(enter_chain, "add"):  # triton's HookChain
+            enter_chain.add(hook.enter)
+            exit_chain.add(hook.exit)
+        else:
+            runtime.launch_enter_hook = _chain(enter_chain, hook.enter)
+            runtime.launch_exit_hook = _chain(hook.exit, exit_chain)
+        cls.installed = (enter_chain, exit_chain)
+
+    @classmethod
+    def _uninstall(cls):
+        runtime = _runtime_knobs()
+        hook = LaunchHook()
+        enter_chain, exit_chain = cls.installed
+        if hasattr(enter_chain, "remove"):
+            enter_chain.remove(hook.enter)
+            exit_chain.remove(hook.exit)
+        elif runtime is not None:
+            runtime.launch_enter_hook, runtime.launch_exit_hook = enter_chain, exit_chain
+        cls.installed = None
+
+
+def _chain(first, second):
+    """One callable calling first then second, either of which may be None."""
+    if first is None:
+        return second
+    if second is None:
+        return first
+
+    def both(metadata):
+        first(metadata)
+        second(metadata)
+
+    return both

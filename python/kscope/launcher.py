@@ -1,0 +1,111 @@
+"""launcher.py - `python -m kscope [options] script.py|pytest ARGS`.
+
+Like Proton's `proton` command: starts one session, runs the script as
+__main__ (or pytest with its arguments), then finalizes the session. The
+script's own start() returns the launcher's session and its finalize() is
+ignored. --python-cpu [N] also profiles the Python side with cProfile and
+ends with the top N Python functions by exclusive time.
+"""
+import argparse
+import os
+import runpy
+import sys
+
+from . import _kscope
+from .flags import flags
+from .oneshot import profiler_rows, render_python
+
+USAGE = """python -m kscope [options] script.py [script args]
+       python -m kscope [options] pytest [pytest args]"""
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="python -m kscope", usage=USAGE,
+                                description="Profile a Python program or a pytest run with kscope.")
+    p.add_argument("-n", "--name", default=None, help="output path without extension (default: kscope)")
+    p.add_argument("-b", "--backend", default=None, choices=["cupti", "none"], help="GPU backend (default: auto)")
+    p.add_argument("-c", "--context", default="shadow", choices=["shadow", "python"], help="calling context")
+    p.add_argument("-d", "--data", default="tree", choices=["tree", "trace"], help="what to record")
+    p.add_argument("-m", "--mode", default=None, help="backend mode (periodic_flushing)")
+    p.add_argument("-k", "--hook", default=None, choices=["triton"], help="install the Triton launch hook")
+    p.add_argument("-f", "--format", default=None, choices=["hatchet", "hatchet_msgpack", "chrome_trace"],
+                   help="output format (default: by --data)")
+    p.add_argument("--include", default=None, help="regex: kernels whose launch metadata the hook takes")
+    p.add_argument("--exclude", default=None, help="regex: kernels the hook leaves alone")
+    p.add_argument("--python-cpu", nargs="?", type=int, const=15, default=None, metavar="N",
+                   help="end with the top N (default 15) Python functions by exclusive time")
+    p.add_argument("target", nargs=argparse.REMAINDER, help="script.py or pytest, and its arguments")
+    args = p.parse_args(argv)
+    if not args.target:
+        p.error("no script given: python -m kscope [options] script.py [args]")
+    if args.python_cpu is not None and args.python_cpu < 1:
+        p.error(f"--python-cpu takes a count of at least 1, not {args.python_cpu}")
+    return args
+
+
+def run_target(target):
+    """Run script.py as __main__ or pytest; returns the exit status."""
+    script, rest = target[0], target[1:]
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    try:
+        if os.path.basename(script) == "pytest":
+            import pytest
+
+            return int(pytest.main(rest))
+        if not os.path.isfile(script):
+            print(f"kscope: {script}: no such file", file=sys.stderr)
+            return 2
+        sys.argv = [script] + rest
+        sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+        try:
+            runpy.run_path(script, run_name="__main__")
+        except SystemExit as e:
+            code = e.code
+            if code is None:
+                return 0
+            if isinstance(code, int):
+                return code
+            print(code, file=sys.stderr)
+            return 1
+        return 0
+    finally:
+        sys.argv, sys.path[:] = saved_argv, saved_path
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    from . import profile as _profile
+    from .hooks import LaunchHook
+
+    if args.include or args.exclude:
+        LaunchHook().configure(include=args.include, exclude=args.exclude)
+    session = _profile.start(args.name, context=args.context, data=args.data,
+                             backend=args.backend, mode=args.mode, hook=args.hook)
+    flags.command_line, flags.command_line_session = True, session
+    prof = None
+    if args.python_cpu is not None:
+        import cProfile
+
+        prof = cProfile.Profile()
+        prof.enable()
+    status = 1
+    try:
+        status = run_target(args.target)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        if prof is not None:
+            prof.disable()
+        flags.command_line, flags.command_line_session = False, None
+        path = _kscope.output_path(session, args.format)
+        _profile._finalize_now(None, args.format)
+        print(f"kscope: wrote {path}", file=sys.stderr)
+        if prof is not None:
+            render_python(profiler_rows(prof), args.python_cpu, sys.stderr)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

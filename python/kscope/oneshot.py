@@ -1,0 +1,258 @@
+"""oneshot.py - MAX's one-shot capture without nsys, and detect_backend().
+
+profiled_region(top_n=15) and OneShotCapture record only between their
+start and end: a kscope session for the GPU side and cProfile for the
+Python side. When the region ends they print the top-N GPU kernels (by
+total time: %, total, count, average, name) and the top-N Python
+functions by exclusive time (%, total, calls, file:line(function)).
+"""
+import contextlib
+import cProfile
+import ctypes
+import ctypes.util
+import glob
+import json
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+
+from . import _kscope
+
+
+def format_ns(ns):
+    """A duration in a 10-character column: '  12.34 ms'."""
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if ns >= scale:
+            return f"{ns / scale:7.2f} {unit:>2}"
+    return f"{ns:7.0f} ns"
+
+
+# ------------------------------------------------------------------ kernels
+
+def kernel_rows(tree):
+    """[(name, total_ns, count)] of every GPU activity in a .hatchet tree
+    (nodes with a device_type), summed by name."""
+    totals = {}
+    stack = [tree[0]] if tree else []
+    while stack:
+        node = stack.pop()
+        metrics = node.get("metrics", {})
+        if "device_type" in metrics:
+            name = node.get("frame", {}).get("name", "?")
+            t, c = totals.get(name, (0, 0))
+            totals[name] = (t + int(metrics.get("time (ns)", 0)), c + int(metrics.get("count", 0)))
+        stack.extend(node.get("children", []))
+    return [(n, t, c) for n, (t, c) in totals.items()]
+
+
+def render_kernels(rows, top_n, out):
+    if not rows:
+        out.write("\n=== GPU kernels: none captured ===\n")
+        return
+    total = sum(r[1] for r in rows)
+    rows = sorted(rows, key=lambda r: r[1], reverse=True)[:top_n]
+    shown = sum(r[1] for r in rows)
+    out.write(f"\n=== Top {len(rows)} GPU kernels ({shown / max(total, 1) * 100:.1f}% of GPU time, "
+              f"{format_ns(total).strip()} total) ===\n")
+    out.write(f"{'%':>6}  {'total':>10}  {'count':>8}  {'avg':>10}  kernel\n")
+    for name, t, c in rows:
+        out.write(f"{t / max(total, 1) * 100:5.1f}%  {format_ns(t)}  {c:>8}  "
+                  f"{format_ns(t / max(c, 1))}  {name}\n")
+
+
+# ----------------------------------------------------------- Python functions
+
+def _short_path(filename):
+    for marker in ("/site-packages/", "/dist-packages/"):
+        i = filename.rfind(marker)
+        if i >= 0:
+            return filename[i + len(marker):]
+    return filename
+
+
+def python_rows(stats):
+    """[(label, calls, exclusive_seconds)] from cProfile's stats dict."""
+    rows = []
+    for (filename, line, func), (cc, nc, tt, _ct, _callers) in stats.items():
+        path = _short_path(filename)
+        if func.startswith("<") and func.endswith(">"):
+            label = f"{path}:{line}{func}"
+        else:
+            label = f"{path}:{line}({func})"
+        rows.append((label, f"{cc}/{nc}" if cc != nc else str(nc), float(tt)))
+    return rows
+
+
+def render_python(rows, top_n, out):
+    if not rows:
+        out.write("\n=== Python functions: none captured ===\n")
+        return
+    total = sum(r[2] for r in rows)
+    rows = sorted(rows, key=lambda r: r[2], reverse=True)[:top_n]
+    shown = sum(r[2] for r in rows)
+    out.write(f"\n=== Top {len(rows)} Python functions ({shown / max(total, 1e-12) * 100:.1f}% of "
+              f"CPU time, {format_ns(total * 1e9).strip()} total) ===\n")
+    out.write(f"{'%':>6}  {'total':>10}  {'calls':>8}  function\n")
+    for label, calls, t in rows:
+        out.write(f"{t / max(total, 1e-12) * 100:5.1f}%  {format_ns(t * 1e9)}  {calls:>8}  {label}\n")
+
+
+def profiler_rows(prof):
+    prof.create_stats()
+    return python_rows(prof.stats)
+
+
+# -------------------------------------------------------------- the capture
+
+class OneShotCapture:
+    """Record between start() and end_and_finalize() (both idempotent),
+    then print the top-N tables to `out` (default stderr). `output`
+    (a path without extension) keeps the session's .hatchet; by default it
+    is written to a temporary folder and removed."""
+
+    def __init__(self, top_n=15, output=None, out=None, python=True):
+        if top_n < 1:
+            raise ValueError(f"top_n must be at least 1, not {top_n}")
+        self.top_n = top_n
+        self.output = output
+        self.out = out
+        self.python = python
+        self.session = None
+        self.kernels = []
+        self.functions = []
+        self.path = None
+        self._state = "new"
+        self._tmp = None
+        self._prof = None
+
+    def start(self):
+        if self._state != "new":
+            return self
+        name = self.output
+        if name is None:
+            self._tmp = tempfile.mkdtemp(prefix="kscope-oneshot-")
+            name = os.path.join(self._tmp, "oneshot")
+        self.session = _kscope.start(name, "shadow", "tree", None, None)
+        if self.python:
+            self._prof = cProfile.Profile()
+            try:
+                self._prof.enable()
+            except ValueError:  # another profiler is active (e.g. --python-cpu)
+                self._prof = None
+        self._state = "running"
+        return self
+
+    def end_and_finalize(self):
+        if self._state != "running":
+            return self
+        self._state = "done"
+        if self._prof is not None:
+            self._prof.disable()
+            self.functions = profiler_rows(self._prof)
+        try:
+            _kscope.deactivate(self.session, True)
+            tree = json.loads(_kscope.data(self.session, "hatchet"))
+            self.kernels = kernel_rows(tree)
+            if not self._tmp:
+                self.path = _kscope.output_path(self.session, "hatchet")
+            _kscope.finalize(self.session, "hatchet")
+        finally:
+            if self._tmp:
+                shutil.rmtree(self._tmp, ignore_errors=True)
+        out = self.out or sys.stderr
+        render_kernels(self.kernels, self.top_n, out)
+        if self.python:
+            render_python(self.functions, self.top_n, out)
+        return self
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, exc_type, exc, tb):
+        self.end_and_finalize()
+        return False
+
+
+@contextlib.contextmanager
+def profiled_region(top_n=15, output=None, out=None, python=True):
+    """`with profiled_region():` records the block and prints the tables."""
+    capture = OneShotCapture(top_n=top_n, output=output, out=out, python=python)
+    capture.start()
+    try:
+        yield capture
+    finally:
+        capture.end_and_finalize()
+
+
+# ------------------------------------------------------------ detect_backend
+
+@dataclass(frozen=True)
+class Backend:
+    """What this machine can capture."""
+
+    gpu: bool  # a CUDA driver with at least one device
+    cupti: bool  # CUPTI can be loaded
+    nvml: bool  # NVML can be loaded
+    gpu_count: int
+    detail: str  # one line: what is missing and why
+
+    @property
+    def can_capture_kernels(self):
+        return self.gpu and self.cupti
+
+    def __str__(self):
+        return (f"gpu={'yes' if self.gpu else 'no'} ({self.gpu_count}) "
+                f"cupti={'yes' if self.cupti else 'no'} nvml={'yes' if self.nvml else 'no'}"
+                + (f": {self.detail}" if self.detail else ""))
+
+
+def _load(names):
+    for name in names:
+        try:
+            return ctypes.CDLL(name)
+        except OSError:
+            continue
+    return None
+
+
+def _cupti_candidates():
+    names = []
+    if os.environ.get("KSCOPE_CUPTI_LIBRARY"):
+        names.append(os.environ["KSCOPE_CUPTI_LIBRARY"])
+    roots = [os.environ.get(v) for v in ("CUDA_HOME", "CUDA_PATH")] + ["/usr/local/cuda"]
+    for root in filter(None, roots):
+        for sub in ("extras/CUPTI/lib64", "lib64", "lib"):
+            names += sorted(glob.glob(os.path.join(root, sub, "libcupti.so*")))
+    for path in sys.path:
+        names += sorted(glob.glob(os.path.join(path, "nvidia", "cuda_cupti", "lib", "libcupti.so*")))
+        names += sorted(glob.glob(os.path.join(path, "nvidia", "cu*", "lib", "libcupti.so*")))
+    found = ctypes.util.find_library("cupti")
+    if found:
+        names.append(found)
+    return names + ["libcupti.so"]
+
+
+def detect_backend():
+    """Probe the CUDA driver, CUPTI and NVML (nothing is initialised for
+    good: only cuInit and a device count)."""
+    why = []
+    count = 0
+    cuda = _load(["libcuda.so.1", "libcuda.so"])
+    if cuda is None:
+        why.append("no CUDA driver (libcuda.so.1 not found)")
+    else:
+        n = ctypes.c_int(0)
+        if cuda.cuInit(0) != 0:
+            why.append("cuInit failed (no GPU or driver not loaded)")
+        elif cuda.cuDeviceGetCount(ctypes.byref(n)) != 0 or n.value == 0:
+            why.append("no CUDA device")
+        count = n.value
+    cupti = _load(_cupti_candidates()) is not None
+    if not cupti:
+        why.append("CUPTI not found")
+    nvml = _load(["libnvidia-ml.so.1", "libnvidia-ml.so"]) is not None
+    if not nvml:
+        why.append("NVML not found")
+    return Backend(gpu=count > 0, cupti=cupti, nvml=nvml, gpu_count=count, detail="; ".join(why))

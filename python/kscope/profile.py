@@ -1,0 +1,132 @@
+"""profile.py - sessions with Proton's signatures.
+
+start() returns a session id; activate/deactivate/finalize act on one
+session or, with None, on all. Under the `python -m kscope` launcher the
+program's own start() returns the launcher's session and its finalize()
+is ignored, so a Proton-style script runs unchanged under the launcher.
+"""
+import functools
+import inspect
+
+from . import _kscope, context as _context
+from .flags import flags
+from .hooks import HookManager, raise_pending
+
+DEFAULT_PROFILE_NAME = "kscope"
+
+_CONTEXTS = ("shadow", "python")
+_DATA = ("tree", "trace")
+_HOOKS = (None, "triton")
+_python_sessions = set()
+
+
+def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, hook=None):
+    """Start a session writing to `name` (no extension; default "kscope")
+    and return its id. context: "shadow" or "python"; data: "tree" or
+    "trace"; backend: None (auto), "cupti" or "none"; hook: None or
+    "triton"."""
+    if flags.command_line:
+        return flags.command_line_session
+    context = "shadow" if context is None else context
+    data = "tree" if data is None else data
+    if context not in _CONTEXTS:
+        raise ValueError(f"context '{context}' is not one of {', '.join(_CONTEXTS)}")
+    if data not in _DATA:
+        raise ValueError(f"data '{data}' is not one of {', '.join(_DATA)}")
+    if hook not in _HOOKS:
+        raise ValueError(f"hook '{hook}' is not None or 'triton'")
+    raise_pending()
+    session = _kscope.start(
+        name if name is not None else DEFAULT_PROFILE_NAME, context, data, backend, mode or None
+    )
+    try:
+        if hook == "triton":
+            HookManager.register(session)
+        if context == "python":
+            _python_sessions.add(session)
+            _context.enable(session)
+    except Exception:
+        _kscope.finalize(session)
+        HookManager.unregister(session)
+        raise
+    return session
+
+
+def _check_command_line(session):
+    if flags.command_line and session is not None and session != flags.command_line_session:
+        raise ValueError(
+            f"session {session} is not the launcher's session {flags.command_line_session}"
+        )
+
+
+def activate(session=None):
+    """Resume recording into `session` (None: every session)."""
+    _check_command_line(session)
+    HookManager.activate(session)
+    _kscope.activate(session)
+
+
+def deactivate(session=None, flushing=False):
+    """Pause `session` (None: every session); `flushing` also waits for
+    the GPU records of work launched so far."""
+    _check_command_line(session)
+    HookManager.deactivate(session)
+    _kscope.deactivate(session, bool(flushing))
+    raise_pending()
+
+
+def finalize(session=None, output_format=None):
+    """Write `session` (None: every session) and end it. output_format:
+    "hatchet", "hatchet_msgpack", "chrome_trace" or None (by the session's
+    data: tree -> hatchet, trace -> chrome_trace)."""
+    if flags.command_line:
+        _check_command_line(session)
+        return
+    _finalize_now(session, output_format)
+
+
+def _finalize_now(session, output_format):
+    HookManager.unregister(session)
+    if session is None or session in _python_sessions:
+        _context.disable(session)
+        if session is None:
+            _python_sessions.clear()
+        else:
+            _python_sessions.discard(session)
+    _kscope.finalize(session, output_format)
+    raise_pending()
+
+
+def _profiling(func, **start_args):
+    if inspect.iscoroutinefunction(func):
+
+        @functools.wraps(func)
+        async def async_wrapper(*args, **kwargs):
+            session = start(**start_args)
+            try:
+                return await func(*args, **kwargs)
+            finally:
+                deactivate(session)
+
+        return async_wrapper
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        session = start(**start_args)
+        try:
+            return func(*args, **kwargs)
+        finally:
+            deactivate(session)
+
+    return wrapper
+
+
+def profile(func=None, *, name=None, context="shadow", data="tree", backend=None, mode=None,
+            hook=None):
+    """Decorator: start a session around each call of the function (like
+    Proton, the session is deactivated, not finalized, when it returns).
+    Works bare (@profile) and with arguments (@profile(name=...))."""
+    start_args = dict(name=name, context=context, data=data, backend=backend, mode=mode, hook=hook)
+    if func is None:
+        return lambda f: _profiling(f, **start_args)
+    return _profiling(func, **start_args)

@@ -1,0 +1,102 @@
+"""kscope_setup.py - how both setup.py files (the repository root's and
+python/'s) build the `kscope` package.
+
+The extension `kscope._kscope` is compiled together with libkscope's own C
+sources, mirroring CMakeLists.txt's globs (src/core, src/profile,
+src/export, src/read, src/diag, src/run, and src/gpu when the CUDA headers
+are found, else src/gpu-none.c), so one `pip install` builds everything.
+CFLAGS, LDFLAGS, C_INCLUDE_PATH and LIBRARY_PATH from the environment are
+honoured (the compiler reads the last two itself); each LIBRARY_PATH entry
+is also put in the extension's run-time search path, so libraries unpacked
+into a private prefix are found when the module loads.
+"""
+import glob
+import os
+
+from setuptools import Extension, setup
+
+LIB_DIRS = ("core", "profile", "export", "read", "diag", "run")
+CUDA_HINTS = ("CUDA_HOME", "CUDA_PATH")
+
+
+def _cuda_include():
+    """The CUDA include folder holding cupti.h, cuda.h and nvtx3, or None."""
+    candidates = [os.path.join(os.environ[v], "include") for v in CUDA_HINTS if os.environ.get(v)]
+    candidates += ["/usr/local/cuda/include", "/usr/local/cuda/extras/CUPTI/include"]
+    for inc in candidates:
+        if all(os.path.exists(os.path.join(inc, f)) for f in ("cupti.h", "cuda.h", "nvtx3/nvToolsExt.h")):
+            return inc
+    return None
+
+
+def _sources(repo):
+    files = []
+    for d in LIB_DIRS:
+        files += sorted(glob.glob(os.path.join(repo, "src", d, "*.c")))
+    cuda = None if os.environ.get("KSCOPE_CUDA", "1") == "0" else _cuda_include()
+    gpu = sorted(glob.glob(os.path.join(repo, "src", "gpu", "*.c")))
+    if cuda and gpu:
+        files += gpu
+    else:
+        cuda = None
+        files += [os.path.join(repo, "src", "gpu-none.c")]
+    return [f for f in files if os.path.exists(f)], cuda
+
+
+# The extension is loaded with dlopen, where initial-exec thread-locals
+# must fit glibc's small static TLS surplus, and one such variable puts the
+# module's whole TLS block there ("cannot allocate memory in static TLS
+# block"). Every thread-local therefore uses the dynamic model here, with
+# TLS descriptors (gnu2) so that an access stays a few instructions.
+_TLS_FLAGS = ["-D" + 'tls_model(m)=tls_model("global-dynamic")', "-mtls-dialect=gnu2"]
+
+
+def _env_paths(var):
+    return [p for p in os.environ.get(var, "").split(os.pathsep) if p]
+
+
+def _runtime_dirs():
+    """LIBRARY_PATH entries holding the libraries we link (never a CUDA
+    stubs folder: its libcuda would shadow the driver at run time)."""
+    keep = []
+    for d in _env_paths("LIBRARY_PATH"):
+        if "stubs" in d.split(os.sep):
+            continue
+        if glob.glob(os.path.join(d, "libyajl.so*")) or glob.glob(os.path.join(d, "libmsgpackc.so*")):
+            keep.append(d)
+    return keep
+
+
+def setup_kscope(repo, package_root):
+    """Call setuptools.setup for the package under package_root/kscope,
+    compiling the library found at `repo` (both relative to setup.py)."""
+    sources, cuda = _sources(repo)
+    sources.append(os.path.join(package_root, "src", "_kscope.c"))
+    include_dirs = [os.path.join(repo, "include"), os.path.join(repo, "src")]
+    macros = []
+    libraries = ["yajl", "msgpackc", "pthread", "dl", "m"]
+    if cuda:
+        include_dirs.append(cuda)
+        macros.append(("KSCOPE_HAVE_CUDA", "1"))
+        libraries.append("stdc++")  # __cxa_demangle for kernel names
+    ext = Extension(
+        "kscope._kscope",
+        sources=sources,
+        include_dirs=include_dirs,
+        define_macros=macros,
+        libraries=libraries,
+        library_dirs=_env_paths("LIBRARY_PATH"),
+        runtime_library_dirs=_runtime_dirs(),
+        extra_compile_args=["-std=gnu11", "-O2", "-fvisibility=hidden", "-Wall", "-Wextra",
+                            "-Wno-missing-field-initializers"] + _TLS_FLAGS,
+    )
+    setup(
+        name="kscope",
+        version="0.1.0",
+        description="Profiler for GPU programs: Proton- and MAX-compatible Python API",
+        python_requires=">=3.11",
+        packages=["kscope"],
+        package_dir={"": package_root},
+        ext_modules=[ext],
+        entry_points={"console_scripts": ["kscope-py = kscope.launcher:main"]},
+    )

@@ -1,0 +1,1691 @@
+/*
+ * _kscope.c - the CPython extension under the `kscope` package.
+ *
+ * It exposes libkscope's C API to Python with as little in between as
+ * possible: `scope`, `cpu_timed_scope` and `Trace` are heap types whose
+ * __enter__/__exit__ call kscope_enter_ex/kscope_exit directly with the
+ * UTF-8 buffer cached inside the str object (so the core's per-thread
+ * pointer cache hits), and `ScopedFunction` wraps a callable with the same
+ * calls through vectorcall. Everything else (sessions, metrics, states,
+ * marks, launch metadata, the tracer, the profiling switch, Python frames
+ * as scopes) is a thin function. C errors become Python exceptions carrying
+ * kscope_last_error(): a mismatched exit is a ValueError naming both
+ * scopes, a metric type mismatch a TypeError, and so on.
+ *
+ * The module keeps its types in module state (multi-phase init), so it
+ * holds no process-wide Python objects of its own.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <frameobject.h>
+#include <structmember.h>
+
+#include "kscope.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ module state */
+
+typedef struct {
+    PyTypeObject *scope_type;     /* kscope.scope */
+    PyTypeObject *cpu_timed_type; /* kscope.cpu_timed_scope */
+    PyTypeObject *trace_type;     /* kscope.Trace (MAX) */
+    PyTypeObject *scoped_fn_type; /* what the decorators return */
+    PyTypeObject *tracer_type;    /* kscope.Tracer (MAX) */
+    PyTypeObject *method_type;    /* __enter__/__exit__ of the scope types */
+    PyObject *decorate;           /* kscope._wrap.decorate(scope, func) */
+    PyObject *frame_names;        /* (code, line) -> "file:line@function" */
+    PyObject *frame_skip;         /* tuple of filename prefixes left out */
+} module_state;
+
+static module_state *state_of_type(PyTypeObject *tp)
+{
+    return (module_state *)PyType_GetModuleState(tp);
+}
+
+/* ------------------------------------------------------------------ errors */
+
+/* The Python exception class for a kscope error code. */
+static PyObject *exception_for(int rc)
+{
+    switch (rc) {
+    case KSCOPE_ENOMEM:
+        return PyExc_MemoryError;
+    case KSCOPE_EMETRICTYPE:
+        return PyExc_TypeError;
+    case KSCOPE_EDEPTH:
+        return PyExc_RecursionError;
+    case KSCOPE_EIO:
+    case KSCOPE_ENOSPC:
+    case KSCOPE_EACCES:
+        return PyExc_OSError;
+    case KSCOPE_ENOTSUP:
+        return PyExc_NotImplementedError;
+    case KSCOPE_ETOOMANY:
+    case KSCOPE_EBACKEND:
+    case KSCOPE_ENOGPU:
+    case KSCOPE_ENOCUPTI:
+    case KSCOPE_EBUSY:
+    case KSCOPE_ESTATE:
+        return PyExc_RuntimeError;
+    default: /* EINVAL, ENOSESSION, EFORMAT, EDATA, EMISMATCH, EEMPTY, ... */
+        return PyExc_ValueError;
+    }
+}
+
+/* Raise the exception for rc with the thread's kscope message; NULL. */
+static PyObject *raise_rc(int rc)
+{
+    const char *msg = kscope_last_error();
+    if (!msg || !*msg)
+        msg = kscope_strerror(rc);
+    PyErr_Format(exception_for(rc), "%s", msg);
+    return NULL;
+}
+
+/* Return None for rc >= 0 (1 means "nothing recorded"), raise otherwise. */
+static PyObject *none_or_raise(int rc)
+{
+    if (rc < 0)
+        return raise_rc(rc);
+    Py_RETURN_NONE;
+}
+
+/* ----------------------------------------------------------------- helpers */
+
+/* UTF-8 of a str argument, cached inside the str; NULL with TypeError. */
+static const char *utf8_of(PyObject *o, const char *what)
+{
+    if (!PyUnicode_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a str, not %.100s", what, Py_TYPE(o)->tp_name);
+        return NULL;
+    }
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(o, &n);
+    if (s && (Py_ssize_t)strlen(s) != n) {
+        PyErr_Format(PyExc_ValueError, "%s contains a NUL character", what);
+        return NULL;
+    }
+    return s;
+}
+
+/* A colour given as a name ("red") or as 0xRRGGBB. */
+static int color_of(PyObject *o, uint32_t *out)
+{
+    if (o == NULL || o == Py_None) {
+        *out = 0;
+        return 0;
+    }
+    if (PyLong_Check(o)) {
+        unsigned long v = PyLong_AsUnsignedLong(o);
+        if (PyErr_Occurred() || v > 0xFFFFFFul) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ValueError, "colour must be 0xRRGGBB (0 to 0xFFFFFF)");
+            return -1;
+        }
+        *out = (uint32_t)v;
+        return 0;
+    }
+    const char *name = utf8_of(o, "colour");
+    if (!name)
+        return -1;
+    *out = kscope_color(name);
+    return 0;
+}
+
+/* ----------------------------------------------------------------- metrics */
+
+#define VEC_STACK 32
+
+/* Add a list/tuple of numbers as an int vector (all ints) or a double one. */
+static int add_vector_metric(const char *name, PyObject *seq)
+{
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    int all_int = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (PyFloat_Check(items[i]))
+            all_int = 0;
+        else if (!PyLong_Check(items[i])) {
+            PyErr_Format(PyExc_TypeError, "metric '%s': vector element %zd is %.100s, not a number",
+                         name, i, Py_TYPE(items[i])->tp_name);
+            return -1;
+        }
+    }
+    int64_t ibuf[VEC_STACK];
+    double dbuf[VEC_STACK];
+    void *buf = all_int ? (void *)ibuf : (void *)dbuf;
+    if (n > VEC_STACK && !(buf = PyMem_Malloc((size_t)n * 8))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int rc = 0;
+    for (Py_ssize_t i = 0; i < n && rc == 0; i++) {
+        if (all_int) {
+            ((int64_t *)buf)[i] = PyLong_AsLongLong(items[i]);
+        } else {
+            ((double *)buf)[i] = PyFloat_AsDouble(items[i]);
+        }
+        if (PyErr_Occurred())
+            rc = -1;
+    }
+    if (rc == 0) {
+        int r = all_int ? kscope_metric_int_vec(name, buf, (size_t)n)
+                        : kscope_metric_double_vec(name, buf, (size_t)n);
+        if (r < 0) {
+            raise_rc(r);
+            rc = -1;
+        }
+    }
+    if (buf != ibuf && buf != dbuf)
+        PyMem_Free(buf);
+    return rc;
+}
+
+/* Add one metric to the innermost scope. Accepts int, bool, float, list or
+ * tuple of numbers, and anything with .item() (0-d tensors, numpy scalars). */
+static int add_metric(PyObject *key, PyObject *value)
+{
+    const char *name = utf8_of(key, "metric name");
+    if (!name)
+        return -1;
+    int r;
+    if (PyLong_Check(value)) {
+        long long v = PyLong_AsLongLong(value);
+        if (v == -1 && PyErr_Occurred()) {
+            PyErr_Format(PyExc_OverflowError, "metric '%s' does not fit in 64 bits", name);
+            return -1;
+        }
+        r = kscope_metric_int(name, v);
+    } else if (PyFloat_Check(value)) {
+        r = kscope_metric_double(name, PyFloat_AS_DOUBLE(value));
+    } else if (PyList_Check(value) || PyTuple_Check(value)) {
+        PyObject *seq = PySequence_Fast(value, "metric vector");
+        if (!seq)
+            return -1;
+        int rc = add_vector_metric(name, seq);
+        Py_DECREF(seq);
+        return rc;
+    } else if (PyObject_HasAttrString(value, "item")) {
+        PyObject *scalar = PyObject_CallMethod(value, "item", NULL);
+        if (!scalar)
+            return -1;
+        int rc = (PyLong_Check(scalar) || PyFloat_Check(scalar))
+                     ? add_metric(key, scalar)
+                     : (PyErr_Format(PyExc_TypeError, "metric '%s': .item() gave %.100s", name,
+                                     Py_TYPE(scalar)->tp_name),
+                        -1);
+        Py_DECREF(scalar);
+        return rc;
+    } else {
+        PyErr_Format(PyExc_TypeError,
+                     "metric '%s' is %.100s; expected int, float, a list of numbers or a "
+                     "0-d tensor",
+                     name, Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    if (r < 0) {
+        raise_rc(r);
+        return -1;
+    }
+    return 0;
+}
+
+static int add_metrics_dict(PyObject *metrics)
+{
+    if (!PyDict_Check(metrics)) {
+        PyErr_Format(PyExc_TypeError, "metrics must be a dict, not %.100s",
+                     Py_TYPE(metrics)->tp_name);
+        return -1;
+    }
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    while (PyDict_Next(metrics, &pos, &k, &v))
+        if (add_metric(k, v) < 0)
+            return -1;
+    return 0;
+}
+
+/* -------------------------------------------------- scope, cpu_timed, Trace */
+
+/* One object type serves the three context managers; they differ in the
+ * flags and colour they pass and in how they are constructed. */
+typedef struct {
+    PyObject_HEAD PyObject *name; /* str */
+    const char *utf8;             /* inside name */
+    PyObject *metrics;            /* dict or NULL */
+    uint32_t color;
+    uint32_t flags;
+    int entered; /* scopes pushed and not yet popped by this object */
+    vectorcallfunc vectorcall;
+} ScopeObject;
+
+static PyObject *scope_instance_call(PyObject *obj, PyObject *const *args, size_t nargsf,
+                                     PyObject *kwnames);
+
+/* Enter: returns 1 when a scope was pushed, 0 when nothing was recorded
+ * (profiling off, no session), -1 with an exception. */
+static int scope_push(const char *name, uint32_t color, uint32_t flags, PyObject *metrics)
+{
+    int rc = kscope_enter_ex(name, color, flags);
+    if (rc < 0) {
+        raise_rc(rc);
+        return -1;
+    }
+    if (rc > 0)
+        return 0;
+    if (metrics && add_metrics_dict(metrics) < 0) {
+        kscope_exit(name); /* never leave a scope open behind an exception */
+        return -1;
+    }
+    return 1;
+}
+
+static PyObject *scope_new_common(PyTypeObject *tp, PyObject *name, PyObject *metrics,
+                                  PyObject *color, uint32_t flags)
+{
+    const char *utf8 = utf8_of(name, "scope name");
+    if (!utf8)
+        return NULL;
+    if (metrics == Py_None)
+        metrics = NULL;
+    if (metrics && !PyDict_Check(metrics)) {
+        PyErr_Format(PyExc_TypeError, "metrics must be a dict, not %.100s",
+                     Py_TYPE(metrics)->tp_name);
+        return NULL;
+    }
+    uint32_t c = 0;
+    if (color_of(color, &c) < 0)
+        return NULL;
+    ScopeObject *self = PyObject_New(ScopeObject, tp);
+    if (!self)
+        return NULL;
+    self->name = Py_NewRef(name);
+    self->utf8 = utf8;
+    self->metrics = metrics && PyDict_GET_SIZE(metrics) ? Py_NewRef(metrics) : NULL;
+    self->color = c;
+    self->flags = flags;
+    self->entered = 0;
+    self->vectorcall = scope_instance_call;
+    return (PyObject *)self;
+}
+
+/* Pick (name, second) from vectorcall arguments; second's keyword is kw2. */
+static int two_args(PyObject *const *args, size_t nargsf, PyObject *kwnames, const char *kw1,
+                    const char *kw2, PyObject **a1, PyObject **a2)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs > 2) {
+        PyErr_Format(PyExc_TypeError, "takes at most 2 positional arguments (%zd given)", nargs);
+        return -1;
+    }
+    *a1 = nargs > 0 ? args[0] : NULL;
+    *a2 = nargs > 1 ? args[1] : NULL;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *k = PyTuple_GET_ITEM(kwnames, i);
+        PyObject **slot = PyUnicode_CompareWithASCIIString(k, kw1) == 0   ? a1
+                          : PyUnicode_CompareWithASCIIString(k, kw2) == 0 ? a2
+                                                                          : NULL;
+        if (!slot) {
+            PyErr_Format(PyExc_TypeError, "unexpected keyword argument '%U'", k);
+            return -1;
+        }
+        if (*slot) {
+            PyErr_Format(PyExc_TypeError, "argument '%U' given twice", k);
+            return -1;
+        }
+        *slot = args[nargs + i];
+    }
+    if (!*a1) {
+        PyErr_Format(PyExc_TypeError, "missing required argument '%s'", kw1);
+        return -1;
+    }
+    return 0;
+}
+
+/* scope(name, metrics=None): the type's own vectorcall (no tuple, no dict). */
+static PyObject *scope_vectorcall(PyObject *type, PyObject *const *args, size_t nargsf,
+                                  PyObject *kwnames)
+{
+    PyObject *name, *metrics;
+    if (two_args(args, nargsf, kwnames, "name", "metrics", &name, &metrics) < 0)
+        return NULL;
+    PyTypeObject *tp = (PyTypeObject *)type;
+    module_state *st = state_of_type(tp);
+    uint32_t flags = tp == st->cpu_timed_type ? KSCOPE_CPU_TIMED : 0;
+    return scope_new_common(tp, name, metrics, NULL, flags);
+}
+
+/* Trace(message, color="modular_purple") */
+static PyObject *trace_vectorcall(PyObject *type, PyObject *const *args, size_t nargsf,
+                                  PyObject *kwnames)
+{
+    PyObject *name, *color;
+    if (two_args(args, nargsf, kwnames, "message", "color", &name, &color) < 0)
+        return NULL;
+    PyTypeObject *tp = (PyTypeObject *)type;
+    PyObject *obj = scope_new_common(tp, name, NULL, color, 0);
+    if (obj && !color)
+        ((ScopeObject *)obj)->color = kscope_color("modular_purple");
+    return obj;
+}
+
+/* tp_new for the rare paths that bypass vectorcall (subclass-free types,
+ * but type.__call__ through tp_call still lands here). */
+static PyObject *scope_tp_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
+{
+    PyObject *kwnames = NULL;
+    Py_ssize_t npos = PyTuple_GET_SIZE(args);
+    Py_ssize_t nkw = kwargs ? PyDict_GET_SIZE(kwargs) : 0;
+    PyObject *stack[4];
+    if (npos + nkw > 4) {
+        PyErr_SetString(PyExc_TypeError, "too many arguments");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < npos; i++)
+        stack[i] = PyTuple_GET_ITEM(args, i);
+    if (nkw) {
+        kwnames = PyTuple_New(nkw);
+        if (!kwnames)
+            return NULL;
+        Py_ssize_t pos = 0, i = 0;
+        PyObject *k, *v;
+        while (PyDict_Next(kwargs, &pos, &k, &v)) {
+            PyTuple_SET_ITEM(kwnames, i, Py_NewRef(k));
+            stack[npos + i++] = v;
+        }
+    }
+    PyObject *res = tp->tp_vectorcall((PyObject *)tp, stack, (size_t)npos, kwnames);
+    Py_XDECREF(kwnames);
+    return res;
+}
+
+static void scope_dealloc(ScopeObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    Py_XDECREF(self->name);
+    Py_XDECREF(self->metrics);
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+static PyObject *scope_enter(ScopeObject *self, PyObject *Py_UNUSED(ignored))
+{
+    int r = scope_push(self->utf8, self->color, self->flags, self->metrics);
+    if (r < 0)
+        return NULL;
+    self->entered += r;
+    return Py_NewRef(self);
+}
+
+static PyObject *scope_exit(ScopeObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)args;
+    (void)nargs;
+    if (self->entered <= 0)
+        Py_RETURN_FALSE;
+    self->entered--;
+    int rc = kscope_exit(self->utf8);
+    if (rc < 0)
+        return raise_rc(rc);
+    Py_RETURN_FALSE;
+}
+
+/* Decorator use: scope("s")(func). The wrapping (sync or async, name and
+ * docstring kept) is done by kscope._wrap.decorate. */
+static PyObject *scope_decorate(ScopeObject *self, PyObject *func)
+{
+    module_state *st = state_of_type(Py_TYPE(self));
+    if (!st->decorate) {
+        PyErr_SetString(PyExc_RuntimeError, "kscope._kscope used without the kscope package");
+        return NULL;
+    }
+    return PyObject_CallFunctionObjArgs(st->decorate, (PyObject *)self, func, NULL);
+}
+
+/*
+ * The `with` statement looks __enter__ and __exit__ up on the type and
+ * binds them through their descriptor; binding a C method allocates a
+ * method object each time, twice per `with`. Instead, __enter__ and
+ * __exit__ are `scope_method` descriptors that bind to the scope object
+ * itself, and calling a scope object dispatches on the argument count:
+ *   ()                          -> __enter__
+ *   (exc_type, exc, traceback)  -> __exit__
+ *   (func)                      -> decorator
+ * So `with scope("s"):` allocates only the scope object.
+ */
+static PyObject *scope_instance_call(PyObject *obj, PyObject *const *args, size_t nargsf,
+                                     PyObject *kwnames)
+{
+    ScopeObject *self = (ScopeObject *)obj;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames && PyTuple_GET_SIZE(kwnames)) {
+        PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    switch (nargs) {
+    case 0:
+        return scope_enter(self, NULL);
+    case 3:
+        return scope_exit(self, args, nargs);
+    case 1:
+        return scope_decorate(self, args[0]);
+    default:
+        PyErr_Format(PyExc_TypeError,
+                     "a %s object is called with a function to decorate (1 argument), "
+                     "not %zd arguments",
+                     Py_TYPE(obj)->tp_name, nargs);
+        return NULL;
+    }
+}
+
+/* Trace.mark(): an instant event named like the span. */
+static PyObject *scope_mark(ScopeObject *self, PyObject *Py_UNUSED(ignored))
+{
+    return none_or_raise(kscope_mark(self->utf8));
+}
+
+static PyObject *scope_get_name(ScopeObject *self, void *Py_UNUSED(closure))
+{
+    return Py_NewRef(self->name);
+}
+
+static PyObject *scope_get_metrics(ScopeObject *self, void *Py_UNUSED(closure))
+{
+    return Py_NewRef(self->metrics ? self->metrics : Py_None);
+}
+
+static PyObject *scope_get_color(ScopeObject *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromUnsignedLong(self->color);
+}
+
+static PyObject *scope_get_flags(ScopeObject *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromUnsignedLong(self->flags);
+}
+
+static PyObject *scope_repr(ScopeObject *self)
+{
+    return PyUnicode_FromFormat("<%s %R>", Py_TYPE(self)->tp_name, self->name);
+}
+
+static PyMethodDef trace_methods[] = {
+    {"mark", (PyCFunction)scope_mark, METH_NOARGS, "Record an instant event named like the span."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef scope_getset[] = {
+    {"name", (getter)scope_get_name, NULL, "The scope's name.", NULL},
+    {"message", (getter)scope_get_name, NULL, "The span's name (MAX spelling).", NULL},
+    {"metrics", (getter)scope_get_metrics, NULL, "Metrics added on entry, or None.", NULL},
+    {"color", (getter)scope_get_color, NULL, "Colour as 0xRRGGBB (0: default).", NULL},
+    {"flags", (getter)scope_get_flags, NULL, "KSCOPE_CPU_TIMED or 0.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyDoc_STRVAR(scope_doc, "scope(name, metrics=None)\n--\n\n"
+                        "A named region of the calling thread, as a context manager or a\n"
+                        "decorator. `metrics` (a dict of int, float, list of numbers or\n"
+                        "0-d tensor) is added to the scope's node when it is entered.");
+
+PyDoc_STRVAR(cpu_timed_doc, "cpu_timed_scope(name, metrics=None)\n--\n\n"
+                            "A scope that also records its exclusive 'cpu_time (ns)'.");
+
+PyDoc_STRVAR(trace_doc, "Trace(message, color='modular_purple')\n--\n\n"
+                        "A MAX-style span: a context manager over a coloured scope, with\n"
+                        "mark() for an instant event inside it.");
+
+static PyMemberDef scope_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(ScopeObject, vectorcall), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot scope_slots[] = {
+    {Py_tp_new, scope_tp_new},        {Py_tp_dealloc, scope_dealloc},
+    {Py_tp_members, scope_members},   {Py_tp_getset, scope_getset},
+    {Py_tp_call, PyVectorcall_Call},  {Py_tp_repr, scope_repr},
+    {Py_tp_doc, (void *)scope_doc},   {0, NULL},
+};
+
+static PyType_Slot cpu_timed_slots[] = {
+    {Py_tp_new, scope_tp_new},          {Py_tp_dealloc, scope_dealloc},
+    {Py_tp_members, scope_members},     {Py_tp_getset, scope_getset},
+    {Py_tp_call, PyVectorcall_Call},    {Py_tp_repr, scope_repr},
+    {Py_tp_doc, (void *)cpu_timed_doc}, {0, NULL},
+};
+
+static PyType_Slot trace_slots[] = {
+    {Py_tp_new, scope_tp_new},       {Py_tp_dealloc, scope_dealloc},
+    {Py_tp_methods, trace_methods},  {Py_tp_members, scope_members},
+    {Py_tp_getset, scope_getset},    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_repr, scope_repr},        {Py_tp_doc, (void *)trace_doc},
+    {0, NULL},
+};
+
+#define SCOPE_TYPE_FLAGS (Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_VECTORCALL)
+
+static PyType_Spec scope_spec = {"kscope._kscope.scope", sizeof(ScopeObject), 0, SCOPE_TYPE_FLAGS,
+                                 scope_slots};
+static PyType_Spec cpu_timed_spec = {"kscope._kscope.cpu_timed_scope", sizeof(ScopeObject), 0,
+                                     SCOPE_TYPE_FLAGS, cpu_timed_slots};
+static PyType_Spec trace_spec = {"kscope._kscope.Trace", sizeof(ScopeObject), 0, SCOPE_TYPE_FLAGS,
+                                 trace_slots};
+
+/* ------------------------------------------------------------- scope_method */
+
+/* __enter__ / __exit__ of the scope types (see scope_instance_call). */
+typedef struct {
+    PyObject_HEAD int nargs; /* 0: __enter__, 3: __exit__ */
+    vectorcallfunc vectorcall;
+} ScopeMethodObject;
+
+static int is_scope(module_state *st, PyObject *o)
+{
+    PyTypeObject *tp = Py_TYPE(o);
+    return tp == st->scope_type || tp == st->cpu_timed_type || tp == st->trace_type;
+}
+
+/* Bound: the scope object itself. Unbound (from the class): the slot. */
+static PyObject *scope_method_get(PyObject *desc, PyObject *obj, PyObject *type)
+{
+    (void)type;
+    if (obj == NULL || obj == Py_None)
+        return Py_NewRef(desc);
+    return Py_NewRef(obj);
+}
+
+/* Called from the class, as type(cm).__enter__(cm) or
+ * type(cm).__exit__(cm, exc_type, exc, tb) (contextlib.ExitStack does). */
+static PyObject *scope_method_call(PyObject *obj, PyObject *const *args, size_t nargsf,
+                                   PyObject *kwnames)
+{
+    ScopeMethodObject *desc = (ScopeMethodObject *)obj;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    module_state *st = state_of_type(Py_TYPE(obj));
+    if (nargs != desc->nargs + 1 || !is_scope(st, args[0]) || (kwnames && PyTuple_GET_SIZE(kwnames))) {
+        PyErr_Format(PyExc_TypeError, "%s takes a kscope scope%s",
+                     desc->nargs ? "__exit__" : "__enter__",
+                     desc->nargs ? " and (exc_type, exc, traceback)" : "");
+        return NULL;
+    }
+    return scope_instance_call(args[0], args + 1, (size_t)desc->nargs, NULL);
+}
+
+static void scope_method_dealloc(PyObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+static PyObject *scope_method_repr(ScopeMethodObject *self)
+{
+    return PyUnicode_FromFormat("<slot '%s' of kscope scopes>",
+                                self->nargs ? "__exit__" : "__enter__");
+}
+
+static PyMemberDef scope_method_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(ScopeMethodObject, vectorcall), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot scope_method_slots[] = {
+    {Py_tp_dealloc, scope_method_dealloc},
+    {Py_tp_descr_get, scope_method_get},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_members, scope_method_members},
+    {Py_tp_repr, scope_method_repr},
+    {0, NULL},
+};
+
+static PyType_Spec scope_method_spec = {
+    "kscope._kscope.scope_method", sizeof(ScopeMethodObject), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_VECTORCALL |
+        Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    scope_method_slots};
+
+/* Put __enter__ and __exit__ into a scope type's dictionary. */
+static int add_scope_methods(PyTypeObject *method_type, PyTypeObject *tp)
+{
+    static const char *const names[2] = {"__enter__", "__exit__"};
+    for (int i = 0; i < 2; i++) {
+        ScopeMethodObject *m = PyObject_New(ScopeMethodObject, method_type);
+        if (!m)
+            return -1;
+        m->nargs = i ? 3 : 0;
+        m->vectorcall = scope_method_call;
+        int rc = PyDict_SetItemString(tp->tp_dict, names[i], (PyObject *)m);
+        Py_DECREF(m);
+        if (rc < 0)
+            return -1;
+    }
+    PyType_Modified(tp);
+    return 0;
+}
+
+/* ---------------------------------------------------------- ScopedFunction */
+
+/* A callable that runs `func` inside a scope. It has a __dict__ so that
+ * functools.update_wrapper can give it the function's name and docstring,
+ * and binds like a function when it is a class attribute. */
+typedef struct {
+    PyObject_HEAD PyObject *func;
+    PyObject *name; /* str */
+    const char *utf8;
+    PyObject *metrics; /* dict or NULL */
+    uint32_t color, flags;
+    PyObject *dict;
+    vectorcallfunc vectorcall;
+} ScopedFnObject;
+
+static PyObject *scoped_fn_vectorcall(PyObject *obj, PyObject *const *args, size_t nargsf,
+                                      PyObject *kwnames)
+{
+    ScopedFnObject *self = (ScopedFnObject *)obj;
+    int pushed = scope_push(self->utf8, self->color, self->flags, self->metrics);
+    if (pushed < 0)
+        return NULL;
+    PyObject *res = PyObject_Vectorcall(self->func, args, nargsf, kwnames);
+    if (pushed) {
+        int rc = kscope_exit(self->utf8);
+        if (rc < 0 && res) {
+            Py_DECREF(res);
+            return raise_rc(rc);
+        }
+    }
+    return res;
+}
+
+/* ScopedFunction(func, name, metrics=None, color=None, flags=0) */
+static PyObject *scoped_fn_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"func", "name", "metrics", "color", "flags", NULL};
+    PyObject *func, *name, *metrics = NULL, *color = NULL;
+    unsigned int flags = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OU|OOI:ScopedFunction", kwlist, &func, &name,
+                                     &metrics, &color, &flags))
+        return NULL;
+    if (!PyCallable_Check(func)) {
+        PyErr_Format(PyExc_TypeError, "ScopedFunction wraps a callable, not %.100s",
+                     Py_TYPE(func)->tp_name);
+        return NULL;
+    }
+    const char *utf8 = utf8_of(name, "scope name");
+    if (!utf8)
+        return NULL;
+    if (metrics == Py_None)
+        metrics = NULL;
+    if (metrics && !PyDict_Check(metrics)) {
+        PyErr_Format(PyExc_TypeError, "metrics must be a dict, not %.100s",
+                     Py_TYPE(metrics)->tp_name);
+        return NULL;
+    }
+    uint32_t c;
+    if (color_of(color, &c) < 0)
+        return NULL;
+    ScopedFnObject *self = (ScopedFnObject *)tp->tp_alloc(tp, 0);
+    if (!self)
+        return NULL;
+    self->func = Py_NewRef(func);
+    self->name = Py_NewRef(name);
+    self->utf8 = utf8;
+    self->metrics = metrics && PyDict_GET_SIZE(metrics) ? Py_NewRef(metrics) : NULL;
+    self->color = c;
+    self->flags = flags;
+    self->dict = NULL;
+    self->vectorcall = scoped_fn_vectorcall;
+    return (PyObject *)self;
+}
+
+static int scoped_fn_traverse(ScopedFnObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->func);
+    Py_VISIT(self->metrics);
+    Py_VISIT(self->dict);
+    return 0;
+}
+
+static int scoped_fn_clear(ScopedFnObject *self)
+{
+    Py_CLEAR(self->func);
+    Py_CLEAR(self->metrics);
+    Py_CLEAR(self->dict);
+    return 0;
+}
+
+static void scoped_fn_dealloc(ScopedFnObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    scoped_fn_clear(self);
+    Py_CLEAR(self->name);
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+/* Bind to an instance like a plain function does. */
+static PyObject *scoped_fn_descr_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    (void)type;
+    if (obj == NULL || obj == Py_None)
+        return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+static PyObject *scoped_fn_repr(ScopedFnObject *self)
+{
+    return PyUnicode_FromFormat("<kscope scoped %R of %R>", self->name, self->func);
+}
+
+static PyMemberDef scoped_fn_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(ScopedFnObject, vectorcall), READONLY, NULL},
+    {"__dictoffset__", T_PYSSIZET, offsetof(ScopedFnObject, dict), READONLY, NULL},
+    {"scope_name", T_OBJECT, offsetof(ScopedFnObject, name), READONLY, "The scope's name."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyGetSetDef scoped_fn_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot scoped_fn_slots[] = {
+    {Py_tp_new, scoped_fn_new},
+    {Py_tp_dealloc, scoped_fn_dealloc},
+    {Py_tp_traverse, scoped_fn_traverse},
+    {Py_tp_clear, scoped_fn_clear},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_descr_get, scoped_fn_descr_get},
+    {Py_tp_members, scoped_fn_members},
+    {Py_tp_getset, scoped_fn_getset},
+    {Py_tp_repr, scoped_fn_repr},
+    {Py_tp_doc, "ScopedFunction(func, name, metrics=None, color=None, flags=0)\n--\n\n"
+                "Calls func inside a scope (what the decorators return)."},
+    {0, NULL},
+};
+
+static PyType_Spec scoped_fn_spec = {
+    "kscope._kscope.ScopedFunction", sizeof(ScopedFnObject), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+        Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    scoped_fn_slots};
+
+/* ------------------------------------------------------------------ Tracer */
+
+/* MAX's Tracer over kscope_tracer: a stack of spans pushed and popped by
+ * hand, closed when the object is cleaned up, exits a `with`, or dies. The
+ * names are kept so mark() can name the instant after the top span. */
+typedef struct {
+    PyObject_HEAD kscope_tracer t;
+    PyObject *names; /* list: one entry (str or None) per level */
+} TracerObject;
+
+static int tracer_push_one(TracerObject *self, PyObject *message, PyObject *color)
+{
+    uint32_t c = 0;
+    const char *name = NULL;
+    if (message && message != Py_None && !(name = utf8_of(message, "message")))
+        return -1;
+    if (color_of(color, &c) < 0)
+        return -1;
+    if (!color || color == Py_None)
+        c = kscope_color("modular_purple");
+    int rc;
+    if (name) {
+        rc = kscope_tracer_push(&self->t, name, c);
+    } else if (self->t.depth < KSCOPE_TRACER_MAX) {
+        /* No message: a placeholder level, as MAX pushes None. */
+        self->t.real[self->t.depth++] = 0;
+        rc = 0;
+    } else {
+        PyErr_Format(PyExc_RecursionError, "tracer holds %d spans already", KSCOPE_TRACER_MAX);
+        return -1;
+    }
+    if (rc < 0) {
+        raise_rc(rc);
+        return -1;
+    }
+    return PyList_Append(self->names, message ? message : Py_None);
+}
+
+static int tracer_pop_one(TracerObject *self)
+{
+    int rc = kscope_tracer_pop(&self->t);
+    if (rc < 0) {
+        if (rc == KSCOPE_EEMPTY)
+            PyErr_SetString(PyExc_IndexError, "pop from an empty Tracer");
+        else
+            raise_rc(rc);
+        return -1;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(self->names);
+    return n > 0 ? PyList_SetSlice(self->names, n - 1, n, NULL) : 0;
+}
+
+static PyObject *tracer_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"message", "color", NULL};
+    PyObject *message = NULL, *color = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:Tracer", kwlist, &message, &color))
+        return NULL;
+    TracerObject *self = (TracerObject *)tp->tp_alloc(tp, 0);
+    if (!self)
+        return NULL;
+    kscope_tracer_init(&self->t);
+    self->names = PyList_New(0);
+    if (!self->names || tracer_push_one(self, message, color) < 0) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+static PyObject *tracer_push(TracerObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"message", "color", NULL};
+    PyObject *message = NULL, *color = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:push", kwlist, &message, &color))
+        return NULL;
+    if (tracer_push_one(self, message, color) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *tracer_pop(TracerObject *self, PyObject *args)
+{
+    (void)args; /* MAX passes exc_type, exc_value, traceback; unused */
+    if (tracer_pop_one(self) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *tracer_next(TracerObject *self, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"message", "color", NULL};
+    PyObject *message, *color = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:next", kwlist, &message, &color))
+        return NULL;
+    if (tracer_pop_one(self) < 0 || tracer_push_one(self, message, color) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *tracer_cleanup(TracerObject *self, PyObject *Py_UNUSED(ignored))
+{
+    int rc = kscope_tracer_cleanup(&self->t);
+    if (PyList_SetSlice(self->names, 0, PyList_GET_SIZE(self->names), NULL) < 0)
+        return NULL;
+    return none_or_raise(rc);
+}
+
+static PyObject *tracer_mark(TracerObject *self, PyObject *Py_UNUSED(ignored))
+{
+    Py_ssize_t n = PyList_GET_SIZE(self->names);
+    if (n == 0 || self->t.depth == 0) {
+        PyErr_SetString(PyExc_AssertionError, "stack underflow in Tracer.mark()");
+        return NULL;
+    }
+    PyObject *top = PyList_GET_ITEM(self->names, n - 1);
+    if (top == Py_None)
+        Py_RETURN_NONE; /* a placeholder: nothing to mark */
+    const char *name = utf8_of(top, "message");
+    if (!name)
+        return NULL;
+    int rc = kscope_tracer_mark(&self->t, name);
+    if (rc == KSCOPE_EEMPTY) {
+        PyErr_SetString(PyExc_AssertionError, "stack underflow in Tracer.mark()");
+        return NULL;
+    }
+    return none_or_raise(rc);
+}
+
+static PyObject *tracer_enter(TracerObject *self, PyObject *Py_UNUSED(ignored))
+{
+    return Py_NewRef(self);
+}
+
+static PyObject *tracer_exit(TracerObject *self, PyObject *args)
+{
+    (void)args;
+    PyObject *r = tracer_cleanup(self, NULL);
+    if (!r)
+        return NULL;
+    Py_DECREF(r);
+    Py_RETURN_FALSE;
+}
+
+static PyObject *tracer_get_depth(TracerObject *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromLong(self->t.depth);
+}
+
+/* Closing what is still open when the tracer dies must not raise. */
+static void tracer_finalize(TracerObject *self)
+{
+    if (self->t.depth <= 0)
+        return;
+    PyObject *et, *ev, *tb;
+    PyErr_Fetch(&et, &ev, &tb);
+    kscope_tracer_cleanup(&self->t);
+    PyErr_Restore(et, ev, tb);
+}
+
+static int tracer_traverse(TracerObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->names);
+    return 0;
+}
+
+static int tracer_clear(TracerObject *self)
+{
+    Py_CLEAR(self->names);
+    return 0;
+}
+
+static void tracer_dealloc(TracerObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    if (PyObject_CallFinalizerFromDealloc((PyObject *)self) < 0)
+        return;
+    PyObject_GC_UnTrack(self);
+    tracer_clear(self);
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+static PyMethodDef tracer_methods[] = {
+    {"push", (PyCFunction)(void (*)(void))tracer_push, METH_VARARGS | METH_KEYWORDS,
+     "push(message=None, color='modular_purple'): open a span (a placeholder when message is "
+     "None or profiling is off)."},
+    {"pop", (PyCFunction)tracer_pop, METH_VARARGS, "pop(): close the innermost span."},
+    {"next", (PyCFunction)(void (*)(void))tracer_next, METH_VARARGS | METH_KEYWORDS,
+     "next(message, color='modular_purple'): pop, then push."},
+    {"cleanup", (PyCFunction)tracer_cleanup, METH_NOARGS, "Close every span."},
+    {"mark", (PyCFunction)tracer_mark, METH_NOARGS,
+     "Instant event in the innermost span; AssertionError when the stack is empty."},
+    {"__enter__", (PyCFunction)tracer_enter, METH_NOARGS, NULL},
+    {"__exit__", (PyCFunction)tracer_exit, METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef tracer_getset[] = {
+    {"depth", (getter)tracer_get_depth, NULL, "Spans (and placeholders) on the stack.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot tracer_slots[] = {
+    {Py_tp_new, tracer_new},
+    {Py_tp_dealloc, tracer_dealloc},
+    {Py_tp_finalize, tracer_finalize},
+    {Py_tp_traverse, tracer_traverse},
+    {Py_tp_clear, tracer_clear},
+    {Py_tp_methods, tracer_methods},
+    {Py_tp_getset, tracer_getset},
+    {Py_tp_doc, "Tracer(message=None, color='modular_purple')\n--\n\n"
+                "A stack of spans managed by hand (MAX's Tracer)."},
+    {0, NULL},
+};
+
+static PyType_Spec tracer_spec = {"kscope._kscope.Tracer", sizeof(TracerObject), 0,
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+                                      Py_TPFLAGS_IMMUTABLETYPE,
+                                  tracer_slots};
+
+/* --------------------------------------------------------------- functions */
+
+static PyObject *fn_start(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    (void)m;
+    static char *kwlist[] = {"name", "context", "data", "backend", "mode", NULL};
+    kscope_session_opts o = {0};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zzzzz:start", kwlist, &o.name, &o.context,
+                                     &o.data, &o.backend, &o.mode))
+        return NULL;
+    int rc = kscope_start(&o);
+    if (rc < 0)
+        return raise_rc(rc);
+    return PyLong_FromLong(rc);
+}
+
+static int session_arg(PyObject *o, int *out)
+{
+    if (o == NULL || o == Py_None) {
+        *out = KSCOPE_ALL;
+        return 0;
+    }
+    long v = PyLong_AsLong(o);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (v < INT32_MIN || v > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "session id out of range");
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static PyObject *fn_activate(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *s = NULL;
+    int session;
+    if (!PyArg_ParseTuple(args, "|O:activate", &s) || session_arg(s, &session) < 0)
+        return NULL;
+    return none_or_raise(kscope_activate(session));
+}
+
+static PyObject *fn_deactivate(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    (void)m;
+    static char *kwlist[] = {"session", "flushing", NULL};
+    PyObject *s = NULL;
+    int flushing = 0, session;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Op:deactivate", kwlist, &s, &flushing) ||
+        session_arg(s, &session) < 0)
+        return NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS rc = kscope_deactivate(session, flushing);
+    Py_END_ALLOW_THREADS return none_or_raise(rc);
+}
+
+static PyObject *fn_finalize(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    (void)m;
+    static char *kwlist[] = {"session", "output_format", NULL};
+    PyObject *s = NULL;
+    const char *format = NULL;
+    int session;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Oz:finalize", kwlist, &s, &format) ||
+        session_arg(s, &session) < 0)
+        return NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS rc = kscope_finalize(session, format);
+    Py_END_ALLOW_THREADS return none_or_raise(rc);
+}
+
+static PyObject *fn_output_path(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int session;
+    const char *format = NULL;
+    if (!PyArg_ParseTuple(args, "i|z:output_path", &session, &format))
+        return NULL;
+    char buf[4096];
+    int rc = kscope_output_path(session, format, buf, sizeof buf);
+    if (rc < 0)
+        return raise_rc(rc);
+    return PyUnicode_DecodeFSDefault(buf);
+}
+
+static PyObject *fn_data(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int session;
+    const char *format = NULL;
+    if (!PyArg_ParseTuple(args, "i|z:data", &session, &format))
+        return NULL;
+    char *out = NULL;
+    size_t len = 0;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS rc = kscope_data(session, format, &out, &len);
+    Py_END_ALLOW_THREADS if (rc < 0) return raise_rc(rc);
+    PyObject *res = PyBytes_FromStringAndSize(out, (Py_ssize_t)len);
+    kscope_free(out);
+    return res;
+}
+
+static PyObject *fn_dropped(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int session = PyLong_AsLong(arg);
+    if (session == -1 && PyErr_Occurred())
+        return NULL;
+    int64_t n = kscope_dropped(session);
+    if (n < 0)
+        return raise_rc((int)n);
+    return PyLong_FromLongLong(n);
+}
+
+/* enter(name, color=None, flags=0) -> True when a scope was pushed. */
+static PyObject *fn_enter(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    (void)m;
+    static char *kwlist[] = {"name", "color", "flags", "metrics", NULL};
+    PyObject *name, *color = NULL, *metrics = NULL;
+    unsigned int flags = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OIO:enter", kwlist, &name, &color, &flags,
+                                     &metrics))
+        return NULL;
+    const char *utf8 = utf8_of(name, "scope name");
+    uint32_t c;
+    if (!utf8 || color_of(color, &c) < 0)
+        return NULL;
+    if (metrics == Py_None)
+        metrics = NULL;
+    int r = scope_push(utf8, c, flags, metrics);
+    if (r < 0)
+        return NULL;
+    return PyBool_FromLong(r);
+}
+
+/* exit(name=None): leave the innermost scope (checking its name if given). */
+static PyObject *fn_exit(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *name = NULL;
+    if (!PyArg_ParseTuple(args, "|O:exit", &name))
+        return NULL;
+    const char *utf8 = NULL;
+    if (name && name != Py_None && !(utf8 = utf8_of(name, "scope name")))
+        return NULL;
+    int rc = kscope_exit(utf8);
+    if (rc < 0)
+        return raise_rc(rc);
+    return PyBool_FromLong(rc == 0);
+}
+
+/* Scopes opened by enter_scope on this thread, innermost last: their ids
+ * (0 when nothing was recorded, so exit_scope must not pop). */
+#define MANUAL_MAX 1024
+static _Thread_local struct {
+    int n;
+    int64_t id[MANUAL_MAX];
+} manual;
+static int64_t manual_next_id; /* guarded by the GIL */
+
+/* Keyword arguments of enter_scope/exit_scope: only these names. */
+static int manual_kwargs(PyObject *const *kwvalues, PyObject *kwnames, PyObject **triton_op,
+                         PyObject **metrics)
+{
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *k = PyTuple_GET_ITEM(kwnames, i);
+        if (PyUnicode_CompareWithASCIIString(k, "triton_op") == 0)
+            *triton_op = kwvalues[i];
+        else if (metrics && PyUnicode_CompareWithASCIIString(k, "metrics") == 0)
+            *metrics = kwvalues[i];
+        else {
+            PyErr_Format(PyExc_TypeError, "unexpected keyword argument '%U'", k);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* enter_scope(name, *, triton_op=False, metrics=None) -> id (-1: not
+ * recorded). triton_op is accepted for Proton compatibility. */
+static PyObject *fn_enter_scope(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames)
+{
+    (void)m;
+    PyObject *triton_op = NULL, *metrics = NULL;
+    if (nargs != 1) {
+        PyErr_Format(PyExc_TypeError, "enter_scope() takes 1 positional argument (%zd given)",
+                     nargs);
+        return NULL;
+    }
+    if (kwnames && manual_kwargs(args + nargs, kwnames, &triton_op, &metrics) < 0)
+        return NULL;
+    if (manual.n >= MANUAL_MAX) {
+        PyErr_Format(PyExc_RecursionError, "more than %d scopes opened by enter_scope",
+                     MANUAL_MAX);
+        return NULL;
+    }
+    const char *name = utf8_of(args[0], "scope name");
+    if (!name)
+        return NULL;
+    int pushed = scope_push(name, 0, 0, metrics == Py_None ? NULL : metrics);
+    if (pushed < 0)
+        return NULL;
+    int64_t id = pushed ? ++manual_next_id : 0;
+    manual.id[manual.n++] = id;
+    return PyLong_FromLongLong(pushed ? id : -1);
+}
+
+/* exit_scope(name=None, *, triton_op=False) -> the id enter_scope gave.
+ * A name that is not the innermost scope's raises ValueError naming both
+ * and leaves the scope open. */
+static PyObject *fn_exit_scope(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames)
+{
+    (void)m;
+    PyObject *triton_op = NULL;
+    if (nargs > 1) {
+        PyErr_Format(PyExc_TypeError, "exit_scope() takes at most 1 positional argument (%zd given)",
+                     nargs);
+        return NULL;
+    }
+    if (kwnames && manual_kwargs(args + nargs, kwnames, &triton_op, NULL) < 0)
+        return NULL;
+    const char *name = NULL;
+    if (nargs == 1 && args[0] != Py_None && !(name = utf8_of(args[0], "scope name")))
+        return NULL;
+    if (manual.n == 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "exit_scope(%s%s%s) but no scope opened by enter_scope is open on this thread",
+                     name ? "'" : "", name ? name : "", name ? "'" : "");
+        return NULL;
+    }
+    int64_t id = manual.id[manual.n - 1];
+    if (id) {
+        int rc = kscope_exit(name);
+        if (rc < 0)
+            return raise_rc(rc);
+    }
+    manual.n--;
+    return PyLong_FromLongLong(id ? id : -1);
+}
+
+static PyObject *fn_depth(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    return PyLong_FromLong(kscope_depth());
+}
+
+static PyObject *fn_add_metrics(PyObject *m, PyObject *metrics)
+{
+    (void)m;
+    if (add_metrics_dict(metrics) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *fn_state_enter(PyObject *m, PyObject *name)
+{
+    (void)m;
+    const char *utf8 = utf8_of(name, "state name");
+    if (!utf8)
+        return NULL;
+    int rc = kscope_state_enter(utf8);
+    if (rc < 0)
+        return raise_rc(rc);
+    return PyBool_FromLong(rc == 0);
+}
+
+static PyObject *fn_state_exit(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    return none_or_raise(kscope_state_exit());
+}
+
+static PyObject *fn_mark(PyObject *m, PyObject *name)
+{
+    (void)m;
+    const char *utf8 = utf8_of(name, "mark name");
+    if (!utf8)
+        return NULL;
+    return none_or_raise(kscope_mark(utf8));
+}
+
+#define MAX_CUSTOM 64
+
+/* launch_metadata(name=None, flops8=0, flops16=0, flops32=0, flops64=0,
+ * bytes=0, custom=None): metrics for the next kernel this thread launches. */
+static PyObject *fn_launch_metadata(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    (void)m;
+    static char *kwlist[] = {"name",  "flops8", "flops16", "flops32",
+                             "flops64", "bytes", "custom", NULL};
+    kscope_launch_meta meta = {0};
+    PyObject *custom = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zdddddO:launch_metadata", kwlist, &meta.name,
+                                     &meta.flops8, &meta.flops16, &meta.flops32, &meta.flops64,
+                                     &meta.bytes, &custom))
+        return NULL;
+    const char *names[MAX_CUSTOM];
+    double values[MAX_CUSTOM];
+    if (custom && custom != Py_None) {
+        if (!PyDict_Check(custom)) {
+            PyErr_SetString(PyExc_TypeError, "custom must be a dict of name -> number");
+            return NULL;
+        }
+        if (PyDict_GET_SIZE(custom) > MAX_CUSTOM) {
+            PyErr_Format(PyExc_ValueError, "at most %d custom launch metrics", MAX_CUSTOM);
+            return NULL;
+        }
+        Py_ssize_t pos = 0;
+        PyObject *k, *v;
+        while (PyDict_Next(custom, &pos, &k, &v)) {
+            const char *kn = utf8_of(k, "custom metric name");
+            if (!kn)
+                return NULL;
+            double d = PyFloat_AsDouble(v);
+            if (d == -1.0 && PyErr_Occurred()) {
+                PyErr_Format(PyExc_TypeError, "custom launch metric '%s' is not a number", kn);
+                return NULL;
+            }
+            names[meta.n_custom] = kn;
+            values[meta.n_custom++] = d;
+        }
+        meta.custom_names = names;
+        meta.custom_values = values;
+    }
+    return none_or_raise(kscope_launch_metadata(&meta));
+}
+
+static PyObject *fn_profiling(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    return PyLong_FromLong(kscope_profiling());
+}
+
+/* set_profiling(level): 0/1/2, a bool, or "off|on|detailed". */
+static PyObject *fn_set_profiling(PyObject *m, PyObject *level)
+{
+    (void)m;
+    long v;
+    if (PyUnicode_Check(level)) {
+        const char *s = utf8_of(level, "profiling level");
+        if (!s)
+            return NULL;
+        v = kscope_parse_profiling(s);
+        if (v < 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "profiling level '%s' is not one of off, on, detailed", s);
+            return NULL;
+        }
+    } else {
+        v = PyLong_AsLong(level);
+        if (v == -1 && PyErr_Occurred())
+            return NULL;
+    }
+    if (v < 0 || v > 2) {
+        PyErr_Format(PyExc_ValueError, "profiling level %ld is not 0 (off), 1 (on) or 2 (detailed)",
+                     v);
+        return NULL;
+    }
+    return none_or_raise(kscope_set_profiling((int)v));
+}
+
+static PyObject *fn_color(PyObject *m, PyObject *name)
+{
+    (void)m;
+    uint32_t c;
+    if (color_of(name, &c) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLong(c);
+}
+
+static PyObject *fn_now_ns(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    return PyLong_FromUnsignedLongLong(kscope_now_ns());
+}
+
+static PyObject *fn_version(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    return PyUnicode_FromString(kscope_version());
+}
+
+static PyObject *fn_last_error(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    return PyUnicode_FromString(kscope_last_error());
+}
+
+static PyObject *fn_strerror(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int rc = PyLong_AsLong(arg);
+    if (rc == -1 && PyErr_Occurred())
+        return NULL;
+    return Py_BuildValue("(ss)", kscope_err_name(rc), kscope_strerror(rc));
+}
+
+/* ------------------------------------------------------ Python frames */
+
+#define MAX_FRAMES 256
+
+/* "file:line@function" for a frame, cached per (code, line). */
+static PyObject *frame_name(module_state *st, PyCodeObject *code, int line)
+{
+    PyObject *key = Py_BuildValue("(Oi)", (PyObject *)code, line);
+    if (!key)
+        return NULL;
+    PyObject *name = PyDict_GetItemWithError(st->frame_names, key);
+    if (name) {
+        Py_DECREF(key);
+        return name; /* borrowed: the dict keeps it (and its UTF-8) alive */
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    name = PyUnicode_FromFormat("%U:%d@%U", code->co_filename, line, code->co_name);
+    if (!name || PyDict_SetItem(st->frame_names, key, name) < 0) {
+        Py_XDECREF(name);
+        Py_DECREF(key);
+        return NULL;
+    }
+    Py_DECREF(key);
+    Py_DECREF(name);
+    return name;
+}
+
+static int skipped_file(module_state *st, PyObject *filename)
+{
+    Py_ssize_t n = st->frame_skip ? PyTuple_GET_SIZE(st->frame_skip) : 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t r =
+            PyUnicode_Tailmatch(filename, PyTuple_GET_ITEM(st->frame_skip, i), 0, PY_SSIZE_T_MAX, -1);
+        if (r != 0)
+            return (int)r; /* 1 match, -1 error */
+    }
+    return 0;
+}
+
+/* enter_frames() -> n: enter one scope per frame of the calling Python
+ * stack, outermost first, leaving out files under the skipped prefixes;
+ * exit_frames(n) leaves them. What context="python" records at launches. */
+static PyObject *fn_enter_frames(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    module_state *st = PyModule_GetState(m);
+    PyObject *names[MAX_FRAMES];
+    int n = 0;
+    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
+    Py_XINCREF(f);
+    while (f && n < MAX_FRAMES) {
+        PyCodeObject *code = PyFrame_GetCode(f);
+        int skip = skipped_file(st, code->co_filename);
+        PyObject *name = NULL;
+        if (skip == 0)
+            name = frame_name(st, code, PyFrame_GetLineNumber(f));
+        Py_DECREF(code);
+        if (skip < 0 || (skip == 0 && !name)) {
+            Py_DECREF(f);
+            return NULL;
+        }
+        if (name)
+            names[n++] = name;
+        PyFrameObject *back = PyFrame_GetBack(f);
+        Py_DECREF(f);
+        f = back;
+    }
+    Py_XDECREF(f);
+    int entered = 0;
+    for (int i = n - 1; i >= 0; i--) {
+        int rc = kscope_enter(PyUnicode_AsUTF8(names[i]));
+        if (rc < 0) {
+            while (entered-- > 0)
+                kscope_exit(NULL);
+            return raise_rc(rc);
+        }
+        if (rc > 0)
+            break; /* not recording */
+        entered++;
+    }
+    return PyLong_FromLong(entered);
+}
+
+static PyObject *fn_exit_frames(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    for (long i = 0; i < n; i++) {
+        int rc = kscope_exit(NULL);
+        if (rc < 0)
+            return raise_rc(rc);
+    }
+    Py_RETURN_NONE;
+}
+
+/* _configure(decorate, frame_skip): hooks set by the package at import. */
+static PyObject *fn_configure(PyObject *m, PyObject *args)
+{
+    module_state *st = PyModule_GetState(m);
+    PyObject *decorate, *skip;
+    if (!PyArg_ParseTuple(args, "OO!:_configure", &decorate, &PyTuple_Type, &skip))
+        return NULL;
+    Py_XSETREF(st->decorate, Py_NewRef(decorate));
+    Py_XSETREF(st->frame_skip, Py_NewRef(skip));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+    {"start", (PyCFunction)(void (*)(void))fn_start, METH_VARARGS | METH_KEYWORDS,
+     "start(name=None, context=None, data=None, backend=None, mode=None) -> session id"},
+    {"activate", fn_activate, METH_VARARGS, "activate(session=None)"},
+    {"deactivate", (PyCFunction)(void (*)(void))fn_deactivate, METH_VARARGS | METH_KEYWORDS,
+     "deactivate(session=None, flushing=False)"},
+    {"finalize", (PyCFunction)(void (*)(void))fn_finalize, METH_VARARGS | METH_KEYWORDS,
+     "finalize(session=None, output_format=None)"},
+    {"output_path", fn_output_path, METH_VARARGS, "output_path(session, format=None) -> str"},
+    {"data", fn_data, METH_VARARGS, "data(session, format=None) -> bytes"},
+    {"dropped", fn_dropped, METH_O, "dropped(session) -> GPU records lost"},
+    {"enter", (PyCFunction)(void (*)(void))fn_enter, METH_VARARGS | METH_KEYWORDS,
+     "enter(name, color=None, flags=0, metrics=None) -> True if recorded"},
+    {"exit", fn_exit, METH_VARARGS, "exit(name=None) -> True if a scope was left"},
+    {"depth", fn_depth, METH_NOARGS, "depth() -> scopes open on this thread"},
+    {"enter_scope", (PyCFunction)(void (*)(void))fn_enter_scope, METH_FASTCALL | METH_KEYWORDS,
+     "enter_scope(name, *, triton_op=False, metrics=None) -> id (-1: not recorded)"},
+    {"exit_scope", (PyCFunction)(void (*)(void))fn_exit_scope, METH_FASTCALL | METH_KEYWORDS,
+     "exit_scope(name=None, *, triton_op=False) -> id of the scope left"},
+    {"add_metrics", fn_add_metrics, METH_O, "add_metrics(dict): on the innermost scope"},
+    {"state_enter", fn_state_enter, METH_O, "state_enter(name)"},
+    {"state_exit", fn_state_exit, METH_NOARGS, "state_exit()"},
+    {"mark", fn_mark, METH_O, "mark(name): an instant event"},
+    {"launch_metadata", (PyCFunction)(void (*)(void))fn_launch_metadata,
+     METH_VARARGS | METH_KEYWORDS, "launch_metadata(name=None, flops8=0, ..., custom=None)"},
+    {"profiling", fn_profiling, METH_NOARGS, "profiling() -> 0 off, 1 on, 2 detailed"},
+    {"set_profiling", fn_set_profiling, METH_O, "set_profiling(level)"},
+    {"color", fn_color, METH_O, "color(name) -> 0xRRGGBB"},
+    {"now_ns", fn_now_ns, METH_NOARGS, "now_ns() -> kscope's clock"},
+    {"version", fn_version, METH_NOARGS, "version() -> library version"},
+    {"last_error", fn_last_error, METH_NOARGS, "last_error() -> this thread's last message"},
+    {"strerror", fn_strerror, METH_O, "strerror(code) -> (name, message)"},
+    {"enter_frames", fn_enter_frames, METH_NOARGS, "enter_frames() -> scopes entered"},
+    {"exit_frames", fn_exit_frames, METH_O, "exit_frames(n)"},
+    {"_configure", fn_configure, METH_VARARGS, "_configure(decorate, frame_skip)"},
+    {NULL, NULL, 0, NULL},
+};
+
+/* ------------------------------------------------------------ module setup */
+
+static PyTypeObject *add_type(PyObject *m, PyType_Spec *spec, const char *name,
+                              vectorcallfunc vectorcall)
+{
+    PyTypeObject *tp = (PyTypeObject *)PyType_FromModuleAndSpec(m, spec, NULL);
+    if (!tp)
+        return NULL;
+    /* Construct without building an args tuple: CPython calls a type's
+     * tp_vectorcall when it is set. */
+    if (vectorcall)
+        tp->tp_vectorcall = vectorcall;
+    if (PyModule_AddObjectRef(m, name, (PyObject *)tp) < 0) {
+        Py_DECREF(tp);
+        return NULL;
+    }
+    return tp;
+}
+
+static int module_exec(PyObject *m)
+{
+    module_state *st = PyModule_GetState(m);
+    st->method_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &scope_method_spec, NULL);
+    if (!st->method_type)
+        return -1;
+    if (!(st->scope_type = add_type(m, &scope_spec, "scope", scope_vectorcall)) ||
+        !(st->cpu_timed_type = add_type(m, &cpu_timed_spec, "cpu_timed_scope", scope_vectorcall)) ||
+        !(st->trace_type = add_type(m, &trace_spec, "Trace", trace_vectorcall)) ||
+        !(st->scoped_fn_type = add_type(m, &scoped_fn_spec, "ScopedFunction", NULL)) ||
+        !(st->tracer_type = add_type(m, &tracer_spec, "Tracer", NULL)))
+        return -1;
+    if (add_scope_methods(st->method_type, st->scope_type) < 0 ||
+        add_scope_methods(st->method_type, st->cpu_timed_type) < 0 ||
+        add_scope_methods(st->method_type, st->trace_type) < 0)
+        return -1;
+    if (!(st->frame_names = PyDict_New()))
+        return -1;
+    if (PyModule_AddIntConstant(m, "CPU_TIMED", KSCOPE_CPU_TIMED) < 0 ||
+        PyModule_AddIntConstant(m, "ALL", KSCOPE_ALL) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_SESSIONS", KSCOPE_MAX_SESSIONS) < 0 ||
+        PyModule_AddIntConstant(m, "TRACER_MAX", KSCOPE_TRACER_MAX) < 0 ||
+        PyModule_AddStringConstant(m, "__version__", KSCOPE_VERSION_STRING) < 0)
+        return -1;
+    return 0;
+}
+
+static int module_traverse(PyObject *m, visitproc visit, void *arg)
+{
+    module_state *st = PyModule_GetState(m);
+    Py_VISIT(st->scope_type);
+    Py_VISIT(st->cpu_timed_type);
+    Py_VISIT(st->trace_type);
+    Py_VISIT(st->scoped_fn_type);
+    Py_VISIT(st->tracer_type);
+    Py_VISIT(st->method_type);
+    Py_VISIT(st->decorate);
+    Py_VISIT(st->frame_names);
+    Py_VISIT(st->frame_skip);
+    return 0;
+}
+
+static int module_clear(PyObject *m)
+{
+    module_state *st = PyModule_GetState(m);
+    Py_CLEAR(st->scope_type);
+    Py_CLEAR(st->cpu_timed_type);
+    Py_CLEAR(st->trace_type);
+    Py_CLEAR(st->scoped_fn_type);
+    Py_CLEAR(st->tracer_type);
+    Py_CLEAR(st->method_type);
+    Py_CLEAR(st->decorate);
+    Py_CLEAR(st->frame_names);
+    Py_CLEAR(st->frame_skip);
+    return 0;
+}
+
+static void module_free(void *m)
+{
+    module_clear((PyObject *)m);
+}
+
+static PyModuleDef_Slot module_slots[] = {
+    {Py_mod_exec, module_exec},
+    {0, NULL},
+};
+
+static struct PyModuleDef kscope_module = {
+    PyModuleDef_HEAD_INIT,
+    "kscope._kscope",
+    "libkscope's C API for the kscope package.",
+    sizeof(module_state),
+    module_methods,
+    module_slots,
+    module_traverse,
+    module_clear,
+    module_free,
+};
+
+PyMODINIT_FUNC PyInit__kscope(void)
+{
+    return PyModuleDef_Init(&kscope_module);
+}
