@@ -251,7 +251,7 @@ static void csv_header(FILE *f, int ngpu)
 static void csv_num(FILE *f, int present, double v)
 {
     if (present)
-        fprintf(f, ",%.17g", v);
+        fprintf(f, ",%.15g", v);
     else
         fputc(',', f);
 }
@@ -303,7 +303,7 @@ static void json_num(FILE *f, const char *key, int present, double v, int comma)
 {
     fprintf(f, "%s\"%s\":", comma ? "," : "", key);
     if (present)
-        fprintf(f, "%.17g", v);
+        fprintf(f, "%.15g", v);
     else
         fputs("null", f);
 }
@@ -399,22 +399,38 @@ static void on_signal(int sig)
         kill(child_pid, sig);
 }
 
-/* Start the command; its pid, or -1. A command that cannot be executed
- * exits 127 after saying why. */
-static pid_t start_command(char **command)
+/* Fork the command, held at a gate until *gate is closed, so the recorder
+ * can follow its pid before it runs (even a command that ends at once).
+ * Returns its pid, or -1. One that cannot be executed exits 127 after
+ * saying why. */
+static pid_t fork_command(char **command, int *gate)
 {
+    int fds[2];
+    if (pipe(fds) != 0) {
+        fprintf(stderr, "kscope monitor: cannot start '%s': %s\n", command[0], strerror(errno));
+        return -1;
+    }
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "kscope monitor: cannot start '%s': %s\n", command[0], strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
         return -1;
     }
     if (pid == 0) {
+        char byte;
+        close(fds[1]);
+        while (read(fds[0], &byte, 1) < 0 && errno == EINTR)
+            ;
+        close(fds[0]);
         signal(SIGINT, SIG_DFL); /* monitor ignores it; the command must not */
         execvp(command[0], command);
         fprintf(stderr, "kscope monitor: cannot run '%s': %s\n", command[0], strerror(errno));
         _exit(127);
     }
+    close(fds[0]);
+    *gate = fds[1];
     return pid;
 }
 
@@ -560,22 +576,29 @@ static int run_monitor(monitor_opts *o)
         return KSCOPE_EXIT_FAIL;
     install_signals(o->command != NULL);
     pid_t pid = 0;
+    int gate = -1;
     if (o->command) {
-        if ((pid = start_command(o->command)) < 0)
+        if ((pid = fork_command(o->command, &gate)) < 0)
             return close_output(o, &m), KSCOPE_EXIT_FAIL;
         child_pid = pid;
+        o->npids = 1;
         o->pids = malloc(sizeof *o->pids);
-        if (o->pids) {
+        if (!o->pids)
+            o->npids = 0;
+        else
             o->pids[0] = pid;
-            o->npids = 1;
-        }
     }
     kscope_recorder *rec = NULL;
     int rc = start_recorder(o, &m, &rec) == 0 ? KSCOPE_EXIT_OK : KSCOPE_EXIT_FAIL;
-    if (pid > 0)
-        rc = rc == KSCOPE_EXIT_OK ? wait_command(pid) : (wait_command(pid), rc);
-    else if (rc == KSCOPE_EXIT_OK)
+    if (pid > 0) {
+        if (rc != KSCOPE_EXIT_OK)
+            kill(pid, SIGKILL); /* never let it run unwatched */
+        close(gate);            /* now it runs */
+        int status = wait_command(pid);
+        rc = rc == KSCOPE_EXIT_OK ? status : rc;
+    } else if (rc == KSCOPE_EXIT_OK) {
         wait_until_done(o, &m);
+    }
     if (rec) {
         kscope_recorder_stop(rec);
         kscope_recorder_free(rec);

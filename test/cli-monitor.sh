@@ -1,0 +1,171 @@
+# cli-monitor.sh - `kscope monitor` on real processes: CPU of a busy and an
+# idle process, a command's exit status, CSV and JSONL parsed back, sample
+# counts against interval x duration, GPU columns from the stand-in NVML,
+# NVML missing, and refused options.
+. "$KSCOPE_SOURCE_DIR/test/monitor-lib.sh"
+
+# check_py DESCRIPTION SCRIPT ARGS...: a Python check that prints its verdict.
+check_py() {
+    local what=$1 script=$2
+    shift 2
+    if msg=$(python3 -c "$script" "$@" 2>&1); then ok "$what${msg:+: $msg}"; else fail "$what: $msg"; fi
+}
+
+# Summary of a CSV file: rows, mean CPU % (last row left out: the stop).
+CSV_CHECK='
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+lo, hi, want = float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+assert abs(len(rows) - want) <= 0.1 * want, "%d rows, expected %d" % (len(rows), want)
+ts = [float(r["t_s"]) for r in rows]
+assert ts == sorted(ts) and ts[0] > 0, "times not increasing"
+body = rows[:-1]
+mean = sum(float(r["cpu_percent"]) for r in body) / len(body)
+assert lo <= mean <= hi, "mean cpu %.1f%% outside [%g, %g]" % (mean, lo, hi)
+for r in rows:
+    assert abs(float(r["cpu_percent"]) - float(r["user_percent"]) - float(r["system_percent"])) < 1e-6
+    assert int(r["rss_bytes"]) > 0 and int(r["threads"]) >= 1 and r["alive"] == "1"
+print("%d rows, mean cpu %.1f%%" % (len(rows), mean))
+'
+
+# A busy process above 50% of a core, an idle one below 5%.
+start_busy
+busy=$!
+expect_rc 0 "monitor --pid (busy) for 1 s" "$KS" monitor --pid "$busy" --interval 50 \
+    --duration 1 -o "$WORK/busy.csv"
+check_py "busy process above 50% CPU" "$CSV_CHECK" "$WORK/busy.csv" 50 1000 20
+start_idle
+idle=$!
+expect_rc 0 "monitor --pid (idle) for 1 s" "$KS" monitor --pid "$idle" --interval 50 \
+    --duration 1 -o "$WORK/idle.csv"
+check_py "idle process below 5% CPU" "$CSV_CHECK" "$WORK/idle.csv" 0 5 20
+grep -q "no GPU metrics: cannot load NVML" "$WORK/err" && ok "NVML missing: said so" ||
+    fail "NVML missing: no message: $(cat "$WORK/err")"
+[ "$(wc -l <"$WORK/err")" -eq 1 ] && ok "NVML missing: one line" ||
+    fail "NVML missing: $(wc -l <"$WORK/err") lines of messages"
+head -1 "$WORK/idle.csv" | grep -q "nv0" && fail "GPU columns without NVML" ||
+    ok "no GPU columns without NVML"
+
+# Sample count follows interval x duration at 10 ms too.
+expect_rc 0 "monitor at 10 ms for 1 s" "$KS" monitor --pid "$idle" --interval 10 \
+    --duration 1 -o "$WORK/fast.csv"
+check_py "10 ms x 1 s gives 100 samples within 10%" "$CSV_CHECK" "$WORK/fast.csv" 0 100 100
+
+# JSONL, parsed back: a command's CPU.
+JSONL_CHECK='
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+recs = [json.loads(l) for l in lines]
+assert len(recs) >= 5, "only %d records" % len(recs)
+for r in recs:
+    assert set(r) == {"t_s", "cpu", "gpus"}, sorted(r)
+    c = r["cpu"]
+    assert c["processes"] == 1 and set(c) >= {"cpu_percent", "user_percent", "system_percent", "rss_bytes", "threads", "alive"}
+assert recs[0]["cpu"]["alive"] == 1 and recs[-1]["cpu"]["alive"] == 0, "command not seen ending"
+busy = [r["cpu"]["cpu_percent"] for r in recs[1:-2]]
+assert sum(busy) / len(busy) > 50, "command measured at %.1f%%" % (sum(busy) / len(busy))
+print("%d records" % len(recs))
+'
+expect_rc 0 "monitor -- COMMAND into JSONL" "$KS" monitor --no-gpu --interval 50 \
+    -o "$WORK/cmd.jsonl" -- python3 -c 'import time; t = time.time()
+while time.time() - t < 0.6: pass'
+check_py "JSONL parsed back, command busy" "$JSONL_CHECK" "$WORK/cmd.jsonl"
+
+# The command's exit status is monitor's.
+expect_rc 7 "exit status of the command" "$KS" monitor --no-gpu -- sh -c 'exit 7'
+expect_rc 143 "command killed by SIGTERM gives 128+15" "$KS" monitor --no-gpu -- sh -c 'kill -TERM $$'
+expect_rc 127 "command that cannot run" "$KS" monitor --no-gpu -- /nonexistent/program
+expect_err "cannot run '/nonexistent/program'" "says the command cannot run"
+
+# Following processes ends when they all exit.
+sleep 0.4 &
+short=$!
+start=$(date +%s.%N)
+expect_rc 0 "monitor --pid stops when the process exits" "$KS" monitor --pid "$short" \
+    --interval 20 -o "$WORK/short.csv"
+python3 -c "import sys; assert float(sys.argv[2]) - float(sys.argv[1]) < 5" "$start" \
+    "$(date +%s.%N)" && ok "returned soon after" || fail "did not return after the exit"
+
+# --port follows the server and its child.
+start_server 4 "$WORK/server" || fail "server did not start"
+read -r port server child <"$WORK/server"
+expect_rc 0 "monitor --port" "$KS" monitor --port "$port" --interval 50 --duration 0.3 \
+    -o "$WORK/port.jsonl"
+check_py "--port follows 2 processes" '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert recs and all(r["cpu"]["processes"] == 2 and r["cpu"]["alive"] == 2 for r in recs), recs[:1]
+' "$WORK/port.jsonl"
+
+# SIGTERM ends a monitor without a command cleanly, output complete.
+"$KS" monitor --pid "$idle" --interval 20 -o "$WORK/term.jsonl" 2>/dev/null &
+mon=$!
+sleep 0.5
+kill -TERM "$mon"
+wait "$mon"
+rc=$?
+[ "$rc" -eq 0 ] && ok "SIGTERM: exit 0" || fail "SIGTERM: exit $rc"
+check_py "SIGTERM: every line whole" '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert len(recs) >= 10, len(recs)
+' "$WORK/term.jsonl"
+
+# GPUs through the stand-in NVML: fields, absent ones, throttle reasons.
+export KSCOPE_NVML_LIBRARY=$FAKE_NVML
+expect_rc 0 "monitor GPUs (stand-in NVML) into JSONL" "$KS" monitor --interval 50 \
+    --duration 0.3 -o "$WORK/gpu.jsonl"
+check_py "GPU JSONL fields" '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert len(recs) >= 5
+for r in recs:
+    assert r["cpu"] is None
+    g0, g1 = r["gpus"]["nv0"], r["gpus"]["nv1"]
+    assert g0["utilization"] == {"gpu_usage_percent": 97, "memory_activity_percent": 41}
+    assert g0["memory"]["total_bytes"] == 80 << 30 and g0["memory"]["reserved_bytes"] == 512 << 20
+    assert g0["clocks"]["core_mhz"] == 1755 and g0["clocks"]["core_max_mhz"] == 1980
+    assert g0["clocks"]["throttle_reasons"] == ["sw_power_cap", "hw_thermal_slowdown"]
+    assert g0["clocks"]["hardware_throttled"] is True
+    assert g0["power_w"] == 412.345 and g0["temperature_c"] == 61
+    assert g1["utilization"]["gpu_usage_percent"] is None
+    assert g1["memory"]["used_bytes"] == 2 << 30 and g1["memory"]["reserved_bytes"] is None
+    assert g1["clocks"]["throttle_reasons"] is None and g1["power_w"] is None
+' "$WORK/gpu.jsonl"
+expect_rc 0 "monitor GPUs into CSV" "$KS" monitor --interval 50 --duration 0.3 -o "$WORK/gpu.csv"
+check_py "GPU CSV columns" '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) >= 5
+for r in rows:
+    assert r["cpu_percent"] == ""
+    assert r["nv0_gpu_usage_percent"] == "97" and r["nv0_power_w"] == "412.345"
+    assert r["nv0_throttle_reasons"] == "sw_power_cap;hw_thermal_slowdown"
+    assert r["nv0_hardware_throttled"] == "1"
+    assert r["nv1_power_w"] == "" and r["nv1_used_bytes"] == str(2 << 30)
+' "$WORK/gpu.csv"
+expect_rc 0 "--no-gpu leaves GPUs out" "$KS" monitor --no-gpu --pid "$idle" --duration 0.2 \
+    -o "$WORK/nogpu.csv"
+head -1 "$WORK/nogpu.csv" | grep -q nv0 && fail "--no-gpu wrote GPU columns" || ok "no GPU columns"
+export KSCOPE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1
+
+# Refused options and bad processes.
+expect_rc 2 "interval below 1 ms refused" "$KS" monitor --interval 0.5 --pid "$idle"
+expect_err "--interval '0.5' refused: at least 1 ms" "names the refused interval"
+expect_rc 2 "bad -o extension" "$KS" monitor --pid "$idle" -o "$WORK/x.txt"
+expect_err "must end in .csv or .jsonl" "names the accepted extensions"
+expect_rc 1 "a PID that does not exist" "$KS" monitor --pid 1073741823 --duration 0.1
+expect_err "no process 1073741823" "names the missing process"
+expect_rc 2 "bad --pid" "$KS" monitor --pid 12x
+expect_rc 1 "--port nobody listens on" "$KS" monitor --port "$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+expect_err "no process listens on TCP port" "says nobody listens"
+expect_rc 2 "--pid with a COMMAND" "$KS" monitor --pid "$idle" -- true
+expect_rc 2 "nothing after --" "$KS" monitor --
+expect_rc 1 "nothing to monitor" "$KS" monitor --duration 0.1
+expect_err "nothing to monitor" "says there is nothing to monitor"
+expect_rc 1 "unwritable output" "$KS" monitor --pid "$idle" --duration 0.1 -o /nonexistent/dir/x.csv
+expect_err "cannot write '/nonexistent/dir/x.csv'" "names the unwritable file"
+expect_rc 0 "help" "$KS" help monitor
+grep -q -- "--interval MS" "$WORK/out" && ok "help describes --interval" || fail "help lacks --interval"
+
+finish
