@@ -72,7 +72,7 @@ fi
     cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKSCOPE_WERROR=OFF \
         "${pkgconfig_arg[@]}" 2>&1
     echo "== build"
-    cmake --build "$build" -j 16 2>&1
+    cmake --build "$build" -j 16 -- -k 0 2>&1
 } >"$out/build.log"
 build_rc=$?
 if [ ! -e "$build/libkscope.so" ]; then

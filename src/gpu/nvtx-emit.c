@@ -4,14 +4,22 @@
  * The core calls these on scope enter/exit when profiling is detailed, so
  * Nsight Systems shows kscope's scopes with their colours. NVTX v3 is
  * header-only: with no tool attached a push costs a few nanoseconds.
+ *
+ * When kscope is itself the NVTX tool (kscope run's injection), a range
+ * pushed here comes back as an annotation; the per-thread guard keeps that
+ * from emitting again, so the two never recurse.
  */
 #include "gpu/gpu-internal.h"
 
 #include <nvtx3/nvToolsExt.h>
 
+static __thread int emitting;
+
 /* Push a range named `name` in colour 0xRRGGBB (0: the tool's default). */
 void kscope__nvtx_push(const char *name, uint32_t color)
 {
+    if (emitting)
+        return;
     nvtxEventAttributes_t attr = {0};
     attr.version = NVTX_VERSION;
     attr.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
@@ -21,11 +29,17 @@ void kscope__nvtx_push(const char *name, uint32_t color)
         attr.colorType = NVTX_COLOR_ARGB;
         attr.color = 0xFF000000u | color;
     }
+    emitting = 1;
     nvtxRangePushEx(&attr);
+    emitting = 0;
 }
 
 /* Pop the innermost range pushed on this thread. */
 void kscope__nvtx_pop(void)
 {
+    if (emitting)
+        return;
+    emitting = 1;
     nvtxRangePop();
+    emitting = 0;
 }
