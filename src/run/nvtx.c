@@ -469,15 +469,16 @@ static int fill_module(const nvtx_callbacks_table *cb, int module, const slot *s
     return 1;
 }
 
-/* The NVTX instance compiled into libkscope itself (used to emit host
- * scopes as NVTX ranges for Nsight) must not call back into kscope. */
+/* The NVTX instance compiled into the shared libkscope itself (it emits
+ * host scopes as NVTX ranges for Nsight) must not call back into kscope. */
 static int is_own_instance(const void *get_export_table)
 {
     Dl_info self, other;
     if (!dladdr((void *)&is_own_instance, &self) ||
         !dladdr((void *)(uintptr_t)get_export_table, &other))
         return 0;
-    return self.dli_fbase == other.dli_fbase;
+    return self.dli_fbase == other.dli_fbase && self.dli_fname &&
+           strstr(self.dli_fname, "libkscope") != NULL;
 }
 
 int kscope__nvtx_attach(const void *(*get_export_table)(uint32_t id))
