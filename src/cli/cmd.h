@@ -45,5 +45,7 @@ KSCOPE_CMD_DECL(pids)
 KSCOPE_CMD_DECL(view)
 KSCOPE_CMD_DECL(top)
 KSCOPE_CMD_DECL(diff)
+KSCOPE_CMD_DECL(merge)
+KSCOPE_CMD_DECL(convert)
 
 #endif

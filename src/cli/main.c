@@ -19,6 +19,8 @@ const kscope_cmd kscope_cmds[] = {
     KSCOPE_CMD_ENTRY(view),
     KSCOPE_CMD_ENTRY(top),
     KSCOPE_CMD_ENTRY(diff),
+    KSCOPE_CMD_ENTRY(merge),
+    KSCOPE_CMD_ENTRY(convert),
     {NULL, NULL, NULL, NULL},
 };
 

@@ -220,3 +220,45 @@ int kscope__read_profile(const char *path, kscope__ptree **out, char *err, size_
         snprintf(err, errlen, "%s: %s", path, msg);
     return rc;
 }
+
+int kscope__write_file(const char *path, const char *buf, size_t len, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        return errno == EACCES ? KSCOPE_EACCES : KSCOPE_EIO;
+    }
+    size_t put = fwrite(buf, 1, len, f);
+    int bad = put != len || fflush(f) != 0;
+    int e = errno;
+    if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (bad) {
+        snprintf(err, errlen, "%s: write failed: %s", path, strerror(e));
+        return e == ENOSPC ? KSCOPE_ENOSPC : KSCOPE_EIO;
+    }
+    return 0;
+}
+
+int kscope__write_profile(const char *path, const kscope__ptree *t, kscope__file_format fmt,
+                          char *err, size_t errlen)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    int rc;
+    if (fmt == KSCOPE__FMT_HATCHET_JSON)
+        rc = kscope__hatchet_write_json(t, &buf, &len);
+    else if (fmt == KSCOPE__FMT_HATCHET_MSGPACK)
+        rc = kscope__hatchet_write_msgpack(t, &buf, &len);
+    else
+        rc = KSCOPE_EFORMAT;
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: cannot encode the profile: %s", path, kscope_strerror(rc));
+        return rc;
+    }
+    rc = kscope__write_file(path, buf, len, err, errlen);
+    free(buf);
+    return rc;
+}

@@ -148,17 +148,34 @@ void kscope__punion_free(kscope__punion *u);
 
 /* ------------------------------------------------------------ merge */
 
-/* Merge per-rank trees: sums of every metric, and for the metrics named in
- * `stats` (NULL: time, wall_time and cpu_time) min, max and mean across
- * ranks and the imbalance max/mean per node. Returns a new tree in *out. */
+/* Merge per-rank trees: every metric summed (min_* / max_* metrics keep
+ * their extremes), and for time, wall_time and cpu_time (any unit) the
+ * min, max and mean across ranks of each node's value ("time_rank_min (ns)",
+ * "time_rank_max (ns)", "time_rank_mean (ns)") and the imbalance max/mean
+ * ("time_imbalance"). Returns a new tree in *out. */
 int kscope__merge_trees(kscope__ptree *const *ranks, size_t nranks, kscope__ptree **out, char *err,
                         size_t errlen);
+
+/* The same, one rank at a time (ranks can be freed after each add). */
+typedef struct kscope__merger kscope__merger;
+kscope__merger *kscope__merger_new(void);
+int kscope__merger_add(kscope__merger *mg, const kscope__ptree *rank, char *err, size_t errlen);
+/* Hands the merged tree to *out; free the merger afterwards. */
+int kscope__merger_finish(kscope__merger *mg, kscope__ptree **out, char *err, size_t errlen);
+void kscope__merger_free(kscope__merger *mg);
 
 /* Merge Chrome traces (whole buffers) into one, one process per rank: each
  * source process gets a new pid and its name prefixed with "rank R". The
  * result is malloc'd. */
 int kscope__merge_traces(const char *const *bufs, const size_t *lens, const char *const *names,
                          size_t n, char **out, size_t *outlen, char *err, size_t errlen);
+
+/* Write len bytes to path (replacing it); err names path and problem. */
+int kscope__write_file(const char *path, const char *buf, size_t len, char *err, size_t errlen);
+
+/* Write t as .hatchet (KSCOPE__FMT_HATCHET_JSON) or .hatchet_msgpack. */
+int kscope__write_profile(const char *path, const kscope__ptree *t, kscope__file_format fmt,
+                          char *err, size_t errlen);
 
 /* Slurp a whole file (for msgpack and traces); err names path and problem. */
 int kscope__read_whole_file(const char *path, char **buf, size_t *len, char *err, size_t errlen);

@@ -1,0 +1,87 @@
+/*
+ * cmd-convert.c - `kscope convert IN OUT`: rewrite a profile between
+ * .hatchet and .hatchet_msgpack, or turn a Chrome trace into a tree.
+ */
+#include "cli/cmd.h"
+#include "kscope.h"
+#include "read/read.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+const char cmd_convert_summary[] = "convert between .hatchet, .hatchet_msgpack and traces";
+const char cmd_convert_help[] =
+    "usage: kscope convert [options] IN OUT\n"
+    "\n"
+    "Read IN (.hatchet, .hatchet_msgpack or a Chrome trace JSON; detected from\n"
+    "the content) and write its calling-context tree to OUT, as .hatchet JSON\n"
+    "or .hatchet_msgpack by OUT's extension. A trace becomes a tree: GPU\n"
+    "activities land under their call stack with \"time (ns)\" and \"count\",\n"
+    "host slices nest by time with \"calls\" and \"wall_time (ns)\".\n"
+    "\n"
+    "options:\n"
+    "  -t, --to FORMAT  hatchet or hatchet_msgpack, whatever OUT's name\n"
+    "  -h, --help       show this help\n"
+    "\n"
+    "Exit status: 0 on success, 2 on bad options or an unreadable IN,\n"
+    "1 when OUT cannot be written.\n";
+
+int cmd_convert(int argc, char **argv)
+{
+    static const struct option longs[] = {
+        {"to", required_argument, NULL, 't'},
+        {NULL, 0, NULL, 0},
+    };
+    kscope__file_format to = KSCOPE__FMT_UNKNOWN;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":t:", longs, NULL)) != -1) {
+        if (c == 't') {
+            if (strcmp(optarg, "hatchet") == 0)
+                to = KSCOPE__FMT_HATCHET_JSON;
+            else if (strcmp(optarg, "hatchet_msgpack") == 0)
+                to = KSCOPE__FMT_HATCHET_MSGPACK;
+            else {
+                fprintf(stderr, "kscope convert: --to: '%s' is not hatchet or hatchet_msgpack\n",
+                        optarg);
+                return KSCOPE_EXIT_USAGE;
+            }
+        } else if (c == ':') {
+            fprintf(stderr, "kscope convert: %s needs a value\n", argv[optind - 1]);
+            return KSCOPE_EXIT_USAGE;
+        } else {
+            fprintf(stderr, "kscope convert: unknown option '%s' (see `kscope convert --help`)\n",
+                    argv[optind - 1]);
+            return KSCOPE_EXIT_USAGE;
+        }
+    }
+    if (argc - optind != 2) {
+        fprintf(stderr, "kscope convert: expected IN and OUT (see `kscope convert --help`)\n");
+        return KSCOPE_EXIT_USAGE;
+    }
+    const char *in = argv[optind], *out = argv[optind + 1];
+    if (to == KSCOPE__FMT_UNKNOWN)
+        to = kscope__format_from_name(out);
+    if (to != KSCOPE__FMT_HATCHET_JSON && to != KSCOPE__FMT_HATCHET_MSGPACK) {
+        fprintf(stderr,
+                "kscope convert: %s: cannot tell the output format from the name; use a "
+                ".hatchet or .hatchet_msgpack name or --to\n",
+                out);
+        return KSCOPE_EXIT_USAGE;
+    }
+    char err[KSCOPE__READ_ERRLEN];
+    kscope__ptree *t;
+    if (kscope__read_profile(in, &t, err, sizeof err) < 0) {
+        fprintf(stderr, "kscope convert: %s\n", err);
+        return KSCOPE_EXIT_USAGE;
+    }
+    int rc = kscope__write_profile(out, t, to, err, sizeof err);
+    kscope__ptree_free(t);
+    if (rc < 0) {
+        fprintf(stderr, "kscope convert: %s\n", err);
+        return KSCOPE_EXIT_FAIL;
+    }
+    return KSCOPE_EXIT_OK;
+}

@@ -1,0 +1,210 @@
+/*
+ * cmd-merge.c - `kscope merge FILES... -o OUT`: per-rank profiles into one
+ * tree (sums, plus min/max/mean across ranks and the imbalance per node),
+ * or per-rank Chrome traces into one trace with a process per rank. Files
+ * are parsed a few at a time on worker threads and merged in rank order.
+ */
+#include "cli/cmd.h"
+#include "kscope.h"
+#include "read/read.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char cmd_merge_summary[] = "merge per-rank profiles or traces into one";
+const char cmd_merge_help[] =
+    "usage: kscope merge [options] -o OUT FILE...\n"
+    "\n"
+    "Merge the profiles of several ranks (or runs). OUT's name picks the\n"
+    "result:\n"
+    "  .hatchet / .hatchet_msgpack  one calling-context tree: calling contexts\n"
+    "      matched by path, every metric summed (min_*/max_* metrics keep the\n"
+    "      extremes), and for time, wall_time and cpu_time per node:\n"
+    "        <metric>_rank_min, _rank_max, _rank_mean  across ranks (a rank\n"
+    "                      without the node counts 0; inclusive values where\n"
+    "                      the metric rolls up)\n"
+    "        <metric>_imbalance   rank max / rank mean\n"
+    "      Inputs may be any profile format (traces become trees first).\n"
+    "  .json / .chrome_trace  one Chrome trace with every rank's processes,\n"
+    "      renamed \"rank R: ...\" (R is the position of the file on the command\n"
+    "      line, from 0); inputs must be Chrome traces. Each rank keeps its\n"
+    "      own time origin.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output OUT  the merged file (required)\n"
+    "  -j, --jobs N      files parsed at once (default: CPUs, at most 8)\n"
+    "  -h, --help        show this help\n"
+    "\n"
+    "Exit status: 0 on success, 2 on bad options or an unreadable FILE,\n"
+    "1 when OUT cannot be written.\n";
+
+typedef struct job {
+    const char *path;
+    kscope__ptree *tree;
+    int rc;
+    char err[KSCOPE__READ_ERRLEN];
+} job;
+
+static void *parse_job(void *arg)
+{
+    job *j = arg;
+    j->rc = kscope__read_profile(j->path, &j->tree, j->err, sizeof j->err);
+    return NULL;
+}
+
+/* Parse files[0..n) `jobs` at a time; merge each batch in rank order. */
+static int merge_tree_files(char **files, int n, long jobs, const char *out,
+                            kscope__file_format fmt)
+{
+    char err[KSCOPE__READ_ERRLEN];
+    kscope__merger *mg = kscope__merger_new();
+    job *batch = calloc((size_t)jobs, sizeof *batch);
+    pthread_t *th = calloc((size_t)jobs, sizeof *th);
+    unsigned char *threaded = calloc((size_t)jobs, 1);
+    int rc = KSCOPE_EXIT_OK;
+    if (!mg || !batch || !th || !threaded) {
+        fprintf(stderr, "kscope merge: out of memory\n");
+        rc = KSCOPE_EXIT_FAIL;
+        goto out;
+    }
+    for (int base = 0; base < n && rc == KSCOPE_EXIT_OK; base += (int)jobs) {
+        int m = n - base < jobs ? n - base : (int)jobs;
+        for (int k = 0; k < m; k++) {
+            memset(&batch[k], 0, sizeof batch[k]);
+            batch[k].path = files[base + k];
+            threaded[k] = m > 1 && pthread_create(&th[k], NULL, parse_job, &batch[k]) == 0;
+            if (!threaded[k])
+                parse_job(&batch[k]);
+        }
+        for (int k = 0; k < m; k++)
+            if (threaded[k])
+                pthread_join(th[k], NULL);
+        for (int k = 0; k < m; k++) {
+            if (rc == KSCOPE_EXIT_OK && batch[k].rc < 0) {
+                fprintf(stderr, "kscope merge: %s\n", batch[k].err);
+                rc = KSCOPE_EXIT_USAGE;
+            }
+            if (rc == KSCOPE_EXIT_OK &&
+                kscope__merger_add(mg, batch[k].tree, err, sizeof err) < 0) {
+                fprintf(stderr, "kscope merge: %s: %s\n", batch[k].path, err);
+                rc = KSCOPE_EXIT_FAIL;
+            }
+            kscope__ptree_free(batch[k].tree);
+            batch[k].tree = NULL;
+        }
+    }
+    kscope__ptree *t = NULL;
+    if (rc == KSCOPE_EXIT_OK && kscope__merger_finish(mg, &t, err, sizeof err) < 0) {
+        fprintf(stderr, "kscope merge: %s\n", err);
+        rc = KSCOPE_EXIT_FAIL;
+    }
+    if (rc == KSCOPE_EXIT_OK && kscope__write_profile(out, t, fmt, err, sizeof err) < 0) {
+        fprintf(stderr, "kscope merge: %s\n", err);
+        rc = KSCOPE_EXIT_FAIL;
+    }
+    kscope__ptree_free(t);
+out:
+    kscope__merger_free(mg);
+    free(batch);
+    free(th);
+    free(threaded);
+    return rc;
+}
+
+static int merge_trace_files(char **files, int n, const char *out)
+{
+    char err[KSCOPE__READ_ERRLEN];
+    char **bufs = calloc((size_t)n, sizeof *bufs);
+    size_t *lens = calloc((size_t)n, sizeof *lens);
+    int rc = bufs && lens ? KSCOPE_EXIT_OK : KSCOPE_EXIT_FAIL;
+    for (int i = 0; rc == KSCOPE_EXIT_OK && i < n; i++) {
+        if (kscope__read_whole_file(files[i], &bufs[i], &lens[i], err, sizeof err) < 0) {
+            fprintf(stderr, "kscope merge: %s\n", err);
+            rc = KSCOPE_EXIT_USAGE;
+        }
+    }
+    char *merged = NULL;
+    size_t mlen = 0;
+    if (rc == KSCOPE_EXIT_OK) {
+        int r = kscope__merge_traces((const char *const *)bufs, lens, (const char *const *)files,
+                                     (size_t)n, &merged, &mlen, err, sizeof err);
+        if (r < 0) {
+            fprintf(stderr, "kscope merge: %s\n", err);
+            rc = r == KSCOPE_EPARSE ? KSCOPE_EXIT_USAGE : KSCOPE_EXIT_FAIL;
+        }
+    }
+    if (rc == KSCOPE_EXIT_OK && kscope__write_file(out, merged, mlen, err, sizeof err) < 0) {
+        fprintf(stderr, "kscope merge: %s\n", err);
+        rc = KSCOPE_EXIT_FAIL;
+    }
+    if (rc == KSCOPE_EXIT_FAIL && !bufs)
+        fprintf(stderr, "kscope merge: out of memory\n");
+    for (int i = 0; bufs && i < n; i++)
+        free(bufs[i]);
+    free(bufs);
+    free(lens);
+    free(merged);
+    return rc;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+    static const struct option longs[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"jobs", required_argument, NULL, 'j'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *out = NULL;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    long jobs = cpus < 1 ? 1 : cpus > 8 ? 8 : cpus;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:j:", longs, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 'o':
+            out = optarg;
+            break;
+        case 'j':
+            errno = 0;
+            jobs = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || jobs < 1 || jobs > 8) {
+                fprintf(stderr, "kscope merge: -j: '%s' is not a number from 1 to 8\n", optarg);
+                return KSCOPE_EXIT_USAGE;
+            }
+            break;
+        case ':':
+            fprintf(stderr, "kscope merge: %s needs a value\n", argv[optind - 1]);
+            return KSCOPE_EXIT_USAGE;
+        default:
+            fprintf(stderr, "kscope merge: unknown option '%s' (see `kscope merge --help`)\n",
+                    argv[optind - 1]);
+            return KSCOPE_EXIT_USAGE;
+        }
+    }
+    if (!out) {
+        fprintf(stderr, "kscope merge: no output given: -o OUT is required\n");
+        return KSCOPE_EXIT_USAGE;
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "kscope merge: no input files (see `kscope merge --help`)\n");
+        return KSCOPE_EXIT_USAGE;
+    }
+    kscope__file_format fmt = kscope__format_from_name(out);
+    if (fmt == KSCOPE__FMT_UNKNOWN) {
+        fprintf(stderr,
+                "kscope merge: %s: cannot tell the output format from the name; use .hatchet, "
+                ".hatchet_msgpack, .json or .chrome_trace\n",
+                out);
+        return KSCOPE_EXIT_USAGE;
+    }
+    if (fmt == KSCOPE__FMT_CHROME_TRACE)
+        return merge_trace_files(argv + optind, argc - optind, out);
+    return merge_tree_files(argv + optind, argc - optind, jobs, out, fmt);
+}

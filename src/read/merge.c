@@ -1,0 +1,649 @@
+/*
+ * merge.c - per-rank profiles into one.
+ *
+ * Trees: calling contexts are matched by path through a hash keyed by
+ * (merged parent, interned name); every numeric metric is summed, and for
+ * the time metrics (time, wall_time, cpu_time, in any unit) each node also
+ * gets the minimum, maximum and mean across ranks of the rank's value there
+ * (inclusive where the metric rolls up; a rank without the node counts 0)
+ * and the imbalance max/mean.
+ *
+ * Traces: every event is copied with its process moved to a new pid per
+ * (rank, source pid); process names get a "rank R" prefix and flow ids are
+ * made unique per rank, so one trace shows every rank as its own processes.
+ */
+#include "read/read.h"
+#include "kscope.h"
+
+#include <yajl/yajl_gen.h>
+#include <yajl/yajl_tree.h>
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int mfail(char *err, size_t errlen, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int mfail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* ------------------------------------------------------------ trees */
+
+#define MAX_STATS 8
+
+typedef struct stat_acc {
+    double min, max, sum;
+    uint32_t seen;
+} stat_acc;
+
+typedef struct merger {
+    kscope__ptree *r;
+    kscope__pnode **nodes; /* merged nodes by index */
+    int32_t *parent;
+    size_t n, cap;
+    int32_t *slot; /* hash: merged index or -1 */
+    size_t hcap;
+    const char *stat_key[MAX_STATS]; /* interned in r */
+    stat_acc *stat[MAX_STATS];       /* per merged node */
+    int nstats;
+} merger;
+
+static size_t hslot(const merger *m, int32_t parent, const char *name)
+{
+    size_t h = (((uintptr_t)name >> 4) * 0x9e3779b97f4a7c15ull) ^ ((size_t)parent * 2654435761u);
+    size_t j = h & (m->hcap - 1);
+    while (m->slot[j] >= 0) {
+        int32_t k = m->slot[j];
+        if (m->parent[k] == parent && m->nodes[k]->name == name)
+            return j;
+        j = (j + 1) & (m->hcap - 1);
+    }
+    return j;
+}
+
+static int grow_nodes(merger *m)
+{
+    size_t cap = m->cap ? m->cap * 2 : 1024;
+    kscope__pnode **nodes = realloc(m->nodes, cap * sizeof *nodes);
+    if (!nodes)
+        return -1;
+    m->nodes = nodes;
+    int32_t *parent = realloc(m->parent, cap * sizeof *parent);
+    if (!parent)
+        return -1;
+    m->parent = parent;
+    for (int s = 0; s < m->nstats; s++) {
+        stat_acc *a = realloc(m->stat[s], cap * sizeof *a);
+        if (!a)
+            return -1;
+        memset(a + m->cap, 0, (cap - m->cap) * sizeof *a);
+        m->stat[s] = a;
+    }
+    m->cap = cap;
+    /* rehash at half load */
+    size_t hcap = m->hcap ? m->hcap : 2048;
+    while (hcap < cap * 2)
+        hcap *= 2;
+    if (hcap != m->hcap) {
+        int32_t *slot = malloc(hcap * sizeof *slot);
+        if (!slot)
+            return -1;
+        memset(slot, -1, hcap * sizeof *slot);
+        free(m->slot);
+        m->slot = slot;
+        m->hcap = hcap;
+        for (size_t k = 1; k < m->n; k++)
+            m->slot[hslot(m, m->parent[k], m->nodes[k]->name)] = (int32_t)k;
+    }
+    return 0;
+}
+
+/* The merged child of merged node `parent` named `name` (interned in r). */
+static int32_t merged_child(merger *m, int32_t parent, const char *name)
+{
+    size_t j = hslot(m, parent, name);
+    if (m->slot[j] >= 0)
+        return m->slot[j];
+    if (m->n == m->cap) {
+        if (grow_nodes(m) < 0)
+            return -1;
+        j = hslot(m, parent, name);
+    }
+    kscope__pnode *n = kscope__pnode_add(m->r, m->nodes[parent], name);
+    if (!n)
+        return -1;
+    int32_t k = (int32_t)m->n++;
+    m->nodes[k] = n;
+    m->parent[k] = parent;
+    m->slot[j] = k;
+    return k;
+}
+
+static int is_stat_metric(const char *key)
+{
+    static const char *const bases[] = {"time (", "wall_time (", "cpu_time ("};
+    for (int i = 0; i < 3; i++)
+        if (strncmp(key, bases[i], strlen(bases[i])) == 0)
+            return 1;
+    return 0;
+}
+
+static int stat_index(merger *m, const char *key)
+{
+    for (int s = 0; s < m->nstats; s++)
+        if (m->stat_key[s] == key)
+            return s;
+    if (m->nstats == MAX_STATS)
+        return -1;
+    stat_acc *a = calloc(m->cap ? m->cap : 1, sizeof *a);
+    if (!a)
+        return -2;
+    m->stat_key[m->nstats] = key;
+    m->stat[m->nstats] = a;
+    return m->nstats++;
+}
+
+/* Per-call extremes ("min_time (ns)", "max_time (ns)") merge as extremes. */
+static int add_extreme(kscope__ptree *r, kscope__pnode *dst, const kscope__pmetric *src, int is_min)
+{
+    kscope__pmetric *have = kscope__pnode_metric(dst, kscope__ptree_intern_cstr(r, src->key));
+    double v = kscope__pmetric_number(src);
+    if (have && (is_min ? kscope__pmetric_number(have) <= v : kscope__pmetric_number(have) >= v))
+        return 0;
+    return src->type == KSCOPE__V_INT ? kscope__pnode_set_int(r, dst, src->key, src->v.i)
+                                      : kscope__pnode_set_double(r, dst, src->key, v);
+}
+
+static int add_metric(merger *m, kscope__pnode *dst, const kscope__pmetric *src)
+{
+    kscope__ptree *r = m->r;
+    if ((src->type == KSCOPE__V_INT || src->type == KSCOPE__V_DOUBLE) &&
+        (strncmp(src->key, "min_", 4) == 0 || strncmp(src->key, "max_", 4) == 0))
+        return add_extreme(r, dst, src, src->key[1] == 'i');
+    switch (src->type) {
+    case KSCOPE__V_INT:
+        return kscope__pnode_add_int(r, dst, src->key, src->v.i);
+    case KSCOPE__V_DOUBLE:
+        return kscope__pnode_add_double(r, dst, src->key, src->v.d);
+    case KSCOPE__V_STRING:
+        if (kscope__pnode_metric(dst, kscope__ptree_intern_cstr(r, src->key)))
+            return 0;
+        return kscope__pnode_set_string(r, dst, src->key, src->v.s);
+    case KSCOPE__V_INTVEC:
+    case KSCOPE__V_DOUBLEVEC:
+        if (kscope__pnode_metric(dst, kscope__ptree_intern_cstr(r, src->key)))
+            return 0; /* vectors are kept from the first rank that has them */
+        return kscope__pnode_set_vec(r, dst, src->key, src->type,
+                                     src->type == KSCOPE__V_INTVEC ? (const void *)src->v.iv
+                                                                   : (const void *)src->v.dv,
+                                     src->n);
+    }
+    return 0;
+}
+
+static int merge_one(merger *m, const kscope__ptree *t, char *err, size_t errlen)
+{
+    kscope__pflat f;
+    if (kscope__pflat_build(t, &f) < 0)
+        return mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+    int32_t *map = malloc(f.n * sizeof *map);
+    double *vals = malloc(f.n * sizeof *vals);
+    int rc = map && vals ? 0 : KSCOPE_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < f.n; i++) {
+        if (i == 0) {
+            map[0] = 0;
+        } else {
+            const char *name = kscope__ptree_intern_cstr(m->r, f.node[i]->name);
+            map[i] = name ? merged_child(m, map[f.parent[i]], name) : -1;
+            if (map[i] < 0) {
+                rc = KSCOPE_ENOMEM;
+                break;
+            }
+        }
+        const kscope__pnode *src = f.node[i];
+        for (uint32_t k = 0; rc == 0 && k < src->nmetrics; k++)
+            rc = add_metric(m, m->nodes[map[i]], &src->metrics[k]);
+    }
+    /* which stat metrics this rank has, with their per-node values */
+    kscope__metric_info *list = NULL;
+    int nl = rc == 0 ? kscope__metric_list(t, &list) : 0;
+    if (nl < 0)
+        rc = KSCOPE_ENOMEM;
+    for (int l = 0; rc == 0 && l < nl; l++) {
+        if (!is_stat_metric(list[l].name))
+            continue;
+        const char *key = kscope__ptree_intern_cstr(m->r, list[l].name);
+        int s = key ? stat_index(m, key) : -2;
+        if (s == -1)
+            continue;
+        if (s < 0) {
+            rc = KSCOPE_ENOMEM;
+            break;
+        }
+        kscope__pflat_values(t, &f, list[l].name, list[l].inclusive, vals);
+        for (size_t i = 0; i < f.n; i++) {
+            if (isnan(vals[i]))
+                continue;
+            stat_acc *a = &m->stat[s][map[i]];
+            if (a->seen == 0 || vals[i] < a->min)
+                a->min = vals[i];
+            if (a->seen == 0 || vals[i] > a->max)
+                a->max = vals[i];
+            a->sum += vals[i];
+            a->seen++;
+        }
+    }
+    for (uint32_t i = 0; rc == 0 && i < t->ninclusive; i++)
+        rc = kscope__ptree_add_inclusive(m->r, t->inclusive[i]);
+    for (uint32_t i = 0; rc == 0 && i < t->ndevices; i++) {
+        const kscope__pdevice *d = &t->devices[i];
+        uint32_t before = m->r->ndevices;
+        kscope__pdevice *nd = kscope__ptree_device(m->r, d->type, d->id);
+        if (!nd) {
+            rc = KSCOPE_ENOMEM;
+            break;
+        }
+        if (m->r->ndevices != before) {
+            nd->arch = kscope__ptree_intern_cstr(m->r, d->arch ? d->arch : "");
+            nd->num_sms = d->num_sms;
+            nd->clock_rate = d->clock_rate;
+            nd->memory_clock_rate = d->memory_clock_rate;
+            nd->bus_width = d->bus_width;
+        }
+    }
+    free(list);
+    free(map);
+    free(vals);
+    kscope__pflat_free(&f);
+    if (rc < 0)
+        return mfail(err, errlen, rc, "out of memory");
+    return 0;
+}
+
+/* "time (ns)" + "_rank_min" -> "time_rank_min (ns)" (no unit: "time_imbalance") */
+static void stat_name(const char *key, const char *suffix, int with_unit, char *buf, size_t size)
+{
+    const char *paren = strstr(key, " (");
+    size_t bl = paren ? (size_t)(paren - key) : strlen(key);
+    snprintf(buf, size, "%.*s%s%s", (int)bl, key, suffix, with_unit && paren ? paren : "");
+}
+
+static int write_stats(merger *m, size_t nranks)
+{
+    for (int s = 0; s < m->nstats; s++) {
+        char kmin[128], kmax[128], kmean[128], kimb[128];
+        stat_name(m->stat_key[s], "_rank_min", 1, kmin, sizeof kmin);
+        stat_name(m->stat_key[s], "_rank_max", 1, kmax, sizeof kmax);
+        stat_name(m->stat_key[s], "_rank_mean", 1, kmean, sizeof kmean);
+        stat_name(m->stat_key[s], "_imbalance", 0, kimb, sizeof kimb);
+        for (size_t i = 0; i < m->n; i++) {
+            const stat_acc *a = &m->stat[s][i];
+            if (a->seen == 0)
+                continue;
+            double mn = a->seen < nranks && a->min > 0 ? 0 : a->min;
+            double mean = a->sum / (double)nranks;
+            kscope__pnode *n = m->nodes[i];
+            int rc = kscope__pnode_set_double(m->r, n, kmin, mn);
+            if (rc == 0)
+                rc = kscope__pnode_set_double(m->r, n, kmax, a->max);
+            if (rc == 0)
+                rc = kscope__pnode_set_double(m->r, n, kmean, mean);
+            if (rc == 0 && mean > 0)
+                rc = kscope__pnode_set_double(m->r, n, kimb, a->max / mean);
+            if (rc < 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+struct kscope__merger {
+    merger m;
+    size_t nranks;
+};
+
+kscope__merger *kscope__merger_new(void)
+{
+    kscope__merger *mg = calloc(1, sizeof *mg);
+    if (!mg)
+        return NULL;
+    merger *m = &mg->m;
+    m->r = kscope__ptree_new();
+    if (!m->r || grow_nodes(m) < 0) {
+        kscope__merger_free(mg);
+        return NULL;
+    }
+    m->nodes[0] = m->r->root;
+    m->parent[0] = -1;
+    m->n = 1;
+    return mg;
+}
+
+int kscope__merger_add(kscope__merger *mg, const kscope__ptree *rank, char *err, size_t errlen)
+{
+    int rc = merge_one(&mg->m, rank, err, errlen);
+    if (rc == 0)
+        mg->nranks++;
+    return rc;
+}
+
+int kscope__merger_finish(kscope__merger *mg, kscope__ptree **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (write_stats(&mg->m, mg->nranks) < 0)
+        return mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+    *out = mg->m.r;
+    mg->m.r = NULL;
+    return 0;
+}
+
+void kscope__merger_free(kscope__merger *mg)
+{
+    if (!mg)
+        return;
+    merger *m = &mg->m;
+    kscope__ptree_free(m->r);
+    free(m->nodes);
+    free(m->parent);
+    free(m->slot);
+    for (int s = 0; s < m->nstats; s++)
+        free(m->stat[s]);
+    free(mg);
+}
+
+int kscope__merge_trees(kscope__ptree *const *ranks, size_t nranks, kscope__ptree **out, char *err,
+                        size_t errlen)
+{
+    *out = NULL;
+    kscope__merger *mg = kscope__merger_new();
+    if (!mg)
+        return mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < nranks; i++)
+        rc = kscope__merger_add(mg, ranks[i], err, errlen);
+    if (rc == 0)
+        rc = kscope__merger_finish(mg, out, err, errlen);
+    kscope__merger_free(mg);
+    return rc;
+}
+
+/* ----------------------------------------------------------- traces */
+
+typedef struct pidmap {
+    char key[64]; /* source pid text */
+    long long pid;
+    int named;
+} pidmap;
+
+typedef struct tmerge {
+    yajl_gen g;
+    size_t rank;
+    const char *file;
+    pidmap *pids;
+    size_t npids, cap;
+    long long next_pid;
+} tmerge;
+
+static void gen_str(yajl_gen g, const char *s)
+{
+    yajl_gen_string(g, (const unsigned char *)s, strlen(s));
+}
+
+/* Copy a value as is (nesting is bounded by the caller's check). */
+static void gen_value(yajl_gen g, yajl_val v)
+{
+    if (YAJL_IS_STRING(v)) {
+        gen_str(g, v->u.string);
+    } else if (YAJL_IS_NUMBER(v)) {
+        const char *r = v->u.number.r;
+        yajl_gen_number(g, r, strlen(r));
+    } else if (YAJL_IS_OBJECT(v)) {
+        yajl_gen_map_open(g);
+        for (size_t i = 0; i < v->u.object.len; i++) {
+            gen_str(g, v->u.object.keys[i]);
+            gen_value(g, v->u.object.values[i]);
+        }
+        yajl_gen_map_close(g);
+    } else if (YAJL_IS_ARRAY(v)) {
+        yajl_gen_array_open(g);
+        for (size_t i = 0; i < v->u.array.len; i++)
+            gen_value(g, v->u.array.values[i]);
+        yajl_gen_array_close(g);
+    } else if (YAJL_IS_TRUE(v)) {
+        yajl_gen_bool(g, 1);
+    } else if (YAJL_IS_FALSE(v)) {
+        yajl_gen_bool(g, 0);
+    } else {
+        yajl_gen_null(g);
+    }
+}
+
+static pidmap *pid_of(tmerge *tm, yajl_val pid)
+{
+    char key[64];
+    if (!pid)
+        key[0] = '\0';
+    else if (YAJL_IS_STRING(pid))
+        snprintf(key, sizeof key, "s:%.60s", pid->u.string);
+    else if (YAJL_IS_NUMBER(pid))
+        snprintf(key, sizeof key, "n:%.60s", pid->u.number.r);
+    else
+        snprintf(key, sizeof key, "?");
+    for (size_t i = 0; i < tm->npids; i++)
+        if (strcmp(tm->pids[i].key, key) == 0)
+            return &tm->pids[i];
+    if (tm->npids == tm->cap) {
+        size_t cap = tm->cap ? tm->cap * 2 : 8;
+        pidmap *p = realloc(tm->pids, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        tm->pids = p;
+        tm->cap = cap;
+    }
+    pidmap *p = &tm->pids[tm->npids++];
+    snprintf(p->key, sizeof p->key, "%s", key);
+    p->pid = tm->next_pid++;
+    p->named = 0;
+    return p;
+}
+
+static void gen_process_name(tmerge *tm, long long pid, const char *orig)
+{
+    yajl_gen g = tm->g;
+    char name[512];
+    if (orig)
+        snprintf(name, sizeof name, "rank %zu: %s", tm->rank, orig);
+    else
+        snprintf(name, sizeof name, "rank %zu (%s)", tm->rank, tm->file);
+    yajl_gen_map_open(g);
+    gen_str(g, "name");
+    gen_str(g, "process_name");
+    gen_str(g, "ph");
+    gen_str(g, "M");
+    gen_str(g, "pid");
+    yajl_gen_integer(g, pid);
+    gen_str(g, "args");
+    yajl_gen_map_open(g);
+    gen_str(g, "name");
+    gen_str(g, name);
+    yajl_gen_map_close(g);
+    yajl_gen_map_close(g);
+    yajl_gen_map_open(g);
+    gen_str(g, "name");
+    gen_str(g, "process_sort_index");
+    gen_str(g, "ph");
+    gen_str(g, "M");
+    gen_str(g, "pid");
+    yajl_gen_integer(g, pid);
+    gen_str(g, "args");
+    yajl_gen_map_open(g);
+    gen_str(g, "sort_index");
+    yajl_gen_integer(g, pid);
+    yajl_gen_map_close(g);
+    yajl_gen_map_close(g);
+}
+
+/* One event with its pid remapped (and its process name or flow id made
+ * rank-specific). */
+static int gen_event(tmerge *tm, yajl_val ev)
+{
+    yajl_gen g = tm->g;
+    const char *pp[] = {"pid", NULL}, *pph[] = {"ph", NULL}, *pn[] = {"name", NULL};
+    pidmap *pm = pid_of(tm, yajl_tree_get(ev, pp, yajl_t_any));
+    if (!pm)
+        return KSCOPE_ENOMEM;
+    yajl_val ph = yajl_tree_get(ev, pph, yajl_t_string);
+    yajl_val name = yajl_tree_get(ev, pn, yajl_t_string);
+    int is_pname =
+        ph && strcmp(ph->u.string, "M") == 0 && name && strcmp(name->u.string, "process_name") == 0;
+    if (is_pname) {
+        const char *pa[] = {"args", "name", NULL};
+        yajl_val orig = yajl_tree_get(ev, pa, yajl_t_string);
+        gen_process_name(tm, pm->pid, orig ? orig->u.string : NULL);
+        pm->named = 1;
+        return 0;
+    }
+    if (ph && strcmp(ph->u.string, "M") == 0 && name &&
+        strcmp(name->u.string, "process_sort_index") == 0)
+        return 0; /* ours replaces it */
+    yajl_gen_map_open(g);
+    int has_pid = 0;
+    for (size_t i = 0; i < ev->u.object.len; i++) {
+        const char *k = ev->u.object.keys[i];
+        yajl_val v = ev->u.object.values[i];
+        gen_str(g, k);
+        if (strcmp(k, "pid") == 0) {
+            yajl_gen_integer(g, pm->pid);
+            has_pid = 1;
+        } else if (strcmp(k, "id") == 0 && YAJL_IS_INTEGER(v)) {
+            yajl_gen_integer(g, (long long)tm->rank * 1000000000000LL + v->u.number.i);
+        } else if (strcmp(k, "id") == 0 && YAJL_IS_STRING(v)) {
+            char id[256];
+            snprintf(id, sizeof id, "r%zu:%s", tm->rank, v->u.string);
+            gen_str(g, id);
+        } else {
+            gen_value(g, v);
+        }
+    }
+    if (!has_pid) {
+        gen_str(g, "pid");
+        yajl_gen_integer(g, pm->pid);
+    }
+    yajl_gen_map_close(g);
+    return 0;
+}
+
+static size_t nesting(const char *s, size_t len)
+{
+    size_t depth = 0, max = 0;
+    int in_str = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (in_str) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_str = 0;
+        } else if (c == '"') {
+            in_str = 1;
+        } else if (c == '[' || c == '{') {
+            if (++depth > max)
+                max = depth;
+        } else if ((c == ']' || c == '}') && depth) {
+            depth--;
+        }
+    }
+    return max;
+}
+
+int kscope__merge_traces(const char *const *bufs, const size_t *lens, const char *const *names,
+                         size_t n, char **out, size_t *outlen, char *err, size_t errlen)
+{
+    *out = NULL;
+    *outlen = 0;
+    yajl_gen g = yajl_gen_alloc(NULL);
+    if (!g)
+        return mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+    yajl_gen_map_open(g);
+    gen_str(g, "displayTimeUnit");
+    gen_str(g, "us");
+    gen_str(g, "traceEvents");
+    yajl_gen_array_open(g);
+    tmerge tm = {.g = g, .next_pid = 1};
+    int rc = 0;
+    for (size_t r = 0; r < n && rc == 0; r++) {
+        if (nesting(bufs[r], lens[r]) > 64) {
+            rc = mfail(err, errlen, KSCOPE_EPARSE, "%s: JSON nested deeper than 64 levels",
+                       names[r]);
+            break;
+        }
+        char *text = malloc(lens[r] + 1);
+        if (!text) {
+            rc = mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+            break;
+        }
+        memcpy(text, bufs[r], lens[r]);
+        text[lens[r]] = '\0';
+        char yerr[256] = "";
+        yajl_val doc = yajl_tree_parse(text, yerr, sizeof yerr);
+        free(text);
+        if (!doc) {
+            for (char *c = yerr; *c; c++)
+                if (*c == '\n' || *c == '\r')
+                    *c = ' ';
+            rc = mfail(err, errlen, KSCOPE_EPARSE, "%s: not valid JSON: %.200s", names[r],
+                       strstr(yerr, "premature EOF") ? "truncated" : yerr);
+            break;
+        }
+        const char *pe[] = {"traceEvents", NULL};
+        yajl_val events = YAJL_IS_ARRAY(doc) ? doc : yajl_tree_get(doc, pe, yajl_t_array);
+        if (!events) {
+            rc = mfail(err, errlen, KSCOPE_EPARSE,
+                       "%s: not a Chrome trace: no \"traceEvents\" array", names[r]);
+        } else {
+            tm.rank = r;
+            tm.file = names[r];
+            tm.npids = 0;
+            for (size_t i = 0; i < events->u.array.len && rc == 0; i++) {
+                yajl_val ev = events->u.array.values[i];
+                if (!YAJL_IS_OBJECT(ev)) {
+                    rc = mfail(err, errlen, KSCOPE_EPARSE, "%s: event %zu is not an object",
+                               names[r], i);
+                    break;
+                }
+                rc = gen_event(&tm, ev);
+            }
+            for (size_t p = 0; rc == 0 && p < tm.npids; p++)
+                if (!tm.pids[p].named)
+                    gen_process_name(&tm, tm.pids[p].pid, NULL);
+            if (rc == KSCOPE_ENOMEM)
+                mfail(err, errlen, rc, "out of memory");
+        }
+        yajl_tree_free(doc);
+    }
+    free(tm.pids);
+    if (rc == 0) {
+        yajl_gen_array_close(g);
+        yajl_gen_map_close(g);
+        const unsigned char *buf;
+        size_t len;
+        if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok || !(*out = malloc(len + 1))) {
+            rc = mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+        } else {
+            memcpy(*out, buf, len);
+            (*out)[len] = '\0';
+            *outlen = len;
+        }
+    }
+    yajl_gen_free(g);
+    return rc;
+}
