@@ -33,8 +33,23 @@ void kscope__warn_once(const char *key, const char *fmt, ...) __attribute__((for
 
 /* ------------------------------------------------------------------ clock */
 
-/* Raw ticks (TSC where invariant, else CLOCK_MONOTONIC ns). */
-uint64_t kscope__ticks(void);
+/* Non-zero when ticks are TSC cycles (set once by kscope__clock_init). */
+extern int kscope__use_tsc;
+uint64_t kscope__ticks_slow(void);
+
+/* Raw ticks (TSC where invariant, else CLOCK_MONOTONIC ns). Inline: the
+ * scope hot path reads it twice per scope. */
+static inline uint64_t kscope__ticks(void)
+{
+#if defined(__x86_64__)
+    if (__builtin_expect(kscope__use_tsc, 1)) {
+        uint32_t lo, hi;
+        __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+        return ((uint64_t)hi << 32) | lo;
+    }
+#endif
+    return kscope__ticks_slow();
+}
 /* Convert ticks to kscope_now_ns() nanoseconds. */
 uint64_t kscope__ticks_to_ns(uint64_t ticks);
 /* Convert a duration in ticks to ns. */
@@ -150,6 +165,7 @@ typedef struct kscope__frame {
     uint64_t start; /* ticks */
     uint32_t flags;
     uint32_t name;
+    kscope__node *hint; /* the child entered last from this frame */
 } kscope__frame;
 
 typedef struct kscope__thread {
@@ -177,8 +193,18 @@ typedef struct kscope__thread {
     char name[32];
 } kscope__thread;
 
+/* The calling thread's state, NULL until its first annotation. */
+extern __thread kscope__thread *kscope__tls __attribute__((tls_model("initial-exec")));
+
+/* Create the calling thread's state (NULL out of memory). */
+kscope__thread *kscope__thread_new(void);
+
 /* The calling thread's state, created on first use (NULL out of memory). */
-kscope__thread *kscope__thread_get(void);
+static inline kscope__thread *kscope__thread_get(void)
+{
+    kscope__thread *t = kscope__tls;
+    return __builtin_expect(t != NULL, 1) ? t : kscope__thread_new();
+}
 
 /* ------------------------------------------------------------------ global */
 

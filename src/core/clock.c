@@ -16,7 +16,7 @@
 #include <x86intrin.h>
 #endif
 
-static int use_tsc;
+int kscope__use_tsc;
 static uint64_t base_tsc, base_ns;
 static double ns_per_tick = 1.0;
 static pthread_once_t clock_once = PTHREAD_ONCE_INIT;
@@ -83,8 +83,8 @@ static void sample_pair(uint64_t *tsc, uint64_t *ns)
 
 static void clock_setup(void)
 {
-    use_tsc = cpu_has_invariant_tsc();
-    if (!use_tsc)
+    kscope__use_tsc = cpu_has_invariant_tsc();
+    if (!kscope__use_tsc)
         return;
     sample_pair(&base_tsc, &base_ns);
     /* A first slope from a 2 ms wait; refined later by kscope__ticks_to_ns. */
@@ -102,12 +102,8 @@ void kscope__clock_init(void)
     pthread_once(&clock_once, clock_setup);
 }
 
-uint64_t kscope__ticks(void)
+uint64_t kscope__ticks_slow(void)
 {
-#if defined(__x86_64__)
-    if (__builtin_expect(use_tsc, 1))
-        return __rdtsc();
-#endif
     return monotonic_ns();
 }
 
@@ -134,7 +130,7 @@ static void refit(void)
 
 uint64_t kscope__ticks_to_ns(uint64_t ticks)
 {
-    if (!use_tsc)
+    if (!kscope__use_tsc)
         return ticks;
     if (fit_is_stale(monotonic_ns()))
         refit();
@@ -144,7 +140,7 @@ uint64_t kscope__ticks_to_ns(uint64_t ticks)
 
 uint64_t kscope__ticks_delta_ns(uint64_t dt)
 {
-    if (!use_tsc)
+    if (!kscope__use_tsc)
         return dt;
     if (fit_is_stale(monotonic_ns()))
         refit();

@@ -117,9 +117,14 @@ static int push(kscope__thread *t, uint32_t name, uint32_t flags, uint32_t color
     if (UNLIKELY(d >= KSCOPE__STACK_MAX))
         return kscope__fail(KSCOPE_EDEPTH, "scope '%s' would nest deeper than %d levels",
                             kscope__name(name), KSCOPE__STACK_MAX);
-    kscope__node *n = kscope__node_child(t, t->stack[d].node, name, KSCOPE__NODE_SCOPE);
-    if (UNLIKELY(!n))
-        return KSCOPE_ENOMEM;
+    kscope__frame *pf = &t->stack[d];
+    kscope__node *n = pf->hint;
+    if (UNLIKELY(!n || n->name != name || n->parent != pf->node)) {
+        n = kscope__node_child(t, pf->node, name, KSCOPE__NODE_SCOPE);
+        if (UNLIKELY(!n))
+            return KSCOPE_ENOMEM;
+        pf->hint = n;
+    }
     uint64_t now = kscope__ticks();
     kscope__frame *f = &t->stack[d + 1];
     f->node = n;

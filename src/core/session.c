@@ -459,7 +459,7 @@ static int path_of(kscope__session *s, const char *format, char *buf, size_t siz
  * <name>.part_<N>.<ext>, then start the next phase empty. */
 static int write_phase(kscope__session *s)
 {
-    const char *format;
+    const char *format = NULL;
     char path[1100];
     int rc = default_format(s, NULL, &format);
     if (rc)
@@ -486,7 +486,7 @@ static void release(kscope__session *s)
 
 static int finalize_one(kscope__session *s, const void *requested)
 {
-    const char *format;
+    const char *format = NULL;
     char path[1100];
     int rc = default_format(s, requested, &format);
     if (rc)

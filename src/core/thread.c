@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static __thread kscope__thread *tls_thread __attribute__((tls_model("initial-exec")));
+__thread kscope__thread *kscope__tls __attribute__((tls_model("initial-exec")));
 static kscope__thread *registry;
 static uint32_t nthreads;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -35,9 +35,9 @@ static void node_init(kscope__node *n, kscope__thread *owner, uint32_t kind)
     n->owner = owner;
 }
 
-kscope__thread *kscope__thread_get(void)
+kscope__thread *kscope__thread_new(void)
 {
-    kscope__thread *t = tls_thread;
+    kscope__thread *t = kscope__tls;
     if (t)
         return t;
     kscope__clock_init();
@@ -60,7 +60,7 @@ kscope__thread *kscope__thread_get(void)
     t->next = registry;
     registry = t;
     pthread_mutex_unlock(&registry_lock);
-    tls_thread = t;
+    kscope__tls = t;
     return t;
 }
 
