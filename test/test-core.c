@@ -416,9 +416,11 @@ static void test_full_disk_is_an_error_and_keeps_the_session(void **state)
 static void test_unwritable_output_is_an_error(void **state)
 {
     (void)state;
+    unlink("t_ro_dir/out.hatchet");
+    rmdir("t_ro_dir");
     mkdir("t_ro_dir", 0755);
     int s = start_tree("t_ro_dir/out");
-    rmdir("t_ro_dir");
+    assert_int_equal(rmdir("t_ro_dir"), 0);
     assert_true(kscope_finalize(s, NULL) < 0);
     assert_non_null(strstr(kscope_last_error(), "t_ro_dir/out.hatchet"));
     mkdir("t_ro_dir", 0755);
