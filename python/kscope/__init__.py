@@ -16,7 +16,7 @@ from . import _wrap, context
 from ._kscope import __version__
 from .hooks import LaunchHook, raise_pending as check_errors
 from .oneshot import Backend, OneShotCapture, detect_backend, profiled_region
-from .profile import DEFAULT_PROFILE_NAME, activate, deactivate, finalize, profile, start
+from .sessions import DEFAULT_PROFILE_NAME, activate, deactivate, finalize, profile, start
 from .scope import (
     cpu_timed_scope,
     enter_scope,

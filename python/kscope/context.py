@@ -9,9 +9,11 @@ Python can see:
   - torch operations, through a TorchFunctionMode pushed on the thread that
     started the session (when torch is imported by then).
 Kernels launched from C with no Python call around them stay under the
-scopes open at the time, as with context="shadow".
+scopes open at the time, as with context="shadow". Frames of kscope and of
+Triton's own package (its launcher and hook chain) are left out.
 """
 import os
+import sys
 
 from . import _kscope
 
@@ -21,9 +23,23 @@ _torch_mode = None
 _sessions = set()
 
 
+_skip = [PACKAGE_DIR]
+
+
 def frame_skip_prefixes():
     """Filename prefixes whose frames never become scopes."""
-    return (PACKAGE_DIR,)
+    return tuple(_skip)
+
+
+def skip_frames_under(folder):
+    """Leave frames of files under `folder` out of python contexts (the
+    Triton hook does this for Triton's own package)."""
+    prefix = os.path.join(os.path.abspath(folder), "")
+    if prefix not in _skip:
+        _skip.append(prefix)
+        from . import _wrap
+
+        _kscope._configure(_wrap.decorate, frame_skip_prefixes())
 
 
 def _make_torch_mode():
@@ -54,8 +70,9 @@ def enable(session):
         HookManager.register(session)
     except RuntimeError:
         pass  # no triton: torch (below) and scopes still work
-    import sys
-
+    triton = sys.modules.get("triton")
+    if triton is not None and getattr(triton, "__file__", None):
+        skip_frames_under(os.path.dirname(triton.__file__))
     if _torch_mode is None and "torch" in sys.modules:
         _torch_mode = _make_torch_mode()
         _torch_mode.__enter__()

@@ -74,12 +74,12 @@ def run_target(target):
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    from . import profile as _profile
+    from . import sessions as _sessions
     from .hooks import LaunchHook
 
     if args.include or args.exclude:
         LaunchHook().configure(include=args.include, exclude=args.exclude)
-    session = _profile.start(args.name, context=args.context, data=args.data,
+    session = _sessions.start(args.name, context=args.context, data=args.data,
                              backend=args.backend, mode=args.mode, hook=args.hook)
     flags.command_line, flags.command_line_session = True, session
     prof = None
@@ -100,7 +100,7 @@ def main(argv=None):
             prof.disable()
         flags.command_line, flags.command_line_session = False, None
         path = _kscope.output_path(session, args.format)
-        _profile._finalize_now(None, args.format)
+        _sessions._finalize_now(None, args.format)
         print(f"kscope: wrote {path}", file=sys.stderr)
         if prof is not None:
             render_python(profiler_rows(prof), args.python_cpu, sys.stderr)

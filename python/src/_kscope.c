@@ -544,10 +544,10 @@ static PyMemberDef scope_members[] = {
 };
 
 static PyType_Slot scope_slots[] = {
-    {Py_tp_new, scope_tp_new},        {Py_tp_dealloc, scope_dealloc},
-    {Py_tp_members, scope_members},   {Py_tp_getset, scope_getset},
-    {Py_tp_call, PyVectorcall_Call},  {Py_tp_repr, scope_repr},
-    {Py_tp_doc, (void *)scope_doc},   {0, NULL},
+    {Py_tp_new, scope_tp_new},       {Py_tp_dealloc, scope_dealloc},
+    {Py_tp_members, scope_members},  {Py_tp_getset, scope_getset},
+    {Py_tp_call, PyVectorcall_Call}, {Py_tp_repr, scope_repr},
+    {Py_tp_doc, (void *)scope_doc},  {0, NULL},
 };
 
 static PyType_Slot cpu_timed_slots[] = {
@@ -558,14 +558,13 @@ static PyType_Slot cpu_timed_slots[] = {
 };
 
 static PyType_Slot trace_slots[] = {
-    {Py_tp_new, scope_tp_new},       {Py_tp_dealloc, scope_dealloc},
-    {Py_tp_methods, trace_methods},  {Py_tp_members, scope_members},
-    {Py_tp_getset, scope_getset},    {Py_tp_call, PyVectorcall_Call},
-    {Py_tp_repr, scope_repr},        {Py_tp_doc, (void *)trace_doc},
-    {0, NULL},
+    {Py_tp_new, scope_tp_new},      {Py_tp_dealloc, scope_dealloc}, {Py_tp_methods, trace_methods},
+    {Py_tp_members, scope_members}, {Py_tp_getset, scope_getset},   {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_repr, scope_repr},       {Py_tp_doc, (void *)trace_doc}, {0, NULL},
 };
 
-#define SCOPE_TYPE_FLAGS (Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_VECTORCALL)
+#define SCOPE_TYPE_FLAGS                                                                           \
+    (Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_VECTORCALL)
 
 static PyType_Spec scope_spec = {"kscope._kscope.scope", sizeof(ScopeObject), 0, SCOPE_TYPE_FLAGS,
                                  scope_slots};
@@ -605,7 +604,8 @@ static PyObject *scope_method_call(PyObject *obj, PyObject *const *args, size_t 
     ScopeMethodObject *desc = (ScopeMethodObject *)obj;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     module_state *st = state_of_type(Py_TYPE(obj));
-    if (nargs != desc->nargs + 1 || !is_scope(st, args[0]) || (kwnames && PyTuple_GET_SIZE(kwnames))) {
+    if (nargs != desc->nargs + 1 || !is_scope(st, args[0]) ||
+        (kwnames && PyTuple_GET_SIZE(kwnames))) {
         PyErr_Format(PyExc_TypeError, "%s takes a kscope scope%s",
                      desc->nargs ? "__exit__" : "__enter__",
                      desc->nargs ? " and (exc_type, exc, traceback)" : "");
@@ -633,19 +633,16 @@ static PyMemberDef scope_method_members[] = {
 };
 
 static PyType_Slot scope_method_slots[] = {
-    {Py_tp_dealloc, scope_method_dealloc},
-    {Py_tp_descr_get, scope_method_get},
-    {Py_tp_call, PyVectorcall_Call},
-    {Py_tp_members, scope_method_members},
-    {Py_tp_repr, scope_method_repr},
-    {0, NULL},
+    {Py_tp_dealloc, scope_method_dealloc}, {Py_tp_descr_get, scope_method_get},
+    {Py_tp_call, PyVectorcall_Call},       {Py_tp_members, scope_method_members},
+    {Py_tp_repr, scope_method_repr},       {0, NULL},
 };
 
-static PyType_Spec scope_method_spec = {
-    "kscope._kscope.scope_method", sizeof(ScopeMethodObject), 0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_VECTORCALL |
-        Py_TPFLAGS_DISALLOW_INSTANTIATION,
-    scope_method_slots};
+static PyType_Spec scope_method_spec = {"kscope._kscope.scope_method", sizeof(ScopeMethodObject), 0,
+                                        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                            Py_TPFLAGS_HAVE_VECTORCALL |
+                                            Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                        scope_method_slots};
 
 /* Put __enter__ and __exit__ into a scope type's dictionary. */
 static int add_scope_methods(PyTypeObject *method_type, PyTypeObject *tp)
@@ -808,11 +805,11 @@ static PyType_Slot scoped_fn_slots[] = {
     {0, NULL},
 };
 
-static PyType_Spec scoped_fn_spec = {
-    "kscope._kscope.ScopedFunction", sizeof(ScopedFnObject), 0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
-        Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_METHOD_DESCRIPTOR,
-    scoped_fn_slots};
+static PyType_Spec scoped_fn_spec = {"kscope._kscope.ScopedFunction", sizeof(ScopedFnObject), 0,
+                                     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+                                         Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_IMMUTABLETYPE |
+                                         Py_TPFLAGS_METHOD_DESCRIPTOR,
+                                     scoped_fn_slots};
 
 /* ------------------------------------------------------------------ Tracer */
 
@@ -930,7 +927,7 @@ static PyObject *tracer_mark(TracerObject *self, PyObject *Py_UNUSED(ignored))
         return NULL;
     }
     PyObject *top = PyList_GET_ITEM(self->names, n - 1);
-    if (top == Py_None)
+    if (top == Py_None || !self->t.real[self->t.depth - 1])
         Py_RETURN_NONE; /* a placeholder: nothing to mark */
     const char *name = utf8_of(top, "message");
     if (!name)
@@ -1031,10 +1028,9 @@ static PyType_Slot tracer_slots[] = {
     {0, NULL},
 };
 
-static PyType_Spec tracer_spec = {"kscope._kscope.Tracer", sizeof(TracerObject), 0,
-                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
-                                      Py_TPFLAGS_IMMUTABLETYPE,
-                                  tracer_slots};
+static PyType_Spec tracer_spec = {
+    "kscope._kscope.Tracer", sizeof(TracerObject), 0,
+    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE, tracer_slots};
 
 /* --------------------------------------------------------------- functions */
 
@@ -1232,8 +1228,7 @@ static PyObject *fn_enter_scope(PyObject *m, PyObject *const *args, Py_ssize_t n
     if (kwnames && manual_kwargs(args + nargs, kwnames, &triton_op, &metrics) < 0)
         return NULL;
     if (manual.n >= MANUAL_MAX) {
-        PyErr_Format(PyExc_RecursionError, "more than %d scopes opened by enter_scope",
-                     MANUAL_MAX);
+        PyErr_Format(PyExc_RecursionError, "more than %d scopes opened by enter_scope", MANUAL_MAX);
         return NULL;
     }
     const char *name = utf8_of(args[0], "scope name");
@@ -1256,8 +1251,8 @@ static PyObject *fn_exit_scope(PyObject *m, PyObject *const *args, Py_ssize_t na
     (void)m;
     PyObject *triton_op = NULL;
     if (nargs > 1) {
-        PyErr_Format(PyExc_TypeError, "exit_scope() takes at most 1 positional argument (%zd given)",
-                     nargs);
+        PyErr_Format(PyExc_TypeError,
+                     "exit_scope() takes at most 1 positional argument (%zd given)", nargs);
         return NULL;
     }
     if (kwnames && manual_kwargs(args + nargs, kwnames, &triton_op, NULL) < 0)
@@ -1329,8 +1324,8 @@ static PyObject *fn_mark(PyObject *m, PyObject *name)
 static PyObject *fn_launch_metadata(PyObject *m, PyObject *args, PyObject *kwargs)
 {
     (void)m;
-    static char *kwlist[] = {"name",  "flops8", "flops16", "flops32",
-                             "flops64", "bytes", "custom", NULL};
+    static char *kwlist[] = {"name",    "flops8", "flops16", "flops32",
+                             "flops64", "bytes",  "custom",  NULL};
     kscope_launch_meta meta = {0};
     PyObject *custom = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zdddddO:launch_metadata", kwlist, &meta.name,
@@ -1385,8 +1380,8 @@ static PyObject *fn_set_profiling(PyObject *m, PyObject *level)
             return NULL;
         v = kscope_parse_profiling(s);
         if (v < 0) {
-            PyErr_Format(PyExc_ValueError,
-                         "profiling level '%s' is not one of off, on, detailed", s);
+            PyErr_Format(PyExc_ValueError, "profiling level '%s' is not one of off, on, detailed",
+                         s);
             return NULL;
         }
     } else {
@@ -1472,8 +1467,8 @@ static int skipped_file(module_state *st, PyObject *filename)
 {
     Py_ssize_t n = st->frame_skip ? PyTuple_GET_SIZE(st->frame_skip) : 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        Py_ssize_t r =
-            PyUnicode_Tailmatch(filename, PyTuple_GET_ITEM(st->frame_skip, i), 0, PY_SSIZE_T_MAX, -1);
+        Py_ssize_t r = PyUnicode_Tailmatch(filename, PyTuple_GET_ITEM(st->frame_skip, i), 0,
+                                           PY_SSIZE_T_MAX, -1);
         if (r != 0)
             return (int)r; /* 1 match, -1 error */
     }
@@ -1674,15 +1669,9 @@ static PyModuleDef_Slot module_slots[] = {
 };
 
 static struct PyModuleDef kscope_module = {
-    PyModuleDef_HEAD_INIT,
-    "kscope._kscope",
-    "libkscope's C API for the kscope package.",
-    sizeof(module_state),
-    module_methods,
-    module_slots,
-    module_traverse,
-    module_clear,
-    module_free,
+    PyModuleDef_HEAD_INIT, "kscope._kscope", "libkscope's C API for the kscope package.",
+    sizeof(module_state),  module_methods,   module_slots,
+    module_traverse,       module_clear,     module_free,
 };
 
 PyMODINIT_FUNC PyInit__kscope(void)

@@ -1,4 +1,4 @@
-"""profile.py - sessions with Proton's signatures.
+"""sessions.py - sessions with Proton's signatures.
 
 start() returns a session id; activate/deactivate/finalize act on one
 session or, with None, on all. Under the `python -m kscope` launcher the

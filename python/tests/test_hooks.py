@@ -1,0 +1,161 @@
+"""The Triton launch hook, driven with stand-ins for Triton's LazyDict and
+knobs (no Triton or GPU needed)."""
+import sys
+import types
+
+import pytest
+
+import kscope
+from kscope import _kscope
+from kscope.hooks import HookManager, LaunchHook
+
+
+class FakeLazyDict:
+    """Triton's LazyDict: .data is cheap, .get() runs launch_metadata."""
+
+    def __init__(self, name, meta):
+        self.data = {"name": name, "function": None, "stream": 0}
+        self.meta = meta
+        self.evaluated = 0
+
+    def get(self):
+        self.evaluated += 1
+        return dict(self.data, **self.meta)
+
+
+class FakeChain:
+    def __init__(self):
+        self.calls = []
+
+    def add(self, f):
+        if f not in self.calls:
+            self.calls.append(f)
+
+    def remove(self, f):
+        if f in self.calls:
+            self.calls.remove(f)
+
+    def __call__(self, *a):
+        for f in self.calls:
+            f(*a)
+
+
+@pytest.fixture
+def fake_triton(monkeypatch):
+    runtime = types.SimpleNamespace(launch_enter_hook=FakeChain(), launch_exit_hook=FakeChain())
+    knobs = types.ModuleType("triton.knobs")
+    knobs.runtime = runtime
+    triton = types.ModuleType("triton")
+    triton.knobs = knobs
+    monkeypatch.setitem(sys.modules, "triton", triton)
+    monkeypatch.setitem(sys.modules, "triton.knobs", knobs)
+    yield runtime
+    HookManager.unregister()
+    LaunchHook().configure()
+    LaunchHook().python_frames = False
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    seen = []
+    monkeypatch.setattr(_kscope, "launch_metadata", lambda **kw: seen.append(kw))
+    return seen
+
+
+def test_metadata_args():
+    meta = {"name": "k", "function": 1, "stream": 2, "flops16": 10, "bytes": 4.0,
+            "tokens": 3, "ignored": "text", "flag": True}
+    args = LaunchHook.metadata_args(meta)
+    assert args == {"name": "k", "flops16": 10.0, "bytes": 4.0,
+                    "custom": {"tokens": 3.0, "flag": 1.0}}
+
+
+def test_hook_installed_while_a_session_wants_it(fake_triton, tmp_path, calls):
+    sid = kscope.start(str(tmp_path / "h"), hook="triton")
+    hook = LaunchHook()
+    assert hook.enter in fake_triton.launch_enter_hook.calls
+    meta = FakeLazyDict("add_kernel", {"flops32": 8.0, "bytes": 16})
+    fake_triton.launch_enter_hook(meta)
+    fake_triton.launch_exit_hook(meta)
+    assert calls == [{"name": "add_kernel", "flops32": 8.0, "bytes": 16.0}]
+    kscope.deactivate(sid)
+    assert hook.enter not in fake_triton.launch_enter_hook.calls
+    kscope.activate(sid)
+    assert hook.enter in fake_triton.launch_enter_hook.calls
+    kscope.finalize(sid)
+    assert fake_triton.launch_enter_hook.calls == []
+    assert fake_triton.launch_exit_hook.calls == []
+
+
+def test_include_exclude(fake_triton, tmp_path, calls):
+    LaunchHook().configure(include="matmul_.*", exclude=".*_slow")
+    kscope.start(str(tmp_path / "h"), hook="triton")
+    kernels = [FakeLazyDict(n, {}) for n in ("matmul_fast", "matmul_slow", "add")]
+    for k in kernels:
+        fake_triton.launch_enter_hook(k)
+        fake_triton.launch_exit_hook(k)
+    assert [c["name"] for c in calls] == ["matmul_fast"]
+    assert [k.evaluated for k in kernels] == [1, 0, 0]  # filtered before launch_metadata
+
+
+def test_old_style_single_hook(monkeypatch, tmp_path, calls):
+    runtime = types.SimpleNamespace(launch_enter_hook=None, launch_exit_hook=None)
+    knobs = types.ModuleType("triton.knobs")
+    knobs.runtime = runtime
+    triton = types.ModuleType("triton")
+    triton.knobs = knobs
+    monkeypatch.setitem(sys.modules, "triton", triton)
+    monkeypatch.setitem(sys.modules, "triton.knobs", knobs)
+    sid = kscope.start(str(tmp_path / "h"), hook="triton")
+    runtime.launch_enter_hook(FakeLazyDict("k", {}))
+    runtime.launch_exit_hook(FakeLazyDict("k", {}))
+    assert calls == [{"name": "k"}]
+    kscope.finalize(sid)
+    assert runtime.launch_enter_hook is None and runtime.launch_exit_hook is None
+
+
+def test_hook_errors_surface_at_next_call(fake_triton, tmp_path):
+    sid = kscope.start(str(tmp_path / "h"), hook="triton")
+
+    class Broken(FakeLazyDict):
+        def get(self):
+            raise KeyError("launch_metadata exploded")
+
+    fake_triton.launch_enter_hook(Broken("k", {}))  # must not raise into Triton
+    fake_triton.launch_exit_hook(Broken("k", {}))
+    with pytest.raises(RuntimeError, match="launch_metadata exploded"):
+        kscope.deactivate(sid)
+    kscope.check_errors()  # reported once
+
+
+def test_hook_without_triton(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "triton", None)
+    with pytest.raises(RuntimeError, match="triton"):
+        kscope.start(str(tmp_path / "h"), hook="triton")
+    assert HookManager.sessions == {}
+
+
+def test_python_frames_around_launch(fake_triton, tmp_path, calls):
+    sid = kscope.start(str(tmp_path / "p"), context="python")
+    meta = FakeLazyDict("k", {})
+
+    def launcher_in_user_code():
+        fake_triton.launch_enter_hook(meta)
+        depth = _kscope.depth()
+        fake_triton.launch_exit_hook(meta)
+        return depth
+
+    depth = launcher_in_user_code()
+    assert depth > 0 and _kscope.depth() == 0
+    root = kscope.data.get(sid)[0]
+    names = []
+    node = root
+    while node["children"]:
+        node = node["children"][0]
+        names.append(node["frame"]["name"])
+    assert names[-1].startswith(__file__ + ":")
+    assert names[-1].endswith("@__call__")  # FakeChain stands where Triton's chain would be
+    assert names[-2].endswith("@launcher_in_user_code")
+    assert any(n.endswith("@test_python_frames_around_launch") for n in names)
+    assert not any("/kscope/" in n.split(":")[0] for n in names)
+    kscope.finalize(sid)

@@ -1,0 +1,109 @@
+"""`python -m kscope`: the Proton-style launcher and --python-cpu."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+SCRIPT = textwrap.dedent("""
+    import sys
+    import kscope as proton
+
+    def hot_loop():
+        return sum(i * i for i in range(50000))
+
+    session = proton.start("ignored_by_launcher")
+    with proton.scope("script_scope", {"argc": len(sys.argv)}):
+        hot_loop()
+    proton.finalize()
+    print("argv=" + ",".join(sys.argv[1:]))
+    print("name=" + __name__)
+    sys.exit(int(sys.argv[1]) if len(sys.argv) > 1 and sys.argv[1].isdigit() else 0)
+""")
+
+
+def run(args, cwd):
+    return subprocess.run([sys.executable, "-m", "kscope", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture
+def script(tmp_path):
+    p = tmp_path / "prog.py"
+    p.write_text(SCRIPT)
+    return p
+
+
+def test_runs_script_with_its_arguments(tmp_path, script):
+    r = run(["-n", "out", str(script), "a", "b"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "argv=a,b" in r.stdout and "name=__main__" in r.stdout
+    assert "kscope: wrote " in r.stderr
+    assert sorted(os.listdir(tmp_path)) == ["out.hatchet", "prog.py"]  # script's start ignored
+    root = json.loads((tmp_path / "out.hatchet").read_text())[0]
+    (node,) = [c for c in root["children"] if c["frame"]["name"] == "script_scope"]
+    assert node["metrics"]["argc"] == 3
+
+
+def test_exit_status_is_the_scripts(tmp_path, script):
+    r = run(["-n", "out", str(script), "3"], tmp_path)
+    assert r.returncode == 3
+    assert (tmp_path / "out.hatchet").exists()
+
+
+def test_trace_and_format_options(tmp_path, script):
+    r = run(["-n", "tl", "-d", "trace", str(script)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "tl.chrome_trace").read_text())
+    assert any(e["name"] == "script_scope" for e in doc["traceEvents"])
+    r = run(["-n", "mp", "-f", "hatchet_msgpack", str(script)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "mp.hatchet_msgpack").read_bytes()[0] == 0x92
+
+
+def test_python_cpu_table(tmp_path, script):
+    r = run(["-n", "out", "--python-cpu", "5", str(script)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    i = next(k for k, l in enumerate(lines) if "Top 5 Python functions" in l)
+    assert lines[i + 1].split() == ["%", "total", "calls", "function"]
+    rows = lines[i + 2:i + 7]
+    assert len(rows) == 5
+    assert any("prog.py:" in row for row in rows)  # the generator inside hot_loop
+    pct = [float(row.split()[0].rstrip("%")) for row in rows]
+    assert pct == sorted(pct, reverse=True)
+
+
+def test_pytest_target(tmp_path):
+    (tmp_path / "test_inner.py").write_text(textwrap.dedent("""
+        import kscope
+        def test_it():
+            with kscope.scope("in_pytest"):
+                pass
+    """))
+    r = run(["-n", "pt", "pytest", "-q", "-p", "no:cacheprovider", "test_inner.py"], tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    root = json.loads((tmp_path / "pt.hatchet").read_text())[0]
+    assert any(c["frame"]["name"] == "in_pytest" for c in root["children"])
+
+
+def test_missing_script_and_usage(tmp_path):
+    r = run(["-n", "x", "nope.py"], tmp_path)
+    assert r.returncode == 2 and "nope.py: no such file" in r.stderr
+    r = run([], tmp_path)
+    assert r.returncode == 2 and "no script given" in r.stderr
+    r = run(["--python-cpu", "0", "x.py"], tmp_path)
+    assert r.returncode == 2 and "at least 1" in r.stderr
+    r = run(["-c", "bogus", "x.py"], tmp_path)
+    assert r.returncode == 2 and "invalid choice" in r.stderr
+
+
+def test_script_exception_still_writes(tmp_path):
+    p = tmp_path / "boom.py"
+    p.write_text("import kscope\nwith kscope.scope('before_boom'):\n    pass\nraise KeyError('bad')\n")
+    r = run(["-n", "b", str(p)], tmp_path)
+    assert r.returncode == 1
+    assert "KeyError" in r.stderr
+    assert (tmp_path / "b.hatchet").exists()
