@@ -302,6 +302,41 @@ static void test_trace_format_needs_trace_data(void **state)
     assert_non_null(strstr(kscope_last_error(), "data=trace"));
 }
 
+/* A recorder running while sessions are open: counter tracks in a trace,
+ * mean/max on a tree's ROOT. */
+static void test_resource_samples_in_sessions(void **state)
+{
+    (void)state;
+    kscope_session_opts to = {.name = "t_samples", .data = "trace", .backend = "none"};
+    kscope_session_opts tr = {.name = "t_samples", .data = "tree", .backend = "none"};
+    int trace = kscope_start(&to), tree = kscope_start(&tr);
+    assert_true(trace >= 0 && tree >= 0);
+    int self = (int)getpid();
+    kscope_recorder_opts ro = {.interval_ms = 2, .pids = &self, .npids = 1, .no_gpu = 1};
+    kscope_recorder *rec = NULL;
+    assert_int_equal(kscope_recorder_start(&ro, &rec), 0);
+    kscope_enter("busy");
+    usleep(40000);
+    kscope_exit("busy");
+    assert_int_equal(kscope_recorder_stop(rec), 0);
+    assert_int_equal(kscope_finalize(KSCOPE_ALL, NULL), 0);
+    kscope_recorder_free(rec);
+    yajl_val doc = tu_parse_file("t_samples.chrome_trace");
+    assert_non_null(doc);
+    yajl_val evs = tu_get(doc, "traceEvents");
+    int counters = 0;
+    for (size_t i = 0; i < evs->u.array.len; i++)
+        counters += strcmp(tu_get(evs->u.array.values[i], "ph")->u.string, "C") == 0;
+    assert_true(counters >= 5);
+    yajl_tree_free(doc);
+    doc = tu_parse_file("t_samples.hatchet");
+    assert_non_null(doc);
+    yajl_val root = doc->u.array.values[0];
+    assert_true(YAJL_IS_NUMBER(tu_metric(root, "cpu_percent.mean")));
+    assert_true(YAJL_IS_NUMBER(tu_metric(root, "cpu_percent.max")));
+    yajl_tree_free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -310,6 +345,7 @@ int main(void)
         cmocka_unit_test_teardown(test_msgpack_equals_json, teardown),
         cmocka_unit_test_teardown(test_chrome_trace, teardown),
         cmocka_unit_test_teardown(test_trace_format_needs_trace_data, teardown),
+        cmocka_unit_test_teardown(test_resource_samples_in_sessions, teardown),
     };
     return cmocka_run_group_tests_name("export", tests, NULL, NULL);
 }

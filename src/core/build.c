@@ -4,6 +4,7 @@
  * merge, and scopes still open are closed at the time of the call.
  */
 #include "core.h"
+#include "diag/diag.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +266,18 @@ static int merge_child(builder *b, kscope__pnode *pn, const kscope__node *c)
     return rc;
 }
 
+typedef struct summary_ctx {
+    kscope__ptree *t;
+    int rc;
+} summary_ctx;
+
+static void put_summary(const char *name, double value, void *arg)
+{
+    summary_ctx *c = arg;
+    if (c->rc == 0)
+        c->rc = kscope__pnode_set_double(c->t, c->t->root, name, value);
+}
+
 kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks)
 {
     kscope__ptree *t = kscope__ptree_new();
@@ -288,6 +301,12 @@ kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks)
     if (rc == 0)
         rc = merge(&b, t->root, &kscope__g.root);
     pthread_mutex_unlock(&s->lock);
+    if (rc == 0) {
+        /* Resource samples taken while the session ran: mean and max. */
+        summary_ctx sc = {t, 0};
+        kscope__diag_summary(s->start_ns, kscope__ticks_to_ns(now_ticks), put_summary, &sc);
+        rc = sc.rc;
+    }
     if (rc == 0)
         kscope__devices_to_ptree(t);
     if (rc != 0) {

@@ -6,6 +6,7 @@
  * launch to its kernel. Timestamps are µs since the session started.
  */
 #include "core.h"
+#include "diag/diag.h"
 #include "export/jsonw.h"
 
 #include <stdlib.h>
@@ -309,6 +310,26 @@ static int gpu_tracks(trace_ctx *c)
     return 0;
 }
 
+/* Samples of the resource recorder taken during the session, as counter
+ * tracks ("ph":"C"). */
+static int counter_tracks(trace_ctx *c, uint64_t now_ns)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return KSCOPE_ENOMEM;
+    int first = 0; /* the trace already holds events: each counter adds ",\n{...}" */
+    int rc = kscope__diag_chrome_counters(f, c->s->start_ns, now_ns, c->s->start_ns, c->pid, &first);
+    if (fclose(f) != 0 || rc < 0) {
+        free(text);
+        return KSCOPE_ENOMEM;
+    }
+    kscope__jw_raw(c->w, text, len);
+    free(text);
+    return 0;
+}
+
 int kscope__build_trace(int slot, uint64_t now_ticks, char **out, size_t *len)
 {
     kscope__session *s = &kscope__sessions[slot];
@@ -342,6 +363,8 @@ int kscope__build_trace(int slot, uint64_t now_ticks, char **out, size_t *len)
     for (size_t i = 0; i < s->ngev && rc == 0; i++)
         gpu_event(&c, &s->gev[i]);
     pthread_mutex_unlock(&s->lock);
+    if (rc == 0)
+        rc = counter_tracks(&c, now_ns);
     kscope__jw_close(&w, ']');
     kscope__jw_close(&w, '}');
     kscope__jw_raw(&w, "\n", 1);
