@@ -42,7 +42,10 @@ static double forward(int layers)
 
 int main(int argc, char **argv)
 {
-    kscope_session_opts opts = {.name = argc > 1 ? argv[1] : "example", .data = "tree"};
+    /* example [NAME [tree|trace [FORMAT]]] */
+    kscope_session_opts opts = {.name = argc > 1 ? argv[1] : "example",
+                                .data = argc > 2 ? argv[2] : "tree"};
+    const char *format = argc > 3 ? argv[3] : NULL;
     int session = kscope_start(&opts);
     if (session < 0) {
         fprintf(stderr, "example: %s\n", kscope_last_error());
@@ -61,13 +64,11 @@ int main(int argc, char **argv)
         kscope_mark("step_done");
     }
     kscope_exit("train");
-    int rc = kscope_finalize(session, NULL);
+    int rc = kscope_finalize(session, format);
     if (rc < 0) {
         fprintf(stderr, "example: %s\n", kscope_last_error());
         return 1;
     }
-    char path[1100];
-    snprintf(path, sizeof path, "%s.hatchet", opts.name);
-    printf("example: wrote %s (checksum %.3f)\n", path, sink);
+    printf("example: done (checksum %.3f)\n", sink);
     return 0;
 }
