@@ -14,4 +14,4 @@ echo "== kscope run -- example (nested scopes, metrics, a state, a mark)"
 ./build/kscope run -o "$out" -n example -- ./build/example "$out/example-self"
 echo
 echo "== kscope view $out/example.hatchet"
-./build/kscope view -m wall_time/ms calls "$out/example.hatchet"
+./build/kscope view -m wall_time/ms -m calls -m tokens "$out/example.hatchet"
