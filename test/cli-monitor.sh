@@ -33,7 +33,14 @@ start_busy
 busy=$!
 expect_rc 0 "monitor --pid (busy) for 1 s" "$KS" monitor --pid "$busy" --interval 50 \
     --duration 1 -o "$WORK/busy.csv"
-check_py "busy process above 50% CPU" "$CSV_CHECK" "$WORK/busy.csv" 50 1000 20
+# Above 50% whenever the machine is not overloaded (then at least 10%).
+load=$(cut -d' ' -f1 /proc/loadavg)
+if python3 -c "import os, sys; sys.exit(float(sys.argv[1]) < os.cpu_count() - 0.5)" "$load"; then
+    echo "note: load $load on $(nproc) cores: the busy process need not get half a core"
+    check_py "busy process above 10% CPU (loaded machine)" "$CSV_CHECK" "$WORK/busy.csv" 10 1000 20
+else
+    check_py "busy process above 50% CPU" "$CSV_CHECK" "$WORK/busy.csv" 50 1000 20
+fi
 start_idle
 idle=$!
 expect_rc 0 "monitor --pid (idle) for 1 s" "$KS" monitor --pid "$idle" --interval 50 \
@@ -51,25 +58,32 @@ expect_rc 0 "monitor at 10 ms for 1 s" "$KS" monitor --pid "$idle" --interval 10
     --duration 1 -o "$WORK/fast.csv"
 check_py "10 ms x 1 s gives 100 samples within 10%" "$CSV_CHECK" "$WORK/fast.csv" 0 100 100
 
-# JSONL, parsed back: a command's CPU.
+# JSONL, parsed back: a command's CPU, against its own account (os.times).
 JSONL_CHECK='
 import json, sys
-lines = open(sys.argv[1]).read().splitlines()
-recs = [json.loads(l) for l in lines]
+recs = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()]
 assert len(recs) >= 5, "only %d records" % len(recs)
 for r in recs:
     assert set(r) == {"t_s", "cpu", "gpus"}, sorted(r)
     c = r["cpu"]
     assert c["processes"] == 1 and set(c) >= {"cpu_percent", "user_percent", "system_percent", "rss_bytes", "threads", "alive"}
+    assert r["gpus"] == {}
 assert recs[0]["cpu"]["alive"] == 1 and recs[-1]["cpu"]["alive"] == 0, "command not seen ending"
-busy = [r["cpu"]["cpu_percent"] for r in recs[1:-2]]
-assert sum(busy) / len(busy) > 50, "command measured at %.1f%%" % (sum(busy) / len(busy))
-print("%d records" % len(recs))
+measured, prev = 0.0, 0.0
+for r in recs:
+    measured += r["cpu"]["cpu_percent"] / 100 * (r["t_s"] - prev)
+    prev = r["t_s"]
+own = float(open(sys.argv[2]).read())
+assert abs(measured - own) <= 0.15 * own + 0.06, "measured %.3f s of CPU, the command used %.3f s" % (measured, own)
+print("%d records, %.3f s CPU measured, %.3f s used" % (len(recs), measured, own))
 '
 expect_rc 0 "monitor -- COMMAND into JSONL" "$KS" monitor --no-gpu --interval 50 \
-    -o "$WORK/cmd.jsonl" -- python3 -c 'import time; t = time.time()
-while time.time() - t < 0.6: pass'
-check_py "JSONL parsed back, command busy" "$JSONL_CHECK" "$WORK/cmd.jsonl"
+    -o "$WORK/cmd.jsonl" -- python3 -c 'import os, sys, time
+t = time.time()
+while time.time() - t < 0.6: pass
+u = os.times()
+open(sys.argv[1], "w").write(str(u.user + u.system))' "$WORK/cmd.own"
+check_py "JSONL parsed back, CPU matches the command's own" "$JSONL_CHECK" "$WORK/cmd.jsonl" "$WORK/cmd.own"
 
 # The command's exit status is monitor's.
 expect_rc 7 "exit status of the command" "$KS" monitor --no-gpu -- sh -c 'exit 7'

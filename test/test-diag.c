@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -109,6 +110,18 @@ static void cpu_update_needs_begin(void **state)
     assert_int_equal(kscope_cpu_update(&p, 1, NULL), KSCOPE_ESTATE);
 }
 
+/* CPU seconds a reaped child used, by its own account. */
+static double kill_and_account(pid_t pid)
+{
+    struct rusage ru;
+    kill(pid, SIGKILL);
+    assert_int_equal(wait4(pid, NULL, 0, &ru), pid);
+    return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+           ru.ru_stime.tv_usec / 1e6;
+}
+
+/* A busy child is measured above 50% of a core and an idle one below 5%;
+ * both agree with what the children used by their own account. */
 static void cpu_busy_and_idle(void **state)
 {
     (void)state;
@@ -118,12 +131,19 @@ static void cpu_busy_and_idle(void **state)
     sleep_ms(1000);
     kscope_cpu_stats total;
     assert_int_equal(kscope_cpu_update(procs, 2, &total), 0);
-    reap(busy);
-    reap(idle);
+    double busy_own = kill_and_account(busy), idle_own = kill_and_account(idle);
+    double busy_used = procs[0].user + procs[0].system;
     double busy_pct = procs[0].user_percent + procs[0].system_percent;
     double idle_pct = procs[1].user_percent + procs[1].system_percent;
-    assert_true(busy_pct > 50.0);
-    assert_true(idle_pct < 5.0);
+    assert_true(fabs(busy_used - busy_own) <= 0.1 * busy_own + 0.03);
+    assert_true(idle_own < 0.05 && idle_pct < 5.0);
+    /* Above 50% whenever the machine gave the child that much. */
+    if (busy_own / total.elapsed > 0.55)
+        assert_true(busy_pct > 50.0);
+    else
+        print_message("note: machine loaded, the busy child got %.0f%% of a core\n",
+                      100 * busy_own / total.elapsed);
+    assert_true(busy_pct > 10.0);
     assert_int_equal(procs[0].exited, 0);
     assert_true(total.elapsed > 0.9 && total.elapsed < 3.0);
     assert_true(fabs(total.user - (procs[0].user + procs[1].user)) < 1e-9);
@@ -265,8 +285,9 @@ static void recorder_refuses_bad_options(void **state)
     assert_int_equal(kscope_recorder_start(&o, NULL), KSCOPE_EINVAL);
 }
 
-/* Run a recorder of `interval_ms` for `ms` and check the sample count. */
-static void check_count(double interval_ms, int ms)
+/* Run a recorder of `interval_ms` for `ms`; the sample count must be
+ * within `tolerance` (a fraction) of ms / interval_ms. */
+static void check_count(double interval_ms, int ms, double tolerance)
 {
     pid_t self = getpid();
     kscope_recorder_opts o = {.interval_ms = interval_ms, .pids = &self, .npids = 1, .no_gpu = 1};
@@ -276,7 +297,8 @@ static void check_count(double interval_ms, int ms)
     assert_int_equal(kscope_recorder_stop(r), 0);
     double expect = ms / interval_ms;
     double got = (double)kscope_recorder_count(r);
-    assert_true(fabs(got - expect) <= 0.1 * expect);
+    if (fabs(got - expect) > tolerance * expect)
+        fail_msg("%g ms for %d ms: %.0f samples, expected %.0f", interval_ms, ms, got, expect);
     kscope_sample prev, s;
     assert_int_equal(kscope_recorder_read(r, 0, &prev), 0);
     for (size_t i = 1; i < kscope_recorder_count(r); i++) {
@@ -294,9 +316,11 @@ static void check_count(double interval_ms, int ms)
 static void recorder_count_matches(void **state)
 {
     (void)state;
-    check_count(100, 1500); /* the default interval */
-    check_count(10, 1000);
-    check_count(1, 500); /* the smallest */
+    check_count(100, 1500, 0.1); /* the default interval */
+    check_count(10, 1000, 0.1);
+    /* At 1 ms a busy machine makes the thread miss ticks, which are
+     * skipped rather than bunched: only the order of magnitude holds. */
+    check_count(1, 500, 0.5);
 }
 
 static void recorder_default_interval(void **state)
@@ -337,8 +361,9 @@ static void count_calls(const kscope_sample *s, void *arg)
     calls++;
 }
 
-/* The callback sees every sample; CPU % follows a busy child; a child that
- * exits leaves `alive` at 0 and sampling goes on. */
+/* The callback sees every sample; the CPU the samples add up to is what
+ * the child used by its own account (wait4); a child that exits leaves
+ * `alive` at 0 and sampling goes on. */
 static void recorder_cpu_and_exit(void **state)
 {
     (void)state;
@@ -351,24 +376,29 @@ static void recorder_cpu_and_exit(void **state)
                               .on_sample = count_calls,
                               .arg = &seen};
     kscope_recorder *r = NULL;
+    uint64_t t_start = kscope_now_ns();
     assert_int_equal(kscope_recorder_start(&o, &r), 0);
-    sleep_ms(400);
-    int mid = seen;
-    waitpid(child, NULL, 0);
+    struct rusage ru;
+    assert_int_equal(wait4(child, NULL, 0, &ru), child);
     sleep_ms(300);
     kscope_recorder_stop(r);
     size_t n = kscope_recorder_count(r);
     assert_int_equal((size_t)seen, n);
-    assert_true(mid >= 6);
-    double busy = 0;
+    assert_true(n >= 12);
+    double own = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+                 ru.ru_stime.tv_usec / 1e6;
+    double measured = 0; /* CPU seconds: percent x interval */
+    uint64_t prev = t_start;
     kscope_sample s;
-    for (int i = 1; i < mid - 1; i++) {
-        kscope_recorder_read(r, (size_t)i, &s);
-        busy += s.cpu_percent;
+    for (size_t i = 0; i < n; i++) {
+        kscope_recorder_read(r, i, &s);
         assert_true(fabs(s.cpu_percent - (s.user_percent + s.system_percent)) < 1e-9);
+        measured += s.cpu_percent / 100.0 * (double)(s.t_ns - prev) / 1e9;
+        prev = s.t_ns;
     }
-    assert_true(busy / (mid - 2) > 50.0);
-    kscope_recorder_read(r, n - 1, &s);
+    /* /proc counts in 10 ms ticks; the last reading may miss a few. */
+    assert_true(own > 0.1);
+    assert_true(fabs(measured - own) <= 0.15 * own + 0.03);
     assert_int_equal(s.nproc, 1);
     assert_int_equal(s.alive, 0);
     assert_int_equal(s.threads, 0);
@@ -401,6 +431,16 @@ static const named *find_emitted(const char *name)
     return NULL;
 }
 
+static double window_sum, window_max;
+
+static void sum_cpu(const kscope_sample *s, void *arg)
+{
+    (void)arg;
+    window_sum += s->cpu_percent;
+    if (s->cpu_percent > window_max)
+        window_max = s->cpu_percent;
+}
+
 static void session_counters_and_summary(void **state)
 {
     (void)state;
@@ -416,7 +456,7 @@ static void session_counters_and_summary(void **state)
     reap(busy);
 
     size_t total = kscope_recorder_count(r);
-    size_t in_window = kscope__recorder_each(t0, t1, count_calls, &(int){0});
+    size_t in_window = kscope__recorder_each(t0, t1, sum_cpu, NULL);
     assert_true(in_window >= 12 && in_window < total);
 
     /* Counter events, parsed back. */
@@ -460,8 +500,9 @@ static void session_counters_and_summary(void **state)
     const named *mean = find_emitted("cpu_percent.mean"), *max = find_emitted("cpu_percent.max");
     assert_non_null(mean);
     assert_non_null(max);
-    assert_true(mean->value > 50.0);
-    assert_true(max->value >= mean->value);
+    assert_true(fabs(mean->value - window_sum / (double)in_window) < 1e-6);
+    assert_true(fabs(max->value - window_max) < 1e-9);
+    assert_true(max->value > 0);
     assert_true(find_emitted("rss_bytes.mean")->value > 0);
     assert_non_null(find_emitted("rss_bytes.max"));
 
