@@ -159,3 +159,14 @@ def test_python_frames_around_launch(fake_triton, tmp_path, calls):
     assert any(n.endswith("@test_python_frames_around_launch") for n in names)
     assert not any("/kscope/" in n.split(":")[0] for n in names)
     kscope.finalize(sid)
+
+
+def test_launch_metadata_arguments_checked():
+    with pytest.raises(TypeError, match="custom"):
+        kscope.launch_metadata(name="k", custom=[1])
+    with pytest.raises(TypeError, match="not a number"):
+        kscope.launch_metadata(name="k", custom={"x": "y"})
+    with pytest.raises(TypeError):
+        kscope.launch_metadata(flops8="many")
+    with pytest.raises(ValueError, match="at most"):
+        kscope.launch_metadata(custom={f"m{i}": 1.0 for i in range(65)})
