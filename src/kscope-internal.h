@@ -101,6 +101,8 @@ typedef struct kscope__gpustats {
     uint64_t count, time_ns, min_ns, max_ns, bytes;
     double flops[4], meta_bytes; /* from launch metadata */
     uint32_t device;
+    /* Source and destination devices: they differ for peer copies only. */
+    uint32_t src_device, dst_device;
     struct kscope__custom *custom; /* launch-metadata custom metrics */
 } kscope__gpustats;
 

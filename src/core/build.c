@@ -177,6 +177,13 @@ static int gpu_metrics(builder *b, kscope__pnode *pn, const kscope__gpustats *g)
     rc = rc ? rc : kscope__pnode_set_int(t, pn, "max_time (ns)", hi);
     rc = rc ? rc : kscope__pnode_set_string(t, pn, "device_id", dev);
     rc = rc ? rc : kscope__pnode_set_string(t, pn, "device_type", "CUDA");
+    if (rc == 0 && g->src_device != g->dst_device) { /* a peer copy */
+        char src[16], dst[16];
+        snprintf(src, sizeof src, "%u", g->src_device);
+        snprintf(dst, sizeof dst, "%u", g->dst_device);
+        rc = kscope__pnode_set_string(t, pn, "src_device_id", src);
+        rc = rc ? rc : kscope__pnode_set_string(t, pn, "dst_device_id", dst);
+    }
     uint64_t bytes = g->bytes + (uint64_t)g->meta_bytes;
     if (rc == 0 && bytes)
         rc = kscope__pnode_add_int(t, pn, "bytes", (int64_t)bytes);

@@ -35,6 +35,7 @@ typedef struct kscope__gpu_ev {
     uint64_t start_ns, end_ns, launch_ns, launch_end_ns, bytes;
     uint64_t ctx;
     uint32_t name, kind, device, stream, launch_tid, correlation;
+    uint32_t src_device, dst_device; /* differ for peer copies only */
 } kscope__gpu_ev;
 
 typedef struct kscope__session {

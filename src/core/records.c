@@ -120,10 +120,24 @@ static void add_meta(kscope__gpustats *g, const kscope_launch_meta *m)
     }
 }
 
-static void tree_record(kscope__session *s, kscope__node *ctx, const kscope__gpu_record *r)
+/* A record's interned display name. A peer copy's name carries its
+ * direction ("Memcpy PtoP 0->1") so that copies each way between the same
+ * devices stay apart: tree nodes are keyed by name and device only. */
+static uint32_t record_name(const kscope__gpu_record *r)
 {
     const char *name = r->meta && r->meta->name ? r->meta->name : r->name;
-    uint32_t id = kscope__intern(name && *name ? name : "<unnamed>");
+    if (!name || !*name)
+        name = "<unnamed>";
+    if (r->src_device == r->dst_device)
+        return kscope__intern(name);
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s %u->%u", name, r->src_device, r->dst_device);
+    return kscope__intern(buf);
+}
+
+static void tree_record(kscope__session *s, kscope__node *ctx, const kscope__gpu_record *r)
+{
+    uint32_t id = record_name(r);
     uint32_t kind = r->kind == KSCOPE__GPU_KERNEL ? KSCOPE__NODE_KERNEL : KSCOPE__NODE_COPY;
     kscope__node *n = kscope__node_child_locked(ctx, id, kind, r->device);
     if (!n) {
@@ -144,6 +158,8 @@ static void tree_record(kscope__session *s, kscope__node *ctx, const kscope__gpu
     g->time_ns += dur;
     g->bytes += r->bytes;
     g->device = r->device;
+    g->src_device = r->src_device;
+    g->dst_device = r->dst_device;
     if (r->meta)
         add_meta(g, r->meta);
 }
@@ -160,7 +176,6 @@ static void trace_record(kscope__session *s, uint64_t ctx, const kscope__gpu_rec
         s->gev = p;
         s->capgev = cap;
     }
-    const char *name = r->meta && r->meta->name ? r->meta->name : r->name;
     kscope__gpu_ev *e = &s->gev[s->ngev++];
     e->start_ns = r->start_ns;
     e->end_ns = r->end_ns;
@@ -168,9 +183,11 @@ static void trace_record(kscope__session *s, uint64_t ctx, const kscope__gpu_rec
     e->launch_end_ns = r->launch_end_ns;
     e->bytes = r->bytes;
     e->ctx = ctx;
-    e->name = kscope__intern(name && *name ? name : "<unnamed>");
+    e->name = record_name(r);
     e->kind = r->kind;
     e->device = r->device;
+    e->src_device = r->src_device;
+    e->dst_device = r->dst_device;
     e->stream = r->stream;
     e->launch_tid = r->launch_tid;
     e->correlation = r->correlation;

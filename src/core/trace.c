@@ -249,6 +249,12 @@ static void gpu_event(trace_ctx *c, const kscope__gpu_ev *e)
         kscope__jw_key(c->w, "bytes");
         kscope__jw_uint(c->w, e->bytes);
     }
+    if (e->src_device != e->dst_device) { /* a peer copy */
+        kscope__jw_key(c->w, "src_device");
+        kscope__jw_uint(c->w, e->src_device);
+        kscope__jw_key(c->w, "dst_device");
+        kscope__jw_uint(c->w, e->dst_device);
+    }
     kscope__jw_close(c->w, '}');
     kscope__jw_close(c->w, '}');
     if (!e->launch_ns || !e->launch_tid)
