@@ -2,7 +2,8 @@
  * cmd-merge.c - `kscope merge FILES... -o OUT`: per-rank profiles into one
  * tree (sums, plus min/max/mean across ranks and the imbalance per node),
  * or per-rank Chrome traces into one trace with a process per rank. Files
- * are parsed a few at a time on worker threads and merged in rank order.
+ * are parsed on worker threads while the main thread merges them in rank
+ * order, so parsing and merging overlap.
  */
 #include "cli/cmd.h"
 #include "kscope.h"
@@ -57,47 +58,90 @@ static void *parse_job(void *arg)
     return NULL;
 }
 
-/* Parse files[0..n) `jobs` at a time; merge each batch in rank order. */
+/* Worker threads parse files in order, at most `window` ahead of the
+ * merge; the main thread merges each tree in rank order and frees it. */
+typedef struct pipeline {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    job *slots;
+    unsigned char *done;
+    char **files;
+    int n, next, merged, window, stop;
+} pipeline;
+
+static void *worker(void *arg)
+{
+    pipeline *pl = arg;
+    pthread_mutex_lock(&pl->mu);
+    for (;;) {
+        while (!pl->stop && pl->next < pl->n && pl->next >= pl->merged + pl->window)
+            pthread_cond_wait(&pl->cv, &pl->mu);
+        if (pl->stop || pl->next >= pl->n)
+            break;
+        int i = pl->next++;
+        pthread_mutex_unlock(&pl->mu);
+        parse_job(&pl->slots[i]);
+        pthread_mutex_lock(&pl->mu);
+        pl->done[i] = 1;
+        pthread_cond_broadcast(&pl->cv);
+    }
+    pthread_mutex_unlock(&pl->mu);
+    return NULL;
+}
+
 static int merge_tree_files(char **files, int n, long jobs, const char *out,
                             kscope__file_format fmt)
 {
     char err[KSCOPE__READ_ERRLEN];
+    pipeline pl = {.files = files, .n = n, .window = (int)jobs + 2};
+    pthread_mutex_init(&pl.mu, NULL);
+    pthread_cond_init(&pl.cv, NULL);
     kscope__merger *mg = kscope__merger_new();
-    job *batch = calloc((size_t)jobs, sizeof *batch);
+    pl.slots = calloc((size_t)n, sizeof *pl.slots);
+    pl.done = calloc((size_t)n, 1);
     pthread_t *th = calloc((size_t)jobs, sizeof *th);
-    unsigned char *threaded = calloc((size_t)jobs, 1);
-    int rc = KSCOPE_EXIT_OK;
-    if (!mg || !batch || !th || !threaded) {
+    int nth = 0, rc = KSCOPE_EXIT_OK;
+    if (!mg || !pl.slots || !pl.done || !th) {
         fprintf(stderr, "kscope merge: out of memory\n");
         rc = KSCOPE_EXIT_FAIL;
         goto out;
     }
-    for (int base = 0; base < n && rc == KSCOPE_EXIT_OK; base += (int)jobs) {
-        int m = n - base < jobs ? n - base : (int)jobs;
-        for (int k = 0; k < m; k++) {
-            memset(&batch[k], 0, sizeof batch[k]);
-            batch[k].path = files[base + k];
-            threaded[k] = m > 1 && pthread_create(&th[k], NULL, parse_job, &batch[k]) == 0;
-            if (!threaded[k])
-                parse_job(&batch[k]);
-        }
-        for (int k = 0; k < m; k++)
-            if (threaded[k])
-                pthread_join(th[k], NULL);
-        for (int k = 0; k < m; k++) {
-            if (rc == KSCOPE_EXIT_OK && batch[k].rc < 0) {
-                fprintf(stderr, "kscope merge: %s\n", batch[k].err);
-                rc = KSCOPE_EXIT_USAGE;
-            }
-            if (rc == KSCOPE_EXIT_OK &&
-                kscope__merger_add(mg, batch[k].tree, err, sizeof err) < 0) {
-                fprintf(stderr, "kscope merge: %s: %s\n", batch[k].path, err);
-                rc = KSCOPE_EXIT_FAIL;
-            }
-            kscope__ptree_free(batch[k].tree);
-            batch[k].tree = NULL;
-        }
+    for (int i = 0; i < n; i++)
+        pl.slots[i].path = files[i];
+    for (long k = 0; k < jobs && k < n; k++)
+        if (pthread_create(&th[nth], NULL, worker, &pl) == 0)
+            nth++;
+    if (nth == 0) {
+        fprintf(stderr, "kscope merge: cannot start a thread\n");
+        rc = KSCOPE_EXIT_FAIL;
+        goto out;
     }
+    for (int i = 0; i < n && rc == KSCOPE_EXIT_OK; i++) {
+        pthread_mutex_lock(&pl.mu);
+        while (!pl.done[i])
+            pthread_cond_wait(&pl.cv, &pl.mu);
+        pthread_mutex_unlock(&pl.mu);
+        job *jb = &pl.slots[i];
+        if (jb->rc < 0) {
+            fprintf(stderr, "kscope merge: %s\n", jb->err);
+            rc = KSCOPE_EXIT_USAGE;
+        } else if (kscope__merger_add(mg, jb->tree, err, sizeof err) < 0) {
+            fprintf(stderr, "kscope merge: %s: %s\n", jb->path, err);
+            rc = KSCOPE_EXIT_FAIL;
+        }
+        kscope__ptree_free(jb->tree);
+        jb->tree = NULL;
+        pthread_mutex_lock(&pl.mu);
+        pl.merged++;
+        pthread_cond_broadcast(&pl.cv);
+        pthread_mutex_unlock(&pl.mu);
+    }
+    pthread_mutex_lock(&pl.mu);
+    pl.stop = 1;
+    pthread_cond_broadcast(&pl.cv);
+    pthread_mutex_unlock(&pl.mu);
+    for (int k = 0; k < nth; k++)
+        pthread_join(th[k], NULL);
     kscope__ptree *t = NULL;
     if (rc == KSCOPE_EXIT_OK && kscope__merger_finish(mg, &t, err, sizeof err) < 0) {
         fprintf(stderr, "kscope merge: %s\n", err);
@@ -109,10 +153,14 @@ static int merge_tree_files(char **files, int n, long jobs, const char *out,
     }
     kscope__ptree_free(t);
 out:
+    for (int i = 0; pl.slots && i < n; i++)
+        kscope__ptree_free(pl.slots[i].tree);
     kscope__merger_free(mg);
-    free(batch);
+    free(pl.slots);
+    free(pl.done);
     free(th);
-    free(threaded);
+    pthread_mutex_destroy(&pl.mu);
+    pthread_cond_destroy(&pl.cv);
     return rc;
 }
 

@@ -414,6 +414,33 @@ static int compute_columns(const kscope__ptree *t, const kscope__pflat *f, const
 
 /* ---------------------------------------------------------- printing */
 
+/* v with three decimals, like "%.3f" but without printf's cost (this runs
+ * for every cell of large trees); falls back to printf for huge values. */
+static void fixed3(double v, char *buf, size_t size)
+{
+    if (!(fabs(v) < 9e12)) {
+        snprintf(buf, size, "%.3f", v);
+        return;
+    }
+    long long m = llround(fabs(v) * 1000.0);
+    char tmp[32];
+    int n = 0;
+    for (int d = 0; d < 3; d++, m /= 10)
+        tmp[n++] = (char)('0' + m % 10);
+    tmp[n++] = '.';
+    do {
+        tmp[n++] = (char)('0' + m % 10);
+        m /= 10;
+    } while (m);
+    int neg = v < 0 && n > 0 && strspn(tmp, "0.") != (size_t)n;
+    size_t k = 0;
+    if (neg && k + 1 < size)
+        buf[k++] = '-';
+    while (n > 0 && k + 1 < size)
+        buf[k++] = tmp[--n];
+    buf[k] = '\0';
+}
+
 static void format_value(const kscope__column *c, double v, char *buf, size_t size)
 {
     if (isnan(v))
@@ -421,9 +448,9 @@ static void format_value(const kscope__column *c, double v, char *buf, size_t si
     else if (isinf(v))
         snprintf(buf, size, v > 0 ? "inf" : "-inf");
     else if (c->integral && fabs(v) < 9e15)
-        snprintf(buf, size, "%.0f", v);
+        snprintf(buf, size, "%lld", (long long)llround(v));
     else
-        snprintf(buf, size, "%.3f", v);
+        fixed3(v, buf, size);
 }
 
 /* Which rows are shown: depth, threshold (ancestors of shown rows stay). */

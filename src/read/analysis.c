@@ -102,15 +102,32 @@ void kscope__pflat_values(const kscope__ptree *t, const kscope__pflat *f, const 
 
 int kscope__pnode_is_device(const kscope__pnode *n)
 {
-    for (uint32_t i = 0; i < n->nmetrics; i++)
-        if (strcmp(n->metrics[i].key, "device_id") == 0)
+    for (uint32_t i = 0; i < n->nmetrics; i++) {
+        const char *k = n->metrics[i].key;
+        if (k[0] == 'd' && strcmp(k, "device_id") == 0)
             return 1;
+    }
     return 0;
 }
 
 /* ------------------------------------------------------- metric lists */
 
+static int metric_list_flat(const kscope__ptree *t, const kscope__pflat *f,
+                            kscope__metric_info **out);
+
 int kscope__metric_list(const kscope__ptree *t, kscope__metric_info **out)
+{
+    kscope__pflat f;
+    if (kscope__pflat_build(t, &f) < 0)
+        return KSCOPE_ENOMEM;
+    int n = metric_list_flat(t, &f, out);
+    kscope__pflat_free(&f);
+    return n;
+}
+
+/* The metrics of t, looking only at the nodes of f. */
+static int metric_list_flat(const kscope__ptree *t, const kscope__pflat *fl,
+                            kscope__metric_info **out)
 {
     size_t cap = 16, n = 0;
     kscope__metric_info *list = malloc(cap * sizeof *list);
@@ -126,9 +143,7 @@ int kscope__metric_list(const kscope__ptree *t, kscope__metric_info **out)
         }
         list[n++] = (kscope__metric_info){t->inclusive[i], 1};
     }
-    kscope__pflat f;
-    if (kscope__pflat_build(t, &f) < 0)
-        goto nomem;
+    const kscope__pflat f = *fl;
     for (size_t i = 0; i < f.n; i++) {
         const kscope__pnode *node = f.node[i];
         for (uint32_t j = 0; j < node->nmetrics; j++) {
@@ -136,23 +151,20 @@ int kscope__metric_list(const kscope__ptree *t, kscope__metric_info **out)
             if (m->type == KSCOPE__V_STRING)
                 continue;
             size_t k = 0;
-            while (k < n && list[k].name != m->key && strcmp(list[k].name, m->key) != 0)
+            while (k < n && list[k].name != m->key) /* keys are interned */
                 k++;
             if (k < n)
                 continue;
             if (n == cap) {
                 cap *= 2;
                 void *p = realloc(list, cap * sizeof *list);
-                if (!p) {
-                    kscope__pflat_free(&f);
+                if (!p)
                     goto nomem;
-                }
                 list = p;
             }
             list[n++] = (kscope__metric_info){m->key, 0};
         }
     }
-    kscope__pflat_free(&f);
     *out = list;
     return (int)n;
 nomem:
@@ -547,7 +559,7 @@ int kscope__column_compute(const kscope__ptree *t, const kscope__pflat *f, const
     s[l] = '\0';
     snprintf(col->title, sizeof col->title, "%s", s);
     ctx c = {.t = t, .f = f, .err = err, .errlen = errlen};
-    c.nlist = kscope__metric_list(t, &c.list);
+    c.nlist = metric_list_flat(t, f, &c.list);
     if (c.nlist < 0) {
         snprintf(err, errlen, "out of memory");
         return KSCOPE_ENOMEM;

@@ -70,6 +70,11 @@ struct kscope__hjson {
     const char *devfield;
     size_t devfield_len;
     const char *empty; /* interned "" */
+    /* metric keys seen so far: a file has a handful, so a short list beats
+     * hashing every key again */
+    const char *keys[32];
+    size_t keylen[32];
+    int nkeys;
     /* vector metric being read */
     double *vec;
     size_t nvec, capvec;
@@ -140,6 +145,48 @@ static const char *node_label(const kscope__pnode *n)
     return n && n->name && n->name[0] ? n->name : "(unnamed)";
 }
 
+/* The interned metric key for s[0..l), from the list of keys seen. */
+static const char *metric_key(kscope__hjson *p, const char *s, size_t l)
+{
+    for (int i = 0; i < p->nkeys; i++)
+        if (p->keylen[i] == l && memcmp(p->keys[i], s, l) == 0)
+            return p->keys[i];
+    const char *k = kscope__ptree_intern(p->t, s, l);
+    if (k && p->nkeys < 32) {
+        p->keys[p->nkeys] = k;
+        p->keylen[p->nkeys++] = l;
+    }
+    return k;
+}
+
+/* Set a scalar metric whose key is already interned in p->t (the ptree
+ * setters would intern it again for every value). */
+static int put_metric(kscope__hjson *p, kscope__pnode *n, kscope__vtype type, int64_t i, double d)
+{
+    kscope__pmetric *m = kscope__pnode_metric(n, p->mkey);
+    if (!m) {
+        if (n->nmetrics == n->capmetrics) {
+            uint32_t cap = n->capmetrics ? n->capmetrics * 2 : 8;
+            kscope__pmetric *a = kscope__ptree_alloc(p->t, cap * sizeof *a);
+            if (!a)
+                return KSCOPE_ENOMEM;
+            if (n->nmetrics)
+                memcpy(a, n->metrics, n->nmetrics * sizeof *a);
+            n->metrics = a;
+            n->capmetrics = cap;
+        }
+        m = &n->metrics[n->nmetrics++];
+        memset(m, 0, sizeof *m);
+        m->key = p->mkey;
+    }
+    m->type = type;
+    if (type == KSCOPE__V_INT)
+        m->v.i = i;
+    else
+        m->v.d = d;
+    return 0;
+}
+
 /* ---------------------------------------------------------- node values */
 
 static int open_node(kscope__hjson *p, kscope__pnode *parent)
@@ -180,6 +227,16 @@ static int metric_number(kscope__hjson *p, kscope__pnode *n, const char *s, size
     errno = 0;
     int rc;
     double d;
+    if (is_int && l <= 18 && buf[0] != '-') {
+        /* the common case, without strtoll's generality */
+        int64_t v = 0;
+        for (size_t i = 0; i < l; i++)
+            v = v * 10 + (buf[i] - '0');
+        rc = put_metric(p, n, KSCOPE__V_INT, v, 0);
+        if (rc < 0)
+            return fail(p, rc, "cannot store metric '%s': %s", p->mkey, kscope_strerror(rc));
+        return 1;
+    }
     if (is_int) {
         long long v = strtoll(buf, NULL, 10);
         if (errno == ERANGE)
@@ -188,7 +245,7 @@ static int metric_number(kscope__hjson *p, kscope__pnode *n, const char *s, size
         d = (double)v;
         if (d < 0 && kscope__metric_nonnegative(p->mkey))
             goto negative;
-        rc = kscope__pnode_set_int(p->t, n, p->mkey, (int64_t)v);
+        rc = put_metric(p, n, KSCOPE__V_INT, (int64_t)v, 0);
     } else {
         d = strtod(buf, NULL);
         if (errno == ERANGE && fabs(d) > 1.0)
@@ -196,7 +253,7 @@ static int metric_number(kscope__hjson *p, kscope__pnode *n, const char *s, size
                         p->mkey, node_label(n));
         if (d < 0 && kscope__metric_nonnegative(p->mkey))
             goto negative;
-        rc = kscope__pnode_set_double(p->t, n, p->mkey, d);
+        rc = put_metric(p, n, KSCOPE__V_DOUBLE, 0, d);
     }
     if (rc < 0)
         return fail(p, rc, "cannot store metric '%s': %s", p->mkey, kscope_strerror(rc));
@@ -468,7 +525,7 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t l)
         if (has_control(k, l))
             return fail(p, KSCOPE_EPARSE, "a metric name of '%s' contains a control character",
                         node_label(lv->node));
-        p->mkey = kscope__ptree_intern(p->t, s, l);
+        p->mkey = metric_key(p, s, l);
         return p->mkey ? 1 : fail(p, KSCOPE_ENOMEM, "out of memory");
     case ST_DEVINFO:
         p->devtype = kscope__ptree_intern(p->t, s, l);

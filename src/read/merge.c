@@ -55,7 +55,24 @@ typedef struct merger {
     const char *stat_key[MAX_STATS]; /* interned in r */
     stat_acc *stat[MAX_STATS];       /* per merged node */
     int nstats;
+    /* this rank's metric keys and their interned copies in r */
+    const char *kfrom[64], *kto[64];
+    int nkeys;
 } merger;
+
+/* r's interned copy of a key interned in the rank being merged. */
+static const char *merged_key(merger *m, const char *key)
+{
+    for (int i = 0; i < m->nkeys; i++)
+        if (m->kfrom[i] == key)
+            return m->kto[i];
+    const char *k = kscope__ptree_intern_cstr(m->r, key);
+    if (k && m->nkeys < 64) {
+        m->kfrom[m->nkeys] = key;
+        m->kto[m->nkeys++] = k;
+    }
+    return k;
+}
 
 static size_t hslot(const merger *m, int32_t parent, const char *name)
 {
@@ -152,41 +169,78 @@ static int stat_index(merger *m, const char *key)
     return m->nstats++;
 }
 
-/* Per-call extremes ("min_time (ns)", "max_time (ns)") merge as extremes. */
-static int add_extreme(kscope__ptree *r, kscope__pnode *dst, const kscope__pmetric *src, int is_min)
+/* The metric `key` (interned in r) of dst, appended (zeroed) when missing. */
+static kscope__pmetric *slot_of(kscope__ptree *r, kscope__pnode *dst, const char *key, int *fresh)
 {
-    kscope__pmetric *have = kscope__pnode_metric(dst, kscope__ptree_intern_cstr(r, src->key));
-    double v = kscope__pmetric_number(src);
-    if (have && (is_min ? kscope__pmetric_number(have) <= v : kscope__pmetric_number(have) >= v))
-        return 0;
-    return src->type == KSCOPE__V_INT ? kscope__pnode_set_int(r, dst, src->key, src->v.i)
-                                      : kscope__pnode_set_double(r, dst, src->key, v);
+    kscope__pmetric *m = kscope__pnode_metric(dst, key);
+    *fresh = m == NULL;
+    if (m)
+        return m;
+    if (dst->nmetrics == dst->capmetrics) {
+        uint32_t cap = dst->capmetrics ? dst->capmetrics * 2 : 8;
+        kscope__pmetric *a = kscope__ptree_alloc(r, cap * sizeof *a);
+        if (!a)
+            return NULL;
+        if (dst->nmetrics)
+            memcpy(a, dst->metrics, dst->nmetrics * sizeof *a);
+        dst->metrics = a;
+        dst->capmetrics = cap;
+    }
+    m = &dst->metrics[dst->nmetrics++];
+    memset(m, 0, sizeof *m);
+    m->key = key;
+    return m;
 }
 
-static int add_metric(merger *m, kscope__pnode *dst, const kscope__pmetric *src)
+/* Fold src into dst under `key` (interned in r): numbers add up, except
+ * per-call extremes ("min_time (ns)", "max_time (ns)"), which keep the
+ * extreme; strings and vectors are kept from the first rank that has them. */
+static int add_metric(kscope__ptree *r, kscope__pnode *dst, const char *key,
+                      const kscope__pmetric *src)
 {
-    kscope__ptree *r = m->r;
-    if ((src->type == KSCOPE__V_INT || src->type == KSCOPE__V_DOUBLE) &&
-        (strncmp(src->key, "min_", 4) == 0 || strncmp(src->key, "max_", 4) == 0))
-        return add_extreme(r, dst, src, src->key[1] == 'i');
-    switch (src->type) {
-    case KSCOPE__V_INT:
-        return kscope__pnode_add_int(r, dst, src->key, src->v.i);
-    case KSCOPE__V_DOUBLE:
-        return kscope__pnode_add_double(r, dst, src->key, src->v.d);
-    case KSCOPE__V_STRING:
-        if (kscope__pnode_metric(dst, kscope__ptree_intern_cstr(r, src->key)))
+    int fresh;
+    kscope__pmetric *m = slot_of(r, dst, key, &fresh);
+    if (!m)
+        return KSCOPE_ENOMEM;
+    int numeric = src->type == KSCOPE__V_INT || src->type == KSCOPE__V_DOUBLE;
+    if (fresh || !numeric || (m->type != KSCOPE__V_INT && m->type != KSCOPE__V_DOUBLE)) {
+        if (!fresh)
             return 0;
-        return kscope__pnode_set_string(r, dst, src->key, src->v.s);
-    case KSCOPE__V_INTVEC:
-    case KSCOPE__V_DOUBLEVEC:
-        if (kscope__pnode_metric(dst, kscope__ptree_intern_cstr(r, src->key)))
-            return 0; /* vectors are kept from the first rank that has them */
-        return kscope__pnode_set_vec(r, dst, src->key, src->type,
-                                     src->type == KSCOPE__V_INTVEC ? (const void *)src->v.iv
-                                                                   : (const void *)src->v.dv,
-                                     src->n);
+        m->type = src->type;
+        m->n = src->n;
+        if (src->type == KSCOPE__V_STRING)
+            m->v.s = kscope__ptree_intern_cstr(r, src->v.s);
+        else if (src->type == KSCOPE__V_INTVEC || src->type == KSCOPE__V_DOUBLEVEC) {
+            size_t bytes = (size_t)src->n * 8;
+            void *p = kscope__ptree_alloc(r, bytes ? bytes : 1);
+            if (!p)
+                return KSCOPE_ENOMEM;
+            memcpy(p,
+                   src->type == KSCOPE__V_INTVEC ? (const void *)src->v.iv
+                                                 : (const void *)src->v.dv,
+                   bytes);
+            if (src->type == KSCOPE__V_INTVEC)
+                m->v.iv = p;
+            else
+                m->v.dv = p;
+        } else {
+            m->v = src->v;
+        }
+        return src->type == KSCOPE__V_STRING && !m->v.s ? KSCOPE_ENOMEM : 0;
     }
+    int is_min = strncmp(key, "min_", 4) == 0, is_max = strncmp(key, "max_", 4) == 0;
+    if (m->type == KSCOPE__V_INT && src->type == KSCOPE__V_INT) {
+        if (is_min)
+            m->v.i = src->v.i < m->v.i ? src->v.i : m->v.i;
+        else if (is_max)
+            m->v.i = src->v.i > m->v.i ? src->v.i : m->v.i;
+        else
+            m->v.i += src->v.i;
+        return 0;
+    }
+    double a = kscope__pmetric_number(m), b = kscope__pmetric_number(src);
+    m->type = KSCOPE__V_DOUBLE;
+    m->v.d = is_min ? (b < a ? b : a) : is_max ? (b > a ? b : a) : a + b;
     return 0;
 }
 
@@ -197,6 +251,7 @@ static int merge_one(merger *m, const kscope__ptree *t, char *err, size_t errlen
         return mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
     int32_t *map = malloc(f.n * sizeof *map);
     double *vals = malloc(f.n * sizeof *vals);
+    m->nkeys = 0; /* keys are per rank tree */
     int rc = map && vals ? 0 : KSCOPE_ENOMEM;
     for (size_t i = 0; rc == 0 && i < f.n; i++) {
         if (i == 0) {
@@ -210,8 +265,10 @@ static int merge_one(merger *m, const kscope__ptree *t, char *err, size_t errlen
             }
         }
         const kscope__pnode *src = f.node[i];
-        for (uint32_t k = 0; rc == 0 && k < src->nmetrics; k++)
-            rc = add_metric(m, m->nodes[map[i]], &src->metrics[k]);
+        for (uint32_t k = 0; rc == 0 && k < src->nmetrics; k++) {
+            const char *key = merged_key(m, src->metrics[k].key);
+            rc = key ? add_metric(m->r, m->nodes[map[i]], key, &src->metrics[k]) : KSCOPE_ENOMEM;
+        }
     }
     /* which stat metrics this rank has, with their per-node values */
     kscope__metric_info *list = NULL;

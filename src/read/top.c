@@ -35,12 +35,15 @@ void kscope__format_ns(double ns, char *buf, size_t size)
 
 void kscope__print_escaped(FILE *out, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p < 0x20 || *p == 0x7f)
-            fprintf(out, "\\x%02x", *p);
-        else
-            fputc(*p, out);
+    const unsigned char *p = (const unsigned char *)s, *run = p;
+    for (; *p; p++) {
+        if (*p >= 0x20 && *p != 0x7f)
+            continue;
+        fwrite(run, 1, (size_t)(p - run), out);
+        fprintf(out, "\\x%02x", *p);
+        run = p + 1;
     }
+    fwrite(run, 1, (size_t)(p - run), out);
 }
 
 /* A metric's value in ns, for a time metric named with any unit. */
