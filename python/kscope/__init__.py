@@ -9,7 +9,9 @@ One package, two familiar APIs over libkscope's C core:
 
   MAX (max.profiler): Trace, traced, Tracer, is_profiling_enabled,
   set_gpu_profiling_state, profiled_region, OneShotCapture,
-  detect_backend.
+  detect_backend, and the resource diagnostics kscope.gpu
+  (GPUDiagContext, BackgroundRecorder) and kscope.cpu
+  (CPUMetricsCollector, collect_pids_for_port).
 """
 from . import _kscope
 from . import _wrap, context
@@ -35,7 +37,7 @@ from .tracing import (
     set_gpu_profiling_state,
     traced,
 )
-from . import data  # noqa: E402  (after the names it may shadow)
+from . import cpu, data, gpu  # noqa: E402
 
 _kscope._configure(_wrap.decorate, context.frame_skip_prefixes())
 
@@ -50,7 +52,7 @@ last_error = _kscope.last_error
 __all__ = [
     "DEFAULT_PROFILE_NAME", "Backend", "LaunchHook", "OneShotCapture", "ScopedFunction", "Trace",
     "Tracer", "__version__", "activate", "add_metrics", "check_errors", "color", "context",
-    "cpu_timed_scope", "data", "deactivate", "detect_backend", "enter_scope", "enter_state",
+    "cpu", "cpu_timed_scope", "data", "gpu", "deactivate", "detect_backend", "enter_scope", "enter_state",
     "exit_scope", "exit_state", "finalize", "is_profiling_enabled", "last_error",
     "launch_metadata", "mark", "now_ns", "profile", "profiled_region", "profiling_level",
     "scope", "scoped", "set_gpu_profiling_state", "start", "state", "traced",

@@ -1,0 +1,146 @@
+"""gpu.py - MAX's max.profiler.gpu over kscope's NVML diagnostics.
+
+GPUDiagContext().get_stats() gives {"nv0": GPUStats, ...} with MAX's field
+names; BackgroundRecorder(interval=...) samples on a thread of kscope's
+own (no subprocess) while its `with` block runs, and `stats` then holds
+the time series. NVML is loaded at run time (libnvidia-ml.so.1, or the
+file named by KSCOPE_NVML_LIBRARY): without it, or without a GPU, the GPU
+part is empty and the reason is in `GPUDiagContext.errors`.
+"""
+from dataclasses import dataclass
+from typing import Optional
+
+from . import _kscope
+
+HARDWARE_THROTTLE_REASONS = frozenset({
+    "sw_power_cap", "hw_slowdown", "sync_boost", "sw_thermal_slowdown",
+    "hw_thermal_slowdown", "hw_power_brake_slowdown",
+})
+
+
+@dataclass(frozen=True)
+class MemoryStats:
+    total_bytes: int
+    free_bytes: int
+    used_bytes: int
+    reserved_bytes: Optional[int]
+
+
+@dataclass(frozen=True)
+class UtilizationStats:
+    gpu_usage_percent: int
+    memory_activity_percent: Optional[int]
+
+
+@dataclass(frozen=True)
+class ClockStats:
+    core_mhz: int
+    core_max_mhz: int
+    mem_mhz: Optional[int]
+    mem_max_mhz: Optional[int]
+    throttle_reasons: Optional[list]
+
+    @property
+    def hardware_throttled(self):
+        """True when a reason set is a hardware cap (not idle, not a setting)."""
+        return bool(set(self.throttle_reasons or ()) & HARDWARE_THROTTLE_REASONS)
+
+
+@dataclass(frozen=True)
+class GPUStats:
+    memory: MemoryStats
+    utilization: UtilizationStats
+    clocks: Optional[ClockStats] = None
+    power_mw: Optional[int] = None
+    temperature_c: Optional[int] = None
+
+
+def stats_from_dict(d):
+    """GPUStats from the dict _kscope.gpu_stats returns (absent fields:
+    None, or 0 where MAX's field is not optional)."""
+    memory = MemoryStats(d.get("total_bytes", 0), d.get("free_bytes", 0), d.get("used_bytes", 0),
+                         d.get("reserved_bytes"))
+    util = UtilizationStats(d.get("gpu_usage_percent", 0), d.get("memory_activity_percent"))
+    clocks = None
+    if "core_mhz" in d:
+        reasons = d.get("throttle_reasons")
+        clocks = ClockStats(d["core_mhz"], d.get("core_max_mhz", 0), d.get("mem_mhz"),
+                            d.get("mem_max_mhz"),
+                            None if reasons is None else _kscope.throttle_names(reasons))
+    return GPUStats(memory, util, clocks, d.get("power_mw"), d.get("temperature_c"))
+
+
+class GPUDiagContext:
+    """`with GPUDiagContext() as ctx: ctx.get_stats()` -> {"nv0": GPUStats}."""
+
+    def __init__(self):
+        self._count = None
+        self.errors = []
+
+    def __enter__(self):
+        if self._count is not None:
+            raise AssertionError("Can't enter an already-entered context")
+        try:
+            self._count = _kscope.gpu_init()
+        except RuntimeError as e:
+            self.errors.append(("nv", e))
+            self._count = -1
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if self._count is not None and self._count >= 0:
+            _kscope.gpu_shutdown()
+        self._count = None
+        return False
+
+    @property
+    def gpu_count(self):
+        return max(self._count or 0, 0)
+
+    def names(self):
+        return {f"nv{i}": _kscope.gpu_name(i) for i in range(self.gpu_count)}
+
+    def get_stats(self):
+        if self._count is None:
+            raise RuntimeError("GPUDiagContext used outside its `with` block")
+        return {f"nv{i}": stats_from_dict(_kscope.gpu_stats(i)) for i in range(self.gpu_count)}
+
+    def process_memory(self, pid, device=0):
+        """GPU memory (bytes) process `pid` uses on `device`."""
+        return _kscope.gpu_process_memory(device, pid)
+
+
+class BackgroundRecorder:
+    """Sample every GPU each `interval` seconds while the `with` block runs;
+    `stats` (a list of {"nv0": GPUStats, ...}) is valid after it."""
+
+    def __init__(self, *, interval=1.0):
+        if interval < 0.001:
+            raise ValueError(f"interval {interval} s is below kscope's 1 ms minimum")
+        self._interval = interval
+        self._rec = None
+        self._stats = None
+
+    @property
+    def stats(self):
+        if self._stats is None:
+            raise RuntimeError("Recorder has not finished yet")
+        return self._stats
+
+    def __enter__(self):
+        if self._rec is not None:
+            raise RuntimeError("Recorder already running")
+        if self._stats is not None:
+            raise RuntimeError("Recorder has already been used once")
+        self._rec = _kscope.Recorder(self._interval * 1000.0)
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        rec, self._rec = self._rec, None
+        if rec is None:
+            return False
+        rec.stop()
+        self._stats = [
+            {f"nv{g['device']}": stats_from_dict(g) for g in s["gpus"]} for s in rec.samples()
+        ]
+        return False

@@ -1,0 +1,165 @@
+"""kscope.gpu and kscope.cpu: MAX's resource diagnostics. GPU figures come
+from test/fake-nvml.c (a stand-in NVML built here) in a child process."""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+import kscope.cpu as kcpu
+import kscope.gpu as kgpu
+from kscope import _kscope
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+FAKE_NVML = os.path.join(REPO, "test", "fake-nvml.c")
+
+
+@pytest.fixture(scope="module")
+def fake_nvml(tmp_path_factory):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc or not os.path.exists(FAKE_NVML):
+        pytest.skip("needs a C compiler and test/fake-nvml.c")
+    lib = str(tmp_path_factory.mktemp("nvml") / "libfake-nvml.so")
+    subprocess.run([cc, "-shared", "-fPIC", "-o", lib, FAKE_NVML], check=True)
+    return lib
+
+
+def run_child(code, nvml):
+    env = dict(os.environ, KSCOPE_NVML_LIBRARY=nvml)
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_gpu_stats_with_fake_nvml(fake_nvml):
+    out = run_child("""
+        import json, dataclasses
+        import kscope.gpu as g
+        with g.GPUDiagContext() as ctx:
+            stats = ctx.get_stats()
+            names = ctx.names()
+            throttled = stats["nv0"].clocks.hardware_throttled
+        print(json.dumps({"stats": {k: dataclasses.asdict(v) for k, v in stats.items()},
+                          "names": names, "throttled": throttled}))
+    """, fake_nvml)
+    nv0, nv1 = out["stats"]["nv0"], out["stats"]["nv1"]
+    assert out["names"] == {"nv0": "Fake GPU 0", "nv1": "Fake GPU 1"}
+    assert nv0["memory"] == {"total_bytes": 80 << 30, "free_bytes": (80 << 30) - (512 << 20) - (10 << 30),
+                             "used_bytes": 10 << 30, "reserved_bytes": 512 << 20}
+    assert nv0["utilization"] == {"gpu_usage_percent": 97, "memory_activity_percent": 41}
+    assert nv0["clocks"] == {"core_mhz": 1755, "core_max_mhz": 1980, "mem_mhz": 2619,
+                             "mem_max_mhz": 2619,
+                             "throttle_reasons": ["sw_power_cap", "hw_thermal_slowdown"]}
+    assert nv0["power_mw"] == 412345 and nv0["temperature_c"] == 61
+    assert out["throttled"] is True
+    # device 1 reports less: absent fields are None, never an error
+    assert nv1["memory"]["reserved_bytes"] is None and nv1["memory"]["total_bytes"] == 16 << 30
+    assert nv1["utilization"]["memory_activity_percent"] is None
+    assert nv1["clocks"]["mem_max_mhz"] is None and nv1["clocks"]["throttle_reasons"] is None
+    assert nv1["power_mw"] is None and nv1["temperature_c"] is None
+
+
+def test_background_recorder_with_fake_nvml(fake_nvml):
+    out = run_child("""
+        import json, time
+        import kscope.gpu as g
+        with g.BackgroundRecorder(interval=0.01) as rec:
+            time.sleep(0.3)
+        print(json.dumps({"n": len(rec.stats), "keys": sorted(rec.stats[0]),
+                          "util": rec.stats[-1]["nv0"].utilization.gpu_usage_percent}))
+    """, fake_nvml)
+    assert 20 <= out["n"] <= 45  # 30 expected at 10 ms over 0.3 s
+    assert out["keys"] == ["nv0", "nv1"] and out["util"] == 97
+
+
+def test_gpu_without_nvml():
+    out = run_child("""
+        import json
+        import kscope.gpu as g
+        with g.GPUDiagContext() as ctx:
+            print(json.dumps({"stats": ctx.get_stats(), "errors": [str(e) for _, e in ctx.errors]}))
+    """, "/nonexistent/libnvidia-ml.so.1")
+    assert out["stats"] == {}
+    assert len(out["errors"]) == 1 and "NVML" in out["errors"][0]
+
+
+def test_recorder_misuse():
+    with pytest.raises(ValueError, match="1 ms"):
+        kgpu.BackgroundRecorder(interval=0.0001)
+    rec = kgpu.BackgroundRecorder(interval=0.01)
+    with pytest.raises(RuntimeError, match="not finished"):
+        rec.stats
+    with rec:
+        pass
+    assert isinstance(rec.stats, list)
+    with pytest.raises(RuntimeError, match="used once"):
+        with rec:
+            pass
+    with pytest.raises(ValueError, match="interval"):
+        _kscope.Recorder(0.5)
+    with pytest.raises(RuntimeError):
+        kgpu.GPUDiagContext().get_stats()
+
+
+def test_low_level_recorder_follows_processes():
+    rec = _kscope.Recorder(5.0, [os.getpid()], no_gpu=True, capacity=4)
+    end = time.time() + 0.1
+    while time.time() < end:
+        pass
+    rec.stop()
+    samples = rec.samples()
+    assert len(samples) == 4 and rec.dropped > 0 and rec.gpus == 0
+    assert samples[-1]["nproc"] == 1 and samples[-1]["alive"] == 1
+    assert samples[-1]["rss_bytes"] > 0 and samples[-1]["gpus"] == []
+    with pytest.raises(RuntimeError):
+        rec.stop()  # already stopped
+
+
+def spawn(code):
+    return subprocess.Popen([sys.executable, "-c", code])
+
+
+def test_cpu_busy_idle_and_exited():
+    busy = spawn("import time\nend = time.time() + 5\nwhile time.time() < end: pass")
+    idle = spawn("import time; time.sleep(5)")
+    short = spawn("import time; time.sleep(0.2)")
+    try:
+        time.sleep(0.1)
+        with kcpu.CPUMetricsCollector([busy.pid, idle.pid, short.pid]) as c:
+            time.sleep(0.8)
+            stats = c.get_stats()
+        per = {p.pid: p for p in c.processes}
+        assert per[busy.pid].user_percent + per[busy.pid].system_percent > 50
+        assert per[idle.pid].user_percent + per[idle.pid].system_percent < 5
+        assert per[short.pid].exited and not per[busy.pid].exited
+        assert stats.exited == 1 and stats.elapsed > 0.5
+        assert stats.user_percent > 50 and stats.threads >= 2 and stats.rss_bytes > 0
+    finally:
+        for p in (busy, idle, short):
+            p.kill()
+            p.wait()
+
+
+def test_cpu_bad_pid():
+    with pytest.raises(ProcessLookupError, match="999999"):
+        with kcpu.CPUMetricsCollector([999999]):
+            pass
+    with pytest.raises(RuntimeError):
+        kcpu.CPUMetricsCollector([os.getpid()]).get_stats()
+
+
+def test_pids_for_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert os.getpid() in kcpu.collect_pids_for_port(port)
+    assert kcpu.collect_pids_for_port(port) == []
+    with pytest.raises(ValueError, match="65535"):
+        kcpu.collect_pids_for_port(70000)
