@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# multi-devices.sh - two GPUs in one process: builds multi-devices.cu with
+# nvcc against libkscope, runs its tree and trace sessions (kernels on
+# device 0 under "dev0", on device 1 under "dev1", on both under "both")
+# and checks the outputs with multi-devices.py. Prints a SKIP line and
+# exits 0 when fewer than two GPUs are visible. Run by tools/gpu-run.sh.
+#
+# Env: KSCOPE_SOURCE_DIR (repo), KSCOPE_BINARY_DIR (build with libkscope.so),
+#      KSCOPE_GPU_WORK (scratch folder; outputs land in
+#      $KSCOPE_GPU_WORK/multi-devices), KSCOPE_CUDA_ARCH (default native)
+set -euo pipefail
+src=${KSCOPE_SOURCE_DIR:?}
+source "$src/test/gpu/multi-lib.bash"
+multi_need_two_gpus multi-devices || exit 0
+work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/multi-devices
+rm -rf "$work" && mkdir -p "$work"
+multi_nvcc "$work/multi-devices" "$src/test/gpu/multi-devices.cu"
+if ! "$work/multi-devices" "$work"; then
+    echo "FAIL  multi-devices: the program failed (see above)"
+    exit 1
+fi
+python3 "$src/test/gpu/multi-devices.py" "$work"
