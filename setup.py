@@ -5,4 +5,5 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "python"))
 from kscope_setup import setup_kscope  # noqa: E402
 
-setup_kscope(repo=".", package_root="python")
+# build-python/: the CMake build keeps build/ for itself.
+setup_kscope(repo=".", package_root="python", build_base="build-python")

@@ -67,9 +67,10 @@ def _runtime_dirs():
     return keep
 
 
-def setup_kscope(repo, package_root):
+def setup_kscope(repo, package_root, build_base="build"):
     """Call setuptools.setup for the package under package_root/kscope,
-    compiling the library found at `repo` (both relative to setup.py)."""
+    compiling the library found at `repo` (both relative to setup.py), with
+    intermediate files under build_base."""
     sources, cuda = _sources(repo)
     sources.append(os.path.join(package_root, "src", "_kscope.c"))
     include_dirs = [os.path.join(repo, "include"), os.path.join(repo, "src")]
@@ -99,4 +100,5 @@ def setup_kscope(repo, package_root):
         package_dir={"": package_root},
         ext_modules=[ext],
         entry_points={"console_scripts": ["kscope-py = kscope.launcher:main"]},
+        options={"build": {"build_base": build_base}},
     )
