@@ -376,8 +376,8 @@ static PyObject *trace_vectorcall(PyObject *type, PyObject *const *args, size_t 
     return obj;
 }
 
-/* tp_new for the rare paths that bypass vectorcall (subclass-free types,
- * but type.__call__ through tp_call still lands here). */
+/* tp_new, for calls that do not go through the type's vectorcall
+ * (scope.__new__(scope, "s"), copy and pickle protocols). */
 static PyObject *scope_tp_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
 {
     PyObject *kwnames = NULL;
@@ -430,10 +430,10 @@ static PyObject *scope_exit(ScopeObject *self, PyObject *const *args, Py_ssize_t
     (void)nargs;
     if (self->entered <= 0)
         Py_RETURN_FALSE;
-    self->entered--;
     int rc = kscope_exit(self->utf8);
     if (rc < 0)
-        return raise_rc(rc);
+        return raise_rc(rc); /* still open: the stack is as it was */
+    self->entered--;
     Py_RETURN_FALSE;
 }
 
@@ -822,7 +822,8 @@ static PyType_Spec scoped_fn_spec = {"kscope._kscope.ScopedFunction", sizeof(Sco
  * names are kept so mark() can name the instant after the top span. */
 typedef struct {
     PyObject_HEAD kscope_tracer t;
-    PyObject *names; /* list: one entry (str or None) per level */
+    PyObject *names;      /* list: one entry (str or None) per level */
+    unsigned long thread; /* the creating thread: its scope stack holds ours */
 } TracerObject;
 
 static int tracer_push_one(TracerObject *self, PyObject *message, PyObject *color)
@@ -877,6 +878,7 @@ static PyObject *tracer_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
     if (!self)
         return NULL;
     kscope_tracer_init(&self->t);
+    self->thread = PyThread_get_thread_ident();
     self->names = PyList_New(0);
     if (!self->names || tracer_push_one(self, message, color) < 0) {
         Py_DECREF(self);
@@ -964,14 +966,27 @@ static PyObject *tracer_get_depth(TracerObject *self, void *Py_UNUSED(closure))
     return PyLong_FromLong(self->t.depth);
 }
 
-/* Closing what is still open when the tracer dies must not raise. */
+/* Closing what is still open when the tracer dies must not raise, and the
+ * garbage collector may run this at any point of any thread: only the
+ * creating thread closes spans, each by name, stopping at the first that
+ * is not innermost (its own scopes opened since are left to it). */
 static void tracer_finalize(TracerObject *self)
 {
-    if (self->t.depth <= 0)
+    if (self->t.depth <= 0 || !self->names || self->thread != PyThread_get_thread_ident())
         return;
     PyObject *et, *ev, *tb;
     PyErr_Fetch(&et, &ev, &tb);
-    kscope_tracer_cleanup(&self->t);
+    while (self->t.depth > 0 && PyList_GET_SIZE(self->names) >= self->t.depth) {
+        int i = self->t.depth - 1;
+        PyObject *name = PyList_GET_ITEM(self->names, i);
+        if (self->t.real[i]) {
+            const char *utf8 = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+            if (!utf8 || kscope_exit(utf8) < 0)
+                break;
+        }
+        self->t.depth--;
+    }
+    PyErr_Clear();
     PyErr_Restore(et, ev, tb);
 }
 

@@ -195,3 +195,27 @@ def test_profiling_from_environment(env, expected):
         env={**clean, **env}, capture_output=True, text=True, check=True,
     )
     assert out.stdout.strip() == expected
+
+
+def test_tracer_collected_inside_another_scope_leaves_it_open(session):
+    tr = kscope.Tracer("span")
+    outer = kscope.scope("opened_later")
+    outer.__enter__()
+    del tr
+    gc.collect()
+    assert _kscope.depth() == 2  # "opened_later" is innermost: nothing was closed
+    outer.__exit__(None, None, None)
+    _kscope.exit("span")
+
+
+def test_tracer_collected_on_another_thread_closes_nothing(session):
+    import threading
+
+    tr = kscope.Tracer("mine")
+    box = [tr]
+    del tr
+    t = threading.Thread(target=lambda: (box.clear(), gc.collect()))
+    t.start()
+    t.join()
+    assert _kscope.depth() == 1
+    _kscope.exit("mine")
