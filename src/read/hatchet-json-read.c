@@ -64,6 +64,7 @@ struct kscope__hjson {
     size_t top_index;  /* elements seen in the outer array */
     int seen_devinfo;
     int done;            /* the outer array closed */
+    size_t fed;          /* bytes given so far */
     const char *mkey;    /* pending metric key (interned) */
     const char *devtype; /* pending device type (interned) */
     uint32_t devid;      /* pending device index */
@@ -706,6 +707,7 @@ int kscope__hjson_feed(kscope__hjson *p, const char *buf, size_t len, char *err,
 {
     if (p->errcode)
         return yajl_failure(p, NULL, 0, err, errlen);
+    p->fed += len;
     if (yajl_parse(p->y, (const unsigned char *)buf, len) != yajl_status_ok)
         return yajl_failure(p, (const unsigned char *)buf, len, err, errlen);
     return 0;
@@ -716,6 +718,10 @@ int kscope__hjson_finish(kscope__hjson *p, kscope__ptree **out, char *err, size_
     *out = NULL;
     if (p->errcode)
         return yajl_failure(p, NULL, 0, err, errlen);
+    if (p->fed == 0) {
+        snprintf(err, errlen, "empty: no JSON at all");
+        return KSCOPE_EPARSE;
+    }
     if (yajl_complete_parse(p->y) != yajl_status_ok)
         return yajl_failure(p, NULL, 0, err, errlen);
     if (!p->done) {
