@@ -4,6 +4,19 @@
  */
 #include "kscope-internal.h"
 
+/* Public (kscope.h): no kernels are recorded in this build, so metadata is
+ * only checked. */
+int kscope_launch_metadata(const kscope_launch_meta *meta)
+{
+    if (!meta)
+        return kscope__fail(KSCOPE_EINVAL, "launch metadata: NULL");
+    if (meta->n_custom && (!meta->custom_names || !meta->custom_values))
+        return kscope__fail(KSCOPE_EINVAL,
+                            "launch metadata: %zu custom metrics but no names or values",
+                            meta->n_custom);
+    return 0;
+}
+
 /* No GPU backend in this build. */
 const kscope__backend *kscope__gpu_backend(void)
 {

@@ -132,6 +132,10 @@ static void test_launch_metadata_checked(void **state)
     good.custom_values = values;
     assert_int_equal(b->launch_metadata(&good), 0);
     assert_int_equal(b->launch_metadata(&good), 0); /* replaces the pending one */
+    /* the public call checks the same way */
+    assert_int_equal(kscope_launch_metadata(NULL), KSCOPE_EINVAL);
+    assert_int_equal(kscope_launch_metadata(&bad), KSCOPE_EINVAL);
+    assert_int_equal(kscope_launch_metadata(&good), 0);
 }
 
 int main(void)

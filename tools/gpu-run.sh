@@ -14,7 +14,8 @@
 #   3. ctest: the CPU tests, on this machine too;
 #   4. GPU tests: every test/gpu/*.sh, each run with KSCOPE_SOURCE_DIR,
 #      KSCOPE_BINARY_DIR and KSCOPE_GPU_WORK set; it passes when it exits 0;
-#   5. benchmarks (bench/gpu/): launch_bench.cu's modes (none, bare CUPTI
+#   5. benchmarks (bench/gpu/): cupti_probe.cu's record dump (a diagnostic
+#      of what CUPTI writes for each launch kind); launch_bench.cu's modes (none, bare CUPTI
 #      activity floor, floor + external correlation, kscope tree, trace, a
 #      scope per launch) run alternately in separate processes, REPS times,
 #      medians compared as ratios; kscope tree peak memory at 1k vs 1M
@@ -115,6 +116,10 @@ if [ "$what" != test ]; then
     nvcc -O2 -std=c++17 -arch=native -o "$bench_bin/launch_bench" "$root/bench/gpu/launch_bench.cu" \
         -I"$root/include" -I/usr/local/cuda/include -L"$build" -lkscope -Xlinker -rpath,"$build" \
         -L/usr/local/cuda/lib64 -lcupti -Xlinker -rpath,/usr/local/cuda/lib64 >"$out/bench.log" 2>&1
+    nvcc -O2 -std=c++17 -arch=native -o "$bench_bin/cupti_probe" "$root/bench/gpu/cupti_probe.cu" \
+        -L/usr/local/cuda/lib64 -lcupti -lcuda -Xlinker -rpath,/usr/local/cuda/lib64 >>"$out/bench.log" 2>&1
+    echo "== cupti_probe" >>"$out/bench.log"
+    timeout 60 "$bench_bin/cupti_probe" >>"$out/bench.log" 2>&1
     modes="none floor floor_ext tree trace tree_scoped"
     for r in $(seq "$reps"); do
         for m in $modes; do
@@ -127,7 +132,9 @@ if [ "$what" != test ]; then
     tmodes="none kscope kscope_trace proton torch_profiler"
     for r in $(seq 3); do
         for m in $tmodes; do
-            KSCOPE_LIB=$build/libkscope.so timeout 120 python3 "$root/bench/gpu/torch_bench.py" \
+            # preloaded: torch's libraries use up the static TLS that a
+            # dlopen'ed libkscope would need (initial-exec thread state)
+            KSCOPE_LIB=$build/libkscope.so LD_PRELOAD=$build/libkscope.so timeout 120 python3 "$root/bench/gpu/torch_bench.py" \
                 "$m" "$launches" 2>>"$out/bench.log" | sed 's/^/torch_/' >>"$out/bench.log"
         done
     done

@@ -7,7 +7,8 @@
  *   floor      a bare CUPTI activity injection: CONCURRENT_KERNEL records
  *              into reused buffers, walked and dropped (the floor)
  *   floor_ext  the floor plus what kscope's attribution needs from CUPTI:
- *              DRIVER and EXTERNAL_CORRELATION records, one pushed id
+ *              RUNTIME, DRIVER and EXTERNAL_CORRELATION records, one id
+ *              pushed
  *   tree       kscope, tree session, the loop inside one scope
  *   trace      kscope, trace session, the loop inside one scope
  *   tree_scoped kscope tree, a scope around every launch
@@ -80,6 +81,7 @@ static void floor_start(int with_ext)
         exit(1);
     }
     if (with_ext) {
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
         cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 1);

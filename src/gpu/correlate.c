@@ -3,14 +3,14 @@
  *
  * kscope pushes the current context id (a CCT node) onto CUPTI's external
  * correlation stack at every scope boundary, so CUPTI writes, before each
- * driver API record made inside a scope, an EXTERNAL_CORRELATION record
- * mapping the call's correlation id to that context. A kernel or copy
- * record carries the correlation id of the driver call that launched it
+ * runtime or driver API record made inside a scope, an EXTERNAL_CORRELATION
+ * record mapping the call's correlation id to that context. A kernel or
+ * copy record carries the correlation id of the API call that launched it
  * (for graph replays: of the graph launch), so attribution is two table
  * lookups and no per-launch callback.
  *
- * Records from different buffers may arrive out of order. The driver API
- * record of a launch comes after its external correlation record, so once
+ * Records from different buffers may arrive out of order. The API record
+ * of a launch comes after its external correlation record, so once
  * the API record of a launch has been seen, its context is known for good:
  * a kernel whose API record is not yet there waits in `pending` until it
  * is (or until a flush, or until it is too old to hope), then goes to the

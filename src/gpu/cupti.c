@@ -7,14 +7,17 @@
  *
  *   CONCURRENT_KERNEL, MEMCPY, MEMCPY2, MEMSET  the GPU work itself (never
  *       the KERNEL kind, which serialises kernels);
- *   EXTERNAL_CORRELATION + DRIVER  the scope of each launch: the core calls
- *       ctx_push/ctx_pop at scope and state boundaries, which push kscope's
- *       context id on CUPTI's external correlation stack; the DRIVER record
- *       (which CUPTI needs before it writes external correlation records)
- *       also gives the launch's host time and thread, for trace flows.
+ *   EXTERNAL_CORRELATION + RUNTIME + DRIVER  the scope of each launch: the
+ *       core calls ctx_push/ctx_pop at scope and state boundaries, which
+ *       push kscope's context id on CUPTI's external correlation stack;
+ *       CUPTI writes an external correlation record before each API record
+ *       (so API records must be on: RUNTIME for cudaLaunchKernel and
+ *       friends, whose kernels carry the runtime call's id, DRIVER for
+ *       programs that launch through the driver, such as Triton). The API
+ *       record also gives the launch's host time and thread, for flows.
  *
  * No callback runs on a launch unless the program gives launch metadata:
- * then the driver's launch callbacks are enabled (and stay enabled until
+ * then the runtime's and driver's launch callbacks are enabled (and stay enabled until
  * the backend stops) to tie the metadata to the next launch on its thread.
  *
  * Activity buffers come from a free list and go back to it, so the steady
@@ -25,6 +28,7 @@
 
 #include <cuda.h>
 #include <dlfcn.h>
+#include <glob.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -57,11 +61,9 @@ typedef struct cupti_api {
 } cupti_api;
 
 typedef struct driver_api {
-    CUresult (*init)(unsigned);
     CUresult (*device_count)(int *);
     CUresult (*device_get)(CUdevice *, int);
     CUresult (*attribute)(int *, CUdevice_attribute, CUdevice);
-    CUresult (*error_name)(CUresult, const char **);
     CUresult (*ctx_current)(CUcontext *);
     CUresult (*ctx_synchronize)(void);
     CUresult (*primary_state)(CUdevice, unsigned *, int *);
@@ -88,8 +90,11 @@ static _Atomic int callbacks_wanted;
 static CUpti_SubscriberHandle subscriber;
 static kscope__corr corr;
 static int corr_ready;
-static void *free_buffers; /* each buffer's first word links the next */
-static int device_count;
+static void *free_buffers;    /* each buffer's first word links the next */
+static uint64_t devices_seen; /* bit d: device d's info was recorded */
+static int forked_child;      /* a fork() child of a process that was capturing */
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 
 /* Pushes made by this thread since the backend last started (gen). */
 static _Atomic uint32_t push_gen;
@@ -106,17 +111,30 @@ static const CUpti_ActivityKind kinds[] = {
     CUPTI_ACTIVITY_KIND_DRIVER,
 };
 
-static const CUpti_CallbackId launch_cbids[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+/* The launch calls, runtime and driver: the runtime's do not go through
+ * the driver's public entry points, so both domains are needed. */
+static const struct launch_cb {
+    CUpti_CallbackDomain domain;
+    CUpti_CallbackId cbid;
+} launch_cbs[] = {
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz},
 };
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
@@ -143,25 +161,15 @@ static int load_fail(int err, const char *fmt, ...)
             missing = (name);                                                                      \
     } while (0)
 
-static const char *driver_error(CUresult rc)
-{
-    const char *name = NULL;
-    if (drv.error_name && drv.error_name(rc, &name) == CUDA_SUCCESS && name)
-        return name;
-    return "unknown CUDA error";
-}
-
 static int load_driver(void)
 {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL);
     if (!lib)
         return load_fail(KSCOPE_ENOGPU, "no CUDA driver: cannot load libcuda.so.1 (%s)", dlerror());
     const char *missing = NULL;
-    SYM(lib, drv.init, "cuInit");
     SYM(lib, drv.device_count, "cuDeviceGetCount");
     SYM(lib, drv.device_get, "cuDeviceGet");
     SYM(lib, drv.attribute, "cuDeviceGetAttribute");
-    SYM(lib, drv.error_name, "cuGetErrorName");
     SYM(lib, drv.ctx_current, "cuCtxGetCurrent");
     SYM(lib, drv.ctx_synchronize, "cuCtxSynchronize");
     SYM(lib, drv.primary_state, "cuDevicePrimaryCtxGetState");
@@ -172,14 +180,17 @@ static int load_driver(void)
     if (missing)
         return load_fail(KSCOPE_ENOGPU, "CUDA driver libcuda.so.1 lacks %s (driver too old)",
                          missing);
-    CUresult rc = drv.init(0);
-    if (rc == CUDA_ERROR_NO_DEVICE)
-        return load_fail(KSCOPE_ENOGPU, "no CUDA GPU found (cuInit: %s)", driver_error(rc));
-    if (rc != CUDA_SUCCESS)
-        return load_fail(KSCOPE_ENOGPU, "CUDA driver failed to initialise (cuInit: %s)",
-                         driver_error(rc));
-    if (drv.device_count(&device_count) != CUDA_SUCCESS || device_count <= 0)
-        return load_fail(KSCOPE_ENOGPU, "no CUDA GPU found (the driver reports 0 devices)");
+    /* No driver call here: start() may run inside cuInit (kscope run's
+     * CUDA injection), where calling back into the driver deadlocks. The
+     * device nodes say whether a GPU is there. */
+    glob_t g;
+    int rc = glob("/dev/nvidia[0-9]*", 0, NULL, &g);
+    int found = rc == 0 && g.gl_pathc > 0;
+    if (rc == 0)
+        globfree(&g);
+    if (!found)
+        return load_fail(KSCOPE_ENOGPU,
+                         "no NVIDIA GPU found (libcuda.so.1 is there, but no /dev/nvidia<N>)");
     return 0;
 }
 
@@ -258,10 +269,28 @@ static const char *cupti_error(CUptiResult rc)
     return "unknown CUPTI error";
 }
 
+static void note_device(uint32_t ordinal);
+static void cupti_stop(void);
+
+/* Stop capture at exit, before the driver tears itself down (this handler
+ * is registered after cuInit's, so it runs first); a finalize that comes
+ * later (a destructor) then finds everything delivered. */
+static void stop_at_exit(void)
+{
+    cupti_stop();
+}
+
+static void register_exit(void)
+{
+    atexit(stop_at_exit);
+}
+
 /* ---------------------------------------------------------------- buffers */
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
+    /* CUPTI asks for a buffer once CUDA is in use: cuInit has run. */
+    pthread_once(&exit_once, register_exit);
     pthread_mutex_lock(&free_lock);
     void *b = free_buffers;
     if (b)
@@ -303,6 +332,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 static void deliver_to_core(void *arg, uint64_t ctx, const kscope__gpu_record *r)
 {
     (void)arg;
+    note_device(r->device);
     kscope__record_gpu(ctx, r);
 }
 
@@ -337,8 +367,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 {
     (void)userdata;
     (void)cbid;
-    if (domain != CUPTI_CB_DOMAIN_DRIVER_API)
+    if (domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API)
         return;
+    /* The outermost launch call takes the metadata: its id is the one its
+     * kernels carry. */
     const CUpti_CallbackData *cb = data;
     kscope__gpu_meta *m = tl_meta;
     if (!m || cb->callbackSite != CUPTI_API_ENTER)
@@ -353,9 +385,9 @@ static int enable_launch_callbacks(void)
 {
     if (callbacks_on || !started)
         return 0;
-    for (size_t i = 0; i < N_OF(launch_cbids); i++) {
+    for (size_t i = 0; i < N_OF(launch_cbs); i++) {
         CUptiResult rc =
-            cu.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]);
+            cu.enable_callback(1, subscriber, launch_cbs[i].domain, launch_cbs[i].cbid);
         if (rc != CUPTI_SUCCESS)
             return kscope__fail(KSCOPE_ENOCUPTI, "cannot enable CUPTI launch callbacks: %s",
                                 cupti_error(rc));
@@ -372,6 +404,10 @@ static int cupti_launch_metadata(const kscope_launch_meta *meta)
     int rc = kscope__gpu_meta_copy(meta, &m);
     if (rc < 0)
         return rc;
+    if (!started) { /* nothing records kernels: keep nothing for later */
+        free(m);
+        return 0;
+    }
     free(tl_meta); /* two in a row: the later one wins */
     tl_meta = m;
     if (!atomic_load_explicit(&callbacks_wanted, memory_order_relaxed)) {
@@ -392,20 +428,23 @@ static int attr(CUdevice d, CUdevice_attribute a)
     return drv.attribute(&v, a, d) == CUDA_SUCCESS ? v : 0;
 }
 
-static void record_devices(void)
+/* Record device `ordinal`'s info the first time its work shows up (on the
+ * buffer thread: the program has initialised CUDA by then). */
+static void note_device(uint32_t ordinal)
 {
-    for (int i = 0; i < device_count; i++) {
-        CUdevice d;
-        if (drv.device_get(&d, i) != CUDA_SUCCESS)
-            continue;
-        char arch[16];
-        snprintf(arch, sizeof arch, "%d%d", attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
-                 attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
-        kscope__set_device_info(
-            (uint32_t)i, arch, attr(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
-            attr(d, CU_DEVICE_ATTRIBUTE_CLOCK_RATE), attr(d, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),
-            attr(d, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH));
-    }
+    if (ordinal >= 64 || (devices_seen >> ordinal & 1))
+        return;
+    devices_seen |= 1ull << ordinal;
+    CUdevice d;
+    if (drv.device_get(&d, (int)ordinal) != CUDA_SUCCESS)
+        return;
+    char arch[16];
+    snprintf(arch, sizeof arch, "%d%d", attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
+             attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+    kscope__set_device_info(ordinal, arch, attr(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+                            attr(d, CU_DEVICE_ATTRIBUTE_CLOCK_RATE),
+                            attr(d, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),
+                            attr(d, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH));
 }
 
 /* ------------------------------------------------------------- lifecycle */
@@ -456,11 +495,35 @@ static int enable_activity(void)
     return 0;
 }
 
+/* In a child forked while capturing, CUDA and CUPTI's threads are gone:
+ * forget the capture, never call them. */
+static void after_fork_child(void)
+{
+    if (started) {
+        forked_child = 1;
+        started = 0;
+        callbacks_on = 0;
+        atomic_store(&kscope__g.gpu_ctx_hooks, 0);
+    }
+    pthread_mutex_init(&state_lock, NULL);
+    pthread_mutex_init(&buffer_lock, NULL);
+    pthread_mutex_init(&free_lock, NULL);
+}
+
+static void register_fork(void)
+{
+    pthread_atfork(NULL, NULL, after_fork_child);
+}
+
 static int start_locked(void)
 {
     pthread_once(&load_once, load_all);
     if (load_err)
         return kscope__fail(load_err, "%s", load_msg);
+    if (forked_child)
+        return kscope__fail(KSCOPE_ENOGPU, "GPU capture does not survive fork() without exec "
+                                           "(CUDA and CUPTI cannot be used in the child)");
+    pthread_once(&fork_once, register_fork);
     if (!corr_ready) {
         int rc = kscope__corr_init(&corr, deliver_to_core, NULL);
         if (rc < 0)
@@ -478,7 +541,6 @@ static int start_locked(void)
     if (atomic_load(&callbacks_wanted) && (rc = enable_launch_callbacks()) < 0)
         kscope__warn_once("cupti-callbacks", "%s; launch metadata will not be attached",
                           kscope_last_error());
-    record_devices();
     atomic_fetch_add(&push_gen, 1);
     kscope__g.ctx_push = push_ctx;
     kscope__g.ctx_pop = pop_ctx;
@@ -504,7 +566,10 @@ static void synchronize_devices(void)
     CUcontext cur = NULL;
     if (drv.ctx_current(&cur) == CUDA_SUCCESS && cur)
         drv.ctx_synchronize();
-    for (int i = 0; i < device_count; i++) {
+    int count = 0;
+    if (drv.device_count(&count) != CUDA_SUCCESS) /* CUDA never initialised */
+        return;
+    for (int i = 0; i < count; i++) {
         CUdevice d;
         unsigned flags = 0;
         int active = 0;
@@ -554,6 +619,13 @@ static void cupti_stop(void)
         callbacks_on = 0;
     }
     pthread_mutex_unlock(&state_lock);
+}
+
+/* Public (kscope.h): metadata for the next kernel launched on this thread.
+ * Checked always; kept only while GPU capture runs. */
+int kscope_launch_metadata(const kscope_launch_meta *meta)
+{
+    return cupti_launch_metadata(meta);
 }
 
 static const kscope__backend cupti_backend = {
