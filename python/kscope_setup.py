@@ -12,8 +12,10 @@ into a private prefix are found when the module loads.
 """
 import glob
 import os
-
-from setuptools import Extension, setup
+import shlex
+import subprocess
+import sys
+import sysconfig
 
 LIB_DIRS = ("core", "profile", "export", "read", "diag", "run")
 CUDA_HINTS = ("CUDA_HOME", "CUDA_PATH")
@@ -67,10 +69,8 @@ def _runtime_dirs():
     return keep
 
 
-def setup_kscope(repo, package_root, build_base="build"):
-    """Call setuptools.setup for the package under package_root/kscope,
-    compiling the library found at `repo` (both relative to setup.py), with
-    intermediate files under build_base."""
+def _ext_config(repo, package_root):
+    """(sources, include_dirs, macros, libraries, compile_args) of the extension."""
     sources, cuda = _sources(repo)
     sources.append(os.path.join(package_root, "src", "_kscope.c"))
     include_dirs = [os.path.join(repo, "include"), os.path.join(repo, "src")]
@@ -80,6 +80,37 @@ def setup_kscope(repo, package_root, build_base="build"):
         include_dirs.append(cuda)
         macros.append(("KSCOPE_HAVE_CUDA", "1"))
         libraries.append("stdc++")  # __cxa_demangle for kernel names
+    return sources, include_dirs, macros, libraries, COMPILE_ARGS + _TLS_FLAGS
+
+
+COMPILE_ARGS = ["-std=gnu11", "-O2", "-fvisibility=hidden", "-Wall", "-Wextra",
+                "-Wno-missing-field-initializers"]
+
+
+def build_inplace(repo, package_root):
+    """Compile kscope/_kscope with the C compiler alone (no setuptools), for
+    Pythons that lack it: `python3 kscope_setup.py` from python/."""
+    sources, include_dirs, macros, libraries, args = _ext_config(repo, package_root)
+    cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
+    out = os.path.join(package_root, "kscope", "_kscope" + sysconfig.get_config_var("EXT_SUFFIX"))
+    cmd = cc + ["-shared", "-fPIC", "-o", out] + args
+    cmd += shlex.split(os.environ.get("CFLAGS", "")) + shlex.split(os.environ.get("LDFLAGS", ""))
+    cmd += ["-I" + sysconfig.get_paths()["include"]] + ["-I" + d for d in include_dirs]
+    cmd += ["-D%s=%s" % m for m in macros] + sources
+    cmd += ["-L" + d for d in _env_paths("LIBRARY_PATH")]
+    cmd += ["-Wl,-rpath," + d for d in _runtime_dirs()] + ["-l" + lib for lib in libraries]
+    print(" ".join(shlex.quote(c) for c in cmd))
+    subprocess.run(cmd, check=True)
+    return out
+
+
+def setup_kscope(repo, package_root, build_base="build"):
+    """Call setuptools.setup for the package under package_root/kscope,
+    compiling the library found at `repo` (both relative to setup.py), with
+    intermediate files under build_base."""
+    from setuptools import Extension, setup
+
+    sources, include_dirs, macros, libraries, args = _ext_config(repo, package_root)
     ext = Extension(
         "kscope._kscope",
         sources=sources,
@@ -88,8 +119,7 @@ def setup_kscope(repo, package_root, build_base="build"):
         libraries=libraries,
         library_dirs=_env_paths("LIBRARY_PATH"),
         runtime_library_dirs=_runtime_dirs(),
-        extra_compile_args=["-std=gnu11", "-O2", "-fvisibility=hidden", "-Wall", "-Wextra",
-                            "-Wno-missing-field-initializers"] + _TLS_FLAGS,
+        extra_compile_args=args,
     )
     setup(
         name="kscope",
@@ -102,3 +132,10 @@ def setup_kscope(repo, package_root, build_base="build"):
         entry_points={"console_scripts": ["kscope-py = kscope.launcher:main"]},
         options={"build": {"build_base": build_base}},
     )
+
+
+if __name__ == "__main__":
+    here = os.path.dirname(os.path.abspath(__file__))
+    os.chdir(here)
+    print("built", build_inplace(repo="..", package_root="."))
+    sys.exit(0)

@@ -25,9 +25,10 @@ site=$work/site
 if ! (cd "$work/pkgsrc" && python3 -m pip install -q --no-build-isolation --no-deps \
         --target "$site" . >"$work/build.log" 2>&1); then
     # setuptools older than 70.1 without the wheel package cannot make a
-    # wheel; building the extension in place needs setuptools alone.
+    # wheel, and a Python without setuptools cannot run setup.py: build the
+    # extension in place with the C compiler alone.
     echo "python-run: pip install failed (see build.log); building in place"
-    if ! (cd "$work/pkgsrc" && python3 setup.py build_ext --inplace >>"$work/build.log" 2>&1); then
+    if ! (cd "$work/pkgsrc" && python3 kscope_setup.py >>"$work/build.log" 2>&1); then
         echo "FAIL python-install: the extension did not build:"
         tail -20 "$work/build.log"
         exit 1
