@@ -105,7 +105,7 @@ if [ "$what" != bench ]; then
             gpu_fail=$((gpu_fail + 1))
         fi
     done
-    grep -E '^(PASS|FAIL)  ' "$out/gpu-tests.log" | tee -a "$summary"
+    grep -E '^(PASS|FAIL)  |^SKIP: ' "$out/gpu-tests.log" | tee -a "$summary"
     (cd "$work" && tar czf "$out/artifacts.tar.gz" --exclude='*/capture/capture' . 2>/dev/null)
 fi
 

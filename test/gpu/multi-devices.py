@@ -169,7 +169,8 @@ def main():
             try:
                 fn(run, path, facts)
             except Exception as exc:  # a missing or malformed file is a failure
-                check(f"{run} {kind}: {os.path.basename(path)} readable", False, repr(exc))
+                check(f"{run} {kind}: {os.path.basename(path)} readable", False,
+                      f"{type(exc).__name__}: {exc}")
     print(f"{failures} failure(s)")
     return min(failures, 100)
 

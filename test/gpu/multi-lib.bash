@@ -21,7 +21,8 @@ multi_gpu_count() {
     fi
     if [ -n "${CUDA_VISIBLE_DEVICES+set}" ]; then
         local visible
-        visible=$(printf '%s' "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' | grep -c '[^[:space:]]' || true)
+        visible=$(printf '%s' "$CUDA_VISIBLE_DEVICES" | tr ',' '\n' |
+            grep -c '[^[:space:]]' || true)
         [ "$visible" -lt "$n" ] && n=$visible
     fi
     echo "$n"

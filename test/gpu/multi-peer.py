@@ -108,7 +108,7 @@ def main():
         try:
             fn(os.path.join(out, name), facts)
         except Exception as exc:  # a missing or malformed file is a failure
-            check(f"{name} readable", False, repr(exc))
+            check(f"{name} readable", False, f"{type(exc).__name__}: {exc}")
     print(f"{failures} failure(s)")
     return min(failures, 100)
 
