@@ -634,7 +634,7 @@ static void test_kscope_host_metrics(void **state)
     assert_close(v[index_of(&f, PATH(t, "main", "train_step", "softmax"))],
                  400000000.0 / bw80 / 400000e-9);
     kscope__pdevice *d0 = &t->devices[0];
-    double want = fmax(4e12 / kscope__peak_flops(d0, 16), 1e8 / kscope__peak_bytes(d0)) / 2e-3;
+    double want = fmax(1e12 / kscope__peak_flops(d0, 16), 1e8 / kscope__peak_bytes(d0)) / 2e-3;
     assert_close(v[index_of(&f, PATH(t, "main", "train_step", "gemm_f16"))], want);
     kscope__column_free(&c);
     kscope__pflat_free(&f);

@@ -239,7 +239,10 @@ static const char *format_name(const char *name, frame_fmt fmt, char **buf, size
         const char *colon = strrchr(name, ':');
         return colon ? colon + 1 : name;
     }
-    /* file_function: "<file without :line>@<function without :line>" */
+    /* file_function: "<file without :line>@<function without :line>"; a
+     * name that is not "file:line@function" (a kernel, ROOT) stays whole */
+    if (!strchr(name, '@'))
+        return name;
     size_t need = strlen(name) * 2 + 2;
     if (need > *cap) {
         char *b = realloc(*buf, need);

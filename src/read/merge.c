@@ -654,9 +654,7 @@ int kscope__merge_traces(const char *const *bufs, const size_t *lens, const char
         yajl_val doc = yajl_tree_parse(text, yerr, sizeof yerr);
         free(text);
         if (!doc) {
-            for (char *c = yerr; *c; c++)
-                if (*c == '\n' || *c == '\r')
-                    *c = ' ';
+            yerr[strcspn(yerr, "\r\n")] = '\0'; /* the first line says it */
             rc = mfail(err, errlen, KSCOPE_EPARSE, "%s: not valid JSON: %.200s", names[r],
                        strstr(yerr, "premature EOF") ? "truncated" : yerr);
             break;

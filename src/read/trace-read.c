@@ -320,9 +320,7 @@ int kscope__read_chrome_trace(const char *buf, size_t len, kscope__ptree **out, 
     yajl_val doc = yajl_tree_parse(text, yerr, sizeof yerr);
     free(text);
     if (!doc) {
-        for (char *c = yerr; *c; c++)
-            if (*c == '\n' || *c == '\r')
-                *c = ' ';
+        yerr[strcspn(yerr, "\r\n")] = '\0'; /* the first line says it */
         if (strstr(yerr, "premature EOF"))
             return tfail(err, errlen, KSCOPE_EPARSE, "truncated: the JSON ends early");
         if (strstr(yerr, "trailing garbage"))

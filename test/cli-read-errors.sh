@@ -1,0 +1,96 @@
+#!/bin/bash
+# cli-read-errors.sh - bad input to the reading commands: each case gets one
+# line on stderr naming the file and the problem, exit status 2, no crash
+# and no output. Also bad options.
+source "$(dirname "$0")/read-lib.sh"
+
+W=$WORK
+head -c 300 "$DATA/proton/rich_tree.hatchet" >"$W/truncated.hatchet"
+echo 'hello world' >"$W/notjson.hatchet"
+echo '[{"frame": oops}]' >"$W/badjson.hatchet"
+echo '{"a": 1}' >"$W/object.hatchet"
+echo '[1, 2]' >"$W/shape.hatchet"
+echo '[{"frame": {"name": "ROOT"}, "metrics": {"time (ns)": 0}}]' >"$W/nodevice.hatchet"
+echo '[{"frame": {"name": "ROOT"}, "metrics": {"count": 123456789012345678901234}}, {}]' \
+    >"$W/huge.hatchet"
+echo '[{"frame": {"name": "ROOT"}, "metrics": {"time (ns)": 1e400}}, {}]' >"$W/hugefloat.hatchet"
+echo '[{"frame": {"name": "ROOT"}, "metrics": {"time (ns)": -12}}, {}]' >"$W/negative.hatchet"
+echo '[{"frame": {"name": "ROOT"}, "children": [{"frame": {"name": "a\u001b[31mb"}}]}, {}]' \
+    >"$W/control.hatchet"
+printf '[{"frame": {"name": "a\001b"}}, {}]' >"$W/rawcontrol.hatchet"
+python3 -c '
+import sys
+n = 100000
+sys.stdout.write("[" + "{\"frame\":{\"name\":\"a\"},\"children\":[" * n + "]}" * n + ",{}]")
+' >"$W/deep.hatchet"
+cat "$DATA/proton/proton_run.hatchet" "$DATA/proton/proton_run.hatchet" >"$W/twice.hatchet"
+: >"$W/empty.hatchet"
+printf '  \n\t\n' >"$W/blank.hatchet"
+mkdir -p "$W/dir.hatchet"
+"$KS" convert "$DATA/proton/rich_tree.hatchet" "$W/ok.hatchet_msgpack"
+head -c 100 "$W/ok.hatchet_msgpack" >"$W/truncated.hatchet_msgpack"
+printf '\x92\xc1' >"$W/badmsgpack.hatchet_msgpack"
+echo '{"traceEvents": [{"ph": "X", "name": "a", "ts": 0, "dur": -3}]}' >"$W/badtrace.json"
+
+check_file() { # check_file FILE WANT: every reading command refuses FILE
+    local f=$W/$1 want=$2 n=${1//[^a-zA-Z0-9]/_}
+    bad view-$n "$want" "$KS" view "$f"
+    bad top-$n "$want" "$KS" top "$f"
+    bad diff-$n "$want" "$KS" diff "$DATA/proton/rich_tree.hatchet" "$f"
+    bad merge-$n "$want" "$KS" merge -o "$W/out.hatchet" "$DATA/proton/rich_tree.hatchet" "$f"
+    bad convert-$n "$want" "$KS" convert "$f" "$W/out.hatchet"
+}
+check_file truncated.hatchet "truncated.hatchet: truncated"
+check_file notjson.hatchet "notjson.hatchet: not a profile"
+check_file badjson.hatchet "badjson.hatchet: not valid JSON"
+check_file object.hatchet "object.hatchet: not a Chrome trace"
+check_file shape.hatchet "shape.hatchet: element 0 of the top-level array is not an object"
+check_file nodevice.hatchet "nodevice.hatchet: missing device-info object"
+check_file huge.hatchet "huge.hatchet: number 123456789012345678901234 for metric 'count'"
+check_file hugefloat.hatchet "hugefloat.hatchet: number 1e400"
+check_file negative.hatchet "negative.hatchet: negative value -12 for metric 'time (ns)'"
+check_file control.hatchet "control.hatchet: frame name under 'ROOT' contains a control character"
+check_file rawcontrol.hatchet "rawcontrol.hatchet: not valid JSON"
+check_file deep.hatchet "deep.hatchet: calling contexts nested deeper than 4096 levels"
+check_file twice.hatchet "twice.hatchet: data after the end of the profile"
+check_file empty.hatchet "empty.hatchet: empty file"
+check_file blank.hatchet "blank.hatchet: empty file"
+check_file dir.hatchet "dir.hatchet: is a directory"
+check_file missing.hatchet "missing.hatchet: No such file or directory"
+check_file truncated.hatchet_msgpack "truncated.hatchet_msgpack: truncated"
+check_file badmsgpack.hatchet_msgpack "badmsgpack.hatchet_msgpack: not valid MessagePack"
+check_file badtrace.json "badtrace.json: event 0 ('a'): \"ts\" and \"dur\" must be numbers"
+bad merge-trace-bad "notjson.hatchet: not valid JSON: lexical error" "$KS" merge -o "$W/t.json" \
+    "$DATA/kscope/trace_host.json" "$W/notjson.hatchet"
+
+# options
+R=$DATA/proton/rich_tree.hatchet
+bad opt-depth "-d: 'x' is not a depth" "$KS" view -d x "$R"
+bad opt-depth-neg "-d: '-1' is not a depth" "$KS" view -d -1 "$R"
+bad opt-threshold "-t: 'abc' is not a number" "$KS" view -t abc "$R"
+bad opt-format "-f: 'bogus' is not one of" "$KS" view -f bogus "$R"
+bad opt-metric "rich_tree.hatchet: metric 'nosuch' is not in this file" "$KS" view -m nosuch "$R"
+bad opt-metric-needs "needs a 'flops16' metric" "$KS" view -m tflop16/s "$DATA/proton/proton_run.hatchet"
+bad opt-regex "-i: bad regular expression '('" "$KS" view -i '(' "$R"
+bad opt-color "--color: 'pink' is not auto, always or never" "$KS" view --color pink "$R"
+bad opt-nofile "no FILE given" "$KS" view
+bad opt-twofiles "more than one FILE given" "$KS" view "$R" "$R"
+bad opt-unknown "unknown option '--bogus'" "$KS" view --bogus "$R"
+bad opt-missing-value "-m needs a value" "$KS" view "$R" -m
+bad opt-diff-profile "nope.hatchet: No such file" "$KS" view --diff-profile nope.hatchet "$R"
+bad top-limit "-n: 'many' is not a count" "$KS" top -n many "$R"
+bad diff-one "expected two profiles" "$KS" diff "$R"
+bad diff-metric "metric 'nosuch' is not in this file" "$KS" diff -m nosuch "$R" "$R"
+bad merge-no-output "-o OUT is required" "$KS" merge "$R"
+bad merge-no-input "no input files" "$KS" merge -o "$W/x.hatchet"
+bad merge-ext "cannot tell the output format" "$KS" merge -o "$W/x.txt" "$R"
+bad merge-jobs "-j: '0' is not a number from 1 to 8" "$KS" merge -j 0 -o "$W/x.hatchet" "$R"
+bad convert-ext "cannot tell the output format" "$KS" convert "$R" "$W/x.txt"
+bad convert-to "--to: 'xml' is not hatchet" "$KS" convert --to xml "$R" "$W/x.hatchet"
+bad convert-args "expected IN and OUT" "$KS" convert "$R"
+# an unwritable output is a failure (1), not a usage error
+rc=0
+"$KS" convert "$R" /nonexistent-dir/x.hatchet 2>"$W/w.err" || rc=$?
+[ $rc = 1 ] && grep -q "cannot write" "$W/w.err" && ok "unwritable OUT: exit 1" ||
+    fail "unwritable OUT: exit $rc: $(cat "$W/w.err")"
+finish

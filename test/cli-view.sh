@@ -1,0 +1,59 @@
+#!/bin/bash
+# cli-view.sh - `kscope view`: golden output for every option, on Proton's
+# files (fixtures) and on kscope-shaped files, in every input format.
+source "$(dirname "$0")/read-lib.sh"
+
+P=proton
+K=kscope
+golden view-default "$KS" view $P/proton_run.hatchet
+golden view-metrics "$KS" view -m time/us,count,util,avg_time/ns $P/rich_tree.hatchet
+golden view-rates "$KS" view --metrics tflop32/s,gbyte/s,flop/s,time/% $P/rich_tree.hatchet
+golden view-exclusive "$KS" view -m cpu_time/ms,cpu_wait,tokens,step_idx,cpu_time/% \
+    $P/rich_tree.hatchet
+golden view-depth "$KS" view -d 1 $P/rich_tree.hatchet
+golden view-depth0 "$KS" view --depth 0 -m count $P/rich_tree.hatchet
+golden view-threshold "$KS" view -m time/us -t 40 $P/rich_tree.hatchet
+golden view-include "$KS" view -i 'inner|manual' $P/rich_tree.hatchet
+golden view-exclude "$KS" view -m time/us,count -e 'matmul|manual' $P/rich_tree.hatchet
+golden view-include-exclude "$KS" view -m time/us --include 'step' --exclude 'inner' \
+    $P/rich_tree.hatchet
+golden view-sort "$KS" view --sort -m time/us,count $P/rich_tree.hatchet
+golden view-sort-threshold "$KS" view --print-sorted -t 0.04 $P/rich_tree.hatchet
+golden view-list-proton "$KS" view -l $P/rich_tree.hatchet
+golden view-list-kscope "$KS" view --list $K/run_a.hatchet
+golden view-kscope "$KS" view -m time/us,calls,wall_time/ms,avg_wall_time/us,util,count \
+    $K/run_a.hatchet
+golden view-diff-profile "$KS" view -m time/us,count --diff-profile $K/run_a.hatchet \
+    $K/run_b.hatchet
+golden view-trace "$KS" view -m time/us,count $P/rich_trace.chrome_trace
+golden view-trace-host "$KS" view -m calls,wall_time/us,time/us $K/trace_host.json
+for f in full file_function_line function_line file_function; do
+    golden view-format-$f "$KS" view -m time/us -f $f $K/frames.hatchet
+done
+golden view-color "$KS" view --color=always -m time/us,util $P/rich_tree.hatchet
+golden view-no-color "$KS" view --color never -m time/us $P/rich_tree.hatchet
+
+# the same tree from .hatchet_msgpack prints the same
+"$KS" convert "$DATA/$P/rich_tree.hatchet" "$WORK/rich.hatchet_msgpack" || fail "convert"
+if diff <("$KS" view -m time/us,util,count "$DATA/$P/rich_tree.hatchet") \
+    <("$KS" view -m time/us,util,count "$WORK/rich.hatchet_msgpack") >/dev/null; then
+    ok "msgpack view equals JSON view"
+else
+    fail "msgpack view differs from JSON view"
+fi
+
+# help: `kscope help view` and `kscope view --help` agree and name every option
+h1=$("$KS" help view) && h2=$("$KS" view --help) || fail "help exit status"
+[ "$h1" = "$h2" ] && ok "help view == view --help" || fail "help texts differ"
+for opt in --metrics --depth --threshold --include --exclude --format --sort --diff-profile \
+    --list --color --help time/s avg_time cpu_time wall_time "flop8|16|32|64/s" gbyte/s util /%; do
+    grep -qF -- "$opt" <<<"$h1" && ok "help mentions $opt" || fail "help lacks $opt"
+done
+
+# an unknown command suggests the nearest one
+rc=0
+err=$("$KS" veiw x 2>&1) || rc=$?
+[ $rc = 2 ] && grep -q "Did you mean 'view'" <<<"$err" && ok "veiw -> view" ||
+    fail "no suggestion: $err"
+
+finish
