@@ -3,8 +3,9 @@ python/'s) build the `kscope` package.
 
 The extension `kscope._kscope` is compiled together with libkscope's own C
 sources, mirroring CMakeLists.txt's globs (src/core, src/profile,
-src/export, src/read, src/diag, src/run, and src/gpu when the CUDA headers
-are found, else src/gpu-none.c), so one `pip install` builds everything.
+src/export, src/read, src/diag, and src/gpu when the CUDA headers are
+found, else src/gpu-none.c; not src/run, see LIB_DIRS), so one
+`pip install` builds everything.
 CFLAGS, LDFLAGS, C_INCLUDE_PATH and LIBRARY_PATH from the environment are
 honoured (the compiler reads the last two itself); each LIBRARY_PATH entry
 is also put in the extension's run-time search path, so libraries unpacked
@@ -17,7 +18,11 @@ import subprocess
 import sys
 import sysconfig
 
-LIB_DIRS = ("core", "profile", "export", "read", "diag", "run")
+# Everything of libkscope but src/run (kscope run's launcher): its preload
+# constructor and _exit stand-in belong to the preloaded libkscope.so alone.
+# Under `kscope run` the extension's calls to the public API resolve to that
+# preloaded library, so the process keeps one kscope state.
+LIB_DIRS = ("core", "profile", "export", "read", "diag")
 CUDA_HINTS = ("CUDA_HOME", "CUDA_PATH")
 
 

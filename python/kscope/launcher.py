@@ -5,6 +5,10 @@ __main__ (or pytest with its arguments), then finalizes the session. The
 script's own start() returns the launcher's session and its finalize() is
 ignored. --python-cpu [N] also profiles the Python side with cProfile and
 ends with the top N Python functions by exclusive time.
+
+Under `kscope run` (KSCOPE_RUN=1, libkscope preloaded) the session is the
+one `kscope run` started, which writes the profile when the program ends;
+the options it was given arrive as KSCOPE_RUN_* variables.
 """
 import argparse
 import os
@@ -72,8 +76,37 @@ def run_target(target):
         sys.argv, sys.path[:] = saved_argv, saved_path
 
 
+# What `kscope run -c python|-k HOOK -- python X` passes down (it runs
+# `python -m kscope X` with libkscope preloaded and its session started).
+RUN_ENV = {"context": "KSCOPE_RUN_CONTEXT", "hook": "KSCOPE_RUN_HOOK", "data": "KSCOPE_RUN_DATA",
+           "backend": "KSCOPE_RUN_BACKEND", "mode": "KSCOPE_RUN_MODE"}
+
+
+def under_kscope_run():
+    return os.environ.get("KSCOPE_RUN") == "1"
+
+
+def apply_run_env(args, argv):
+    """Options `kscope run` set in the environment, where the command line
+    gave none."""
+    given = {a.split("=")[0] for a in argv if a.startswith("-")}
+    flags_for = {"context": ("-c", "--context"), "hook": ("-k", "--hook"),
+                 "data": ("-d", "--data"), "backend": ("-b", "--backend"),
+                 "mode": ("-m", "--mode")}
+    for field, var in RUN_ENV.items():
+        value = os.environ.get(var)
+        if value and not given & set(flags_for[field]):
+            setattr(args, field, value)
+    if args.name is None and os.environ.get("KSCOPE_RUN_NAME"):
+        args.name = os.path.join(os.environ.get("KSCOPE_RUN_DIR", "."), os.environ["KSCOPE_RUN_NAME"])
+
+
 def main(argv=None):
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
+    driven = under_kscope_run()
+    if driven:
+        apply_run_env(args, argv[:len(argv) - len(args.target)])
     from . import sessions as _sessions
     from .hooks import LaunchHook
 
@@ -101,7 +134,8 @@ def main(argv=None):
         flags.command_line, flags.command_line_session = False, None
         path = _kscope.output_path(session, args.format)
         _sessions._finalize_now(None, args.format)
-        print(f"kscope: wrote {path}", file=sys.stderr)
+        if not driven:  # else kscope run writes the profile and says where
+            print(f"kscope: wrote {path}", file=sys.stderr)
         if prof is not None:
             render_python(profiler_rows(prof), args.python_cpu, sys.stderr)
     return status

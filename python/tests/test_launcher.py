@@ -107,3 +107,37 @@ def test_script_exception_still_writes(tmp_path):
     assert r.returncode == 1
     assert "KeyError" in r.stderr
     assert (tmp_path / "b.hatchet").exists()
+
+
+def kscope_cli():
+    """The kscope command line of a CMake build of this checkout, if any."""
+    repo = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    for path in (os.environ.get("KSCOPE_CLI"), os.path.join(repo, "build", "kscope")):
+        if path and os.access(path, os.X_OK):
+            return path
+    return None
+
+
+def test_under_kscope_run(tmp_path):
+    cli = kscope_cli()
+    if cli is None:
+        pytest.skip("no kscope command line built (build/kscope or KSCOPE_CLI)")
+    (tmp_path / "s.py").write_text(textwrap.dedent("""
+        import sys
+        import kscope
+        print("frames=%s argv=%s" % (kscope.LaunchHook().python_frames, ",".join(sys.argv[1:])))
+        with kscope.scope("under_run"):
+            pass
+        print("session=%s" % kscope.start("ignored"))
+        kscope.finalize()
+    """))
+    r = subprocess.run([cli, "run", "-c", "python", "-n", "prof", "-o", str(tmp_path), "--",
+                        sys.executable, "s.py", "x"], cwd=tmp_path, capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "frames=True argv=x" in r.stdout
+    outputs = [f for f in os.listdir(tmp_path) if f.endswith(".hatchet")]
+    assert len(outputs) == 1 and outputs[0].startswith("prof"), os.listdir(tmp_path)
+    assert not (tmp_path / "ignored.hatchet").exists()
+    root = json.loads((tmp_path / outputs[0]).read_text())[0]
+    assert [c["frame"]["name"] for c in root["children"]] == ["under_run"]
