@@ -24,7 +24,7 @@
     do {                                                                                           \
         cudaError_t e_ = (x);                                                                      \
         if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));   \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));    \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
@@ -33,15 +33,21 @@
     do {                                                                                           \
         int r_ = (x);                                                                              \
         if (r_ < 0) {                                                                              \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, kscope_last_error());      \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, kscope_last_error());       \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
 
 enum { A0_LAUNCHES = 30, B0_LAUNCHES = 20, A1_LAUNCHES = 40, B1_LAUNCHES = 10, MIX_LAUNCHES = 25 };
 
-__global__ void work_kernel(int *p) { p[0] += 1; }
-__global__ void mix_kernel(int *p) { p[1] += 1; }
+__global__ void work_kernel(int *p)
+{
+    p[0] += 1;
+}
+__global__ void mix_kernel(int *p)
+{
+    p[1] += 1;
+}
 
 static const char *outdir;
 static int *buf[2];
@@ -114,8 +120,7 @@ static void write_facts(void)
                 "\"memory_clock_rate\": %d, \"bus_width\": %d}",
                 d ? ", " : "", d, major, minor, sms, clock, mclock, bus);
     }
-    fprintf(f,
-            "},\n\"launches\": {\"a0\": %d, \"b0\": %d, \"a1\": %d, \"b1\": %d, \"mix\": %d}}\n",
+    fprintf(f, "},\n\"launches\": {\"a0\": %d, \"b0\": %d, \"a1\": %d, \"b1\": %d, \"mix\": %d}}\n",
             A0_LAUNCHES, B0_LAUNCHES, A1_LAUNCHES, B1_LAUNCHES, MIX_LAUNCHES);
     fclose(f);
 }
