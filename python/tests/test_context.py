@@ -33,3 +33,54 @@ def test_python_context_session_without_triton_or_torch(tmp_path):
         pass
     kscope.finalize(sid)
     assert kscope.LaunchHook().python_frames is False
+
+
+def test_torch_function_mode_wraps_ops_in_frames(tmp_path, monkeypatch):
+    """A stand-in torch whose ops go through the active TorchFunctionMode,
+    as torch's do: each op runs under the caller's Python frames."""
+    import sys
+    import types
+
+    active = []
+
+    class TorchFunctionMode:
+        def __enter__(self):
+            active.append(self)
+            return self
+
+        def __exit__(self, *exc):
+            active.remove(self)
+
+    def op(x):
+        def impl(v):
+            return _kscope.depth(), v + 1
+
+        if active:
+            return active[-1].__torch_function__(impl, (), (x,), None)
+        return impl(x)
+
+    torch = types.ModuleType("torch")
+    overrides = types.ModuleType("torch.overrides")
+    overrides.TorchFunctionMode = TorchFunctionMode
+    torch.overrides = overrides
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    monkeypatch.setitem(sys.modules, "torch.overrides", overrides)
+    monkeypatch.setattr(context, "_torch_mode", None)
+
+    sid = kscope.start(str(tmp_path / "t"), context="python")
+    assert len(active) == 1
+
+    def model_forward():
+        return op(1)
+
+    depth, value = model_forward()
+    assert value == 2 and depth >= 2 and _kscope.depth() == 0
+    chain = []
+    node = kscope.data.get(sid)[0]
+    while node["children"]:
+        node = node["children"][0]
+        chain.append(node["frame"]["name"])
+    assert chain[-1].endswith("@op") and chain[-2].endswith("@model_forward")
+    kscope.finalize(sid)
+    assert active == []  # the mode is gone with the last python-context session
+    assert op(5) == (0, 6)
