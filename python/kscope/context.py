@@ -96,3 +96,15 @@ def disable(session=None):
             mode.__exit__(None, None, None)
         except Exception:  # the mode stack was changed by someone else
             pass
+
+
+def depth(session=0):
+    """Scopes open on this thread (Proton's context.depth); None when
+    nothing is being recorded (profiling off or no such session)."""
+    if _kscope.profiling() == 0:
+        return None
+    try:
+        _kscope.output_path(session, None)  # raises for a session that does not exist
+    except ValueError:
+        return None
+    return _kscope.depth()

@@ -84,3 +84,13 @@ def test_torch_function_mode_wraps_ops_in_frames(tmp_path, monkeypatch):
     kscope.finalize(sid)
     assert active == []  # the mode is gone with the last python-context session
     assert op(5) == (0, 6)
+
+
+def test_context_depth(session):
+    sid, _ = session
+    assert kscope.context.depth(sid) == 0
+    with kscope.scope("a"):
+        assert kscope.context.depth(sid) == 1
+    assert kscope.context.depth(sid + 1) is None
+    kscope.set_gpu_profiling_state("off")
+    assert kscope.context.depth(sid) is None
