@@ -312,6 +312,49 @@ static void test_read_profile_file_errors(void **state)
     unlink(path);
 }
 
+/* What kscope itself writes (tree and trace, no GPU) reads back. */
+static void test_reads_kscope_writer_output(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/kscope-test-read-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    const char *data[] = {"tree", "trace"};
+    for (int d = 0; d < 2; d++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s/p%d", dir, d);
+        kscope_session_opts o = {.name = name, .data = data[d], .backend = "none"};
+        int s = kscope_start(&o);
+        if (s < 0)
+            fail_msg("kscope_start: %s", kscope_last_error());
+        assert_int_equal(kscope_enter("main"), 0);
+        for (int i = 0; i < 3; i++) {
+            assert_int_equal(kscope_enter("step"), 0);
+            assert_int_equal(kscope_metric_int("tokens", 100), 0);
+            assert_int_equal(kscope_enter("inner"), 0);
+            assert_int_equal(kscope_exit("inner"), 0);
+            assert_int_equal(kscope_exit("step"), 0);
+        }
+        assert_int_equal(kscope_exit("main"), 0);
+        char path[256];
+        assert_true(kscope_output_path(s, NULL, path, sizeof path) > 0);
+        assert_int_equal(kscope_finalize(s, NULL), 0);
+        char err[KSCOPE__READ_ERRLEN];
+        kscope__ptree *t;
+        if (kscope__read_profile(path, &t, err, sizeof err) < 0)
+            fail_msg("%s", err);
+        kscope__pnode *step = PATH(t, "main", "step");
+        assert_close(metric(step, "calls"), 3);
+        assert_close(metric(step, "tokens"), 300);
+        assert_true(metric(step, "wall_time (ns)") > 0);
+        assert_true(metric(PATH(t, "main"), "wall_time (ns)") >=
+                    metric(PATH(t, "main", "step", "inner"), "wall_time (ns)"));
+        assert_close(metric(PATH(t, "main", "step", "inner"), "calls"), 3);
+        kscope__ptree_free(t);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
 /* --------------------------------------------------- msgpack reader */
 
 static void test_msgpack_round_trip(void **state)
@@ -829,6 +872,7 @@ int main(void)
         cmocka_unit_test(test_json_bad_inputs),
         cmocka_unit_test(test_json_nesting_100000_levels),
         cmocka_unit_test(test_read_profile_file_errors),
+        cmocka_unit_test(test_reads_kscope_writer_output),
         cmocka_unit_test(test_msgpack_round_trip),
         cmocka_unit_test(test_msgpack_bad_inputs),
         cmocka_unit_test(test_trace_to_tree_proton),

@@ -29,7 +29,8 @@ const char cmd_view_help[] =
     "\n"
     "options:\n"
     "  -m, --metrics LIST   comma-separated metrics, one column each (default:\n"
-    "                       time/ms, or the file's first metric). Names ignore\n"
+    "                       time/ms; wall_time/ms for a run without GPU work;\n"
+    "                       else the file's first metric). Names ignore\n"
     "                       case and units. Besides any raw metric (count,\n"
     "                       calls, bytes, ...):\n"
     "                         time/s|ms|us|ns          GPU time\n"
@@ -385,14 +386,18 @@ static int compute_columns(const kscope__ptree *t, const kscope__pflat *f, const
         int nl = kscope__metric_list(t, &list);
         if (nl < 0)
             return -1;
-        int has_time = 0;
-        for (int i = 0; i < nl; i++)
-            if (strncmp(list[i].name, "time", 4) == 0 &&
-                (list[i].name[4] == '\0' || list[i].name[4] == ' '))
+        int has_time = 0, has_wall = 0;
+        for (int i = 0; i < nl; i++) {
+            if (strncmp(list[i].name, "time (", 6) == 0)
                 has_time = 1;
+            if (strncmp(list[i].name, "wall_time (", 11) == 0)
+                has_wall = 1;
+        }
         static char first[96];
         if (has_time)
             specs[n++] = "time/ms";
+        else if (has_wall) /* host scopes only: no GPU in the run */
+            specs[n++] = "wall_time/ms";
         else if (nl > 0) {
             snprintf(first, sizeof first, "%s", list[0].name);
             specs[n++] = first;

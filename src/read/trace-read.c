@@ -1,11 +1,13 @@
 /*
  * trace-read.c - Chrome trace JSON into a calling-context tree.
  *
- * Complete events (ph "X") become tree nodes. A GPU activity (an event with
- * args.call_stack, as Proton writes, or a kernel/memcpy/memset category)
- * lands at the path its call stack names and adds "time (ns)" and "count".
- * Other slices are host scopes: they are nested by time containment on
- * their (pid, tid) track and add "calls" and "wall_time (ns)" (exclusive).
+ * Complete events (ph "X") become tree nodes. A GPU activity (a kernel,
+ * memcpy, memset or gpu category, or Proton's call-stacked kernels) lands at
+ * the path its call stack names and adds "time (ns)" and "count". Other
+ * slices are host scopes adding "calls" and "wall_time (ns)" (exclusive) and
+ * their numeric args: placed by their own call stack when they carry one
+ * (kscope's traces), else nested by time containment on their (pid, tid)
+ * track.
  * The trace is parsed with yajl_tree after a bracket scan bounds its
  * nesting, so yajl_tree (which frees recursively) never sees deep input.
  */
@@ -94,18 +96,81 @@ static int has_control(const char *s)
     return 0;
 }
 
+/* A GPU activity: a kernel/copy category, or (Proton, which writes no host
+ * slices) a call stack on an event that is not a host scope. */
 static int is_gpu(yajl_val ev, yajl_val args)
 {
-    const char *cs[] = {"call_stack", NULL};
-    if (args && yajl_tree_get(args, cs, yajl_t_array))
-        return 1;
-    const char *cp[] = {"cat", NULL};
+    const char *cp[] = {"cat", NULL}, *cs[] = {"call_stack", NULL};
     yajl_val cat = yajl_tree_get(ev, cp, yajl_t_string);
-    if (!cat)
+    const char *c = cat ? str_of(cat) : "";
+    if (strstr(c, "kernel") || strstr(c, "memcpy") || strstr(c, "memset") || strcmp(c, "gpu") == 0)
+        return 1;
+    if (strcmp(c, "scope") == 0)
         return 0;
-    const char *c = str_of(cat);
-    return strstr(c, "kernel") || strstr(c, "memcpy") || strstr(c, "memset") ||
-           strcmp(c, "gpu") == 0;
+    return args && yajl_tree_get(args, cs, yajl_t_array) != NULL;
+}
+
+/* The node a call stack names (["ROOT", ..., leaf]); the event's own name
+ * is added when the stack does not end with it. */
+static kscope__pnode *stack_node(kscope__ptree *t, const slice *s, yajl_val stack, char *err,
+                                 size_t errlen, int *rc)
+{
+    kscope__pnode *n = t->root;
+    size_t len = YAJL_GET_ARRAY(stack)->len;
+    *rc = 0;
+    for (size_t i = 0; i < len; i++) {
+        yajl_val e = YAJL_GET_ARRAY(stack)->values[i];
+        if (!YAJL_IS_STRING(e) || has_control(str_of(e))) {
+            *rc = tfail(err, errlen, KSCOPE_EPARSE,
+                        "event %zu: call_stack entry %zu is not a plain string", s->index, i);
+            return NULL;
+        }
+        if (i == 0 && strcmp(str_of(e), "ROOT") == 0)
+            continue;
+        if (i + 1 >= KSCOPE__READ_MAX_DEPTH) {
+            *rc = tfail(err, errlen, KSCOPE_EPARSE, "event %zu: call stack deeper than %d",
+                        s->index, KSCOPE__READ_MAX_DEPTH);
+            return NULL;
+        }
+        const char *name = kscope__ptree_intern_cstr(t, str_of(e));
+        n = name ? kscope__pnode_child(t, n, name) : NULL;
+        if (!n)
+            goto nomem;
+    }
+    if (n == t->root || strcmp(n->name, s->name) != 0) {
+        const char *name = kscope__ptree_intern_cstr(t, s->name);
+        n = name ? kscope__pnode_child(t, n, name) : NULL;
+        if (!n)
+            goto nomem;
+    }
+    return n;
+nomem:
+    *rc = tfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+    return NULL;
+}
+
+/* Numeric args of a host slice (its scope metrics) added to its node. */
+static int add_args(kscope__ptree *t, kscope__pnode *n, yajl_val args)
+{
+    for (size_t i = 0; args && i < args->u.object.len; i++) {
+        yajl_val v = args->u.object.values[i];
+        const char *k = args->u.object.keys[i];
+        if (!YAJL_IS_NUMBER(v) || has_control(k) || !isfinite(YAJL_GET_DOUBLE(v)))
+            continue;
+        int rc = YAJL_IS_INTEGER(v) ? kscope__pnode_add_int(t, n, k, YAJL_GET_INTEGER(v))
+                                    : kscope__pnode_add_double(t, n, k, YAJL_GET_DOUBLE(v));
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+static int host_metrics(kscope__ptree *t, kscope__pnode *n, double dur_us)
+{
+    int rc = kscope__pnode_add_int(t, n, "calls", 1);
+    if (rc == 0)
+        rc = kscope__pnode_add_int(t, n, "wall_time (ns)", (int64_t)llround(dur_us * 1000.0));
+    return rc;
 }
 
 static int by_track_time(const void *a, const void *b)
@@ -127,29 +192,12 @@ static int add_gpu(kscope__ptree *t, const slice *s, yajl_val args, char *err, s
 {
     const char *cs[] = {"call_stack", NULL};
     yajl_val stack = args ? yajl_tree_get(args, cs, yajl_t_array) : NULL;
-    kscope__pnode *n = t->root;
+    kscope__pnode *n;
     if (stack) {
-        size_t len = YAJL_GET_ARRAY(stack)->len;
-        for (size_t i = 0; i < len; i++) {
-            yajl_val e = YAJL_GET_ARRAY(stack)->values[i];
-            if (!YAJL_IS_STRING(e) || has_control(str_of(e)))
-                return tfail(err, errlen, KSCOPE_EPARSE,
-                             "event %zu: call_stack entry %zu is not a plain string", s->index, i);
-            if (i == 0 && strcmp(str_of(e), "ROOT") == 0)
-                continue;
-            if (i + 1 >= KSCOPE__READ_MAX_DEPTH)
-                return tfail(err, errlen, KSCOPE_EPARSE, "event %zu: call stack deeper than %d",
-                             s->index, KSCOPE__READ_MAX_DEPTH);
-            const char *name = kscope__ptree_intern_cstr(t, str_of(e));
-            n = name ? kscope__pnode_child(t, n, name) : NULL;
-            if (!n)
-                return tfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
-        }
-        /* Proton's stack ends with the kernel itself; others may not. */
-        if (n == t->root || strcmp(n->name, s->name) != 0) {
-            const char *name = kscope__ptree_intern_cstr(t, s->name);
-            n = name ? kscope__pnode_child(t, n, name) : NULL;
-        }
+        int rc;
+        n = stack_node(t, s, stack, err, errlen, &rc);
+        if (!n)
+            return rc;
     } else {
         const char *name = kscope__ptree_intern_cstr(t, s->name);
         n = name ? kscope__pnode_child(t, t->root, name) : NULL;
@@ -159,8 +207,11 @@ static int add_gpu(kscope__ptree *t, const slice *s, yajl_val args, char *err, s
     int rc = kscope__pnode_add_int(t, n, "time (ns)", (int64_t)llround(s->dur * 1000.0));
     if (rc == 0)
         rc = kscope__pnode_add_int(t, n, "count", 1);
-    const char *did[] = {"device_id", NULL}, *dty[] = {"device_type", NULL};
+    const char *did[] = {"device_id", NULL}, *dev[] = {"device", NULL},
+               *dty[] = {"device_type", NULL};
     yajl_val dv = args ? yajl_tree_get(args, did, yajl_t_any) : NULL;
+    if (!dv && args)
+        dv = yajl_tree_get(args, dev, yajl_t_number); /* kscope's traces */
     yajl_val tv = args ? yajl_tree_get(args, dty, yajl_t_string) : NULL;
     char idbuf[32];
     if (rc == 0)
@@ -213,10 +264,7 @@ static int add_host(kscope__ptree *t, slice *s, size_t n, char *err, size_t errl
         kscope__pnode *parent = depth ? stack[depth - 1].node : t->root;
         const char *name = kscope__ptree_intern_cstr(t, s[i].name);
         kscope__pnode *node = name ? kscope__pnode_child(t, parent, name) : NULL;
-        int rc = node ? kscope__pnode_add_int(t, node, "calls", 1) : KSCOPE_ENOMEM;
-        if (rc == 0)
-            rc = kscope__pnode_add_int(t, node, "wall_time (ns)",
-                                       (int64_t)llround(s[i].dur * 1000.0));
+        int rc = node ? host_metrics(t, node, s[i].dur) : KSCOPE_ENOMEM;
         if (rc < 0) {
             free(stack);
             return tfail(err, errlen, rc, "out of memory");
@@ -277,9 +325,17 @@ static int build(kscope__ptree *t, yajl_val events, char *err, size_t errlen)
                    .index = i};
         s.pid = id_text(yajl_tree_get(ev, ppid, yajl_t_any), ids[i][0], sizeof ids[i][0]);
         s.tid = id_text(yajl_tree_get(ev, ptid, yajl_t_any), ids[i][1], sizeof ids[i][1]);
+        const char *pcs[] = {"call_stack", NULL};
+        yajl_val stack = args ? yajl_tree_get(args, pcs, yajl_t_array) : NULL;
         if (is_gpu(ev, args)) {
             rc = add_gpu(t, &s, args, err, errlen);
             ngpu++;
+        } else if (stack) { /* a host scope that says where it is */
+            kscope__pnode *n = stack_node(t, &s, stack, err, errlen, &rc);
+            if (n)
+                rc = host_metrics(t, n, s.dur);
+            if (rc == 0 && n && add_args(t, n, args) < 0)
+                rc = tfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
         } else {
             host[nh++] = s;
         }
