@@ -12,7 +12,8 @@
 #
 # Env: KSCOPE_SOURCE_DIR (repo), KSCOPE_BINARY_DIR (build with the kscope
 #      binary and libkscope.so), KSCOPE_GPU_WORK (scratch folder; outputs
-#      land in $KSCOPE_GPU_WORK/multi-torchrun), MULTI_STEPS (default 5)
+#      land in $KSCOPE_GPU_WORK/multi-torchrun), MULTI_STEPS (default 5),
+#      MULTI_RUN_TIMEOUT (seconds per kscope run, default 130)
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
@@ -22,6 +23,7 @@ work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/multi-torchrun
 rm -rf "$work" && mkdir -p "$work"
 ks=$bin/kscope
 export MULTI_STEPS=${MULTI_STEPS:-5}
+run_limit=${MULTI_RUN_TIMEOUT:-130}
 
 if ! python3 -c 'import torch.distributed as d, sys; sys.exit(0 if d.is_nccl_available() else 1)' \
     2>"$work/torch.err"; then
@@ -39,9 +41,13 @@ for data in tree trace; do
     dir=$work/$data
     mkdir -p "$dir"
     echo "== kscope run -d $data -- ${launcher[*]} --standalone --nproc_per_node 2"
-    "$ks" run -n multi -o "$dir" -d "$data" -- "${launcher[@]}" --standalone --nproc_per_node 2 \
-        "$src/test/gpu/multi-torchrun.py" "$dir" >"$dir/run.log" 2>&1
+    # Bounded, so that a hung rank fails this run and the rest still runs
+    # within tools/gpu-run.sh's 300 s for the whole test.
+    timeout -k 10 "$run_limit" "$ks" run -n multi -o "$dir" -d "$data" -- "${launcher[@]}" \
+        --standalone --nproc_per_node 2 "$src/test/gpu/multi-torchrun.py" "$dir" \
+        >"$dir/run.log" 2>&1
     rc=$?
+    [ $rc -eq 124 ] && echo "(timed out after $run_limit s)"
     tail -40 "$dir/run.log"
     echo "files: $(cd "$dir" && ls | tr '\n' ' ')"
     if [ $rc -ne 0 ]; then
