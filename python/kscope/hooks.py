@@ -8,21 +8,19 @@ flops8/16/32/64, bytes, custom numbers). The enter hook hands those to
 kscope_launch_metadata, so they land on the node of the kernel launched
 next on this thread. Include/exclude regular expressions on the kernel
 name (LaunchHook.configure) skip kernels before launch_metadata is
-evaluated. With context="python" the hook also enters one scope per frame
+evaluated (launch_metadata_dict in C turns the dict into
+kscope_launch_metadata's arguments). With context="python" the hook also
+enters one scope per frame
 of the launching Python stack and leaves them after the launch.
 
 Errors inside a hook are not raised into Triton's launcher (which would
 abort the user's launch): the first one is kept and raised by the next
 kscope call that can raise (kscope.check_errors(), deactivate, finalize).
 """
-import numbers
 import re
 import threading
 
 from . import _kscope
-
-_RESERVED = {"name", "function", "stream"}
-_FLOPS = ("flops8", "flops16", "flops32", "flops64")
 
 _pending_error = None
 
@@ -39,16 +37,6 @@ def raise_pending():
     exc, _pending_error = _pending_error, None
     if exc is not None:
         raise RuntimeError(f"kscope: the Triton launch hook failed: {exc}") from exc
-
-
-def _number(value):
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, numbers.Number):
-        return float(value)
-    if hasattr(value, "item"):  # 0-d tensors and numpy scalars
-        return float(value.item())
-    return None
 
 
 class LaunchHook:
@@ -69,6 +57,7 @@ class LaunchHook:
         `exclude` (re.match, like Proton) get their launch metadata."""
         self._include = re.compile(include) if include else None
         self._exclude = re.compile(exclude) if exclude else None
+        self._filtered = bool(include or exclude)
 
     def matches(self, kernel_name):
         if kernel_name is None:
@@ -79,49 +68,34 @@ class LaunchHook:
             return False
         return True
 
-    @staticmethod
-    def metadata_args(meta):
-        """Split a launch_metadata dict into launch_metadata() arguments."""
-        args = {"name": meta.get("name")}
-        custom = {}
-        for key, value in meta.items():
-            if key in _RESERVED:
-                continue
-            num = _number(value)
-            if num is None:
-                continue
-            if key in _FLOPS or key == "bytes":
-                args[key] = num
-            else:
-                custom[key] = num
-        if custom:
-            args["custom"] = custom
-        return args
-
     def enter(self, metadata):
-        local = self._local
-        stack = getattr(local, "frames", None)
-        if stack is None:
-            stack = local.frames = []
-        pushed = False
         try:
-            data = getattr(metadata, "data", None) or {}
-            if not self.matches(data.get("name")):
-                stack.append(0)
-                return
-            meta = metadata.get() if hasattr(metadata, "get") else dict(metadata)
-            if not self.matches(meta.get("name")):
-                stack.append(0)
-                return
-            stack.append(_kscope.enter_frames() if self.python_frames else 0)
-            pushed = True
-            _kscope.launch_metadata(**self.metadata_args(meta))
+            if self._filtered and not self.matches(metadata.data.get("name")):
+                frames = 0
+            else:
+                meta = metadata.get()
+                if self._filtered and not self.matches(meta.get("name")):
+                    frames = 0
+                else:
+                    frames = _kscope.enter_frames() if self.python_frames else 0
+                    try:
+                        _kscope.launch_metadata_dict(meta)
+                    except BaseException:
+                        if frames:
+                            _kscope.exit_frames(frames)
+                        raise
         except Exception as exc:  # never raise into Triton's launcher
             _keep_error(exc)
-            if not pushed:
-                stack.append(0)
+            frames = 0
+        if self.python_frames:
+            stack = getattr(self._local, "frames", None)
+            if stack is None:
+                stack = self._local.frames = []
+            stack.append(frames)
 
     def exit(self, metadata):
+        if not self.python_frames:
+            return
         stack = getattr(self._local, "frames", None)
         if not stack:
             return

@@ -1390,6 +1390,88 @@ static PyObject *fn_launch_metadata(PyObject *m, PyObject *args, PyObject *kwarg
     return none_or_raise(kscope_launch_metadata(&meta));
 }
 
+/* A launch_metadata value as a double: bool, int, float or anything with
+ * .item() (0-d tensors). Returns 1 with *out set, 0 for a value that is
+ * not a number, -1 with an exception (from .item()). */
+static int meta_number(PyObject *v, double *out)
+{
+    if (PyFloat_Check(v)) {
+        *out = PyFloat_AS_DOUBLE(v);
+        return 1;
+    }
+    if (PyLong_Check(v)) {
+        *out = PyLong_AsDouble(v);
+        return *out == -1.0 && PyErr_Occurred() ? -1 : 1;
+    }
+    if (v == Py_None || PyUnicode_Check(v) || !PyObject_HasAttrString(v, "item"))
+        return 0;
+    PyObject *item = PyObject_CallMethod(v, "item", NULL);
+    if (!item)
+        return -1;
+    int rc = PyFloat_Check(item) || PyLong_Check(item) ? meta_number(item, out) : 0;
+    Py_DECREF(item);
+    return rc;
+}
+
+/* launch_metadata_dict(meta): what Triton's launch_metadata function
+ * returned, as kscope_launch_metadata: "name", flops8/16/32/64, "bytes",
+ * and every other number as a custom metric ("function" and "stream" are
+ * Triton's, not metrics; values that are not numbers are left out). */
+static PyObject *fn_launch_metadata_dict(PyObject *m, PyObject *meta_dict)
+{
+    (void)m;
+    static const char *const flops[4] = {"flops8", "flops16", "flops32", "flops64"};
+    if (!PyDict_Check(meta_dict)) {
+        PyErr_Format(PyExc_TypeError, "launch metadata must be a dict, not %.100s",
+                     Py_TYPE(meta_dict)->tp_name);
+        return NULL;
+    }
+    kscope_launch_meta meta = {0};
+    double *fl[4] = {&meta.flops8, &meta.flops16, &meta.flops32, &meta.flops64};
+    const char *names[MAX_CUSTOM];
+    double values[MAX_CUSTOM];
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    while (PyDict_Next(meta_dict, &pos, &k, &v)) {
+        const char *key = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
+        if (!key) {
+            PyErr_Clear();
+            continue;
+        }
+        if (strcmp(key, "name") == 0) {
+            if (PyUnicode_Check(v) && !(meta.name = utf8_of(v, "kernel name")))
+                return NULL;
+            continue;
+        }
+        if (strcmp(key, "function") == 0 || strcmp(key, "stream") == 0)
+            continue;
+        double d;
+        int r = meta_number(v, &d);
+        if (r < 0)
+            return NULL;
+        if (r == 0)
+            continue;
+        int i = 0;
+        while (i < 4 && strcmp(key, flops[i]) != 0)
+            i++;
+        if (i < 4)
+            *fl[i] = d;
+        else if (strcmp(key, "bytes") == 0)
+            meta.bytes = d;
+        else if (meta.n_custom < MAX_CUSTOM) {
+            names[meta.n_custom] = key;
+            values[meta.n_custom++] = d;
+        }
+    }
+    meta.custom_names = names;
+    meta.custom_values = values;
+    if (!kscope_launch_metadata) {
+        PyErr_SetString(PyExc_NotImplementedError, "this libkscope has no kscope_launch_metadata");
+        return NULL;
+    }
+    return none_or_raise(kscope_launch_metadata(&meta));
+}
+
 static PyObject *fn_profiling(PyObject *m, PyObject *Py_UNUSED(ignored))
 {
     (void)m;
@@ -1997,6 +2079,8 @@ static PyMethodDef module_methods[] = {
     {"mark", fn_mark, METH_O, "mark(name): an instant event"},
     {"launch_metadata", (PyCFunction)(void (*)(void))fn_launch_metadata,
      METH_VARARGS | METH_KEYWORDS, "launch_metadata(name=None, flops8=0, ..., custom=None)"},
+    {"launch_metadata_dict", fn_launch_metadata_dict, METH_O,
+     "launch_metadata_dict(meta): a Triton launch_metadata dict for the next kernel"},
     {"profiling", fn_profiling, METH_NOARGS, "profiling() -> 0 off, 1 on, 2 detailed"},
     {"set_profiling", fn_set_profiling, METH_O, "set_profiling(level)"},
     {"color", fn_color, METH_O, "color(name) -> 0xRRGGBB"},

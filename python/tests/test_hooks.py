@@ -57,17 +57,29 @@ def fake_triton(monkeypatch):
 
 @pytest.fixture
 def calls(monkeypatch):
+    """The metadata dicts the hook hands to the C side."""
     seen = []
-    monkeypatch.setattr(_kscope, "launch_metadata", lambda **kw: seen.append(kw))
+    monkeypatch.setattr(_kscope, "launch_metadata_dict",
+                        lambda meta: seen.append({k: v for k, v in meta.items()
+                                                  if k not in ("function", "stream")}))
     return seen
 
 
-def test_metadata_args():
-    meta = {"name": "k", "function": 1, "stream": 2, "flops16": 10, "bytes": 4.0,
-            "tokens": 3, "ignored": "text", "flag": True}
-    args = LaunchHook.metadata_args(meta)
-    assert args == {"name": "k", "flops16": 10.0, "bytes": 4.0,
-                    "custom": {"tokens": 3.0, "flag": 1.0}}
+def test_launch_metadata_dict_checks():
+    class Item:
+        def item(self):
+            raise ArithmeticError("item failed")
+
+    with pytest.raises(TypeError, match="dict"):
+        _kscope.launch_metadata_dict([("name", "k")])
+    with pytest.raises(ArithmeticError):
+        _kscope.launch_metadata_dict({"name": "k", "x": Item()})
+    meta = {"name": "k", "function": object(), "stream": 0, "flops16": 10, "bytes": 4.0,
+            "tokens": 3, "ignored": "text", "flag": True, 5: 1, "none": None}
+    try:
+        assert _kscope.launch_metadata_dict(meta) is None
+    except NotImplementedError:  # a libkscope without launch metadata
+        pass
 
 
 def test_hook_installed_while_a_session_wants_it(fake_triton, tmp_path, calls):
@@ -77,7 +89,7 @@ def test_hook_installed_while_a_session_wants_it(fake_triton, tmp_path, calls):
     meta = FakeLazyDict("add_kernel", {"flops32": 8.0, "bytes": 16})
     fake_triton.launch_enter_hook(meta)
     fake_triton.launch_exit_hook(meta)
-    assert calls == [{"name": "add_kernel", "flops32": 8.0, "bytes": 16.0}]
+    assert calls == [{"name": "add_kernel", "flops32": 8.0, "bytes": 16}]
     kscope.deactivate(sid)
     assert hook.enter not in fake_triton.launch_enter_hook.calls
     kscope.activate(sid)
