@@ -268,6 +268,27 @@ typedef struct {
 static PyObject *scope_instance_call(PyObject *obj, PyObject *const *args, size_t nargsf,
                                      PyObject *kwnames);
 
+/* Memory of dead scope objects, kept for the next ones: `with scope(...)`
+ * creates and drops one object per pass, and reusing its memory saves the
+ * allocator a round trip. Guarded by the GIL; the memory is raw (no type,
+ * no references), so any of the three scope types may take it. */
+#define SCOPE_FREELIST 32
+static void *scope_freelist[SCOPE_FREELIST];
+static int scope_nfree;
+
+static ScopeObject *scope_alloc(PyTypeObject *tp)
+{
+    if (scope_nfree > 0)
+        return (ScopeObject *)PyObject_Init(scope_freelist[--scope_nfree], tp);
+    return PyObject_New(ScopeObject, tp);
+}
+
+static void scope_freelist_clear(void)
+{
+    while (scope_nfree > 0)
+        PyObject_Free(scope_freelist[--scope_nfree]);
+}
+
 /* Enter: returns 1 when a scope was pushed, 0 when nothing was recorded
  * (profiling off, no session), -1 with an exception. */
 static int scope_push(const char *name, uint32_t color, uint32_t flags, PyObject *metrics)
@@ -302,7 +323,7 @@ static PyObject *scope_new_common(PyTypeObject *tp, PyObject *name, PyObject *me
     uint32_t c = 0;
     if (color_of(color, &c) < 0)
         return NULL;
-    ScopeObject *self = PyObject_New(ScopeObject, tp);
+    ScopeObject *self = scope_alloc(tp);
     if (!self)
         return NULL;
     self->name = Py_NewRef(name);
@@ -356,10 +377,17 @@ static PyObject *scope_vectorcall(PyObject *type, PyObject *const *args, size_t 
     PyObject *name, *metrics;
     if (two_args(args, nargsf, kwnames, "name", "metrics", &name, &metrics) < 0)
         return NULL;
-    PyTypeObject *tp = (PyTypeObject *)type;
-    module_state *st = state_of_type(tp);
-    uint32_t flags = tp == st->cpu_timed_type ? KSCOPE_CPU_TIMED : 0;
-    return scope_new_common(tp, name, metrics, NULL, flags);
+    return scope_new_common((PyTypeObject *)type, name, metrics, NULL, 0);
+}
+
+/* cpu_timed_scope(name, metrics=None) */
+static PyObject *cpu_timed_vectorcall(PyObject *type, PyObject *const *args, size_t nargsf,
+                                      PyObject *kwnames)
+{
+    PyObject *name, *metrics;
+    if (two_args(args, nargsf, kwnames, "name", "metrics", &name, &metrics) < 0)
+        return NULL;
+    return scope_new_common((PyTypeObject *)type, name, metrics, NULL, KSCOPE_CPU_TIMED);
 }
 
 /* Trace(message, color="modular_purple") */
@@ -411,7 +439,10 @@ static void scope_dealloc(ScopeObject *self)
     PyTypeObject *tp = Py_TYPE(self);
     Py_XDECREF(self->name);
     Py_XDECREF(self->metrics);
-    tp->tp_free(self);
+    if (scope_nfree < SCOPE_FREELIST)
+        scope_freelist[scope_nfree++] = self;
+    else
+        tp->tp_free(self);
     Py_DECREF(tp);
 }
 
@@ -2128,7 +2159,8 @@ static int module_exec(PyObject *m)
     if (!st->method_type)
         return -1;
     if (!(st->scope_type = add_type(m, &scope_spec, "scope", scope_vectorcall)) ||
-        !(st->cpu_timed_type = add_type(m, &cpu_timed_spec, "cpu_timed_scope", scope_vectorcall)) ||
+        !(st->cpu_timed_type =
+              add_type(m, &cpu_timed_spec, "cpu_timed_scope", cpu_timed_vectorcall)) ||
         !(st->trace_type = add_type(m, &trace_spec, "Trace", trace_vectorcall)) ||
         !(st->scoped_fn_type = add_type(m, &scoped_fn_spec, "ScopedFunction", NULL)) ||
         !(st->tracer_type = add_type(m, &tracer_spec, "Tracer", NULL)) ||
@@ -2187,6 +2219,7 @@ static int module_clear(PyObject *m)
 static void module_free(void *m)
 {
     module_clear((PyObject *)m);
+    scope_freelist_clear();
 }
 
 static PyModuleDef_Slot module_slots[] = {
