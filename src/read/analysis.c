@@ -112,22 +112,18 @@ int kscope__pnode_is_device(const kscope__pnode *n)
 
 /* ------------------------------------------------------- metric lists */
 
-static int metric_list_flat(const kscope__ptree *t, const kscope__pflat *f,
-                            kscope__metric_info **out);
-
 int kscope__metric_list(const kscope__ptree *t, kscope__metric_info **out)
 {
     kscope__pflat f;
     if (kscope__pflat_build(t, &f) < 0)
         return KSCOPE_ENOMEM;
-    int n = metric_list_flat(t, &f, out);
+    int n = kscope__metric_list_flat(t, &f, out);
     kscope__pflat_free(&f);
     return n;
 }
 
-/* The metrics of t, looking only at the nodes of f. */
-static int metric_list_flat(const kscope__ptree *t, const kscope__pflat *fl,
-                            kscope__metric_info **out)
+int kscope__metric_list_flat(const kscope__ptree *t, const kscope__pflat *fl,
+                             kscope__metric_info **out)
 {
     size_t cap = 16, n = 0;
     kscope__metric_info *list = malloc(cap * sizeof *list);
@@ -559,7 +555,7 @@ int kscope__column_compute(const kscope__ptree *t, const kscope__pflat *f, const
     s[l] = '\0';
     snprintf(col->title, sizeof col->title, "%s", s);
     ctx c = {.t = t, .f = f, .err = err, .errlen = errlen};
-    c.nlist = metric_list_flat(t, f, &c.list);
+    c.nlist = kscope__metric_list_flat(t, f, &c.list);
     if (c.nlist < 0) {
         snprintf(err, errlen, "out of memory");
         return KSCOPE_ENOMEM;

@@ -55,20 +55,71 @@ typedef struct merger {
     const char *stat_key[MAX_STATS]; /* interned in r */
     stat_acc *stat[MAX_STATS];       /* per merged node */
     int nstats;
+    /* this rank's names (interned there) and their copies in r: a small
+     * pointer-keyed table, since kernel names repeat through a tree */
+    const char **nfrom, **nto;
+    size_t ncap, nused;
     /* this rank's metric keys and their interned copies in r */
     const char *kfrom[64], *kto[64];
+    signed char kext[64]; /* -1 min_*, +1 max_*, 0 summed */
     int nkeys;
 } merger;
 
-/* r's interned copy of a key interned in the rank being merged. */
-static const char *merged_key(merger *m, const char *key)
+/* r's interned copy of a node name interned in the rank being merged. */
+static const char *merged_name(merger *m, const char *name)
+{
+    if (m->nused * 2 >= m->ncap) {
+        size_t cap = m->ncap ? m->ncap * 2 : 4096;
+        const char **from = calloc(cap, sizeof *from), **to = malloc(cap * sizeof *to);
+        if (!from || !to) {
+            free(from);
+            free(to);
+            return NULL;
+        }
+        for (size_t i = 0; i < m->ncap; i++) {
+            if (!m->nfrom[i])
+                continue;
+            size_t j = (((uintptr_t)m->nfrom[i] >> 4) * 0x9e3779b97f4a7c15ull) & (cap - 1);
+            while (from[j])
+                j = (j + 1) & (cap - 1);
+            from[j] = m->nfrom[i];
+            to[j] = m->nto[i];
+        }
+        free(m->nfrom);
+        free(m->nto);
+        m->nfrom = from;
+        m->nto = to;
+        m->ncap = cap;
+    }
+    size_t j = (((uintptr_t)name >> 4) * 0x9e3779b97f4a7c15ull) & (m->ncap - 1);
+    while (m->nfrom[j] && m->nfrom[j] != name)
+        j = (j + 1) & (m->ncap - 1);
+    if (m->nfrom[j])
+        return m->nto[j];
+    const char *k = kscope__ptree_intern_cstr(m->r, name);
+    if (k) {
+        m->nfrom[j] = name;
+        m->nto[j] = k;
+        m->nused++;
+    }
+    return k;
+}
+
+/* r's interned copy of a key interned in the rank being merged, and how
+ * it merges: *ext is -1 for per-call minima ("min_time (ns)"), +1 for
+ * maxima, 0 for sums. */
+static const char *merged_key(merger *m, const char *key, int *ext)
 {
     for (int i = 0; i < m->nkeys; i++)
-        if (m->kfrom[i] == key)
+        if (m->kfrom[i] == key) {
+            *ext = m->kext[i];
             return m->kto[i];
+        }
+    *ext = strncmp(key, "min_", 4) == 0 ? -1 : strncmp(key, "max_", 4) == 0 ? 1 : 0;
     const char *k = kscope__ptree_intern_cstr(m->r, key);
     if (k && m->nkeys < 64) {
         m->kfrom[m->nkeys] = key;
+        m->kext[m->nkeys] = (signed char)*ext;
         m->kto[m->nkeys++] = k;
     }
     return k;
@@ -195,7 +246,7 @@ static kscope__pmetric *slot_of(kscope__ptree *r, kscope__pnode *dst, const char
 /* Fold src into dst under `key` (interned in r): numbers add up, except
  * per-call extremes ("min_time (ns)", "max_time (ns)"), which keep the
  * extreme; strings and vectors are kept from the first rank that has them. */
-static int add_metric(kscope__ptree *r, kscope__pnode *dst, const char *key,
+static int add_metric(kscope__ptree *r, kscope__pnode *dst, const char *key, int ext,
                       const kscope__pmetric *src)
 {
     int fresh;
@@ -228,7 +279,7 @@ static int add_metric(kscope__ptree *r, kscope__pnode *dst, const char *key,
         }
         return src->type == KSCOPE__V_STRING && !m->v.s ? KSCOPE_ENOMEM : 0;
     }
-    int is_min = strncmp(key, "min_", 4) == 0, is_max = strncmp(key, "max_", 4) == 0;
+    int is_min = ext<0, is_max = ext> 0;
     if (m->type == KSCOPE__V_INT && src->type == KSCOPE__V_INT) {
         if (is_min)
             m->v.i = src->v.i < m->v.i ? src->v.i : m->v.i;
@@ -251,13 +302,16 @@ static int merge_one(merger *m, const kscope__ptree *t, char *err, size_t errlen
         return mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
     int32_t *map = malloc(f.n * sizeof *map);
     double *vals = malloc(f.n * sizeof *vals);
-    m->nkeys = 0; /* keys are per rank tree */
+    m->nkeys = 0; /* keys and names are per rank tree */
+    if (m->ncap)
+        memset(m->nfrom, 0, m->ncap * sizeof *m->nfrom);
+    m->nused = 0;
     int rc = map && vals ? 0 : KSCOPE_ENOMEM;
     for (size_t i = 0; rc == 0 && i < f.n; i++) {
         if (i == 0) {
             map[0] = 0;
         } else {
-            const char *name = kscope__ptree_intern_cstr(m->r, f.node[i]->name);
+            const char *name = merged_name(m, f.node[i]->name);
             map[i] = name ? merged_child(m, map[f.parent[i]], name) : -1;
             if (map[i] < 0) {
                 rc = KSCOPE_ENOMEM;
@@ -266,13 +320,15 @@ static int merge_one(merger *m, const kscope__ptree *t, char *err, size_t errlen
         }
         const kscope__pnode *src = f.node[i];
         for (uint32_t k = 0; rc == 0 && k < src->nmetrics; k++) {
-            const char *key = merged_key(m, src->metrics[k].key);
-            rc = key ? add_metric(m->r, m->nodes[map[i]], key, &src->metrics[k]) : KSCOPE_ENOMEM;
+            int ext;
+            const char *key = merged_key(m, src->metrics[k].key, &ext);
+            rc = key ? add_metric(m->r, m->nodes[map[i]], key, ext, &src->metrics[k])
+                     : KSCOPE_ENOMEM;
         }
     }
     /* which stat metrics this rank has, with their per-node values */
     kscope__metric_info *list = NULL;
-    int nl = rc == 0 ? kscope__metric_list(t, &list) : 0;
+    int nl = rc == 0 ? kscope__metric_list_flat(t, &f, &list) : 0;
     if (nl < 0)
         rc = KSCOPE_ENOMEM;
     for (int l = 0; rc == 0 && l < nl; l++) {
@@ -412,6 +468,8 @@ void kscope__merger_free(kscope__merger *mg)
     free(m->nodes);
     free(m->parent);
     free(m->slot);
+    free(m->nfrom);
+    free(m->nto);
     for (int s = 0; s < m->nstats; s++)
         free(m->stat[s]);
     free(mg);

@@ -94,6 +94,9 @@ typedef struct kscope__metric_info {
 /* The metric names of t (inclusive ones first, each in first-seen order).
  * Returns the count (>= 0) with *out malloc'd, or KSCOPE_ENOMEM. */
 int kscope__metric_list(const kscope__ptree *t, kscope__metric_info **out);
+/* The same over the nodes of a flattening of t (no second walk). */
+int kscope__metric_list_flat(const kscope__ptree *t, const kscope__pflat *f,
+                             kscope__metric_info **out);
 
 /* One column of `kscope view`: a metric spec resolved against a tree. */
 typedef struct kscope__column {
