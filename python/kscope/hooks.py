@@ -107,7 +107,8 @@ class LaunchHook:
                 _keep_error(exc)
 
 
-def _runtime_knobs():
+def runtime_knobs():
+    """triton.knobs.runtime, or None without Triton."""
     try:
         from triton import knobs  # triton >= 3.3
     except ImportError:
@@ -162,7 +163,7 @@ class HookManager:
 
     @classmethod
     def _install(cls):
-        runtime = _runtime_knobs()
+        runtime = runtime_knobs()
         if runtime is None:
             raise RuntimeError("hook='triton' needs triton (import triton failed)")
         hook = LaunchHook()
@@ -177,7 +178,7 @@ class HookManager:
 
     @classmethod
     def _uninstall(cls):
-        runtime = _runtime_knobs()
+        runtime = runtime_knobs()
         hook = LaunchHook()
         enter_chain, exit_chain = cls.installed
         if hasattr(enter_chain, "remove"):

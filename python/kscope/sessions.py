@@ -10,7 +10,7 @@ import inspect
 
 from . import _kscope, context as _context
 from .flags import flags
-from .hooks import HookManager, raise_pending
+from .hooks import HookManager, raise_pending, runtime_knobs
 
 DEFAULT_PROFILE_NAME = "kscope"
 
@@ -35,6 +35,8 @@ def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, 
         raise ValueError(f"data '{data}' is not one of {', '.join(_DATA)}")
     if hook not in _HOOKS:
         raise ValueError(f"hook '{hook}' is not None or 'triton'")
+    if hook == "triton" and runtime_knobs() is None:
+        raise RuntimeError("hook='triton' needs triton (import triton failed)")
     raise_pending()
     session = _kscope.start(
         name if name is not None else DEFAULT_PROFILE_NAME, context, data, backend, mode or None

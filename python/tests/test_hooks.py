@@ -1,5 +1,6 @@
 """The Triton launch hook, driven with stand-ins for Triton's LazyDict and
 knobs (no Triton or GPU needed)."""
+import os
 import sys
 import types
 
@@ -145,6 +146,7 @@ def test_hook_without_triton(monkeypatch, tmp_path):
     with pytest.raises(RuntimeError, match="triton"):
         kscope.start(str(tmp_path / "h"), hook="triton")
     assert HookManager.sessions == {}
+    assert os.listdir(tmp_path) == []  # no session was started, no file written
 
 
 def test_python_frames_around_launch(fake_triton, tmp_path, calls):
