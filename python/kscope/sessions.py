@@ -26,6 +26,9 @@ def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, 
     "trace"; backend: None (auto), "cupti" or "none"; hook: None or
     "triton"."""
     if flags.command_line:
+        # The launcher's session; a hook the program asks for still applies.
+        if hook == "triton" and runtime_knobs() is not None:
+            HookManager.register(flags.command_line_session)
         return flags.command_line_session
     context = "shadow" if context is None else context
     data = "tree" if data is None else data

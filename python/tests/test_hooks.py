@@ -184,3 +184,19 @@ def test_launch_metadata_arguments_checked():
         kscope.launch_metadata(flops8="many")
     with pytest.raises(ValueError, match="at most"):
         kscope.launch_metadata(custom={f"m{i}": 1.0 for i in range(65)})
+
+
+def test_hook_requested_under_the_launcher(fake_triton, tmp_path, calls):
+    from kscope.flags import flags
+
+    sid = kscope.start(str(tmp_path / "launcher"))
+    flags.command_line, flags.command_line_session = True, sid
+    try:
+        assert kscope.start("from_script", hook="triton") == sid
+        fake_triton.launch_enter_hook(FakeLazyDict("k", {}))
+        fake_triton.launch_exit_hook(FakeLazyDict("k", {}))
+        assert calls == [{"name": "k"}]
+    finally:
+        flags.command_line, flags.command_line_session = False, None
+    kscope.finalize(sid)
+    assert fake_triton.launch_enter_hook.calls == []
