@@ -522,13 +522,12 @@ static void print_name(const display *d, size_t i, frame_fmt fmt, int color, cha
     fputc('\n', stdout);
 }
 
-static int by_first_desc_vals;
+/* qsort has no context argument: the column the flat list sorts by */
 static const double *sort_vals;
 
 static int cmp_rows(const void *a, const void *b)
 {
     double x = sort_vals[*(const int32_t *)a], y = sort_vals[*(const int32_t *)b];
-    (void)by_first_desc_vals;
     if (isnan(x) != isnan(y))
         return isnan(x) ? 1 : -1;
     if (x != y && !isnan(x))
@@ -536,19 +535,12 @@ static int cmp_rows(const void *a, const void *b)
     return *(const int32_t *)a - *(const int32_t *)b;
 }
 
-static int print_display(const display *d, const view_opts *o)
+/* Column widths and each column's largest value (ROOT aside) over the
+ * rows shown. */
+static void measure_columns(const display *d, const unsigned char *show, int *width, double *maxv)
 {
-    unsigned char *show = malloc(d->n), *last = calloc(d->n, 1), *seen = calloc(d->n, 1);
-    int *width = calloc((size_t)d->ncols + 1, sizeof *width);
-    double *maxv = calloc((size_t)d->ncols + 1, sizeof *maxv);
-    char *nb = NULL, *prefix = NULL;
-    size_t nbcap = 0;
-    int rc = -1;
-    if (!show || !last || !seen || !width || !maxv)
-        goto out;
-    choose_rows(d, o, show);
+    char buf[64];
     for (int c = 0; c < d->ncols; c++) {
-        char buf[64];
         width[c] = (int)strlen(d->cols[c].title);
         for (size_t i = 0; i < d->n; i++) {
             if (!show[i])
@@ -561,75 +553,97 @@ static int print_display(const display *d, const view_opts *o)
                 maxv[c] = v;
         }
     }
-    print_header(d, width, o->color);
-    if (o->sort) {
-        int32_t *rows = malloc(d->n * sizeof *rows);
-        if (!rows)
-            goto out;
-        size_t nr = 0;
-        for (size_t i = 1; i < d->n; i++)
-            if (show[i])
-                rows[nr++] = (int32_t)i;
-        sort_vals = d->ncols ? d->cols[0].vals : NULL;
-        if (sort_vals)
-            qsort(rows, nr, sizeof *rows, cmp_rows);
-        for (size_t r = 0; r < nr; r++) {
-            print_values(d, (size_t)rows[r], width, maxv, o->color);
-            print_name(d, (size_t)rows[r], o->format, o->color, &nb, &nbcap);
-        }
-        free(rows);
-        rc = 0;
-        goto out;
+}
+
+/* --sort: the rows shown but ROOT, largest first metric first. */
+static int print_sorted(const display *d, const view_opts *o, const unsigned char *show,
+                        const int *width, const double *maxv, char **nb, size_t *nbcap)
+{
+    int32_t *rows = malloc(d->n * sizeof *rows);
+    if (!rows)
+        return -1;
+    size_t nr = 0;
+    for (size_t i = 1; i < d->n; i++)
+        if (show[i])
+            rows[nr++] = (int32_t)i;
+    sort_vals = d->ncols ? d->cols[0].vals : NULL;
+    if (sort_vals)
+        qsort(rows, nr, sizeof *rows, cmp_rows);
+    for (size_t r = 0; r < nr; r++) {
+        print_values(d, (size_t)rows[r], width, maxv, o->color);
+        print_name(d, (size_t)rows[r], o->format, o->color, nb, nbcap);
     }
-    /* last[i]: no later shown sibling (the first shown child met backwards) */
-    for (size_t i = d->n; i-- > 1;) {
-        if (!show[i])
-            continue;
-        int32_t p = d->parent[i];
-        if (!seen[p]) {
-            last[i] = 1;
-            seen[p] = 1;
-        }
-    }
+    free(rows);
+    return 0;
+}
+
+/* The tree, with branches drawn from each row's ancestors. */
+static int print_tree(const display *d, const view_opts *o, const unsigned char *show,
+                      const int *width, const double *maxv, char **nb, size_t *nbcap)
+{
+    unsigned char *last = calloc(d->n, 1), *seen = calloc(d->n, 1);
     size_t maxdepth = 0;
     for (size_t i = 0; i < d->n; i++)
         if (d->depth[i] > maxdepth)
             maxdepth = d->depth[i];
-    prefix = malloc(maxdepth * 8 + 8);
-    if (!prefix)
-        goto out;
+    char *prefix = malloc(maxdepth * 8 + 8);
+    if (!last || !seen || !prefix) {
+        free(last), free(seen), free(prefix);
+        return -1;
+    }
+    /* last[i]: no later shown sibling (the first shown child met backwards) */
+    for (size_t i = d->n; i-- > 1;) {
+        if (show[i] && !seen[d->parent[i]]) {
+            last[i] = 1;
+            seen[d->parent[i]] = 1;
+        }
+    }
     for (size_t i = 0; i < d->n; i++) {
         if (!show[i])
             continue;
         print_values(d, i, width, maxv, o->color);
         /* branches: built from the node up, written from ROOT down */
-        size_t dep = d->depth[i], pos = dep * 8;
+        size_t pos = d->depth[i] * 8;
         prefix[pos] = '\0';
-        if (dep > 0) {
+        if (d->depth[i] > 0) {
             const char *branch =
                 last[i] ? "\xe2\x94\x94\xe2\x94\x80 " : "\xe2\x94\x9c\xe2\x94\x80 ";
-            size_t bl = strlen(branch);
-            pos -= bl;
-            memcpy(prefix + pos, branch, bl);
+            pos -= strlen(branch);
+            memcpy(prefix + pos, branch, strlen(branch));
             for (int32_t a = d->parent[i]; a > 0; a = d->parent[a]) {
                 const char *bar = last[a] ? "   " : "\xe2\x94\x82  ";
-                size_t l = strlen(bar);
-                pos -= l;
-                memcpy(prefix + pos, bar, l);
+                pos -= strlen(bar);
+                memcpy(prefix + pos, bar, strlen(bar));
             }
         }
         fputs(prefix + pos, stdout);
-        print_name(d, i, o->format, o->color, &nb, &nbcap);
+        print_name(d, i, o->format, o->color, nb, nbcap);
     }
-    rc = 0;
-out:
-    free(show);
     free(last);
     free(seen);
+    free(prefix);
+    return 0;
+}
+
+static int print_display(const display *d, const view_opts *o)
+{
+    unsigned char *show = malloc(d->n);
+    int *width = calloc((size_t)d->ncols + 1, sizeof *width);
+    double *maxv = calloc((size_t)d->ncols + 1, sizeof *maxv);
+    char *nb = NULL;
+    size_t nbcap = 0;
+    int rc = -1;
+    if (show && width && maxv) {
+        choose_rows(d, o, show);
+        measure_columns(d, show, width, maxv);
+        print_header(d, width, o->color);
+        rc = o->sort ? print_sorted(d, o, show, width, maxv, &nb, &nbcap)
+                     : print_tree(d, o, show, width, maxv, &nb, &nbcap);
+    }
+    free(show);
     free(width);
     free(maxv);
     free(nb);
-    free(prefix);
     return rc;
 }
 

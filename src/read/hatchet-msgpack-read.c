@@ -423,7 +423,6 @@ static int walk_tree(walker *w, const msgpack_object *root_obj)
             stack = s;
         }
         /* create children in order, visit them in order (pushed reversed) */
-        kscope__pnode **made = NULL;
         for (uint32_t i = 0; i < k; i++) {
             kscope__pnode *c = kscope__pnode_add(w->t, cur.node, empty);
             if (!c) {
@@ -433,7 +432,6 @@ static int walk_tree(walker *w, const msgpack_object *root_obj)
             c->name = NULL;
             stack[n + (k - 1 - i)] = (pending){&kids->via.array.ptr[i], c};
         }
-        (void)made;
         if (rc == 0)
             n += k;
     }
