@@ -235,6 +235,33 @@ static void test_out_of_order_buffers(void **state)
     assert_int_equal(c->npending, 0);
 }
 
+/* The order CUPTI 13 writes them (seen on an H200): the external id, the
+ * kernel's slot, then the runtime call's record, all in one buffer. */
+static void test_cupti13_order(void **state)
+{
+    kscope__corr *c = *state;
+    for (uint32_t i = 0; i < 10; i++) {
+        uint32_t corr = 2 * i + 2;
+        CUpti_ActivityExternalCorrelation x = ext(corr, 0x9000 + i % 2);
+        CUpti_ActivityKernel10 k = kernel(corr, "_Z12probe_kernelPi", 1000 + i, 1001 + i);
+        CUpti_ActivityAPI a = api(corr, 500 + i, 600 + i, 77);
+        a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+        a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+        FEED(c, x);
+        FEED(c, k);
+        FEED(c, a);
+    }
+    kscope__corr_drain(c, 64);
+    assert_int_equal(nseen, 10);
+    for (size_t i = 0; i < nseen; i++) {
+        assert_int_equal(seen[i].ctx, 0x9000 + i % 2);
+        assert_int_equal(seen[i].rec.launch_ns, 500 + i);
+        assert_int_equal(seen[i].rec.launch_tid, 77);
+        assert_string_equal(seen[i].name, "probe_kernel(int*)");
+    }
+    assert_int_equal(c->npending, 0);
+}
+
 /* A record whose launch never shows up is not held forever. */
 static void test_pending_gives_up(void **state)
 {
@@ -475,6 +502,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_kernel_under_scope, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kernel_without_scope_goes_to_root, setup, teardown),
         cmocka_unit_test_setup_teardown(test_out_of_order_buffers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cupti13_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pending_gives_up, setup, teardown),
         cmocka_unit_test_setup_teardown(test_graph_replay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_external_kind_ignored, setup, teardown),

@@ -4,7 +4,8 @@
 #
 # Usage (repository root, on the GPU machine, with .deps/ carried along;
 # fill .deps/ first with tools/device-deps.sh where apt works):
-#     OUT=/some/folder bash tools/gpu-run.sh [all|test|bench]
+#     OUT=/some/folder bash tools/gpu-run.sh [all|test|bench|gpu]
+# all: every step; test: steps 1-4; bench: 1, 2, 5; gpu: 1, 2, 4, 5 (no ctest).
 #
 # Steps:
 #   1. unpack .deps/*.deb (msgpack-c, yajl, cmocka, pkgconf) with dpkg -x
@@ -84,7 +85,7 @@ fi
 note "build: ok (libkscope.so built; full log build.log)"
 
 # ---------------------------------------------------------- 3. CPU tests
-if [ "$what" != bench ]; then
+if [ "$what" = all ] || [ "$what" = test ]; then
     (cd "$build" && timeout 300 ctest -j 8 --timeout 60 --output-on-failure) >"$out/ctest.log" 2>&1
     note "ctest: $(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1)"
 fi

@@ -20,6 +20,9 @@
  * then the runtime's and driver's launch callbacks are enabled (and stay enabled until
  * the backend stops) to tie the metadata to the next launch on its thread.
  *
+ * KSCOPE_CUPTI_DEBUG=1 prints one line per activity buffer (records, how
+ * many were attributed, how many wait for their launch record).
+ *
  * Activity buffers come from a free list and go back to it, so the steady
  * state allocates nothing. Record timestamps are on kscope's clock (CUPTI's
  * timestamp callback), so a kernel never starts before its launch.
@@ -34,11 +37,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #define BUFFER_SIZE  (4u << 20)
 #define BUFFER_ALIGN 8
-/* A kept record waits at most this many buffers for its launch record. */
-#define PENDING_MAX_AGE 4
+/* A kept record waits at most this many buffers for its launch record
+ * (which normally follows in the same buffer or the next). */
+#define PENDING_MAX_AGE 64
 
 /* ------------------------------------------------------- loaded functions */
 
@@ -102,12 +108,24 @@ static __thread uint32_t tl_gen, tl_depth;
 /* Metadata for the next launch on this thread. */
 static __thread kscope__gpu_meta *tl_meta;
 
+/* CUPTI names a launching thread by the low 32 bits of its pthread_t; the
+ * trace names it by its OS id. Each thread adds its pair once, at its
+ * first scope under capture (lock-free: a slot's key is claimed by CAS). */
+#define TID_SLOTS 4096u
+static struct {
+    _Atomic uint32_t key; /* (uint32_t)pthread_self(); 0: free */
+    _Atomic uint32_t tid; /* gettid(); 0: not yet written */
+} tid_map[TID_SLOTS];
+static __thread int tl_tid_noted;
+static int debug; /* KSCOPE_CUPTI_DEBUG=1: one stderr line per buffer */
+
 static const CUpti_ActivityKind kinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
     CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMCPY2,
     CUPTI_ACTIVITY_KIND_MEMSET,
     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+    CUPTI_ACTIVITY_KIND_RUNTIME,
     CUPTI_ACTIVITY_KIND_DRIVER,
 };
 
@@ -318,9 +336,18 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     (void)size;
     pthread_mutex_lock(&buffer_lock);
     CUpti_Activity *rec = NULL;
-    while (cu.get_next_record(buffer, valid, &rec) == CUPTI_SUCCESS)
+    size_t n = 0;
+    while (cu.get_next_record(buffer, valid, &rec) == CUPTI_SUCCESS) {
         kscope__corr_feed(&corr, rec);
+        n++;
+    }
     kscope__corr_drain(&corr, PENDING_MAX_AGE);
+    if (debug)
+        fprintf(stderr,
+                "kscope: cupti buffer: %zu records, %zu bytes; delivered %llu, unattributed "
+                "%llu, waiting %zu\n",
+                n, valid, (unsigned long long)corr.delivered, (unsigned long long)corr.unattributed,
+                corr.npending);
     size_t dropped = 0;
     if (cu.get_dropped(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
         kscope__add_dropped((int64_t)dropped);
@@ -329,14 +356,54 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
         buffer_release(buffer);
 }
 
+static uint32_t os_tid(uint32_t key);
+
 static void deliver_to_core(void *arg, uint64_t ctx, const kscope__gpu_record *r)
 {
     (void)arg;
     note_device(r->device);
-    kscope__record_gpu(ctx, r);
+    kscope__gpu_record out = *r;
+    out.launch_tid = os_tid(r->launch_tid);
+    kscope__record_gpu(ctx, &out);
 }
 
 /* --------------------------------------------------------- context hooks */
+
+static uint32_t tid_slot(uint32_t key)
+{
+    return (key * 2654435761u) >> 20; /* 12 bits: TID_SLOTS */
+}
+
+static void note_thread(void)
+{
+    tl_tid_noted = 1;
+    uint32_t key = (uint32_t)(uintptr_t)pthread_self();
+    uint32_t tid = (uint32_t)syscall(SYS_gettid);
+    if (!key)
+        return;
+    for (uint32_t i = 0, s = tid_slot(key); i < TID_SLOTS; i++, s = (s + 1) % TID_SLOTS) {
+        uint32_t expected = 0;
+        if (atomic_compare_exchange_strong(&tid_map[s].key, &expected, key) || expected == key) {
+            atomic_store_explicit(&tid_map[s].tid, tid, memory_order_release);
+            return;
+        }
+    }
+}
+
+/* The OS thread id of CUPTI's thread id, 0 when that thread is unknown. */
+static uint32_t os_tid(uint32_t key)
+{
+    if (!key)
+        return 0;
+    for (uint32_t i = 0, s = tid_slot(key); i < TID_SLOTS; i++, s = (s + 1) % TID_SLOTS) {
+        uint32_t k = atomic_load_explicit(&tid_map[s].key, memory_order_acquire);
+        if (k == key)
+            return atomic_load_explicit(&tid_map[s].tid, memory_order_acquire);
+        if (k == 0)
+            return 0;
+    }
+    return 0;
+}
 
 /* Scope or state entered on this thread: later launches belong to ctx. */
 static void push_ctx(uint64_t ctx)
@@ -346,6 +413,8 @@ static void push_ctx(uint64_t ctx)
         tl_gen = gen;
         tl_depth = 0;
     }
+    if (!tl_tid_noted)
+        note_thread();
     if (cu.push_ext(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, ctx) == CUPTI_SUCCESS)
         tl_depth++;
 }
@@ -524,6 +593,8 @@ static int start_locked(void)
         return kscope__fail(KSCOPE_ENOGPU, "GPU capture does not survive fork() without exec "
                                            "(CUDA and CUPTI cannot be used in the child)");
     pthread_once(&fork_once, register_fork);
+    const char *dbg = getenv("KSCOPE_CUPTI_DEBUG");
+    debug = dbg && *dbg && strcmp(dbg, "0") != 0;
     if (!corr_ready) {
         int rc = kscope__corr_init(&corr, deliver_to_core, NULL);
         if (rc < 0)

@@ -14,5 +14,5 @@ work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/capture
 rm -rf "$work" && mkdir -p "$work"
 nvcc -O2 -std=c++17 -arch=native -o "$work/capture" "$src/test/gpu/capture.cu" \
     -I"$src/include" -L"$bin" -lkscope -ldl -Xlinker -rpath,"$bin"
-"$work/capture" "$work"
+KSCOPE_CUPTI_DEBUG=1 "$work/capture" "$work"
 python3 "$src/test/gpu/check_capture.py" "$work"
