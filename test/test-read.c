@@ -207,8 +207,10 @@ static void test_chunked_feed_matches_whole(void **state)
     fclose(f);
     char err[KSCOPE__READ_ERRLEN];
     kscope__hjson *p = kscope__hjson_new();
-    for (size_t i = 0; i < len; i++) /* one byte at a time */
-        assert_int_equal(kscope__hjson_feed(p, buf + i, 1, err, sizeof err), 0);
+    for (size_t i = 0; i < len; i++) { /* one byte at a time, the buffer reused */
+        char one = buf[i];
+        assert_int_equal(kscope__hjson_feed(p, &one, 1, err, sizeof err), 0);
+    }
     kscope__ptree *t;
     assert_int_equal(kscope__hjson_finish(p, &t, err, sizeof err), 0);
     kscope__hjson_free(p);
@@ -519,6 +521,51 @@ static void test_trace_host_nesting(void **state)
     kscope__ptree_free(t);
 }
 
+/* The JSON Array Format (a bare list of events) is told from .hatchet. */
+static void test_trace_bare_array_file(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/kscope-test-read-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *text = "[{\"name\": \"outer\", \"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"ts\": 0, "
+                       "\"dur\": 10}, {\"name\": \"in\", \"ph\": \"X\", \"pid\": 1, \"tid\": 1, "
+                       "\"ts\": 2, \"dur\": 3, \"args\": {\"frame\": 1}}]";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    char err[KSCOPE__READ_ERRLEN];
+    kscope__ptree *t;
+    if (kscope__read_profile(path, &t, err, sizeof err) < 0)
+        fail_msg("%s", err);
+    assert_close(metric(PATH(t, "outer", "in"), "wall_time (ns)"), 3000);
+    kscope__ptree_free(t);
+    unlink(path);
+}
+
+/* Keys and values split across chunks (the caller reuses its buffer). */
+static void test_trace_chunked_feed(void **state)
+{
+    (void)state;
+    char *buf, err[KSCOPE__READ_ERRLEN];
+    size_t len;
+    assert_int_equal(
+        kscope__read_whole_file(data_path("kscope/trace_host.json"), &buf, &len, err, sizeof err),
+        0);
+    kscope__tjson *p = kscope__tjson_new();
+    for (size_t i = 0; i < len; i++) {
+        char one = buf[i];
+        assert_int_equal(kscope__tjson_feed(p, &one, 1, err, sizeof err), 0);
+    }
+    kscope__ptree *t;
+    if (kscope__tjson_finish(p, &t, err, sizeof err) < 0)
+        fail_msg("%s", err);
+    kscope__tjson_free(p);
+    assert_close(metric(PATH(t, "main", "step"), "wall_time (ns)"), 70000);
+    assert_close(metric(PATH(t, "main", "step", "gemm"), "bytes"), 1024);
+    kscope__ptree_free(t);
+    free(buf);
+}
+
 static void trace_bad(const char *text, const char *want)
 {
     char err[KSCOPE__READ_ERRLEN];
@@ -533,14 +580,18 @@ static void trace_bad(const char *text, const char *want)
 static void test_trace_bad_inputs(void **state)
 {
     (void)state;
-    trace_bad("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":0}", "truncated");
+    trace_bad("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":0,\"dur\":1},{\"ph",
+              "truncated");
+    trace_bad("", "empty");
+    trace_bad("[{\"ph\":\"X\",\"name\":\"a\",\"ts\":0,\"dur\":1}] x", "data after the end");
     trace_bad("{\"other\":1}", "no \"traceEvents\"");
     trace_bad("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":0,\"dur\":-1}]}", "dur >= 0");
     trace_bad("{\"traceEvents\":[{\"ph\":\"X\",\"ts\":0,\"dur\":1}]}", "\"name\"");
     trace_bad("{\"traceEvents\":[7]}", "not an object");
-    char deep[300];
-    memset(deep, '[', 200);
-    deep[200] = '\0';
+    char deep[300] = "{\"traceEvents\":[{\"args\":{\"a\":";
+    size_t dl = strlen(deep);
+    memset(deep + dl, '[', 200);
+    deep[dl + 200] = '\0';
     trace_bad(deep, "nested deeper");
 }
 
@@ -878,6 +929,8 @@ int main(void)
         cmocka_unit_test(test_trace_to_tree_proton),
         cmocka_unit_test(test_trace_host_nesting),
         cmocka_unit_test(test_trace_bad_inputs),
+        cmocka_unit_test(test_trace_bare_array_file),
+        cmocka_unit_test(test_trace_chunked_feed),
         cmocka_unit_test(test_util_arch90_hand_computed),
         cmocka_unit_test(test_peak_flops_per_arch),
         cmocka_unit_test(test_time_count_rate_and_percent),

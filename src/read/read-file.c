@@ -1,9 +1,11 @@
 /*
  * read-file.c - opening a profile: checks that the path is a readable,
  * non-empty regular file, detects the format from the first bytes and hands
- * the content to the right reader (.hatchet JSON is streamed in chunks; the
- * others are read whole). Every failure becomes "PATH: what is wrong".
+ * the content to the right reader (.hatchet JSON and Chrome traces are
+ * streamed in chunks; .hatchet_msgpack is read whole). Every failure becomes
+ * "PATH: what is wrong".
  */
+#define _GNU_SOURCE /* memmem */
 #include "read/read.h"
 #include "kscope.h"
 
@@ -118,17 +120,52 @@ int kscope__read_whole_file(const char *path, char **buf, size_t *len, char *err
     return rc;
 }
 
-/* Stream a .hatchet JSON file through the chunked parser. */
-static int read_json_stream(FILE *f, const char *path, const char *first, size_t nfirst,
+/* A chunked JSON parser: .hatchet or Chrome trace. */
+typedef struct json_reader {
+    void *p;
+    int (*feed)(void *p, const char *buf, size_t len, char *err, size_t errlen);
+    int (*finish)(void *p, kscope__ptree **out, char *err, size_t errlen);
+    void (*free)(void *p);
+} json_reader;
+
+static int hfeed(void *p, const char *b, size_t l, char *e, size_t el)
+{
+    return kscope__hjson_feed(p, b, l, e, el);
+}
+static int hfinish(void *p, kscope__ptree **o, char *e, size_t el)
+{
+    return kscope__hjson_finish(p, o, e, el);
+}
+static void hfree(void *p)
+{
+    kscope__hjson_free(p);
+}
+static int tfeed(void *p, const char *b, size_t l, char *e, size_t el)
+{
+    return kscope__tjson_feed(p, b, l, e, el);
+}
+static int tfinish(void *p, kscope__ptree **o, char *e, size_t el)
+{
+    return kscope__tjson_finish(p, o, e, el);
+}
+static void tfree(void *p)
+{
+    kscope__tjson_free(p);
+}
+
+/* Stream a JSON file through a chunked parser (the first bytes are in
+ * `first`), so a large file is never held whole. */
+static int read_json_stream(FILE *f, const char *path, const char *first, size_t nfirst, int trace,
                             kscope__ptree **out, char *err, size_t errlen)
 {
     char msg[KSCOPE__READ_ERRLEN];
-    kscope__hjson *p = kscope__hjson_new();
-    if (!p) {
+    json_reader r = trace ? (json_reader){kscope__tjson_new(), tfeed, tfinish, tfree}
+                          : (json_reader){kscope__hjson_new(), hfeed, hfinish, hfree};
+    if (!r.p) {
         snprintf(err, errlen, "%s: out of memory", path);
         return KSCOPE_ENOMEM;
     }
-    int rc = kscope__hjson_feed(p, first, nfirst, msg, sizeof msg);
+    int rc = r.feed(r.p, first, nfirst, msg, sizeof msg);
     char *chunk = rc == 0 ? malloc(CHUNK) : NULL;
     if (rc == 0 && !chunk) {
         rc = KSCOPE_ENOMEM;
@@ -143,15 +180,33 @@ static int read_json_stream(FILE *f, const char *path, const char *first, size_t
             }
             break;
         }
-        rc = kscope__hjson_feed(p, chunk, got, msg, sizeof msg);
+        rc = r.feed(r.p, chunk, got, msg, sizeof msg);
     }
     free(chunk);
     if (rc == 0)
-        rc = kscope__hjson_finish(p, out, msg, sizeof msg);
-    kscope__hjson_free(p);
+        rc = r.finish(r.p, out, msg, sizeof msg);
+    r.free(r.p);
     if (rc < 0)
         snprintf(err, errlen, "%s: %s", path, msg);
     return rc;
+}
+
+/* A JSON array is a .hatchet ([node, device info]) or a trace in the bare
+ * array form ([event, ...]): the first key tells. */
+static int array_is_trace(const char *head, size_t n)
+{
+    static const char *const trace_keys[] = {"\"ph\"", "\"ts\"", "\"pid\""};
+    static const char *const tree_keys[] = {"\"frame\"", "\"children\"", "\"metrics\""};
+    const char *first_trace = NULL, *first_tree = NULL;
+    for (int k = 0; k < 3; k++) {
+        const char *a = memmem(head, n, trace_keys[k], strlen(trace_keys[k]));
+        const char *b = memmem(head, n, tree_keys[k], strlen(tree_keys[k]));
+        if (a && (!first_trace || a < first_trace))
+            first_trace = a;
+        if (b && (!first_tree || b < first_tree))
+            first_tree = b;
+    }
+    return first_trace && (!first_tree || first_trace < first_tree);
 }
 
 int kscope__read_profile(const char *path, kscope__ptree **out, char *err, size_t errlen)
@@ -178,12 +233,13 @@ int kscope__read_profile(const char *path, kscope__ptree **out, char *err, size_
         return KSCOPE_EPARSE;
     }
     unsigned char c = i < n ? (unsigned char)head[i] : ' ';
-    if (c == '[' || (c == ' ' && n == sizeof head)) {
-        rc = read_json_stream(f, path, head, n, out, err, errlen);
+    if (c == '[' || c == '{' || (c == ' ' && n == sizeof head)) {
+        int trace = c == '{' || (c == '[' && array_is_trace(head, n));
+        rc = read_json_stream(f, path, head, n, trace, out, err, errlen);
         fclose(f);
         return rc;
     }
-    /* Traces and msgpack are read whole. */
+    /* .hatchet_msgpack is read whole. */
     size_t cap = size > 0 ? (size_t)size + 1 : CHUNK;
     if (cap < n)
         cap = n;
@@ -202,9 +258,7 @@ int kscope__read_profile(const char *path, kscope__ptree **out, char *err, size_
         return rc;
     }
     char msg[KSCOPE__READ_ERRLEN];
-    if (c == '{')
-        rc = kscope__read_chrome_trace(buf, len, out, msg, sizeof msg);
-    else if (c >= 0x90 && c <= 0x9f)
+    if (c >= 0x90 && c <= 0x9f)
         rc = kscope__read_hatchet_msgpack(buf, len, out, msg, sizeof msg);
     else if (c == 0xdc || c == 0xdd)
         rc = kscope__read_hatchet_msgpack(buf, len, out, msg, sizeof msg);

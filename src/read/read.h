@@ -56,6 +56,13 @@ int kscope__hjson_feed(kscope__hjson *p, const char *buf, size_t len, char *err,
 int kscope__hjson_finish(kscope__hjson *p, kscope__ptree **out, char *err, size_t errlen);
 void kscope__hjson_free(kscope__hjson *p);
 
+/* Streaming Chrome trace parser (trace -> tree), fed the same way. */
+typedef struct kscope__tjson kscope__tjson;
+kscope__tjson *kscope__tjson_new(void);
+int kscope__tjson_feed(kscope__tjson *p, const char *buf, size_t len, char *err, size_t errlen);
+int kscope__tjson_finish(kscope__tjson *p, kscope__ptree **out, char *err, size_t errlen);
+void kscope__tjson_free(kscope__tjson *p);
+
 /* Whether a metric name must never be negative (time, counts, bytes, flops). */
 int kscope__metric_nonnegative(const char *key);
 

@@ -1,21 +1,25 @@
 /*
- * trace-read.c - Chrome trace JSON into a calling-context tree.
+ * trace-read.c - Chrome trace JSON into a calling-context tree, streamed.
  *
- * Complete events (ph "X") become tree nodes. A GPU activity (a kernel,
- * memcpy, memset or gpu category, or Proton's call-stacked kernels) lands at
- * the path its call stack names and adds "time (ns)" and "count". Other
- * slices are host scopes adding "calls" and "wall_time (ns)" (exclusive) and
- * their numeric args: placed by their own call stack when they carry one
- * (kscope's traces), else nested by time containment on their (pid, tid)
- * track.
- * The trace is parsed with yajl_tree after a bracket scan bounds its
- * nesting, so yajl_tree (which frees recursively) never sees deep input.
+ * yajl's streaming parser feeds a small state machine (document ->
+ * traceEvents -> event -> args -> call_stack); each event's fields are kept
+ * only until the event closes, so memory follows the tree, not the trace.
+ * Complete events (ph "X") become tree nodes:
+ *   - a GPU activity (a kernel, memcpy, memset or gpu category, or Proton's
+ *     call-stacked kernels) lands at the path its call stack names and adds
+ *     "time (ns)" and "count" (plus bytes/flops args);
+ *   - other slices are host scopes adding "calls", "wall_time (ns)"
+ *     (exclusive) and their numeric args: placed by their own call stack
+ *     when they carry one (kscope's traces), else nested by time containment
+ *     on their (pid, tid) track once the whole trace is read.
+ * Both the {"traceEvents": [...]} and the bare-array forms are read.
  */
 #include "read/read.h"
 #include "kscope.h"
 
-#include <yajl/yajl_tree.h>
+#include <yajl/yajl_parse.h>
 
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,145 +28,165 @@
 
 #define TRACE_MAX_NESTING 64
 
+typedef enum { T_DOC, T_EVENTS, T_EVENT, T_ARGS, T_STACK, T_SKIP } tstate;
+
+/* One number from an event's args. */
+typedef struct targ {
+    const char *key; /* interned in the tree */
+    double d;
+    int64_t i;
+    int is_int;
+} targ;
+
+/* The event being read: its fields as they arrive, in any order. */
+typedef struct tevent {
+    char name[512], cat[64], ph[8], pid[64], tid[64], device_id[32], device_type[32];
+    int has_name, name_bad, has_ts, has_dur, ts_bad, has_stack, stack_bad;
+    double ts, dur;
+    const char **stack; /* interned names */
+    size_t nstack, capstack;
+    targ *args;
+    size_t nargs, capargs;
+} tevent;
+
+/* A host slice without a call stack, nested by time after the parse. */
 typedef struct slice {
-    const char *pid, *tid; /* textual ids */
-    double ts, dur;        /* us */
-    const char *name;
-    yajl_val ev;
+    const char *pid, *tid, *name; /* interned */
+    double ts, dur;               /* us */
     size_t index;
 } slice;
 
-static int tfail(char *err, size_t errlen, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+struct kscope__tjson {
+    yajl_handle y;
+    kscope__ptree *t;
+    tstate st[TRACE_MAX_NESTING + 2];
+    size_t depth;
+    /* the last key, copied: yajl's text is gone after the callback (and
+     * the value may come in the next chunk) */
+    char key[256];
+    size_t keylen;
+    int seen_events, doc_array;
+    size_t index; /* events seen */
+    size_t ngpu;
+    tevent ev;
+    slice *host;
+    size_t nhost, caphost;
+    size_t fed;
+    char err[KSCOPE__READ_ERRLEN];
+    int errcode;
+};
+typedef struct kscope__tjson tjson;
 
-static int tfail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return code;
-}
+static int tfail(tjson *p, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Deepest bracket nesting of a JSON text (strings skipped). */
-static size_t json_nesting(const char *s, size_t len)
+static int tfail(tjson *p, int code, const char *fmt, ...)
 {
-    size_t depth = 0, max = 0;
-    int in_str = 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (in_str) {
-            if (c == '\\')
-                i++;
-            else if (c == '"')
-                in_str = 0;
-        } else if (c == '"') {
-            in_str = 1;
-        } else if (c == '[' || c == '{') {
-            if (++depth > max)
-                max = depth;
-        } else if ((c == ']' || c == '}') && depth) {
-            depth--;
-        }
+    if (!p->errcode) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(p->err, sizeof p->err, fmt, ap);
+        va_end(ap);
+        p->errcode = code;
     }
-    return max;
+    return 0;
 }
 
-/* A string value's text ("" for anything else). */
-static const char *str_of(yajl_val v)
+static int has_control(const char *s, size_t l)
 {
-    const char *s = YAJL_IS_STRING(v) ? v->u.string : NULL;
-    return s ? s : "";
-}
-
-static const char *id_text(yajl_val v, char *buf, size_t size)
-{
-    if (!v)
-        return "";
-    if (YAJL_IS_STRING(v))
-        return str_of(v);
-    if (YAJL_IS_NUMBER(v)) {
-        snprintf(buf, size, "%s", YAJL_GET_NUMBER(v));
-        return buf;
-    }
-    return "";
-}
-
-static int has_control(const char *s)
-{
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+    for (size_t i = 0; i < l; i++)
+        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
             return 1;
     return 0;
 }
 
-/* A GPU activity: a kernel/copy category, or (Proton, which writes no host
- * slices) a call stack on an event that is not a host scope. */
-static int is_gpu(yajl_val ev, yajl_val args)
+static int key_is(const tjson *p, const char *k)
 {
-    const char *cp[] = {"cat", NULL}, *cs[] = {"call_stack", NULL};
-    yajl_val cat = yajl_tree_get(ev, cp, yajl_t_string);
-    const char *c = cat ? str_of(cat) : "";
+    size_t l = strlen(k);
+    return p->keylen == l && memcmp(p->key, k, l) == 0;
+}
+
+static void copy_text(char *dst, size_t size, const char *s, size_t l)
+{
+    if (l >= size)
+        l = size - 1;
+    memcpy(dst, s, l);
+    dst[l] = '\0';
+}
+
+static int push(tjson *p, tstate s)
+{
+    if (p->depth >= TRACE_MAX_NESTING)
+        return tfail(p, KSCOPE_EPARSE, "JSON nested deeper than %d levels", TRACE_MAX_NESTING);
+    p->st[p->depth++] = s;
+    return 1;
+}
+
+static tstate cur(const tjson *p)
+{
+    return p->depth ? p->st[p->depth - 1] : T_DOC;
+}
+
+/* --------------------------------------------------------- tree updates */
+
+/* The node a call stack names (["ROOT", ..., leaf]); the event's own name
+ * is added when the stack does not end with it. */
+static kscope__pnode *stack_node(tjson *p, const char *name)
+{
+    kscope__ptree *t = p->t;
+    kscope__pnode *n = t->root;
+    for (size_t i = 0; i < p->ev.nstack; i++) {
+        if (i == 0 && strcmp(p->ev.stack[0], "ROOT") == 0)
+            continue;
+        n = kscope__pnode_child(t, n, p->ev.stack[i]);
+        if (!n)
+            return NULL;
+    }
+    if (n == t->root || n->name != name)
+        n = kscope__pnode_child(t, n, name);
+    return n;
+}
+
+static int is_gpu(const tevent *e)
+{
+    const char *c = e->cat;
     if (strstr(c, "kernel") || strstr(c, "memcpy") || strstr(c, "memset") || strcmp(c, "gpu") == 0)
         return 1;
     if (strcmp(c, "scope") == 0)
         return 0;
-    return args && yajl_tree_get(args, cs, yajl_t_array) != NULL;
+    return e->has_stack;
 }
 
-/* The node a call stack names (["ROOT", ..., leaf]); the event's own name
- * is added when the stack does not end with it. */
-static kscope__pnode *stack_node(kscope__ptree *t, const slice *s, yajl_val stack, char *err,
-                                 size_t errlen, int *rc)
+static int add_gpu(tjson *p, kscope__pnode *n)
 {
-    kscope__pnode *n = t->root;
-    size_t len = YAJL_GET_ARRAY(stack)->len;
-    *rc = 0;
-    for (size_t i = 0; i < len; i++) {
-        yajl_val e = YAJL_GET_ARRAY(stack)->values[i];
-        if (!YAJL_IS_STRING(e) || has_control(str_of(e))) {
-            *rc = tfail(err, errlen, KSCOPE_EPARSE,
-                        "event %zu: call_stack entry %zu is not a plain string", s->index, i);
-            return NULL;
-        }
-        if (i == 0 && strcmp(str_of(e), "ROOT") == 0)
+    kscope__ptree *t = p->t;
+    const tevent *e = &p->ev;
+    int rc = kscope__pnode_add_int(t, n, "time (ns)", (int64_t)llround(e->dur * 1000.0));
+    if (rc == 0)
+        rc = kscope__pnode_add_int(t, n, "count", 1);
+    if (rc == 0)
+        rc = kscope__pnode_set_string(t, n, "device_id", e->device_id[0] ? e->device_id : "0");
+    if (rc == 0)
+        rc = kscope__pnode_set_string(t, n, "device_type",
+                                      e->device_type[0] ? e->device_type : "CUDA");
+    static const char *const sums[] = {"bytes", "flops", "flops8", "flops16", "flops32", "flops64"};
+    for (size_t a = 0; rc == 0 && a < e->nargs; a++) {
+        const targ *g = &e->args[a];
+        size_t k = 0;
+        while (k < sizeof sums / sizeof *sums && strcmp(sums[k], g->key) != 0)
+            k++;
+        if (k == sizeof sums / sizeof *sums)
             continue;
-        if (i + 1 >= KSCOPE__READ_MAX_DEPTH) {
-            *rc = tfail(err, errlen, KSCOPE_EPARSE, "event %zu: call stack deeper than %d",
-                        s->index, KSCOPE__READ_MAX_DEPTH);
-            return NULL;
-        }
-        const char *name = kscope__ptree_intern_cstr(t, str_of(e));
-        n = name ? kscope__pnode_child(t, n, name) : NULL;
-        if (!n)
-            goto nomem;
+        if (g->d < 0)
+            return tfail(p, KSCOPE_EPARSE, "event %zu: args.%s is negative", p->index, g->key);
+        rc = g->is_int ? kscope__pnode_add_int(t, n, g->key, g->i)
+                       : kscope__pnode_add_double(t, n, g->key, g->d);
+        if (rc == 0)
+            rc = kscope__ptree_add_inclusive(t, g->key);
     }
-    if (n == t->root || strcmp(n->name, s->name) != 0) {
-        const char *name = kscope__ptree_intern_cstr(t, s->name);
-        n = name ? kscope__pnode_child(t, n, name) : NULL;
-        if (!n)
-            goto nomem;
-    }
-    return n;
-nomem:
-    *rc = tfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
-    return NULL;
-}
-
-/* Numeric args of a host slice (its scope metrics) added to its node. */
-static int add_args(kscope__ptree *t, kscope__pnode *n, yajl_val args)
-{
-    for (size_t i = 0; args && i < args->u.object.len; i++) {
-        yajl_val v = args->u.object.values[i];
-        const char *k = args->u.object.keys[i];
-        if (!YAJL_IS_NUMBER(v) || has_control(k) || !isfinite(YAJL_GET_DOUBLE(v)))
-            continue;
-        int rc = YAJL_IS_INTEGER(v) ? kscope__pnode_add_int(t, n, k, YAJL_GET_INTEGER(v))
-                                    : kscope__pnode_add_double(t, n, k, YAJL_GET_DOUBLE(v));
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
+    if (rc < 0)
+        return tfail(p, rc, "out of memory");
+    p->ngpu++;
+    return 1;
 }
 
 static int host_metrics(kscope__ptree *t, kscope__pnode *n, double dur_us)
@@ -171,6 +195,82 @@ static int host_metrics(kscope__ptree *t, kscope__pnode *n, double dur_us)
     if (rc == 0)
         rc = kscope__pnode_add_int(t, n, "wall_time (ns)", (int64_t)llround(dur_us * 1000.0));
     return rc;
+}
+
+/* A host scope that says where it is: its numeric args become metrics. */
+static int add_host_placed(tjson *p, kscope__pnode *n)
+{
+    int rc = host_metrics(p->t, n, p->ev.dur);
+    for (size_t a = 0; rc == 0 && a < p->ev.nargs; a++) {
+        const targ *g = &p->ev.args[a];
+        rc = g->is_int ? kscope__pnode_add_int(p->t, n, g->key, g->i)
+                       : kscope__pnode_add_double(p->t, n, g->key, g->d);
+    }
+    return rc < 0 ? tfail(p, rc, "out of memory") : 1;
+}
+
+static int keep_host(tjson *p, const char *name)
+{
+    if (p->nhost == p->caphost) {
+        size_t cap = p->caphost ? p->caphost * 2 : 256;
+        slice *h = realloc(p->host, cap * sizeof *h);
+        if (!h)
+            return tfail(p, KSCOPE_ENOMEM, "out of memory");
+        p->host = h;
+        p->caphost = cap;
+    }
+    const char *pid = kscope__ptree_intern_cstr(p->t, p->ev.pid);
+    const char *tid = kscope__ptree_intern_cstr(p->t, p->ev.tid);
+    if (!pid || !tid)
+        return tfail(p, KSCOPE_ENOMEM, "out of memory");
+    p->host[p->nhost++] = (slice){pid, tid, name, p->ev.ts, p->ev.dur, p->index};
+    return 1;
+}
+
+/* An event closed: a complete slice becomes (part of) a node. */
+static int end_event(tjson *p)
+{
+    tevent *e = &p->ev;
+    size_t i = p->index++;
+    if (strcmp(e->ph, "X") != 0)
+        return 1; /* metadata, counters, flows, instants: not tree nodes */
+    if (!e->has_name || e->name_bad)
+        return tfail(p, KSCOPE_EPARSE,
+                     "event %zu: \"name\" is missing, not a string or holds a control character",
+                     i);
+    if (!e->has_ts || !e->has_dur || e->ts_bad || !isfinite(e->ts) || !isfinite(e->dur) ||
+        e->dur < 0)
+        return tfail(p, KSCOPE_EPARSE,
+                     "event %zu ('%.60s'): \"ts\" and \"dur\" must be numbers, dur >= 0", i,
+                     e->name);
+    if (e->stack_bad)
+        return tfail(p, KSCOPE_EPARSE, "event %zu: call_stack entry is not a plain string", i);
+    const char *name = kscope__ptree_intern_cstr(p->t, e->name);
+    if (!name)
+        return tfail(p, KSCOPE_ENOMEM, "out of memory");
+    if (is_gpu(e)) {
+        kscope__pnode *n =
+            e->has_stack ? stack_node(p, name) : kscope__pnode_child(p->t, p->t->root, name);
+        return n ? add_gpu(p, n) : tfail(p, KSCOPE_ENOMEM, "out of memory");
+    }
+    if (e->has_stack) {
+        kscope__pnode *n = stack_node(p, name);
+        return n ? add_host_placed(p, n) : tfail(p, KSCOPE_ENOMEM, "out of memory");
+    }
+    return keep_host(p, name);
+}
+
+static void begin_event(tjson *p)
+{
+    tevent *e = &p->ev;
+    const char **stack = e->stack;
+    size_t capstack = e->capstack, capargs = e->capargs;
+    targ *args = e->args;
+    memset(e, 0, sizeof *e);
+    e->stack = stack;
+    e->capstack = capstack;
+    e->args = args;
+    e->capargs = capargs;
 }
 
 static int by_track_time(const void *a, const void *b)
@@ -188,215 +288,382 @@ static int by_track_time(const void *a, const void *b)
     return x->index < y->index ? -1 : 1;
 }
 
-static int add_gpu(kscope__ptree *t, const slice *s, yajl_val args, char *err, size_t errlen)
+/* Nest the host slices without a call stack by containment per track. */
+static int nest_host(tjson *p)
 {
-    const char *cs[] = {"call_stack", NULL};
-    yajl_val stack = args ? yajl_tree_get(args, cs, yajl_t_array) : NULL;
-    kscope__pnode *n;
-    if (stack) {
-        int rc;
-        n = stack_node(t, s, stack, err, errlen, &rc);
-        if (!n)
-            return rc;
-    } else {
-        const char *name = kscope__ptree_intern_cstr(t, s->name);
-        n = name ? kscope__pnode_child(t, t->root, name) : NULL;
-    }
-    if (!n)
-        return tfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
-    int rc = kscope__pnode_add_int(t, n, "time (ns)", (int64_t)llround(s->dur * 1000.0));
-    if (rc == 0)
-        rc = kscope__pnode_add_int(t, n, "count", 1);
-    const char *did[] = {"device_id", NULL}, *dev[] = {"device", NULL},
-               *dty[] = {"device_type", NULL};
-    yajl_val dv = args ? yajl_tree_get(args, did, yajl_t_any) : NULL;
-    if (!dv && args)
-        dv = yajl_tree_get(args, dev, yajl_t_number); /* kscope's traces */
-    yajl_val tv = args ? yajl_tree_get(args, dty, yajl_t_string) : NULL;
-    char idbuf[32];
-    if (rc == 0)
-        rc = kscope__pnode_set_string(t, n, "device_id",
-                                      dv ? id_text(dv, idbuf, sizeof idbuf) : "0");
-    if (rc == 0)
-        rc = kscope__pnode_set_string(t, n, "device_type", tv ? str_of(tv) : "CUDA");
-    static const char *const sums[] = {"bytes", "flops", "flops8", "flops16", "flops32", "flops64"};
-    for (size_t i = 0; rc == 0 && args && i < sizeof sums / sizeof *sums; i++) {
-        const char *p[] = {sums[i], NULL};
-        yajl_val v = yajl_tree_get(args, p, yajl_t_number);
-        if (!v)
-            continue;
-        double d = YAJL_GET_DOUBLE(v);
-        if (!isfinite(d) || d < 0)
-            return tfail(err, errlen, KSCOPE_EPARSE,
-                         "event %zu: args.%s is not a non-negative "
-                         "number",
-                         s->index, sums[i]);
-        rc = YAJL_IS_INTEGER(v) ? kscope__pnode_add_int(t, n, sums[i], YAJL_GET_INTEGER(v))
-                                : kscope__pnode_add_double(t, n, sums[i], d);
-        if (rc == 0)
-            rc = kscope__ptree_add_inclusive(t, sums[i]);
-    }
-    if (rc < 0)
-        return tfail(err, errlen, rc, "out of memory");
-    return 0;
-}
-
-/* Nest host slices by containment per track (slices sorted by track, time). */
-static int add_host(kscope__ptree *t, slice *s, size_t n, char *err, size_t errlen)
-{
+    kscope__ptree *t = p->t;
+    slice *s = p->host;
+    size_t n = p->nhost;
+    qsort(s, n, sizeof *s, by_track_time);
     struct open {
         double end;
         kscope__pnode *node;
     } *stack = malloc((KSCOPE__READ_MAX_DEPTH + 1) * sizeof *stack);
     if (!stack)
-        return tfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+        return tfail(p, KSCOPE_ENOMEM, "out of memory");
     size_t depth = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (i == 0 || strcmp(s[i].pid, s[i - 1].pid) || strcmp(s[i].tid, s[i - 1].tid))
+    int ok = 1;
+    for (size_t i = 0; i < n && ok; i++) {
+        if (i == 0 || s[i].pid != s[i - 1].pid || s[i].tid != s[i - 1].tid)
             depth = 0;
         while (depth && stack[depth - 1].end <= s[i].ts + 1e-9)
             depth--;
         if (depth == KSCOPE__READ_MAX_DEPTH) {
-            free(stack);
-            return tfail(err, errlen, KSCOPE_EPARSE, "slices nested deeper than %d levels",
-                         KSCOPE__READ_MAX_DEPTH);
+            ok = tfail(p, KSCOPE_EPARSE, "slices nested deeper than %d levels",
+                       KSCOPE__READ_MAX_DEPTH);
+            break;
         }
         kscope__pnode *parent = depth ? stack[depth - 1].node : t->root;
-        const char *name = kscope__ptree_intern_cstr(t, s[i].name);
-        kscope__pnode *node = name ? kscope__pnode_child(t, parent, name) : NULL;
-        int rc = node ? host_metrics(t, node, s[i].dur) : KSCOPE_ENOMEM;
-        if (rc < 0) {
-            free(stack);
-            return tfail(err, errlen, rc, "out of memory");
+        kscope__pnode *node = kscope__pnode_child(t, parent, s[i].name);
+        if (!node || host_metrics(t, node, s[i].dur) < 0) {
+            ok = tfail(p, KSCOPE_ENOMEM, "out of memory");
+            break;
         }
         stack[depth].end = s[i].ts + s[i].dur;
         stack[depth].node = node;
         depth++;
     }
     free(stack);
+    return ok;
+}
+
+/* ------------------------------------------------------- yajl callbacks */
+
+static int number_value(tjson *p, const char *s, size_t l, double *d, int64_t *i, int *is_int)
+{
+    char buf[64];
+    if (l >= sizeof buf)
+        return 0;
+    memcpy(buf, s, l);
+    buf[l] = '\0';
+    errno = 0;
+    *is_int = strpbrk(buf, ".eE") == NULL;
+    if (*is_int) {
+        long long v = strtoll(buf, NULL, 10);
+        if (errno == ERANGE)
+            *is_int = 0;
+        *i = v;
+    }
+    errno = 0;
+    *d = strtod(buf, NULL);
+    (void)p;
+    return !(errno == ERANGE && fabs(*d) > 1.0);
+}
+
+static int add_arg(tjson *p, const char *s, size_t l)
+{
+    tevent *e = &p->ev;
+    double d;
+    int64_t i;
+    int is_int;
+    if (!number_value(p, s, l, &d, &i, &is_int) || p->keylen == 0 || has_control(p->key, p->keylen))
+        return 1; /* an arg we cannot use is not an error */
+    if (key_is(p, "device_id") || key_is(p, "device")) {
+        copy_text(e->device_id, sizeof e->device_id, s, l);
+        return 1;
+    }
+    if (e->nargs == e->capargs) {
+        size_t cap = e->capargs ? e->capargs * 2 : 8;
+        targ *a = realloc(e->args, cap * sizeof *a);
+        if (!a)
+            return tfail(p, KSCOPE_ENOMEM, "out of memory");
+        e->args = a;
+        e->capargs = cap;
+    }
+    const char *key = kscope__ptree_intern(p->t, p->key, p->keylen);
+    if (!key)
+        return tfail(p, KSCOPE_ENOMEM, "out of memory");
+    e->args[e->nargs++] = (targ){key, d, i, is_int};
+    return 1;
+}
+
+static int event_scalar(tjson *p, const char *s, size_t l, int is_str, int is_num)
+{
+    tevent *e = &p->ev;
+    if (key_is(p, "name")) {
+        e->has_name = is_str;
+        e->name_bad = !is_str || has_control(s, l) || l >= sizeof e->name;
+        if (is_str)
+            copy_text(e->name, sizeof e->name, s, l);
+    } else if (key_is(p, "ph") && is_str) {
+        copy_text(e->ph, sizeof e->ph, s, l);
+    } else if (key_is(p, "cat") && is_str) {
+        copy_text(e->cat, sizeof e->cat, s, l);
+    } else if (key_is(p, "pid") && (is_str || is_num)) {
+        copy_text(e->pid, sizeof e->pid, s, l);
+    } else if (key_is(p, "tid") && (is_str || is_num)) {
+        copy_text(e->tid, sizeof e->tid, s, l);
+    } else if (key_is(p, "ts") || key_is(p, "dur")) {
+        double d = 0;
+        int64_t i;
+        int is_int;
+        int good = is_num && number_value(p, s, l, &d, &i, &is_int);
+        if (key_is(p, "ts")) {
+            e->has_ts = 1;
+            e->ts = d;
+        } else {
+            e->has_dur = 1;
+            e->dur = d;
+        }
+        e->ts_bad |= !good;
+    }
+    return 1;
+}
+
+static int on_scalar(tjson *p, const char *s, size_t l, int is_str, int is_num)
+{
+    switch (cur(p)) {
+    case T_DOC:
+        if (p->depth == 0)
+            return tfail(p, KSCOPE_EPARSE, "not a Chrome trace: a single value");
+        return 1;
+    case T_EVENTS:
+        return tfail(p, KSCOPE_EPARSE, "event %zu is not an object", p->index++);
+    case T_EVENT:
+        return event_scalar(p, s, l, is_str, is_num);
+    case T_ARGS:
+        if (is_num)
+            return add_arg(p, s, l);
+        if (is_str && key_is(p, "device_type"))
+            copy_text(p->ev.device_type, sizeof p->ev.device_type, s, l);
+        else if (is_str && key_is(p, "device_id"))
+            copy_text(p->ev.device_id, sizeof p->ev.device_id, s, l);
+        return 1;
+    case T_STACK: {
+        tevent *e = &p->ev;
+        if (!is_str || has_control(s, l)) {
+            e->stack_bad = 1;
+            return 1;
+        }
+        if (e->nstack + 1 >= KSCOPE__READ_MAX_DEPTH)
+            return tfail(p, KSCOPE_EPARSE, "event %zu: call stack deeper than %d", p->index,
+                         KSCOPE__READ_MAX_DEPTH);
+        if (e->nstack == e->capstack) {
+            size_t cap = e->capstack ? e->capstack * 2 : 16;
+            const char **a = realloc(e->stack, cap * sizeof *a);
+            if (!a)
+                return tfail(p, KSCOPE_ENOMEM, "out of memory");
+            e->stack = a;
+            e->capstack = cap;
+        }
+        const char *name = kscope__ptree_intern(p->t, s, l);
+        if (!name)
+            return tfail(p, KSCOPE_ENOMEM, "out of memory");
+        e->stack[e->nstack++] = name;
+        return 1;
+    }
+    case T_SKIP:
+        return 1;
+    }
+    return 1;
+}
+
+static int cb_null(void *ctx)
+{
+    return on_scalar(ctx, "null", 4, 0, 0);
+}
+
+static int cb_boolean(void *ctx, int b)
+{
+    return on_scalar(ctx, b ? "true" : "false", b ? 4 : 5, 0, 0);
+}
+
+static int cb_number(void *ctx, const char *s, size_t l)
+{
+    return on_scalar(ctx, s, l, 0, 1);
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t l)
+{
+    return on_scalar(ctx, (const char *)s, l, 1, 0);
+}
+
+static int cb_map_key(void *ctx, const unsigned char *k, size_t l)
+{
+    tjson *p = ctx;
+    if (l >= sizeof p->key) { /* no key we act on is this long */
+        p->key[0] = '\0';
+        p->keylen = 0;
+        return 1;
+    }
+    memcpy(p->key, k, l);
+    p->key[l] = '\0';
+    p->keylen = l;
+    return 1;
+}
+
+static int cb_start_map(void *ctx)
+{
+    tjson *p = ctx;
+    if (p->depth == 0)
+        return push(p, T_DOC);
+    switch (cur(p)) {
+    case T_EVENTS:
+        begin_event(p);
+        return push(p, T_EVENT);
+    case T_EVENT:
+        return push(p, key_is(p, "args") ? T_ARGS : T_SKIP);
+    default:
+        return push(p, T_SKIP);
+    }
+}
+
+static int cb_end_map(void *ctx)
+{
+    tjson *p = ctx;
+    tstate s = cur(p);
+    p->depth--;
+    return s == T_EVENT ? end_event(p) : 1;
+}
+
+static int cb_start_array(void *ctx)
+{
+    tjson *p = ctx;
+    if (p->depth == 0) { /* the bare-array form */
+        p->doc_array = 1;
+        p->seen_events = 1;
+        return push(p, T_EVENTS);
+    }
+    switch (cur(p)) {
+    case T_DOC:
+        if (p->depth == 1 && key_is(p, "traceEvents")) {
+            p->seen_events = 1;
+            return push(p, T_EVENTS);
+        }
+        return push(p, T_SKIP);
+    case T_EVENTS:
+        return tfail(p, KSCOPE_EPARSE, "event %zu is not an object", p->index++);
+    case T_ARGS:
+        if (key_is(p, "call_stack")) {
+            p->ev.has_stack = 1;
+            p->ev.nstack = 0;
+            return push(p, T_STACK);
+        }
+        return push(p, T_SKIP);
+    case T_STACK:
+        p->ev.stack_bad = 1;
+        return push(p, T_SKIP);
+    default:
+        return push(p, T_SKIP);
+    }
+}
+
+static int cb_end_array(void *ctx)
+{
+    tjson *p = ctx;
+    p->depth--;
+    return 1;
+}
+
+static const yajl_callbacks callbacks = {
+    .yajl_null = cb_null,
+    .yajl_boolean = cb_boolean,
+    .yajl_number = cb_number,
+    .yajl_string = cb_string,
+    .yajl_start_map = cb_start_map,
+    .yajl_map_key = cb_map_key,
+    .yajl_end_map = cb_end_map,
+    .yajl_start_array = cb_start_array,
+    .yajl_end_array = cb_end_array,
+};
+
+/* ---------------------------------------------------------------- API */
+
+kscope__tjson *kscope__tjson_new(void)
+{
+    tjson *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->t = kscope__ptree_new();
+    p->y = p->t ? yajl_alloc(&callbacks, NULL, p) : NULL;
+    if (!p->y) {
+        kscope__tjson_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+void kscope__tjson_free(kscope__tjson *p)
+{
+    if (!p)
+        return;
+    if (p->y)
+        yajl_free(p->y);
+    kscope__ptree_free(p->t);
+    free(p->ev.stack);
+    free(p->ev.args);
+    free(p->host);
+    free(p);
+}
+
+static int failure(tjson *p, const unsigned char *buf, size_t len, char *err, size_t errlen)
+{
+    if (p->errcode) {
+        snprintf(err, errlen, "%s", p->err);
+        return p->errcode;
+    }
+    unsigned char *msg = yajl_get_error(p->y, 0, buf, len);
+    const char *m = msg ? (const char *)msg : "parse error";
+    if (strstr(m, "premature EOF"))
+        snprintf(err, errlen, "truncated: the JSON ends early");
+    else if (strstr(m, "trailing garbage"))
+        snprintf(err, errlen, "data after the end of the trace");
+    else
+        snprintf(err, errlen, "not valid JSON: %.*s", (int)strcspn(m, "\r\n"), m);
+    if (msg)
+        yajl_free_error(p->y, msg);
+    return KSCOPE_EPARSE;
+}
+
+int kscope__tjson_feed(kscope__tjson *p, const char *buf, size_t len, char *err, size_t errlen)
+{
+    if (p->errcode)
+        return failure(p, NULL, 0, err, errlen);
+    p->fed += len;
+    if (yajl_parse(p->y, (const unsigned char *)buf, len) != yajl_status_ok)
+        return failure(p, (const unsigned char *)buf, len, err, errlen);
     return 0;
 }
 
-static int build(kscope__ptree *t, yajl_val events, char *err, size_t errlen)
+int kscope__tjson_finish(kscope__tjson *p, kscope__ptree **out, char *err, size_t errlen)
 {
-    size_t ne = YAJL_GET_ARRAY(events)->len;
-    slice *host = malloc((ne ? ne : 1) * sizeof *host);
-    char(*ids)[2][32] = malloc((ne ? ne : 1) * sizeof *ids);
-    size_t nh = 0;
-    int rc = 0, ngpu = 0;
-    if (!host || !ids) {
-        rc = tfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
-        goto out;
+    *out = NULL;
+    if (p->errcode)
+        return failure(p, NULL, 0, err, errlen);
+    if (p->fed == 0) {
+        snprintf(err, errlen, "empty: no JSON at all");
+        return KSCOPE_EPARSE;
     }
-    for (size_t i = 0; i < ne && rc == 0; i++) {
-        yajl_val ev = YAJL_GET_ARRAY(events)->values[i];
-        if (!YAJL_IS_OBJECT(ev)) {
-            rc = tfail(err, errlen, KSCOPE_EPARSE, "event %zu is not an object", i);
-            break;
-        }
-        const char *pph[] = {"ph", NULL}, *pname[] = {"name", NULL}, *pts[] = {"ts", NULL},
-                   *pdur[] = {"dur", NULL}, *pargs[] = {"args", NULL}, *ppid[] = {"pid", NULL},
-                   *ptid[] = {"tid", NULL};
-        yajl_val ph = yajl_tree_get(ev, pph, yajl_t_string);
-        if (!ph || strcmp(str_of(ph), "X") != 0)
-            continue; /* metadata, counters, flows, instants: not tree nodes */
-        yajl_val name = yajl_tree_get(ev, pname, yajl_t_string);
-        yajl_val ts = yajl_tree_get(ev, pts, yajl_t_number);
-        yajl_val dur = yajl_tree_get(ev, pdur, yajl_t_number);
-        yajl_val args = yajl_tree_get(ev, pargs, yajl_t_object);
-        if (!name || has_control(str_of(name))) {
-            rc = tfail(err, errlen, KSCOPE_EPARSE,
-                       "event %zu: \"name\" is missing, not a string "
-                       "or holds a control character",
-                       i);
-            break;
-        }
-        if (!ts || !dur || !isfinite(YAJL_GET_DOUBLE(ts)) || !isfinite(YAJL_GET_DOUBLE(dur)) ||
-            YAJL_GET_DOUBLE(dur) < 0) {
-            rc = tfail(err, errlen, KSCOPE_EPARSE,
-                       "event %zu ('%.60s'): \"ts\" and \"dur\" must be numbers, dur >= 0", i,
-                       str_of(name));
-            break;
-        }
-        slice s = {.ts = YAJL_GET_DOUBLE(ts),
-                   .dur = YAJL_GET_DOUBLE(dur),
-                   .name = str_of(name),
-                   .ev = ev,
-                   .index = i};
-        s.pid = id_text(yajl_tree_get(ev, ppid, yajl_t_any), ids[i][0], sizeof ids[i][0]);
-        s.tid = id_text(yajl_tree_get(ev, ptid, yajl_t_any), ids[i][1], sizeof ids[i][1]);
-        const char *pcs[] = {"call_stack", NULL};
-        yajl_val stack = args ? yajl_tree_get(args, pcs, yajl_t_array) : NULL;
-        if (is_gpu(ev, args)) {
-            rc = add_gpu(t, &s, args, err, errlen);
-            ngpu++;
-        } else if (stack) { /* a host scope that says where it is */
-            kscope__pnode *n = stack_node(t, &s, stack, err, errlen, &rc);
-            if (n)
-                rc = host_metrics(t, n, s.dur);
-            if (rc == 0 && n && add_args(t, n, args) < 0)
-                rc = tfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
-        } else {
-            host[nh++] = s;
-        }
+    if (yajl_complete_parse(p->y) != yajl_status_ok)
+        return failure(p, NULL, 0, err, errlen);
+    if (!p->seen_events) {
+        snprintf(err, errlen, "not a Chrome trace: no \"traceEvents\" array");
+        return KSCOPE_EPARSE;
     }
-    if (rc == 0 && nh) {
-        qsort(host, nh, sizeof *host, by_track_time);
-        rc = add_host(t, host, nh, err, errlen);
+    if (p->nhost && !nest_host(p))
+        return failure(p, NULL, 0, err, errlen);
+    if (p->ngpu && (kscope__ptree_add_inclusive(p->t, "time (ns)") < 0 ||
+                    kscope__ptree_add_inclusive(p->t, "count") < 0)) {
+        snprintf(err, errlen, "out of memory");
+        return KSCOPE_ENOMEM;
     }
-    if (rc == 0 && ngpu) {
-        if (kscope__ptree_add_inclusive(t, "time (ns)") < 0 ||
-            kscope__ptree_add_inclusive(t, "count") < 0)
-            rc = tfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
-    }
-out:
-    free(host);
-    free(ids);
-    return rc;
+    *out = p->t;
+    p->t = NULL;
+    return 0;
 }
 
 int kscope__read_chrome_trace(const char *buf, size_t len, kscope__ptree **out, char *err,
                               size_t errlen)
 {
     *out = NULL;
-    if (json_nesting(buf, len) > TRACE_MAX_NESTING)
-        return tfail(err, errlen, KSCOPE_EPARSE, "JSON nested deeper than %d levels",
-                     TRACE_MAX_NESTING);
-    char *text = malloc(len + 1);
-    if (!text)
-        return tfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
-    memcpy(text, buf, len);
-    text[len] = '\0';
-    if (strlen(text) != len) {
-        free(text);
-        return tfail(err, errlen, KSCOPE_EPARSE, "not valid JSON: a NUL byte in the text");
+    tjson *p = kscope__tjson_new();
+    if (!p) {
+        snprintf(err, errlen, "out of memory");
+        return KSCOPE_ENOMEM;
     }
-    char yerr[256];
-    yerr[0] = '\0';
-    yajl_val doc = yajl_tree_parse(text, yerr, sizeof yerr);
-    free(text);
-    if (!doc) {
-        yerr[strcspn(yerr, "\r\n")] = '\0'; /* the first line says it */
-        if (strstr(yerr, "premature EOF"))
-            return tfail(err, errlen, KSCOPE_EPARSE, "truncated: the JSON ends early");
-        if (strstr(yerr, "trailing garbage"))
-            return tfail(err, errlen, KSCOPE_EPARSE, "data after the end of the trace");
-        return tfail(err, errlen, KSCOPE_EPARSE, "not valid JSON: %.200s",
-                     yerr[0] ? yerr : "parse error");
-    }
-    const char *pe[] = {"traceEvents", NULL};
-    yajl_val events = YAJL_IS_ARRAY(doc) ? doc : yajl_tree_get(doc, pe, yajl_t_array);
-    int rc;
-    if (!events) {
-        rc = tfail(err, errlen, KSCOPE_EPARSE, "not a Chrome trace: no \"traceEvents\" array");
-    } else {
-        kscope__ptree *t = kscope__ptree_new();
-        rc = t ? build(t, events, err, errlen) : tfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
-        if (rc == 0)
-            *out = t;
-        else
-            kscope__ptree_free(t);
-    }
-    yajl_tree_free(doc);
+    int rc = kscope__tjson_feed(p, buf, len, err, errlen);
+    if (rc == 0)
+        rc = kscope__tjson_finish(p, out, err, errlen);
+    kscope__tjson_free(p);
     return rc;
 }
