@@ -30,6 +30,9 @@ golden view-trace-host "$KS" view -m calls,wall_time/us,time/us $K/trace_host.js
 for f in full file_function_line function_line file_function; do
     golden view-format-$f "$KS" view -m time/us -f $f $K/frames.hatchet
 done
+# launch-metadata scopes and empty frames are left out, as proton-viewer does
+golden view-pruned "$KS" view -m time/ns,count,calls $K/pruned.hatchet
+golden view-pruned-exclude "$KS" view -m time/ns,calls -e kernel $K/pruned.hatchet
 golden view-color "$KS" view --color=always -m time/us,util $P/rich_tree.hatchet
 golden view-no-color "$KS" view --color never -m time/us $P/rich_tree.hatchet
 

@@ -57,6 +57,9 @@ const char cmd_view_help[] =
     "                       count only what is kept\n"
     "  -e, --exclude REGEX  drop frames whose whole name matches REGEX, with\n"
     "                       everything below them\n"
+    "                       (as proton-viewer, frames with no metrics and no\n"
+    "                       children and Triton's __proton_launch_metadata\n"
+    "                       scopes are always left out)\n"
     "  -f, --format FMT     frame names: full (default), file_function_line,\n"
     "                       function_line, file_function\n"
     "      --sort           print a flat list sorted by the first metric\n"
@@ -297,6 +300,11 @@ static int filter_nodes(const kscope__pflat *f, const view_opts *o, unsigned cha
     if (!anc || !desc) {
         free(anc);
         free(desc);
+        if (o->include)
+            regfree(&inc);
+        if (o->exclude)
+            regfree(&exc);
+        fprintf(stderr, "kscope view: out of memory\n");
         return -1;
     }
     for (size_t i = 0; i < f->n; i++) {
@@ -324,6 +332,35 @@ static int filter_nodes(const kscope__pflat *f, const view_opts *o, unsigned cha
     if (o->exclude)
         regfree(&exc);
     return 0;
+}
+
+/* What proton-viewer leaves out: Triton's launch-metadata scope (with
+ * what is under it), frames with no metrics and no children, and frames
+ * whose children were all left out. Clears keep[i] for those. */
+static void prune_frames(const kscope__pflat *f, unsigned char *keep)
+{
+    static const char meta[] = "__proton_launch_metadata";
+    unsigned char *kept_child = calloc(f->n, 1);
+    if (!kept_child)
+        return; /* nothing pruned: the view is still right, only busier */
+    for (size_t i = 1; i < f->n; i++) {
+        const char *name = f->node[i]->name;
+        if (strncmp(name, meta, sizeof meta - 1) == 0 &&
+            (name[sizeof meta - 1] == '\0' || name[sizeof meta - 1] == ':'))
+            keep[i] = 0;
+        else if (!keep[f->parent[i]])
+            keep[i] = 0;
+    }
+    for (size_t i = f->n; i-- > 1;) {
+        const kscope__pnode *n = f->node[i];
+        if (keep[i] && n->nchildren > 0 && !kept_child[i])
+            keep[i] = 0; /* every child was left out */
+        if (keep[i] && n->nchildren == 0 && n->nmetrics == 0)
+            keep[i] = 0;
+        if (keep[i])
+            kept_child[f->parent[i]] = 1;
+    }
+    free(kept_child);
 }
 
 /* Replace f by the nodes kept (parents remapped). */
@@ -361,16 +398,27 @@ static int load(const char *path, const view_opts *o, kscope__ptree **t, kscope_
         fprintf(stderr, "kscope view: %s: out of memory\n", path);
         return -1;
     }
-    if (o->include || o->exclude) {
-        unsigned char *keep = malloc(f->n);
-        int rc = keep ? filter_nodes(f, o, keep) : -1;
-        if (rc == 0)
-            rc = apply_filter(f, keep);
+    unsigned char *keep = malloc(f->n), *pruned = malloc(f->n);
+    if (!keep || !pruned) {
         free(keep);
-        if (rc < 0)
-            return -1;
+        free(pruned);
+        fprintf(stderr, "kscope view: %s: out of memory\n", path);
+        return -1;
     }
-    return 0;
+    /* pruned on the file's own tree, as proton-viewer does before filters */
+    memset(pruned, 1, f->n);
+    prune_frames(f, pruned);
+    int rc = filter_nodes(f, o, keep); /* reports its own errors */
+    if (rc == 0) {
+        for (size_t i = 0; i < f->n; i++)
+            keep[i] &= pruned[i];
+        rc = apply_filter(f, keep);
+        if (rc < 0)
+            fprintf(stderr, "kscope view: %s: out of memory\n", path);
+    }
+    free(keep);
+    free(pruned);
+    return rc;
 }
 
 /* ---------------------------------------------------------- columns */
