@@ -19,10 +19,15 @@ ok() {
 }
 
 # A sanitizer build of libkscope.so needs the sanitizer runtime first in
-# every process it is preloaded into.
+# every process it is preloaded into: `kscope run` is then started through
+# a wrapper that preloads it (the run appends libkscope.so after it). Tools
+# of the test itself (pgrep, python) run without it.
 if ldd "$KSCOPE_BINARY_DIR/libkscope.so" 2>/dev/null | grep -q libasan; then
-    export LD_PRELOAD=$(cc -print-file-name=libasan.so)
     export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0
+    printf '#!/bin/sh\nLD_PRELOAD=%s exec %s "$@"\n' "$(cc -print-file-name=libasan.so)" \
+        "$KSCOPE_CLI" >"$WORK/ks"
+    chmod +x "$WORK/ks"
+    KS=$WORK/ks
 fi
 
 # build NAME [cc args...]: compile test/progs/NAME.c against libkscope.
