@@ -62,6 +62,11 @@ check_file badmsgpack.hatchet_msgpack "badmsgpack.hatchet_msgpack: not valid Mes
 check_file badtrace.json "badtrace.json: event 0 ('a'): \"ts\" and \"dur\" must be numbers"
 bad merge-trace-bad "notjson.hatchet: not valid JSON: lexical error" "$KS" merge -o "$W/t.json" \
     "$DATA/kscope/trace_host.json" "$W/notjson.hatchet"
+[ ! -e "$W/t.json" ] && ok "no half-written trace left" || fail "a failed merge left $W/t.json"
+rc=0
+"$KS" merge -o /nonexistent-dir/t.json "$DATA/kscope/trace_host.json" 2>"$W/wt.err" || rc=$?
+[ $rc = 1 ] && grep -q "cannot write" "$W/wt.err" && ok "unwritable merged trace: exit 1" ||
+    fail "unwritable merged trace: exit $rc: $(cat "$W/wt.err")"
 
 # options
 R=$DATA/proton/rich_tree.hatchet

@@ -164,39 +164,43 @@ out:
     return rc;
 }
 
+/* Traces one at a time: read, rewrite into OUT, free. */
 static int merge_trace_files(char **files, int n, const char *out)
 {
     char err[KSCOPE__READ_ERRLEN];
-    char **bufs = calloc((size_t)n, sizeof *bufs);
-    size_t *lens = calloc((size_t)n, sizeof *lens);
-    int rc = bufs && lens ? KSCOPE_EXIT_OK : KSCOPE_EXIT_FAIL;
-    for (int i = 0; rc == KSCOPE_EXIT_OK && i < n; i++) {
-        if (kscope__read_whole_file(files[i], &bufs[i], &lens[i], err, sizeof err) < 0) {
-            fprintf(stderr, "kscope merge: %s\n", err);
-            rc = KSCOPE_EXIT_USAGE;
-        }
+    FILE *f = fopen(out, "wb");
+    if (!f) {
+        fprintf(stderr, "kscope merge: %s: cannot write: %s\n", out, strerror(errno));
+        return KSCOPE_EXIT_FAIL;
     }
-    char *merged = NULL;
-    size_t mlen = 0;
-    if (rc == KSCOPE_EXIT_OK) {
-        int r = kscope__merge_traces((const char *const *)bufs, lens, (const char *const *)files,
-                                     (size_t)n, &merged, &mlen, err, sizeof err);
+    kscope__trace_merger *m = kscope__trace_merger_new(f);
+    int rc = m ? KSCOPE_EXIT_OK : KSCOPE_EXIT_FAIL;
+    if (!m)
+        fprintf(stderr, "kscope merge: out of memory\n");
+    for (int i = 0; rc == KSCOPE_EXIT_OK && i < n; i++) {
+        char *buf;
+        size_t len;
+        int r = kscope__read_whole_file(files[i], &buf, &len, err, sizeof err);
+        if (r == 0) {
+            r = kscope__trace_merger_add(m, buf, len, files[i], err, sizeof err);
+            free(buf);
+        }
         if (r < 0) {
             fprintf(stderr, "kscope merge: %s\n", err);
-            rc = r == KSCOPE_EPARSE ? KSCOPE_EXIT_USAGE : KSCOPE_EXIT_FAIL;
+            rc = r == KSCOPE_ENOMEM || r == KSCOPE_EIO ? KSCOPE_EXIT_FAIL : KSCOPE_EXIT_USAGE;
         }
     }
-    if (rc == KSCOPE_EXIT_OK && kscope__write_file(out, merged, mlen, err, sizeof err) < 0) {
-        fprintf(stderr, "kscope merge: %s\n", err);
+    if (rc == KSCOPE_EXIT_OK && kscope__trace_merger_finish(m, err, sizeof err) < 0) {
+        fprintf(stderr, "kscope merge: %s: %s\n", out, err);
         rc = KSCOPE_EXIT_FAIL;
     }
-    if (rc == KSCOPE_EXIT_FAIL && !bufs)
-        fprintf(stderr, "kscope merge: out of memory\n");
-    for (int i = 0; bufs && i < n; i++)
-        free(bufs[i]);
-    free(bufs);
-    free(lens);
-    free(merged);
+    kscope__trace_merger_free(m);
+    if (fclose(f) != 0 && rc == KSCOPE_EXIT_OK) {
+        fprintf(stderr, "kscope merge: %s: write failed: %s\n", out, strerror(errno));
+        rc = KSCOPE_EXIT_FAIL;
+    }
+    if (rc != KSCOPE_EXIT_OK)
+        unlink(out); /* no half-written trace left behind */
     return rc;
 }
 

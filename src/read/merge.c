@@ -680,83 +680,133 @@ static size_t nesting(const char *s, size_t len)
     return max;
 }
 
+struct kscope__trace_merger {
+    tmerge tm;
+    FILE *out;
+    size_t nranks;
+    int failed;
+};
+
+/* Hand what the generator holds to the output file. */
+static int flush_gen(kscope__trace_merger *m, char *err, size_t errlen)
+{
+    const unsigned char *buf;
+    size_t len;
+    if (yajl_gen_get_buf(m->tm.g, &buf, &len) != yajl_gen_status_ok)
+        return mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+    if (len && fwrite(buf, 1, len, m->out) != len)
+        return mfail(err, errlen, KSCOPE_EIO, "write failed");
+    yajl_gen_clear(m->tm.g);
+    return 0;
+}
+
+kscope__trace_merger *kscope__trace_merger_new(FILE *out)
+{
+    kscope__trace_merger *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->tm.g = yajl_gen_alloc(NULL);
+    if (!m->tm.g) {
+        free(m);
+        return NULL;
+    }
+    m->tm.next_pid = 1;
+    m->out = out;
+    yajl_gen_map_open(m->tm.g);
+    gen_str(m->tm.g, "displayTimeUnit");
+    gen_str(m->tm.g, "us");
+    gen_str(m->tm.g, "traceEvents");
+    yajl_gen_array_open(m->tm.g);
+    return m;
+}
+
+int kscope__trace_merger_add(kscope__trace_merger *m, const char *buf, size_t len, const char *name,
+                             char *err, size_t errlen)
+{
+    if (nesting(buf, len) > 64)
+        return mfail(err, errlen, KSCOPE_EPARSE, "%s: JSON nested deeper than 64 levels", name);
+    char *text = malloc(len + 1);
+    if (!text)
+        return mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+    memcpy(text, buf, len);
+    text[len] = '\0';
+    char yerr[256] = "";
+    yajl_val doc = yajl_tree_parse(text, yerr, sizeof yerr);
+    free(text);
+    if (!doc) {
+        yerr[strcspn(yerr, "\r\n")] = '\0'; /* the first line says it */
+        return mfail(err, errlen, KSCOPE_EPARSE, "%s: not valid JSON: %.200s", name,
+                     strstr(yerr, "premature EOF") ? "truncated" : yerr);
+    }
+    const char *pe[] = {"traceEvents", NULL};
+    yajl_val events = YAJL_IS_ARRAY(doc) ? doc : yajl_tree_get(doc, pe, yajl_t_array);
+    int rc = 0;
+    tmerge *tm = &m->tm;
+    if (!events) {
+        rc = mfail(err, errlen, KSCOPE_EPARSE, "%s: not a Chrome trace: no \"traceEvents\" array",
+                   name);
+    } else {
+        tm->rank = m->nranks;
+        tm->file = name;
+        tm->npids = 0;
+        for (size_t i = 0; i < events->u.array.len && rc == 0; i++) {
+            yajl_val ev = events->u.array.values[i];
+            if (!YAJL_IS_OBJECT(ev))
+                rc = mfail(err, errlen, KSCOPE_EPARSE, "%s: event %zu is not an object", name, i);
+            else if ((rc = gen_event(tm, ev)) < 0)
+                mfail(err, errlen, rc, "out of memory");
+        }
+        for (size_t p = 0; rc == 0 && p < tm->npids; p++)
+            if (!tm->pids[p].named)
+                gen_process_name(tm, tm->pids[p].pid, NULL);
+        if (rc == 0)
+            rc = flush_gen(m, err, errlen);
+    }
+    yajl_tree_free(doc);
+    if (rc == 0)
+        m->nranks++;
+    else
+        m->failed = 1;
+    return rc;
+}
+
+int kscope__trace_merger_finish(kscope__trace_merger *m, char *err, size_t errlen)
+{
+    if (m->failed)
+        return mfail(err, errlen, KSCOPE_ESTATE, "an earlier trace failed");
+    yajl_gen_array_close(m->tm.g);
+    yajl_gen_map_close(m->tm.g);
+    return flush_gen(m, err, errlen);
+}
+
+void kscope__trace_merger_free(kscope__trace_merger *m)
+{
+    if (!m)
+        return;
+    yajl_gen_free(m->tm.g);
+    free(m->tm.pids);
+    free(m);
+}
+
 int kscope__merge_traces(const char *const *bufs, const size_t *lens, const char *const *names,
                          size_t n, char **out, size_t *outlen, char *err, size_t errlen)
 {
     *out = NULL;
     *outlen = 0;
-    yajl_gen g = yajl_gen_alloc(NULL);
-    if (!g)
-        return mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
-    yajl_gen_map_open(g);
-    gen_str(g, "displayTimeUnit");
-    gen_str(g, "us");
-    gen_str(g, "traceEvents");
-    yajl_gen_array_open(g);
-    tmerge tm = {.g = g, .next_pid = 1};
-    int rc = 0;
-    for (size_t r = 0; r < n && rc == 0; r++) {
-        if (nesting(bufs[r], lens[r]) > 64) {
-            rc = mfail(err, errlen, KSCOPE_EPARSE, "%s: JSON nested deeper than 64 levels",
-                       names[r]);
-            break;
-        }
-        char *text = malloc(lens[r] + 1);
-        if (!text) {
-            rc = mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
-            break;
-        }
-        memcpy(text, bufs[r], lens[r]);
-        text[lens[r]] = '\0';
-        char yerr[256] = "";
-        yajl_val doc = yajl_tree_parse(text, yerr, sizeof yerr);
-        free(text);
-        if (!doc) {
-            yerr[strcspn(yerr, "\r\n")] = '\0'; /* the first line says it */
-            rc = mfail(err, errlen, KSCOPE_EPARSE, "%s: not valid JSON: %.200s", names[r],
-                       strstr(yerr, "premature EOF") ? "truncated" : yerr);
-            break;
-        }
-        const char *pe[] = {"traceEvents", NULL};
-        yajl_val events = YAJL_IS_ARRAY(doc) ? doc : yajl_tree_get(doc, pe, yajl_t_array);
-        if (!events) {
-            rc = mfail(err, errlen, KSCOPE_EPARSE,
-                       "%s: not a Chrome trace: no \"traceEvents\" array", names[r]);
-        } else {
-            tm.rank = r;
-            tm.file = names[r];
-            tm.npids = 0;
-            for (size_t i = 0; i < events->u.array.len && rc == 0; i++) {
-                yajl_val ev = events->u.array.values[i];
-                if (!YAJL_IS_OBJECT(ev)) {
-                    rc = mfail(err, errlen, KSCOPE_EPARSE, "%s: event %zu is not an object",
-                               names[r], i);
-                    break;
-                }
-                rc = gen_event(&tm, ev);
-            }
-            for (size_t p = 0; rc == 0 && p < tm.npids; p++)
-                if (!tm.pids[p].named)
-                    gen_process_name(&tm, tm.pids[p].pid, NULL);
-            if (rc == KSCOPE_ENOMEM)
-                mfail(err, errlen, rc, "out of memory");
-        }
-        yajl_tree_free(doc);
+    FILE *f = open_memstream(out, outlen);
+    kscope__trace_merger *m = f ? kscope__trace_merger_new(f) : NULL;
+    int rc = m ? 0 : mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+    for (size_t r = 0; r < n && rc == 0; r++)
+        rc = kscope__trace_merger_add(m, bufs[r], lens[r], names[r], err, errlen);
+    if (rc == 0)
+        rc = kscope__trace_merger_finish(m, err, errlen);
+    kscope__trace_merger_free(m);
+    if (f && fclose(f) != 0 && rc == 0)
+        rc = mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+    if (rc < 0) {
+        free(*out);
+        *out = NULL;
+        *outlen = 0;
     }
-    free(tm.pids);
-    if (rc == 0) {
-        yajl_gen_array_close(g);
-        yajl_gen_map_close(g);
-        const unsigned char *buf;
-        size_t len;
-        if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok || !(*out = malloc(len + 1))) {
-            rc = mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
-        } else {
-            memcpy(*out, buf, len);
-            (*out)[len] = '\0';
-            *outlen = len;
-        }
-    }
-    yajl_gen_free(g);
     return rc;
 }

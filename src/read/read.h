@@ -187,6 +187,15 @@ int kscope__write_file(const char *path, const char *buf, size_t len, char *err,
 int kscope__write_profile(const char *path, const kscope__ptree *t, kscope__file_format fmt,
                           char *err, size_t errlen);
 
+/* The same, one trace at a time, written to `out` as it goes (so only one
+ * input is in memory at once). finish ends the JSON; out stays open. */
+typedef struct kscope__trace_merger kscope__trace_merger;
+kscope__trace_merger *kscope__trace_merger_new(FILE *out);
+int kscope__trace_merger_add(kscope__trace_merger *m, const char *buf, size_t len, const char *name,
+                             char *err, size_t errlen);
+int kscope__trace_merger_finish(kscope__trace_merger *m, char *err, size_t errlen);
+void kscope__trace_merger_free(kscope__trace_merger *m);
+
 /* Slurp a whole file (for msgpack and traces); err names path and problem. */
 int kscope__read_whole_file(const char *path, char **buf, size_t *len, char *err, size_t errlen);
 
