@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define CHUNK (256 * 1024)
 
@@ -277,10 +278,20 @@ int kscope__read_profile(const char *path, kscope__ptree **out, char *err, size_
 
 int kscope__write_file(const char *path, const char *buf, size_t len, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "wb");
+    /* written beside the target and renamed over it: no half file, ever */
+    size_t tl = strlen(path) + 32;
+    char *tmp = malloc(tl);
+    if (!tmp) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return KSCOPE_ENOMEM;
+    }
+    snprintf(tmp, tl, "%s.tmp%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
     if (!f) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        return errno == EACCES ? KSCOPE_EACCES : KSCOPE_EIO;
+        int e = errno;
+        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(e));
+        free(tmp);
+        return e == EACCES ? KSCOPE_EACCES : KSCOPE_EIO;
     }
     size_t put = fwrite(buf, 1, len, f);
     int bad = put != len || fflush(f) != 0;
@@ -289,10 +300,17 @@ int kscope__write_file(const char *path, const char *buf, size_t len, char *err,
         bad = 1;
         e = errno;
     }
-    if (bad) {
-        snprintf(err, errlen, "%s: write failed: %s", path, strerror(e));
-        return e == ENOSPC ? KSCOPE_ENOSPC : KSCOPE_EIO;
+    if (!bad && rename(tmp, path) != 0) {
+        bad = 1;
+        e = errno;
     }
+    if (bad) {
+        unlink(tmp);
+        snprintf(err, errlen, "%s: write failed: %s", path, strerror(e));
+    }
+    free(tmp);
+    if (bad)
+        return e == ENOSPC ? KSCOPE_ENOSPC : KSCOPE_EIO;
     return 0;
 }
 
