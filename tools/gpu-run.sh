@@ -26,7 +26,8 @@
 #
 # Files left in $OUT: build.log ctest.log gpu-tests.log bench.log
 # summary.txt artifacts.tar.gz (the GPU tests' outputs).
-# Env: REPS (default 5), LAUNCHES (default 20000).
+# Env: REPS (default 5), LAUNCHES (default 20000), TORCH_REPS (default 3),
+# GPU_TESTS (a glob of test/gpu/*.sh names to run; default all).
 set -u
 what=${1:-all}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -95,7 +96,7 @@ gpu_fail=0
 if [ "$what" != bench ]; then
     rm -rf "$work" && mkdir -p "$work"
     : >"$out/gpu-tests.log"
-    for t in "$root"/test/gpu/*.sh; do
+    for t in "$root"/test/gpu/${GPU_TESTS:-*}.sh; do
         name=$(basename "$t" .sh)
         echo "== $name" >>"$out/gpu-tests.log"
         if KSCOPE_SOURCE_DIR=$root KSCOPE_BINARY_DIR=$build KSCOPE_GPU_WORK=$work \
@@ -121,7 +122,7 @@ if [ "$what" != test ]; then
         -L/usr/local/cuda/lib64 -lcupti -lcuda -Xlinker -rpath,/usr/local/cuda/lib64 >>"$out/bench.log" 2>&1
     echo "== cupti_probe" >>"$out/bench.log"
     timeout 60 "$bench_bin/cupti_probe" >>"$out/bench.log" 2>&1
-    modes="none floor floor_ext tree trace tree_scoped"
+    modes="none floor floor_ext floor_rt tree trace tree_scoped"
     for r in $(seq "$reps"); do
         for m in $modes; do
             "$bench_bin/launch_bench" "$m" "$launches" "$bench_bin" >>"$out/bench.log" 2>&1
@@ -131,7 +132,7 @@ if [ "$what" != test ]; then
         "$bench_bin/launch_bench" tree "$n" "$bench_bin" >>"$out/bench.log" 2>&1
     done
     tmodes="none kscope kscope_trace proton torch_profiler"
-    for r in $(seq 3); do
+    for r in $(seq "${TORCH_REPS:-3}"); do
         for m in $tmodes; do
             # preloaded: torch's libraries use up the static TLS that a
             # dlopen'ed libkscope would need (initial-exec thread state)
@@ -156,20 +157,22 @@ for line in open(sys.argv[1]):
     if n == n_main:
         rows.setdefault(f[0], []).append(us)
 def table(title, modes, base, floor):
+    # Medians, and minima (the machine is shared: the least disturbed run).
     print(f"\n{title}")
-    print(f"{'mode':<22}{'us/launch':>10}{'runs':>6}{'vs none':>9}{'vs floor':>10}")
-    b = statistics.median(rows[base]) if base in rows else None
-    fl = statistics.median(rows[floor]) if floor in rows else None
+    print(f"{'mode':<22}{'median us':>10}{'min us':>8}{'runs':>5}"
+          f"{'vs none':>9}{'vs floor':>9}{'min/min floor':>14}")
+    med = {m: statistics.median(v) for m, v in rows.items()}
+    low = {m: min(v) for m, v in rows.items()}
     for m in modes:
         if m not in rows:
             print(f"{m:<22}{'(no run)':>10}")
             continue
-        med = statistics.median(rows[m])
-        vn = f"{med / b:.3f}" if b else "-"
-        vf = f"{med / fl:.3f}" if fl else "-"
-        print(f"{m:<22}{med:>10.3f}{len(rows[m]):>6}{vn:>9}{vf:>10}")
+        vn = f"{med[m] / med[base]:.3f}" if base in med else "-"
+        vf = f"{med[m] / med[floor]:.3f}" if floor in med else "-"
+        vm = f"{low[m] / low[floor]:.3f}" if floor in low else "-"
+        print(f"{m:<22}{med[m]:>10.3f}{low[m]:>8.3f}{len(rows[m]):>5}{vn:>9}{vf:>9}{vm:>14}")
 table(f"C loop of {n_main} empty kernels (median of runs)",
-      ["none", "floor", "floor_ext", "tree", "trace", "tree_scoped"], "none", "floor")
+      ["none", "floor", "floor_ext", "floor_rt", "tree", "trace", "tree_scoped"], "none", "floor")
 table(f"torch loop of {n_main} x.add_(1)",
       ["torch_none", "torch_kscope", "torch_kscope_trace", "torch_proton", "torch_torch_profiler"],
       "torch_none", None)

@@ -9,6 +9,7 @@
  *   floor_ext  the floor plus what kscope's attribution needs from CUPTI:
  *              RUNTIME, DRIVER and EXTERNAL_CORRELATION records, one id
  *              pushed
+ *   floor_rt   the same without DRIVER records (what they cost)
  *   tree       kscope, tree session, the loop inside one scope
  *   trace      kscope, trace session, the loop inside one scope
  *   tree_scoped kscope tree, a scope around every launch
@@ -73,7 +74,7 @@ static void CUPTIAPI floor_complete(CUcontext, uint32_t, uint8_t *buf, size_t, s
         free(buf);
 }
 
-static void floor_start(int with_ext)
+static void floor_start(int with_ext, int with_driver)
 {
     cuptiActivityRegisterCallbacks(floor_request, floor_complete);
     if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
@@ -82,7 +83,8 @@ static void floor_start(int with_ext)
     }
     if (with_ext) {
         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
-        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
+        if (with_driver)
+            cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
         cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 1);
     }
@@ -111,8 +113,10 @@ int main(int argc, char **argv)
     int session = -1;
     int kscope_mode = !strcmp(mode, "tree") || !strcmp(mode, "trace") ||
                       !strcmp(mode, "tree_scoped");
-    if (!strcmp(mode, "floor") || !strcmp(mode, "floor_ext")) {
-        floor_start(!strcmp(mode, "floor_ext"));
+    int floor_mode = !strcmp(mode, "floor") || !strcmp(mode, "floor_ext") ||
+                     !strcmp(mode, "floor_rt");
+    if (floor_mode) {
+        floor_start(strcmp(mode, "floor") != 0, !strcmp(mode, "floor_ext"));
     } else if (kscope_mode) {
         kscope_session_opts o;
         memset(&o, 0, sizeof o);
@@ -158,7 +162,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "kscope_finalize: %s\n", kscope_last_error());
             return 1;
         }
-    } else if (!strcmp(mode, "floor") || !strcmp(mode, "floor_ext")) {
+    } else if (floor_mode) {
         floor_stop();
         extra = (long long)floor_records;
     }

@@ -4,7 +4,8 @@
  *
  *   empty:    20,000 empty kernels in one scope, then 100 more while the
  *             session is deactivated (must not be recorded)
- *   busy:     a ~2 ms kernel 10x, timed with CUDA events as well
+ *   busy:     a ~2 ms kernel 10x, timed with CUDA events as well (behind a
+ *             blocker kernel, so the events see no launch latency)
  *   streams:  kernels on two streams (trace)
  *   graph:    a 3-kernel graph captured and instantiated before the
  *             session, replayed 4x under a scope
@@ -103,6 +104,9 @@ static void busy_scenario(void)
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
     KS(kscope_enter("busy"));
+    /* A ~5 ms blocker first, so the events bracket GPU work only: by the
+     * time it ends, the launches below are queued behind it. */
+    busy_kernel<<<1, 1>>>(10000000);
     CK(cudaEventRecord(a));
     for (int i = 0; i < 10; i++)
         busy_kernel<<<1, 1>>>(cycles);
@@ -112,6 +116,7 @@ static void busy_scenario(void)
     float ms = 0;
     CK(cudaEventElapsedTime(&ms, a, b));
     fprintf(facts, "\"busy_event_ns\": %.0f,\n", ms * 1e6);
+    fprintf(facts, "\"busy_cycles\": %lld,\n", cycles);
     KS(kscope_finalize(s, "hatchet"));
 }
 
@@ -227,6 +232,7 @@ static void meta_scenario(void)
     if (!set_meta)
         fprintf(stderr, "capture: libkscope has no kscope_launch_metadata\n");
     KS(kscope_enter("meta"));
+    busy_kernel<<<1, 1>>>(10000000); /* blocker, as in busy_scenario */
     if (set_meta)
         KS(set_meta(&m));
     CK(cudaEventRecord(a));
