@@ -16,6 +16,13 @@ golden merge-tree-top "$KS" top "$WORK/m.hatchet"
     proton/rich_trace.chrome_trace) || fail "merge to msgpack"
 golden merge-mixed "$KS" view -m time/us,count,time_imbalance "$WORK/m2.hatchet_msgpack"
 
+# parallel parsing does not change the result (ranks merge in order)
+(cd "$DATA" && "$KS" merge -j 1 -o "$WORK/j1.hatchet" kscope/run_a.hatchet kscope/run_b.hatchet \
+    proton/rich_tree.hatchet kscope/run_a.hatchet kscope/run_b.hatchet) || fail "merge -j 1"
+(cd "$DATA" && "$KS" merge -j 8 -o "$WORK/j8.hatchet" kscope/run_a.hatchet kscope/run_b.hatchet \
+    proton/rich_tree.hatchet kscope/run_a.hatchet kscope/run_b.hatchet) || fail "merge -j 8"
+cmp -s "$WORK/j1.hatchet" "$WORK/j8.hatchet" && ok "merge -j 1 == -j 8" || fail "-j changes the merge"
+
 # traces: one process per rank, every event kept
 (cd "$DATA" && "$KS" merge -o "$WORK/m.json" kscope/trace_host.json proton/rich_trace.chrome_trace) ||
     fail "merge traces"
