@@ -66,6 +66,43 @@ static double total_gpu_ns(const kscope__ptree *t)
     return total;
 }
 
+/* The readers' top-kernels table, with the share of all GPU time its rows
+ * cover, and the hint for the rows left out pointing at `kscope top`. */
+static void print_top(const kscope__ptree *t, long top, const char *path, FILE *out)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (!mem) {
+        kscope__top_print(out, t, top > 1000000 ? 1000000 : (int)top, 0);
+        return;
+    }
+    int n = kscope__top_print(mem, t, top > 1000000 ? 1000000 : (int)top, 0);
+    fclose(mem);
+    double share = 0;
+    int rows = 0;
+    for (char *line = buf, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = 0;
+        char *end;
+        double pct = strtod(line, &end);
+        if (end != line && *end == '%') {
+            share += pct;
+            rows++;
+        }
+        if (line[0] == '(')
+            continue; /* replaced below */
+        fprintf(out, "%s\n", line);
+    }
+    if (n > rows && rows > 0)
+        fprintf(out,
+                "top %d of %d kernels and copies: %.1f%% of all GPU time (all: kscope top -n 0 "
+                "%s)\n",
+                rows, n, share, path);
+    free(buf);
+}
+
 /* A path as the user would type it from here: relative to the current
  * directory when it lies under it. */
 static const char *display_path(const char *path)
@@ -90,7 +127,7 @@ static void summarise(const profile_line *p, long top, FILE *out)
         return;
     }
     if (top > 0)
-        kscope__top_print(out, t, top > 1000000 ? 1000000 : (int)top, 0);
+        print_top(t, top, shown, out);
     char busy[32], wall[32];
     double gpu = total_gpu_ns(t);
     kscope__format_ns(isnan(gpu) ? 0 : gpu, busy, sizeof busy);

@@ -1,0 +1,63 @@
+# cli-run-summary.sh - the exit summary of `kscope run` from a run's
+# manifest: the top-kernels table and the share it covers, GPU time against
+# wall time (matching the profile file), dropped records, the view command,
+# errors reported by processes, and a run that recorded nothing.
+source "${KSCOPE_SOURCE_DIR:?}/test/run-lib.sh" || exit 1
+cd "$WORK"
+cc -std=gnu11 -o run-report "$PROGS/run-report.c" "$KSCOPE_SOURCE_DIR/src/cli/run-summary.c" \
+    -I"$KSCOPE_SOURCE_DIR/src" -I"$KSCOPE_SOURCE_DIR/include" "$KSCOPE_BINARY_DIR/libkscope.a" \
+    $(pkg-config --libs msgpack-c 2>/dev/null || pkg-config --libs msgpack) -lyajl -lpthread -ldl \
+    -lm -lstdc++ $(ldd "$KSCOPE_BINARY_DIR/libkscope.so" | grep -q libasan &&
+        echo -fsanitize=address,undefined) || exit 1
+data=$KSCOPE_SOURCE_DIR/test/data/kscope/run_a.hatchet
+cp "$data" a.hatchet
+
+# a profile with 4 kernels, 2 shown; 3 ms of wall time; 5 dropped records
+printf 'claim\t11\t%s/a\nprofile\t11\t3000000\t5\t%s/a.hatchet\n' "$PWD" "$PWD" >m1
+./run-report m1 2 >out.txt
+grep -q "profile of pid 11: a.hatchet" out.txt || fail "profile line: $(cat out.txt)"
+[ "$(grep -c '%  *[0-9.]* [mun]*s ' out.txt)" -eq 2 ] || fail "not 2 table rows: $(cat out.txt)"
+grep -q "top 2 of 4 kernels and copies: 85.3% of all GPU time (all: kscope top -n 0 a.hatchet)" \
+    out.txt || fail "top share line: $(cat out.txt)"
+grep -q "more; -n 0" out.txt && fail "the kscope top hint was not replaced"
+# GPU time in the summary is the file's total kernel time
+total=$(python3 -c '
+import json, sys
+root = json.load(open(sys.argv[1]))[0]
+stack, t = [root], 0
+while stack:
+    n = stack.pop()
+    if "device_id" in n["metrics"]:
+        t += n["metrics"].get("time (ns)", 0)
+    stack.extend(n.get("children", []))
+print("%.3f ms" % (t / 1e6))' a.hatchet)
+grep -q "GPU time $total in 3.000 ms wall" out.txt || fail "GPU time is not the file's $total: $(cat out.txt)"
+grep -q "5 GPU records dropped" out.txt || fail "dropped records not shown"
+grep -q "view it with: kscope view a.hatchet" out.txt || fail "view command"
+grep -q "errors 0" out.txt || fail "no error expected"
+ok "one profile"
+
+# top 0: no table; errors are counted and shown; two profiles are listed
+printf 'error\t12\tcannot write the profile: disk full\nprofile\t11\t1000\t0\t%s/a.hatchet\nprofile\t13\t1000\t0\t%s/a.hatchet\n' \
+    "$PWD" "$PWD" >m2
+./run-report m2 0 >out.txt
+grep -q "total" out.txt && fail "--top 0 printed a table"
+grep -q "kscope run: pid 12: cannot write the profile: disk full" out.txt || fail "error line"
+grep -q "errors 1" out.txt || fail "error count"
+grep -q "2 profiles written (one per process)" out.txt || fail "profile count"
+grep -q "dropped" out.txt && fail "dropped shown when none"
+ok "errors and several profiles"
+
+# nothing recorded; a profile that cannot be read; a missing manifest
+printf 'claim\t11\t/x\nskip\t11\t/x\n' >m3
+./run-report m3 10 >out.txt
+grep -q "no process recorded anything" out.txt || fail "nothing recorded: $(cat out.txt)"
+echo 'not json' >bad.hatchet
+printf 'profile\t11\t1000\t0\t%s/bad.hatchet\n' "$PWD" >m4
+./run-report m4 10 >out.txt
+grep -q "cannot read back .*bad.hatchet" out.txt || fail "unreadable profile: $(cat out.txt)"
+./run-report no-such-manifest 10 >out.txt
+grep -q "cannot read the run's results from no-such-manifest" out.txt && grep -q "errors 1" out.txt ||
+    fail "missing manifest: $(cat out.txt)"
+ok "edge cases"
+finish
