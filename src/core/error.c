@@ -8,7 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-static __thread char last_error[512];
+/* A pointer, not an array: libkscope may be dlopen'd (CUDA and NVTX
+ * injection), where its thread-locals must fit glibc's small static TLS
+ * reserve. The buffer is allocated on a thread's first failure. */
+#define LAST_ERROR_SIZE 512
+static __thread char *last_error;
 
 const char *kscope_strerror(int err)
 {
@@ -42,14 +46,16 @@ const char *kscope_err_name(int err)
 
 const char *kscope_last_error(void)
 {
-    return last_error;
+    return last_error ? last_error : "";
 }
 
 int kscope__fail(int err, const char *fmt, ...)
 {
+    if (!last_error && !(last_error = malloc(LAST_ERROR_SIZE)))
+        return err;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(last_error, sizeof last_error, fmt, ap);
+    vsnprintf(last_error, LAST_ERROR_SIZE, fmt, ap);
     va_end(ap);
     return err;
 }
