@@ -49,10 +49,22 @@ const char *kscope_last_error(void)
     return last_error ? last_error : "";
 }
 
+static pthread_key_t error_key;
+static pthread_once_t error_key_once = PTHREAD_ONCE_INIT;
+
+static void make_error_key(void)
+{
+    pthread_key_create(&error_key, free); /* freed when the thread ends */
+}
+
 int kscope__fail(int err, const char *fmt, ...)
 {
-    if (!last_error && !(last_error = malloc(LAST_ERROR_SIZE)))
-        return err;
+    if (!last_error) {
+        if (!(last_error = malloc(LAST_ERROR_SIZE)))
+            return err;
+        pthread_once(&error_key_once, make_error_key);
+        pthread_setspecific(error_key, last_error);
+    }
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(last_error, LAST_ERROR_SIZE, fmt, ap);
