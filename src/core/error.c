@@ -52,9 +52,16 @@ const char *kscope_last_error(void)
 static pthread_key_t error_key;
 static pthread_once_t error_key_once = PTHREAD_ONCE_INIT;
 
+/* Runs on the ending thread: later failures there start a new buffer. */
+static void free_error(void *p)
+{
+    free(p);
+    last_error = NULL;
+}
+
 static void make_error_key(void)
 {
-    pthread_key_create(&error_key, free); /* freed when the thread ends */
+    pthread_key_create(&error_key, free_error);
 }
 
 int kscope__fail(int err, const char *fmt, ...)
