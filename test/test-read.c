@@ -824,6 +824,26 @@ static void test_merge_trees_stats(void **state)
     assert_false(kscope__ptree_is_inclusive(m, "time_rank_max (ns)"));
     assert_int_equal(m->ndevices, 2);
     kscope__ptree_free(m);
+    /* a rank with no GPU time: ROOT gets no zero (it would read back as an
+     * inclusive-metric marker), the other statistics stay */
+    kscope__ptree *empty =
+        json_ok("[{\"frame\":{\"name\":\"ROOT\"},\"metrics\":{\"time (ns)\":0}},{}]");
+    kscope__ptree *two[2] = {r[0], empty};
+    assert_int_equal(kscope__merge_trees(two, 2, &m, err, sizeof err), 0);
+    assert_true(isnan(metric(m->root, "time_rank_min (ns)")));
+    assert_close(metric(m->root, "time_rank_max (ns)"), 3400000);
+    assert_close(metric(m->root, "time_imbalance"), 2.0);
+    char *buf;
+    size_t len;
+    assert_int_equal(kscope__hatchet_write_json(m, &buf, &len), 0);
+    kscope__ptree *back;
+    assert_int_equal(kscope__read_hatchet_json(buf, len, &back, err, sizeof err), 0);
+    assert_false(kscope__ptree_is_inclusive(back, "time_rank_max (ns)"));
+    assert_true(kscope__ptree_is_inclusive(back, "time (ns)"));
+    free(buf);
+    kscope__ptree_free(back);
+    kscope__ptree_free(empty);
+    kscope__ptree_free(m);
     for (int i = 0; i < 3; i++)
         kscope__ptree_free(r[i]);
 }

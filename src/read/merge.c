@@ -405,10 +405,14 @@ static int write_stats(merger *m, size_t nranks)
             double mn = a->seen < nranks && a->min > 0 ? 0 : a->min;
             double mean = a->sum / (double)nranks;
             kscope__pnode *n = m->nodes[i];
-            int rc = kscope__pnode_set_double(m->r, n, kmin, mn);
-            if (rc == 0)
+            /* In ROOT a 0 would read back as "this metric is inclusive"
+             * (that is how .hatchet marks them), so ROOT gets no zeros. */
+            int root = i == 0, rc = 0;
+            if (!(root && mn == 0))
+                rc = kscope__pnode_set_double(m->r, n, kmin, mn);
+            if (rc == 0 && !(root && a->max == 0))
                 rc = kscope__pnode_set_double(m->r, n, kmax, a->max);
-            if (rc == 0)
+            if (rc == 0 && !(root && mean == 0))
                 rc = kscope__pnode_set_double(m->r, n, kmean, mean);
             if (rc == 0 && mean > 0)
                 rc = kscope__pnode_set_double(m->r, n, kimb, a->max / mean);
