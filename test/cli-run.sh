@@ -85,6 +85,22 @@ rc=$?
 [ $rc -ne 0 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q "uses CUPTI itself (it links libcupti.so.13)" err.txt ||
     fail "CUPTI user: rc $rc, $(cat err.txt)"
 
+# a program that subscribes to CUPTI while kscope holds it (a library in a
+# private scope, as torch.profiler's): one line, non-zero exit, output kept
+cc -shared -fPIC -o libcupti.so.13 -Wl,-soname,libcupti.so.13 "$PROGS/fake-cupti.c"
+cc -shared -fPIC -o libcuptiplugin.so "$PROGS/cupti-plugin.c" -L. -Wl,--no-as-needed \
+    -l:libcupti.so.13 -Wl,-rpath,"$WORK"
+build run-capture-dl -ldl
+FAKE_CUPTI_RC=39 "$KS" run -- ./run-capture-dl ./libcuptiplugin.so >out.txt 2>err.txt
+rc=$?
+[ $rc -eq 1 ] || fail "CUPTI conflict: exit $rc, expected 1"
+[ "$(cat out.txt)" = "plugin 39" ] || fail "CUPTI conflict: program output changed: $(cat out.txt)"
+[ "$(grep -c "subscribes to CUPTI itself" err.txt)" -eq 1 ] ||
+    fail "CUPTI conflict message: $(cat err.txt)"
+FAKE_CUPTI_RC=0 "$KS" run -- ./run-capture-dl ./libcuptiplugin.so >out.txt 2>err.txt
+[ $? -eq 0 ] && [ "$(cat out.txt)" = "plugin 0" ] && ! grep -q "CUPTI itself" err.txt ||
+    fail "a free CUPTI was reported as a conflict: $(cat err.txt)"
+
 CUDA_INJECTION64_PATH=/opt/other/libtool.so "$KS" run -- ./run-scopes >out.txt 2>err.txt
 [ $? -ne 0 ] && grep -q "another CUDA tool is attached" err.txt || fail "other injection: $(cat err.txt)"
 [ ! -s out.txt ] || fail "the program ran under another tool's injection"

@@ -52,25 +52,24 @@ static int find_in_object(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-/* The real `sym` of `lib`, never our own definition. */
-static profiler_fn real_function(const char *lib, const char *sym)
+void *kscope__run_real_symbol(const char *lib, const char *sym)
 {
     Dl_info self;
-    void *self_base = dladdr((void *)&real_function, &self) ? self.dli_fbase : NULL;
+    void *self_base = dladdr((void *)&kscope__run_real_symbol, &self) ? self.dli_fbase : NULL;
     void *p = dlsym(RTLD_NEXT, sym);
     Dl_info di;
     if (p && dladdr(p, &di) && di.dli_fbase != self_base)
-        return (profiler_fn)(uintptr_t)p;
+        return p;
     find_ctx c = {lib, sym, self_base, NULL};
     dl_iterate_phdr(find_in_object, &c);
-    return c.fn;
+    return (void *)(uintptr_t)c.fn;
 }
 
 static int forward(const char *lib, const char *sym, _Atomic(profiler_fn) *cache)
 {
     profiler_fn fn = atomic_load(cache);
     if (!fn) {
-        fn = real_function(lib, sym);
+        fn = (profiler_fn)(uintptr_t)kscope__run_real_symbol(lib, sym);
         if (!fn) {
             kscope__warn_once(sym, "%s: no %s loaded to forward the call to", sym, lib);
             return ERROR_UNKNOWN;

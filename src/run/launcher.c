@@ -106,6 +106,17 @@ static void report_error(const char *what, int err)
         kscope__warn_once("run-error", "%s", msg);
 }
 
+void kscope__run_report_conflict(const char *msg)
+{
+    static _Atomic int reported;
+    if (atomic_exchange(&reported, 1))
+        return;
+    if (R.manifest)
+        kscope__run_manifest_add(R.manifest, KSCOPE_RUN_TAG_ERROR, R.ident.pid, msg);
+    else
+        kscope__warn_once("run-conflict", "%s", msg);
+}
+
 /* ------------------------------------------------------------ activation */
 
 /* Bring the session in line with the gates; caller holds R.lock. */

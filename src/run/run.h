@@ -107,6 +107,17 @@ int kscope__launcher_fork_child(void);
 /* Give the launcher session a new output name (no extension). */
 int kscope__launcher_rename(const char *name);
 
+/* Report a problem of this process to `kscope run` (one line of its
+ * result, which makes the run exit non-zero); the first one only. */
+void kscope__run_report_conflict(const char *msg);
+
+/* The real definition of `sym` from the loaded library whose file name
+ * starts with `lib` (e.g. "libcudart.so"), for the functions libkscope
+ * stands in for when preloaded: the next definition after ours in the
+ * global scope, else one in a library loaded into a private scope.
+ * NULL when none is loaded. */
+void *kscope__run_real_symbol(const char *lib, const char *sym);
+
 /* The NVTX side: hand our callbacks to an NVTX instance (nvtx.c). Returns 1
  * on success, 0 on failure, as NVTX expects. */
 int kscope__nvtx_attach(const void *(*get_export_table)(uint32_t id));
