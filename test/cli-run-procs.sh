@@ -24,6 +24,15 @@ execd=$(grep -l exec-child kscope.pid*.hatchet)
 grep -q "3 profiles written" err.txt || fail "summary does not count 3 profiles: $(cat err.txt)"
 ok "fork"
 
+# --- a wrapper (a shell that forks the program): the one process that
+# wrote gets the plain name
+rm -f kscope*.hatchet
+"$KS" run -- sh -c './run-scopes; true' >/dev/null 2>err.txt
+[ -f kscope.hatchet ] && [ "$(ls kscope*.hatchet | wc -l)" -eq 1 ] ||
+    fail "wrapper: expected kscope.hatchet alone: $(ls kscope*) $(cat err.txt)"
+grep -q "view it with: kscope view kscope.hatchet$" err.txt || fail "wrapper: summary path"
+ok "single profile behind a wrapper"
+
 # --- a rank in the environment names the file; two processes with the same
 # rank never share a file
 rm -f kscope*.hatchet

@@ -140,6 +140,52 @@ static void summarise(const profile_line *p, long top, FILE *out)
     kscope__ptree_free(t);
 }
 
+/* Whether `base` (without extension) is taken in this run: reserved by a
+ * process that did not give it up as empty (a "skip" line). */
+static int taken(const char *manifest, const char *base)
+{
+    FILE *f = fopen(manifest, "r");
+    if (!f)
+        return 1;
+    char line[8192];
+    int claims = 0, skips = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        const char *tag;
+        long pid;
+        char *rest = split_line(line, &tag, &pid);
+        if (!rest || strcmp(rest, base) != 0)
+            continue;
+        claims += strcmp(tag, KSCOPE_RUN_TAG_CLAIM) == 0;
+        skips += strcmp(tag, KSCOPE_RUN_TAG_SKIP) == 0;
+    }
+    fclose(f);
+    return claims > skips;
+}
+
+/* When a single process wrote a profile and it was named by pid (the
+ * command was a wrapper, such as a shell script, that started the program),
+ * give it the run's plain name, unless another process of the run took it. */
+static void plain_name_for_single(const char *manifest, profile_line *p)
+{
+    char tag[32], base[sizeof p->path];
+    snprintf(tag, sizeof tag, ".pid%ld.", p->pid);
+    char *at = strstr(p->path, tag);
+    if (!at || strstr(at + 1, ".pid"))
+        return;
+    size_t head = (size_t)(at - p->path);
+    const char *ext = at + strlen(tag) - 1;
+    if (strchr(ext + 1, '.'))
+        return; /* parts of a periodic run keep their names together */
+    snprintf(base, sizeof base, "%.*s", (int)head, p->path);
+    if (taken(manifest, base))
+        return;
+    char plain[sizeof p->path];
+    int n = snprintf(plain, sizeof plain, "%s%s", base, ext);
+    if (n > 0 && (size_t)n < sizeof plain && rename(p->path, plain) == 0)
+        memcpy(p->path, plain, (size_t)n + 1);
+}
+
 int kscope__run_report(const char *manifest, long top, FILE *out)
 {
     FILE *f = fopen(manifest, "r");
@@ -171,6 +217,8 @@ int kscope__run_report(const char *manifest, long top, FILE *out)
         }
     }
     fclose(f);
+    if (nprof == 1)
+        plain_name_for_single(manifest, &profiles[0]);
     if (nprof == 0 && errors == 0)
         fprintf(out, "kscope: no process recorded anything (no CUDA, NVTX or kscope calls); "
                      "no profile written\n");
