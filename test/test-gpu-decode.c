@@ -262,6 +262,70 @@ static void test_cupti13_order(void **state)
     assert_int_equal(c->npending, 0);
 }
 
+/* Two passes over that buffer: nothing waits at all. */
+static void test_two_passes(void **state)
+{
+    kscope__corr *c = *state;
+    CUpti_ActivityExternalCorrelation x[4];
+    CUpti_ActivityKernel10 k[4];
+    CUpti_ActivityAPI a[4];
+    const CUpti_Activity *buffer[12];
+    for (uint32_t i = 0; i < 4; i++) {
+        x[i] = ext(10 + i, 0xC0DE);
+        k[i] = kernel(10 + i, "k", 100, 200);
+        a[i] = api(10 + i, 50, 60, 5);
+        a[i].kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+        buffer[3 * i] = (const CUpti_Activity *)&x[i];
+        buffer[3 * i + 1] = (const CUpti_Activity *)&k[i];
+        buffer[3 * i + 2] = (const CUpti_Activity *)&a[i];
+    }
+    for (int pass = 1; pass <= 2; pass++) {
+        for (size_t i = 0; i < 12; i++)
+            kscope__corr_feed_pass(c, buffer[i], pass);
+        if (pass == 1)
+            assert_int_equal(nseen, 0); /* launches only: nothing delivered */
+    }
+    assert_int_equal(nseen, 4);
+    assert_int_equal(c->npending, 0);
+    assert_int_equal(c->cap_pending, 0); /* the waiting list was never needed */
+    for (size_t i = 0; i < nseen; i++)
+        assert_int_equal(seen[i].ctx, 0xC0DE);
+}
+
+/* Work whose launch id is far behind every launch seen: its API record's
+ * slot is long reused, so it is delivered at once, unattributed. */
+static void test_too_old_delivered(void **state)
+{
+    kscope__corr *c = *state;
+    CUpti_ActivityAPI a = api(KSCOPE__CORR_SIZE, 1, 2, 1);
+    FEED(c, a);
+    CUpti_ActivityKernel10 k = kernel(3, "late", 5, 6);
+    FEED(c, k);
+    assert_int_equal(nseen, 1);
+    assert_int_equal(seen[0].ctx, 0);
+    assert_int_equal(c->npending, 0);
+}
+
+/* CUPTI's thread ids (pthread_t's low bits) map to OS thread ids. */
+static void test_thread_ids(void **state)
+{
+    (void)state;
+    assert_int_equal(kscope__gpu_tid_lookup(0x66712000u), 0);
+    assert_int_equal(kscope__gpu_tid_note(0x66712000u, 2088), 0);
+    assert_int_equal(kscope__gpu_tid_lookup(0x66712000u), 2088);
+    assert_int_equal(kscope__gpu_tid_note(0x66712000u, 2089), 0); /* noted again: updated */
+    assert_int_equal(kscope__gpu_tid_lookup(0x66712000u), 2089);
+    assert_int_equal(kscope__gpu_tid_note(0, 1), KSCOPE_EINVAL);
+    assert_int_equal(kscope__gpu_tid_lookup(0), 0);
+    /* many threads (ids from nearby addresses share their low bits) */
+    for (uint32_t i = 1; i <= 1000; i++)
+        assert_int_equal(kscope__gpu_tid_note(i << 12 | 0x700u, 10000 + i), 0);
+    for (uint32_t i = 1; i <= 1000; i++)
+        assert_int_equal(kscope__gpu_tid_lookup(i << 12 | 0x700u), 10000 + i);
+    assert_int_equal(kscope__gpu_tid_lookup(0x66712000u), 2089);
+    assert_int_equal(kscope__gpu_tid_lookup(12345u << 9), 0);
+}
+
 /* A record whose launch never shows up is not held forever. */
 static void test_pending_gives_up(void **state)
 {
@@ -503,6 +567,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_kernel_without_scope_goes_to_root, setup, teardown),
         cmocka_unit_test_setup_teardown(test_out_of_order_buffers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_cupti13_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_passes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_too_old_delivered, setup, teardown),
+        cmocka_unit_test(test_thread_ids),
         cmocka_unit_test_setup_teardown(test_pending_gives_up, setup, teardown),
         cmocka_unit_test_setup_teardown(test_graph_replay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_foreign_external_kind_ignored, setup, teardown),

@@ -173,6 +173,18 @@ void kscope__corr_feed(kscope__corr *c, const CUpti_Activity *rec)
         keep(c, &r);
 }
 
+static int names_launches(CUpti_ActivityKind kind)
+{
+    return kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION || kind == CUPTI_ACTIVITY_KIND_DRIVER ||
+           kind == CUPTI_ACTIVITY_KIND_RUNTIME;
+}
+
+void kscope__corr_feed_pass(kscope__corr *c, const CUpti_Activity *rec, int pass)
+{
+    if (names_launches(rec->kind) == (pass == 1))
+        kscope__corr_feed(c, rec);
+}
+
 void kscope__corr_drain(kscope__corr *c, uint32_t max_age)
 {
     size_t kept = 0;

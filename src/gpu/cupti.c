@@ -108,14 +108,7 @@ static __thread uint32_t tl_gen, tl_depth;
 /* Metadata for the next launch on this thread. */
 static __thread kscope__gpu_meta *tl_meta;
 
-/* CUPTI names a launching thread by the low 32 bits of its pthread_t; the
- * trace names it by its OS id. Each thread adds its pair once, at its
- * first scope under capture (lock-free: a slot's key is claimed by CAS). */
-#define TID_SLOTS 4096u
-static struct {
-    _Atomic uint32_t key; /* (uint32_t)pthread_self(); 0: free */
-    _Atomic uint32_t tid; /* gettid(); 0: not yet written */
-} tid_map[TID_SLOTS];
+/* This thread's CUPTI id -> OS id pair was noted (tidmap.c). */
 static __thread int tl_tid_noted;
 static int debug; /* KSCOPE_CUPTI_DEBUG=1: one stderr line per buffer */
 
@@ -335,11 +328,15 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 {
     (void)size;
     pthread_mutex_lock(&buffer_lock);
-    CUpti_Activity *rec = NULL;
+    /* Two passes: launches first, then the work (whose record CUPTI writes
+     * before its launch's API record). */
     size_t n = 0;
-    while (cu.get_next_record(buffer, valid, &rec) == CUPTI_SUCCESS) {
-        kscope__corr_feed(&corr, rec);
-        n++;
+    for (int pass = 1; pass <= 2; pass++) {
+        CUpti_Activity *rec = NULL;
+        while (cu.get_next_record(buffer, valid, &rec) == CUPTI_SUCCESS) {
+            kscope__corr_feed_pass(&corr, rec, pass);
+            n += pass == 1;
+        }
     }
     kscope__corr_drain(&corr, PENDING_MAX_AGE);
     if (debug)
@@ -356,53 +353,21 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
         buffer_release(buffer);
 }
 
-static uint32_t os_tid(uint32_t key);
-
 static void deliver_to_core(void *arg, uint64_t ctx, const kscope__gpu_record *r)
 {
     (void)arg;
     note_device(r->device);
     kscope__gpu_record out = *r;
-    out.launch_tid = os_tid(r->launch_tid);
+    out.launch_tid = kscope__gpu_tid_lookup(r->launch_tid);
     kscope__record_gpu(ctx, &out);
 }
 
 /* --------------------------------------------------------- context hooks */
 
-static uint32_t tid_slot(uint32_t key)
-{
-    return (key * 2654435761u) >> 20; /* 12 bits: TID_SLOTS */
-}
-
 static void note_thread(void)
 {
     tl_tid_noted = 1;
-    uint32_t key = (uint32_t)(uintptr_t)pthread_self();
-    uint32_t tid = (uint32_t)syscall(SYS_gettid);
-    if (!key)
-        return;
-    for (uint32_t i = 0, s = tid_slot(key); i < TID_SLOTS; i++, s = (s + 1) % TID_SLOTS) {
-        uint32_t expected = 0;
-        if (atomic_compare_exchange_strong(&tid_map[s].key, &expected, key) || expected == key) {
-            atomic_store_explicit(&tid_map[s].tid, tid, memory_order_release);
-            return;
-        }
-    }
-}
-
-/* The OS thread id of CUPTI's thread id, 0 when that thread is unknown. */
-static uint32_t os_tid(uint32_t key)
-{
-    if (!key)
-        return 0;
-    for (uint32_t i = 0, s = tid_slot(key); i < TID_SLOTS; i++, s = (s + 1) % TID_SLOTS) {
-        uint32_t k = atomic_load_explicit(&tid_map[s].key, memory_order_acquire);
-        if (k == key)
-            return atomic_load_explicit(&tid_map[s].tid, memory_order_acquire);
-        if (k == 0)
-            return 0;
-    }
-    return 0;
+    kscope__gpu_tid_note((uint32_t)(uintptr_t)pthread_self(), (uint32_t)syscall(SYS_gettid));
 }
 
 /* Scope or state entered on this thread: later launches belong to ctx. */

@@ -33,6 +33,18 @@ int kscope__gpu_decode(const CUpti_Activity *rec, kscope__gpu_record *out);
  * "PtoP", or "Memcpy" when unknown. */
 const char *kscope__gpu_copy_name(uint8_t copy_kind);
 
+/* ------------------------------------------------------------ thread ids */
+
+#define KSCOPE__TID_SLOTS 4096u
+
+/* Remember that CUPTI's thread id `cupti_id` (the low 32 bits of a
+ * pthread_t) is OS thread `os_tid`. Lock-free; a thread calls it once.
+ * KSCOPE_EINVAL for id 0, KSCOPE_ENOMEM when all slots are taken. */
+int kscope__gpu_tid_note(uint32_t cupti_id, uint32_t os_tid);
+
+/* The OS thread id noted for `cupti_id`, 0 when none was. */
+uint32_t kscope__gpu_tid_lookup(uint32_t cupti_id);
+
 /* ------------------------------------------------------ launch metadata */
 
 /* A copy of a kscope_launch_meta in one allocation, waiting for its
@@ -94,6 +106,11 @@ void kscope__corr_free(kscope__corr *c);
 /* Feed one CUPTI record (any kind). Kernels and copies are delivered at
  * once when their launch is known, else kept until it is. */
 void kscope__corr_feed(kscope__corr *c, const CUpti_Activity *rec);
+
+/* The same in two passes over a buffer: pass 1 takes only the records that
+ * name launches (external correlation, API), pass 2 only the GPU work, so
+ * work whose launch record comes later in the same buffer need not wait. */
+void kscope__corr_feed_pass(kscope__corr *c, const CUpti_Activity *rec, int pass);
 
 /* After each buffer: deliver the kept records whose launch arrived, and
  * give up on those older than `max_age` buffers (they go to the root).
