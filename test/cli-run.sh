@@ -52,6 +52,23 @@ grep -q "no process recorded anything" err.txt || fail "no-data message missing:
 has kscope.hatchet work || fail "--duration 100 lost the scopes"
 ok "delay and duration"
 
+# --- Python-level options hand a python command to `python -m kscope`
+mkdir -p fakebin
+printf '#!/bin/sh\necho "args: $*"\necho "env: $KSCOPE_RUN_CONTEXT $KSCOPE_RUN_HOOK $KSCOPE_RUN_NAME"\n' \
+    >fakebin/python3.11
+chmod +x fakebin/python3.11
+PATH=$WORK/fakebin:$PATH "$KS" run -c python -n pyrun -- python3.11 train.py --lr 1 >out.txt 2>/dev/null
+grep -qx "args: -m kscope train.py --lr 1" out.txt || fail "-c python: $(cat out.txt)"
+grep -qx "env: python  pyrun" out.txt || fail "-c python env: $(cat out.txt)"
+PATH=$WORK/fakebin:$PATH "$KS" run -k triton -- python3.11 train.py >out.txt 2>/dev/null
+grep -qx "args: -m kscope train.py" out.txt && grep -qx "env:  triton kscope" out.txt ||
+    fail "-k triton: $(cat out.txt)"
+PATH=$WORK/fakebin:$PATH "$KS" run -- python3.11 train.py >out.txt 2>/dev/null
+grep -qx "args: train.py" out.txt || fail "no Python option: the command changed: $(cat out.txt)"
+PATH=$WORK/fakebin:$PATH "$KS" run -c python -- python3.11 -m mod >out.txt 2>/dev/null
+grep -qx "args: -m mod" out.txt || fail "python -m MOD was rewritten: $(cat out.txt)"
+ok "python commands"
+
 # --- errors: one line, non-zero exit, nothing run
 "$KS" run -- ./no-such-program >out.txt 2>err.txt
 rc=$?

@@ -31,13 +31,14 @@
 
 const char cmd_run_summary[] = "profile a program without changing it, summarise at exit";
 const char cmd_run_help[] =
-    "usage: kscope run [options] [--] COMMAND [ARGS...]\n"
+    "usage: kscope run [options] -- COMMAND [ARGS...]\n"
     "\n"
     "Run COMMAND with kscope attached: every CUDA kernel and copy, every NVTX\n"
     "range and every kscope scope of the program (and of the processes it\n"
     "starts) is recorded, one profile file per process. When the command\n"
     "ends, a summary of its top kernels is printed on stderr, and kscope\n"
     "exits with the command's exit code (128+N when signal N ended it).\n"
+    "The -- may be left out when no argument of COMMAND is -h or --help.\n"
     "\n"
     "options:\n"
     "  -n, --name NAME        output name without extension (default: kscope)\n"
