@@ -16,12 +16,13 @@
 #   4. GPU tests: every test/gpu/*.sh, each run with KSCOPE_SOURCE_DIR,
 #      KSCOPE_BINARY_DIR and KSCOPE_GPU_WORK set; it passes when it exits 0;
 #   5. benchmarks (bench/gpu/): cupti_probe.cu's record dump (a diagnostic
-#      of what CUPTI writes for each launch kind); launch_bench.cu's modes (none, bare CUPTI
-#      activity floor, floor + external correlation, kscope tree, trace, a
-#      scope per launch) run alternately in separate processes, REPS times,
-#      medians compared as ratios; kscope tree peak memory at 1k vs 1M
-#      launches; torch_bench.py (none, kscope tree and trace through ctypes,
-#      Proton, torch.profiler) likewise;
+#      of what CUPTI writes for each launch kind); launch_bench.cu's modes
+#      (none, the bare CUPTI activity floor, the floor plus the records
+#      kscope's attribution needs, kscope tree, trace, a scope per launch)
+#      run alternately in separate processes, REPS times, medians and minima
+#      compared as ratios; kscope tree peak memory at 1k vs 1M launches;
+#      torch_bench.py (none, kscope tree and trace through ctypes, Proton,
+#      torch.profiler) likewise, TORCH_REPS times;
 #   6. a summary table on stdout and in $OUT/summary.txt.
 #
 # Files left in $OUT: build.log ctest.log gpu-tests.log bench.log

@@ -414,7 +414,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
     kscope__corr_put_meta(&corr, m);
 }
 
-/* Enable the driver launch callbacks (state_lock held). */
+/* Enable the runtime and driver launch callbacks (state_lock held). */
 static int enable_launch_callbacks(void)
 {
     if (callbacks_on || !started)
