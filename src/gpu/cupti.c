@@ -574,6 +574,8 @@ static int start_locked(void)
         return rc;
     }
     started = 1;
+    if (!tl_tid_noted) /* the starting thread's launches get flows too */
+        note_thread();
     if (atomic_load(&callbacks_wanted) && (rc = enable_launch_callbacks()) < 0)
         kscope__warn_once("cupti-callbacks", "%s; launch metadata will not be attached",
                           kscope_last_error());
