@@ -137,8 +137,8 @@ static void note_ext(kscope__corr *c, const CUpti_ActivityExternalCorrelation *x
 static void note_api(kscope__corr *c, const CUpti_ActivityAPI *a)
 {
     kscope__corr_api *slot = &c->api[a->correlationId & CORR_MASK];
-    /* A driver call made inside a runtime call shares its id: keep the
-     * outer one (it starts first), which is the call the user made. */
+    /* Should two API records share an id (a call made inside another),
+     * keep the outer one (it starts first): the call the user made. */
     if (slot->correlation == a->correlationId && slot->start_ns <= a->start)
         return;
     slot->correlation = a->correlationId;
