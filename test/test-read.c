@@ -454,7 +454,7 @@ static void test_msgpack_bad_inputs(void **state)
     msgpack_pack_array(&pk, 2);
     msgpack_pack_int(&pk, 3);
     msgpack_pack_map(&pk, 0);
-    msgpack_bad(&sb, "not a node map");
+    msgpack_bad(&sb, "element 0 of the top-level array is not an object");
     msgpack_sbuffer_clear(&sb);
     msgpack_pack_array(&pk, 2);
     msgpack_pack_map(&pk, 2);
@@ -469,7 +469,7 @@ static void test_msgpack_bad_inputs(void **state)
     msgpack_pack_map(&pk, 0);
     msgpack_bad(&sb, "negative value -7");
     msgpack_pack_int(&pk, 1);
-    msgpack_bad(&sb, "data after the end"); /* checked before the tree */
+    msgpack_bad(&sb, "negative value"); /* the first problem met is told */
     msgpack_sbuffer_clear(&sb);
     msgpack_pack_array(&pk, 2);
     msgpack_pack_map(&pk, 1);

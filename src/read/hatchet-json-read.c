@@ -724,6 +724,54 @@ int kscope__hjson_finish(kscope__hjson *p, kscope__ptree **out, char *err, size_
     }
     if (yajl_complete_parse(p->y) != yajl_status_ok)
         return yajl_failure(p, NULL, 0, err, errlen);
+    return kscope__hjson_end(p, out, err, errlen);
+}
+
+int kscope__hjson_event(kscope__hjson *p, kscope__hevent ev, const char *s, size_t len)
+{
+    if (p->errcode)
+        return 0;
+    switch (ev) {
+    case KSCOPE__HEV_START_MAP:
+        return cb_start_map(p);
+    case KSCOPE__HEV_MAP_KEY:
+        return cb_map_key(p, (const unsigned char *)s, len);
+    case KSCOPE__HEV_END_MAP:
+        return cb_end_map(p);
+    case KSCOPE__HEV_START_ARRAY:
+        return cb_start_array(p);
+    case KSCOPE__HEV_END_ARRAY:
+        return cb_end_array(p);
+    case KSCOPE__HEV_STRING:
+        return cb_string(p, (const unsigned char *)s, len);
+    case KSCOPE__HEV_NUMBER:
+        return cb_number(p, s, len);
+    case KSCOPE__HEV_NULL:
+        return cb_null(p);
+    case KSCOPE__HEV_BOOL:
+        return cb_boolean(p, len != 0);
+    }
+    return 1;
+}
+
+int kscope__hjson_fail(kscope__hjson *p, int code, const char *msg)
+{
+    return fail(p, code, "%s", msg);
+}
+
+const char *kscope__hjson_error(const kscope__hjson *p, int *code)
+{
+    *code = p->errcode;
+    return p->errcode ? p->err : NULL;
+}
+
+int kscope__hjson_end(kscope__hjson *p, kscope__ptree **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (p->errcode) {
+        snprintf(err, errlen, "%s", p->err);
+        return p->errcode;
+    }
     if (!p->done) {
         snprintf(err, errlen, "the file is not a [tree, device info] array");
         return KSCOPE_EPARSE;

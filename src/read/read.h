@@ -56,6 +56,29 @@ int kscope__hjson_feed(kscope__hjson *p, const char *buf, size_t len, char *err,
 int kscope__hjson_finish(kscope__hjson *p, kscope__ptree **out, char *err, size_t errlen);
 void kscope__hjson_free(kscope__hjson *p);
 
+/* The tree builder behind the .hatchet reader, driven by parse events as a
+ * streaming JSON parser gives them, so another encoding of the same shape
+ * (MessagePack) shares its checks and messages. Each call returns 1 to go
+ * on, 0 when the input was refused (kscope__hjson_error says why). */
+typedef enum {
+    KSCOPE__HEV_START_MAP,
+    KSCOPE__HEV_MAP_KEY, /* s, len: the key */
+    KSCOPE__HEV_END_MAP,
+    KSCOPE__HEV_START_ARRAY,
+    KSCOPE__HEV_END_ARRAY,
+    KSCOPE__HEV_STRING, /* s, len */
+    KSCOPE__HEV_NUMBER, /* s, len: the number as JSON text */
+    KSCOPE__HEV_NULL,
+    KSCOPE__HEV_BOOL, /* len: 0 false, 1 true */
+} kscope__hevent;
+int kscope__hjson_event(kscope__hjson *p, kscope__hevent ev, const char *s, size_t len);
+/* Refuse the input with msg (the first refusal wins). Returns 0. */
+int kscope__hjson_fail(kscope__hjson *p, int code, const char *msg);
+/* The refusal so far (NULL if none), its code in *code. */
+const char *kscope__hjson_error(const kscope__hjson *p, int *code);
+/* After the last event: the checks on the whole file, then the tree. */
+int kscope__hjson_end(kscope__hjson *p, kscope__ptree **out, char *err, size_t errlen);
+
 /* Streaming Chrome trace parser (trace -> tree), fed the same way. */
 typedef struct kscope__tjson kscope__tjson;
 kscope__tjson *kscope__tjson_new(void);
