@@ -383,6 +383,15 @@ static void test_recorded(void **state)
     assert_false(kscope__run_recorded(-1));
 }
 
+static void test_shared_library_name(void **state)
+{
+    (void)state;
+    assert_true(kscope__run_is_shared_library("/opt/lib/libkscope.so.0.1.0"));
+    assert_true(kscope__run_is_shared_library("libkscope.so"));
+    assert_false(kscope__run_is_shared_library("/home/u/libkscope/build/kscope"));
+    assert_false(kscope__run_is_shared_library("/usr/lib/libkscope.a"));
+}
+
 /* Outside `kscope run` the entry points start nothing. */
 static void test_not_launched(void **state)
 {
@@ -402,7 +411,7 @@ int main(void)
         cmocka_unit_test(test_base_path),        cmocka_unit_test(test_claim_manifest),
         cmocka_unit_test(test_claim_exclusive),  cmocka_unit_test(test_nvtx_attach_rejects),
         cmocka_unit_test(test_nvtx_ranges),      cmocka_unit_test(test_recorded),
-        cmocka_unit_test(test_not_launched),
+        cmocka_unit_test(test_not_launched),     cmocka_unit_test(test_shared_library_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

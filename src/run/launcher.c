@@ -83,6 +83,13 @@ static double env_seconds(const char *name)
     return *end || d < 0 ? 0 : d;
 }
 
+int kscope__run_is_shared_library(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    return strncmp(base, "libkscope.so", 12) == 0;
+}
+
 /* Only the shared libkscope acts as launcher: a copy linked statically into
  * the program (or into the kscope command itself) stays out of the way. */
 static int in_shared_library(void)
@@ -90,7 +97,7 @@ static int in_shared_library(void)
     Dl_info info;
     if (!dladdr((void *)&in_shared_library, &info) || !info.dli_fname)
         return 0;
-    return strstr(info.dli_fname, "libkscope") != NULL;
+    return kscope__run_is_shared_library(info.dli_fname);
 }
 
 /* Report a launcher failure: into the manifest for `kscope run` to print,

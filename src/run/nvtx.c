@@ -478,7 +478,7 @@ static int is_own_instance(const void *get_export_table)
         !dladdr((void *)(uintptr_t)get_export_table, &other))
         return 0;
     return self.dli_fbase == other.dli_fbase && self.dli_fname &&
-           strstr(self.dli_fname, "libkscope") != NULL;
+           kscope__run_is_shared_library(self.dli_fname);
 }
 
 int kscope__nvtx_attach(const void *(*get_export_table)(uint32_t id))
