@@ -36,6 +36,18 @@ golden view-pruned-exclude "$KS" view -m time/ns,calls -e kernel $K/pruned.hatch
 golden view-color "$KS" view --color=always -m time/us,util $P/rich_tree.hatchet
 golden view-no-color "$KS" view --color never -m time/us $P/rich_tree.hatchet
 
+# colour on a terminal only (script(1) gives the command a pseudo-terminal)
+R=$DATA/$P/rich_tree.hatchet
+esc=$'\033['
+tty_out=$(env -u NO_COLOR TERM=xterm script -qc "'$KS' view -m time/us '$R'" /dev/null)
+[[ $tty_out == *"$esc"* ]] && ok "colour on a terminal" || fail "no colour on a terminal"
+tty_out=$(NO_COLOR=1 TERM=xterm script -qc "'$KS' view -m time/us '$R'" /dev/null)
+[[ $tty_out != *"$esc"* ]] && ok "NO_COLOR honoured" || fail "colour despite NO_COLOR"
+tty_out=$(env -u NO_COLOR TERM=xterm script -qc "'$KS' top '$R'" /dev/null)
+[[ $tty_out == *"$esc"* ]] && ok "top: colour on a terminal" || fail "top: no colour on a terminal"
+piped=$("$KS" view -m time/us "$R"; "$KS" top "$R")
+[[ $piped != *"$esc"* ]] && ok "plain when piped" || fail "colour when piped"
+
 # the same tree from .hatchet_msgpack prints the same
 "$KS" convert "$DATA/$P/rich_tree.hatchet" "$WORK/rich.hatchet_msgpack" || fail "convert"
 if diff <("$KS" view -m time/us,util,count "$DATA/$P/rich_tree.hatchet") \

@@ -27,7 +27,8 @@ const char cmd_top_help[] =
     "\n"
     "options:\n"
     "  -n, --limit N    show the N heaviest (default 20; 0 shows all)\n"
-    "      --color WHEN auto (default: colour on a terminal), always, never\n"
+    "      --color WHEN auto (default: colour on a terminal unless NO_COLOR is\n"
+    "                   set), always, never\n"
     "  -h, --help       show this help\n"
     "\n"
     "Exit status: 0 on success, 2 on bad options or an unreadable FILE.\n";
@@ -41,7 +42,7 @@ int cmd_top(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     long limit = 20;
-    int color = isatty(STDOUT_FILENO), c;
+    int color = kscope__color_auto(), c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":n:", longs, NULL)) != -1) {

@@ -67,7 +67,8 @@ const char cmd_view_help[] =
     "                       show FILE minus OTHER for every metric, nodes\n"
     "                       matched by calling-context path\n"
     "  -l, --list           list the metrics FILE holds and exit\n"
-    "      --color WHEN     auto (default: colour on a terminal), always, never\n"
+    "      --color WHEN     auto (default: colour on a terminal unless NO_COLOR\n"
+    "                       is set), always, never\n"
     "  -h, --help           show this help\n"
     "\n"
     "Exit status: 0 on success, 2 on bad options or an unreadable FILE.\n";
@@ -159,7 +160,7 @@ static int parse_opts(int argc, char **argv, view_opts *o)
     };
     memset(o, 0, sizeof *o);
     o->depth = 100;
-    o->color = isatty(STDOUT_FILENO);
+    o->color = kscope__color_auto();
     optind = 1;
     opterr = 0;
     int c;

@@ -158,6 +158,10 @@ double kscope__peak_bytes(const kscope__pdevice *d);
  * kernels found or KSCOPE_ENOMEM. */
 int kscope__top_print(FILE *out, const kscope__ptree *t, int top_n, int color);
 
+/* Whether to colour output in "auto" mode: stdout is a terminal, NO_COLOR
+ * is unset or empty and TERM is not "dumb". */
+int kscope__color_auto(void);
+
 /* A duration in ns as text with a unit chosen for it ("1.234 ms"). */
 void kscope__format_ns(double ns, char *buf, size_t size);
 

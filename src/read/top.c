@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct krow {
     const char *name;
@@ -31,6 +32,16 @@ void kscope__format_ns(double ns, char *buf, size_t size)
         snprintf(buf, size, "%.3f ms", ns / 1e6);
     else
         snprintf(buf, size, "%.3f s", ns / 1e9);
+}
+
+int kscope__color_auto(void)
+{
+    const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
+    if (no && *no)
+        return 0;
+    if (term && strcmp(term, "dumb") == 0)
+        return 0;
+    return isatty(STDOUT_FILENO);
 }
 
 void kscope__print_escaped(FILE *out, const char *s)
