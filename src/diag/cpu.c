@@ -75,11 +75,7 @@ int kscope_cpu_read(int pid, kscope_cpu_reading *out)
         return kscope__fail(KSCOPE_EPARSE, "%s: unexpected format", path);
     if (state == 'Z' || state == 'X')
         return kscope__fail(KSCOPE_ENOPROC, "process %d has exited", pid);
-    static long hz, page;
-    if (!hz) {
-        hz = sysconf(_SC_CLK_TCK);
-        page = sysconf(_SC_PAGESIZE);
-    }
+    long hz = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE); /* constants, cheap */
     out->pid = pid;
     out->user_s = (double)f[STAT_UTIME] / (double)hz;
     out->system_s = (double)f[STAT_STIME] / (double)hz;
