@@ -47,6 +47,7 @@ const char cmd_merge_help[] =
 typedef struct job {
     const char *path;
     kscope__ptree *tree;
+    kscope__merge_prep *prep; /* the rank-local half of merging it */
     int rc;
     char err[KSCOPE__READ_ERRLEN];
 } job;
@@ -55,6 +56,10 @@ static void *parse_job(void *arg)
 {
     job *j = arg;
     j->rc = kscope__read_profile(j->path, &j->tree, j->err, sizeof j->err);
+    if (j->rc == 0 && !(j->prep = kscope__merge_prepare(j->tree))) {
+        snprintf(j->err, sizeof j->err, "%s: out of memory", j->path);
+        j->rc = KSCOPE_ENOMEM;
+    }
     return NULL;
 }
 
@@ -125,11 +130,13 @@ static int merge_tree_files(char **files, int n, long jobs, const char *out,
         if (jb->rc < 0) {
             fprintf(stderr, "kscope merge: %s\n", jb->err);
             rc = KSCOPE_EXIT_USAGE;
-        } else if (kscope__merger_add(mg, jb->tree, err, sizeof err) < 0) {
+        } else if (kscope__merger_add_prepared(mg, jb->prep, err, sizeof err) < 0) {
             fprintf(stderr, "kscope merge: %s: %s\n", jb->path, err);
             rc = KSCOPE_EXIT_FAIL;
         }
+        kscope__merge_prep_free(jb->prep);
         kscope__ptree_free(jb->tree);
+        jb->prep = NULL;
         jb->tree = NULL;
         pthread_mutex_lock(&pl.mu);
         pl.merged++;
@@ -153,8 +160,10 @@ static int merge_tree_files(char **files, int n, long jobs, const char *out,
     }
     kscope__ptree_free(t);
 out:
-    for (int i = 0; pl.slots && i < n; i++)
+    for (int i = 0; pl.slots && i < n; i++) {
+        kscope__merge_prep_free(pl.slots[i].prep);
         kscope__ptree_free(pl.slots[i].tree);
+    }
     kscope__merger_free(mg);
     free(pl.slots);
     free(pl.done);

@@ -295,30 +295,100 @@ static int add_metric(kscope__ptree *r, kscope__pnode *dst, const char *key, int
     return 0;
 }
 
-static int merge_one(merger *m, const kscope__ptree *t, char *err, size_t errlen)
-{
+/* What merging needs from one rank that depends on that rank alone (so it
+ * can be computed on the thread that parsed it). */
+struct kscope__merge_prep {
+    const kscope__ptree *t;
     kscope__pflat f;
-    if (kscope__pflat_build(t, &f) < 0)
-        return mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
-    int32_t *map = malloc(f.n * sizeof *map);
-    double *vals = malloc(f.n * sizeof *vals);
+    int nstats;
+    const char *stat_name[MAX_STATS]; /* interned in t */
+    double *stat_vals[MAX_STATS];     /* per node of f; NaN: none */
+};
+
+void kscope__merge_prep_free(kscope__merge_prep *p)
+{
+    if (!p)
+        return;
+    kscope__pflat_free(&p->f);
+    for (int s = 0; s < p->nstats; s++)
+        free(p->stat_vals[s]);
+    free(p);
+}
+
+kscope__merge_prep *kscope__merge_prepare(const kscope__ptree *t)
+{
+    kscope__merge_prep *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->t = t;
+    kscope__metric_info *list = NULL;
+    int nl = -1;
+    if (kscope__pflat_build(t, &p->f) == 0)
+        nl = kscope__metric_list_flat(t, &p->f, &list);
+    for (int l = 0; l < nl && p->nstats < MAX_STATS; l++) {
+        if (!is_stat_metric(list[l].name))
+            continue;
+        double *v = malloc((p->f.n ? p->f.n : 1) * sizeof *v);
+        if (!v) {
+            nl = -1;
+            break;
+        }
+        /* the rank's value at each node: inclusive where the metric rolls up */
+        kscope__pflat_values(t, &p->f, list[l].name, list[l].inclusive, v);
+        p->stat_name[p->nstats] = list[l].name;
+        p->stat_vals[p->nstats++] = v;
+    }
+    free(list);
+    if (nl < 0) {
+        kscope__merge_prep_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+static int merge_devices(merger *m, const kscope__ptree *t)
+{
+    for (uint32_t i = 0; i < t->ninclusive; i++)
+        if (kscope__ptree_add_inclusive(m->r, t->inclusive[i]) < 0)
+            return KSCOPE_ENOMEM;
+    for (uint32_t i = 0; i < t->ndevices; i++) {
+        const kscope__pdevice *d = &t->devices[i];
+        uint32_t before = m->r->ndevices;
+        kscope__pdevice *nd = kscope__ptree_device(m->r, d->type, d->id);
+        if (!nd)
+            return KSCOPE_ENOMEM;
+        if (m->r->ndevices != before) {
+            nd->arch = kscope__ptree_intern_cstr(m->r, d->arch ? d->arch : "");
+            nd->num_sms = d->num_sms;
+            nd->clock_rate = d->clock_rate;
+            nd->memory_clock_rate = d->memory_clock_rate;
+            nd->bus_width = d->bus_width;
+        }
+    }
+    return 0;
+}
+
+static int merge_one(merger *m, const kscope__merge_prep *p, char *err, size_t errlen)
+{
+    const kscope__pflat *f = &p->f;
+    int32_t *map = malloc((f->n ? f->n : 1) * sizeof *map);
     m->nkeys = 0; /* keys and names are per rank tree */
     if (m->ncap)
         memset(m->nfrom, 0, m->ncap * sizeof *m->nfrom);
     m->nused = 0;
-    int rc = map && vals ? 0 : KSCOPE_ENOMEM;
-    for (size_t i = 0; rc == 0 && i < f.n; i++) {
+    int rc = map ? 0 : KSCOPE_ENOMEM;
+    for (size_t i = 0; rc == 0 && i < f->n; i++) {
         if (i == 0) {
             map[0] = 0;
         } else {
-            const char *name = merged_name(m, f.node[i]->name);
-            map[i] = name ? merged_child(m, map[f.parent[i]], name) : -1;
+            const char *name = merged_name(m, f->node[i]->name);
+            map[i] = name ? merged_child(m, map[f->parent[i]], name) : -1;
             if (map[i] < 0) {
                 rc = KSCOPE_ENOMEM;
                 break;
             }
         }
-        const kscope__pnode *src = f.node[i];
+        const kscope__pnode *src = f->node[i];
         for (uint32_t k = 0; rc == 0 && k < src->nmetrics; k++) {
             int ext;
             const char *key = merged_key(m, src->metrics[k].key, &ext);
@@ -326,24 +396,17 @@ static int merge_one(merger *m, const kscope__ptree *t, char *err, size_t errlen
                      : KSCOPE_ENOMEM;
         }
     }
-    /* which stat metrics this rank has, with their per-node values */
-    kscope__metric_info *list = NULL;
-    int nl = rc == 0 ? kscope__metric_list_flat(t, &f, &list) : 0;
-    if (nl < 0)
-        rc = KSCOPE_ENOMEM;
-    for (int l = 0; rc == 0 && l < nl; l++) {
-        if (!is_stat_metric(list[l].name))
-            continue;
-        const char *key = kscope__ptree_intern_cstr(m->r, list[l].name);
+    for (int ps = 0; rc == 0 && ps < p->nstats; ps++) {
+        const char *key = kscope__ptree_intern_cstr(m->r, p->stat_name[ps]);
         int s = key ? stat_index(m, key) : -2;
         if (s == -1)
-            continue;
+            continue; /* more time metrics than MAX_STATS: the rest get none */
         if (s < 0) {
             rc = KSCOPE_ENOMEM;
             break;
         }
-        kscope__pflat_values(t, &f, list[l].name, list[l].inclusive, vals);
-        for (size_t i = 0; i < f.n; i++) {
+        const double *vals = p->stat_vals[ps];
+        for (size_t i = 0; i < f->n; i++) {
             if (isnan(vals[i]))
                 continue;
             stat_acc *a = &m->stat[s][map[i]];
@@ -355,28 +418,9 @@ static int merge_one(merger *m, const kscope__ptree *t, char *err, size_t errlen
             a->seen++;
         }
     }
-    for (uint32_t i = 0; rc == 0 && i < t->ninclusive; i++)
-        rc = kscope__ptree_add_inclusive(m->r, t->inclusive[i]);
-    for (uint32_t i = 0; rc == 0 && i < t->ndevices; i++) {
-        const kscope__pdevice *d = &t->devices[i];
-        uint32_t before = m->r->ndevices;
-        kscope__pdevice *nd = kscope__ptree_device(m->r, d->type, d->id);
-        if (!nd) {
-            rc = KSCOPE_ENOMEM;
-            break;
-        }
-        if (m->r->ndevices != before) {
-            nd->arch = kscope__ptree_intern_cstr(m->r, d->arch ? d->arch : "");
-            nd->num_sms = d->num_sms;
-            nd->clock_rate = d->clock_rate;
-            nd->memory_clock_rate = d->memory_clock_rate;
-            nd->bus_width = d->bus_width;
-        }
-    }
-    free(list);
+    if (rc == 0)
+        rc = merge_devices(m, p->t);
     free(map);
-    free(vals);
-    kscope__pflat_free(&f);
     if (rc < 0)
         return mfail(err, errlen, rc, "out of memory");
     return 0;
@@ -445,11 +489,22 @@ kscope__merger *kscope__merger_new(void)
     return mg;
 }
 
-int kscope__merger_add(kscope__merger *mg, const kscope__ptree *rank, char *err, size_t errlen)
+int kscope__merger_add_prepared(kscope__merger *mg, const kscope__merge_prep *p, char *err,
+                                size_t errlen)
 {
-    int rc = merge_one(&mg->m, rank, err, errlen);
+    int rc = merge_one(&mg->m, p, err, errlen);
     if (rc == 0)
         mg->nranks++;
+    return rc;
+}
+
+int kscope__merger_add(kscope__merger *mg, const kscope__ptree *rank, char *err, size_t errlen)
+{
+    kscope__merge_prep *p = kscope__merge_prepare(rank);
+    if (!p)
+        return mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+    int rc = kscope__merger_add_prepared(mg, p, err, errlen);
+    kscope__merge_prep_free(p);
     return rc;
 }
 

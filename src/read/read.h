@@ -197,6 +197,14 @@ int kscope__merge_trees(kscope__ptree *const *ranks, size_t nranks, kscope__ptre
 typedef struct kscope__merger kscope__merger;
 kscope__merger *kscope__merger_new(void);
 int kscope__merger_add(kscope__merger *mg, const kscope__ptree *rank, char *err, size_t errlen);
+/* The part of adding a rank that needs that rank alone, for another
+ * thread: prepare, then add_prepared in rank order (the rank tree must
+ * outlive the preparation). */
+typedef struct kscope__merge_prep kscope__merge_prep;
+kscope__merge_prep *kscope__merge_prepare(const kscope__ptree *rank);
+int kscope__merger_add_prepared(kscope__merger *mg, const kscope__merge_prep *p, char *err,
+                                size_t errlen);
+void kscope__merge_prep_free(kscope__merge_prep *p);
 /* Hands the merged tree to *out; free the merger afterwards. */
 int kscope__merger_finish(kscope__merger *mg, kscope__ptree **out, char *err, size_t errlen);
 void kscope__merger_free(kscope__merger *mg);
