@@ -33,6 +33,22 @@ rm -f kscope*.hatchet
 grep -q "view it with: kscope view kscope.hatchet$" err.txt || fail "wrapper: summary path"
 ok "single profile behind a wrapper"
 
+# --- Python multiprocessing (fork): children that end with os._exit and
+# pool workers ended by SIGTERM each write their own file
+rm -f kscope*.hatchet
+"$KS" run -- python3 "$PROGS/run-mp.py" >out.txt 2>err.txt
+rc=$?
+[ $rc -eq 0 ] && grep -qx "mp done" out.txt || fail "multiprocessing: exit $rc: $(cat err.txt)"
+has kscope.hatchet mp-parent || fail "multiprocessing: parent profile"
+for i in 0 1; do
+    [ "$(grep -l "process-child-$i" kscope.pid*.hatchet 2>/dev/null | wc -l)" -eq 1 ] ||
+        fail "multiprocessing: process-child-$i not in exactly one file: $(ls)"
+done
+[ "$(grep -l pool-work kscope.pid*.hatchet 2>/dev/null | wc -l)" -ge 1 ] ||
+    fail "multiprocessing: no pool worker profile: $(ls)"
+grep -l mp-parent kscope.pid*.hatchet >/dev/null 2>&1 && fail "a child carries the parent's scope"
+ok "python multiprocessing"
+
 # --- a rank in the environment names the file; two processes with the same
 # rank never share a file
 rm -f kscope*.hatchet

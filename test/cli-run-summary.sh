@@ -49,7 +49,7 @@ grep -q "dropped" out.txt && fail "dropped shown when none"
 ok "errors and several profiles"
 
 # nothing recorded; a profile that cannot be read; a missing manifest
-printf 'claim\t11\t/x\nskip\t11\t/x\n' >m3
+printf 'claim\t11\t/x\nbogus line\n' >m3
 ./run-report m3 10 >out.txt
 grep -q "no process recorded anything" out.txt || fail "nothing recorded: $(cat out.txt)"
 echo 'not json' >bad.hatchet

@@ -1,8 +1,9 @@
 /*
  * run-summary.c - the exit summary of `kscope run`. Each process of the run
- * appended to the manifest what it wrote ("profile"), what it left out as
- * empty ("skip") or what went wrong ("error"); this reads those lines back
- * and summarises every profile with the top-kernels table of the readers.
+ * that wrote a profile appended to the manifest the name it reserved
+ * ("claim") and what it wrote ("profile"), or what went wrong ("error");
+ * this reads those lines back and summarises every profile with the
+ * top-kernels table of the readers.
  */
 #include "cli/run-summary.h"
 #include "read/read.h"
@@ -140,27 +141,24 @@ static void summarise(const profile_line *p, long top, FILE *out)
     kscope__ptree_free(t);
 }
 
-/* Whether `base` (without extension) is taken in this run: reserved by a
- * process that did not give it up as empty (a "skip" line). */
+/* Whether `base` (without extension) was reserved by a process of this
+ * run (processes reserve a name only to write a profile). */
 static int taken(const char *manifest, const char *base)
 {
     FILE *f = fopen(manifest, "r");
     if (!f)
         return 1;
     char line[8192];
-    int claims = 0, skips = 0;
-    while (fgets(line, sizeof line, f)) {
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = 0;
         const char *tag;
         long pid;
         char *rest = split_line(line, &tag, &pid);
-        if (!rest || strcmp(rest, base) != 0)
-            continue;
-        claims += strcmp(tag, KSCOPE_RUN_TAG_CLAIM) == 0;
-        skips += strcmp(tag, KSCOPE_RUN_TAG_SKIP) == 0;
+        found = rest && strcmp(tag, KSCOPE_RUN_TAG_CLAIM) == 0 && strcmp(rest, base) == 0;
     }
     fclose(f);
-    return claims > skips;
+    return found;
 }
 
 /* When a single process wrote a profile and it was named by pid (the

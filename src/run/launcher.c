@@ -35,7 +35,7 @@ typedef struct run_state {
     int tried;            /* kscope__run_start ran its checks */
     int session;          /* >= 0 once started */
     int finished;
-    int unnamed;      /* forked child: its name is reserved when it ends */
+    int claimed;      /* R.base is reserved in the run (else provisional) */
     _Atomic int used; /* CUDA or NVTX used */
     char base[4096];  /* reserved output path, no extension */
     const char *manifest;
@@ -181,11 +181,10 @@ void kscope__run_finish(void)
     }
     R.finished = 1;
     if (!worth_writing()) {
-        kscope__run_manifest_add(R.manifest, KSCOPE_RUN_TAG_SKIP, R.ident.pid, R.base);
         pthread_mutex_unlock(&R.lock);
         return;
     }
-    if (R.unnamed) {
+    if (!R.claimed) {
         kscope_session_opts o;
         read_options(&o);
         int rc = reserve_name(&o);
@@ -194,7 +193,6 @@ void kscope__run_finish(void)
             pthread_mutex_unlock(&R.lock);
             return;
         }
-        R.unnamed = 0;
     }
     uint64_t wall = kscope_now_ns() - R.start_ns;
     int64_t dropped = kscope_dropped(R.session);
@@ -353,17 +351,30 @@ static void read_options(kscope_session_opts *o)
     R.manifest = env_or_null(KSCOPE_RUN_ENV_MANIFEST);
 }
 
-/* Reserve this process's output name; caller holds R.lock. */
-static int reserve_name(const kscope_session_opts *o)
+/* This process's output path by its rank or pid, not yet reserved. */
+static int base_name(char *base, size_t size)
 {
     const char *name = env_or_null(KSCOPE_RUN_ENV_NAME);
-    char base[4096];
     kscope__run_ident_get(&R.ident);
-    if (kscope__run_base_path(base, sizeof base, env_or_null(KSCOPE_RUN_ENV_DIR),
-                              name ? name : "kscope", &R.ident) < 0)
+    if (kscope__run_base_path(base, size, env_or_null(KSCOPE_RUN_ENV_DIR), name ? name : "kscope",
+                              &R.ident) < 0)
         return kscope__fail(KSCOPE_EINVAL, "output path for %s is too long", name);
+    return 0;
+}
+
+/* Reserve this process's output name into R.base; caller holds R.lock.
+ * Done when the profile is written, not at start: an image that execs
+ * another program (shells, interpreter shims) reserves nothing. */
+static int reserve_name(const kscope_session_opts *o)
+{
+    char base[4096];
+    int rc = base_name(base, sizeof base);
+    if (rc < 0)
+        return rc;
     const char *ext = o->data && strcmp(o->data, "trace") == 0 ? ".chrome_trace" : ".hatchet";
-    return kscope__run_claim(R.manifest, base, ext, R.ident.pid, R.base, sizeof R.base);
+    rc = kscope__run_claim(R.manifest, base, ext, R.ident.pid, R.base, sizeof R.base);
+    R.claimed = rc == 0;
+    return rc;
 }
 
 static void after_fork_child(void);
@@ -373,7 +384,8 @@ static int start_locked(void)
 {
     kscope_session_opts o;
     read_options(&o);
-    int rc = reserve_name(&o);
+    /* Periodic parts are written as the run goes: reserve the name now. */
+    int rc = o.mode ? reserve_name(&o) : base_name(R.base, sizeof R.base);
     if (rc < 0)
         return rc;
     o.name = R.base;
@@ -411,9 +423,8 @@ int kscope__run_start(void)
 }
 
 /* A child forked without exec starts an empty session of its own; the
- * parent keeps what was recorded before the fork. Its name is reserved only
- * when it ends, so a fork that execs at once (a shell running a command)
- * costs no file system access. */
+ * parent keeps what was recorded before the fork. It reserves its own name
+ * when it writes its profile. */
 static void after_fork_child(void)
 {
     pthread_mutex_init(&R.lock, NULL);
@@ -432,7 +443,7 @@ static void after_fork_child(void)
     }
     R.ident.pid = (long)getpid();
     R.ident.is_main = 0;
-    R.unnamed = 1;
+    R.claimed = 0;
     R.start_ns = kscope_now_ns();
     start_watcher();
 }

@@ -34,8 +34,7 @@
 /* Manifest lines: "<tag>\t<pid>\t<text>\n". */
 #define KSCOPE_RUN_TAG_PROFILE "profile" /* text: path written */
 #define KSCOPE_RUN_TAG_ERROR   "error"   /* text: one-line message */
-#define KSCOPE_RUN_TAG_CLAIM   "claim"   /* text: path reserved */
-#define KSCOPE_RUN_TAG_SKIP    "skip"    /* text: path not written (empty) */
+#define KSCOPE_RUN_TAG_CLAIM   "claim"   /* text: path reserved to write */
 
 /* Where the process stands among the processes of a run. */
 typedef struct kscope__run_ident {
