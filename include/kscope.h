@@ -423,7 +423,7 @@ typedef struct kscope_sample {
 } kscope_sample;
 
 typedef struct kscope_recorder_opts {
-    double interval_ms; /* 0: 100; below 1 is refused */
+    double interval_ms; /* 0: 100; below 1 or above 3600000 is refused */
     const int *pids;    /* processes to follow (copied); may be NULL */
     size_t npids;
     int no_gpu;      /* 1: do not sample GPUs */

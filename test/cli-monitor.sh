@@ -100,6 +100,15 @@ expect_rc 0 "monitor --pid stops when the process exits" "$KS" monitor --pid "$s
 python3 -c "import sys; assert float(sys.argv[2]) - float(sys.argv[1]) < 5" "$start" \
     "$(date +%s.%N)" && ok "returned soon after" || fail "did not return after the exit"
 
+# A pid given twice is followed once.
+expect_rc 0 "--pid given twice" "$KS" monitor --pid "$idle,$idle" --pid "$idle" --duration 0.2 \
+    --interval 50 -o "$WORK/twice.jsonl"
+check_py "followed once" '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert recs and all(r["cpu"]["processes"] == 1 for r in recs)
+' "$WORK/twice.jsonl"
+
 # --port follows the server and its child.
 start_server 4 "$WORK/server" || fail "server did not start"
 read -r port server child <"$WORK/server"

@@ -101,6 +101,7 @@ static void cpu_bad_pid(void **state)
     kscope_cpu_proc procs[2] = {{.pid = getpid()}, {.pid = 0x3fffffff}};
     assert_int_equal(kscope_cpu_begin(procs, 2), KSCOPE_ENOPROC);
     assert_string_equal(kscope_strerror(KSCOPE_ENOPROC), "no such process");
+    assert_string_equal(kscope_err_name(KSCOPE_ENOPROC), "KSCOPE_ENOPROC");
 }
 
 static void cpu_update_needs_begin(void **state)

@@ -100,12 +100,17 @@ static int add_pids(monitor_opts *o, const char *text)
         long v = strtol(p, &end, 10);
         if (end == p || v <= 0 || v > 0x3fffffff || (*end && *end != ','))
             return usage_error("bad --pid '%s' (expected P or P,P,...)", text);
+        p = *end ? end + 1 : end;
+        int seen = 0; /* a pid given twice is followed once */
+        for (size_t i = 0; i < o->npids; i++)
+            seen |= o->pids[i] == (int)v;
+        if (seen)
+            continue;
         int *grown = realloc(o->pids, (o->npids + 1) * sizeof *grown);
         if (!grown)
             return usage_error("%s", "out of memory");
         o->pids = grown;
         o->pids[o->npids++] = (int)v;
-        p = *end ? end + 1 : end;
     }
     return 0;
 }
