@@ -13,6 +13,7 @@ into a private prefix are found when the module loads.
 """
 import glob
 import os
+import platform
 import shlex
 import subprocess
 import sys
@@ -50,12 +51,9 @@ def _sources(repo):
     return [f for f in files if os.path.exists(f)], cuda
 
 
-# The extension is loaded with dlopen, where initial-exec thread-locals
-# must fit glibc's small static TLS surplus, and one such variable puts the
-# module's whole TLS block there ("cannot allocate memory in static TLS
-# block"). Every thread-local therefore uses the dynamic model here, with
-# TLS descriptors (gnu2) so that an access stays a few instructions.
-_TLS_FLAGS = ["-D" + 'tls_model(m)=tls_model("global-dynamic")', "-mtls-dialect=gnu2"]
+# The extension is loaded with dlopen, so its thread-locals use the dynamic
+# TLS model; TLS descriptors (gnu2) keep an access a few instructions.
+_TLS_FLAGS = ["-mtls-dialect=gnu2"] if platform.machine() in ("x86_64", "AMD64") else []
 
 
 def _env_paths(var):

@@ -195,8 +195,11 @@ typedef struct kscope__thread {
     char name[32];
 } kscope__thread;
 
-/* The calling thread's state, NULL until its first annotation. */
-extern __thread kscope__thread *kscope__tls __attribute__((tls_model("initial-exec")));
+/* The calling thread's state, NULL until its first annotation. The default
+ * TLS model keeps libkscope loadable by dlopen (CUDA/NVTX injection, Python)
+ * into processes whose static TLS is full; the build uses TLS descriptors
+ * (-mtls-dialect=gnu2) so the access stays a few instructions. */
+extern __thread kscope__thread *kscope__tls;
 
 /* Create the calling thread's state (NULL out of memory). */
 kscope__thread *kscope__thread_new(void);

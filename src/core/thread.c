@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-__thread kscope__thread *kscope__tls __attribute__((tls_model("initial-exec")));
+__thread kscope__thread *kscope__tls;
 static kscope__thread *registry;
 static uint32_t nthreads;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
