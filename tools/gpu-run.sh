@@ -115,6 +115,11 @@ fi
 
 # --------------------------------------------------------- 5. benchmarks
 if [ "$what" != test ]; then
+    # Host annotation cost from C (no GPU involved; this machine's CPU).
+    note ""
+    note "scope cost from C (bench_scope):"
+    "$build/bench_scope" >"$out/bench_scope.log" 2>&1
+    sed -n '/^what/,$p' "$out/bench_scope.log" | tee -a "$summary"
     bench_bin=$work/bench
     mkdir -p "$bench_bin"
     nvcc -O2 -std=c++17 -arch=native -o "$bench_bin/launch_bench" "$root/bench/gpu/launch_bench.cu" \
