@@ -118,6 +118,19 @@ FAKE_CUPTI_RC=0 "$KS" run -- ./run-capture-dl ./libcuptiplugin.so >out.txt 2>err
 [ $? -eq 0 ] && [ "$(cat out.txt)" = "plugin 0" ] && ! grep -q "CUPTI itself" err.txt ||
     fail "a free CUPTI was reported as a conflict: $(cat err.txt)"
 
+# a CUDA program whose GPU work cannot be captured (no driver or CUPTI
+# here): one line saying why, non-zero exit, host scopes still written
+build run-cuinit $KLINK -ldl
+"$KS" run -- ./run-cuinit >out.txt 2>err.txt
+rc=$?
+[ $rc -eq 1 ] || fail "uncaptured GPU: exit $rc, expected 1"
+[ "$(cat out.txt)" = "cuinit called" ] || fail "uncaptured GPU: output: $(cat out.txt)"
+[ "$(grep -c "used CUDA but its GPU work was not captured: " err.txt)" -eq 1 ] ||
+    fail "uncaptured GPU message: $(cat err.txt)"
+has kscope.hatchet host-work || fail "uncaptured GPU: host scopes lost"
+"$KS" run -b none -- ./run-cuinit >out.txt 2>err.txt ||
+    fail "-b none: the missing GPU capture was reported: $(cat err.txt)"
+
 CUDA_INJECTION64_PATH=/opt/other/libtool.so "$KS" run -- ./run-scopes >out.txt 2>err.txt
 [ $? -ne 0 ] && grep -q "another CUDA tool is attached" err.txt || fail "other injection: $(cat err.txt)"
 [ ! -s out.txt ] || fail "the program ran under another tool's injection"

@@ -81,3 +81,10 @@ int kscope__run_recorded(int slot)
     kscope__threads_unlock();
     return any;
 }
+
+int kscope__run_gpu_on(int slot)
+{
+    if (slot < 0 || slot >= KSCOPE_MAX_SESSIONS)
+        return 0;
+    return kscope__sessions[slot].gpu;
+}

@@ -35,9 +35,12 @@ typedef struct run_state {
     int tried;            /* kscope__run_start ran its checks */
     int session;          /* >= 0 once started */
     int finished;
-    int claimed;      /* R.base is reserved in the run (else provisional) */
-    _Atomic int used; /* CUDA or NVTX used */
-    char base[4096];  /* reserved output path, no extension */
+    int claimed;           /* R.base is reserved in the run (else provisional) */
+    _Atomic int used;      /* CUDA or NVTX used */
+    _Atomic int used_cuda; /* the driver called InitializeInjection */
+    int want_gpu;          /* the backend was not set to "none" */
+    char gpu_reason[256];  /* why GPU capture did not start */
+    char base[4096];       /* reserved output path, no extension */
     const char *manifest;
     kscope__run_ident ident;
     uint64_t start_ns;
@@ -183,6 +186,12 @@ void kscope__run_finish(void)
     if (!worth_writing()) {
         pthread_mutex_unlock(&R.lock);
         return;
+    }
+    if (atomic_load(&R.used_cuda) && R.want_gpu && !kscope__run_gpu_on(R.session)) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "the program used CUDA but its GPU work was not captured: %s",
+                 R.gpu_reason[0] ? R.gpu_reason : "the GPU backend did not start");
+        kscope__run_report_conflict(msg);
     }
     if (!R.claimed) {
         kscope_session_opts o;
@@ -395,6 +404,11 @@ static int start_locked(void)
     if (sid < 0)
         return sid;
     R.session = sid;
+    R.want_gpu = !o.backend || strcmp(o.backend, "none") != 0;
+    if (R.want_gpu && !kscope__run_gpu_on(sid))
+        snprintf(R.gpu_reason, sizeof R.gpu_reason, "%s",
+                 kscope_last_error()[0] ? kscope_last_error()
+                                        : "this kscope was built without CUDA");
     R.recording = 1;
     apply_gates();
     if (start_watcher() == 0)
@@ -486,6 +500,7 @@ __attribute__((constructor)) static void kscope_run_constructor(void)
 KSCOPE_EXTERN int InitializeInjection(void);
 KSCOPE_EXTERN int InitializeInjection(void)
 {
+    atomic_store(&R.used_cuda, 1);
     kscope__run_note_use();
     kscope__run_start();
     return 1;

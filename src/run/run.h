@@ -99,6 +99,9 @@ void kscope__run_note_use(void);
  * neither CUDA nor NVTX (shells, mpirun) write no file. */
 int kscope__run_recorded(int slot);
 
+/* Whether session slot captures GPU work (its GPU backend started). */
+int kscope__run_gpu_on(int slot);
+
 /* In a child forked without exec: drop what the parent recorded before the
  * fork from the launcher session (the parent keeps it). */
 int kscope__launcher_fork_child(void);
