@@ -313,6 +313,7 @@ static inline void kscope__guard_close(kscope__guard *g)
 #define KSCOPE_GPU_HAS_POWER        (1u << 8)
 #define KSCOPE_GPU_HAS_TEMPERATURE  (1u << 9)
 #define KSCOPE_GPU_HAS_THROTTLE     (1u << 10)
+#define KSCOPE_GPU_HAS_PROCESS      (1u << 11) /* process_bytes (recorder samples) */
 
 /* One GPU at one instant. */
 typedef struct kscope_gpu_stats {
@@ -324,6 +325,9 @@ typedef struct kscope_gpu_stats {
     uint32_t mem_mhz, mem_max_mhz;
     uint32_t power_mw, temperature_c;
     uint64_t throttle_reasons; /* KSCOPE_THROTTLE_* */
+    /* GPU memory of the processes a recorder follows (set in recorder
+     * samples only; absent when the driver does not say). */
+    uint64_t process_bytes;
 } kscope_gpu_stats;
 
 /* Load NVML and count the GPUs. Returns the count (>= 0) or KSCOPE_ENOGPU

@@ -154,7 +154,18 @@ for r in recs:
     assert g1["utilization"]["gpu_usage_percent"] is None
     assert g1["memory"]["used_bytes"] == 2 << 30 and g1["memory"]["reserved_bytes"] is None
     assert g1["clocks"]["throttle_reasons"] is None and g1["power_w"] is None
+    assert g0["memory"]["process_used_bytes"] is None  # no process followed
 ' "$WORK/gpu.jsonl"
+FAKE_NVML_PID=$idle expect_rc 0 "monitor --pid with GPUs" "$KS" monitor --pid "$idle" \
+    --interval 50 --duration 0.3 -o "$WORK/gpuproc.jsonl"
+check_py "GPU memory of the followed process" '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+assert len(recs) >= 5
+for r in recs:
+    assert r["gpus"]["nv0"]["memory"]["process_used_bytes"] == 64 << 20, r["gpus"]["nv0"]["memory"]
+    assert r["gpus"]["nv1"]["memory"]["process_used_bytes"] == 0
+' "$WORK/gpuproc.jsonl"
 expect_rc 0 "monitor GPUs into CSV" "$KS" monitor --interval 50 --duration 0.3 -o "$WORK/gpu.csv"
 check_py "GPU CSV columns" '
 import csv, sys
@@ -166,6 +177,7 @@ for r in rows:
     assert r["nv0_throttle_reasons"] == "sw_power_cap;hw_thermal_slowdown"
     assert r["nv0_hardware_throttled"] == "1"
     assert r["nv1_power_w"] == "" and r["nv1_used_bytes"] == str(2 << 30)
+    assert r["nv0_process_used_bytes"] == ""
 ' "$WORK/gpu.csv"
 expect_rc 0 "--no-gpu leaves GPUs out" "$KS" monitor --no-gpu --pid "$idle" --duration 0.2 \
     -o "$WORK/nogpu.csv"

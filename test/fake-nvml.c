@@ -6,7 +6,8 @@
  * GPU 1" reports only the v1 memory query and current clocks, so the tests
  * see absent fields. FAKE_NVML_MODE=fail-init makes nvmlInit_v2 fail as it
  * does when the driver is not loaded; FAKE_NVML_MODE=lost makes device 0
- * report "GPU is lost" on its utilization query.
+ * report "GPU is lost" on its utilization query. FAKE_NVML_PID adds a
+ * process to device 0's list.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -152,20 +153,25 @@ API int nvmlDeviceGetCurrentClocksEventReasons(fake_device *h, unsigned long lon
     return OK;
 }
 
-/* Device 0 runs the calling process (3 contexts' worth) and pid 1. */
+/* Device 0 runs the calling process (two contexts), pid 1 (whose memory
+ * is not available) and, when FAKE_NVML_PID is set, that pid (64 MiB). */
 API int nvmlDeviceGetComputeRunningProcesses_v3(fake_device *h, unsigned int *n, process_info *p)
 {
     if (h->index != 0) {
         *n = 0;
         return OK;
     }
-    if (*n < 3) {
-        *n = 3;
+    const char *other = getenv("FAKE_NVML_PID");
+    unsigned int want = other ? 4 : 3;
+    if (*n < want) {
+        *n = want;
         return INSUFFICIENT_SIZE;
     }
     p[0] = (process_info){(unsigned)getpid(), 100ull << 20, 0, 0};
     p[1] = (process_info){1, ~0ull, 0, 0};
     p[2] = (process_info){(unsigned)getpid(), 28ull << 20, 0, 0};
-    *n = 3;
+    if (other)
+        p[3] = (process_info){(unsigned)atoi(other), 64ull << 20, 0, 0};
+    *n = want;
     return OK;
 }

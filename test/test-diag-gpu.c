@@ -271,6 +271,46 @@ static void recorder_gpu_tracks(void **state)
     assert_int_equal(kscope_gpu_count(), KSCOPE_ESTATE); /* the recorder let go */
 }
 
+/* Recorder samples carry the GPU memory of the processes followed. */
+static void recorder_process_memory(void **state)
+{
+    (void)state;
+    use_fake("");
+    pid_t self = getpid();
+    kscope_recorder_opts o = {.interval_ms = 10, .pids = &self, .npids = 1};
+    kscope_recorder *r = NULL;
+    assert_int_equal(kscope_recorder_start(&o, &r), 0);
+    sleep_ms(50);
+    kscope_recorder_stop(r);
+    kscope_sample s;
+    assert_int_equal(kscope_recorder_read(r, 0, &s), 0);
+    assert_true(s.gpu[0].has & KSCOPE_GPU_HAS_PROCESS);
+    assert_true(s.gpu[0].process_bytes == 128ull << 20);
+    assert_true(s.gpu[1].has & KSCOPE_GPU_HAS_PROCESS);
+    assert_true(s.gpu[1].process_bytes == 0);
+    kscope_recorder_free(r);
+
+    /* pid 1's memory is not available: absent, not zero. */
+    int pids[2] = {self, 1};
+    kscope_recorder_opts p = {.interval_ms = 10, .pids = pids, .npids = 2};
+    assert_int_equal(kscope_recorder_start(&p, &r), 0);
+    sleep_ms(30);
+    kscope_recorder_stop(r);
+    assert_int_equal(kscope_recorder_read(r, 0, &s), 0);
+    assert_false(s.gpu[0].has & KSCOPE_GPU_HAS_PROCESS);
+    assert_true(s.gpu[0].process_bytes == 0);
+    kscope_recorder_free(r);
+
+    /* Without processes to follow there is nothing to report. */
+    kscope_recorder_opts q = {.interval_ms = 10};
+    assert_int_equal(kscope_recorder_start(&q, &r), 0);
+    sleep_ms(30);
+    kscope_recorder_stop(r);
+    assert_int_equal(kscope_recorder_read(r, 0, &s), 0);
+    assert_false(s.gpu[0].has & KSCOPE_GPU_HAS_PROCESS);
+    kscope_recorder_free(r);
+}
+
 /* A GPU that stops answering empties its record; sampling goes on. */
 static void lost_gpu_keeps_sampling(void **state)
 {
@@ -318,6 +358,7 @@ int main(void)
         cmocka_unit_test(init_is_reference_counted),
         cmocka_unit_test(throttle_names),
         cmocka_unit_test(recorder_gpu_tracks),
+        cmocka_unit_test(recorder_process_memory),
         cmocka_unit_test(lost_gpu_keeps_sampling),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -45,7 +45,8 @@ const char cmd_monitor_help[] =
     "\n"
     "Without -o, or when standard output is a terminal, a table is printed as\n"
     "samples arrive. CPU %% is of one core, summed over the processes. A metric a\n"
-    "GPU does not report is an empty CSV cell or a JSON null. Without NVML the\n"
+    "GPU does not report is an empty CSV cell or a JSON null. process_used_bytes\n"
+    "is the GPU memory of the processes followed. Without NVML the\n"
     "GPU columns are left out, with one message, and the CPU part still runs.\n";
 
 typedef enum { OUT_NONE, OUT_CSV, OUT_JSONL } out_format;
@@ -196,8 +197,8 @@ static void table_header(FILE *f, int ngpu)
 {
     fprintf(f, "%9s %7s %9s %5s", "time_s", "cpu_%", "rss_MiB", "thr");
     for (int d = 0; d < ngpu; d++)
-        fprintf(f, " | nv%d %4s %9s %5s %6s %4s %s", d, "gpu%", "used_MiB", "sm", "W", "C",
-                "throttle");
+        fprintf(f, " | nv%d %4s %9s %9s %5s %6s %4s %s", d, "gpu%", "used_MiB", "proc_MiB", "sm",
+                "W", "C", "throttle");
     fputc('\n', f);
 }
 
@@ -226,6 +227,7 @@ static void table_row(monitor_state *m, const kscope_sample *s, double t)
         fprintf(f, " | nv%u", d);
         cell(f, g->has & KSCOPE_GPU_HAS_UTIL, " %*.0f", g->gpu_usage_percent, 4);
         cell(f, g->has & KSCOPE_GPU_HAS_MEMORY, " %*.0f", mib(g->used_bytes), 9);
+        cell(f, g->has & KSCOPE_GPU_HAS_PROCESS, " %*.0f", mib(g->process_bytes), 9);
         cell(f, g->has & KSCOPE_GPU_HAS_CORE_CLOCK, " %*.0f", g->core_mhz, 5);
         cell(f, g->has & KSCOPE_GPU_HAS_POWER, " %*.1f", g->power_mw / 1000.0, 6);
         cell(f, g->has & KSCOPE_GPU_HAS_TEMPERATURE, " %*.0f", g->temperature_c, 4);
@@ -241,7 +243,8 @@ static const char *const csv_gpu_fields[] = {"gpu_usage_percent", "memory_activi
                                              "core_mhz",          "core_max_mhz",
                                              "mem_mhz",           "mem_max_mhz",
                                              "power_w",           "temperature_c",
-                                             "throttle_reasons",  "hardware_throttled"};
+                                             "throttle_reasons",  "hardware_throttled",
+                                             "process_used_bytes"};
 
 static void csv_header(FILE *f, int ngpu)
 {
@@ -286,6 +289,7 @@ static void csv_gpu(FILE *f, const kscope_gpu_stats *g)
     } else {
         fputs(",,", f);
     }
+    csv_num(f, h & KSCOPE_GPU_HAS_PROCESS, (double)g->process_bytes);
 }
 
 static void csv_row(FILE *f, const kscope_sample *s, double t)
@@ -338,6 +342,7 @@ static void json_gpu(FILE *f, const kscope_gpu_stats *g)
     json_num(f, "free_bytes", h & KSCOPE_GPU_HAS_MEMORY, (double)g->free_bytes, 1);
     json_num(f, "used_bytes", h & KSCOPE_GPU_HAS_MEMORY, (double)g->used_bytes, 1);
     json_num(f, "reserved_bytes", h & KSCOPE_GPU_HAS_RESERVED, (double)g->reserved_bytes, 1);
+    json_num(f, "process_used_bytes", h & KSCOPE_GPU_HAS_PROCESS, (double)g->process_bytes, 1);
     fputs("},\"utilization\":{", f);
     json_num(f, "gpu_usage_percent", h & KSCOPE_GPU_HAS_UTIL, g->gpu_usage_percent, 0);
     json_num(f, "memory_activity_percent", h & KSCOPE_GPU_HAS_MEM_ACTIVITY,

@@ -36,4 +36,11 @@ int kscope__diag_chrome_counters(FILE *f, uint64_t t0_ns, uint64_t t1_ns, uint64
 size_t kscope__diag_summary(uint64_t t0_ns, uint64_t t1_ns,
                             void (*emit)(const char *name, double value, void *arg), void *arg);
 
+/* GPU memory used on `device` by any of pids[0..n), into *bytes (0 when
+ * none runs there). KSCOPE_ENOTSUP when the driver does not say. */
+int kscope__gpu_pids_memory(uint32_t device, const int *pids, size_t n, uint64_t *bytes);
+
+/* Whether the loaded NVML can list a device's processes at all. */
+int kscope__gpu_has_process_query(void);
+
 #endif /* KSCOPE_DIAG_H */

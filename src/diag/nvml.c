@@ -6,6 +6,7 @@
  * not support leaves its bit out of kscope_gpu_stats.has; only a bad index
  * or a lost GPU is an error, so a recorder never stops over one field.
  */
+#include "diag/diag.h"
 #include "kscope-internal.h"
 
 #include <dlfcn.h>
@@ -307,11 +308,21 @@ int kscope_gpu_get_stats(uint32_t device, kscope_gpu_stats *out)
     return 0;
 }
 
-int kscope_gpu_process_memory(uint32_t device, int pid, uint64_t *bytes)
+static int has_pid(const int *pids, size_t n, unsigned int pid)
 {
-    if (!bytes || pid <= 0)
-        return kscope__fail(KSCOPE_EINVAL, "kscope_gpu_process_memory: bad pid %d or no output",
-                            pid);
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned int)pids[i] == pid)
+            return 1;
+    return 0;
+}
+
+int kscope__gpu_has_process_query(void)
+{
+    return nv.refs > 0 && nv.get_processes != NULL;
+}
+
+int kscope__gpu_pids_memory(uint32_t device, const int *pids, size_t n, uint64_t *bytes)
+{
     int err = 0;
     nvml_device h = device_handle(device, &err);
     if (!h)
@@ -319,25 +330,33 @@ int kscope_gpu_process_memory(uint32_t device, int pid, uint64_t *bytes)
     if (!nv.get_processes)
         return kscope__fail(KSCOPE_ENOTSUP, "NVML has no per-process memory query");
     nvml_process_info info[256];
-    unsigned int n = sizeof info / sizeof info[0];
-    nvml_ret r = nv.get_processes(h, &n, info);
+    unsigned int count = sizeof info / sizeof info[0];
+    nvml_ret r = nv.get_processes(h, &count, info);
     if (r == NVML_ERROR_INSUFFICIENT_SIZE)
         return kscope__fail(KSCOPE_ENOTSUP, "GPU %u runs more than 256 processes", device);
     if (r != NVML_SUCCESS)
         return kscope__fail(KSCOPE_ENOTSUP, "GPU %u: cannot list its processes: %s", device,
                             nvml_error(r));
     uint64_t total = 0;
-    for (unsigned int i = 0; i < n; i++) {
-        if ((int)info[i].pid != pid)
+    for (unsigned int i = 0; i < count; i++) {
+        if (!has_pid(pids, n, info[i].pid))
             continue;
         if (info[i].used_gpu_memory == NVML_VALUE_NOT_AVAILABLE)
             return kscope__fail(KSCOPE_ENOTSUP,
-                                "GPU %u does not report process %d's memory (not permitted)",
-                                device, pid);
+                                "GPU %u does not report process %u's memory (not permitted)",
+                                device, info[i].pid);
         total += info[i].used_gpu_memory;
     }
     *bytes = total;
     return 0;
+}
+
+int kscope_gpu_process_memory(uint32_t device, int pid, uint64_t *bytes)
+{
+    if (!bytes || pid <= 0)
+        return kscope__fail(KSCOPE_EINVAL, "kscope_gpu_process_memory: bad pid %d or no output",
+                            pid);
+    return kscope__gpu_pids_memory(device, &pid, 1, bytes);
 }
 
 /* MAX's vocabulary, in bit order. */

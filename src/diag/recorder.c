@@ -36,7 +36,7 @@ struct kscope_recorder {
     int ngpu;
     int gpu_ref; /* holds a kscope_gpu_init reference */
     size_t npids;
-    int *pids;
+    int *pids, *alive_pids;
     kscope_cpu_reading *prev;
     unsigned char *gone;
     void (*on_sample)(const kscope_sample *, void *);
@@ -161,6 +161,21 @@ static void sample_cpu(kscope_recorder *r, kscope_sample *s)
     s->cpu_percent = s->user_percent + s->system_percent;
 }
 
+/* GPU memory of the followed processes that still run, on one device. */
+static void sample_process_memory(kscope_recorder *r, kscope_gpu_stats *g)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->npids; i++)
+        if (!r->gone[i])
+            r->alive_pids[n++] = r->pids[i];
+    if (n == 0 || !kscope__gpu_has_process_query())
+        return;
+    if (kscope__gpu_pids_memory(g->device, r->alive_pids, n, &g->process_bytes) == 0)
+        g->has |= KSCOPE_GPU_HAS_PROCESS;
+    else
+        g->process_bytes = 0;
+}
+
 static void sample_gpus(kscope_recorder *r, kscope_sample *s)
 {
     s->ngpu = (uint32_t)r->ngpu;
@@ -170,7 +185,9 @@ static void sample_gpus(kscope_recorder *r, kscope_sample *s)
             kscope__warn_once("recorder-gpu", "recorder: %s", kscope_last_error());
             memset(&s->gpu[d], 0, sizeof s->gpu[d]);
             s->gpu[d].device = (uint32_t)d;
+            continue;
         }
+        sample_process_memory(r, &s->gpu[d]);
     }
 }
 
@@ -222,9 +239,10 @@ static int follow_pids(kscope_recorder *r, const int *pids, size_t n)
     if (n == 0)
         return 0;
     r->pids = malloc(n * sizeof *r->pids);
+    r->alive_pids = malloc(n * sizeof *r->alive_pids);
     r->prev = calloc(n, sizeof *r->prev);
     r->gone = calloc(n, 1);
-    if (!r->pids || !r->prev || !r->gone)
+    if (!r->pids || !r->alive_pids || !r->prev || !r->gone)
         return kscope__fail(KSCOPE_ENOMEM, "out of memory starting the recorder");
     for (size_t i = 0; i < n; i++) {
         r->pids[i] = pids[i];
@@ -259,6 +277,7 @@ static void recorder_release(kscope_recorder *r)
     pthread_mutex_destroy(&r->lock);
     pthread_cond_destroy(&r->wake);
     free(r->pids);
+    free(r->alive_pids);
     free(r->prev);
     free(r->gone);
     free(r->ring);

@@ -36,6 +36,12 @@ dev = max(rise, key=rise.get)
 check(rise[dev] >= 8 * GIB,
       "memory used rising with an 8 GiB allocation: %s rose %.2f GiB" % (dev, rise[dev] / GIB))
 
+proc = [r["gpus"][dev]["memory"].get("process_used_bytes") for r in recs]
+known = [p for p in proc if p is not None]
+check(bool(known) and max(known) >= 8 * GIB,
+      "GPU memory of the monitored command: max %s over %d/%d samples reported" % (
+          "%.2f GiB" % (max(known) / GIB) if known else "-", len(known), len(proc)))
+
 util = [r["gpus"][dev]["utilization"]["gpu_usage_percent"] for r in recs]
 busy = [u for u in util if u is not None and u > 90]
 check(len(busy) >= 60,
