@@ -236,7 +236,7 @@ int kscope__read_hatchet_msgpack(const char *buf, size_t len, kscope__ptree **ou
                                  size_t errlen)
 {
     *out = NULL;
-    struct kscope__mp_context *ctx = malloc(sizeof *ctx);
+    struct kscope__mp_context *ctx = calloc(1, sizeof *ctx);
     kscope__hjson *h = kscope__hjson_new();
     int rc = 0;
     if (!ctx || !h) {
