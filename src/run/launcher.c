@@ -40,7 +40,7 @@ typedef struct run_state {
     _Atomic int used_cuda; /* the driver called InitializeInjection */
     int want_gpu;          /* the backend was not set to "none" */
     char gpu_reason[256];  /* why GPU capture did not start */
-    char base[4096];       /* reserved output path, no extension */
+    char base[4096];       /* output path without extension */
     const char *manifest;
     kscope__run_ident ident;
     uint64_t start_ns;
@@ -52,7 +52,6 @@ typedef struct run_state {
     double delay_s, duration_s;
     /* watcher */
     int pipe_fd[2];
-    int watcher_up;
     struct sigaction old_action[NSIGNALS];
 } run_state;
 
@@ -322,7 +321,6 @@ static int start_watcher(void)
         return -1;
     }
     pthread_detach(th);
-    R.watcher_up = 1;
     return 0;
 }
 
@@ -449,7 +447,6 @@ static void after_fork_child(void)
         close(R.pipe_fd[1]);
         R.pipe_fd[0] = R.pipe_fd[1] = -1;
     }
-    R.watcher_up = 0;
     if (kscope__launcher_fork_child() < 0) {
         report_error("cannot profile the forked child", KSCOPE_ESTATE);
         R.finished = 1;
