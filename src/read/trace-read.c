@@ -354,7 +354,7 @@ static int add_arg(tjson *p, const char *s, size_t l)
 {
     tevent *e = &p->ev;
     double d;
-    int64_t i;
+    int64_t i = 0;
     int is_int;
     if (!number_value(p, s, l, &d, &i, &is_int) || p->keylen == 0 || has_control(p->key, p->keylen))
         return 1; /* an arg we cannot use is not an error */
