@@ -5,7 +5,8 @@
 # Usage (repository root, on the GPU machine, with .deps/ carried along;
 # fill .deps/ first with tools/device-deps.sh where apt works):
 #     OUT=/some/folder bash tools/gpu-run.sh [all|test|bench|gpu]
-# all: every step; test: steps 1-4; bench: 1, 2, 5; gpu: 1, 2, 4, 5 (no ctest).
+# all: every step; test: steps 1-4; bench: 1, 2, 5; gpu: 1, 2, 4, 5 (no ctest);
+# gputest: 1, 2, 4 (the GPU tests alone).
 #
 # Steps:
 #   1. unpack .deps/*.deb (msgpack-c, yajl, cmocka, pkgconf) with dpkg -x
@@ -97,6 +98,7 @@ fi
 gpu_fail=0
 if [ "$what" != bench ]; then
     rm -rf "$work" && mkdir -p "$work"
+    nvidia-smi -L 2>&1 | sed 's/^/gpu: /' | tee -a "$summary"
     : >"$out/gpu-tests.log"
     for t in "$root"/test/gpu/${GPU_TESTS:-*}.sh; do
         name=$(basename "$t" .sh)
@@ -114,7 +116,7 @@ if [ "$what" != bench ]; then
 fi
 
 # --------------------------------------------------------- 5. benchmarks
-if [ "$what" != test ]; then
+if [ "$what" != test ] && [ "$what" != gputest ]; then
     # Host annotation cost from C (no GPU involved; this machine's CPU).
     note ""
     note "scope cost from C (bench_scope):"
@@ -147,6 +149,12 @@ if [ "$what" != test ]; then
                 "$m" "$launches" 2>>"$out/bench.log" | sed 's/^/torch_/' >>"$out/bench.log"
         done
     done
+    # What `kscope run` costs a torch program, next to Proton's launcher.
+    KSCOPE_BINARY_DIR=$build REPS=${RUN_REPS:-3} timeout 240 bash "$root/bench/gpu/run_bench.sh" \
+        >"$out/run_bench.log" 2>&1
+    note ""
+    note "kscope run on a torch loop (bench/gpu/run_bench.sh):"
+    tail -n 12 "$out/run_bench.log" | tee -a "$summary"
     python3 - "$out/bench.log" "$launches" <<'PY' | tee -a "$summary"
 import statistics, sys
 rows = {}
