@@ -91,6 +91,12 @@ expect_rc 143 "command killed by SIGTERM gives 128+15" "$KS" monitor --no-gpu --
 expect_rc 127 "command that cannot run" "$KS" monitor --no-gpu -- /nonexistent/program
 expect_err "cannot run '/nonexistent/program'" "says the command cannot run"
 
+# A closed standard output ends the table, not the run.
+"$KS" monitor --no-gpu --interval 10 -- sh -c 'sleep 0.5; exit 5' 2>/dev/null | head -1 >/dev/null
+rc=${PIPESTATUS[0]}
+[ "$rc" -eq 5 ] && ok "stdout closed early: still the command's status" ||
+    fail "stdout closed early: exit $rc, expected 5"
+
 # Following processes ends when they all exit.
 sleep 0.4 &
 short=$!

@@ -234,7 +234,8 @@ static void table_row(monitor_state *m, const kscope_sample *s, double t)
         fprintf(f, " %s", g->has & KSCOPE_GPU_HAS_THROTTLE ? (*reasons ? reasons : "none") : "-");
     }
     fputc('\n', f);
-    fflush(f);
+    if (fflush(f) != 0 || ferror(f))
+        m->table = 0; /* the reader went away (a closed pipe): files go on */
 }
 
 static const char *const csv_gpu_fields[] = {"gpu_usage_percent", "memory_activity_percent",
@@ -434,7 +435,8 @@ static pid_t fork_command(char **command, int *gate)
         while (read(fds[0], &byte, 1) < 0 && errno == EINTR)
             ;
         close(fds[0]);
-        signal(SIGINT, SIG_DFL); /* monitor ignores it; the command must not */
+        signal(SIGINT, SIG_DFL); /* monitor ignores these; the command must not */
+        signal(SIGPIPE, SIG_DFL);
         execvp(command[0], command);
         fprintf(stderr, "kscope monitor: cannot run '%s': %s\n", command[0], strerror(errno));
         _exit(127);
@@ -564,6 +566,8 @@ static void install_signals(int with_command)
     if (with_command)
         sa.sa_handler = SIG_IGN;
     sigaction(SIGINT, &sa, NULL);
+    sa.sa_handler = SIG_IGN; /* a closed stdout ends the table, not the run */
+    sigaction(SIGPIPE, &sa, NULL);
 }
 
 static int run_monitor(monitor_opts *o)
