@@ -345,6 +345,21 @@ static void test_nvtx_ranges(void **state)
     assert_int_equal(pop(), 0);
     assert_int_equal(kscope_depth(), d0);
 
+    /* A library's range left open inside a program's range, and a start/end
+     * range still open there, are closed when the program's range ends. */
+    push("step");
+    assert_int_equal(dpush(dom, &attrs), 0);
+    uint64_t z = start("z");
+    assert_int_equal(kscope_depth(), d0 + 3);
+    assert_int_equal(pop(), 0);
+    assert_int_equal(kscope_depth(), d0);
+    assert_int_equal(dpop(dom), -1); /* its late pop finds nothing open */
+    end(z);                          /* and its late end changes nothing */
+    assert_int_equal(kscope_depth(), d0);
+    push("next");
+    assert_int_equal(kscope_depth(), d0 + 1);
+    assert_int_equal(pop(), 0);
+
     char *json = NULL;
     size_t len = 0;
     assert_int_equal(kscope_data(sid, "hatchet", &json, &len), 0);

@@ -117,10 +117,16 @@ typedef struct open_range {
     int ended;
 } open_range;
 
+#define CLOSED_IDS 16
+
 typedef struct nvtx_thread {
     open_range r[OPEN_MAX];
     int n;
     int overflow; /* pushes beyond OPEN_MAX still to be popped */
+    /* Start/end ranges closed early by an enclosing pop (see range_pop):
+     * their own end, when it comes, has nothing left to do. */
+    nvtx_range_id closed[CLOSED_IDS];
+    unsigned nclosed;
 } nvtx_thread;
 
 static __thread nvtx_thread tls_nvtx;
@@ -231,6 +237,23 @@ static int range_push(nvtx_domain dom, const char *name, uint32_t color)
     return level;
 }
 
+/* Ranges opened inside entry i and still open when i is popped. NVTX keeps
+ * one stack per domain and lets start/end ranges overlap freely, but a
+ * calling-context tree needs nesting: a range of another domain (say a
+ * library's, left open by a call that never pops it) or a start/end range
+ * still open when an enclosing push/pop range ends is closed there, so the
+ * enclosing scope ends when the program says it does. */
+static void close_inner(nvtx_thread *t, int i)
+{
+    for (int j = t->n - 1; j > i; j--) {
+        if (t->r[j].ended)
+            continue;
+        t->r[j].ended = 1;
+        if (t->r[j].id)
+            t->closed[t->nclosed++ % CLOSED_IDS] = t->r[j].id;
+    }
+}
+
 static int range_pop(nvtx_domain dom)
 {
     nvtx_thread *t = &tls_nvtx;
@@ -242,11 +265,20 @@ static int range_pop(nvtx_domain dom)
     for (int i = t->n - 1; i >= 0; i--) {
         if (t->r[i].domain == dom && !t->r[i].id && !t->r[i].ended) {
             t->r[i].ended = 1;
+            close_inner(t, i);
             sweep(t);
             return domain_level(t, dom);
         }
     }
     return -1;
+}
+
+static int closed_early(const nvtx_thread *t, nvtx_range_id id)
+{
+    for (unsigned k = 0; k < CLOSED_IDS && k < t->nclosed; k++)
+        if (t->closed[k] == id)
+            return 1;
+    return 0;
 }
 
 static nvtx_range_id range_start(nvtx_domain dom, const char *name, uint32_t color)
@@ -267,6 +299,8 @@ static void range_end(nvtx_range_id id)
             return;
         }
     }
+    if (closed_early(t, id))
+        return;
     /* Another thread's range: leave the end for it to collect. */
     for (int k = 0; k < CROSS_ENDS; k++) {
         nvtx_range_id empty = 0;
