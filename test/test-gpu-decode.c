@@ -516,31 +516,6 @@ static void test_metadata_invalid(void **state)
     assert_int_equal(kscope__gpu_meta_copy(NULL, &g), KSCOPE_EINVAL);
 }
 
-/* ------------------------------------------------------------ API choice */
-
-static void test_api_selection(void **state)
-{
-    (void)state;
-    const char *yes[] = {"cudaLaunchKernel_v7000", "cudaLaunchKernelExC_v11060",
-                         "cudaGraphLaunch_v10000", "cudaMemcpyAsync_v3020",
-                         "cudaMemsetAsync_v3020",  "cuLaunchKernel",
-                         "cuLaunchKernelEx",       "cuGraphLaunch",
-                         "cuMemcpyHtoDAsync_v2",   "cuMemsetD8_v2"};
-    const char *no[] = {"cudaGetDevice_v3020",
-                        "cudaStreamSynchronize_v3020",
-                        "cuCtxSynchronize",
-                        "cuKernelGetName",
-                        "cudaMalloc_v3020",
-                        "cuMemAlloc_v2",
-                        "",
-                        "cudaLaunc"};
-    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
-        assert_true(kscope__gpu_api_selected(yes[i]));
-    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
-        assert_false(kscope__gpu_api_selected(no[i]));
-    assert_false(kscope__gpu_api_selected(NULL));
-}
-
 /* ------------------------------------------------------------ demangling */
 
 static void test_demangle(void **state)
@@ -604,7 +579,6 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_metadata_slot_reuse, setup, teardown),
         cmocka_unit_test(test_metadata_copy_is_deep),
         cmocka_unit_test(test_metadata_invalid),
-        cmocka_unit_test(test_api_selection),
         cmocka_unit_test(test_demangle),
         cmocka_unit_test(test_demangle_cached_by_pointer),
     };

@@ -131,7 +131,7 @@ if [ "$what" != test ] && [ "$what" != gputest ]; then
         -L/usr/local/cuda/lib64 -lcupti -lcuda -Xlinker -rpath,/usr/local/cuda/lib64 >>"$out/bench.log" 2>&1
     echo "== cupti_probe" >>"$out/bench.log"
     timeout 60 "$bench_bin/cupti_probe" >>"$out/bench.log" 2>&1
-    modes="none floor floor_ext floor_rt floor_sel tree trace tree_scoped tree_sel trace_sel"
+    modes="none floor floor_ext floor_rt tree trace tree_scoped"
     for r in $(seq "$reps"); do
         for m in $modes; do
             "$bench_bin/launch_bench" "$m" "$launches" "$bench_bin" >>"$out/bench.log" 2>&1
@@ -140,7 +140,7 @@ if [ "$what" != test ] && [ "$what" != gputest ]; then
     for n in 1000 1000000; do
         "$bench_bin/launch_bench" tree "$n" "$bench_bin" >>"$out/bench.log" 2>&1
     done
-    tmodes="none kscope kscope_trace kscope_sel kscope_trace_sel proton torch_profiler"
+    tmodes="none kscope kscope_trace proton torch_profiler"
     for r in $(seq "${TORCH_REPS:-3}"); do
         for m in $tmodes; do
             # preloaded: torch's libraries use up the static TLS that a
@@ -187,11 +187,10 @@ def table(title, modes, base, floor):
         vm = f"{low[m] / low[floor]:.3f}" if floor in low else "-"
         print(f"{m:<22}{med[m]:>10.3f}{low[m]:>8.3f}{len(rows[m]):>5}{vn:>9}{vf:>9}{vm:>14}")
 table(f"C loop of {n_main} empty kernels (median of runs)",
-      ["none", "floor", "floor_ext", "floor_rt", "floor_sel", "tree", "trace", "tree_scoped",
-       "tree_sel", "trace_sel"], "none", "floor")
+      ["none", "floor", "floor_ext", "floor_rt", "tree", "trace", "tree_scoped"], "none", "floor")
 table(f"torch loop of {n_main} x.add_(1)",
-      ["torch_none", "torch_kscope", "torch_kscope_trace", "torch_kscope_sel",
-       "torch_kscope_trace_sel", "torch_proton", "torch_torch_profiler"],
+      ["torch_none", "torch_kscope", "torch_kscope_trace", "torch_proton",
+       "torch_torch_profiler"],
       "torch_none", None)
 if mem:
     print("\nkscope tree peak RSS: " + ", ".join(f"{n} launches {kb / 1024:.1f} MiB" for n, kb in sorted(mem.items())))

@@ -10,12 +10,9 @@
  *              RUNTIME, DRIVER and EXTERNAL_CORRELATION records, one id
  *              pushed
  *   floor_rt   the same without DRIVER records (what they cost)
- *   floor_sel  the floor plus EXTERNAL_CORRELATION and API records of the
- *              launch, copy and set calls only (KSCOPE_CUPTI_API=launch)
  *   tree       kscope, tree session, the loop inside one scope
  *   trace      kscope, trace session, the loop inside one scope
  *   tree_scoped kscope tree, a scope around every launch
- *   tree_sel, trace_sel  kscope tree / trace with KSCOPE_CUPTI_API=launch
  *
  * Prints one line: mode, launches, microseconds per launch (loop plus the
  * final synchronise, divided by launches), peak RSS in KiB, records seen
@@ -93,29 +90,6 @@ static void floor_start(int with_ext, int with_driver)
     }
 }
 
-/* API records for launches, copies and sets only (as KSCOPE_CUPTI_API=launch). */
-static void floor_select_apis(void)
-{
-    static const char *prefixes[] = {"cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset",
-                                     "cuLaunch",   "cuGraphLaunch",   "cuMemcpy",   "cuMemset"};
-    CUpti_CallbackDomain domains[] = {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API};
-    for (int d = 0; d < 2; d++)
-        for (uint32_t cbid = 1; cbid < 4096; cbid++) {
-            const char *name = NULL;
-            if (cuptiGetCallbackName(domains[d], cbid, &name) != CUPTI_SUCCESS || !name)
-                continue;
-            for (int p = 0; p < 8; p++)
-                if (!strncmp(name, prefixes[p], strlen(prefixes[p]))) {
-                    if (d == 0)
-                        cuptiActivityEnableRuntimeApi(cbid, 1);
-                    else
-                        cuptiActivityEnableDriverApi(cbid, 1);
-                }
-        }
-    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
-    cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, 1);
-}
-
 static void floor_stop(void)
 {
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -138,17 +112,12 @@ int main(int argc, char **argv)
 
     int session = -1;
     int kscope_mode = !strcmp(mode, "tree") || !strcmp(mode, "trace") ||
-                      !strcmp(mode, "tree_scoped") || !strcmp(mode, "tree_sel") ||
-                      !strcmp(mode, "trace_sel");
+                      !strcmp(mode, "tree_scoped");
     int floor_mode = !strcmp(mode, "floor") || !strcmp(mode, "floor_ext") ||
-                     !strcmp(mode, "floor_rt") || !strcmp(mode, "floor_sel");
-    if (!strcmp(mode, "tree_sel") || !strcmp(mode, "trace_sel"))
-        setenv("KSCOPE_CUPTI_API", "launch", 1);
+                     !strcmp(mode, "floor_rt");
     if (floor_mode) {
         int ext = !strcmp(mode, "floor_ext") || !strcmp(mode, "floor_rt");
         floor_start(ext, !strcmp(mode, "floor_ext"));
-        if (!strcmp(mode, "floor_sel"))
-            floor_select_apis();
     } else if (kscope_mode) {
         kscope_session_opts o;
         memset(&o, 0, sizeof o);

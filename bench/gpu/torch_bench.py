@@ -2,8 +2,7 @@
 """torch_bench.py MODE [N] - per-launch cost of N `x.add_(1)` on one element.
 
 MODE: none | kscope (libkscope through ctypes, a tree session, the loop in
-one scope) | kscope_trace | kscope_sel, kscope_trace_sel (the same with
-KSCOPE_CUPTI_API=launch) | proton (triton.profiler) | torch_profiler.
+one scope) | kscope_trace | proton (triton.profiler) | torch_profiler.
 One mode per process (one CUPTI subscriber per process); tools/gpu-run.sh
 alternates them. Prints: mode, N, microseconds per launch.
 """
@@ -38,9 +37,7 @@ def loop():
     return time.perf_counter() - t0
 
 
-if mode in ("kscope", "kscope_trace", "kscope_sel", "kscope_trace_sel"):
-    if mode.endswith("_sel"):
-        os.environ["KSCOPE_CUPTI_API"] = "launch"
+if mode in ("kscope", "kscope_trace"):
     lib = ctypes.CDLL(os.environ["KSCOPE_LIB"])
     lib.kscope_last_error.restype = ctypes.c_char_p
     data = b"trace" if mode.startswith("kscope_trace") else b"tree"

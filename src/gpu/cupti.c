@@ -20,10 +20,6 @@
  * then the runtime's and driver's launch callbacks are enabled (and stay enabled until
  * the backend stops) to tie the metadata to the next launch on its thread.
  *
- * KSCOPE_CUPTI_API=launch asks CUPTI for API records of the calls that put
- * work on a GPU only (launches, copies, sets), instead of every runtime
- * and driver call: fewer records for programs that make many other calls.
- *
  * KSCOPE_CUPTI_DEBUG=1 prints one line per activity buffer (records, how
  * many were attributed, how many wait for their launch record).
  *
@@ -68,10 +64,6 @@ typedef struct cupti_api {
     CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
                                    CUpti_CallbackId);
     CUptiResult (*result_string)(CUptiResult, const char **);
-    /* optional: KSCOPE_CUPTI_API=launch */
-    CUptiResult (*callback_name)(CUpti_CallbackDomain, uint32_t, const char **);
-    CUptiResult (*enable_runtime_api)(CUpti_CallbackId, uint8_t);
-    CUptiResult (*enable_driver_api)(CUpti_CallbackId, uint8_t);
 } cupti_api;
 
 typedef struct driver_api {
@@ -119,11 +111,6 @@ static __thread kscope__gpu_meta *tl_meta;
 /* This thread's CUPTI id -> OS id pair was noted (tidmap.c). */
 static __thread int tl_tid_noted;
 static int debug; /* KSCOPE_CUPTI_DEBUG=1: one stderr line per buffer */
-/* KSCOPE_CUPTI_API=launch: API records for launches, copies, sets only. */
-static int launch_apis_only;
-static size_t n_kinds; /* kinds[] enabled */
-
-/* The last two (all API records) are left out with KSCOPE_CUPTI_API=launch. */
 static const CUpti_ActivityKind kinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
     CUPTI_ACTIVITY_KIND_MEMCPY,
@@ -275,9 +262,6 @@ static int load_cupti(void)
     if (missing)
         return load_fail(KSCOPE_ENOCUPTI,
                          "CUPTI library lacks %s (CUPTI from CUDA 12 or later is needed)", missing);
-    *(void **)&cu.callback_name = dlsym(lib, "cuptiGetCallbackName");
-    *(void **)&cu.enable_runtime_api = dlsym(lib, "cuptiActivityEnableRuntimeApi");
-    *(void **)&cu.enable_driver_api = dlsym(lib, "cuptiActivityEnableDriverApi");
     return 0;
 }
 
@@ -509,49 +493,6 @@ static void disable_kinds(size_t n)
         cu.activity_disable(kinds[i]);
 }
 
-/* Turn API records on or off for the calls that put work on a GPU (the
- * only ones whose external correlation matters). Cheaper than all API
- * records: a program makes many other calls. Returns how many. */
-static int select_apis(uint8_t enable)
-{
-    static const CUpti_CallbackDomain domains[] = {CUPTI_CB_DOMAIN_RUNTIME_API,
-                                                   CUPTI_CB_DOMAIN_DRIVER_API};
-    int n = 0;
-    for (size_t d = 0; d < N_OF(domains); d++) {
-        for (uint32_t cbid = 1; cbid < 4096; cbid++) {
-            const char *name = NULL;
-            if (cu.callback_name(domains[d], cbid, &name) != CUPTI_SUCCESS ||
-                !kscope__gpu_api_selected(name))
-                continue;
-            CUptiResult rc = domains[d] == CUPTI_CB_DOMAIN_RUNTIME_API
-                                 ? cu.enable_runtime_api(cbid, enable)
-                                 : cu.enable_driver_api(cbid, enable);
-            n += rc == CUPTI_SUCCESS;
-        }
-    }
-    return n;
-}
-
-/* KSCOPE_CUPTI_API: "all" (default) or "launch". */
-static void read_api_choice(void)
-{
-    const char *v = getenv("KSCOPE_CUPTI_API");
-    launch_apis_only = 0;
-    if (!v || !*v || !strcmp(v, "all"))
-        return;
-    if (strcmp(v, "launch") != 0) {
-        kscope__warn_once("cupti-api", "KSCOPE_CUPTI_API=%s is not 'all' or 'launch'; using all",
-                          v);
-        return;
-    }
-    if (!cu.callback_name || !cu.enable_runtime_api || !cu.enable_driver_api) {
-        kscope__warn_once("cupti-api", "KSCOPE_CUPTI_API=launch needs a CUPTI with "
-                                       "cuptiActivityEnableRuntimeApi; using all");
-        return;
-    }
-    launch_apis_only = 1;
-}
-
 static int subscribe(void)
 {
     CUptiResult rc = cu.subscribe(&subscriber, on_callback, NULL);
@@ -576,20 +517,13 @@ static int enable_activity(void)
     if (rc != CUPTI_SUCCESS)
         return kscope__fail(KSCOPE_ENOCUPTI, "cuptiActivityRegisterCallbacks failed: %s",
                             cupti_error(rc));
-    read_api_choice();
-    n_kinds = launch_apis_only ? N_OF(kinds) - 2 : N_OF(kinds);
-    for (size_t i = 0; i < n_kinds; i++) {
+    for (size_t i = 0; i < N_OF(kinds); i++) {
         rc = cu.activity_enable(kinds[i]);
         if (rc != CUPTI_SUCCESS) {
             disable_kinds(i);
             return kscope__fail(KSCOPE_ENOCUPTI, "cuptiActivityEnable(kind %d) failed: %s",
                                 (int)kinds[i], cupti_error(rc));
         }
-    }
-    if (launch_apis_only && select_apis(1) == 0) {
-        disable_kinds(n_kinds);
-        return kscope__fail(KSCOPE_ENOCUPTI,
-                            "KSCOPE_CUPTI_API=launch: CUPTI enabled no launch API records");
     }
     return 0;
 }
@@ -712,9 +646,7 @@ static void cupti_stop(void)
     pthread_mutex_lock(&state_lock);
     if (started) {
         atomic_store(&kscope__g.gpu_ctx_hooks, 0);
-        disable_kinds(n_kinds);
-        if (launch_apis_only)
-            select_apis(0);
+        disable_kinds(N_OF(kinds));
         cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         pthread_mutex_lock(&buffer_lock);
         kscope__corr_drain(&corr, 0);

@@ -113,18 +113,6 @@ int kscope__gpu_decode(const CUpti_Activity *rec, kscope__gpu_record *out)
     }
 }
 
-int kscope__gpu_api_selected(const char *name)
-{
-    static const char *prefixes[] = {"cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset",
-                                     "cuLaunch",   "cuGraphLaunch",   "cuMemcpy",   "cuMemset"};
-    if (!name)
-        return 0;
-    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-        if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
-            return 1;
-    return 0;
-}
-
 /* Bytes needed for a copy of `m` laid out after the header. */
 static size_t meta_size(const kscope_launch_meta *m)
 {

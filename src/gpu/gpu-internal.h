@@ -45,13 +45,6 @@ int kscope__gpu_tid_note(uint32_t cupti_id, uint32_t os_tid);
 /* The OS thread id noted for `cupti_id`, 0 when none was. */
 uint32_t kscope__gpu_tid_lookup(uint32_t cupti_id);
 
-/* ------------------------------------------------------------ API choice */
-
-/* Whether an API (CUPTI's callback name, e.g. "cudaLaunchKernel_v7000" or
- * "cuMemcpyHtoDAsync_v2") can put work on a GPU: launches, graph launches,
- * copies and sets. KSCOPE_CUPTI_API=launch records only those calls. */
-int kscope__gpu_api_selected(const char *name);
-
 /* ------------------------------------------------------ launch metadata */
 
 /* A copy of a kscope_launch_meta in one allocation, waiting for its

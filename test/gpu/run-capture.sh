@@ -3,7 +3,7 @@
 # nvcc against libkscope, runs its scenarios (20,000 empty kernels, busy
 # kernel vs cudaEvent time, two streams, a graph captured before the
 # session, copies, a state, launch metadata, trace flows) and checks the
-# outputs with check_capture.py; then the same with KSCOPE_CUPTI_API=launch.
+# outputs with check_capture.py.
 # Run by tools/gpu-run.sh.
 #
 # Env: KSCOPE_SOURCE_DIR (repo), KSCOPE_BINARY_DIR (build with libkscope.so),
@@ -17,10 +17,3 @@ nvcc -O2 -std=c++17 -arch=native -o "$work/capture" "$src/test/gpu/capture.cu" \
     -I"$src/include" -L"$bin" -lkscope -ldl -Xlinker -rpath,"$bin" || exit 1
 KSCOPE_CUPTI_DEBUG=1 "$work/capture" "$work" || exit 1
 python3 "$src/test/gpu/check_capture.py" "$work"
-rc=$?
-# again with API records for launches, copies and sets only
-mkdir -p "$work/launch-apis"
-echo "== KSCOPE_CUPTI_API=launch"
-KSCOPE_CUPTI_API=launch "$work/capture" "$work/launch-apis" &&
-    python3 "$src/test/gpu/check_capture.py" "$work/launch-apis"
-exit $((rc || $?))
