@@ -395,16 +395,39 @@ static void pop_ctx(void)
 
 /* ------------------------------------------------------ launch callbacks */
 
+/* Defined by kscope run (src/run/capture.c); absent where src/run is not
+ * linked in, as in the Python extension. */
+extern void kscope__run_profiler_api(int starting) __attribute__((weak));
+
+/* cuProfilerStart/Stop reach the driver from every cudart, the static one
+ * too (whose cudaProfilerStart no preload can wrap): recording starts when
+ * Start returns and stops when Stop is called. */
+static int profiler_api_callback(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
+{
+    if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart) {
+        if (cb->callbackSite == CUPTI_API_EXIT && kscope__run_profiler_api)
+            kscope__run_profiler_api(1);
+        return 1;
+    }
+    if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) {
+        if (cb->callbackSite == CUPTI_API_ENTER && kscope__run_profiler_api)
+            kscope__run_profiler_api(0);
+        return 1;
+    }
+    return 0;
+}
+
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *data)
 {
     (void)userdata;
-    (void)cbid;
     if (domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API)
+        return;
+    const CUpti_CallbackData *cb = data;
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API && profiler_api_callback(cbid, cb))
         return;
     /* The outermost launch call takes the metadata: its id is the one its
      * kernels carry. */
-    const CUpti_CallbackData *cb = data;
     kscope__gpu_meta *m = tl_meta;
     if (!m || cb->callbackSite != CUPTI_API_ENTER)
         return;
@@ -573,6 +596,15 @@ static int start_locked(void)
         return rc;
     }
     started = 1;
+    /* kscope run --capture-range=cudaProfilerApi: follow the profiler API
+     * (two callbacks, on calls a program makes a handful of times). */
+    const char *range = getenv("KSCOPE_RUN_CAPTURE");
+    if (range && *range && kscope__run_profiler_api) {
+        cu.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                           CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+        cu.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                           CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+    }
     if (!tl_tid_noted) /* the starting thread's launches get flows too */
         note_thread();
     if (atomic_load(&callbacks_wanted) && (rc = enable_launch_callbacks()) < 0)
