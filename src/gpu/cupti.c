@@ -64,7 +64,6 @@ typedef struct cupti_api {
     CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
                                    CUpti_CallbackId);
     CUptiResult (*result_string)(CUptiResult, const char **);
-    CUptiResult (*finalize)(void); /* optional */
 } cupti_api;
 
 typedef struct driver_api {
@@ -260,7 +259,6 @@ static int load_cupti(void)
     SYM(lib, cu.unsubscribe, "cuptiUnsubscribe");
     SYM(lib, cu.enable_callback, "cuptiEnableCallback");
     SYM(lib, cu.result_string, "cuptiGetResultString");
-    *(void **)&cu.finalize = dlsym(lib, "cuptiFinalize");
     if (missing)
         return load_fail(KSCOPE_ENOCUPTI,
                          "CUPTI library lacks %s (CUPTI from CUDA 12 or later is needed)", missing);
@@ -287,11 +285,8 @@ static void cupti_stop(void);
 /* Stop capture at exit, before the driver tears itself down (this handler
  * is registered after cuInit's, so it runs first); a finalize that comes
  * later (a destructor) then finds everything delivered. */
-static int exiting;
-
 static void stop_at_exit(void)
 {
-    exiting = 1;
     cupti_stop();
 }
 
@@ -689,11 +684,6 @@ static void cupti_stop(void)
         kscope__corr_drain(&corr, 0);
         pthread_mutex_unlock(&buffer_lock);
         cu.unsubscribe(subscriber);
-        /* Detach CUPTI from the process, so that another tool (even one with
-         * its own copy of libcupti, like Proton's) can subscribe after us.
-         * Not while exiting: the driver may be going away. */
-        if (cu.finalize && !exiting)
-            cu.finalize();
         started = 0;
         callbacks_on = 0;
     }
