@@ -1,9 +1,10 @@
 """bench_scope.py - cost of one Python scope (enter + exit), side by side.
 
-Runs in one process, alternating the candidates over several rounds and
-keeping each one's median, so machine noise hits them alike (Proton's
-candidates alternate among themselves after the others, since one process
-holds one CUPTI subscriber):
+Runs in one script, alternating the candidates over several rounds and
+keeping each one's median, so machine noise hits them alike. Proton's
+candidates run in a child process of this script: a process holds one CUPTI
+subscriber, and Proton brings its own libcupti, which cannot attach once
+another copy has been used in the process. Candidates:
   - an empty loop and a no-op Python context manager (the floor),
   - kscope: scope with a session active, with profiling off,
     cpu_timed_scope, enter_scope/exit_scope, a @scope-decorated call,
@@ -61,11 +62,15 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--iters", type=int, default=200_000)
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--proton-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.proton_only:
+        return proton_child(args)
     tmp = tempfile.mkdtemp(prefix="kscope-bench-")
 
     import kscope
 
+    proton_results = run_proton_child(args)
     cases = []  # (label, setup, body, teardown)
 
     cases.append(("empty for loop", None, empty_loop, None))
@@ -114,24 +119,6 @@ def main():
     cases.append(("kscope Trace (MAX), active", ks_start, make_loop(kscope.Trace), ks_stop))
 
     try:
-        import triton.profiler as proton
-
-        pstate = {}
-
-        def p_start():
-            pstate["s"] = proton.start(os.path.join(tmp, "proton"))
-
-        def p_stop():
-            proton.finalize(pstate.pop("s"))
-
-        cases.append(("proton scope, session active", p_start, make_loop(proton.scope), p_stop))
-        cases.append(("proton scope, no session", None, make_loop(proton.scope), None))
-        cases.append(("proton cpu_timed_scope, active", p_start,
-                      make_loop(proton.cpu_timed_scope), p_stop))
-    except Exception as e:  # not installed, or no GPU for its backend
-        print(f"proton: skipped ({type(e).__name__}: {e})")
-
-    try:
         import torch.profiler
 
         cases.append(("torch.profiler.record_function", None,
@@ -139,42 +126,80 @@ def main():
     except Exception as e:
         print(f"torch: skipped ({type(e).__name__}: {e})")
 
-    results = {label: [] for label, *_ in cases}
-    # Proton runs last: only one CUPTI subscriber may exist in a process,
-    # and a tool that keeps its subscription after finalize would stop
-    # kscope's sessions from starting.
-    groups = [[c for c in cases if not c[0].startswith("proton")],
-              [c for c in cases if c[0].startswith("proton")]]
-    for group in groups:
-        for _ in range(args.rounds):
-            for label, setup, body, teardown in group:
-                if label not in results:
-                    continue
-                try:
-                    if setup:
-                        setup()
-                except Exception as e:
-                    print(f"{label}: skipped ({type(e).__name__}: {e})")
-                    del results[label]
-                    continue
-                try:
-                    body(1000)  # warm up
-                    results[label].append(timeit(body, args.iters))
-                finally:
-                    if teardown:
-                        teardown()
-
-    base = statistics.median(results["kscope scope, session active"])
+    results = run_cases(cases, args)
+    medians = {label: statistics.median(v) for label, v in results.items()}
+    medians.update(proton_results)
+    base = medians["kscope scope, session active"]
     print(f"{'candidate':44} {'ns/iter':>9} {'ratio':>7}")
-    for label, *_ in cases:
-        if label not in results:
-            continue
-        med = statistics.median(results[label])
+    for label, med in medians.items():
         print(f"{label:44} {med:9.1f} {med / base:7.2f}")
     with contextlib.suppress(OSError):
         for f in os.listdir(tmp):
             os.remove(os.path.join(tmp, f))
         os.rmdir(tmp)
+
+
+def run_cases(cases, args):
+    """Alternate the candidates over rounds; ns per iteration of each."""
+    results = {label: [] for label, *_ in cases}
+    for _ in range(args.rounds):
+        for label, setup, body, teardown in cases:
+            if label not in results:
+                continue
+            try:
+                if setup:
+                    setup()
+            except Exception as e:
+                print(f"{label}: skipped ({type(e).__name__}: {e})")
+                del results[label]
+                continue
+            try:
+                body(1000)  # warm up
+                results[label].append(timeit(body, args.iters))
+            finally:
+                if teardown:
+                    teardown()
+    return results
+
+
+def proton_child(args):
+    """In the child: Proton's candidates, one "label<TAB>median" line each."""
+    try:
+        import triton.profiler as proton
+    except Exception as e:  # not installed, or no GPU for its backend
+        print(f"skipped\t{type(e).__name__}: {e}")
+        return 0
+    tmp = tempfile.mkdtemp(prefix="kscope-bench-proton-")
+    pstate = {}
+
+    def p_start():
+        pstate["s"] = proton.start(os.path.join(tmp, "proton"))
+
+    def p_stop():
+        proton.finalize(pstate.pop("s"))
+
+    cases = [("proton scope, session active", p_start, make_loop(proton.scope), p_stop),
+             ("proton scope, no session", None, make_loop(proton.scope), None),
+             ("proton cpu_timed_scope, active", p_start, make_loop(proton.cpu_timed_scope),
+              p_stop)]
+    for label, v in run_cases(cases, args).items():
+        print(f"{label}\t{statistics.median(v)}")
+    return 0
+
+
+def run_proton_child(args):
+    import subprocess
+    cmd = [sys.executable, os.path.abspath(__file__), "--proton-only",
+           "--iters", str(args.iters), "--rounds", str(args.rounds)]
+    out = subprocess.run(cmd, capture_output=True, text=True).stdout
+    found = {}
+    for line in out.splitlines():
+        label, _, value = line.partition("\t")
+        if label == "skipped":
+            print(f"proton: skipped ({value})")
+        elif value:
+            found[label] = float(value)
+    return found
 
 
 if __name__ == "__main__":
