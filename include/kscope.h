@@ -33,9 +33,9 @@ extern "C" {
 #define KSCOPE_EXTERN __attribute__((visibility("default")))
 #endif
 
-#define KSCOPE_VERSION_MAJOR 0
-#define KSCOPE_VERSION_MINOR 1
-#define KSCOPE_VERSION_PATCH 0
+#define KSCOPE_VERSION_MAJOR  0
+#define KSCOPE_VERSION_MINOR  1
+#define KSCOPE_VERSION_PATCH  0
 #define KSCOPE_VERSION_STRING "0.1.0"
 
 /* ---------------------------------------------------------------- errors */
@@ -107,7 +107,7 @@ KSCOPE_EXTERN int kscope_parse_profiling(const char *text);
 
 /* ---------------------------------------------------------------- sessions */
 
-#define KSCOPE_ALL (-1) /* "every session" for activate/deactivate/finalize */
+#define KSCOPE_ALL          (-1) /* "every session" for activate/deactivate/finalize */
 #define KSCOPE_MAX_SESSIONS 8
 
 typedef struct kscope_session_opts {
@@ -231,7 +231,7 @@ KSCOPE_EXTERN void kscope_tracer_init(kscope_tracer *t);
 KSCOPE_EXTERN int kscope_tracer_push(kscope_tracer *t, const char *name, uint32_t color);
 KSCOPE_EXTERN int kscope_tracer_pop(kscope_tracer *t); /* KSCOPE_EEMPTY if empty */
 KSCOPE_EXTERN int kscope_tracer_next(kscope_tracer *t, const char *name, uint32_t color);
-KSCOPE_EXTERN int kscope_tracer_cleanup(kscope_tracer *t); /* pops everything */
+KSCOPE_EXTERN int kscope_tracer_cleanup(kscope_tracer *t);                /* pops everything */
 KSCOPE_EXTERN int kscope_tracer_mark(kscope_tracer *t, const char *name); /* EEMPTY if empty */
 
 /* 0xRRGGBB of a named colour: modular_purple, blue, green, orange, purple,
@@ -258,26 +258,26 @@ static inline void kscope__guard_close(kscope__guard *g)
 }
 
 #define KSCOPE__CAT2(a, b) a##b
-#define KSCOPE__CAT(a, b) KSCOPE__CAT2(a, b)
+#define KSCOPE__CAT(a, b)  KSCOPE__CAT2(a, b)
 
 /* KSCOPE_SCOPE_EX("name", color, flags): a scope that closes at the end of
  * the enclosing block. The call site's description is static. */
 #define KSCOPE_SCOPE_EX(name_, color_, flags_)                                                     \
-    static kscope_loc KSCOPE__CAT(kscope__loc_, __LINE__) = {(name_), __func__, __FILE__,         \
-                                                             __LINE__, (color_), (flags_), 0};     \
+    static kscope_loc KSCOPE__CAT(kscope__loc_, __LINE__) = {                                      \
+        (name_), __func__, __FILE__, __LINE__, (color_), (flags_), 0};                             \
     kscope__guard KSCOPE__CAT(kscope__g_, __LINE__)                                                \
         __attribute__((cleanup(kscope__guard_close))) = {                                          \
             &KSCOPE__CAT(kscope__loc_, __LINE__),                                                  \
             kscope_enter_loc(&KSCOPE__CAT(kscope__loc_, __LINE__)) == 0}
 
-#define KSCOPE_SCOPE(name_) KSCOPE_SCOPE_EX(name_, 0, 0)
+#define KSCOPE_SCOPE(name_)           KSCOPE_SCOPE_EX(name_, 0, 0)
 #define KSCOPE_CPU_TIMED_SCOPE(name_) KSCOPE_SCOPE_EX(name_, 0, KSCOPE_CPU_TIMED)
-#define KSCOPE_FUNCTION() KSCOPE_SCOPE_EX(__func__, 0, 0)
+#define KSCOPE_FUNCTION()             KSCOPE_SCOPE_EX(__func__, 0, 0)
 #else
 #define KSCOPE_SCOPE_EX(name_, color_, flags_) ((void)0)
-#define KSCOPE_SCOPE(name_) ((void)0)
-#define KSCOPE_CPU_TIMED_SCOPE(name_) ((void)0)
-#define KSCOPE_FUNCTION() ((void)0)
+#define KSCOPE_SCOPE(name_)                    ((void)0)
+#define KSCOPE_CPU_TIMED_SCOPE(name_)          ((void)0)
+#define KSCOPE_FUNCTION()                      ((void)0)
 #endif
 
 /* ---------------------------------------------------- resource diagnostics */

@@ -18,9 +18,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#define KSCOPE__STACK_MAX 1024
-#define KSCOPE__STATE_MAX 16
-#define KSCOPE__NAME_CACHE 256
+#define KSCOPE__STACK_MAX   1024
+#define KSCOPE__STATE_MAX   16
+#define KSCOPE__NAME_CACHE  256
 #define KSCOPE__CHILD_CACHE 512
 
 /* ------------------------------------------------------------ error helper */

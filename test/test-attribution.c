@@ -130,8 +130,12 @@ static void test_launch_metadata_names_and_metrics(void **state)
     int s = start("t_attr_meta", "tree");
     const char *names[] = {"tiles"};
     const double values[] = {8};
-    kscope_launch_meta m = {.name = "matmul_fp16", .flops16 = 2e9, .bytes = 1e6,
-                            .n_custom = 1, .custom_names = names, .custom_values = values};
+    kscope_launch_meta m = {.name = "matmul_fp16",
+                            .flops16 = 2e9,
+                            .bytes = 1e6,
+                            .n_custom = 1,
+                            .custom_names = names,
+                            .custom_values = values};
     kscope__gpu_record r = kernel("_Z6kernelv", kscope_now_ns(), 1000);
     r.meta = &m;
     kscope__record_gpu(0, &r);
@@ -197,7 +201,8 @@ static void test_trace_has_gpu_tracks_and_flows(void **state)
         const char *name = tu_get(e, "name")->u.string;
         if (strcmp(ph, "M") == 0) {
             yajl_val n = tu_get(tu_get(e, "args"), "name");
-            gpu_named += strcmp(n->u.string, "GPU 0 (CUDA)") == 0 || strcmp(n->u.string, "stream 7") == 0;
+            gpu_named +=
+                strcmp(n->u.string, "GPU 0 (CUDA)") == 0 || strcmp(n->u.string, "stream 7") == 0;
             continue;
         }
         if (strcmp(ph, "X") == 0 && strcmp(name, "gemm") == 0) {

@@ -81,7 +81,8 @@ static void test_nested_scopes_make_a_tree(void **state)
     assert_int_equal(tu_metric_int(a, "calls"), 1);
     assert_int_equal(tu_metric_int(TU_PATH(root, "a", "b"), "calls"), 3);
     assert_int_equal(tu_metric_int(TU_PATH(root, "a", "c"), "calls"), 1);
-    assert_true(tu_metric_int(a, "wall_time (ns)") >= tu_metric_int(TU_PATH(root, "a", "b"), "wall_time (ns)"));
+    assert_true(tu_metric_int(a, "wall_time (ns)") >=
+                tu_metric_int(TU_PATH(root, "a", "b"), "wall_time (ns)"));
     /* Host metrics are exclusive: not listed in ROOT, so readers do not
      * add them up; and they never use the kernel names. */
     assert_null(tu_metric(root, "calls"));
@@ -559,7 +560,7 @@ static void test_periodic_flushing_writes_parts(void **state)
 
 /* ------------------------------------------------------------ threads */
 
-#define NTHREADS 16
+#define NTHREADS   16
 #define PER_THREAD 100000
 
 static void *annotate_many(void *arg)

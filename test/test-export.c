@@ -258,9 +258,9 @@ static void test_chrome_trace(void **state)
         }
         assert_string_equal(ph, "X");
         assert_true(nsl < 64);
-        sl[nsl++] = (slice){tu_get(e, "name")->u.string, YAJL_GET_INTEGER(tu_get(e, "pid")),
-                            YAJL_GET_INTEGER(tu_get(e, "tid")), ts,
-                            YAJL_GET_DOUBLE(tu_get(e, "dur"))};
+        sl[nsl++] =
+            (slice){tu_get(e, "name")->u.string, YAJL_GET_INTEGER(tu_get(e, "pid")),
+                    YAJL_GET_INTEGER(tu_get(e, "tid")), ts, YAJL_GET_DOUBLE(tu_get(e, "dur"))};
         yajl_val args = tu_get(e, "args");
         yajl_val stack = tu_get(args, "call_stack");
         assert_true(YAJL_IS_ARRAY(stack));

@@ -16,7 +16,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-__global__ void probe_kernel(int *p) { p[0] += 1; }
+__global__ void probe_kernel(int *p)
+{
+    p[0] += 1;
+}
 
 static void CUPTIAPI request(uint8_t **buf, size_t *size, size_t *max)
 {
@@ -85,8 +88,8 @@ int main(void)
     cudaGetFuncBySymbol(&fn, (const void *)probe_kernel);
 
     cuptiActivityRegisterCallbacks(request, complete);
-    CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_RUNTIME,
-                                  CUPTI_ACTIVITY_KIND_DRIVER,
+    CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                  CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
                                   CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
                                   CUPTI_ACTIVITY_KIND_MEMCPY};
     for (unsigned i = 0; i < sizeof kinds / sizeof kinds[0]; i++)

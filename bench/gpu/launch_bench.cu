@@ -34,7 +34,7 @@
     do {                                                                                           \
         cudaError_t e_ = (x);                                                                      \
         if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                              \
+            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                               \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
@@ -111,10 +111,10 @@ int main(int argc, char **argv)
     CK(cudaDeviceSynchronize());
 
     int session = -1;
-    int kscope_mode = !strcmp(mode, "tree") || !strcmp(mode, "trace") ||
-                      !strcmp(mode, "tree_scoped");
-    int floor_mode = !strcmp(mode, "floor") || !strcmp(mode, "floor_ext") ||
-                     !strcmp(mode, "floor_rt");
+    int kscope_mode =
+        !strcmp(mode, "tree") || !strcmp(mode, "trace") || !strcmp(mode, "tree_scoped");
+    int floor_mode =
+        !strcmp(mode, "floor") || !strcmp(mode, "floor_ext") || !strcmp(mode, "floor_rt");
     if (floor_mode) {
         int ext = !strcmp(mode, "floor_ext") || !strcmp(mode, "floor_rt");
         floor_start(ext, !strcmp(mode, "floor_ext"));

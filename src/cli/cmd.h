@@ -13,8 +13,8 @@ typedef struct kscope_cmd {
 } kscope_cmd;
 
 /* Exit codes shared by every command. */
-#define KSCOPE_EXIT_OK 0
-#define KSCOPE_EXIT_FAIL 1
+#define KSCOPE_EXIT_OK    0
+#define KSCOPE_EXIT_FAIL  1
 #define KSCOPE_EXIT_USAGE 2
 
 /* The table (NULL-terminated by name), defined in main.c. */

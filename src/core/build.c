@@ -12,8 +12,8 @@
 typedef struct builder {
     kscope__ptree *t;
     int slot;
-    uint64_t end_ticks;         /* where open scopes end */
-    const kscope__thread *thr;  /* thread being merged (its open frames) */
+    uint64_t end_ticks;        /* where open scopes end */
+    const kscope__thread *thr; /* thread being merged (its open frames) */
 } builder;
 
 void kscope__reset_slot(int slot)

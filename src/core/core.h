@@ -56,7 +56,7 @@ typedef struct kscope__session {
     struct {
         uint32_t base;
         uint8_t type;
-    } *mtypes;
+    } * mtypes;
     size_t nmtypes, capmtypes;
     kscope__gpu_ev *gev;
     size_t ngev, capgev;

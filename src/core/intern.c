@@ -117,7 +117,8 @@ static uint32_t parse_metric_name(const char *name, kscope__metric_kind *kind)
     static const struct {
         const char *suffix;
         kscope__metric_kind kind;
-    } suffixes[] = {{"(inc)", KSCOPE__MK_INC}, {"(exc)", KSCOPE__MK_EXC}, {"(pty)", KSCOPE__MK_PTY}};
+    } suffixes[] = {
+        {"(inc)", KSCOPE__MK_INC}, {"(exc)", KSCOPE__MK_EXC}, {"(pty)", KSCOPE__MK_PTY}};
     size_t len = strlen(name);
     *kind = KSCOPE__MK_INC;
     for (size_t i = 0; i < 3; i++) {

@@ -68,9 +68,8 @@ int kscope__session_metric_type(kscope__session *s, const kscope__metric_def *de
         pthread_mutex_unlock(&s->lock);
         if (had == type)
             return 0;
-        return kscope__fail(KSCOPE_EMETRICTYPE,
-                            "metric '%s' is %s in this session, not %s", kscope__name(def->base),
-                            names[had], names[type]);
+        return kscope__fail(KSCOPE_EMETRICTYPE, "metric '%s' is %s in this session, not %s",
+                            kscope__name(def->base), names[had], names[type]);
     }
     if (s->nmtypes == s->capmtypes) {
         size_t cap = s->capmtypes ? s->capmtypes * 2 : 16;

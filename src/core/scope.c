@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define LIKELY(x)   __builtin_expect(!!(x), 1)
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 static inline int annotating(void)
@@ -25,7 +25,8 @@ static inline int annotating(void)
 static inline uint32_t name_id(kscope__thread *t, const char *name)
 {
     uint32_t h = (uint32_t)((uintptr_t)name >> 3) & (KSCOPE__NAME_CACHE - 1);
-    if (LIKELY(t->name_cache[h].ptr == name) && strcmp(kscope__name(t->name_cache[h].id), name) == 0)
+    if (LIKELY(t->name_cache[h].ptr == name) &&
+        strcmp(kscope__name(t->name_cache[h].id), name) == 0)
         return t->name_cache[h].id;
     uint32_t id = kscope__intern(name);
     if (id) {
@@ -288,24 +289,34 @@ int kscope_depth(void)
     return t ? t->depth : 0;
 }
 
-/* ------------------------------------------------------------------ states */
-
-int kscope_state_enter(const char *name)
+/* The common start of a named annotation (state, mark): 1 when nothing is
+ * to be recorded, an error, or 0 with the thread and the name's id set. */
+static int named_start(const char *name, const char *what, kscope__thread **t, uint32_t *id)
 {
-    int rc = check_name(name, "state");
+    int rc = check_name(name, what);
     if (rc)
         return rc;
     if (!annotating())
         return 1;
-    kscope__thread *t = kscope__thread_get();
-    if (!t)
+    if (!(*t = kscope__thread_get()))
         return KSCOPE_ENOMEM;
+    if (!(*id = name_id(*t, name)))
+        return kscope__fail(KSCOPE_ENOMEM, "out of memory interning '%s'", name);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ states */
+
+int kscope_state_enter(const char *name)
+{
+    kscope__thread *t;
+    uint32_t id;
+    int rc = named_start(name, "state", &t, &id);
+    if (rc)
+        return rc;
     if (t->nstates >= KSCOPE__STATE_MAX)
         return kscope__fail(KSCOPE_EDEPTH, "state '%s' nests deeper than %d states", name,
                             KSCOPE__STATE_MAX);
-    uint32_t id = name_id(t, name);
-    if (!id)
-        return KSCOPE_ENOMEM;
     t->states[t->nstates++] = id;
     if (atomic_load_explicit(&kscope__g.gpu_ctx_hooks, memory_order_relaxed))
         kscope__g.ctx_push((uint64_t)(uintptr_t)gpu_ctx_node(t, t->stack[t->depth].node));
@@ -332,17 +343,11 @@ int kscope_state_exit(void)
 
 int kscope_mark(const char *name)
 {
-    int rc = check_name(name, "mark");
+    kscope__thread *t;
+    uint32_t id;
+    int rc = named_start(name, "mark", &t, &id);
     if (rc)
         return rc;
-    if (!annotating())
-        return 1;
-    kscope__thread *t = kscope__thread_get();
-    if (!t)
-        return KSCOPE_ENOMEM;
-    uint32_t id = name_id(t, name);
-    if (!id)
-        return KSCOPE_ENOMEM;
     uint64_t now = kscope__ticks();
     uint32_t mask = atomic_load(&kscope__g.active_mask);
     uint32_t trace = atomic_load(&kscope__trace_mask);
@@ -418,8 +423,8 @@ static int umetric_apply(kscope__umetric *m, int type, const void *vals, size_t 
     return 0;
 }
 
-static int tree_metric(kscope__thread *t, kscope__node *node, int s,
-                       const kscope__metric_def *def, int type, const void *vals, size_t n)
+static int tree_metric(kscope__thread *t, kscope__node *node, int s, const kscope__metric_def *def,
+                       int type, const void *vals, size_t n)
 {
     pthread_mutex_lock(&t->lock);
     kscope__umetric *m = find_umetric(node, def, s);

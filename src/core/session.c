@@ -35,8 +35,8 @@ int kscope_parse_profiling(const char *text)
     static const struct {
         const char *word;
         int level;
-    } words[] = {{"off", 0}, {"0", 0}, {"false", 0}, {"no", 0},       {"on", 1},
-                 {"1", 1},   {"true", 1}, {"yes", 1}, {"detailed", 2}, {"2", 2}};
+    } words[] = {{"off", 0}, {"0", 0},    {"false", 0}, {"no", 0},       {"on", 1},
+                 {"1", 1},   {"true", 1}, {"yes", 1},   {"detailed", 2}, {"2", 2}};
     if (!text)
         return KSCOPE_EINVAL;
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
@@ -83,8 +83,8 @@ int kscope_profiling(void)
 int kscope_set_profiling(int level)
 {
     if (level < KSCOPE_PROFILING_OFF || level > KSCOPE_PROFILING_DETAILED)
-        return kscope__fail(KSCOPE_EINVAL, "profiling level %d is not 0 (off), 1 (on) or 2 (detailed)",
-                            level);
+        return kscope__fail(KSCOPE_EINVAL,
+                            "profiling level %d is not 0 (off), 1 (on) or 2 (detailed)", level);
     pthread_once(&env_once, level_from_env);
     pthread_mutex_lock(&kscope__session_lock);
     atomic_store(&kscope__g.level, level);
@@ -171,7 +171,8 @@ static int gpu_attach(kscope__session *s, const char *backend)
     if (gpu_users == 0) {
         int rc = b->start();
         if (rc != 0) {
-            kscope__warn_once("gpu-start", "GPU capture unavailable (%s); recording host scopes only",
+            kscope__warn_once("gpu-start",
+                              "GPU capture unavailable (%s); recording host scopes only",
                               kscope_last_error()[0] ? kscope_last_error() : kscope_strerror(rc));
             return 0;
         }
@@ -377,16 +378,16 @@ static int serialize(kscope__session *s, const char *format, char **out, size_t 
     if (!t)
         return kscope__fail(KSCOPE_ENOMEM, "out of memory building the tree of '%s'", s->name);
     int rc = strcmp(format, "hatchet_msgpack") == 0 ? kscope__hatchet_write_msgpack(t, out, len)
-                                                   : kscope__hatchet_write_json(t, out, len);
+                                                    : kscope__hatchet_write_json(t, out, len);
     kscope__ptree_free(t);
     return rc;
 }
 
 static int io_error(const char *path, int err)
 {
-    int code = err == ENOSPC || err == EDQUOT ? KSCOPE_ENOSPC
+    int code = err == ENOSPC || err == EDQUOT                  ? KSCOPE_ENOSPC
                : err == EACCES || err == EPERM || err == EROFS ? KSCOPE_EACCES
-                                                                : KSCOPE_EIO;
+                                                               : KSCOPE_EIO;
     return kscope__fail(code, "cannot write profile '%s': %s", path, strerror(err));
 }
 

@@ -89,8 +89,7 @@ static kscope__node *find_child(kscope__node *parent, uint32_t name, uint32_t ki
     return NULL;
 }
 
-static kscope__node *new_child(kscope__node *parent, uint32_t name, uint32_t kind,
-                               uint32_t device)
+static kscope__node *new_child(kscope__node *parent, uint32_t name, uint32_t kind, uint32_t device)
 {
     kscope__node *c = calloc(1, sizeof *c);
     if (!c)

@@ -326,7 +326,8 @@ static int counter_tracks(trace_ctx *c, uint64_t now_ns)
     if (!f)
         return KSCOPE_ENOMEM;
     int first = 0; /* the trace already holds events: each counter adds ",\n{...}" */
-    int rc = kscope__diag_chrome_counters(f, c->s->start_ns, now_ns, c->s->start_ns, c->pid, &first);
+    int rc =
+        kscope__diag_chrome_counters(f, c->s->start_ns, now_ns, c->s->start_ns, c->pid, &first);
     if (fclose(f) != 0 || rc < 0) {
         free(text);
         return KSCOPE_ENOMEM;

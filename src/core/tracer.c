@@ -75,9 +75,8 @@ uint32_t kscope_color(const char *name)
         const char *name;
         uint32_t rgb;
     } colors[] = {
-        {"modular_purple", 0xB5BAF5}, {"blue", 0x0000FF},   {"green", 0x008000},
-        {"orange", 0xFFA500},         {"purple", 0x800080}, {"red", 0xFF0000},
-        {"white", 0xFFFFFF},          {"yellow", 0xFFFF00},
+        {"modular_purple", 0xB5BAF5}, {"blue", 0x0000FF}, {"green", 0x008000}, {"orange", 0xFFA500},
+        {"purple", 0x800080},         {"red", 0xFF0000},  {"white", 0xFFFFFF}, {"yellow", 0xFFFF00},
     };
     for (size_t i = 0; name && i < sizeof colors / sizeof colors[0]; i++)
         if (strcmp(colors[i].name, name) == 0)

@@ -206,6 +206,7 @@ void kscope__jw_us(kscope__jsonw *w, int64_t ns)
     const char *sign = ns < 0 ? "-" : "";
     uint64_t a = ns < 0 ? (uint64_t)(-ns) : (uint64_t)ns;
     kscope__jw_raw(w, b,
-                   (size_t)snprintf(b, sizeof b, "%s%llu.%03llu", sign, (unsigned long long)(a / 1000),
+                   (size_t)snprintf(b, sizeof b, "%s%llu.%03llu", sign,
+                                    (unsigned long long)(a / 1000),
                                     (unsigned long long)(a % 1000)));
 }

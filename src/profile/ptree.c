@@ -142,8 +142,8 @@ kscope__pnode *kscope__pnode_add(kscope__ptree *t, kscope__pnode *parent, const 
     n->type = t->root->type;
     n->parent = parent;
     if (parent->nchildren == parent->capchildren) {
-        kscope__pnode **c = grow(t, parent->children, parent->nchildren, &parent->capchildren,
-                                 sizeof *c);
+        kscope__pnode **c =
+            grow(t, parent->children, parent->nchildren, &parent->capchildren, sizeof *c);
         if (!c)
             return NULL;
         parent->children = c;

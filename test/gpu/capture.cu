@@ -28,7 +28,7 @@
     do {                                                                                           \
         cudaError_t e_ = (x);                                                                      \
         if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));   \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));    \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
@@ -37,7 +37,7 @@
     do {                                                                                           \
         int r_ = (x);                                                                              \
         if (r_ < 0) {                                                                              \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, kscope_last_error());      \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, kscope_last_error());       \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
@@ -52,13 +52,34 @@ __global__ void busy_kernel(long long cycles)
     }
 }
 
-__global__ void stream_a(int *p) { p[0] += 1; }
-__global__ void stream_b(int *p) { p[1] += 1; }
-__global__ void node_a(int *p) { p[0] += 1; }
-__global__ void node_b(int *p) { p[1] += 2; }
-__global__ void node_c(int *p) { p[2] += 3; }
-__global__ void state_kernel(int *p) { p[3] += 1; }
-__global__ void flow_kernel(int *p) { p[4] += 1; }
+__global__ void stream_a(int *p)
+{
+    p[0] += 1;
+}
+__global__ void stream_b(int *p)
+{
+    p[1] += 1;
+}
+__global__ void node_a(int *p)
+{
+    p[0] += 1;
+}
+__global__ void node_b(int *p)
+{
+    p[1] += 2;
+}
+__global__ void node_c(int *p)
+{
+    p[2] += 3;
+}
+__global__ void state_kernel(int *p)
+{
+    p[3] += 1;
+}
+__global__ void flow_kernel(int *p)
+{
+    p[4] += 1;
+}
 
 static const char *outdir;
 static FILE *facts; /* measured values for the checker, one JSON object */

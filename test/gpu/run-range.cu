@@ -7,9 +7,18 @@
 #include <cstdio>
 #include <cstdlib>
 
-__global__ void before_kernel(int *p) { p[threadIdx.x] += 1; }
-__global__ void inside_kernel(int *p) { p[threadIdx.x] += 2; }
-__global__ void after_kernel(int *p) { p[threadIdx.x] += 3; }
+__global__ void before_kernel(int *p)
+{
+    p[threadIdx.x] += 1;
+}
+__global__ void inside_kernel(int *p)
+{
+    p[threadIdx.x] += 2;
+}
+__global__ void after_kernel(int *p)
+{
+    p[threadIdx.x] += 3;
+}
 
 int main(int argc, char **argv)
 {
