@@ -226,6 +226,20 @@ static void test_trace_has_gpu_tracks_and_flows(void **state)
     yajl_tree_free(doc);
 }
 
+static void test_dropped_records_are_reported(void **state)
+{
+    (void)state;
+    int s = start("t_attr_dropped", "tree");
+    yajl_val doc, root = tree_of(s, &doc);
+    assert_null(tu_metric(root, "dropped_records"));
+    yajl_tree_free(doc);
+    kscope__add_dropped(5);
+    assert_int_equal(kscope_dropped(s), 5);
+    root = tree_of(s, &doc);
+    assert_int_equal(tu_metric_int(root, "dropped_records"), 5);
+    yajl_tree_free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -235,6 +249,7 @@ int main(void)
         cmocka_unit_test_teardown(test_launch_metadata_names_and_metrics, teardown),
         cmocka_unit_test_teardown(test_copies_and_devices, teardown),
         cmocka_unit_test_teardown(test_trace_has_gpu_tracks_and_flows, teardown),
+        cmocka_unit_test_teardown(test_dropped_records_are_reported, teardown),
     };
     return cmocka_run_group_tests_name("attribution", tests, NULL, NULL);
 }

@@ -314,6 +314,10 @@ kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks)
         kscope__diag_summary(s->start_ns, kscope__ticks_to_ns(now_ticks), put_summary, &sc);
         rc = sc.rc;
     }
+    /* Records lost on the way are counted where every reader sees them. */
+    int64_t dropped = __atomic_load_n(&s->dropped, __ATOMIC_RELAXED);
+    if (rc == 0 && dropped > 0)
+        rc = kscope__pnode_set_int(t, t->root, "dropped_records", dropped);
     if (rc == 0)
         kscope__devices_to_ptree(t);
     if (rc != 0) {

@@ -503,6 +503,10 @@ static int finalize_one(kscope__session *s, const void *requested)
         interval_open(s, kscope_now_ns());
         return rc;
     }
+    int64_t dropped = __atomic_load_n(&s->dropped, __ATOMIC_RELAXED);
+    if (dropped > 0 && !getenv("KSCOPE_QUIET"))
+        fprintf(stderr, "kscope: %s: %lld GPU records were dropped (see dropped_records)\n", path,
+                (long long)dropped);
     if (s->slot == launcher_slot)
         launcher_slot = -1;
     release(s);
