@@ -36,7 +36,7 @@ ok "single profile behind a wrapper"
 # --- Python multiprocessing (fork): children that end with os._exit and
 # pool workers ended by SIGTERM each write their own file
 rm -f kscope*.hatchet
-"$KS" run -- python3 "$PROGS/run-mp.py" >out.txt 2>err.txt
+"$KS" run -- "$PYTHON" "$PROGS/run-mp.py" >out.txt 2>err.txt
 rc=$?
 [ $rc -eq 0 ] && grep -qx "mp done" out.txt || fail "multiprocessing: exit $rc: $(cat err.txt)"
 has kscope.hatchet mp-parent || fail "multiprocessing: parent profile"

@@ -4,6 +4,8 @@ set -u
 : "${KSCOPE_SOURCE_DIR:?}" "${KSCOPE_BINARY_DIR:?}" "${KSCOPE_CLI:?}"
 
 KS=$KSCOPE_CLI
+# The interpreter itself, not a version manager's shell shim in front of it.
+PYTHON=$(python3 -c 'import sys; print(sys.executable)')
 PROGS=$KSCOPE_SOURCE_DIR/test/progs
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/kscope-run-test.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT

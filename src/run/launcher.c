@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,7 +284,7 @@ static void update_window(void)
 
 static void *watcher_main(void *arg)
 {
-    (void)arg;
+    sem_post(arg); /* running: start_watcher may return */
     for (;;) {
         struct pollfd p = {.fd = R.pipe_fd[0], .events = POLLIN};
         int n = poll(&p, 1, next_timeout_ms());
@@ -311,9 +312,18 @@ static int start_watcher(void)
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
+    /* Return only once the thread runs: a program that forks right away
+     * (a shell) must not fork while the thread is still being set up, when
+     * an allocator without fork handlers (AddressSanitizer's) may be locked. */
+    sem_t running;
+    sem_init(&running, 0, 0);
     pthread_t th;
-    int rc = pthread_create(&th, NULL, watcher_main, NULL);
+    int rc = pthread_create(&th, NULL, watcher_main, &running);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc == 0)
+        while (sem_wait(&running) != 0 && errno == EINTR)
+            ;
+    sem_destroy(&running);
     if (rc != 0) {
         close(R.pipe_fd[0]);
         close(R.pipe_fd[1]);
