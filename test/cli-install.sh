@@ -17,8 +17,13 @@ libdir=$(dirname "$pcdir")
 export PKG_CONFIG_PATH=$pcdir
 # the .pc file names the prefix it was configured with: point it here
 sed -i "s|^prefix=.*|prefix=$prefix|" "$pcdir/kscope.pc"
-cc -o "$prefix/ex-shared" "$src/examples/example.c" $(pkg-config --cflags --libs kscope) -lm
-cc -o "$prefix/ex-static" "$src/examples/example.c" $(pkg-config --cflags kscope) \
+# A sanitizer build's library needs its programs built the same way.
+san=()
+if ldd "$libdir"/libkscope.so 2>/dev/null | grep -q libasan; then
+    san=(-fsanitize=address,undefined)
+fi
+cc "${san[@]}" -o "$prefix/ex-shared" "$src/examples/example.c" $(pkg-config --cflags --libs kscope) -lm
+cc "${san[@]}" -o "$prefix/ex-static" "$src/examples/example.c" $(pkg-config --cflags kscope) \
     "$libdir/libkscope.a" \
     $(pkg-config --static --libs kscope | sed 's/-lkscope//') -lm
 cd "$prefix"
