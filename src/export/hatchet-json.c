@@ -106,45 +106,35 @@ static void write_devices(kscope__jsonw *w, const kscope__ptree *t)
     kscope__jw_close(w, '}');
 }
 
-typedef struct {
-    const kscope__pnode *node;
-    uint32_t next;
-} walk_frame;
+typedef struct json_walk {
+    kscope__jsonw *w;
+    const kscope__ptree *t;
+} json_walk;
+
+static void enter_node(const kscope__pnode *n, void *arg)
+{
+    json_walk *jw = arg;
+    write_node_head(jw->w, jw->t, n);
+}
+
+static void leave_node(const kscope__pnode *n, void *arg)
+{
+    (void)n;
+    json_walk *jw = arg;
+    kscope__jw_close(jw->w, ']');
+    kscope__jw_close(jw->w, '}');
+}
 
 int kscope__hatchet_write_json(const kscope__ptree *t, char **out, size_t *len)
 {
     kscope__jsonw w;
     kscope__jw_init(&w);
-    size_t cap = 64, depth = 0;
-    walk_frame *stack = malloc(cap * sizeof *stack);
-    if (!stack)
-        return KSCOPE_ENOMEM;
+    json_walk jw = {&w, t};
     kscope__jw_open(&w, '[');
-    write_node_head(&w, t, t->root);
-    stack[depth++] = (walk_frame){t->root, 0};
-    while (depth) {
-        walk_frame *f = &stack[depth - 1];
-        if (f->next == f->node->nchildren) {
-            kscope__jw_close(&w, ']');
-            kscope__jw_close(&w, '}');
-            depth--;
-            continue;
-        }
-        const kscope__pnode *c = f->node->children[f->next++];
-        if (depth == cap) {
-            walk_frame *p = realloc(stack, cap * 2 * sizeof *stack);
-            if (!p) {
-                free(stack);
-                kscope__jw_free(&w);
-                return KSCOPE_ENOMEM;
-            }
-            stack = p;
-            cap *= 2;
-        }
-        write_node_head(&w, t, c);
-        stack[depth++] = (walk_frame){c, 0};
+    if (kscope__ptree_walk(t, enter_node, leave_node, &jw) != 0) {
+        kscope__jw_free(&w);
+        return KSCOPE_ENOMEM;
     }
-    free(stack);
     write_devices(&w, t);
     kscope__jw_close(&w, ']');
     kscope__jw_raw(&w, "\n", 1);

@@ -116,10 +116,16 @@ static void pack_devices(msgpack_packer *pk, const kscope__ptree *t)
     }
 }
 
-typedef struct {
-    const kscope__pnode *node;
-    uint32_t next;
-} walk_frame;
+typedef struct pack_walk {
+    msgpack_packer *pk;
+    const kscope__ptree *t;
+} pack_walk;
+
+static void enter_node(const kscope__pnode *n, void *arg)
+{
+    pack_walk *pw = arg;
+    pack_node_head(pw->pk, pw->t, n);
+}
 
 int kscope__hatchet_write_msgpack(const kscope__ptree *t, char **out, size_t *len)
 {
@@ -127,34 +133,13 @@ int kscope__hatchet_write_msgpack(const kscope__ptree *t, char **out, size_t *le
     msgpack_packer pk;
     msgpack_sbuffer_init(&sb);
     msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    size_t cap = 64, depth = 0;
-    walk_frame *stack = malloc(cap * sizeof *stack);
-    if (!stack)
-        return KSCOPE_ENOMEM;
+    pack_walk pw = {&pk, t};
     msgpack_pack_array(&pk, 2);
-    pack_node_head(&pk, t, t->root);
-    stack[depth++] = (walk_frame){t->root, 0};
-    while (depth) {
-        walk_frame *f = &stack[depth - 1];
-        if (f->next == f->node->nchildren) {
-            depth--;
-            continue;
-        }
-        const kscope__pnode *c = f->node->children[f->next++];
-        if (depth == cap) {
-            walk_frame *p = realloc(stack, cap * 2 * sizeof *stack);
-            if (!p) {
-                free(stack);
-                msgpack_sbuffer_destroy(&sb);
-                return KSCOPE_ENOMEM;
-            }
-            stack = p;
-            cap *= 2;
-        }
-        pack_node_head(&pk, t, c);
-        stack[depth++] = (walk_frame){c, 0};
+    /* Map and array sizes are written up front: nothing to close. */
+    if (kscope__ptree_walk(t, enter_node, NULL, &pw) != 0) {
+        msgpack_sbuffer_destroy(&sb);
+        return KSCOPE_ENOMEM;
     }
-    free(stack);
     pack_devices(&pk, t);
     if (!sb.data) {
         msgpack_sbuffer_destroy(&sb);

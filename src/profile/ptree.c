@@ -348,3 +348,42 @@ kscope__pdevice *kscope__ptree_device(kscope__ptree *t, const char *type, uint32
     d->arch = kscope__ptree_intern_cstr(t, "");
     return d;
 }
+
+typedef struct walk_frame {
+    const kscope__pnode *node;
+    uint32_t next;
+} walk_frame;
+
+int kscope__ptree_walk(const kscope__ptree *t, void (*enter)(const kscope__pnode *, void *),
+                       void (*leave)(const kscope__pnode *, void *), void *arg)
+{
+    size_t cap = 64, depth = 0;
+    walk_frame *stack = malloc(cap * sizeof *stack);
+    if (!stack)
+        return KSCOPE_ENOMEM;
+    enter(t->root, arg);
+    stack[depth++] = (walk_frame){t->root, 0};
+    while (depth) {
+        walk_frame *f = &stack[depth - 1];
+        if (f->next == f->node->nchildren) {
+            if (leave)
+                leave(f->node, arg);
+            depth--;
+            continue;
+        }
+        const kscope__pnode *c = f->node->children[f->next++];
+        if (depth == cap) {
+            walk_frame *p = realloc(stack, cap * 2 * sizeof *stack);
+            if (!p) {
+                free(stack);
+                return KSCOPE_ENOMEM;
+            }
+            stack = p;
+            cap *= 2;
+        }
+        enter(c, arg);
+        stack[depth++] = (walk_frame){c, 0};
+    }
+    free(stack);
+    return 0;
+}

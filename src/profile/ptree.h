@@ -109,6 +109,11 @@ int kscope__ptree_is_inclusive(const kscope__ptree *t, const char *key);
 /* Add or find a device-info entry. */
 kscope__pdevice *kscope__ptree_device(kscope__ptree *t, const char *type, uint32_t id);
 
+/* Walk the tree depth first without recursion: enter(node) before its
+ * children, leave(node) after them (leave may be NULL). 0 or KSCOPE_ENOMEM. */
+int kscope__ptree_walk(const kscope__ptree *t, void (*enter)(const kscope__pnode *, void *),
+                       void (*leave)(const kscope__pnode *, void *), void *arg);
+
 /* Writers. Each returns 0 or a negative KSCOPE_E* code. A buffer written by
  * *_to_buffer is malloc'd; free it with free(). */
 int kscope__hatchet_write_json(const kscope__ptree *t, char **out, size_t *len);
