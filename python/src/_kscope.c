@@ -1369,10 +1369,6 @@ static PyObject *fn_mark(PyObject *m, PyObject *name)
 
 #define MAX_CUSTOM 64
 
-/* Weak: a libkscope built without launch metadata still loads the module,
- * and launch_metadata() then says so instead of the import failing. */
-#pragma weak kscope_launch_metadata
-
 /* launch_metadata(name=None, flops8=0, flops16=0, flops32=0, flops64=0,
  * bytes=0, custom=None): metrics for the next kernel this thread launches. */
 static PyObject *fn_launch_metadata(PyObject *m, PyObject *args, PyObject *kwargs)
@@ -1413,10 +1409,6 @@ static PyObject *fn_launch_metadata(PyObject *m, PyObject *args, PyObject *kwarg
         }
         meta.custom_names = names;
         meta.custom_values = values;
-    }
-    if (!kscope_launch_metadata) {
-        PyErr_SetString(PyExc_NotImplementedError, "this libkscope has no kscope_launch_metadata");
-        return NULL;
     }
     return none_or_raise(kscope_launch_metadata(&meta));
 }
@@ -1496,10 +1488,6 @@ static PyObject *fn_launch_metadata_dict(PyObject *m, PyObject *meta_dict)
     }
     meta.custom_names = names;
     meta.custom_values = values;
-    if (!kscope_launch_metadata) {
-        PyErr_SetString(PyExc_NotImplementedError, "this libkscope has no kscope_launch_metadata");
-        return NULL;
-    }
     return none_or_raise(kscope_launch_metadata(&meta));
 }
 
