@@ -478,7 +478,10 @@ static void after_fork_child(void)
  * parent's memory and must not). */
 static _Noreturn void exit_now(int status)
 {
-    if (R.session >= 0 && !R.finished && (long)getpid() == R.ident.pid)
+    /* Also when the profile is being written by another thread (the
+     * watcher, on SIGTERM): kscope__run_finish waits for it, and ending the
+     * process before that would cut the file short. */
+    if (R.session >= 0 && (long)getpid() == R.ident.pid)
         kscope__run_finish();
     for (;;)
         syscall(SYS_exit_group, status);
