@@ -47,5 +47,6 @@ KSCOPE_CMD_DECL(top)
 KSCOPE_CMD_DECL(diff)
 KSCOPE_CMD_DECL(merge)
 KSCOPE_CMD_DECL(convert)
+KSCOPE_CMD_DECL(report)
 
 #endif

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# kscope report: a one-page summary of Proton's and kscope's files, the
+# errors, and the help text.
+set -u
+KS=${KSCOPE_CLI:?}
+src=${KSCOPE_SOURCE_DIR:?}
+bin=${KSCOPE_BINARY_DIR:?}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fails=0
+check() { # description, then a command that must succeed
+    local what=$1
+    shift
+    if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
+}
+has() { grep -qF -- "$2" "$1"; }
+
+"$KS" report "$src/test/data/proton/rich_tree.hatchet" >"$work/rich.txt" 2>"$work/err.txt"
+check "exit 0 on Proton's file" test $? -eq 0
+check "device line with peaks" has "$work/rich.txt" \
+    "device CUDA 0: arch 90, 132 SMs, 1980 MHz, memory 3201 MHz, 6016-bit bus; peak 988.2 TFLOP/s fp16, 4814 GB/s"
+check "GPU time split into kernels and copies" has "$work/rich.txt" \
+    "GPU time: 236.704 us (kernels 236.704 us in 13 launches"
+check "top kernels table" has "$work/rich.txt" "add_kernel<n=4194304>"
+check "scopes by inclusive GPU time, with their context" has "$work/rich.txt" \
+    " 29.84%     70.624 us         -  train > step > matmul"
+check "nothing on stderr" test ! -s "$work/err.txt"
+
+"$bin/example" "$work/host" >/dev/null
+"$KS" report -n 2 "$work/host.hatchet" >"$work/host.txt"
+check "host-only profile: no GPU time" has "$work/host.txt" "GPU time: 0 ns"
+check "host-only profile: scopes by wall time with calls" has "$work/host.txt" \
+    "         4  train > step"
+check "-n limits the rows" test "$(grep -c ' train' "$work/host.txt")" -eq 2
+
+"$KS" report "$work/missing.hatchet" >"$work/out.txt" 2>"$work/err.txt"
+check "missing file: exit 2" test $? -eq 2
+check "missing file: one line naming it" test "$(wc -l <"$work/err.txt")" -eq 1
+check "missing file: the name is in it" has "$work/err.txt" "missing.hatchet"
+"$KS" report -n x "$work/host.hatchet" 2>"$work/err.txt"
+check "bad -n: exit 2" test $? -eq 2
+"$KS" report 2>"$work/err.txt"
+check "no file: exit 2" test $? -eq 2
+check "help names every option" sh -c "'$KS' report --help | grep -q -- '-n N'"
+echo "$fails failed"
+exit $((fails > 0))
