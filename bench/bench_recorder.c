@@ -7,6 +7,7 @@
  * Prints one line per figure and a PASS/FAIL line per target. Without NVML
  * or a GPU it says "no GPU" and measures the CPU part alone.
  */
+#include "diag/diag.h"
 #include "kscope.h"
 
 #include <stdio.h>
@@ -56,6 +57,12 @@ static int read_gpu0(void *arg)
     (void)arg;
     kscope_gpu_stats g;
     return kscope_gpu_get_stats(0, &g);
+}
+
+static void print_call_cost(const char *call, double us, void *arg)
+{
+    (void)arg;
+    printf("  %-42s %9.1f us\n", call, us);
 }
 
 static void sleep_s(double seconds)
@@ -113,6 +120,8 @@ int main(int argc, char **argv)
                name);
         printf("%s  one GPU sample <= 1 ms (%.3f ms)\n", us <= 1000 ? "PASS" : "FAIL", us / 1000);
         failed |= us > 1000;
+        printf("NVML calls of one sample (mean of 50 each):\n");
+        kscope__gpu_call_costs(0, 50, print_call_cost, NULL);
     }
 
     double share;

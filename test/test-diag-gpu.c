@@ -147,6 +147,29 @@ static void process_memory(void **state)
     kscope_gpu_shutdown();
 }
 
+static int costs_seen;
+
+static void count_cost(const char *call, double us, void *arg)
+{
+    (void)arg;
+    assert_non_null(strstr(call, "nvmlDevice"));
+    assert_true(us >= 0);
+    costs_seen++;
+}
+
+static void call_costs(void **state)
+{
+    (void)state;
+    use_fake("");
+    assert_int_equal(kscope_gpu_init(), 2);
+    costs_seen = 0;
+    assert_int_equal(kscope__gpu_call_costs(0, 3, count_cost, NULL), 0);
+    assert_true(costs_seen >= 6); /* every query the stand-in answers */
+    assert_int_equal(kscope__gpu_call_costs(9, 3, count_cost, NULL), KSCOPE_EINVAL);
+    assert_int_equal(kscope__gpu_call_costs(0, 0, count_cost, NULL), KSCOPE_EINVAL);
+    kscope_gpu_shutdown();
+}
+
 static void init_is_reference_counted(void **state)
 {
     (void)state;
@@ -355,6 +378,7 @@ int main(void)
         cmocka_unit_test(decodes_every_field),
         cmocka_unit_test(unsupported_fields_are_absent),
         cmocka_unit_test(process_memory),
+        cmocka_unit_test(call_costs),
         cmocka_unit_test(init_is_reference_counted),
         cmocka_unit_test(throttle_names),
         cmocka_unit_test(recorder_gpu_tracks),

@@ -43,4 +43,11 @@ int kscope__gpu_pids_memory(uint32_t device, const int *pids, size_t n, uint64_t
 /* Whether the loaded NVML can list a device's processes at all. */
 int kscope__gpu_has_process_query(void);
 
+/* What one GPU sample costs, call by call: times each NVML query that
+ * kscope_gpu_get_stats makes on `device` (reps times each) and calls
+ * emit(call name, mean microseconds, arg) for each available one. For
+ * bench_recorder, to show which query makes a sample slow. 0 or an error. */
+int kscope__gpu_call_costs(uint32_t device, int reps,
+                           void (*emit)(const char *call, double us, void *arg), void *arg);
+
 #endif /* KSCOPE_DIAG_H */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ------------------------------------------------------ NVML's ABI (subset) */
 
@@ -260,6 +261,73 @@ static int read_uint(nvml_ret r, uint32_t *has, uint32_t bit)
     if (r == NVML_SUCCESS)
         *has |= bit;
     return r == NVML_ERROR_GPU_IS_LOST;
+}
+
+static double clock_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+int kscope__gpu_call_costs(uint32_t device, int reps,
+                           void (*emit)(const char *call, double us, void *arg), void *arg)
+{
+    int err = 0;
+    nvml_device h = device_handle(device, &err);
+    if (!h)
+        return err;
+    if (reps < 1)
+        return kscope__fail(KSCOPE_EINVAL, "kscope__gpu_call_costs: reps %d < 1", reps);
+    enum { UTIL, MEM2, MEM1, CLOCK, MAXCLOCK, POWER, TEMP, THROTTLE, NCALLS };
+    static const char *names[NCALLS] = {
+        "nvmlDeviceGetUtilizationRates", "nvmlDeviceGetMemoryInfo_v2",
+        "nvmlDeviceGetMemoryInfo",       "nvmlDeviceGetClockInfo",
+        "nvmlDeviceGetMaxClockInfo",     "nvmlDeviceGetPowerUsage",
+        "nvmlDeviceGetTemperature",      "nvmlDeviceGetCurrentClocksEventReasons"};
+    int have[NCALLS] = {!!nv.get_utilization, !!nv.get_memory_v2, !!nv.get_memory,
+                        !!nv.get_clock,       !!nv.get_max_clock, !!nv.get_power,
+                        !!nv.get_temperature, !!nv.get_throttle};
+    for (int c = 0; c < NCALLS; c++) {
+        if (!have[c])
+            continue;
+        double t0 = clock_us();
+        for (int i = 0; i < reps; i++) {
+            nvml_utilization u;
+            nvml_memory_v2 m2 = {.version = NVML_MEMORY_V2_VERSION};
+            nvml_memory_v1 m1;
+            unsigned v;
+            unsigned long long reasons;
+            switch (c) {
+            case UTIL:
+                nv.get_utilization(h, &u);
+                break;
+            case MEM2:
+                nv.get_memory_v2(h, &m2);
+                break;
+            case MEM1:
+                nv.get_memory(h, &m1);
+                break;
+            case CLOCK:
+                nv.get_clock(h, NVML_CLOCK_SM, &v);
+                break;
+            case MAXCLOCK:
+                nv.get_max_clock(h, NVML_CLOCK_SM, &v);
+                break;
+            case POWER:
+                nv.get_power(h, &v);
+                break;
+            case TEMP:
+                nv.get_temperature(h, NVML_TEMPERATURE_GPU, &v);
+                break;
+            case THROTTLE:
+                nv.get_throttle(h, &reasons);
+                break;
+            }
+        }
+        emit(names[c], (clock_us() - t0) / reps, arg);
+    }
+    return 0;
 }
 
 int kscope_gpu_get_stats(uint32_t device, kscope_gpu_stats *out)
