@@ -430,30 +430,27 @@ static int write_output(kscope__session *s, const char *format, const char *path
     return rc;
 }
 
+/* "<name>.<ext>", or "<name>.part_<N>.<ext>" in periodic flushing mode.
+ * Returns the length snprintf reports. */
+static int path_of(kscope__session *s, const char *format, char *buf, size_t size)
+{
+    if (s->periodic)
+        return snprintf(buf, size, "%s.part_%d.%s", s->name, s->phase, format_ext(format));
+    return snprintf(buf, size, "%s.%s", s->name, format_ext(format));
+}
+
 int kscope_output_path(int session, const char *format, char *buf, size_t size)
 {
     pthread_mutex_lock(&kscope__session_lock);
     kscope__session *s = session_get(session);
     int rc = s ? default_format(s, format, &format) : KSCOPE_ENOSESSION;
     if (rc == 0) {
-        if (s->periodic)
-            rc = snprintf(buf, size, "%s.part_%d.%s", s->name, s->phase, format_ext(format));
-        else
-            rc = snprintf(buf, size, "%s.%s", s->name, format_ext(format));
+        rc = path_of(s, format, buf, size);
         if (buf == NULL || (size_t)rc >= size)
             rc = size == 0 ? rc : kscope__fail(KSCOPE_EINVAL, "path buffer too small");
     }
     pthread_mutex_unlock(&kscope__session_lock);
     return rc;
-}
-
-static int path_of(kscope__session *s, const char *format, char *buf, size_t size)
-{
-    if (s->periodic)
-        snprintf(buf, size, "%s.part_%d.%s", s->name, s->phase, format_ext(format));
-    else
-        snprintf(buf, size, "%s.%s", s->name, format_ext(format));
-    return 0;
 }
 
 /* Periodic flushing: write what was recorded since the last phase to
@@ -492,15 +489,17 @@ static int finalize_one(kscope__session *s, const void *requested)
     int rc = default_format(s, requested, &format);
     if (rc)
         return rc;
-    if (s->active) {
+    int was_active = s->active;
+    if (was_active) {
         set_active(s, 0);
         interval_close(s, kscope_now_ns());
     }
     gpu_flush(s);
     path_of(s, format, path, sizeof path);
     if ((rc = write_output(s, format, path)) != 0) {
-        set_active(s, 1); /* keep the data: the caller may retry elsewhere */
-        interval_open(s, kscope_now_ns());
+        /* Keep the session as it was: the caller may retry elsewhere. */
+        if (was_active && interval_open(s, kscope_now_ns()) == 0)
+            set_active(s, 1);
         return rc;
     }
     int64_t dropped = __atomic_load_n(&s->dropped, __ATOMIC_RELAXED);
