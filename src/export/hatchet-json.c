@@ -73,12 +73,9 @@ static void write_devices(kscope__jsonw *w, const kscope__ptree *t)
     kscope__jw_open(w, '{');
     /* Group devices by type: {"CUDA": {"0": {...}, "1": {...}}}. */
     for (uint32_t i = 0; i < t->ndevices; i++) {
-        const char *type = t->devices[i].type;
-        int seen = 0;
-        for (uint32_t j = 0; j < i && !seen; j++)
-            seen = t->devices[j].type == type;
-        if (seen)
+        if (!kscope__ptree_device_first_of_type(t, i))
             continue;
+        const char *type = t->devices[i].type;
         kscope__jw_key(w, type);
         kscope__jw_open(w, '{');
         for (uint32_t j = i; j < t->ndevices; j++) {

@@ -75,25 +75,15 @@ static void pack_node_head(msgpack_packer *pk, const kscope__ptree *t, const ksc
 static void pack_devices(msgpack_packer *pk, const kscope__ptree *t)
 {
     uint32_t ntypes = 0;
-    for (uint32_t i = 0; i < t->ndevices; i++) {
-        int seen = 0;
-        for (uint32_t j = 0; j < i && !seen; j++)
-            seen = t->devices[j].type == t->devices[i].type;
-        ntypes += !seen;
-    }
+    for (uint32_t i = 0; i < t->ndevices; i++)
+        ntypes += (uint32_t)kscope__ptree_device_first_of_type(t, i);
     msgpack_pack_map(pk, ntypes);
     for (uint32_t i = 0; i < t->ndevices; i++) {
-        const char *type = t->devices[i].type;
-        int seen = 0;
-        uint32_t count = 0;
-        for (uint32_t j = 0; j < i && !seen; j++)
-            seen = t->devices[j].type == type;
-        if (seen)
+        if (!kscope__ptree_device_first_of_type(t, i))
             continue;
-        for (uint32_t j = i; j < t->ndevices; j++)
-            count += t->devices[j].type == type;
+        const char *type = t->devices[i].type;
         pack_str(pk, type);
-        msgpack_pack_map(pk, count);
+        msgpack_pack_map(pk, kscope__ptree_devices_of_type(t, type));
         for (uint32_t j = i; j < t->ndevices; j++) {
             const kscope__pdevice *d = &t->devices[j];
             if (d->type != type)

@@ -387,3 +387,19 @@ int kscope__ptree_walk(const kscope__ptree *t, void (*enter)(const kscope__pnode
     free(stack);
     return 0;
 }
+
+int kscope__ptree_device_first_of_type(const kscope__ptree *t, uint32_t i)
+{
+    for (uint32_t j = 0; j < i; j++)
+        if (t->devices[j].type == t->devices[i].type)
+            return 0;
+    return 1;
+}
+
+uint32_t kscope__ptree_devices_of_type(const kscope__ptree *t, const char *type)
+{
+    uint32_t n = 0;
+    for (uint32_t j = 0; j < t->ndevices; j++)
+        n += t->devices[j].type == type;
+    return n;
+}

@@ -106,6 +106,11 @@ double kscope__pmetric_number(const kscope__pmetric *m);
 int kscope__ptree_add_inclusive(kscope__ptree *t, const char *key);
 int kscope__ptree_is_inclusive(const kscope__ptree *t, const char *key);
 
+/* Device-info grouping ({"CUDA": {"0": ..., "1": ...}}): whether device i
+ * is the first of its type, and how many devices have a type. */
+int kscope__ptree_device_first_of_type(const kscope__ptree *t, uint32_t i);
+uint32_t kscope__ptree_devices_of_type(const kscope__ptree *t, const char *type);
+
 /* Add or find a device-info entry. */
 kscope__pdevice *kscope__ptree_device(kscope__ptree *t, const char *type, uint32_t id);
 
