@@ -7,7 +7,8 @@
  * see absent fields. FAKE_NVML_MODE=fail-init makes nvmlInit_v2 fail as it
  * does when the driver is not loaded; FAKE_NVML_MODE=lost makes device 0
  * report "GPU is lost" on its utilization query. FAKE_NVML_PID adds a
- * process to device 0's list.
+ * process to device 0's list. fake_nvml_max_clock_calls() counts the
+ * maximum-clock queries (slow on real GPUs, so kscope caches them).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -120,8 +121,17 @@ API int nvmlDeviceGetClockInfo(fake_device *h, int type, unsigned int *mhz)
     return OK;
 }
 
+/* How often the maximum clocks were asked for: kscope reads them once. */
+static int max_clock_calls;
+
+API int fake_nvml_max_clock_calls(void)
+{
+    return max_clock_calls;
+}
+
 API int nvmlDeviceGetMaxClockInfo(fake_device *h, int type, unsigned int *mhz)
 {
+    max_clock_calls++;
     if (h->index != 0)
         return NOT_SUPPORTED;
     *mhz = type == 1 ? 1980u : 2619u;

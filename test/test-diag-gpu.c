@@ -12,6 +12,7 @@
 #include "diag/diag.h"
 #include "kscope.h"
 
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +106,33 @@ static void decodes_every_field(void **state)
     assert_int_equal(g.temperature_c, 61);
     assert_true(g.throttle_reasons == (KSCOPE_THROTTLE_SW_POWER_CAP | KSCOPE_THROTTLE_HW_THERMAL));
     assert_true(g.throttle_reasons & KSCOPE_THROTTLE_HARDWARE);
+    kscope_gpu_shutdown();
+}
+
+/* Maximum clocks are read once per device when NVML starts (each query
+ * takes over a millisecond on an H200), never again per sample. */
+static void max_clocks_read_once(void **state)
+{
+    (void)state;
+    use_fake("");
+    assert_int_equal(kscope_gpu_init(), 2);
+    void *lib = dlopen(fake_path, RTLD_NOW | RTLD_NOLOAD);
+    assert_non_null(lib);
+    int (*calls)(void) = (int (*)(void))dlsym(lib, "fake_nvml_max_clock_calls");
+    assert_non_null(calls);
+    int at_start = calls();
+    assert_int_equal(at_start % 4, 0); /* SM and memory, for 2 devices */
+    kscope_gpu_stats g;
+    for (int i = 0; i < 10; i++) {
+        assert_int_equal(kscope_gpu_get_stats(0, &g), 0);
+        assert_int_equal(g.core_max_mhz, 1980);
+        assert_int_equal(g.mem_max_mhz, 2619);
+        assert_true(g.has & KSCOPE_GPU_HAS_CORE_MAX);
+        assert_int_equal(kscope_gpu_get_stats(1, &g), 0);
+        assert_false(g.has & (KSCOPE_GPU_HAS_CORE_MAX | KSCOPE_GPU_HAS_MEM_MAX));
+    }
+    assert_int_equal(calls(), at_start);
+    dlclose(lib);
     kscope_gpu_shutdown();
 }
 
@@ -376,6 +404,7 @@ int main(void)
         cmocka_unit_test(recorder_without_nvml),
         cmocka_unit_test(nvml_init_fails),
         cmocka_unit_test(decodes_every_field),
+        cmocka_unit_test(max_clocks_read_once),
         cmocka_unit_test(unsupported_fields_are_absent),
         cmocka_unit_test(process_memory),
         cmocka_unit_test(call_costs),

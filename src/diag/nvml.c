@@ -23,6 +23,7 @@ typedef struct nvml_device_st *nvml_device;
 
 #define NVML_SUCCESS                 0
 #define NVML_ERROR_INSUFFICIENT_SIZE 7
+#define NVML_ERROR_NOT_SUPPORTED     3
 #define NVML_ERROR_GPU_IS_LOST       15
 #define NVML_CLOCK_SM                1
 #define NVML_CLOCK_MEM               2
@@ -59,6 +60,11 @@ static struct {
     int refs;
     unsigned int count;
     nvml_device handles[64];
+    /* Maximum clocks never change, and NVML takes over a millisecond to
+     * answer each query on an H200: read once when NVML starts.
+     * max_ret holds NVML's answer (NVML_SUCCESS or why not). */
+    unsigned int max_mhz[64][2];
+    nvml_ret max_ret[64][2];
     nvml_ret (*init)(void);
     nvml_ret (*shutdown)(void);
     const char *(*error_string)(nvml_ret);
@@ -121,6 +127,18 @@ static void nvml_unload(void)
         dlclose(lib);
 }
 
+/* Cache a device's maximum SM and memory clocks (see nv.max_mhz). */
+static void read_max_clocks(unsigned int i)
+{
+    static const int kinds[2] = {NVML_CLOCK_SM, NVML_CLOCK_MEM};
+    for (int k = 0; k < 2; k++) {
+        nv.max_mhz[i][k] = 0;
+        nv.max_ret[i][k] = nv.get_max_clock
+                               ? nv.get_max_clock(nv.handles[i], kinds[k], &nv.max_mhz[i][k])
+                               : NVML_ERROR_NOT_SUPPORTED;
+    }
+}
+
 /* Open the library, initialise NVML and take every device's handle. */
 static int nvml_load(void)
 {
@@ -163,6 +181,8 @@ static int nvml_load(void)
         }
     }
     nv.count = count;
+    for (unsigned int i = 0; i < count; i++)
+        read_max_clocks(i);
     return 0;
 }
 
@@ -279,15 +299,19 @@ int kscope__gpu_call_costs(uint32_t device, int reps,
         return err;
     if (reps < 1)
         return kscope__fail(KSCOPE_EINVAL, "kscope__gpu_call_costs: reps %d < 1", reps);
-    enum { UTIL, MEM2, MEM1, CLOCK, MAXCLOCK, POWER, TEMP, THROTTLE, NCALLS };
-    static const char *names[NCALLS] = {
-        "nvmlDeviceGetUtilizationRates", "nvmlDeviceGetMemoryInfo_v2",
-        "nvmlDeviceGetMemoryInfo",       "nvmlDeviceGetClockInfo",
-        "nvmlDeviceGetMaxClockInfo",     "nvmlDeviceGetPowerUsage",
-        "nvmlDeviceGetTemperature",      "nvmlDeviceGetCurrentClocksEventReasons"};
+    enum { UTIL, MEM2, MEM1, CLOCK, MAXCLOCK, POWER, TEMP, THROTTLE, PROCS, NCALLS };
+    static const char *names[NCALLS] = {"nvmlDeviceGetUtilizationRates",
+                                        "nvmlDeviceGetMemoryInfo_v2",
+                                        "nvmlDeviceGetMemoryInfo",
+                                        "nvmlDeviceGetClockInfo",
+                                        "nvmlDeviceGetMaxClockInfo (once, at start)",
+                                        "nvmlDeviceGetPowerUsage",
+                                        "nvmlDeviceGetTemperature",
+                                        "nvmlDeviceGetCurrentClocksEventReasons",
+                                        "nvmlDeviceGetComputeRunningProcesses_v3"};
     int have[NCALLS] = {!!nv.get_utilization, !!nv.get_memory_v2, !!nv.get_memory,
                         !!nv.get_clock,       !!nv.get_max_clock, !!nv.get_power,
-                        !!nv.get_temperature, !!nv.get_throttle};
+                        !!nv.get_temperature, !!nv.get_throttle,  !!nv.get_processes};
     for (int c = 0; c < NCALLS; c++) {
         if (!have[c])
             continue;
@@ -323,6 +347,12 @@ int kscope__gpu_call_costs(uint32_t device, int reps,
             case THROTTLE:
                 nv.get_throttle(h, &reasons);
                 break;
+            case PROCS: {
+                nvml_process_info info[256];
+                unsigned int count = sizeof info / sizeof info[0];
+                nv.get_processes(h, &count, info);
+                break;
+            }
             }
         }
         emit(names[c], (clock_us() - t0) / reps, arg);
@@ -355,12 +385,10 @@ int kscope_gpu_get_stats(uint32_t device, kscope_gpu_stats *out)
         lost |= read_uint(nv.get_clock(h, NVML_CLOCK_MEM, &out->mem_mhz), &out->has,
                           KSCOPE_GPU_HAS_MEM_CLOCK);
     }
-    if (nv.get_max_clock) {
-        lost |= read_uint(nv.get_max_clock(h, NVML_CLOCK_SM, &out->core_max_mhz), &out->has,
-                          KSCOPE_GPU_HAS_CORE_MAX);
-        lost |= read_uint(nv.get_max_clock(h, NVML_CLOCK_MEM, &out->mem_max_mhz), &out->has,
-                          KSCOPE_GPU_HAS_MEM_MAX);
-    }
+    out->core_max_mhz = nv.max_mhz[device][0];
+    out->mem_max_mhz = nv.max_mhz[device][1];
+    read_uint(nv.max_ret[device][0], &out->has, KSCOPE_GPU_HAS_CORE_MAX);
+    read_uint(nv.max_ret[device][1], &out->has, KSCOPE_GPU_HAS_MEM_MAX);
     if (nv.get_power)
         lost |= read_uint(nv.get_power(h, &out->power_mw), &out->has, KSCOPE_GPU_HAS_POWER);
     if (nv.get_temperature)
