@@ -6,7 +6,8 @@
  * lives as long as the process. Each node holds one stats slot per session,
  * written only by the owning thread and only while that session is active.
  * A node pointer therefore names a calling context for good, which is what
- * the GPU backend hands to CUPTI as an external correlation id.
+ * the GPU backend notes for each launch (kscope__current_ctx) and later
+ * attributes that launch's kernels to.
  */
 #ifndef KSCOPE_INTERNAL_H
 #define KSCOPE_INTERNAL_H
@@ -220,11 +221,6 @@ typedef struct kscope__global {
      * profiling is not off. The hot path's first (and, when 0, only) load. */
     _Atomic int annotate;
     _Atomic int level; /* kscope_profiling_t */
-    /* Set by the GPU backend: called on context changes (scope enter/exit,
-     * state enter/exit) with the new context id. */
-    void (*ctx_push)(uint64_t ctx);
-    void (*ctx_pop)(void);
-    _Atomic int gpu_ctx_hooks;
     kscope__node root; /* global root: GPU work with no context */
 } kscope__global;
 

@@ -18,8 +18,9 @@
 #      KSCOPE_BINARY_DIR and KSCOPE_GPU_WORK set; it passes when it exits 0;
 #   5. benchmarks (bench/gpu/): cupti_probe.cu's record dump (a diagnostic
 #      of what CUPTI writes for each launch kind); launch_bench.cu's modes
-#      (none, the bare CUPTI activity floor, the floor plus the records
-#      kscope's attribution needs, kscope tree, trace, a scope per launch)
+#      (none, the bare CUPTI activity floor, the floor plus the launch
+#      callbacks kscope's attribution needs, the floor plus external
+#      correlation records, kscope tree, trace, a scope per launch)
 #      run alternately in separate processes, REPS times, medians and minima
 #      compared as ratios; kscope tree peak memory at 1k vs 1M launches;
 #      torch_bench.py (none, kscope tree and trace through ctypes, Proton,
@@ -131,7 +132,7 @@ if [ "$what" != test ] && [ "$what" != gputest ]; then
         -L/usr/local/cuda/lib64 -lcupti -lcuda -Xlinker -rpath,/usr/local/cuda/lib64 >>"$out/bench.log" 2>&1
     echo "== cupti_probe" >>"$out/bench.log"
     timeout 60 "$bench_bin/cupti_probe" >>"$out/bench.log" 2>&1
-    modes="none floor floor_ext floor_rt tree trace tree_scoped"
+    modes="none floor floor_cb floor_ext tree trace tree_scoped"
     for r in $(seq "$reps"); do
         for m in $modes; do
             "$bench_bin/launch_bench" "$m" "$launches" "$bench_bin" >>"$out/bench.log" 2>&1
@@ -187,7 +188,7 @@ def table(title, modes, base, floor):
         vm = f"{low[m] / low[floor]:.3f}" if floor in low else "-"
         print(f"{m:<22}{med[m]:>10.3f}{low[m]:>8.3f}{len(rows[m]):>5}{vn:>9}{vf:>9}{vm:>14}")
 table(f"C loop of {n_main} empty kernels (median of runs)",
-      ["none", "floor", "floor_ext", "floor_rt", "tree", "trace", "tree_scoped"], "none", "floor")
+      ["none", "floor", "floor_cb", "floor_ext", "tree", "trace", "tree_scoped"], "none", "floor")
 table(f"torch loop of {n_main} x.add_(1)",
       ["torch_none", "torch_kscope", "torch_kscope_trace", "torch_proton",
        "torch_torch_profiler"],

@@ -6,10 +6,12 @@
  *   none       no profiler
  *   floor      a bare CUPTI activity injection: CONCURRENT_KERNEL records
  *              into reused buffers, walked and dropped (the floor)
- *   floor_ext  the floor plus what kscope's attribution needs from CUPTI:
- *              RUNTIME, DRIVER and EXTERNAL_CORRELATION records, one id
- *              pushed
- *   floor_rt   the same without DRIVER records (what they cost)
+ *   floor_cb   the floor plus what kscope's attribution needs from CUPTI:
+ *              a callback at the begin and end of each launch call (runtime
+ *              and driver) that notes the call's id and time in a table
+ *   floor_ext  the floor plus what an attribution through CUPTI's external
+ *              correlation needs: RUNTIME, DRIVER and EXTERNAL_CORRELATION
+ *              records, one id pushed (kscope's earlier design)
  *   tree       kscope, tree session, the loop inside one scope
  *   trace      kscope, trace session, the loop inside one scope
  *   tree_scoped kscope tree, a scope around every launch
@@ -74,6 +76,42 @@ static void CUPTIAPI floor_complete(CUcontext, uint32_t, uint8_t *buf, size_t, s
         free(buf);
 }
 
+/* floor_cb's callback: the work kscope's does (a table slot per id). */
+static struct {
+    unsigned long long corr, start, end;
+} floor_table[1 << 16];
+
+static unsigned long long floor_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+static void CUPTIAPI floor_callback(void *, CUpti_CallbackDomain, CUpti_CallbackId, const void *data)
+{
+    const CUpti_CallbackData *cb = (const CUpti_CallbackData *)data;
+    unsigned slot = cb->correlationId & 0xFFFFu;
+    if (cb->callbackSite == CUPTI_API_ENTER) {
+        floor_table[slot].corr = cb->correlationId;
+        floor_table[slot].start = floor_now();
+    } else {
+        floor_table[slot].end = floor_now();
+    }
+}
+
+static void floor_callbacks(void)
+{
+    CUpti_SubscriberHandle sub;
+    if (cuptiSubscribe(&sub, floor_callback, NULL) != CUPTI_SUCCESS) {
+        fprintf(stderr, "floor_cb: cuptiSubscribe failed\n");
+        exit(1);
+    }
+    cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+                        CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+    cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);
+}
+
 static void floor_start(int with_ext, int with_driver)
 {
     cuptiActivityRegisterCallbacks(floor_request, floor_complete);
@@ -114,10 +152,11 @@ int main(int argc, char **argv)
     int kscope_mode =
         !strcmp(mode, "tree") || !strcmp(mode, "trace") || !strcmp(mode, "tree_scoped");
     int floor_mode =
-        !strcmp(mode, "floor") || !strcmp(mode, "floor_ext") || !strcmp(mode, "floor_rt");
+        !strcmp(mode, "floor") || !strcmp(mode, "floor_ext") || !strcmp(mode, "floor_cb");
     if (floor_mode) {
-        int ext = !strcmp(mode, "floor_ext") || !strcmp(mode, "floor_rt");
-        floor_start(ext, !strcmp(mode, "floor_ext"));
+        floor_start(!strcmp(mode, "floor_ext"), 1);
+        if (!strcmp(mode, "floor_cb"))
+            floor_callbacks();
     } else if (kscope_mode) {
         kscope_session_opts o;
         memset(&o, 0, sizeof o);

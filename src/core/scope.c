@@ -143,8 +143,6 @@ static int push(kscope__thread *t, uint32_t name, uint32_t flags, uint32_t color
         else
             stat_add(&n->stats[s].calls, 1);
     }
-    if (UNLIKELY(atomic_load_explicit(&kscope__g.gpu_ctx_hooks, memory_order_relaxed)))
-        kscope__g.ctx_push((uint64_t)(uintptr_t)gpu_ctx_node(t, n));
     if (UNLIKELY(atomic_load_explicit(&kscope__g.level, memory_order_relaxed) ==
                  KSCOPE_PROFILING_DETAILED))
         kscope__nvtx_push(kscope__name(name), color);
@@ -172,8 +170,6 @@ static void pop(kscope__thread *t)
             stat_add(&n->stats[s].cpu_ticks, dt);
     }
     t->depth--;
-    if (UNLIKELY(atomic_load_explicit(&kscope__g.gpu_ctx_hooks, memory_order_relaxed)))
-        kscope__g.ctx_pop();
     if (UNLIKELY(atomic_load_explicit(&kscope__g.level, memory_order_relaxed) ==
                  KSCOPE_PROFILING_DETAILED))
         kscope__nvtx_pop();
@@ -318,8 +314,6 @@ int kscope_state_enter(const char *name)
         return kscope__fail(KSCOPE_EDEPTH, "state '%s' nests deeper than %d states", name,
                             KSCOPE__STATE_MAX);
     t->states[t->nstates++] = id;
-    if (atomic_load_explicit(&kscope__g.gpu_ctx_hooks, memory_order_relaxed))
-        kscope__g.ctx_push((uint64_t)(uintptr_t)gpu_ctx_node(t, t->stack[t->depth].node));
     return 0;
 }
 
@@ -334,8 +328,6 @@ int kscope_state_exit(void)
         return kscope__fail(KSCOPE_EEMPTY, "state exit but no state is set on this thread");
     }
     t->nstates--;
-    if (atomic_load_explicit(&kscope__g.gpu_ctx_hooks, memory_order_relaxed))
-        kscope__g.ctx_pop();
     return 0;
 }
 

@@ -1,23 +1,22 @@
 /*
  * correlate.c - which calling context launched each GPU record.
  *
- * kscope pushes the current context id (a CCT node) onto CUPTI's external
- * correlation stack at every scope boundary, so CUPTI writes, before each
- * runtime or driver API record made inside a scope, an EXTERNAL_CORRELATION
- * record mapping the call's correlation id to that context. A kernel or
- * copy record carries the correlation id of the API call that launched it
- * (for graph replays: of the graph launch), so attribution is two table
- * lookups and no per-launch callback.
+ * CUPTI calls kscope back when a launch, copy or set API call begins and
+ * ends (only those calls: every other API call costs nothing). At the
+ * begin, the launching thread writes the call's correlation id, its
+ * thread, its calling context and the time into a direct-mapped table.
+ * A kernel, copy or set record carries the correlation id of the call that
+ * launched it (for graph replays: of the graph launch), and its record can
+ * only exist after that call began, so the buffer thread finds the
+ * context with one lookup and delivers every record at once: no waiting
+ * list, no API activity records, nothing done at scope boundaries.
  *
- * Records from different buffers may arrive out of order. The API record
- * of a launch comes after its external correlation record, so once
- * the API record of a launch has been seen, its context is known for good:
- * a kernel whose API record is not yet there waits in `pending` until it
- * is (or until a flush, or until it is too old to hope), then goes to the
- * context found, or the global root (ctx 0) when it had none.
+ * The table is written by many launching threads and read by the buffer
+ * thread without a lock; each slot is a small seqlock (the id is cleared
+ * while the other fields change, and read again after them).
  *
- * Every function here runs under the backend's buffer lock, except
- * kscope__corr_put_meta (launching threads, lock-free).
+ * kscope__corr_feed runs under the backend's buffer lock; the launch and
+ * metadata functions run on launching threads, lock-free.
  */
 #include "gpu/gpu-internal.h"
 
@@ -29,12 +28,9 @@
 int kscope__corr_init(kscope__corr *c, kscope__gpu_deliver_fn deliver, void *arg)
 {
     memset(c, 0, sizeof *c);
-    c->ext = calloc(KSCOPE__CORR_SIZE, sizeof *c->ext);
-    c->api = calloc(KSCOPE__CORR_SIZE, sizeof *c->api);
-    if (!c->ext || !c->api) {
-        kscope__corr_free(c);
-        return kscope__fail(KSCOPE_ENOMEM, "GPU correlation tables: out of memory");
-    }
+    c->launch = calloc(KSCOPE__CORR_SIZE, sizeof *c->launch);
+    if (!c->launch)
+        return kscope__fail(KSCOPE_ENOMEM, "GPU correlation table: out of memory");
     c->deliver = deliver;
     c->arg = arg;
     return 0;
@@ -42,12 +38,34 @@ int kscope__corr_init(kscope__corr *c, kscope__gpu_deliver_fn deliver, void *arg
 
 void kscope__corr_free(kscope__corr *c)
 {
-    free(c->ext);
-    free(c->api);
-    free(c->pending);
+    free(c->launch);
     for (size_t i = 0; i < KSCOPE__META_SLOTS; i++)
         free(atomic_exchange(&c->meta[i], NULL));
     memset(c, 0, sizeof *c);
+}
+
+/* ------------------------------------------------------ launching threads */
+
+void kscope__corr_launch_enter(kscope__corr *c, uint32_t corr, uint64_t ctx, uint32_t tid,
+                               uint64_t now_ns)
+{
+    kscope__corr_launch *s = &c->launch[corr & CORR_MASK];
+    if (corr == 0 || atomic_load_explicit(&s->correlation, memory_order_relaxed) == corr)
+        return; /* no id, or a call inside the call that holds it */
+    atomic_store_explicit(&s->correlation, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&s->tid, tid, memory_order_relaxed);
+    atomic_store_explicit(&s->ctx, ctx, memory_order_relaxed);
+    atomic_store_explicit(&s->start_ns, now_ns, memory_order_relaxed);
+    atomic_store_explicit(&s->end_ns, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->correlation, corr, memory_order_release);
+}
+
+void kscope__corr_launch_exit(kscope__corr *c, uint32_t corr, uint64_t now_ns)
+{
+    kscope__corr_launch *s = &c->launch[corr & CORR_MASK];
+    if (corr != 0 && atomic_load_explicit(&s->correlation, memory_order_relaxed) == corr)
+        atomic_store_explicit(&s->end_ns, now_ns, memory_order_relaxed);
 }
 
 void kscope__corr_put_meta(kscope__corr *c, kscope__gpu_meta *m)
@@ -56,6 +74,8 @@ void kscope__corr_put_meta(kscope__corr *c, kscope__gpu_meta *m)
                                                      m, memory_order_acq_rel);
     free(old); /* its kernel never came, or is KSCOPE__META_SLOTS launches late */
 }
+
+/* ---------------------------------------------------------- buffer thread */
 
 /* Take the metadata of launch `corr`, if any (caller frees). */
 static kscope__gpu_meta *take_meta(kscope__corr *c, uint32_t corr)
@@ -73,129 +93,44 @@ static kscope__gpu_meta *take_meta(kscope__corr *c, uint32_t corr)
     return NULL;
 }
 
-static int api_seen(const kscope__corr *c, uint32_t corr)
+/* Fill r's launch fields from the table; returns the launch's context, 0
+ * when the launch is unknown (before capture began, or its slot reused). */
+static uint64_t find_launch(kscope__corr *c, kscope__gpu_record *r)
 {
-    return c->api[corr & CORR_MASK].correlation == corr;
-}
-
-/* The slot of `corr` may since have been reused: nothing more will come. */
-static int too_old(const kscope__corr *c, uint32_t corr)
-{
-    return c->api_max >= corr && c->api_max - corr >= KSCOPE__CORR_SIZE / 2;
-}
-
-static void deliver(kscope__corr *c, kscope__gpu_record *r)
-{
-    const kscope__corr_ext *e = &c->ext[r->correlation & CORR_MASK];
-    uint64_t ctx = e->correlation == r->correlation ? e->ext : 0;
-    const kscope__corr_api *a = &c->api[r->correlation & CORR_MASK];
-    if (a->correlation == r->correlation) {
-        r->launch_ns = a->start_ns;
-        r->launch_end_ns = a->end_ns;
-        r->launch_tid = a->tid;
-    }
-    kscope__gpu_meta *m = r->kind == KSCOPE__GPU_KERNEL ? take_meta(c, r->correlation) : NULL;
-    if (m) {
-        r->meta = &m->meta;
-        if (m->meta.name)
-            r->name = m->meta.name;
-    }
-    if (!ctx)
-        c->unattributed++;
-    c->delivered++;
-    c->deliver(c->arg, ctx, r);
-    free(m);
-}
-
-static void keep(kscope__corr *c, const kscope__gpu_record *r)
-{
-    if (c->npending == c->cap_pending) {
-        size_t cap = c->cap_pending ? 2 * c->cap_pending : 256;
-        kscope__corr_pending *p = realloc(c->pending, cap * sizeof *p);
-        if (!p) { /* cannot wait: deliver with what is known */
-            kscope__gpu_record copy = *r;
-            deliver(c, &copy);
-            return;
-        }
-        c->pending = p;
-        c->cap_pending = cap;
-    }
-    c->pending[c->npending].rec = *r;
-    c->pending[c->npending].age = 0;
-    c->npending++;
-}
-
-static void note_ext(kscope__corr *c, const CUpti_ActivityExternalCorrelation *x)
-{
-    if (x->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0)
-        return;
-    kscope__corr_ext *e = &c->ext[x->correlationId & CORR_MASK];
-    e->correlation = x->correlationId;
-    e->ext = x->externalId;
-}
-
-static void note_api(kscope__corr *c, const CUpti_ActivityAPI *a)
-{
-    kscope__corr_api *slot = &c->api[a->correlationId & CORR_MASK];
-    /* Should two API records share an id (a call made inside another),
-     * keep the outer one (it starts first): the call the user made. */
-    if (slot->correlation == a->correlationId && slot->start_ns <= a->start)
-        return;
-    slot->correlation = a->correlationId;
-    slot->tid = a->threadId;
-    slot->start_ns = a->start;
-    slot->end_ns = a->end;
-    if (a->correlationId > c->api_max)
-        c->api_max = a->correlationId;
+    const kscope__corr_launch *s = &c->launch[r->correlation & CORR_MASK];
+    if (r->correlation == 0 ||
+        atomic_load_explicit(&s->correlation, memory_order_acquire) != r->correlation)
+        return 0;
+    uint64_t ctx = atomic_load_explicit(&s->ctx, memory_order_relaxed);
+    uint32_t tid = atomic_load_explicit(&s->tid, memory_order_relaxed);
+    uint64_t start = atomic_load_explicit(&s->start_ns, memory_order_relaxed);
+    uint64_t end = atomic_load_explicit(&s->end_ns, memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&s->correlation, memory_order_relaxed) != r->correlation)
+        return 0; /* rewritten by a later launch while being read */
+    r->launch_ns = start;
+    r->launch_end_ns = end ? end : start; /* still inside the call */
+    r->launch_tid = tid;
+    return ctx;
 }
 
 void kscope__corr_feed(kscope__corr *c, const CUpti_Activity *rec)
 {
-    switch (rec->kind) {
-    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
-        note_ext(c, (const CUpti_ActivityExternalCorrelation *)rec);
-        return;
-    case CUPTI_ACTIVITY_KIND_DRIVER:
-    case CUPTI_ACTIVITY_KIND_RUNTIME:
-        note_api(c, (const CUpti_ActivityAPI *)rec);
-        return;
-    default:
-        break;
-    }
     kscope__gpu_record r;
     if (!kscope__gpu_decode(rec, &r))
         return;
     if (r.kind == KSCOPE__GPU_KERNEL)
         r.name = kscope__demangle(r.name);
-    if (api_seen(c, r.correlation) || too_old(c, r.correlation))
-        deliver(c, &r);
-    else
-        keep(c, &r);
-}
-
-static int names_launches(CUpti_ActivityKind kind)
-{
-    return kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION || kind == CUPTI_ACTIVITY_KIND_DRIVER ||
-           kind == CUPTI_ACTIVITY_KIND_RUNTIME;
-}
-
-void kscope__corr_feed_pass(kscope__corr *c, const CUpti_Activity *rec, int pass)
-{
-    if (names_launches(rec->kind) == (pass == 1))
-        kscope__corr_feed(c, rec);
-}
-
-void kscope__corr_drain(kscope__corr *c, uint32_t max_age)
-{
-    size_t kept = 0;
-    for (size_t i = 0; i < c->npending; i++) {
-        kscope__corr_pending *p = &c->pending[i];
-        p->age++;
-        if (max_age == 0 || p->age > max_age || api_seen(c, p->rec.correlation) ||
-            too_old(c, p->rec.correlation))
-            deliver(c, &p->rec);
-        else
-            c->pending[kept++] = *p;
+    uint64_t ctx = find_launch(c, &r);
+    kscope__gpu_meta *m = r.kind == KSCOPE__GPU_KERNEL ? take_meta(c, r.correlation) : NULL;
+    if (m) {
+        r.meta = &m->meta;
+        if (m->meta.name)
+            r.name = m->meta.name;
     }
-    c->npending = kept;
+    if (!ctx)
+        c->unattributed++;
+    c->delivered++;
+    c->deliver(c->arg, ctx, &r);
+    free(m);
 }

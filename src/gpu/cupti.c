@@ -6,22 +6,16 @@
  * records host scopes on machines with neither. What is enabled, and why:
  *
  *   CONCURRENT_KERNEL, MEMCPY, MEMCPY2, MEMSET  the GPU work itself (never
- *       the KERNEL kind, which serialises kernels);
- *   EXTERNAL_CORRELATION + RUNTIME + DRIVER  the scope of each launch: the
- *       core calls ctx_push/ctx_pop at scope and state boundaries, which
- *       push kscope's context id on CUPTI's external correlation stack;
- *       CUPTI writes an external correlation record before each API record
- *       (so API records must be on: RUNTIME for cudaLaunchKernel and
- *       friends, whose kernels carry the runtime call's id, DRIVER for
- *       programs that launch through the driver, such as Triton). The API
- *       record also gives the launch's host time and thread, for flows.
- *
- * No callback runs on a launch unless the program gives launch metadata:
- * then the runtime's and driver's launch callbacks are enabled (and stay enabled until
- * the backend stops) to tie the metadata to the next launch on its thread.
+ *       the KERNEL kind, which serialises kernels); no API records.
+ *   Callbacks on the runtime's and the driver's launch, copy and set calls
+ *       (and on no other call): at each call's begin the launching thread
+ *       notes its calling context, thread and time under the call's
+ *       correlation id (correlate.c), the id its kernels carry; the same
+ *       callback hands launch metadata to the call. Scope boundaries tell
+ *       CUPTI nothing, so a scope costs the same with or without capture.
  *
  * KSCOPE_CUPTI_DEBUG=1 prints one line per activity buffer (records, how
- * many were attributed, how many wait for their launch record).
+ * many were delivered and attributed) and the number of calls followed.
  *
  * Activity buffers come from a free list and go back to it, so the steady
  * state allocates nothing. Record timestamps are on kscope's clock (CUPTI's
@@ -42,9 +36,6 @@
 
 #define BUFFER_SIZE  (4u << 20)
 #define BUFFER_ALIGN 8
-/* A kept record waits at most this many buffers for its launch record
- * (which normally follows in the same buffer or the next). */
-#define PENDING_MAX_AGE 64
 
 /* ------------------------------------------------------- loaded functions */
 
@@ -56,14 +47,13 @@ typedef struct cupti_api {
     CUptiResult (*get_next_record)(uint8_t *, size_t, CUpti_Activity **);
     CUptiResult (*get_dropped)(CUcontext, uint32_t, size_t *);
     CUptiResult (*flush_all)(uint32_t);
-    CUptiResult (*push_ext)(CUpti_ExternalCorrelationKind, uint64_t);
-    CUptiResult (*pop_ext)(CUpti_ExternalCorrelationKind, uint64_t *);
     CUptiResult (*register_timestamp)(CUpti_TimestampCallbackFunc);
     CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
     CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
     CUptiResult (*enable_callback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
                                    CUpti_CallbackId);
     CUptiResult (*result_string)(CUptiResult, const char **);
+    CUptiResult (*callback_name)(CUpti_CallbackDomain, uint32_t, const char **); /* optional */
 } cupti_api;
 
 typedef struct driver_api {
@@ -91,8 +81,6 @@ static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;  /* start/stop */
 static pthread_mutex_t buffer_lock = PTHREAD_MUTEX_INITIALIZER; /* corr, decode */
 static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;   /* free_buffers */
 static int started;
-static int callbacks_on;
-static _Atomic int callbacks_wanted;
 static CUpti_SubscriberHandle subscriber;
 static kscope__corr corr;
 static int corr_ready;
@@ -102,27 +90,35 @@ static int forked_child;      /* a fork() child of a process that was capturing 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 
-/* Pushes made by this thread since the backend last started (gen). */
-static _Atomic uint32_t push_gen;
-static __thread uint32_t tl_gen, tl_depth;
 /* Metadata for the next launch on this thread. */
 static __thread kscope__gpu_meta *tl_meta;
+/* This thread's OS id (0: not yet read), and how many followed calls it
+ * is inside (a driver call made by a runtime call is the second). */
+static __thread uint32_t tl_tid;
+static __thread int tl_call_depth;
+/* Bumped at each start: a call still open when capture stopped (its exit
+ * never came) must not count in a later capture. */
+static _Atomic uint32_t capture_gen;
+static __thread uint32_t tl_gen;
 
-/* This thread's CUPTI id -> OS id pair was noted (tidmap.c). */
-static __thread int tl_tid_noted;
-static int debug; /* KSCOPE_CUPTI_DEBUG=1: one stderr line per buffer */
+static int debug;                       /* KSCOPE_CUPTI_DEBUG=1: one stderr line per buffer */
+static _Atomic uint64_t calls_followed; /* counted only with debug on */
 static const CUpti_ActivityKind kinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
     CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMCPY2,
     CUPTI_ACTIVITY_KIND_MEMSET,
-    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-    CUPTI_ACTIVITY_KIND_RUNTIME,
-    CUPTI_ACTIVITY_KIND_DRIVER,
 };
 
+/* What a callback id of the runtime or driver domain is to kscope. */
+enum { CALL_OTHER = 0, CALL_LAUNCH = 1, CALL_COPY = 2 };
+#define CBID_MAX 4096
+static uint8_t call_class[2][CBID_MAX]; /* [domain is driver][cbid] */
+
 /* The launch calls, runtime and driver: the runtime's do not go through
- * the driver's public entry points, so both domains are needed. */
+ * the driver's public entry points, so both domains are needed. Followed
+ * even where CUPTI cannot name its callbacks; copies and sets are found by
+ * name (see classify_calls). */
 static const struct launch_cb {
     CUpti_CallbackDomain domain;
     CUpti_CallbackId cbid;
@@ -252,8 +248,6 @@ static int load_cupti(void)
     SYM(lib, cu.get_next_record, "cuptiActivityGetNextRecord");
     SYM(lib, cu.get_dropped, "cuptiActivityGetNumDroppedRecords");
     SYM(lib, cu.flush_all, "cuptiActivityFlushAll");
-    SYM(lib, cu.push_ext, "cuptiActivityPushExternalCorrelationId");
-    SYM(lib, cu.pop_ext, "cuptiActivityPopExternalCorrelationId");
     SYM(lib, cu.register_timestamp, "cuptiActivityRegisterTimestampCallback");
     SYM(lib, cu.subscribe, "cuptiSubscribe");
     SYM(lib, cu.unsubscribe, "cuptiUnsubscribe");
@@ -262,6 +256,7 @@ static int load_cupti(void)
     if (missing)
         return load_fail(KSCOPE_ENOCUPTI,
                          "CUPTI library lacks %s (CUPTI from CUDA 12 or later is needed)", missing);
+    *(void **)&cu.callback_name = dlsym(lib, "cuptiGetCallbackName");
     return 0;
 }
 
@@ -327,23 +322,18 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 {
     (void)size;
     pthread_mutex_lock(&buffer_lock);
-    /* Two passes: launches first, then the work (whose record CUPTI writes
-     * before its launch's API record). */
     size_t n = 0;
-    for (int pass = 1; pass <= 2; pass++) {
-        CUpti_Activity *rec = NULL;
-        while (cu.get_next_record(buffer, valid, &rec) == CUPTI_SUCCESS) {
-            kscope__corr_feed_pass(&corr, rec, pass);
-            n += pass == 1;
-        }
+    CUpti_Activity *rec = NULL;
+    while (cu.get_next_record(buffer, valid, &rec) == CUPTI_SUCCESS) {
+        kscope__corr_feed(&corr, rec);
+        n++;
     }
-    kscope__corr_drain(&corr, PENDING_MAX_AGE);
     if (debug)
         fprintf(stderr,
                 "kscope: cupti buffer: %zu records, %zu bytes; delivered %llu, unattributed "
-                "%llu, waiting %zu\n",
+                "%llu; calls followed %llu\n",
                 n, valid, (unsigned long long)corr.delivered, (unsigned long long)corr.unattributed,
-                corr.npending);
+                (unsigned long long)atomic_load(&calls_followed));
     size_t dropped = 0;
     if (cu.get_dropped(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped)
         kscope__add_dropped((int64_t)dropped);
@@ -356,41 +346,7 @@ static void deliver_to_core(void *arg, uint64_t ctx, const kscope__gpu_record *r
 {
     (void)arg;
     note_device(r->device);
-    kscope__gpu_record out = *r;
-    out.launch_tid = kscope__gpu_tid_lookup(r->launch_tid);
-    kscope__record_gpu(ctx, &out);
-}
-
-/* --------------------------------------------------------- context hooks */
-
-static void note_thread(void)
-{
-    tl_tid_noted = 1;
-    kscope__gpu_tid_note((uint32_t)(uintptr_t)pthread_self(), (uint32_t)syscall(SYS_gettid));
-}
-
-/* Scope or state entered on this thread: later launches belong to ctx. */
-static void push_ctx(uint64_t ctx)
-{
-    uint32_t gen = atomic_load_explicit(&push_gen, memory_order_relaxed);
-    if (tl_gen != gen) { /* pushes from an earlier start are not ours to pop */
-        tl_gen = gen;
-        tl_depth = 0;
-    }
-    if (!tl_tid_noted)
-        note_thread();
-    if (cu.push_ext(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, ctx) == CUPTI_SUCCESS)
-        tl_depth++;
-}
-
-/* The innermost scope or state left: back to the enclosing context. */
-static void pop_ctx(void)
-{
-    if (tl_depth == 0 || tl_gen != atomic_load_explicit(&push_gen, memory_order_relaxed))
-        return;
-    uint64_t last;
-    cu.pop_ext(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
-    tl_depth--;
+    kscope__record_gpu(ctx, r);
 }
 
 /* ------------------------------------------------------ launch callbacks */
@@ -417,6 +373,40 @@ static int profiler_api_callback(CUpti_CallbackId cbid, const CUpti_CallbackData
     return 0;
 }
 
+/* A followed call begins: note who launches, from where, when. The
+ * outermost call's id is the one its work carries; it also takes the
+ * thread's launch metadata if the call launches kernels. */
+static void call_enter(const CUpti_CallbackData *cb, int cls)
+{
+    uint32_t gen = atomic_load_explicit(&capture_gen, memory_order_relaxed);
+    if (tl_gen != gen) {
+        tl_gen = gen;
+        tl_call_depth = 0;
+    }
+    if (tl_call_depth++ > 0)
+        return;
+    if (!tl_tid)
+        tl_tid = (uint32_t)syscall(SYS_gettid);
+    kscope__corr_launch_enter(&corr, cb->correlationId, kscope__current_ctx(), tl_tid,
+                              kscope_now_ns());
+    kscope__gpu_meta *m = tl_meta;
+    if (m && cls == CALL_LAUNCH) {
+        tl_meta = NULL;
+        m->correlation = cb->correlationId;
+        kscope__corr_put_meta(&corr, m);
+    }
+    if (debug)
+        atomic_fetch_add_explicit(&calls_followed, 1, memory_order_relaxed);
+}
+
+static void call_exit(const CUpti_CallbackData *cb)
+{
+    if (tl_call_depth == 0 || tl_gen != atomic_load_explicit(&capture_gen, memory_order_relaxed))
+        return; /* entered before capture started */
+    if (--tl_call_depth == 0)
+        kscope__corr_launch_exit(&corr, cb->correlationId, kscope_now_ns());
+}
+
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *data)
 {
@@ -426,29 +416,74 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
     const CUpti_CallbackData *cb = data;
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API && profiler_api_callback(cbid, cb))
         return;
-    /* The outermost launch call takes the metadata: its id is the one its
-     * kernels carry. */
-    kscope__gpu_meta *m = tl_meta;
-    if (!m || cb->callbackSite != CUPTI_API_ENTER)
+    int cls = cbid < CBID_MAX ? call_class[domain == CUPTI_CB_DOMAIN_DRIVER_API][cbid] : 0;
+    if (!cls)
         return;
-    tl_meta = NULL;
-    m->correlation = cb->correlationId;
-    kscope__corr_put_meta(&corr, m);
+    if (cb->callbackSite == CUPTI_API_ENTER)
+        call_enter(cb, cls);
+    else
+        call_exit(cb);
 }
 
-/* Enable the runtime and driver launch callbacks (state_lock held). */
-static int enable_launch_callbacks(void)
+/* Does a call of this name make GPU work kscope records? Launches (not
+ * host functions), copies and sets, runtime ("cuda...") or driver. */
+static int class_of_name(const char *name)
 {
-    if (callbacks_on || !started)
-        return 0;
-    for (size_t i = 0; i < N_OF(launch_cbs); i++) {
-        CUptiResult rc =
-            cu.enable_callback(1, subscriber, launch_cbs[i].domain, launch_cbs[i].cbid);
-        if (rc != CUPTI_SUCCESS)
-            return kscope__fail(KSCOPE_ENOCUPTI, "cannot enable CUPTI launch callbacks: %s",
-                                cupti_error(rc));
+    const char *p = strncmp(name, "cuda", 4) == 0 ? name + 4
+                    : strncmp(name, "cu", 2) == 0 ? name + 2
+                                                  : NULL;
+    if (!p)
+        return CALL_OTHER;
+    if (strncmp(p, "Memcpy", 6) == 0 || strncmp(p, "Memset", 6) == 0)
+        return CALL_COPY;
+    if ((strncmp(p, "Launch", 6) == 0 || strncmp(p, "GraphLaunch", 11) == 0) &&
+        !strstr(p, "HostFunc"))
+        return CALL_LAUNCH;
+    return CALL_OTHER;
+}
+
+/* Fill call_class: the fixed launch list, then every call CUPTI names. */
+static void classify_calls(void)
+{
+    memset(call_class, 0, sizeof call_class);
+    for (size_t i = 0; i < N_OF(launch_cbs); i++)
+        call_class[launch_cbs[i].domain == CUPTI_CB_DOMAIN_DRIVER_API][launch_cbs[i].cbid] =
+            CALL_LAUNCH;
+    if (!cu.callback_name) {
+        kscope__warn_once("cupti-names",
+                          "this CUPTI cannot name its callbacks: copies and sets go to the root");
+        return;
     }
-    callbacks_on = 1;
+    static const CUpti_CallbackDomain domains[2] = {CUPTI_CB_DOMAIN_RUNTIME_API,
+                                                    CUPTI_CB_DOMAIN_DRIVER_API};
+    for (int d = 0; d < 2; d++) {
+        for (uint32_t id = 1; id < CBID_MAX; id++) {
+            const char *name = NULL;
+            if (cu.callback_name(domains[d], id, &name) == CUPTI_SUCCESS && name) {
+                int cls = class_of_name(name);
+                if (cls > call_class[d][id])
+                    call_class[d][id] = (uint8_t)cls;
+            }
+        }
+    }
+}
+
+/* Enable the callbacks of every followed call (state_lock held). */
+static int enable_call_callbacks(void)
+{
+    static const CUpti_CallbackDomain domains[2] = {CUPTI_CB_DOMAIN_RUNTIME_API,
+                                                    CUPTI_CB_DOMAIN_DRIVER_API};
+    classify_calls();
+    for (int d = 0; d < 2; d++) {
+        for (uint32_t id = 1; id < CBID_MAX; id++) {
+            if (!call_class[d][id])
+                continue;
+            CUptiResult rc = cu.enable_callback(1, subscriber, domains[d], id);
+            if (rc != CUPTI_SUCCESS)
+                return kscope__fail(KSCOPE_ENOCUPTI, "cannot enable CUPTI launch callbacks: %s",
+                                    cupti_error(rc));
+        }
+    }
     return 0;
 }
 
@@ -466,13 +501,6 @@ static int cupti_launch_metadata(const kscope_launch_meta *meta)
     }
     free(tl_meta); /* two in a row: the later one wins */
     tl_meta = m;
-    if (!atomic_load_explicit(&callbacks_wanted, memory_order_relaxed)) {
-        atomic_store(&callbacks_wanted, 1);
-        pthread_mutex_lock(&state_lock);
-        rc = enable_launch_callbacks();
-        pthread_mutex_unlock(&state_lock);
-        return rc;
-    }
     return 0;
 }
 
@@ -558,8 +586,6 @@ static void after_fork_child(void)
     if (started) {
         forked_child = 1;
         started = 0;
-        callbacks_on = 0;
-        atomic_store(&kscope__g.gpu_ctx_hooks, 0);
     }
     pthread_mutex_init(&state_lock, NULL);
     pthread_mutex_init(&buffer_lock, NULL);
@@ -595,6 +621,12 @@ static int start_locked(void)
         cu.unsubscribe(subscriber);
         return rc;
     }
+    atomic_fetch_add(&capture_gen, 1);
+    if ((rc = enable_call_callbacks()) < 0) { /* without them nothing is attributed */
+        disable_kinds(N_OF(kinds));
+        cu.unsubscribe(subscriber);
+        return rc;
+    }
     started = 1;
     /* kscope run --capture-range=cudaProfilerApi: follow the profiler API
      * (two callbacks, on calls a program makes a handful of times). */
@@ -605,15 +637,6 @@ static int start_locked(void)
         cu.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
                            CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
     }
-    if (!tl_tid_noted) /* the starting thread's launches get flows too */
-        note_thread();
-    if (atomic_load(&callbacks_wanted) && (rc = enable_launch_callbacks()) < 0)
-        kscope__warn_once("cupti-callbacks", "%s; launch metadata will not be attached",
-                          kscope_last_error());
-    atomic_fetch_add(&push_gen, 1);
-    kscope__g.ctx_push = push_ctx;
-    kscope__g.ctx_pop = pop_ctx;
-    atomic_store(&kscope__g.gpu_ctx_hooks, 1);
     return 0;
 }
 
@@ -664,9 +687,6 @@ static void cupti_flush(void)
     if (started) {
         synchronize_devices();
         cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-        pthread_mutex_lock(&buffer_lock);
-        kscope__corr_drain(&corr, 0);
-        pthread_mutex_unlock(&buffer_lock);
     }
     pthread_mutex_unlock(&state_lock);
 }
@@ -677,15 +697,10 @@ static void cupti_stop(void)
     cupti_flush();
     pthread_mutex_lock(&state_lock);
     if (started) {
-        atomic_store(&kscope__g.gpu_ctx_hooks, 0);
         disable_kinds(N_OF(kinds));
         cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-        pthread_mutex_lock(&buffer_lock);
-        kscope__corr_drain(&corr, 0);
-        pthread_mutex_unlock(&buffer_lock);
         cu.unsubscribe(subscriber);
         started = 0;
-        callbacks_on = 0;
     }
     pthread_mutex_unlock(&state_lock);
 }
