@@ -257,11 +257,10 @@ static int add_metrics_dict(PyObject *metrics)
  * flags and colour they pass and in how they are constructed. */
 typedef struct {
     PyObject_HEAD PyObject *name; /* str */
-    const char *utf8;             /* inside name */
     PyObject *metrics;            /* dict or NULL */
-    uint32_t color;
-    uint32_t flags;
-    int entered; /* scopes pushed and not yet popped by this object */
+    kscope_loc loc;               /* name (UTF-8 inside `name`), colour, flags, interned id */
+    int entered;                  /* scopes pushed and not yet popped by this object */
+    int by_id;                    /* enter through loc (see scope_push_loc) */
     vectorcallfunc vectorcall;
 } ScopeObject;
 
@@ -307,6 +306,47 @@ static int scope_push(const char *name, uint32_t color, uint32_t flags, PyObject
     return 1;
 }
 
+/* Leave the scope pushed by scope_push_loc: by id once loc has one (the
+ * entry went through loc while recording), else by name. */
+static int scope_pop_loc(kscope_loc *loc)
+{
+    return loc->id ? kscope_exit_loc(loc) : kscope_exit(loc->name);
+}
+
+/* scope_push by call site, for objects that live on (cached scope objects,
+ * ScopedFunction): the name's id is interned once, on the first entry while
+ * recording, and kept in loc; the exit (scope_pop_loc) then compares ids
+ * instead of strings. Interning takes a lock, so a short-lived object enters
+ * by name instead (by_id 0), through the thread's name cache. An empty name
+ * goes by name too, so that it fails as kscope_enter_ex fails it (even when
+ * nothing is recorded). */
+static int scope_push_loc(kscope_loc *loc, int by_id, PyObject *metrics)
+{
+    if (!by_id || !loc->name[0])
+        return scope_push(loc->name, loc->color, loc->flags, metrics);
+    int rc = kscope_enter_loc(loc);
+    if (rc < 0) {
+        raise_rc(rc);
+        return -1;
+    }
+    if (rc > 0)
+        return 0;
+    if (metrics && add_metrics_dict(metrics) < 0) {
+        scope_pop_loc(loc); /* never leave a scope open behind an exception */
+        return -1;
+    }
+    return 1;
+}
+
+/* A loc for a scope named by `utf8` (kept alive by its owner). */
+static void loc_init(kscope_loc *loc, const char *utf8, uint32_t color, uint32_t flags)
+{
+    memset(loc, 0, sizeof *loc);
+    loc->name = utf8;
+    loc->color = color;
+    loc->flags = flags;
+}
+
 static PyObject *scope_new_common(PyTypeObject *tp, PyObject *name, PyObject *metrics,
                                   PyObject *color, uint32_t flags)
 {
@@ -327,11 +367,10 @@ static PyObject *scope_new_common(PyTypeObject *tp, PyObject *name, PyObject *me
     if (!self)
         return NULL;
     self->name = Py_NewRef(name);
-    self->utf8 = utf8;
     self->metrics = metrics && PyDict_GET_SIZE(metrics) ? Py_NewRef(metrics) : NULL;
-    self->color = c;
-    self->flags = flags;
+    loc_init(&self->loc, utf8, c, flags);
     self->entered = 0;
+    self->by_id = 0;
     self->vectorcall = scope_instance_call;
     return (PyObject *)self;
 }
@@ -370,37 +409,146 @@ static int two_args(PyObject *const *args, size_t nargsf, PyObject *kwnames, con
     return 0;
 }
 
+/*
+ * Idle scope objects, kept for the next call with the same name object.
+ * `with scope("s"):` in a loop passes the same str each time and drops the
+ * scope object at the end of each pass; instead of allocating, parsing and
+ * validating the name, and freeing again, scope("s") hands back the object
+ * of the previous pass when nothing else holds it (reference count 1: the
+ * cache's own). Such an object is indistinguishable from a new one: same
+ * type, name, no metrics, default colour and flags of its type, nothing
+ * entered (reset here: a scope object dropped while entered is forgotten,
+ * as it would be when freed), no weak references or attributes; only its
+ * id() may repeat, as it may with any freed memory. It also keeps its name's
+ * interned id (loc.id), so a cached scope enters and exits by id (by_id).
+ *
+ * Only the one-argument form is cached: scope(name), cpu_timed_scope(name),
+ * Trace(message); scopes with metrics, a colour or keywords are made anew
+ * each time. What profiling is doing plays no part: construction is the
+ * same whether profiling is off, no session exists or one is recording,
+ * since a scope made in one state may be entered in another (it then
+ * records, or not, by the state at __enter__). A direct-mapped table per
+ * type, indexed by the name object's address; a miss replaces the slot's
+ * object (freed if idle). Guarded by the GIL. The table is static; its
+ * objects hold references to their types, which module_traverse reports and
+ * module_clear drops, so the module and its types are still collected.
+ */
+enum { CACHE_SCOPE, CACHE_CPU_TIMED, CACHE_TRACE, CACHE_KINDS };
+#define SCOPE_CACHE 64 /* slots per type, a power of two */
+static ScopeObject *scope_cache[CACHE_KINDS][SCOPE_CACHE];
+static uint32_t trace_default_color; /* kscope_color("modular_purple") */
+
+static inline ScopeObject **cache_slot(int kind, PyObject *name)
+{
+    return &scope_cache[kind][((uintptr_t)name >> 4) & (SCOPE_CACHE - 1)];
+}
+
+/* The cached object for `name` if it is idle, as a new reference; NULL
+ * (no exception) otherwise. */
+static inline PyObject *cache_get(ScopeObject **slot, PyTypeObject *tp, PyObject *name)
+{
+    ScopeObject *o = *slot;
+    if (o && o->name == name && Py_TYPE(o) == tp && Py_REFCNT(o) == 1) {
+        o->entered = 0;
+        return Py_NewRef((PyObject *)o);
+    }
+    return NULL;
+}
+
+/* Make scope(name) anew and put it in its slot. */
+static PyObject *cache_miss(ScopeObject **slot, PyTypeObject *tp, PyObject *name, uint32_t color,
+                            uint32_t flags)
+{
+    PyObject *obj = scope_new_common(tp, name, NULL, NULL, flags);
+    if (!obj)
+        return NULL;
+    ScopeObject *self = (ScopeObject *)obj;
+    self->loc.color = color;
+    self->by_id = 1;
+    ScopeObject *old = *slot;
+    *slot = (ScopeObject *)Py_NewRef(obj);
+    Py_XDECREF(old);
+    return obj;
+}
+
+/* Drop the cached objects of the types in `st`. */
+static void scope_cache_clear(module_state *st)
+{
+    for (int k = 0; k < CACHE_KINDS; k++)
+        for (int i = 0; i < SCOPE_CACHE; i++) {
+            ScopeObject *o = scope_cache[k][i];
+            PyTypeObject *tp = o ? Py_TYPE(o) : NULL;
+            if (o && (tp == st->scope_type || tp == st->cpu_timed_type || tp == st->trace_type)) {
+                scope_cache[k][i] = NULL;
+                Py_DECREF(o);
+            }
+        }
+}
+
+/* Report the cached objects' references to the types in `st`. */
+static int scope_cache_traverse(module_state *st, visitproc visit, void *arg)
+{
+    for (int k = 0; k < CACHE_KINDS; k++)
+        for (int i = 0; i < SCOPE_CACHE; i++) {
+            ScopeObject *o = scope_cache[k][i];
+            PyTypeObject *tp = o ? Py_TYPE(o) : NULL;
+            if (o && (tp == st->scope_type || tp == st->cpu_timed_type || tp == st->trace_type))
+                Py_VISIT(tp);
+        }
+    return 0;
+}
+
+/* The one-positional-argument call, the common one, skips argument parsing. */
+#define ONE_ARG(nargsf, kwnames) ((kwnames) == NULL && PyVectorcall_NARGS(nargsf) == 1)
+
 /* scope(name, metrics=None): the type's own vectorcall (no tuple, no dict). */
 static PyObject *scope_vectorcall(PyObject *type, PyObject *const *args, size_t nargsf,
                                   PyObject *kwnames)
 {
+    PyTypeObject *tp = (PyTypeObject *)type;
+    if (ONE_ARG(nargsf, kwnames)) {
+        ScopeObject **slot = cache_slot(CACHE_SCOPE, args[0]);
+        PyObject *obj = cache_get(slot, tp, args[0]);
+        return obj ? obj : cache_miss(slot, tp, args[0], 0, 0);
+    }
     PyObject *name, *metrics;
     if (two_args(args, nargsf, kwnames, "name", "metrics", &name, &metrics) < 0)
         return NULL;
-    return scope_new_common((PyTypeObject *)type, name, metrics, NULL, 0);
+    return scope_new_common(tp, name, metrics, NULL, 0);
 }
 
 /* cpu_timed_scope(name, metrics=None) */
 static PyObject *cpu_timed_vectorcall(PyObject *type, PyObject *const *args, size_t nargsf,
                                       PyObject *kwnames)
 {
+    PyTypeObject *tp = (PyTypeObject *)type;
+    if (ONE_ARG(nargsf, kwnames)) {
+        ScopeObject **slot = cache_slot(CACHE_CPU_TIMED, args[0]);
+        PyObject *obj = cache_get(slot, tp, args[0]);
+        return obj ? obj : cache_miss(slot, tp, args[0], 0, KSCOPE_CPU_TIMED);
+    }
     PyObject *name, *metrics;
     if (two_args(args, nargsf, kwnames, "name", "metrics", &name, &metrics) < 0)
         return NULL;
-    return scope_new_common((PyTypeObject *)type, name, metrics, NULL, KSCOPE_CPU_TIMED);
+    return scope_new_common(tp, name, metrics, NULL, KSCOPE_CPU_TIMED);
 }
 
 /* Trace(message, color="modular_purple") */
 static PyObject *trace_vectorcall(PyObject *type, PyObject *const *args, size_t nargsf,
                                   PyObject *kwnames)
 {
+    PyTypeObject *tp = (PyTypeObject *)type;
+    if (ONE_ARG(nargsf, kwnames)) {
+        ScopeObject **slot = cache_slot(CACHE_TRACE, args[0]);
+        PyObject *obj = cache_get(slot, tp, args[0]);
+        return obj ? obj : cache_miss(slot, tp, args[0], trace_default_color, 0);
+    }
     PyObject *name, *color;
     if (two_args(args, nargsf, kwnames, "message", "color", &name, &color) < 0)
         return NULL;
-    PyTypeObject *tp = (PyTypeObject *)type;
     PyObject *obj = scope_new_common(tp, name, NULL, color, 0);
     if (obj && !color)
-        ((ScopeObject *)obj)->color = kscope_color("modular_purple");
+        ((ScopeObject *)obj)->loc.color = trace_default_color;
     return obj;
 }
 
@@ -448,7 +596,7 @@ static void scope_dealloc(ScopeObject *self)
 
 static PyObject *scope_enter(ScopeObject *self, PyObject *Py_UNUSED(ignored))
 {
-    int r = scope_push(self->utf8, self->color, self->flags, self->metrics);
+    int r = scope_push_loc(&self->loc, self->by_id, self->metrics);
     if (r < 0)
         return NULL;
     self->entered += r;
@@ -461,7 +609,7 @@ static PyObject *scope_exit(ScopeObject *self, PyObject *const *args, Py_ssize_t
     (void)nargs;
     if (self->entered <= 0)
         Py_RETURN_FALSE;
-    int rc = kscope_exit(self->utf8);
+    int rc = scope_pop_loc(&self->loc);
     if (rc < 0)
         return raise_rc(rc); /* still open: the stack is as it was */
     self->entered--;
@@ -519,7 +667,7 @@ static PyObject *scope_instance_call(PyObject *obj, PyObject *const *args, size_
 /* Trace.mark(): an instant event named like the span. */
 static PyObject *scope_mark(ScopeObject *self, PyObject *Py_UNUSED(ignored))
 {
-    return none_or_raise(kscope_mark(self->utf8));
+    return none_or_raise(kscope_mark(self->loc.name));
 }
 
 static PyObject *scope_get_name(ScopeObject *self, void *Py_UNUSED(closure))
@@ -534,12 +682,12 @@ static PyObject *scope_get_metrics(ScopeObject *self, void *Py_UNUSED(closure))
 
 static PyObject *scope_get_color(ScopeObject *self, void *Py_UNUSED(closure))
 {
-    return PyLong_FromUnsignedLong(self->color);
+    return PyLong_FromUnsignedLong(self->loc.color);
 }
 
 static PyObject *scope_get_flags(ScopeObject *self, void *Py_UNUSED(closure))
 {
-    return PyLong_FromUnsignedLong(self->flags);
+    return PyLong_FromUnsignedLong(self->loc.flags);
 }
 
 static PyObject *scope_repr(ScopeObject *self)
@@ -705,10 +853,9 @@ static int add_scope_methods(PyTypeObject *method_type, PyTypeObject *tp)
  * and binds like a function when it is a class attribute. */
 typedef struct {
     PyObject_HEAD PyObject *func;
-    PyObject *name; /* str */
-    const char *utf8;
+    PyObject *name;    /* str */
     PyObject *metrics; /* dict or NULL */
-    uint32_t color, flags;
+    kscope_loc loc;    /* as in ScopeObject */
     PyObject *dict;
     vectorcallfunc vectorcall;
 } ScopedFnObject;
@@ -717,12 +864,12 @@ static PyObject *scoped_fn_vectorcall(PyObject *obj, PyObject *const *args, size
                                       PyObject *kwnames)
 {
     ScopedFnObject *self = (ScopedFnObject *)obj;
-    int pushed = scope_push(self->utf8, self->color, self->flags, self->metrics);
+    int pushed = scope_push_loc(&self->loc, 1, self->metrics);
     if (pushed < 0)
         return NULL;
     PyObject *res = PyObject_Vectorcall(self->func, args, nargsf, kwnames);
     if (pushed) {
-        int rc = kscope_exit(self->utf8);
+        int rc = scope_pop_loc(&self->loc);
         if (rc < 0 && res) {
             Py_DECREF(res);
             return raise_rc(rc);
@@ -763,10 +910,8 @@ static PyObject *scoped_fn_new(PyTypeObject *tp, PyObject *args, PyObject *kwarg
         return NULL;
     self->func = Py_NewRef(func);
     self->name = Py_NewRef(name);
-    self->utf8 = utf8;
     self->metrics = metrics && PyDict_GET_SIZE(metrics) ? Py_NewRef(metrics) : NULL;
-    self->color = c;
-    self->flags = flags;
+    loc_init(&self->loc, utf8, c, flags);
     self->dict = NULL;
     self->vectorcall = scoped_fn_vectorcall;
     return (PyObject *)self;
@@ -2143,6 +2288,7 @@ static PyTypeObject *add_type(PyObject *m, PyType_Spec *spec, const char *name,
 static int module_exec(PyObject *m)
 {
     module_state *st = PyModule_GetState(m);
+    trace_default_color = kscope_color("modular_purple");
     st->method_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &scope_method_spec, NULL);
     if (!st->method_type)
         return -1;
@@ -2173,6 +2319,9 @@ static int module_exec(PyObject *m)
 static int module_traverse(PyObject *m, visitproc visit, void *arg)
 {
     module_state *st = PyModule_GetState(m);
+    int rc = scope_cache_traverse(st, visit, arg);
+    if (rc)
+        return rc;
     Py_VISIT(st->scope_type);
     Py_VISIT(st->cpu_timed_type);
     Py_VISIT(st->trace_type);
@@ -2190,6 +2339,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
 static int module_clear(PyObject *m)
 {
     module_state *st = PyModule_GetState(m);
+    scope_cache_clear(st); /* before the types it compares with */
     Py_CLEAR(st->scope_type);
     Py_CLEAR(st->cpu_timed_type);
     Py_CLEAR(st->trace_type);

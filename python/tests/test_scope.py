@@ -339,3 +339,91 @@ def test_add_metrics_and_mark(session):
     node = child(tree(sid), "s")
     assert node["metrics"]["late"] == 4
     assert child(node, "tick")["metrics"]["calls"] == 1
+
+
+def test_scope_entered_while_off_never_exits_after_on(session):
+    # Entered while profiling is off, the scope records nothing, so its exit
+    # must leave alone the scope below it, even once profiling is back on;
+    # twice with the same literal, the second time with an object that was
+    # already entered while recording.
+    kscope.enter_scope("outer")
+    for _ in range(2):
+        with kscope.scope("made_off"):
+            pass
+        kscope.set_gpu_profiling_state("off")
+        with kscope.scope("made_off"):
+            kscope.set_gpu_profiling_state("on")
+            assert _kscope.depth() == 1
+        assert _kscope.depth() == 1
+    kscope.set_gpu_profiling_state("off")
+    s = kscope.scope("made_off")
+    kscope.set_gpu_profiling_state("on")
+    with s:  # made while off, entered while on: recorded
+        assert _kscope.depth() == 2
+    assert kscope.exit_scope("outer") > 0
+    sid, _ = session
+    assert path(tree(sid), "outer", "made_off")["metrics"]["calls"] == 3
+
+
+def test_scope_entered_while_on_exits_while_off(session):
+    for _ in range(2):
+        with kscope.scope("on_then_off"):
+            kscope.set_gpu_profiling_state("off")
+        assert _kscope.depth() == 0
+        kscope.set_gpu_profiling_state("on")
+
+
+def test_reused_scope_objects_start_fresh(session):
+    name = "fresh"
+    a = kscope.scope(name)
+    a.__enter__()
+    del a  # dropped while entered: its scope stays open
+    assert _kscope.depth() == 1
+    b = kscope.scope(name)
+    assert b.__exit__(None, None, None) is False  # b entered nothing
+    assert _kscope.depth() == 1
+    with b:
+        assert _kscope.depth() == 2
+    assert _kscope.depth() == 1
+    c = kscope.scope(name)
+    assert c is not b  # b is still held
+    del b, c
+
+
+def test_scope_objects_keep_their_own_fields():
+    # Objects are reused (same name) and their memory recycled (others):
+    # nothing of one use may show in the next.
+    names = [f"n{i}" for i in range(300)]
+    for rnd in range(3):
+        for i, n in enumerate(names):
+            if i % 3 == 0:
+                s = kscope.scope(n, {"k": i}) if rnd == 1 else kscope.scope(n)
+                assert (s.name, s.flags, s.color) == (n, 0, 0)
+                assert s.metrics == ({"k": i} if rnd == 1 else None)
+            elif i % 3 == 1:
+                s = kscope.cpu_timed_scope(n)
+                assert (s.name, s.flags, s.metrics) == (n, _kscope.CPU_TIMED, None)
+            else:
+                s = kscope.Trace(n, color=0x123456) if rnd == 1 else kscope.Trace(n)
+                assert s.message == n and s.flags == 0
+                assert s.color == (0x123456 if rnd == 1 else kscope.Trace("x").color)
+            del s
+    same = "same"
+    for _ in range(2):
+        assert kscope.cpu_timed_scope(same).flags == _kscope.CPU_TIMED
+        assert kscope.scope(same).flags == 0
+        assert kscope.Trace(same, color="red").color != kscope.Trace(same).color
+
+
+def test_reused_scope_across_sessions(tmp_path):
+    for i in range(2):
+        sid = kscope.start(str(tmp_path / f"s{i}"))
+        for _ in range(2):
+            with kscope.scope("across"):
+                with kscope.cpu_timed_scope("inner_ct"):
+                    pass
+        node = path(tree(sid), "across", "inner_ct")
+        assert node["metrics"]["calls"] == 2
+        kscope.finalize(sid)
+    with kscope.scope("across"):  # no session: nothing, no error
+        assert _kscope.depth() == 0
