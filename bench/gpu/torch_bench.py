@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""torch_bench.py MODE [N] - per-launch cost of N `x.add_(1)` on one element.
+"""torch_bench.py MODE [N] [LOOPS] - per-launch cost of N `x.add_(1)` on one element.
 
 MODE: none | kscope (libkscope through ctypes, a tree session, the loop in
 one scope) | kscope_trace | proton (triton.profiler) | torch_profiler.
 One mode per process (one CUPTI subscriber per process); tools/gpu-run.sh
-alternates them. Prints: mode, N, microseconds per launch.
+alternates them. The loop runs LOOPS times (default 5) in the process, so
+a disturbed loop does not decide the figure. Prints: mode, N, microseconds
+per launch (median of the loops), and the fastest loop's.
 """
 import ctypes
 import os
@@ -16,6 +18,7 @@ import torch
 
 mode = sys.argv[1] if len(sys.argv) > 1 else "none"
 n = int(sys.argv[2]) if len(sys.argv) > 2 else 20000
+loops = int(sys.argv[3]) if len(sys.argv) > 3 else 5
 workdir = tempfile.mkdtemp(prefix="kscope-torch-bench-")
 os.chdir(workdir)
 
@@ -30,11 +33,15 @@ class Opts(ctypes.Structure):
 
 
 def loop():
-    t0 = time.perf_counter()
-    for _ in range(n):
-        x.add_(1)
-    torch.cuda.synchronize()
-    return time.perf_counter() - t0
+    """Seconds of each of `loops` timed loops, sorted."""
+    times = []
+    for _ in range(loops):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            x.add_(1)
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    return sorted(times)
 
 
 if mode in ("kscope", "kscope_trace"):
@@ -72,4 +79,5 @@ elif mode == "none":
     dt = loop()
 else:
     sys.exit(f"unknown mode {mode}")
-print(f"{mode} {n} {dt * 1e6 / n:.4f}")
+median = dt[len(dt) // 2]
+print(f"{mode} {n} {median * 1e6 / n:.4f} {dt[0] * 1e6 / n:.4f}")
