@@ -3,6 +3,8 @@ metrics of every accepted type, suffixes, decorators, errors."""
 import asyncio
 import contextlib
 import inspect
+import sys
+import threading
 
 import pytest
 
@@ -427,3 +429,30 @@ def test_reused_scope_across_sessions(tmp_path):
         kscope.finalize(sid)
     with kscope.scope("across"):  # no session: nothing, no error
         assert _kscope.depth() == 0
+
+
+def test_threads_share_names_not_scope_objects(session):
+    # Threads entering the same literal concurrently: each pass must get an
+    # object that no other thread is using, or an exit would be lost.
+    sid, _ = session
+    depths = []
+
+    def work():
+        for _ in range(3000):
+            with kscope.scope("thr"):
+                with kscope.cpu_timed_scope("thr_in"):
+                    pass
+        depths.append(_kscope.depth())
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=work) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(old)
+    assert depths == [0, 0, 0, 0]
+    assert path(tree(sid), "thr", "thr_in")["metrics"]["calls"] == 4 * 3000
