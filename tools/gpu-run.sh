@@ -6,7 +6,8 @@
 # fill .deps/ first with tools/device-deps.sh where apt works):
 #     OUT=/some/folder bash tools/gpu-run.sh [all|test|bench|gpu]
 # all: every step; test: steps 1-4; bench: 1, 2, 5; gpu: 1, 2, 4, 5 (no ctest);
-# gputest: 1, 2, 4 (the GPU tests alone).
+# gputest: 1, 2, 4 (the GPU tests alone); cbench: 1, 2 and the C launch
+# benchmark of step 5 alone (MODES picks its modes).
 #
 # Steps:
 #   1. unpack .deps/*.deb (msgpack-c, yajl, cmocka, pkgconf) with dpkg -x
@@ -97,7 +98,7 @@ fi
 
 # ---------------------------------------------------------- 4. GPU tests
 gpu_fail=0
-if [ "$what" != bench ]; then
+if [ "$what" != bench ] && [ "$what" != cbench ]; then
     rm -rf "$work" && mkdir -p "$work"
     nvidia-smi -L 2>&1 | sed 's/^/gpu: /' | tee -a "$summary"
     : >"$out/gpu-tests.log"
@@ -118,11 +119,13 @@ fi
 
 # --------------------------------------------------------- 5. benchmarks
 if [ "$what" != test ] && [ "$what" != gputest ]; then
-    # Host annotation cost from C (no GPU involved; this machine's CPU).
-    note ""
-    note "scope cost from C (bench_scope):"
-    "$build/bench_scope" >"$out/bench_scope.log" 2>&1
-    sed -n '/^what/,$p' "$out/bench_scope.log" | tee -a "$summary"
+    if [ "$what" != cbench ]; then
+        # Host annotation cost from C (no GPU involved; this machine's CPU).
+        note ""
+        note "scope cost from C (bench_scope):"
+        "$build/bench_scope" >"$out/bench_scope.log" 2>&1
+        sed -n '/^what/,$p' "$out/bench_scope.log" | tee -a "$summary"
+    fi
     bench_bin=$work/bench
     mkdir -p "$bench_bin"
     nvcc -O2 -std=c++17 -arch=native -o "$bench_bin/launch_bench" "$root/bench/gpu/launch_bench.cu" \
@@ -132,7 +135,7 @@ if [ "$what" != test ] && [ "$what" != gputest ]; then
         -L/usr/local/cuda/lib64 -lcupti -lcuda -Xlinker -rpath,/usr/local/cuda/lib64 >>"$out/bench.log" 2>&1
     echo "== cupti_probe" >>"$out/bench.log"
     timeout 60 "$bench_bin/cupti_probe" >>"$out/bench.log" 2>&1
-    modes="none floor floor_cb floor_ext tree trace tree_scoped"
+    modes=${MODES:-none floor floor_cb floor_ext tree trace tree_scoped}
     for r in $(seq "$reps"); do
         for m in $modes; do
             "$bench_bin/launch_bench" "$m" "$launches" "$bench_bin" >>"$out/bench.log" 2>&1
@@ -142,6 +145,7 @@ if [ "$what" != test ] && [ "$what" != gputest ]; then
         "$bench_bin/launch_bench" tree "$n" "$bench_bin" >>"$out/bench.log" 2>&1
     done
     tmodes="none kscope kscope_trace proton torch_profiler"
+    [ "$what" = cbench ] && TORCH_REPS=0
     for r in $(seq "${TORCH_REPS:-3}"); do
         for m in $tmodes; do
             # preloaded: torch's libraries use up the static TLS that a
@@ -150,12 +154,14 @@ if [ "$what" != test ] && [ "$what" != gputest ]; then
                 "$m" "$launches" 2>>"$out/bench.log" | sed 's/^/torch_/' >>"$out/bench.log"
         done
     done
-    # What `kscope run` costs a torch program, next to Proton's launcher.
-    KSCOPE_BINARY_DIR=$build REPS=${RUN_REPS:-3} timeout 240 bash "$root/bench/gpu/run_bench.sh" \
-        >"$out/run_bench.log" 2>&1
-    note ""
-    note "kscope run on a torch loop (bench/gpu/run_bench.sh):"
-    tail -n 12 "$out/run_bench.log" | tee -a "$summary"
+    if [ "$what" != cbench ]; then
+        # What `kscope run` costs a torch program, next to Proton's launcher.
+        KSCOPE_BINARY_DIR=$build REPS=${RUN_REPS:-3} timeout 240 bash "$root/bench/gpu/run_bench.sh" \
+            >"$out/run_bench.log" 2>&1
+        note ""
+        note "kscope run on a torch loop (bench/gpu/run_bench.sh):"
+        tail -n 12 "$out/run_bench.log" | tee -a "$summary"
+    fi
     python3 - "$out/bench.log" "$launches" <<'PY' | tee -a "$summary"
 import statistics, sys
 rows = {}
