@@ -13,6 +13,11 @@ kscope_launch_metadata's arguments). With context="python" the hook also
 enters one scope per frame
 of the launching Python stack and leaves them after the launch.
 
+In the common case (no filter, no python context) the hook Triton calls is
+_kscope.triton_enter, in C, and no exit hook is installed: a Python hook
+costs a few hundred ns more per launch. The installed hooks are swapped
+whenever the filter or the python context changes.
+
 Errors inside a hook are not raised into Triton's launcher (which would
 abort the user's launch): the first one is kept and raised by the next
 kscope call that can raise (kscope.check_errors(), deactivate, finalize).
@@ -35,6 +40,9 @@ def raise_pending():
     """Raise (once) the first error a hook met since the last call."""
     global _pending_error
     exc, _pending_error = _pending_error, None
+    kept = _kscope.take_hook_error()
+    if exc is None:
+        exc = kept
     if exc is not None:
         raise RuntimeError(f"kscope: the Triton launch hook failed: {exc}") from exc
 
@@ -43,14 +51,25 @@ class LaunchHook:
     """The process-wide Triton launch hook (one instance, as in Proton)."""
 
     _instance = None
+    fast = True  # may the C hook stand in for enter()? (tests turn it off)
 
     def __new__(cls):
         if cls._instance is None:
             cls._instance = super().__new__(cls)
             cls._instance._local = threading.local()
-            cls._instance.python_frames = False
+            cls._instance._python_frames = False
             cls._instance.configure()
         return cls._instance
+
+    @property
+    def python_frames(self):
+        """Enter the launching Python frames as scopes (context="python")."""
+        return self._python_frames
+
+    @python_frames.setter
+    def python_frames(self, on):
+        self._python_frames = bool(on)
+        HookManager.refresh()
 
     def configure(self, *, include=None, exclude=None):
         """Only kernels whose name matches `include` and does not match
@@ -58,6 +77,14 @@ class LaunchHook:
         self._include = re.compile(include) if include else None
         self._exclude = re.compile(exclude) if exclude else None
         self._filtered = bool(include or exclude)
+        HookManager.refresh()
+
+    def hooks(self):
+        """The (enter, exit) callables Triton should call now; exit None
+        when nothing is to be done after a launch."""
+        if self.fast and not self._filtered and not self._python_frames:
+            return _kscope.triton_enter, None
+        return self.enter, (self.exit if self._python_frames else None)
 
     def matches(self, kernel_name):
         if kernel_name is None:
@@ -120,7 +147,8 @@ class HookManager:
     """Installs the launch hook in Triton while some session wants it."""
 
     sessions = {}  # session id -> active
-    installed = None  # (enter, exit) as installed, or None
+    installed = None  # (enter chain, exit chain) as found, or None
+    hooks = (None, None)  # the (enter, exit) callables added to them
 
     @classmethod
     def register(cls, session):
@@ -162,31 +190,42 @@ class HookManager:
             cls._uninstall()
 
     @classmethod
+    def refresh(cls):
+        """Swap the installed hooks for the ones LaunchHook wants now."""
+        if cls.installed is not None and LaunchHook().hooks() != cls.hooks:
+            cls._uninstall()
+            cls._install()
+
+    @classmethod
     def _install(cls):
         runtime = runtime_knobs()
         if runtime is None:
             raise RuntimeError("hook='triton' needs triton (import triton failed)")
-        hook = LaunchHook()
+        enter, exit_ = LaunchHook().hooks()
         enter_chain, exit_chain = runtime.launch_enter_hook, runtime.launch_exit_hook
         if hasattr(enter_chain, "add"):  # triton's HookChain
-            enter_chain.add(hook.enter)
-            exit_chain.add(hook.exit)
+            enter_chain.add(enter)
+            if exit_ is not None:
+                exit_chain.add(exit_)
         else:
-            runtime.launch_enter_hook = _chain(enter_chain, hook.enter)
-            runtime.launch_exit_hook = _chain(hook.exit, exit_chain)
+            runtime.launch_enter_hook = _chain(enter_chain, enter)
+            runtime.launch_exit_hook = _chain(exit_, exit_chain)
         cls.installed = (enter_chain, exit_chain)
+        cls.hooks = (enter, exit_)
 
     @classmethod
     def _uninstall(cls):
         runtime = runtime_knobs()
-        hook = LaunchHook()
+        enter, exit_ = cls.hooks
         enter_chain, exit_chain = cls.installed
         if hasattr(enter_chain, "remove"):
-            enter_chain.remove(hook.enter)
-            exit_chain.remove(hook.exit)
+            enter_chain.remove(enter)
+            if exit_ is not None:
+                exit_chain.remove(exit_)
         elif runtime is not None:
             runtime.launch_enter_hook, runtime.launch_exit_hook = enter_chain, exit_chain
         cls.installed = None
+        cls.hooks = (None, None)
 
 
 def _chain(first, second):

@@ -39,6 +39,8 @@ typedef struct {
     PyObject *decorate;    /* kscope._wrap.decorate(scope, func) */
     PyObject *frame_names; /* (code, line) -> "file:line@function" */
     PyObject *frame_skip;  /* tuple of filename prefixes left out */
+    PyObject *hook_error;  /* the first exception triton_enter kept */
+    PyObject *str_get;     /* "get", interned */
 } module_state;
 
 static module_state *state_of_type(PyTypeObject *tp)
@@ -1581,18 +1583,18 @@ static int meta_number(PyObject *v, double *out)
     return rc;
 }
 
-/* launch_metadata_dict(meta): what Triton's launch_metadata function
- * returned, as kscope_launch_metadata: "name", flops8/16/32/64, "bytes",
- * and every other number as a custom metric ("function" and "stream" are
- * Triton's, not metrics; values that are not numbers are left out). */
-static PyObject *fn_launch_metadata_dict(PyObject *m, PyObject *meta_dict)
+/* What Triton's launch_metadata function returned, as
+ * kscope_launch_metadata: "name", flops8/16/32/64, "bytes", and every other
+ * number as a custom metric ("function" and "stream" are Triton's, not
+ * metrics; values that are not numbers are left out). 0, or -1 with an
+ * exception. */
+static int metadata_from_dict(PyObject *meta_dict)
 {
-    (void)m;
     static const char *const flops[4] = {"flops8", "flops16", "flops32", "flops64"};
     if (!PyDict_Check(meta_dict)) {
         PyErr_Format(PyExc_TypeError, "launch metadata must be a dict, not %.100s",
                      Py_TYPE(meta_dict)->tp_name);
-        return NULL;
+        return -1;
     }
     kscope_launch_meta meta = {0};
     double *fl[4] = {&meta.flops8, &meta.flops16, &meta.flops32, &meta.flops64};
@@ -1608,7 +1610,7 @@ static PyObject *fn_launch_metadata_dict(PyObject *m, PyObject *meta_dict)
         }
         if (strcmp(key, "name") == 0) {
             if (PyUnicode_Check(v) && !(meta.name = utf8_of(v, "kernel name")))
-                return NULL;
+                return -1;
             continue;
         }
         if (strcmp(key, "function") == 0 || strcmp(key, "stream") == 0)
@@ -1616,7 +1618,7 @@ static PyObject *fn_launch_metadata_dict(PyObject *m, PyObject *meta_dict)
         double d;
         int r = meta_number(v, &d);
         if (r < 0)
-            return NULL;
+            return -1;
         if (r == 0)
             continue;
         int i = 0;
@@ -1633,7 +1635,71 @@ static PyObject *fn_launch_metadata_dict(PyObject *m, PyObject *meta_dict)
     }
     meta.custom_names = names;
     meta.custom_values = values;
-    return none_or_raise(kscope_launch_metadata(&meta));
+    int rc = kscope_launch_metadata(&meta);
+    if (rc < 0) {
+        raise_rc(rc);
+        return -1;
+    }
+    return 0;
+}
+
+/* The raised exception as one object, cleared (NULL if none). */
+static PyObject *take_exception(void)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    return PyErr_GetRaisedException();
+#else
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (!type)
+        return NULL;
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb && value)
+        PyException_SetTraceback(value, tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    return value;
+#endif
+}
+
+/* launch_metadata_dict(meta): metadata_from_dict, raising. */
+static PyObject *fn_launch_metadata_dict(PyObject *m, PyObject *meta_dict)
+{
+    (void)m;
+    return metadata_from_dict(meta_dict) < 0 ? NULL : Py_NewRef(Py_None);
+}
+
+/* triton_enter(lazy_dict): the Triton launch hook's common case in C (no
+ * include/exclude filter, no python context): evaluate the kernel's
+ * launch_metadata (lazy_dict.get()) and hand it to the next launch. It
+ * never raises into Triton's launcher: the first exception is kept for
+ * take_hook_error(), and the launch goes on without metadata. */
+static PyObject *fn_triton_enter(PyObject *m, PyObject *lazy_dict)
+{
+    module_state *st = PyModule_GetState(m);
+    PyObject *meta = PyObject_CallMethodNoArgs(lazy_dict, st->str_get);
+    int rc = meta ? metadata_from_dict(meta) : -1;
+    Py_XDECREF(meta);
+    if (rc < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception))
+            return NULL; /* KeyboardInterrupt, SystemExit: not ours to keep */
+        PyObject *exc = take_exception();
+        if (!st->hook_error)
+            st->hook_error = exc;
+        else
+            Py_XDECREF(exc);
+    }
+    Py_RETURN_NONE;
+}
+
+/* take_hook_error(): the exception triton_enter kept (None if none), and
+ * forget it. */
+static PyObject *fn_take_hook_error(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    module_state *st = PyModule_GetState(m);
+    PyObject *exc = st->hook_error;
+    st->hook_error = NULL;
+    return exc ? exc : Py_NewRef(Py_None);
 }
 
 static PyObject *fn_profiling(PyObject *m, PyObject *Py_UNUSED(ignored))
@@ -2245,6 +2311,10 @@ static PyMethodDef module_methods[] = {
      METH_VARARGS | METH_KEYWORDS, "launch_metadata(name=None, flops8=0, ..., custom=None)"},
     {"launch_metadata_dict", fn_launch_metadata_dict, METH_O,
      "launch_metadata_dict(meta): a Triton launch_metadata dict for the next kernel"},
+    {"triton_enter", fn_triton_enter, METH_O,
+     "triton_enter(lazy_dict): the Triton launch hook without filters (never raises)"},
+    {"take_hook_error", fn_take_hook_error, METH_NOARGS,
+     "take_hook_error(): the first exception triton_enter kept, or None; forgets it"},
     {"profiling", fn_profiling, METH_NOARGS, "profiling() -> 0 off, 1 on, 2 detailed"},
     {"set_profiling", fn_set_profiling, METH_O, "set_profiling(level)"},
     {"color", fn_color, METH_O, "color(name) -> 0xRRGGBB"},
@@ -2305,7 +2375,7 @@ static int module_exec(PyObject *m)
         add_scope_methods(st->method_type, st->cpu_timed_type) < 0 ||
         add_scope_methods(st->method_type, st->trace_type) < 0)
         return -1;
-    if (!(st->frame_names = PyDict_New()))
+    if (!(st->frame_names = PyDict_New()) || !(st->str_get = PyUnicode_InternFromString("get")))
         return -1;
     if (PyModule_AddIntConstant(m, "CPU_TIMED", KSCOPE_CPU_TIMED) < 0 ||
         PyModule_AddIntConstant(m, "ALL", KSCOPE_ALL) < 0 ||
@@ -2333,6 +2403,8 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->decorate);
     Py_VISIT(st->frame_names);
     Py_VISIT(st->frame_skip);
+    Py_VISIT(st->hook_error);
+    Py_VISIT(st->str_get);
     return 0;
 }
 
@@ -2351,6 +2423,8 @@ static int module_clear(PyObject *m)
     Py_CLEAR(st->decorate);
     Py_CLEAR(st->frame_names);
     Py_CLEAR(st->frame_skip);
+    Py_CLEAR(st->hook_error);
+    Py_CLEAR(st->str_get);
     return 0;
 }
 

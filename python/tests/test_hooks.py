@@ -58,7 +58,9 @@ def fake_triton(monkeypatch):
 
 @pytest.fixture
 def calls(monkeypatch):
-    """The metadata dicts the hook hands to the C side."""
+    """The metadata dicts the hook hands to the C side (through the Python
+    hook: the C one does not look up launch_metadata_dict)."""
+    monkeypatch.setattr(LaunchHook, "fast", False)
     seen = []
     monkeypatch.setattr(_kscope, "launch_metadata_dict",
                         lambda meta: seen.append({k: v for k, v in meta.items()
@@ -121,9 +123,14 @@ def test_old_style_single_hook(monkeypatch, tmp_path, calls):
     monkeypatch.setitem(sys.modules, "triton.knobs", knobs)
     sid = kscope.start(str(tmp_path / "h"), hook="triton")
     runtime.launch_enter_hook(FakeLazyDict("k", {}))
-    runtime.launch_exit_hook(FakeLazyDict("k", {}))
+    assert runtime.launch_exit_hook is None  # nothing to do after a launch
     assert calls == [{"name": "k"}]
+    LaunchHook().python_frames = True  # now there is: both hooks, chained
+    runtime.launch_enter_hook(FakeLazyDict("k2", {}))
+    runtime.launch_exit_hook(FakeLazyDict("k2", {}))
+    assert calls[-1] == {"name": "k2"} and _kscope.depth() == 0
     kscope.finalize(sid)
+    LaunchHook().python_frames = False
     assert runtime.launch_enter_hook is None and runtime.launch_exit_hook is None
 
 
@@ -139,6 +146,68 @@ def test_hook_errors_surface_at_next_call(fake_triton, tmp_path):
     with pytest.raises(RuntimeError, match="launch_metadata exploded"):
         kscope.deactivate(sid)
     kscope.check_errors()  # reported once
+
+
+def test_c_hook_in_the_common_case(fake_triton, tmp_path):
+    """No filter, no python context: Triton calls the C hook and no exit
+    hook; a filter or the python context swaps in the Python hooks, and
+    back again when they go."""
+    hook = LaunchHook()
+    sid = kscope.start(str(tmp_path / "h"), hook="triton")
+    assert fake_triton.launch_enter_hook.calls == [_kscope.triton_enter]
+    assert fake_triton.launch_exit_hook.calls == []
+    meta = FakeLazyDict("k", {"flops16": 2.0, "bytes": 8})
+    assert fake_triton.launch_enter_hook(meta) is None
+    assert meta.evaluated == 1
+    hook.configure(include="k.*")
+    assert fake_triton.launch_enter_hook.calls == [hook.enter]
+    assert fake_triton.launch_exit_hook.calls == []
+    hook.configure()
+    assert fake_triton.launch_enter_hook.calls == [_kscope.triton_enter]
+    hook.python_frames = True
+    assert fake_triton.launch_enter_hook.calls == [hook.enter]
+    assert fake_triton.launch_exit_hook.calls == [hook.exit]
+    hook.python_frames = False
+    assert fake_triton.launch_enter_hook.calls == [_kscope.triton_enter]
+    assert fake_triton.launch_exit_hook.calls == []
+    kscope.deactivate(sid)
+    assert fake_triton.launch_enter_hook.calls == []
+    hook.configure(exclude="x")  # no session wants the hook: nothing installed
+    assert fake_triton.launch_enter_hook.calls == []
+    kscope.finalize(sid)
+
+
+def test_c_hook_keeps_the_first_error():
+    class Broken(FakeLazyDict):
+        def get(self):
+            raise KeyError(f"first {self.data['name']}")
+
+    class NotADict(FakeLazyDict):
+        def get(self):
+            return [("name", "k")]
+
+    assert _kscope.take_hook_error() is None
+    assert _kscope.triton_enter(Broken("a", {})) is None
+    assert _kscope.triton_enter(NotADict("b", {})) is None
+    assert _kscope.triton_enter(Broken("c", {})) is None
+    with pytest.raises(RuntimeError, match="first a") as info:
+        kscope.check_errors()
+    assert isinstance(info.value.__cause__, KeyError)
+    assert info.value.__cause__.__traceback__ is not None
+    kscope.check_errors()  # reported once, the later ones dropped
+    assert _kscope.take_hook_error() is None
+    _kscope.triton_enter(NotADict("b", {}))
+    assert isinstance(_kscope.take_hook_error(), TypeError)
+
+
+def test_c_hook_lets_interrupts_through():
+    class Interrupted(FakeLazyDict):
+        def get(self):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _kscope.triton_enter(Interrupted("k", {}))
+    assert _kscope.take_hook_error() is None
 
 
 def test_hook_without_triton(monkeypatch, tmp_path):
