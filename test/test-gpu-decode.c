@@ -81,6 +81,17 @@ static CUpti_ActivityKernel10 kernel(uint32_t corr, const char *name, uint64_t s
     return k;
 }
 
+static CUpti_ActivityMemcpy6 copy(uint32_t corr, uint8_t copy_kind, uint64_t bytes)
+{
+    CUpti_ActivityMemcpy6 m;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    m.copyKind = copy_kind;
+    m.bytes = bytes;
+    m.correlationId = corr;
+    return m;
+}
+
 /* A launch call with id `corr`, begun and ended as the callbacks do. */
 static void launch(kscope__corr *c, uint32_t corr, uint64_t ctx, uint32_t tid, uint64_t start,
                    uint64_t end)
@@ -230,12 +241,7 @@ static void test_call_still_open(void **state)
 {
     kscope__corr *c = *state;
     kscope__corr_launch_enter(c, 8, 0x80, 3, 1000);
-    CUpti_ActivityMemcpy6 m;
-    memset(&m, 0, sizeof m);
-    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-    m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
-    m.bytes = 4096;
-    m.correlationId = 8;
+    CUpti_ActivityMemcpy6 m = copy(8, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096);
     m.start = 1100;
     m.end = 1200;
     FEED(c, m);
@@ -306,12 +312,7 @@ static void test_graph_replay(void **state)
 static void test_copies_attributed(void **state)
 {
     kscope__corr *c = *state;
-    CUpti_ActivityMemcpy6 m;
-    memset(&m, 0, sizeof m);
-    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-    m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
-    m.bytes = 8192;
-    m.correlationId = 40;
+    CUpti_ActivityMemcpy6 m = copy(40, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, 8192);
     launch(c, 40, 0x40, 1, 1, 2);
     FEED(c, m);
     assert_int_equal(nseen, 1);

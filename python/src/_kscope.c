@@ -290,11 +290,18 @@ static void scope_freelist_clear(void)
         PyObject_Free(scope_freelist[--scope_nfree]);
 }
 
-/* Enter: returns 1 when a scope was pushed, 0 when nothing was recorded
- * (profiling off, no session), -1 with an exception. */
-static int scope_push(const char *name, uint32_t color, uint32_t flags, PyObject *metrics)
+/* Leave the scope pushed by scope_push_loc: by id once loc has one (the
+ * entry went through loc while recording), else by name. */
+static int scope_pop_loc(kscope_loc *loc)
 {
-    int rc = kscope_enter_ex(name, color, flags);
+    return loc->id ? kscope_exit_loc(loc) : kscope_exit(loc->name);
+}
+
+/* The rest of scope_push and scope_push_loc once kscope_enter* returned
+ * rc: add the metrics to a pushed scope, leaving it again (by loc, or by
+ * name when loc is NULL) if they fail: never open behind an exception. */
+static int after_enter(int rc, PyObject *metrics, kscope_loc *loc, const char *name)
+{
     if (rc < 0) {
         raise_rc(rc);
         return -1;
@@ -302,17 +309,20 @@ static int scope_push(const char *name, uint32_t color, uint32_t flags, PyObject
     if (rc > 0)
         return 0;
     if (metrics && add_metrics_dict(metrics) < 0) {
-        kscope_exit(name); /* never leave a scope open behind an exception */
+        if (loc)
+            scope_pop_loc(loc);
+        else
+            kscope_exit(name);
         return -1;
     }
     return 1;
 }
 
-/* Leave the scope pushed by scope_push_loc: by id once loc has one (the
- * entry went through loc while recording), else by name. */
-static int scope_pop_loc(kscope_loc *loc)
+/* Enter: returns 1 when a scope was pushed, 0 when nothing was recorded
+ * (profiling off, no session), -1 with an exception. */
+static int scope_push(const char *name, uint32_t color, uint32_t flags, PyObject *metrics)
 {
-    return loc->id ? kscope_exit_loc(loc) : kscope_exit(loc->name);
+    return after_enter(kscope_enter_ex(name, color, flags), metrics, NULL, name);
 }
 
 /* scope_push by call site, for objects that live on (cached scope objects,
@@ -326,18 +336,7 @@ static int scope_push_loc(kscope_loc *loc, int by_id, PyObject *metrics)
 {
     if (!by_id || !loc->name[0])
         return scope_push(loc->name, loc->color, loc->flags, metrics);
-    int rc = kscope_enter_loc(loc);
-    if (rc < 0) {
-        raise_rc(rc);
-        return -1;
-    }
-    if (rc > 0)
-        return 0;
-    if (metrics && add_metrics_dict(metrics) < 0) {
-        scope_pop_loc(loc); /* never leave a scope open behind an exception */
-        return -1;
-    }
-    return 1;
+    return after_enter(kscope_enter_loc(loc), metrics, loc, NULL);
 }
 
 /* A loc for a scope named by `utf8` (kept alive by its owner). */
