@@ -374,6 +374,37 @@ static void test_concurrent_launches(void **state)
     assert_true(attributed > 0); /* the reads did meet live entries */
 }
 
+/* ---------------------------------------------------------- followed calls */
+
+static void test_call_classes(void **state)
+{
+    (void)state;
+    static const char *const launches[] = {
+        "cudaLaunchKernel_v7000",      "cudaLaunchKernel_ptsz_v7000", "cudaLaunchKernelExC_v11060",
+        "cudaLaunchCooperativeKernel", "cudaGraphLaunch_v10000",      "cuLaunchKernel",
+        "cuLaunchKernelEx_ptsz",       "cuLaunchGridAsync",           "cuGraphLaunch_ptsz"};
+    static const char *const copies[] = {"cudaMemcpy_v3020",          "cudaMemcpyAsync_ptsz_v7000",
+                                         "cudaMemcpyPeerAsync_v4000", "cudaMemset2D_v3020",
+                                         "cuMemcpyHtoD_v2",           "cuMemcpyBatchAsync",
+                                         "cuMemsetD32Async"};
+    static const char *const others[] = {"cudaLaunchHostFunc_v10000",
+                                         "cuLaunchHostFunc",
+                                         "cudaMalloc_v3020",
+                                         "cuMemAlloc_v2",
+                                         "cudaStreamSynchronize_v3020",
+                                         "cuCtxSynchronize",
+                                         "cudaGetDevice_v3020",
+                                         "cudnnConvolutionForward",
+                                         "",
+                                         "cu"};
+    for (size_t i = 0; i < sizeof launches / sizeof *launches; i++)
+        assert_int_equal(kscope__gpu_call_class(launches[i]), KSCOPE__CALL_LAUNCH);
+    for (size_t i = 0; i < sizeof copies / sizeof *copies; i++)
+        assert_int_equal(kscope__gpu_call_class(copies[i]), KSCOPE__CALL_COPY);
+    for (size_t i = 0; i < sizeof others / sizeof *others; i++)
+        assert_int_equal(kscope__gpu_call_class(others[i]), KSCOPE__CALL_OTHER);
+}
+
 /* ------------------------------------------------------ launch metadata */
 
 static kscope__gpu_meta *meta_for(uint32_t corr, const char *name, double flops16)
@@ -521,6 +552,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_graph_replay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copies_attributed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_launches, setup, teardown),
+        cmocka_unit_test(test_call_classes),
         cmocka_unit_test_setup_teardown(test_metadata_lands_on_its_kernel, setup, teardown),
         cmocka_unit_test_setup_teardown(test_metadata_slot_reuse, setup, teardown),
         cmocka_unit_test(test_metadata_copy_is_deep),

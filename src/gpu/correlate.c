@@ -44,6 +44,23 @@ void kscope__corr_free(kscope__corr *c)
     memset(c, 0, sizeof *c);
 }
 
+/* ---------------------------------------------------------- followed calls */
+
+int kscope__gpu_call_class(const char *name)
+{
+    const char *p = strncmp(name, "cuda", 4) == 0 ? name + 4
+                    : strncmp(name, "cu", 2) == 0 ? name + 2
+                                                  : NULL;
+    if (!p)
+        return KSCOPE__CALL_OTHER;
+    if (strncmp(p, "Memcpy", 6) == 0 || strncmp(p, "Memset", 6) == 0)
+        return KSCOPE__CALL_COPY;
+    if ((strncmp(p, "Launch", 6) == 0 || strncmp(p, "GraphLaunch", 11) == 0) &&
+        !strstr(p, "HostFunc"))
+        return KSCOPE__CALL_LAUNCH;
+    return KSCOPE__CALL_OTHER;
+}
+
 /* ------------------------------------------------------ launching threads */
 
 void kscope__corr_launch_enter(kscope__corr *c, uint32_t corr, uint64_t ctx, uint32_t tid,

@@ -110,8 +110,8 @@ static const CUpti_ActivityKind kinds[] = {
     CUPTI_ACTIVITY_KIND_MEMSET,
 };
 
-/* What a callback id of the runtime or driver domain is to kscope. */
-enum { CALL_OTHER = 0, CALL_LAUNCH = 1, CALL_COPY = 2 };
+/* What a callback id of the runtime or driver domain is to kscope
+ * (KSCOPE__CALL_*, from kscope__gpu_call_class). */
 #define CBID_MAX 4096
 static uint8_t call_class[2][CBID_MAX]; /* [domain is driver][cbid] */
 
@@ -390,7 +390,7 @@ static void call_enter(const CUpti_CallbackData *cb, int cls)
     kscope__corr_launch_enter(&corr, cb->correlationId, kscope__current_ctx(), tl_tid,
                               kscope_now_ns());
     kscope__gpu_meta *m = tl_meta;
-    if (m && cls == CALL_LAUNCH) {
+    if (m && cls == KSCOPE__CALL_LAUNCH) {
         tl_meta = NULL;
         m->correlation = cb->correlationId;
         kscope__corr_put_meta(&corr, m);
@@ -425,30 +425,13 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
         call_exit(cb);
 }
 
-/* Does a call of this name make GPU work kscope records? Launches (not
- * host functions), copies and sets, runtime ("cuda...") or driver. */
-static int class_of_name(const char *name)
-{
-    const char *p = strncmp(name, "cuda", 4) == 0 ? name + 4
-                    : strncmp(name, "cu", 2) == 0 ? name + 2
-                                                  : NULL;
-    if (!p)
-        return CALL_OTHER;
-    if (strncmp(p, "Memcpy", 6) == 0 || strncmp(p, "Memset", 6) == 0)
-        return CALL_COPY;
-    if ((strncmp(p, "Launch", 6) == 0 || strncmp(p, "GraphLaunch", 11) == 0) &&
-        !strstr(p, "HostFunc"))
-        return CALL_LAUNCH;
-    return CALL_OTHER;
-}
-
 /* Fill call_class: the fixed launch list, then every call CUPTI names. */
 static void classify_calls(void)
 {
     memset(call_class, 0, sizeof call_class);
     for (size_t i = 0; i < N_OF(launch_cbs); i++)
         call_class[launch_cbs[i].domain == CUPTI_CB_DOMAIN_DRIVER_API][launch_cbs[i].cbid] =
-            CALL_LAUNCH;
+            KSCOPE__CALL_LAUNCH;
     if (!cu.callback_name) {
         kscope__warn_once("cupti-names",
                           "this CUPTI cannot name its callbacks: copies and sets go to the root");
@@ -460,9 +443,8 @@ static void classify_calls(void)
         for (uint32_t id = 1; id < CBID_MAX; id++) {
             const char *name = NULL;
             if (cu.callback_name(domains[d], id, &name) == CUPTI_SUCCESS && name) {
-                int cls = class_of_name(name);
-                if (cls > call_class[d][id])
-                    call_class[d][id] = (uint8_t)cls;
+                if (!call_class[d][id])
+                    call_class[d][id] = (uint8_t)kscope__gpu_call_class(name);
             }
         }
     }

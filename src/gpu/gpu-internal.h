@@ -33,6 +33,16 @@ int kscope__gpu_decode(const CUpti_Activity *rec, kscope__gpu_record *out);
  * "PtoP", or "Memcpy" when unknown. */
 const char *kscope__gpu_copy_name(uint8_t copy_kind);
 
+/* ---------------------------------------------------------- followed calls */
+
+enum { KSCOPE__CALL_OTHER = 0, KSCOPE__CALL_LAUNCH = 1, KSCOPE__CALL_COPY = 2 };
+
+/* What the runtime or driver call named `name` (CUPTI's callback name, as
+ * "cudaLaunchKernel_v7000" or "cuMemcpyHtoD_v2") is to kscope: a kernel
+ * launch (graph launches included, host functions not), a copy or set, or
+ * another call (not followed). */
+int kscope__gpu_call_class(const char *name);
+
 /* ------------------------------------------------------ launch metadata */
 
 /* A copy of a kscope_launch_meta in one allocation, waiting for its
