@@ -215,22 +215,6 @@ typedef struct kscope_launch_meta {
  * land on that kernel's node. Copied; the caller keeps ownership. */
 KSCOPE_EXTERN int kscope_launch_metadata(const kscope_launch_meta *meta);
 
-/* ------------------------------------------------------ language bindings */
-
-/* How a language runtime names the calling context of work launched now on
- * this thread (the Python package gives the Python stack, for
- * context="python"): write up to `max` frames to `frames`, outermost first,
- * each a kscope_loc whose name names the frame (kscope fills its id on
- * first use; keep it alive while fn is installed), and return how many;
- * return -1 to leave the launch to the scope stack alone. The frames go
- * below the thread's innermost scope, and its state, if any, below them.
- * The GPU backend calls fn at each kernel, copy and set launch, on the
- * launching thread: it must not block. */
-typedef int (*kscope_frames_fn)(kscope_loc **frames, int max);
-
-/* Install fn; NULL removes it. Returns 0. */
-KSCOPE_EXTERN int kscope_set_launch_frames(kscope_frames_fn fn);
-
 /* ------------------------------------------------------------------ tracer */
 
 #define KSCOPE_TRACER_MAX 64

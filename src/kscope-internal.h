@@ -271,12 +271,6 @@ typedef struct kscope__gpu_record {
  * scope's node (or the state node under it). 0: the global root. */
 uint64_t kscope__current_ctx(void);
 
-/* The context id for work launched now on this thread as the GPU backend
- * notes it: the frames the installed kscope_frames_fn gives, below
- * kscope__current_ctx()'s scope (and above its state); without one,
- * kscope__current_ctx(). */
-uint64_t kscope__launch_ctx(void);
-
 /* Deliver one record (called from the backend's buffer thread). */
 void kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r);
 

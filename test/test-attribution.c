@@ -107,57 +107,6 @@ static void test_state_is_the_frame_above_kernels(void **state)
     yajl_tree_free(doc);
 }
 
-/* A language binding's frames (kscope_set_launch_frames) go between the
- * innermost scope and the state; -1 leaves the scope stack alone. */
-static kscope_loc frame_main = {.name = "train.py:10@main"};
-static kscope_loc frame_step = {.name = "train.py:4@step"};
-static kscope_loc frame_unnamed = {.name = ""};
-static int frames_wanted;
-
-static int two_frames(kscope_loc **frames, int max)
-{
-    if (frames_wanted < 0)
-        return -1;
-    assert_true(max >= 3);
-    frames[0] = &frame_main;
-    frames[1] = &frame_step;
-    frames[2] = &frame_unnamed; /* a frame kscope cannot name: stops there */
-    return frames_wanted;
-}
-
-static void test_binding_frames_between_scope_and_state(void **state)
-{
-    (void)state;
-    int s = start("t_attr_frames", "tree");
-    assert_int_equal(kscope_set_launch_frames(two_frames), 0);
-    kscope_enter("epoch");
-    kscope_state_enter("decode");
-    frames_wanted = 3;
-    uint64_t with_frames = kscope__launch_ctx();
-    frames_wanted = -1;
-    uint64_t without = kscope__launch_ctx();
-    kscope_state_exit();
-    kscope_exit("epoch");
-    assert_int_equal(kscope_set_launch_frames(NULL), 0);
-    frames_wanted = 3;
-    uint64_t removed = kscope__launch_ctx(); /* no binding: the (empty) stack */
-    assert_true(frame_main.id != 0 && frame_step.id != 0);
-    assert_int_equal(frame_unnamed.id, 0);
-    kscope__gpu_record r = kernel("gemm", kscope_now_ns(), 100);
-    kscope__record_gpu(with_frames, &r);
-    kscope__gpu_record r2 = kernel("plain", kscope_now_ns(), 100);
-    kscope__record_gpu(without, &r2);
-    kscope__gpu_record r3 = kernel("outside", kscope_now_ns(), 100);
-    kscope__record_gpu(removed, &r3);
-    yajl_val doc, root = tree_of(s, &doc);
-    yajl_val k = TU_PATH(root, "epoch", "train.py:10@main", "train.py:4@step", "decode", "gemm");
-    assert_non_null(k);
-    assert_int_equal(tu_metric_int(k, "count"), 1);
-    assert_non_null(TU_PATH(root, "epoch", "decode", "plain"));
-    assert_non_null(TU_PATH(root, "outside"));
-    yajl_tree_free(doc);
-}
-
 static void test_paused_sessions_get_no_kernels(void **state)
 {
     (void)state;
@@ -296,7 +245,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_kernels_land_under_the_launching_scope, teardown),
         cmocka_unit_test_teardown(test_state_is_the_frame_above_kernels, teardown),
-        cmocka_unit_test_teardown(test_binding_frames_between_scope_and_state, teardown),
         cmocka_unit_test_teardown(test_paused_sessions_get_no_kernels, teardown),
         cmocka_unit_test_teardown(test_launch_metadata_names_and_metrics, teardown),
         cmocka_unit_test_teardown(test_copies_and_devices, teardown),

@@ -112,49 +112,6 @@ uint64_t kscope__current_ctx(void)
     return (uint64_t)(uintptr_t)gpu_ctx_node(t, t->stack[t->depth].node);
 }
 
-/* ------------------------------------------------- frames of a binding */
-
-#define LAUNCH_FRAMES_MAX 128
-
-static _Atomic(kscope_frames_fn) launch_frames;
-
-int kscope_set_launch_frames(kscope_frames_fn fn)
-{
-    atomic_store_explicit(&launch_frames, fn, memory_order_release);
-    return 0;
-}
-
-/* A frame's interned id, interning its name on first use (0: no name, or
- * out of memory). */
-static uint32_t frame_id(kscope_loc *loc)
-{
-    uint32_t id = atomic_load_explicit((_Atomic uint32_t *)&loc->id, memory_order_relaxed);
-    if (!id && loc->name && loc->name[0] && (id = kscope__intern(loc->name)) != 0)
-        atomic_store_explicit((_Atomic uint32_t *)&loc->id, id, memory_order_relaxed);
-    return id;
-}
-
-uint64_t kscope__launch_ctx(void)
-{
-    kscope_frames_fn fn = atomic_load_explicit(&launch_frames, memory_order_acquire);
-    if (!fn || !annotating())
-        return kscope__current_ctx();
-    kscope__thread *t = kscope__thread_get();
-    if (!t)
-        return 0;
-    kscope_loc *frames[LAUNCH_FRAMES_MAX];
-    int n = fn(frames, LAUNCH_FRAMES_MAX);
-    kscope__node *node = t->stack[t->depth].node;
-    for (int i = 0; i < n && i < LAUNCH_FRAMES_MAX; i++) {
-        uint32_t id = frames[i] ? frame_id(frames[i]) : 0;
-        kscope__node *c = id ? kscope__node_child(t, node, id, KSCOPE__NODE_SCOPE) : NULL;
-        if (!c) /* out of memory: the deepest frame reached */
-            break;
-        node = c;
-    }
-    return (uint64_t)(uintptr_t)gpu_ctx_node(t, node);
-}
-
 static int push(kscope__thread *t, uint32_t name, uint32_t flags, uint32_t color)
 {
     int d = t->depth;

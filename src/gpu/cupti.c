@@ -373,10 +373,9 @@ static int profiler_api_callback(CUpti_CallbackId cbid, const CUpti_CallbackData
     return 0;
 }
 
-/* A followed call begins: note who launches, from where (the scope
- * stack, and the frames a language binding adds: kscope__launch_ctx),
- * when. The outermost call's id is the one its work carries; it also takes
- * the thread's launch metadata if the call launches kernels. */
+/* A followed call begins: note who launches, from where, when. The
+ * outermost call's id is the one its work carries; it also takes the
+ * thread's launch metadata if the call launches kernels. */
 static void call_enter(const CUpti_CallbackData *cb, int cls)
 {
     uint32_t gen = atomic_load_explicit(&capture_gen, memory_order_relaxed);
@@ -388,7 +387,7 @@ static void call_enter(const CUpti_CallbackData *cb, int cls)
         return;
     if (!tl_tid)
         tl_tid = (uint32_t)syscall(SYS_gettid);
-    kscope__corr_launch_enter(&corr, cb->correlationId, kscope__launch_ctx(), tl_tid,
+    kscope__corr_launch_enter(&corr, cb->correlationId, kscope__current_ctx(), tl_tid,
                               kscope_now_ns());
     kscope__gpu_meta *m = tl_meta;
     if (m && cls == KSCOPE__CALL_LAUNCH) {
