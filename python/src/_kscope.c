@@ -1012,7 +1012,7 @@ static int tracer_push_one(TracerObject *self, PyObject *message, PyObject *colo
     if (color_of(color, &c) < 0)
         return -1;
     if (!color || color == Py_None)
-        c = kscope_color("modular_purple");
+        c = trace_default_color;
     int rc;
     if (name) {
         rc = kscope_tracer_push(&self->t, name, c);
