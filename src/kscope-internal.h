@@ -268,7 +268,8 @@ typedef struct kscope__gpu_record {
 } kscope__gpu_record;
 
 /* The context id for work launched now on this thread: the innermost
- * scope's node (or the state node under it). 0: the global root. */
+ * scope's node (or the state node under it). 0: the global root (also for
+ * a thread that never annotated; no thread state is made for it). */
 uint64_t kscope__current_ctx(void);
 
 /* Deliver one record (called from the backend's buffer thread). */

@@ -6,10 +6,12 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include <cmocka.h>
 
+#include "core/core.h"
 #include "kscope-internal.h"
 #include "support/testutil.h"
 
@@ -104,6 +106,44 @@ static void test_state_is_the_frame_above_kernels(void **state)
     yajl_val doc, root = tree_of(s, &doc);
     assert_int_equal(tu_metric_int(TU_PATH(root, "step", "prefill", "attn"), "count"), 1);
     assert_null(TU_PATH(root, "step", "attn"));
+    yajl_tree_free(doc);
+}
+
+/* A thread that never annotated launches at the global root, and asking
+ * does not give it a thread state. */
+static void *context_of_fresh_thread(void *arg)
+{
+    *(uint64_t *)arg = kscope__current_ctx();
+    return NULL;
+}
+
+static int thread_count(void)
+{
+    int n = 0;
+    kscope__threads_lock();
+    for (kscope__thread *t = kscope__threads(); t; t = t->next)
+        n++;
+    kscope__threads_unlock();
+    return n;
+}
+
+static void test_fresh_thread_launches_at_the_root(void **state)
+{
+    (void)state;
+    int s = start("t_attr_fresh", "tree");
+    kscope_enter("main_scope"); /* this thread's scope is not the other's */
+    int before = thread_count();
+    uint64_t ctx = 1;
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, context_of_fresh_thread, &ctx), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(ctx, 0);
+    assert_int_equal(thread_count(), before);
+    kscope_exit("main_scope");
+    kscope__gpu_record r = kernel("from_worker", kscope_now_ns(), 10);
+    kscope__record_gpu(ctx, &r);
+    yajl_val doc, root = tree_of(s, &doc);
+    assert_int_equal(tu_metric_int(TU_PATH(root, "from_worker"), "count"), 1);
     yajl_tree_free(doc);
 }
 
@@ -245,6 +285,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_kernels_land_under_the_launching_scope, teardown),
         cmocka_unit_test_teardown(test_state_is_the_frame_above_kernels, teardown),
+        cmocka_unit_test_teardown(test_fresh_thread_launches_at_the_root, teardown),
         cmocka_unit_test_teardown(test_paused_sessions_get_no_kernels, teardown),
         cmocka_unit_test_teardown(test_launch_metadata_names_and_metrics, teardown),
         cmocka_unit_test_teardown(test_copies_and_devices, teardown),

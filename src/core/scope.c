@@ -106,7 +106,10 @@ uint64_t kscope__current_ctx(void)
 {
     if (!annotating())
         return 0;
-    kscope__thread *t = kscope__thread_get();
+    /* A thread that never annotated has no scope and no state: the global
+     * root, without making it a thread state (this runs in launch
+     * callbacks, on any thread that launches). */
+    kscope__thread *t = kscope__tls;
     if (!t)
         return 0;
     return (uint64_t)(uintptr_t)gpu_ctx_node(t, t->stack[t->depth].node);
