@@ -114,6 +114,8 @@ static const CUpti_ActivityKind kinds[] = {
  * (KSCOPE__CALL_*, from kscope__gpu_call_class). */
 #define CBID_MAX 4096
 static uint8_t call_class[2][CBID_MAX]; /* [domain is driver][cbid] */
+static const CUpti_CallbackDomain domains[2] = {CUPTI_CB_DOMAIN_RUNTIME_API,
+                                                CUPTI_CB_DOMAIN_DRIVER_API};
 
 /* The launch calls, runtime and driver: the runtime's do not go through
  * the driver's public entry points, so both domains are needed. Followed
@@ -437,8 +439,6 @@ static void classify_calls(void)
                           "this CUPTI cannot name its callbacks: copies and sets go to the root");
         return;
     }
-    static const CUpti_CallbackDomain domains[2] = {CUPTI_CB_DOMAIN_RUNTIME_API,
-                                                    CUPTI_CB_DOMAIN_DRIVER_API};
     for (int d = 0; d < 2; d++) {
         for (uint32_t id = 1; id < CBID_MAX; id++) {
             const char *name = NULL;
@@ -453,8 +453,6 @@ static void classify_calls(void)
 /* Enable the callbacks of every followed call (state_lock held). */
 static int enable_call_callbacks(void)
 {
-    static const CUpti_CallbackDomain domains[2] = {CUPTI_CB_DOMAIN_RUNTIME_API,
-                                                    CUPTI_CB_DOMAIN_DRIVER_API};
     classify_calls();
     for (int d = 0; d < 2; d++) {
         for (uint32_t id = 1; id < CBID_MAX; id++) {
