@@ -12,8 +12,10 @@
  * list, no API activity records, nothing done at scope boundaries.
  *
  * The table is written by many launching threads and read by the buffer
- * thread without a lock; each slot is a small seqlock (the id is cleared
- * while the other fields change, and read again after them).
+ * thread without a lock; each slot is a small seqlock: a writer claims it
+ * by swapping its id for KSCOPE__CORR_BUSY (and gives up if another writer
+ * holds it), a reader reads the id again after the fields. The end of a
+ * call is one word holding its id, written once the call returns.
  *
  * kscope__corr_feed runs under the backend's buffer lock; the launch and
  * metadata functions run on launching threads, lock-free.
@@ -67,22 +69,33 @@ void kscope__corr_launch_enter(kscope__corr *c, uint32_t corr, uint64_t ctx, uin
                                uint64_t now_ns)
 {
     kscope__corr_launch *s = &c->launch[corr & CORR_MASK];
-    if (corr == 0 || atomic_load_explicit(&s->correlation, memory_order_relaxed) == corr)
+    uint32_t was = atomic_load_explicit(&s->correlation, memory_order_relaxed);
+    if (corr == 0 || corr == KSCOPE__CORR_BUSY || was == corr)
         return; /* no id, or a call inside the call that holds it */
-    atomic_store_explicit(&s->correlation, 0, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
+    /* Claim the slot; a writer already in it wins (see the header). */
+    if (was == KSCOPE__CORR_BUSY ||
+        !atomic_compare_exchange_strong_explicit(&s->correlation, &was, KSCOPE__CORR_BUSY,
+                                                 memory_order_relaxed, memory_order_relaxed))
+        return;
+    atomic_thread_fence(memory_order_release); /* BUSY is seen before the fields change */
     atomic_store_explicit(&s->tid, tid, memory_order_relaxed);
     atomic_store_explicit(&s->ctx, ctx, memory_order_relaxed);
     atomic_store_explicit(&s->start_ns, now_ns, memory_order_relaxed);
-    atomic_store_explicit(&s->end_ns, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->end, 0, memory_order_relaxed);
     atomic_store_explicit(&s->correlation, corr, memory_order_release);
 }
 
-void kscope__corr_launch_exit(kscope__corr *c, uint32_t corr, uint64_t now_ns)
+/* The end word: the id with the call's duration, so that an exit arriving
+ * after its slot was taken over cannot pass for the new call's. */
+void kscope__corr_launch_exit(kscope__corr *c, uint32_t corr, uint64_t start_ns, uint64_t end_ns)
 {
-    kscope__corr_launch *s = &c->launch[corr & CORR_MASK];
-    if (corr != 0 && atomic_load_explicit(&s->correlation, memory_order_relaxed) == corr)
-        atomic_store_explicit(&s->end_ns, now_ns, memory_order_relaxed);
+    if (corr == 0 || corr == KSCOPE__CORR_BUSY)
+        return;
+    uint64_t d = end_ns > start_ns ? end_ns - start_ns : 0;
+    if (d > UINT32_MAX)
+        d = UINT32_MAX;
+    atomic_store_explicit(&c->launch[corr & CORR_MASK].end, (uint64_t)corr << 32 | d,
+                          memory_order_relaxed);
 }
 
 void kscope__corr_put_meta(kscope__corr *c, kscope__gpu_meta *m)
@@ -121,12 +134,13 @@ static uint64_t find_launch(kscope__corr *c, kscope__gpu_record *r)
     uint64_t ctx = atomic_load_explicit(&s->ctx, memory_order_relaxed);
     uint32_t tid = atomic_load_explicit(&s->tid, memory_order_relaxed);
     uint64_t start = atomic_load_explicit(&s->start_ns, memory_order_relaxed);
-    uint64_t end = atomic_load_explicit(&s->end_ns, memory_order_relaxed);
+    uint64_t end = atomic_load_explicit(&s->end, memory_order_relaxed);
     atomic_thread_fence(memory_order_acquire);
     if (atomic_load_explicit(&s->correlation, memory_order_relaxed) != r->correlation)
         return 0; /* rewritten by a later launch while being read */
     r->launch_ns = start;
-    r->launch_end_ns = end ? end : start; /* still inside the call */
+    /* Not yet returned (or the word is another call's): the start. */
+    r->launch_end_ns = (uint32_t)(end >> 32) == r->correlation ? start + (end & UINT32_MAX) : start;
     r->launch_tid = tid;
     return ctx;
 }

@@ -96,6 +96,7 @@ static __thread kscope__gpu_meta *tl_meta;
  * is inside (a driver call made by a runtime call is the second). */
 static __thread uint32_t tl_tid;
 static __thread int tl_call_depth;
+static __thread uint64_t tl_call_start; /* of the outermost followed call */
 /* Bumped at each start: a call still open when capture stopped (its exit
  * never came) must not count in a later capture. */
 static _Atomic uint32_t capture_gen;
@@ -389,8 +390,9 @@ static void call_enter(const CUpti_CallbackData *cb, int cls)
         return;
     if (!tl_tid)
         tl_tid = (uint32_t)syscall(SYS_gettid);
+    tl_call_start = kscope_now_ns();
     kscope__corr_launch_enter(&corr, cb->correlationId, kscope__current_ctx(), tl_tid,
-                              kscope_now_ns());
+                              tl_call_start);
     kscope__gpu_meta *m = tl_meta;
     if (m && cls == KSCOPE__CALL_LAUNCH) {
         tl_meta = NULL;
@@ -406,7 +408,7 @@ static void call_exit(const CUpti_CallbackData *cb)
     if (tl_call_depth == 0 || tl_gen != atomic_load_explicit(&capture_gen, memory_order_relaxed))
         return; /* entered before capture started */
     if (--tl_call_depth == 0)
-        kscope__corr_launch_exit(&corr, cb->correlationId, kscope_now_ns());
+        kscope__corr_launch_exit(&corr, cb->correlationId, tl_call_start, kscope_now_ns());
 }
 
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,

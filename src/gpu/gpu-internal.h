@@ -69,12 +69,15 @@ int kscope__gpu_meta_copy(const kscope_launch_meta *m, kscope__gpu_meta **out);
 /* One launch (or copy, or set) API call, written by the launching thread
  * in CUPTI's API-enter callback, read when the work's record arrives. */
 typedef struct kscope__corr_launch {
-    _Atomic uint32_t correlation; /* 0: empty, or being rewritten */
+    _Atomic uint32_t correlation; /* 0: empty; KSCOPE__CORR_BUSY: being written */
     _Atomic uint32_t tid;         /* OS thread of the call */
     _Atomic uint64_t ctx;         /* calling context (0: the global root) */
-    _Atomic uint64_t start_ns;    /* the call's start and end, kscope clock */
-    _Atomic uint64_t end_ns;      /* 0 until the call returned */
+    _Atomic uint64_t start_ns;    /* the call's start, kscope clock */
+    _Atomic uint64_t end;         /* correlation << 32 | ns from start to end;
+                                     0 until the call returned */
 } kscope__corr_launch;
+
+#define KSCOPE__CORR_BUSY UINT32_MAX
 
 typedef void (*kscope__gpu_deliver_fn)(void *arg, uint64_t ctx, const kscope__gpu_record *r);
 
@@ -94,12 +97,16 @@ void kscope__corr_free(kscope__corr *c);
 /* A launch API call with correlation id `corr` began on OS thread `tid`
  * under context `ctx` at `now_ns` (launching thread; lock-free, no
  * allocation). A call made inside another with the same id (the driver
- * under the runtime) keeps the outer one's entry. */
+ * under the runtime) keeps the outer one's entry. Should another thread be
+ * writing the same slot at that instant (a launch KSCOPE__CORR_SIZE ids
+ * away), this one is not noted: its work goes to the root, never to the
+ * other launch's context. */
 void kscope__corr_launch_enter(kscope__corr *c, uint32_t corr, uint64_t ctx, uint32_t tid,
                                uint64_t now_ns);
 
-/* The call `corr` returned at `now_ns` (launching thread; lock-free). */
-void kscope__corr_launch_exit(kscope__corr *c, uint32_t corr, uint64_t now_ns);
+/* The call `corr`, begun at `start_ns`, returned at `end_ns` (launching
+ * thread; lock-free). */
+void kscope__corr_launch_exit(kscope__corr *c, uint32_t corr, uint64_t start_ns, uint64_t end_ns);
 
 /* Feed one CUPTI record (any kind; only kernels, copies and sets are
  * kept): decoded, attributed to its launch's context (the global root
