@@ -19,7 +19,9 @@ export PKG_CONFIG_PATH=$pcdir
 sed -i "s|^prefix=.*|prefix=$prefix|" "$pcdir/kscope.pc"
 # A sanitizer build's library needs its programs built the same way.
 san=()
-if ldd "$libdir"/libkscope.so 2>/dev/null | grep -q libasan; then
+# grep reads all of ldd's output: with pipefail, grep -q quitting early
+# would fail the pipeline on ldd's SIGPIPE.
+if ldd "$libdir"/libkscope.so 2>/dev/null | grep libasan >/dev/null; then
     san=(-fsanitize=address,undefined)
 fi
 cc "${san[@]}" -o "$prefix/ex-shared" "$src/examples/example.c" $(pkg-config --cflags --libs kscope) -lm
@@ -37,7 +39,7 @@ done
 # A build that found CUPTI's headers says so.
 if grep -q '^KSCOPE_CUDA:BOOL=ON' "$bin/CMakeCache.txt" &&
     grep -q '^KSCOPE_CUPTI_INCLUDE:PATH=/' "$bin/CMakeCache.txt"; then
-    "$prefix/bin/kscope" version | grep -q 'gpu backend: cupti' ||
+    "$prefix/bin/kscope" version | grep 'gpu backend: cupti' >/dev/null ||
         { echo "version does not name the CUPTI backend of this build"; exit 1; }
 fi
 echo "install: headers, libraries, kscope.pc and the tool work from $prefix"

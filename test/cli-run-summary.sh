@@ -7,7 +7,7 @@ cd "$WORK"
 cc -std=gnu11 -o run-report "$PROGS/run-report.c" "$KSCOPE_SOURCE_DIR/src/cli/run-summary.c" \
     -I"$KSCOPE_SOURCE_DIR/src" -I"$KSCOPE_SOURCE_DIR/include" "$KSCOPE_BINARY_DIR/libkscope.a" \
     $(pkg-config --libs msgpack-c 2>/dev/null || pkg-config --libs msgpack) -lyajl -lpthread -ldl \
-    -lm -lstdc++ $(ldd "$KSCOPE_BINARY_DIR/libkscope.so" | grep -q libasan &&
+    -lm -lstdc++ $(ldd "$KSCOPE_BINARY_DIR/libkscope.so" | grep libasan >/dev/null &&
         echo -fsanitize=address,undefined) || exit 1
 data=$KSCOPE_SOURCE_DIR/test/data/kscope/run_a.hatchet
 cp "$data" a.hatchet

@@ -24,7 +24,7 @@ ok() {
 # every process it is preloaded into: `kscope run` is then started through
 # a wrapper that preloads it (the run appends libkscope.so after it). Tools
 # of the test itself (pgrep, python) run without it.
-if ldd "$KSCOPE_BINARY_DIR/libkscope.so" 2>/dev/null | grep -q libasan; then
+if ldd "$KSCOPE_BINARY_DIR/libkscope.so" 2>/dev/null | grep libasan >/dev/null; then
     export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0
     printf '#!/bin/sh\nLD_PRELOAD=%s exec %s "$@"\n' "$(cc -print-file-name=libasan.so)" \
         "$KSCOPE_CLI" >"$WORK/ks"
