@@ -88,7 +88,8 @@ static unsigned long long floor_now(void)
     return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
-static void CUPTIAPI floor_callback(void *, CUpti_CallbackDomain, CUpti_CallbackId, const void *data)
+static void CUPTIAPI floor_callback(void *, CUpti_CallbackDomain, CUpti_CallbackId,
+                                    const void *data)
 {
     const CUpti_CallbackData *cb = (const CUpti_CallbackData *)data;
     unsigned slot = cb->correlationId & 0xFFFFu;
