@@ -472,14 +472,29 @@ static PyObject *cache_miss(ScopeObject **slot, PyTypeObject *tp, PyObject *name
     return obj;
 }
 
+/* tp(name) through the cache of `kind`: the idle object, or a new one. */
+static PyObject *cached_scope(int kind, PyTypeObject *tp, PyObject *name, uint32_t color,
+                              uint32_t flags)
+{
+    ScopeObject **slot = cache_slot(kind, name);
+    PyObject *obj = cache_get(slot, tp, name);
+    return obj ? obj : cache_miss(slot, tp, name, color, flags);
+}
+
+/* Is cached object o (or NULL) of one of the types in `st`? */
+static int cached_of(const module_state *st, ScopeObject *o)
+{
+    PyTypeObject *tp = o ? Py_TYPE(o) : NULL;
+    return o && (tp == st->scope_type || tp == st->cpu_timed_type || tp == st->trace_type);
+}
+
 /* Drop the cached objects of the types in `st`. */
 static void scope_cache_clear(module_state *st)
 {
     for (int k = 0; k < CACHE_KINDS; k++)
         for (int i = 0; i < SCOPE_CACHE; i++) {
             ScopeObject *o = scope_cache[k][i];
-            PyTypeObject *tp = o ? Py_TYPE(o) : NULL;
-            if (o && (tp == st->scope_type || tp == st->cpu_timed_type || tp == st->trace_type)) {
+            if (cached_of(st, o)) {
                 scope_cache[k][i] = NULL;
                 Py_DECREF(o);
             }
@@ -490,12 +505,9 @@ static void scope_cache_clear(module_state *st)
 static int scope_cache_traverse(module_state *st, visitproc visit, void *arg)
 {
     for (int k = 0; k < CACHE_KINDS; k++)
-        for (int i = 0; i < SCOPE_CACHE; i++) {
-            ScopeObject *o = scope_cache[k][i];
-            PyTypeObject *tp = o ? Py_TYPE(o) : NULL;
-            if (o && (tp == st->scope_type || tp == st->cpu_timed_type || tp == st->trace_type))
-                Py_VISIT(tp);
-        }
+        for (int i = 0; i < SCOPE_CACHE; i++)
+            if (cached_of(st, scope_cache[k][i]))
+                Py_VISIT(Py_TYPE(scope_cache[k][i]));
     return 0;
 }
 
@@ -507,11 +519,8 @@ static PyObject *scope_vectorcall(PyObject *type, PyObject *const *args, size_t 
                                   PyObject *kwnames)
 {
     PyTypeObject *tp = (PyTypeObject *)type;
-    if (ONE_ARG(nargsf, kwnames)) {
-        ScopeObject **slot = cache_slot(CACHE_SCOPE, args[0]);
-        PyObject *obj = cache_get(slot, tp, args[0]);
-        return obj ? obj : cache_miss(slot, tp, args[0], 0, 0);
-    }
+    if (ONE_ARG(nargsf, kwnames))
+        return cached_scope(CACHE_SCOPE, tp, args[0], 0, 0);
     PyObject *name, *metrics;
     if (two_args(args, nargsf, kwnames, "name", "metrics", &name, &metrics) < 0)
         return NULL;
@@ -523,11 +532,8 @@ static PyObject *cpu_timed_vectorcall(PyObject *type, PyObject *const *args, siz
                                       PyObject *kwnames)
 {
     PyTypeObject *tp = (PyTypeObject *)type;
-    if (ONE_ARG(nargsf, kwnames)) {
-        ScopeObject **slot = cache_slot(CACHE_CPU_TIMED, args[0]);
-        PyObject *obj = cache_get(slot, tp, args[0]);
-        return obj ? obj : cache_miss(slot, tp, args[0], 0, KSCOPE_CPU_TIMED);
-    }
+    if (ONE_ARG(nargsf, kwnames))
+        return cached_scope(CACHE_CPU_TIMED, tp, args[0], 0, KSCOPE_CPU_TIMED);
     PyObject *name, *metrics;
     if (two_args(args, nargsf, kwnames, "name", "metrics", &name, &metrics) < 0)
         return NULL;
@@ -539,11 +545,8 @@ static PyObject *trace_vectorcall(PyObject *type, PyObject *const *args, size_t 
                                   PyObject *kwnames)
 {
     PyTypeObject *tp = (PyTypeObject *)type;
-    if (ONE_ARG(nargsf, kwnames)) {
-        ScopeObject **slot = cache_slot(CACHE_TRACE, args[0]);
-        PyObject *obj = cache_get(slot, tp, args[0]);
-        return obj ? obj : cache_miss(slot, tp, args[0], trace_default_color, 0);
-    }
+    if (ONE_ARG(nargsf, kwnames))
+        return cached_scope(CACHE_TRACE, tp, args[0], trace_default_color, 0);
     PyObject *name, *color;
     if (two_args(args, nargsf, kwnames, "message", "color", &name, &color) < 0)
         return NULL;

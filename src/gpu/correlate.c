@@ -65,12 +65,19 @@ int kscope__gpu_call_class(const char *name)
 
 /* ------------------------------------------------------ launching threads */
 
+/* Ids the table can hold: CUPTI's 0 means none, BUSY marks a slot in
+ * writing. */
+static int storable(uint32_t corr)
+{
+    return corr != 0 && corr != KSCOPE__CORR_BUSY;
+}
+
 void kscope__corr_launch_enter(kscope__corr *c, uint32_t corr, uint64_t ctx, uint32_t tid,
                                uint64_t now_ns)
 {
     kscope__corr_launch *s = &c->launch[corr & CORR_MASK];
     uint32_t was = atomic_load_explicit(&s->correlation, memory_order_relaxed);
-    if (corr == 0 || corr == KSCOPE__CORR_BUSY || was == corr)
+    if (!storable(corr) || was == corr)
         return; /* no id, or a call inside the call that holds it */
     /* Claim the slot; a writer already in it wins (see the header). */
     if (was == KSCOPE__CORR_BUSY ||
@@ -89,7 +96,7 @@ void kscope__corr_launch_enter(kscope__corr *c, uint32_t corr, uint64_t ctx, uin
  * after its slot was taken over cannot pass for the new call's. */
 void kscope__corr_launch_exit(kscope__corr *c, uint32_t corr, uint64_t start_ns, uint64_t end_ns)
 {
-    if (corr == 0 || corr == KSCOPE__CORR_BUSY)
+    if (!storable(corr))
         return;
     uint64_t d = end_ns > start_ns ? end_ns - start_ns : 0;
     if (d > UINT32_MAX)

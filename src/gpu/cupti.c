@@ -114,9 +114,15 @@ static const CUpti_ActivityKind kinds[] = {
 /* What a callback id of the runtime or driver domain is to kscope
  * (KSCOPE__CALL_*, from kscope__gpu_call_class). */
 #define CBID_MAX 4096
-static uint8_t call_class[2][CBID_MAX]; /* [domain is driver][cbid] */
+static uint8_t call_class[2][CBID_MAX]; /* [domain_index(domain)][cbid] */
 static const CUpti_CallbackDomain domains[2] = {CUPTI_CB_DOMAIN_RUNTIME_API,
                                                 CUPTI_CB_DOMAIN_DRIVER_API};
+
+/* The row of call_class (and of domains) a runtime or driver domain has. */
+static int domain_index(CUpti_CallbackDomain domain)
+{
+    return domain == CUPTI_CB_DOMAIN_DRIVER_API;
+}
 
 /* The launch calls, runtime and driver: the runtime's do not go through
  * the driver's public entry points, so both domains are needed. Followed
@@ -420,7 +426,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
     const CUpti_CallbackData *cb = data;
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API && profiler_api_callback(cbid, cb))
         return;
-    int cls = cbid < CBID_MAX ? call_class[domain == CUPTI_CB_DOMAIN_DRIVER_API][cbid] : 0;
+    int cls = cbid < CBID_MAX ? call_class[domain_index(domain)][cbid] : 0;
     if (!cls)
         return;
     if (cb->callbackSite == CUPTI_API_ENTER)
@@ -434,8 +440,7 @@ static void classify_calls(void)
 {
     memset(call_class, 0, sizeof call_class);
     for (size_t i = 0; i < N_OF(launch_cbs); i++)
-        call_class[launch_cbs[i].domain == CUPTI_CB_DOMAIN_DRIVER_API][launch_cbs[i].cbid] =
-            KSCOPE__CALL_LAUNCH;
+        call_class[domain_index(launch_cbs[i].domain)][launch_cbs[i].cbid] = KSCOPE__CALL_LAUNCH;
     if (!cu.callback_name) {
         kscope__warn_once("cupti-names",
                           "this CUPTI cannot name its callbacks: copies and sets go to the root");
@@ -444,10 +449,9 @@ static void classify_calls(void)
     for (int d = 0; d < 2; d++) {
         for (uint32_t id = 1; id < CBID_MAX; id++) {
             const char *name = NULL;
-            if (cu.callback_name(domains[d], id, &name) == CUPTI_SUCCESS && name) {
-                if (!call_class[d][id])
-                    call_class[d][id] = (uint8_t)kscope__gpu_call_class(name);
-            }
+            if (!call_class[d][id] && cu.callback_name(domains[d], id, &name) == CUPTI_SUCCESS &&
+                name)
+                call_class[d][id] = (uint8_t)kscope__gpu_call_class(name);
         }
     }
 }
