@@ -5,7 +5,7 @@
 source "${KSCOPE_SOURCE_DIR:?}/test/run-lib.sh" || exit 1
 cd "$WORK"
 cc -std=gnu11 -o run-report "$PROGS/run-report.c" "$KSCOPE_SOURCE_DIR/src/cli/run-summary.c" \
-    -I"$KSCOPE_SOURCE_DIR/src" -I"$KSCOPE_SOURCE_DIR/include" "$KSCOPE_BINARY_DIR/libkscope.a" \
+    -I"$KSCOPE_SOURCE_DIR/src" -I"$KSCOPE_SOURCE_DIR/include" "$KSCOPE_BINARY_DIR/libkscope_toolkit.a" "$KSCOPE_BINARY_DIR/libkscope.a" \
     $(pkg-config --libs msgpack-c 2>/dev/null || pkg-config --libs msgpack) -lyajl -lpthread -ldl \
     -lm -lstdc++ $(ldd "$KSCOPE_BINARY_DIR/libkscope.so" | grep libasan >/dev/null &&
         echo -fsanitize=address,undefined) || exit 1

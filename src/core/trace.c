@@ -7,7 +7,7 @@
  */
 #include "core.h"
 #include "diag/diag.h"
-#include "export/jsonw.h"
+#include "format/jsonw.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,16 +4,34 @@
  * CUPTI hands every record of one kernel the same name pointer, so the
  * cache is keyed by that pointer (checked against a copy of the text, in
  * case a module was unloaded and the address reused). Demangling itself is
- * the C++ runtime's __cxa_demangle.
+ * the C++ runtime's __cxa_demangle, looked up at run time: the recorder
+ * links no C++ runtime, and the CUPTI library (itself C++) has loaded one
+ * by the time a kernel name reaches us. Without it, names stay mangled.
  */
 #include "gpu/gpu-internal.h"
 
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* From the C++ runtime (libstdc++ / libc++abi); C linkage by design. */
-extern char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+/* The C++ runtime's demangler (libstdc++ / libc++abi; C linkage by design). */
+typedef char *(*cxa_demangle_fn)(const char *mangled, char *out, size_t *len, int *status);
+static cxa_demangle_fn cxa_demangle;
+static pthread_once_t cxa_once = PTHREAD_ONCE_INIT;
+
+/* Already in the process (CUPTI's own runtime), else the system's. */
+static void find_cxa_demangle(void)
+{
+    void *sym = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (!sym) {
+        void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+        h = h ? h : dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+        sym = h ? dlsym(h, "__cxa_demangle") : NULL;
+    }
+    cxa_demangle = (cxa_demangle_fn)(uintptr_t)sym;
+}
 
 typedef struct name_entry {
     const char *key;       /* CUPTI's pointer */
@@ -64,9 +82,10 @@ static int grow(void)
 /* A fresh readable copy of `mangled` (NULL out of memory). */
 static char *demangle_text(const char *mangled)
 {
-    if (mangled[0] == '_' && mangled[1] == 'Z') {
+    pthread_once(&cxa_once, find_cxa_demangle);
+    if (cxa_demangle && mangled[0] == '_' && mangled[1] == 'Z') {
         int status = -1;
-        char *out = __cxa_demangle(mangled, NULL, NULL, &status);
+        char *out = cxa_demangle(mangled, NULL, NULL, &status);
         if (out && status == 0)
             return out;
         free(out);

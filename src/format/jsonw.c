@@ -1,7 +1,7 @@
 /*
  * jsonw.c - the streaming JSON writer (see jsonw.h).
  */
-#include "export/jsonw.h"
+#include "format/jsonw.h"
 #include "kscope.h"
 
 #include <math.h>

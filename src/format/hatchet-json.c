@@ -7,7 +7,7 @@
  * which metrics roll up); the walk is iterative, so depth is bounded only by
  * memory.
  */
-#include "export/jsonw.h"
+#include "format/jsonw.h"
 #include "kscope.h"
 #include "profile/ptree.h"
 

@@ -1,0 +1,32 @@
+/*
+ * msgpackw.h - a small MessagePack encoder into a growable buffer.
+ *
+ * Ours because the recorder links no third-party library: a profiled
+ * process must not get a msgpack-c of ours next to its own. It writes the
+ * few shapes .hatchet_msgpack needs (maps and arrays with their sizes up
+ * front, strings, int64, doubles) in the smallest encoding the format
+ * allows, as msgpack-c would.
+ */
+#ifndef KSCOPE_MSGPACKW_H
+#define KSCOPE_MSGPACKW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct kscope__mpw {
+    unsigned char *buf;
+    size_t len, cap;
+    int failed; /* out of memory: everything after is dropped */
+} kscope__mpw;
+
+void kscope__mp_init(kscope__mpw *w);
+/* Hand over the buffer; 0 or KSCOPE_ENOMEM (the buffer is then freed). */
+int kscope__mp_finish(kscope__mpw *w, char **out, size_t *len);
+
+void kscope__mp_map(kscope__mpw *w, uint32_t n);   /* n key/value pairs follow */
+void kscope__mp_array(kscope__mpw *w, uint32_t n); /* n values follow */
+void kscope__mp_str(kscope__mpw *w, const char *s);
+void kscope__mp_int(kscope__mpw *w, int64_t v);
+void kscope__mp_double(kscope__mpw *w, double v);
+
+#endif
