@@ -1,0 +1,84 @@
+/*
+ * format.c - the format table of format.h, and its look-ups by id, name
+ * and file name.
+ */
+#include "format/format.h"
+#include "profile/ptree.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const kscope__format formats[KSCOPE__FORMAT_COUNT] = {
+#define KSCOPE__FORMAT_ROW(id, name, kind, exts, writer, reader)                                  \
+    [KSCOPE__FORMAT_##id] = {KSCOPE__FORMAT_##id, name, kind, exts, writer},
+    KSCOPE__FORMATS(KSCOPE__FORMAT_ROW)
+#undef KSCOPE__FORMAT_ROW
+};
+
+const kscope__format *kscope__format_get(kscope__format_id id)
+{
+    if (id <= KSCOPE__FORMAT_UNKNOWN || id >= KSCOPE__FORMAT_COUNT)
+        return NULL;
+    return &formats[id];
+}
+
+const kscope__format *kscope__format_by_name(const char *name)
+{
+    for (int i = 1; name && i < KSCOPE__FORMAT_COUNT; i++)
+        if (strcmp(formats[i].name, name) == 0)
+            return &formats[i];
+    return NULL;
+}
+
+/* Whether `path` ends with the extension exts[0..n). */
+static int ends_with(const char *path, size_t plen, const char *ext, size_t n)
+{
+    return plen > n && memcmp(path + plen - n, ext, n) == 0;
+}
+
+const kscope__format *kscope__format_by_path(const char *path)
+{
+    size_t plen = path ? strlen(path) : 0;
+    for (int i = 1; i < KSCOPE__FORMAT_COUNT; i++) {
+        const char *e = formats[i].exts;
+        while (*e) {
+            size_t n = strcspn(e, " ");
+            if (ends_with(path, plen, e, n))
+                return &formats[i];
+            e += n;
+            e += *e == ' ';
+        }
+    }
+    return NULL;
+}
+
+const kscope__format *kscope__format_default(kscope__format_kind kind)
+{
+    for (int i = 1; i < KSCOPE__FORMAT_COUNT; i++)
+        if (formats[i].kind == kind)
+            return &formats[i];
+    return NULL;
+}
+
+const char *kscope__format_ext(const kscope__format *f, char *buf, size_t size)
+{
+    snprintf(buf, size, "%.*s", (int)strcspn(f->exts, " "), f->exts);
+    return buf;
+}
+
+const char *kscope__format_names(kscope__format_kind kind, const char *sep, char *buf,
+                                 size_t size)
+{
+    size_t used = 0;
+    if (size)
+        buf[0] = 0;
+    for (int i = 1; i < KSCOPE__FORMAT_COUNT; i++) {
+        if (kind && formats[i].kind != kind)
+            continue;
+        int n = snprintf(buf + used, size - used, "%s%s", used ? sep : "", formats[i].name);
+        if (n < 0 || (size_t)n >= size - used)
+            break;
+        used += (size_t)n;
+    }
+    return buf;
+}

@@ -1,0 +1,73 @@
+/*
+ * format.h - the one table of file formats kscope writes and reads.
+ *
+ * Every part that needs to know a format looks it up here: sessions (which
+ * extension, which writer), the launcher, `kscope convert`, the readers'
+ * dispatch and the Python package. Nothing else compares format names.
+ *
+ * KSCOPE__FORMATS(X) lists, per format:
+ *   X(ID, name, kind, extensions, tree writer, reader)
+ * The recorder expands the first five columns (format.c); the reading
+ * toolkit expands the reader column (read/read-file.c), so the recorder
+ * never refers to a reader. The first extension is the one written; the
+ * others are also recognised when reading.
+ */
+#ifndef KSCOPE_FORMAT_H
+#define KSCOPE_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KSCOPE__FORMATS(X)                                                                         \
+    X(HATCHET, "hatchet", KSCOPE__KIND_TREE, ".hatchet", kscope__hatchet_write_json,              \
+      kscope__read_hatchet_json)                                                                   \
+    X(HATCHET_MSGPACK, "hatchet_msgpack", KSCOPE__KIND_TREE, ".hatchet_msgpack .msgpack",         \
+      kscope__hatchet_write_msgpack, kscope__read_hatchet_msgpack)                                 \
+    X(CHROME_TRACE, "chrome_trace", KSCOPE__KIND_TRACE, ".chrome_trace .json .trace", NULL,       \
+      kscope__read_chrome_trace)
+
+typedef enum {
+    KSCOPE__FORMAT_UNKNOWN = 0,
+#define KSCOPE__FORMAT_ENUM(id, name, kind, exts, writer, reader) KSCOPE__FORMAT_##id,
+    KSCOPE__FORMATS(KSCOPE__FORMAT_ENUM)
+#undef KSCOPE__FORMAT_ENUM
+        KSCOPE__FORMAT_COUNT
+} kscope__format_id;
+
+/* What a format holds: a calling-context tree or a timeline. */
+typedef enum { KSCOPE__KIND_TREE = 1, KSCOPE__KIND_TRACE = 2 } kscope__format_kind;
+
+struct kscope__ptree;
+
+typedef struct kscope__format {
+    kscope__format_id id;
+    const char *name;         /* "hatchet": what options and APIs take */
+    kscope__format_kind kind; /* tree or trace */
+    const char *exts;         /* ".hatchet_msgpack .msgpack": written, then also read */
+    /* Tree formats: write a profile tree into a malloc'd buffer. NULL for
+     * trace formats, which sessions write from their events
+     * (kscope__chrome_trace_write). 0 or a negative KSCOPE_E*. */
+    int (*write_tree)(const struct kscope__ptree *t, char **out, size_t *len);
+} kscope__format;
+
+/* The format with this id (NULL for KSCOPE__FORMAT_UNKNOWN or out of range). */
+const kscope__format *kscope__format_get(kscope__format_id id);
+
+/* The format named `name` ("hatchet", ...), NULL when none is. */
+const kscope__format *kscope__format_by_name(const char *name);
+
+/* The format whose extensions end `path`, NULL when none does. */
+const kscope__format *kscope__format_by_path(const char *path);
+
+/* The default format of a tree (KSCOPE__KIND_TREE) or a trace. */
+const kscope__format *kscope__format_default(kscope__format_kind kind);
+
+/* The first extension of f, with its dot, into buf (".hatchet"). */
+const char *kscope__format_ext(const kscope__format *f, char *buf, size_t size);
+
+/* The names of every format of `kind` (0: all), joined by `sep`, into buf:
+ * for messages and help texts ("hatchet, hatchet_msgpack"). */
+const char *kscope__format_names(kscope__format_kind kind, const char *sep, char *buf,
+                                 size_t size);
+
+#endif /* KSCOPE_FORMAT_H */
