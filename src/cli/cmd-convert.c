@@ -33,19 +33,17 @@ int cmd_convert(int argc, char **argv)
         {"to", required_argument, NULL, 't'},
         {NULL, 0, NULL, 0},
     };
-    kscope__file_format to = KSCOPE__FMT_UNKNOWN;
+    const kscope__format *to = NULL;
+    char names[128];
+    kscope__format_names(KSCOPE__KIND_TREE, " or ", names, sizeof names);
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":t:", longs, NULL)) != -1) {
         if (c == 't') {
-            if (strcmp(optarg, "hatchet") == 0)
-                to = KSCOPE__FMT_HATCHET_JSON;
-            else if (strcmp(optarg, "hatchet_msgpack") == 0)
-                to = KSCOPE__FMT_HATCHET_MSGPACK;
-            else {
-                fprintf(stderr, "kscope convert: --to: '%s' is not hatchet or hatchet_msgpack\n",
-                        optarg);
+            to = kscope__format_by_name(optarg);
+            if (!to || to->kind != KSCOPE__KIND_TREE) {
+                fprintf(stderr, "kscope convert: --to: '%s' is not %s\n", optarg, names);
                 return KSCOPE_EXIT_USAGE;
             }
         } else if (c == ':') {
@@ -62,9 +60,15 @@ int cmd_convert(int argc, char **argv)
         return KSCOPE_EXIT_USAGE;
     }
     const char *in = argv[optind], *out = argv[optind + 1];
-    if (to == KSCOPE__FMT_UNKNOWN)
-        to = kscope__format_from_name(out);
-    if (to != KSCOPE__FMT_HATCHET_JSON && to != KSCOPE__FMT_HATCHET_MSGPACK) {
+    if (!to)
+        to = kscope__format_by_path(out);
+    if (to && to->kind != KSCOPE__KIND_TREE) {
+        fprintf(stderr,
+                "kscope convert: %s: converting to %s (a trace) is not supported; OUT must be %s\n",
+                out, to->name, names);
+        return KSCOPE_EXIT_USAGE;
+    }
+    if (!to) {
         fprintf(stderr,
                 "kscope convert: %s: cannot tell the output format from the name; use a "
                 ".hatchet or .hatchet_msgpack name or --to\n",

@@ -95,7 +95,7 @@ static void *worker(void *arg)
 }
 
 static int merge_tree_files(char **files, int n, long jobs, const char *out,
-                            kscope__file_format fmt)
+                            const kscope__format *fmt)
 {
     char err[KSCOPE__READ_ERRLEN];
     pipeline pl = {.files = files, .n = n, .window = (int)jobs + 2};
@@ -257,15 +257,15 @@ int cmd_merge(int argc, char **argv)
         fprintf(stderr, "kscope merge: no input files (see `kscope merge --help`)\n");
         return KSCOPE_EXIT_USAGE;
     }
-    kscope__file_format fmt = kscope__format_from_name(out);
-    if (fmt == KSCOPE__FMT_UNKNOWN) {
+    const kscope__format *fmt = kscope__format_by_path(out);
+    if (!fmt) {
         fprintf(stderr,
                 "kscope merge: %s: cannot tell the output format from the name; use .hatchet, "
                 ".hatchet_msgpack, .json or .chrome_trace\n",
                 out);
         return KSCOPE_EXIT_USAGE;
     }
-    if (fmt == KSCOPE__FMT_CHROME_TRACE)
+    if (fmt->kind == KSCOPE__KIND_TRACE)
         return merge_trace_files(argv + optind, argc - optind, out);
     return merge_tree_files(argv + optind, argc - optind, jobs, out, fmt);
 }

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "core.h"
+#include "format/format.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -94,17 +95,6 @@ int kscope_set_profiling(int level)
 }
 
 /* ---------------------------------------------------------------- sessions */
-
-static const char *format_ext(const char *format)
-{
-    if (strcmp(format, "hatchet") == 0)
-        return "hatchet";
-    if (strcmp(format, "hatchet_msgpack") == 0)
-        return "hatchet_msgpack";
-    if (strcmp(format, "chrome_trace") == 0)
-        return "chrome_trace";
-    return NULL;
-}
 
 static kscope__session *session_get(int id)
 {
@@ -353,32 +343,35 @@ int kscope_deactivate(int session, int flushing)
 
 /* ------------------------------------------------------------------ output */
 
-static int default_format(kscope__session *s, const char *format, const char **out)
+/* The format to write: the one asked for, or the default for what the
+ * session records; it must hold what the session records. */
+static int output_format(kscope__session *s, const char *name, const kscope__format **out)
 {
-    if (!format || !*format)
-        format = s->trace ? "chrome_trace" : "hatchet";
-    if (!format_ext(format))
-        return kscope__fail(KSCOPE_EFORMAT,
-                            "format '%s' is not hatchet, hatchet_msgpack or chrome_trace", format);
-    int wants_trace = strcmp(format, "chrome_trace") == 0;
-    if (wants_trace != s->trace)
+    kscope__format_kind kind = s->trace ? KSCOPE__KIND_TRACE : KSCOPE__KIND_TREE;
+    const kscope__format *f =
+        name && *name ? kscope__format_by_name(name) : kscope__format_default(kind);
+    if (!f) {
+        char names[128];
+        return kscope__fail(KSCOPE_EFORMAT, "format '%s' is not %s", name,
+                            kscope__format_names(0, ", ", names, sizeof names));
+    }
+    if (f->kind != kind)
         return kscope__fail(KSCOPE_EFORMAT, "session '%s' records a %s; format '%s' needs data=%s",
-                            s->name, s->trace ? "trace" : "tree", format,
-                            wants_trace ? "trace" : "tree");
-    *out = format;
+                            s->name, s->trace ? "trace" : "tree", f->name,
+                            f->kind == KSCOPE__KIND_TRACE ? "trace" : "tree");
+    *out = f;
     return 0;
 }
 
-static int serialize(kscope__session *s, const char *format, char **out, size_t *len)
+static int serialize(kscope__session *s, const kscope__format *f, char **out, size_t *len)
 {
     uint64_t now = kscope__ticks();
-    if (s->trace)
+    if (f->kind == KSCOPE__KIND_TRACE)
         return kscope__build_trace(s->slot, now, out, len);
     kscope__ptree *t = kscope__build_tree(s->slot, now);
     if (!t)
         return kscope__fail(KSCOPE_ENOMEM, "out of memory building the tree of '%s'", s->name);
-    int rc = strcmp(format, "hatchet_msgpack") == 0 ? kscope__hatchet_write_msgpack(t, out, len)
-                                                    : kscope__hatchet_write_json(t, out, len);
+    int rc = f->write_tree(t, out, len);
     kscope__ptree_free(t);
     return rc;
 }
@@ -419,7 +412,7 @@ static int write_file(const char *path, const char *buf, size_t len)
     return 0;
 }
 
-static int write_output(kscope__session *s, const char *format, const char *path)
+static int write_output(kscope__session *s, const kscope__format *format, const char *path)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -432,20 +425,23 @@ static int write_output(kscope__session *s, const char *format, const char *path
 
 /* "<name>.<ext>", or "<name>.part_<N>.<ext>" in periodic flushing mode.
  * Returns the length snprintf reports. */
-static int path_of(kscope__session *s, const char *format, char *buf, size_t size)
+static int path_of(kscope__session *s, const kscope__format *format, char *buf, size_t size)
 {
+    char ext[32];
+    kscope__format_ext(format, ext, sizeof ext);
     if (s->periodic)
-        return snprintf(buf, size, "%s.part_%d.%s", s->name, s->phase, format_ext(format));
-    return snprintf(buf, size, "%s.%s", s->name, format_ext(format));
+        return snprintf(buf, size, "%s.part_%d%s", s->name, s->phase, ext);
+    return snprintf(buf, size, "%s%s", s->name, ext);
 }
 
 int kscope_output_path(int session, const char *format, char *buf, size_t size)
 {
     pthread_mutex_lock(&kscope__session_lock);
     kscope__session *s = session_get(session);
-    int rc = s ? default_format(s, format, &format) : KSCOPE_ENOSESSION;
+    const kscope__format *f = NULL;
+    int rc = s ? output_format(s, format, &f) : KSCOPE_ENOSESSION;
     if (rc == 0) {
-        rc = path_of(s, format, buf, size);
+        rc = path_of(s, f, buf, size);
         if (buf == NULL || (size_t)rc >= size)
             rc = size == 0 ? rc : kscope__fail(KSCOPE_EINVAL, "path buffer too small");
     }
@@ -457,9 +453,9 @@ int kscope_output_path(int session, const char *format, char *buf, size_t size)
  * <name>.part_<N>.<ext>, then start the next phase empty. */
 static int write_phase(kscope__session *s)
 {
-    const char *format = NULL;
+    const kscope__format *format = NULL;
     char path[1100];
-    int rc = default_format(s, NULL, &format);
+    int rc = output_format(s, NULL, &format);
     if (rc)
         return rc;
     path_of(s, format, path, sizeof path);
@@ -484,9 +480,9 @@ static void release(kscope__session *s)
 
 static int finalize_one(kscope__session *s, const void *requested)
 {
-    const char *format = NULL;
+    const kscope__format *format = NULL;
     char path[1100];
-    int rc = default_format(s, requested, &format);
+    int rc = output_format(s, requested, &format);
     if (rc)
         return rc;
     int was_active = s->active;
@@ -530,10 +526,11 @@ int kscope_data(int session, const char *format, char **out, size_t *len)
     *len = 0;
     pthread_mutex_lock(&kscope__session_lock);
     kscope__session *s = session_get(session);
-    int rc = s ? default_format(s, format, &format) : KSCOPE_ENOSESSION;
+    const kscope__format *f = NULL;
+    int rc = s ? output_format(s, format, &f) : KSCOPE_ENOSESSION;
     if (rc == 0) {
         gpu_flush(s);
-        rc = serialize(s, format, out, len);
+        rc = serialize(s, f, out, len);
     }
     pthread_mutex_unlock(&kscope__session_lock);
     return rc;

@@ -9,7 +9,7 @@
 #include <string.h>
 
 static const kscope__format formats[KSCOPE__FORMAT_COUNT] = {
-#define KSCOPE__FORMAT_ROW(id, name, kind, exts, writer, reader)                                  \
+#define KSCOPE__FORMAT_ROW(id, name, kind, exts, writer, reader)                                   \
     [KSCOPE__FORMAT_##id] = {KSCOPE__FORMAT_##id, name, kind, exts, writer},
     KSCOPE__FORMATS(KSCOPE__FORMAT_ROW)
 #undef KSCOPE__FORMAT_ROW
@@ -66,8 +66,7 @@ const char *kscope__format_ext(const kscope__format *f, char *buf, size_t size)
     return buf;
 }
 
-const char *kscope__format_names(kscope__format_kind kind, const char *sep, char *buf,
-                                 size_t size)
+const char *kscope__format_names(kscope__format_kind kind, const char *sep, char *buf, size_t size)
 {
     size_t used = 0;
     if (size)

@@ -19,12 +19,12 @@
 #include <stdint.h>
 
 #define KSCOPE__FORMATS(X)                                                                         \
-    X(HATCHET, "hatchet", KSCOPE__KIND_TREE, ".hatchet", kscope__hatchet_write_json,              \
-      kscope__read_hatchet_json)                                                                   \
-    X(HATCHET_MSGPACK, "hatchet_msgpack", KSCOPE__KIND_TREE, ".hatchet_msgpack .msgpack",         \
-      kscope__hatchet_write_msgpack, kscope__read_hatchet_msgpack)                                 \
-    X(CHROME_TRACE, "chrome_trace", KSCOPE__KIND_TRACE, ".chrome_trace .json .trace", NULL,       \
-      kscope__read_chrome_trace)
+    X(HATCHET, "hatchet", KSCOPE__KIND_TREE, ".hatchet", kscope__hatchet_write_json,               \
+      kscope__hatchet_json_reader)                                                                 \
+    X(HATCHET_MSGPACK, "hatchet_msgpack", KSCOPE__KIND_TREE, ".hatchet_msgpack .msgpack",          \
+      kscope__hatchet_write_msgpack, kscope__hatchet_msgpack_reader)                               \
+    X(CHROME_TRACE, "chrome_trace", KSCOPE__KIND_TRACE, ".chrome_trace .json .trace", NULL,        \
+      kscope__chrome_trace_reader)
 
 typedef enum {
     KSCOPE__FORMAT_UNKNOWN = 0,
@@ -67,7 +67,6 @@ const char *kscope__format_ext(const kscope__format *f, char *buf, size_t size);
 
 /* The names of every format of `kind` (0: all), joined by `sep`, into buf:
  * for messages and help texts ("hatchet, hatchet_msgpack"). */
-const char *kscope__format_names(kscope__format_kind kind, const char *sep, char *buf,
-                                 size_t size);
+const char *kscope__format_names(kscope__format_kind kind, const char *sep, char *buf, size_t size);
 
 #endif /* KSCOPE_FORMAT_H */

@@ -18,23 +18,6 @@
 
 #define CHUNK (256 * 1024)
 
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t ls = strlen(s), lx = strlen(suffix);
-    return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
-}
-
-kscope__file_format kscope__format_from_name(const char *path)
-{
-    if (ends_with(path, ".hatchet_msgpack") || ends_with(path, ".msgpack"))
-        return KSCOPE__FMT_HATCHET_MSGPACK;
-    if (ends_with(path, ".hatchet"))
-        return KSCOPE__FMT_HATCHET_JSON;
-    if (ends_with(path, ".chrome_trace") || ends_with(path, ".json") || ends_with(path, ".trace"))
-        return KSCOPE__FMT_CHROME_TRACE;
-    return KSCOPE__FMT_UNKNOWN;
-}
-
 /* Open path for reading after checking it is a non-empty regular file. */
 static FILE *open_checked(const char *path, off_t *size, char *err, size_t errlen, int *rc)
 {
@@ -121,52 +104,64 @@ int kscope__read_whole_file(const char *path, char **buf, size_t *len, char *err
     return rc;
 }
 
-/* A chunked JSON parser: .hatchet or Chrome trace. */
-typedef struct json_reader {
-    void *p;
-    int (*feed)(void *p, const char *buf, size_t len, char *err, size_t errlen);
-    int (*finish)(void *p, kscope__ptree **out, char *err, size_t errlen);
-    void (*free)(void *p);
-} json_reader;
-
-static int hfeed(void *p, const char *b, size_t l, char *e, size_t el)
+/* The reader column of format.h's table. */
+static void *hjson_new(void)
+{
+    return kscope__hjson_new();
+}
+static int hjson_feed(void *p, const char *b, size_t l, char *e, size_t el)
 {
     return kscope__hjson_feed(p, b, l, e, el);
 }
-static int hfinish(void *p, kscope__ptree **o, char *e, size_t el)
+static int hjson_finish(void *p, kscope__ptree **o, char *e, size_t el)
 {
     return kscope__hjson_finish(p, o, e, el);
 }
-static void hfree(void *p)
+static void hjson_free(void *p)
 {
     kscope__hjson_free(p);
 }
-static int tfeed(void *p, const char *b, size_t l, char *e, size_t el)
+static void *tjson_new(void)
+{
+    return kscope__tjson_new();
+}
+static int tjson_feed(void *p, const char *b, size_t l, char *e, size_t el)
 {
     return kscope__tjson_feed(p, b, l, e, el);
 }
-static int tfinish(void *p, kscope__ptree **o, char *e, size_t el)
+static int tjson_finish(void *p, kscope__ptree **o, char *e, size_t el)
 {
     return kscope__tjson_finish(p, o, e, el);
 }
-static void tfree(void *p)
+static void tjson_free(void *p)
 {
     kscope__tjson_free(p);
 }
 
-/* Stream a JSON file through a chunked parser (the first bytes are in
- * `first`), so a large file is never held whole. */
-static int read_json_stream(FILE *f, const char *path, const char *first, size_t nfirst, int trace,
-                            kscope__ptree **out, char *err, size_t errlen)
+const kscope__reader kscope__hatchet_json_reader = {kscope__read_hatchet_json, hjson_new,
+                                                    hjson_feed, hjson_finish, hjson_free};
+const kscope__reader kscope__hatchet_msgpack_reader = {.parse = kscope__read_hatchet_msgpack};
+const kscope__reader kscope__chrome_trace_reader = {kscope__read_chrome_trace, tjson_new,
+                                                    tjson_feed, tjson_finish, tjson_free};
+
+static const kscope__reader *const readers[KSCOPE__FORMAT_COUNT] = {
+#define KSCOPE__READER_ROW(id, name, kind, exts, writer, reader) [KSCOPE__FORMAT_##id] = &reader,
+    KSCOPE__FORMATS(KSCOPE__READER_ROW)
+#undef KSCOPE__READER_ROW
+};
+
+/* Stream a file through a chunked parser (the first bytes are in `first`),
+ * so a large file is never held whole. */
+static int read_stream(FILE *f, const char *path, const char *first, size_t nfirst,
+                       const kscope__reader *r, kscope__ptree **out, char *err, size_t errlen)
 {
     char msg[KSCOPE__READ_ERRLEN];
-    json_reader r = trace ? (json_reader){kscope__tjson_new(), tfeed, tfinish, tfree}
-                          : (json_reader){kscope__hjson_new(), hfeed, hfinish, hfree};
-    if (!r.p) {
+    void *p = r->stream_new();
+    if (!p) {
         snprintf(err, errlen, "%s: out of memory", path);
         return KSCOPE_ENOMEM;
     }
-    int rc = r.feed(r.p, first, nfirst, msg, sizeof msg);
+    int rc = r->feed(p, first, nfirst, msg, sizeof msg);
     char *chunk = rc == 0 ? malloc(CHUNK) : NULL;
     if (rc == 0 && !chunk) {
         rc = KSCOPE_ENOMEM;
@@ -181,12 +176,12 @@ static int read_json_stream(FILE *f, const char *path, const char *first, size_t
             }
             break;
         }
-        rc = r.feed(r.p, chunk, got, msg, sizeof msg);
+        rc = r->feed(p, chunk, got, msg, sizeof msg);
     }
     free(chunk);
     if (rc == 0)
-        rc = r.finish(r.p, out, msg, sizeof msg);
-    r.free(r.p);
+        rc = r->finish(p, out, msg, sizeof msg);
+    r->stream_free(p);
     if (rc < 0)
         snprintf(err, errlen, "%s: %s", path, msg);
     return rc;
@@ -208,6 +203,23 @@ static int array_is_trace(const char *head, size_t n)
             first_tree = b;
     }
     return first_trace && (!first_tree || first_trace < first_tree);
+}
+
+kscope__format_id kscope__format_sniff(const char *head, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\n' || head[i] == '\r'))
+        i++;
+    if (i == n) /* white space as far as we looked: let the JSON parser judge */
+        return KSCOPE__FORMAT_HATCHET;
+    unsigned char c = (unsigned char)head[i];
+    if (c == '{' || (c == '[' && array_is_trace(head, n)))
+        return KSCOPE__FORMAT_CHROME_TRACE;
+    if (c == '[')
+        return KSCOPE__FORMAT_HATCHET;
+    if ((c >= 0x90 && c <= 0x9f) || c == 0xdc || c == 0xdd) /* a MessagePack array */
+        return KSCOPE__FORMAT_HATCHET_MSGPACK;
+    return KSCOPE__FORMAT_UNKNOWN;
 }
 
 int kscope__read_profile(const char *path, kscope__ptree **out, char *err, size_t errlen)
@@ -233,14 +245,21 @@ int kscope__read_profile(const char *path, kscope__ptree **out, char *err, size_
         snprintf(err, errlen, "%s: empty file (only white space)", path);
         return KSCOPE_EPARSE;
     }
-    unsigned char c = i < n ? (unsigned char)head[i] : ' ';
-    if (c == '[' || c == '{' || (c == ' ' && n == sizeof head)) {
-        int trace = c == '{' || (c == '[' && array_is_trace(head, n));
-        rc = read_json_stream(f, path, head, n, trace, out, err, errlen);
+    kscope__format_id id = kscope__format_sniff(head, n);
+    if (id == KSCOPE__FORMAT_UNKNOWN) {
+        fclose(f);
+        snprintf(err, errlen,
+                 "%s: not a profile: expected .hatchet JSON ('['), a Chrome trace ('{') or "
+                 ".hatchet_msgpack (an array), found byte 0x%02x",
+                 path, (unsigned char)head[i]);
+        return KSCOPE_EPARSE;
+    }
+    const kscope__reader *r = readers[id];
+    if (r->stream_new) {
+        rc = read_stream(f, path, head, n, r, out, err, errlen);
         fclose(f);
         return rc;
     }
-    /* .hatchet_msgpack is read whole. */
     size_t cap = size > 0 ? (size_t)size + 1 : CHUNK;
     if (cap < n)
         cap = n;
@@ -259,17 +278,7 @@ int kscope__read_profile(const char *path, kscope__ptree **out, char *err, size_
         return rc;
     }
     char msg[KSCOPE__READ_ERRLEN];
-    if (c >= 0x90 && c <= 0x9f)
-        rc = kscope__read_hatchet_msgpack(buf, len, out, msg, sizeof msg);
-    else if (c == 0xdc || c == 0xdd)
-        rc = kscope__read_hatchet_msgpack(buf, len, out, msg, sizeof msg);
-    else {
-        snprintf(msg, sizeof msg,
-                 "not a profile: expected .hatchet JSON ('['), a Chrome trace ('{') or "
-                 ".hatchet_msgpack (an array), found byte 0x%02x",
-                 c);
-        rc = KSCOPE_EPARSE;
-    }
+    rc = r->parse(buf, len, out, msg, sizeof msg);
     free(buf);
     if (rc < 0)
         snprintf(err, errlen, "%s: %s", path, msg);
@@ -314,18 +323,12 @@ int kscope__write_file(const char *path, const char *buf, size_t len, char *err,
     return 0;
 }
 
-int kscope__write_profile(const char *path, const kscope__ptree *t, kscope__file_format fmt,
+int kscope__write_profile(const char *path, const kscope__ptree *t, const kscope__format *f,
                           char *err, size_t errlen)
 {
     char *buf = NULL;
     size_t len = 0;
-    int rc;
-    if (fmt == KSCOPE__FMT_HATCHET_JSON)
-        rc = kscope__hatchet_write_json(t, &buf, &len);
-    else if (fmt == KSCOPE__FMT_HATCHET_MSGPACK)
-        rc = kscope__hatchet_write_msgpack(t, &buf, &len);
-    else
-        rc = KSCOPE_EFORMAT;
+    int rc = f && f->write_tree ? f->write_tree(t, &buf, &len) : KSCOPE_EFORMAT;
     if (rc < 0) {
         snprintf(err, errlen, "%s: cannot encode the profile: %s", path, kscope_strerror(rc));
         return rc;

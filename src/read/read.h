@@ -12,6 +12,7 @@
 #ifndef KSCOPE_READ_H
 #define KSCOPE_READ_H
 
+#include "format/format.h"
 #include "profile/ptree.h"
 
 #include <stddef.h>
@@ -24,16 +25,24 @@
 /* Room for one reader error line. */
 #define KSCOPE__READ_ERRLEN 512
 
-typedef enum {
-    KSCOPE__FMT_UNKNOWN = 0,
-    KSCOPE__FMT_HATCHET_JSON,
-    KSCOPE__FMT_HATCHET_MSGPACK,
-    KSCOPE__FMT_CHROME_TRACE,
-} kscope__file_format;
+/* How one format of format.h's table is read: its reader column. Formats
+ * with a streaming parser are fed in chunks (large files are never held
+ * whole); the others are parsed from one buffer. */
+typedef struct kscope__reader {
+    int (*parse)(const char *buf, size_t len, kscope__ptree **out, char *err, size_t errlen);
+    void *(*stream_new)(void); /* NULL: read whole */
+    int (*feed)(void *p, const char *buf, size_t len, char *err, size_t errlen);
+    int (*finish)(void *p, kscope__ptree **out, char *err, size_t errlen);
+    void (*stream_free)(void *p);
+} kscope__reader;
 
-/* Format named by a file name's extension (.hatchet, .hatchet_msgpack,
- * .json/.chrome_trace); KSCOPE__FMT_UNKNOWN otherwise. */
-kscope__file_format kscope__format_from_name(const char *path);
+extern const kscope__reader kscope__hatchet_json_reader, kscope__hatchet_msgpack_reader,
+    kscope__chrome_trace_reader;
+
+/* The format a file holds, told from its first n bytes (JSON array of
+ * nodes, JSON object or array of events, MessagePack array): UNKNOWN when
+ * none fits. */
+kscope__format_id kscope__format_sniff(const char *head, size_t n);
 
 /* Read a profile of any supported format (detected from its content) into a
  * new tree. On failure *out is NULL and err holds "PATH: what is wrong". */
@@ -218,8 +227,8 @@ int kscope__merge_traces(const char *const *bufs, const size_t *lens, const char
 /* Write len bytes to path (replacing it); err names path and problem. */
 int kscope__write_file(const char *path, const char *buf, size_t len, char *err, size_t errlen);
 
-/* Write t as .hatchet (KSCOPE__FMT_HATCHET_JSON) or .hatchet_msgpack. */
-int kscope__write_profile(const char *path, const kscope__ptree *t, kscope__file_format fmt,
+/* Write t in tree format f (KSCOPE_EFORMAT for a trace format). */
+int kscope__write_profile(const char *path, const kscope__ptree *t, const kscope__format *f,
                           char *err, size_t errlen);
 
 /* The same, one trace at a time, written to `out` as it goes (so only one

@@ -14,6 +14,7 @@
  */
 #define _GNU_SOURCE
 #include "kscope-internal.h"
+#include "format/format.h"
 #include "run/run.h"
 
 #include <dlfcn.h>
@@ -388,7 +389,10 @@ static int reserve_name(const kscope_session_opts *o)
     int rc = base_name(base, sizeof base);
     if (rc < 0)
         return rc;
-    const char *ext = o->data && strcmp(o->data, "trace") == 0 ? ".chrome_trace" : ".hatchet";
+    int trace = o->data && strcmp(o->data, "trace") == 0;
+    char ext[32];
+    kscope__format_ext(kscope__format_default(trace ? KSCOPE__KIND_TRACE : KSCOPE__KIND_TREE), ext,
+                       sizeof ext);
     rc = kscope__run_claim(R.manifest, base, ext, R.ident.pid, R.base, sizeof R.base);
     R.claimed = rc == 0;
     return rc;
