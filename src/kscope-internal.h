@@ -279,6 +279,9 @@ void kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r);
 void kscope__set_device_info(uint32_t device, const char *arch, int64_t num_sms, int64_t clock_khz,
                              int64_t mem_clock_khz, int64_t bus_width_bits);
 
+/* The device type of the GPU backend ("GPU" when none). */
+const char *kscope__gpu_device_type(void);
+
 /* Count records lost by the backend for every active session. */
 void kscope__add_dropped(int64_t n);
 
@@ -286,6 +289,29 @@ void kscope__add_dropped(int64_t n);
  * shows them: src/gpu/nvtx-emit.c, or no-ops in a build without CUDA. */
 void kscope__nvtx_push(const char *name, uint32_t color);
 void kscope__nvtx_pop(void);
+
+/* ------------------------------------------------------- resource samples */
+
+/* Receives one sampled value: `series` names its track ("nv0 power_w",
+ * "cpu_percent"), t_ns is on the kscope clock. */
+typedef void (*kscope__sample_fn)(const char *series, uint64_t t_ns, double value, void *arg);
+/* Receives one figure of a summary ("nv0.power_w.mean"). */
+typedef void (*kscope__summary_fn)(const char *name, double value, void *arg);
+
+/* What a resource sampler (src/diag/) offers sessions: the samples taken
+ * in a time window, one value at a time, and their mean/max summary. The
+ * sampler registers itself when its first recorder starts; sessions ask
+ * the core, never the sampler. */
+typedef struct kscope__sampler {
+    void (*each)(uint64_t t0_ns, uint64_t t1_ns, kscope__sample_fn fn, void *arg);
+    /* Returns the number of samples summarised (0: emit never called). */
+    size_t (*summary)(uint64_t t0_ns, uint64_t t1_ns, kscope__summary_fn emit, void *arg);
+} kscope__sampler;
+
+void kscope__set_sampler(const kscope__sampler *s);
+/* The registered sampler's samples in [t0_ns, t1_ns]; nothing when none. */
+void kscope__sampler_each(uint64_t t0_ns, uint64_t t1_ns, kscope__sample_fn fn, void *arg);
+size_t kscope__sampler_summary(uint64_t t0_ns, uint64_t t1_ns, kscope__summary_fn emit, void *arg);
 
 /* ---------------------------------------------------------------- launcher */
 

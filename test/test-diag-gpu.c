@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "diag/diag.h"
+#include "support/counters.h"
 #include "kscope.h"
 
 #include <dlfcn.h>
@@ -295,12 +296,9 @@ static void recorder_gpu_tracks(void **state)
     assert_int_equal(s.gpu[0].gpu_usage_percent, 97);
     assert_int_equal(s.gpu[1].device, 1);
 
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    int first = 1;
-    int events = kscope__diag_chrome_counters(f, t0, t1, t0, 7, &first);
-    fclose(f);
+    int events = 0;
+    char *text = tc_counters_json(t0, t1, t0, 7, &events);
+    assert_non_null(text);
     size_t n = kscope_recorder_count(r);
     assert_int_equal(events, (int)(n * 7)); /* 5 series on nv0, 2 on nv1, no CPU */
     assert_true(has_text(text, "\"name\":\"nv0 gpu_usage_percent\",\"ph\":\"C\""));

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "diag/diag.h"
+#include "support/counters.h"
 #include "kscope.h"
 
 #include <arpa/inet.h>
@@ -461,20 +462,16 @@ static void session_counters_and_summary(void **state)
     assert_true(in_window >= 12 && in_window < total);
 
     /* Counter events, parsed back. */
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    fputs("[", f);
-    int first = 1;
-    int events = kscope__diag_chrome_counters(f, t0, t1, t0, 4242, &first);
-    fputs("]", f);
-    fclose(f);
+    int events = 0;
+    char *text = tc_counters_json(t0, t1, t0, 4242, &events);
+    assert_non_null(text);
     assert_int_equal(events, (int)(2 * in_window));
-    assert_int_equal(first, 0);
     char err[256];
-    yajl_val doc = yajl_tree_parse(text, err, sizeof err);
+    yajl_val trace = yajl_tree_parse(text, err, sizeof err);
+    assert_non_null(trace);
+    const char *events_path[] = {"traceEvents", NULL};
+    yajl_val doc = yajl_tree_get(trace, events_path, yajl_t_array);
     assert_non_null(doc);
-    assert_true(YAJL_IS_ARRAY(doc));
     assert_int_equal(doc->u.array.len, (size_t)events);
     int cpu_events = 0;
     for (size_t i = 0; i < doc->u.array.len; i++) {
@@ -491,7 +488,7 @@ static void session_counters_and_summary(void **state)
         assert_non_null(yajl_tree_get(ev, value, yajl_t_number));
     }
     assert_int_equal(cpu_events, (int)in_window);
-    yajl_tree_free(doc);
+    yajl_tree_free(trace);
     free(text);
 
     /* Mean and max for a tree's ROOT. */

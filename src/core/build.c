@@ -4,7 +4,6 @@
  * merge, and scopes still open are closed at the time of the call.
  */
 #include "core.h"
-#include "diag/diag.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -311,7 +310,7 @@ kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks)
     if (rc == 0) {
         /* Resource samples taken while the session ran: mean and max. */
         summary_ctx sc = {t, 0};
-        kscope__diag_summary(s->start_ns, kscope__ticks_to_ns(now_ticks), put_summary, &sc);
+        kscope__sampler_summary(s->start_ns, kscope__ticks_to_ns(now_ticks), put_summary, &sc);
         rc = sc.rc;
     }
     /* Records lost on the way are counted where every reader sees them. */

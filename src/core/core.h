@@ -6,6 +6,7 @@
 #define KSCOPE_CORE_H
 
 #include "kscope-internal.h"
+#include "format/events.h"
 #include "profile/ptree.h"
 
 enum { KSCOPE__T_INT = 0, KSCOPE__T_DOUBLE = 1, KSCOPE__T_INTVEC = 2, KSCOPE__T_DOUBLEVEC = 3 };
@@ -92,8 +93,13 @@ int kscope__session_metric_type(kscope__session *s, const kscope__metric_def *de
 /* Build the tree of slot s into a new ptree (open scopes closed at now). */
 kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks);
 
-/* Write the trace of slot s as Chrome JSON into a malloc'd buffer. */
-int kscope__build_trace(int slot, uint64_t now_ticks, char **out, size_t *len);
+/* The timeline of slot s, open scopes closed at now_ticks, as an event
+ * source for a trace writer (format/events.h): pass a kscope__trace_args. */
+typedef struct kscope__trace_args {
+    int slot;
+    uint64_t now_ticks;
+} kscope__trace_args;
+int kscope__trace_source(void *source_arg, kscope__tev_fn fn, void *fn_arg);
 
 /* Zero slot s on every node and drop its events (a new session starts). */
 void kscope__reset_slot(int slot);

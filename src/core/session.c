@@ -366,8 +366,11 @@ static int output_format(kscope__session *s, const char *name, const kscope__for
 static int serialize(kscope__session *s, const kscope__format *f, char **out, size_t *len)
 {
     uint64_t now = kscope__ticks();
-    if (f->kind == KSCOPE__KIND_TRACE)
-        return kscope__build_trace(s->slot, now, out, len);
+    if (f->write_trace) {
+        kscope__trace_args a = {s->slot, now};
+        int rc = f->write_trace(kscope__trace_source, &a, out, len);
+        return rc ? kscope__fail(rc, "out of memory writing the trace of '%s'", s->name) : 0;
+    }
     kscope__ptree *t = kscope__build_tree(s->slot, now);
     if (!t)
         return kscope__fail(KSCOPE_ENOMEM, "out of memory building the tree of '%s'", s->name);

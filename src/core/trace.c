@@ -1,13 +1,13 @@
 /*
- * trace.c - write a trace session as Chrome trace JSON (Perfetto UI and
- * chrome://tracing load it): one track per host thread with its scopes as
- * nested slices and its marks as instants, one track per GPU stream (a
- * process per device) with kernels and copies, and flow arrows from each
- * launch to its kernel. Timestamps are µs since the session started.
+ * trace.c - a trace session's timeline as events for the trace writers
+ * (format/events.h): one track per host thread with its scopes as nested
+ * slices and its marks as instants, one track per GPU stream (a process
+ * per device) with kernels and copies, the launch call of each, and the
+ * resource samples taken during the session as counters. Times are ns
+ * since the session started.
  */
 #include "core.h"
-#include "diag/diag.h"
-#include "format/jsonw.h"
+#include "format/events.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,13 +28,18 @@ typedef struct metric_ev {
 } metric_ev;
 
 typedef struct trace_ctx {
-    kscope__jsonw *w;
+    kscope__tev_fn fn;
+    void *arg;
     const kscope__session *s;
     int pid;
     open_slice *stack;
     int depth, cap;
     metric_ev *metrics;
     size_t nmetrics, capmetrics;
+    /* Scratch for the event being handed out. */
+    const char *names[KSCOPE__STACK_MAX + 8];
+    kscope__tev_metric *tmetrics;
+    size_t captmetrics;
 } trace_ctx;
 
 static double rel_ns(const trace_ctx *c, uint64_t ns)
@@ -42,88 +47,74 @@ static double rel_ns(const trace_ctx *c, uint64_t ns)
     return (double)((int64_t)(ns - c->s->start_ns));
 }
 
-static void common(trace_ctx *c, const char *name, const char *cat, const char *ph, int pid,
-                   uint64_t tid, uint64_t ts_ns)
+static int emit(trace_ctx *c, kscope__tev *e)
 {
-    kscope__jsonw *w = c->w;
-    kscope__jw_open(w, '{');
-    kscope__jw_key(w, "name");
-    kscope__jw_str(w, name);
-    kscope__jw_key(w, "cat");
-    kscope__jw_str(w, cat);
-    kscope__jw_key(w, "ph");
-    kscope__jw_str(w, ph);
-    kscope__jw_key(w, "pid");
-    kscope__jw_int(w, pid);
-    kscope__jw_key(w, "tid");
-    kscope__jw_uint(w, tid);
-    kscope__jw_key(w, "ts");
-    kscope__jw_us(w, (int64_t)rel_ns(c, ts_ns));
+    return c->fn(e, c->arg);
 }
 
-static void metadata(trace_ctx *c, const char *what, int pid, uint64_t tid, const char *value)
+static int name_track(trace_ctx *c, kscope__tev_kind kind, int pid, uint64_t tid, const char *name)
 {
-    kscope__jsonw *w = c->w;
-    kscope__jw_open(w, '{');
-    kscope__jw_key(w, "name");
-    kscope__jw_str(w, what);
-    kscope__jw_key(w, "ph");
-    kscope__jw_str(w, "M");
-    kscope__jw_key(w, "pid");
-    kscope__jw_int(w, pid);
-    kscope__jw_key(w, "tid");
-    kscope__jw_uint(w, tid);
-    kscope__jw_key(w, "args");
-    kscope__jw_open(w, '{');
-    kscope__jw_key(w, "name");
-    kscope__jw_str(w, value);
-    kscope__jw_close(w, '}');
-    kscope__jw_close(w, '}');
+    kscope__tev e = {.kind = kind, .name = name, .pid = pid, .tid = tid};
+    return emit(c, &e);
 }
 
-static void metric_value(kscope__jsonw *w, const metric_ev *m)
+/* "ROOT" and the names of the open slices [0, depth) into c->names. */
+static size_t host_stack(trace_ctx *c, int depth)
 {
-    if (m->type == KSCOPE__T_INT) {
-        int64_t v;
-        memcpy(&v, &m->u, sizeof v);
-        kscope__jw_int(w, v);
-    } else {
-        double v;
-        memcpy(&v, &m->u, sizeof v);
-        kscope__jw_double(w, v);
+    size_t n = 0;
+    c->names[n++] = "ROOT";
+    for (int i = 0; i < depth && n < KSCOPE__STACK_MAX + 7; i++)
+        c->names[n++] = kscope__name(c->stack[i].name);
+    return n;
+}
+
+/* The metrics [from, nmetrics) as writer metrics, base names. */
+static int slice_metrics(trace_ctx *c, size_t from, kscope__tev *e)
+{
+    size_t n = c->nmetrics - from;
+    if (n > c->captmetrics) {
+        kscope__tev_metric *p = realloc(c->tmetrics, n * sizeof *p);
+        if (!p)
+            return KSCOPE_ENOMEM;
+        c->tmetrics = p;
+        c->captmetrics = n;
     }
+    for (size_t i = 0; i < n; i++) {
+        const metric_ev *m = &c->metrics[from + i];
+        const kscope__metric_def *d = kscope__metric_lookup(kscope__name(m->id));
+        kscope__tev_metric *t = &c->tmetrics[i];
+        t->key = d ? kscope__name(d->base) : kscope__name(m->id);
+        t->is_double = m->type != KSCOPE__T_INT;
+        if (t->is_double)
+            memcpy(&t->d, &m->u, sizeof t->d);
+        else
+            memcpy(&t->i, &m->u, sizeof t->i);
+    }
+    e->metrics = c->tmetrics;
+    e->nmetrics = n;
+    return 0;
 }
 
-static void call_stack_open(trace_ctx *c, int depth)
-{
-    kscope__jw_key(c->w, "call_stack");
-    kscope__jw_open(c->w, '[');
-    kscope__jw_str(c->w, "ROOT");
-    for (int i = 0; i < depth; i++)
-        kscope__jw_str(c->w, kscope__name(c->stack[i].name));
-    kscope__jw_close(c->w, ']');
-}
-
-/* Close the innermost open slice at end_ns and write it. */
-static void slice_close(trace_ctx *c, const kscope__thread *t, uint64_t end_ns)
+/* Close the innermost open slice at end_ns and hand it out. */
+static int slice_close(trace_ctx *c, const kscope__thread *t, uint64_t end_ns)
 {
     open_slice *o = &c->stack[c->depth - 1];
-    common(c, kscope__name(o->name), "scope", "X", c->pid, t->tid, o->begin_ns);
-    kscope__jw_key(c->w, "dur");
-    kscope__jw_us(c->w, (int64_t)(end_ns - o->begin_ns));
-    kscope__jw_key(c->w, "args");
-    kscope__jw_open(c->w, '{');
-    call_stack_open(c, c->depth);
+    kscope__tev e = {.kind = KSCOPE__TEV_SLICE,
+                     .name = kscope__name(o->name),
+                     .cat = "scope",
+                     .pid = c->pid,
+                     .tid = t->tid,
+                     .ts_ns = (int64_t)rel_ns(c, o->begin_ns),
+                     .dur_ns = (int64_t)(end_ns - o->begin_ns)};
+    e.stack = c->names;
+    e.nstack = host_stack(c, c->depth);
     /* Metrics given inside this slice (inner slices took theirs). */
-    for (size_t i = o->first_metric; i < c->nmetrics; i++) {
-        const kscope__metric_def *d = kscope__metric_lookup(kscope__name(c->metrics[i].id));
-        kscope__jw_key(c->w, d ? kscope__name(d->base) : kscope__name(c->metrics[i].id));
-        metric_value(c->w, &c->metrics[i]);
-    }
-    kscope__jw_close(c->w, '}');
-    kscope__jw_close(c->w, '}');
+    int rc = slice_metrics(c, o->first_metric, &e);
+    if (rc == 0)
+        rc = emit(c, &e);
     c->nmetrics = o->first_metric;
     c->depth--;
+    return rc;
 }
 
 /* End of the activity interval holding `ns` (open scopes end there). */
@@ -163,16 +154,17 @@ static int push_metric(trace_ctx *c, const kscope__ev *e)
     return 0;
 }
 
-static void write_mark(trace_ctx *c, const kscope__thread *t, const kscope__ev *e)
+static int write_mark(trace_ctx *c, const kscope__thread *t, const kscope__ev *e)
 {
-    common(c, kscope__name(e->name), "mark", "i", c->pid, t->tid, kscope__ticks_to_ns(e->u));
-    kscope__jw_key(c->w, "s");
-    kscope__jw_str(c->w, "t");
-    kscope__jw_key(c->w, "args");
-    kscope__jw_open(c->w, '{');
-    call_stack_open(c, c->depth);
-    kscope__jw_close(c->w, '}');
-    kscope__jw_close(c->w, '}');
+    kscope__tev m = {.kind = KSCOPE__TEV_MARK,
+                     .name = kscope__name(e->name),
+                     .cat = "mark",
+                     .pid = c->pid,
+                     .tid = t->tid,
+                     .ts_ns = (int64_t)rel_ns(c, kscope__ticks_to_ns(e->u))};
+    m.stack = c->names;
+    m.nstack = host_stack(c, c->depth);
+    return emit(c, &m);
 }
 
 static int thread_events(trace_ctx *c, const kscope__thread *t, uint64_t now_ns)
@@ -193,10 +185,10 @@ static int thread_events(trace_ctx *c, const kscope__thread *t, uint64_t now_ns)
                 /* An end whose begin was not recorded (entered while the
                  * session was paused) has no slice to close. */
                 if (c->depth && c->stack[c->depth - 1].name == e->name)
-                    slice_close(c, t, kscope__ticks_to_ns(e->u));
+                    rc = slice_close(c, t, kscope__ticks_to_ns(e->u));
                 break;
             case KSCOPE__EV_MARK:
-                write_mark(c, t, e);
+                rc = write_mark(c, t, e);
                 break;
             case KSCOPE__EV_METRIC:
                 rc = push_metric(c, e);
@@ -206,81 +198,64 @@ static int thread_events(trace_ctx *c, const kscope__thread *t, uint64_t now_ns)
     }
     while (rc == 0 && c->depth) {
         uint64_t begin = c->stack[c->depth - 1].begin_ns;
-        slice_close(c, t, interval_end(c->s, begin, now_ns));
+        rc = slice_close(c, t, interval_end(c->s, begin, now_ns));
     }
     return rc;
 }
 
-/* Names from ROOT down to a GPU record's context node. */
-static void gpu_call_stack(trace_ctx *c, uint64_t ctx, uint32_t kernel)
+/* Names from ROOT down to a GPU record's context node, then the kernel. */
+static size_t gpu_stack(trace_ctx *c, uint64_t ctx, uint32_t kernel)
 {
     const kscope__node *chain[KSCOPE__STACK_MAX + 4];
     int n = 0;
     for (const kscope__node *p = (const kscope__node *)(uintptr_t)ctx;
          p && p->kind != KSCOPE__NODE_ROOT && n < KSCOPE__STACK_MAX + 4; p = p->parent)
         chain[n++] = p;
-    kscope__jw_key(c->w, "call_stack");
-    kscope__jw_open(c->w, '[');
-    kscope__jw_str(c->w, "ROOT");
+    size_t k = 0;
+    c->names[k++] = "ROOT";
     while (n > 0)
-        kscope__jw_str(c->w, kscope__name(chain[--n]->name));
-    kscope__jw_str(c->w, kscope__name(kernel));
-    kscope__jw_close(c->w, ']');
+        c->names[k++] = kscope__name(chain[--n]->name);
+    c->names[k++] = kscope__name(kernel);
+    return k;
 }
 
-static void gpu_event(trace_ctx *c, const kscope__gpu_ev *e)
+static int gpu_event(trace_ctx *c, const kscope__gpu_ev *g)
 {
     static const char *cats[] = {"gpu", "kernel", "memcpy", "memset"};
-    const char *cat = e->kind <= 3 ? cats[e->kind] : "gpu";
-    int pid = GPU_PID_BASE + (int)e->device;
-    common(c, kscope__name(e->name), cat, "X", pid, e->stream, e->start_ns);
-    kscope__jw_key(c->w, "dur");
-    kscope__jw_us(c->w, (int64_t)(e->end_ns > e->start_ns ? e->end_ns - e->start_ns : 0));
-    kscope__jw_key(c->w, "args");
-    kscope__jw_open(c->w, '{');
-    gpu_call_stack(c, e->ctx, e->name);
-    kscope__jw_key(c->w, "device");
-    kscope__jw_uint(c->w, e->device);
-    kscope__jw_key(c->w, "stream");
-    kscope__jw_uint(c->w, e->stream);
-    kscope__jw_key(c->w, "correlation");
-    kscope__jw_uint(c->w, e->correlation);
-    if (e->bytes) {
-        kscope__jw_key(c->w, "bytes");
-        kscope__jw_uint(c->w, e->bytes);
-    }
-    if (e->src_device != e->dst_device) { /* a peer copy */
-        kscope__jw_key(c->w, "src_device");
-        kscope__jw_uint(c->w, e->src_device);
-        kscope__jw_key(c->w, "dst_device");
-        kscope__jw_uint(c->w, e->dst_device);
-    }
-    kscope__jw_close(c->w, '}');
-    kscope__jw_close(c->w, '}');
-    if (!e->launch_ns || !e->launch_tid)
-        return;
-    /* The launch call on its host thread, and an arrow to the kernel. */
-    uint64_t lend = e->launch_end_ns > e->launch_ns ? e->launch_end_ns : e->launch_ns + 1;
-    common(c, "launch", "launch", "X", c->pid, e->launch_tid, e->launch_ns);
-    kscope__jw_key(c->w, "dur");
-    kscope__jw_us(c->w, (int64_t)(lend - e->launch_ns));
-    kscope__jw_close(c->w, '}');
-    common(c, "launch", "launch", "s", c->pid, e->launch_tid, e->launch_ns);
-    kscope__jw_key(c->w, "id");
-    kscope__jw_uint(c->w, e->correlation);
-    kscope__jw_close(c->w, '}');
-    common(c, "launch", "launch", "f", pid, e->stream, e->start_ns);
-    kscope__jw_key(c->w, "id");
-    kscope__jw_uint(c->w, e->correlation);
-    kscope__jw_key(c->w, "bp");
-    kscope__jw_str(c->w, "e");
-    kscope__jw_close(c->w, '}');
+    kscope__tev e = {
+        .kind = KSCOPE__TEV_GPU,
+        .name = kscope__name(g->name),
+        .cat = g->kind <= 3 ? cats[g->kind] : "gpu",
+        .pid = GPU_PID_BASE + (int)g->device,
+        .tid = g->stream,
+        .ts_ns = (int64_t)rel_ns(c, g->start_ns),
+        .dur_ns = (int64_t)(g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0),
+        .gpu = {g->device, g->stream, g->correlation, g->src_device, g->dst_device, g->bytes}};
+    e.stack = c->names;
+    e.nstack = gpu_stack(c, g->ctx, g->name);
+    int rc = emit(c, &e);
+    if (rc != 0 || !g->launch_ns || !g->launch_tid)
+        return rc;
+    uint64_t lend = g->launch_end_ns > g->launch_ns ? g->launch_end_ns : g->launch_ns + 1;
+    kscope__tev l = {.kind = KSCOPE__TEV_LAUNCH,
+                     .name = "launch",
+                     .cat = "launch",
+                     .pid = c->pid,
+                     .tid = g->launch_tid,
+                     .ts_ns = (int64_t)rel_ns(c, g->launch_ns),
+                     .dur_ns = (int64_t)(lend - g->launch_ns),
+                     .gpu = e.gpu,
+                     .flow_pid = e.pid,
+                     .flow_tid = e.tid,
+                     .flow_ts_ns = e.ts_ns};
+    return emit(c, &l);
 }
 
 /* Name each device's process and each stream's track once. Distinct
  * (device, stream) pairs are few, so a short list does. */
 static int gpu_tracks(trace_ctx *c)
 {
+    int rc = 0;
     struct pair {
         uint32_t device, stream;
     } *seen = NULL;
@@ -305,81 +280,82 @@ static int gpu_tracks(trace_ctx *c)
         }
         seen[nseen++] = (struct pair){e->device, e->stream};
         char label[64];
+        int pid = GPU_PID_BASE + (int)e->device;
         if (!dev_seen) {
-            snprintf(label, sizeof label, "GPU %u (CUDA)", e->device);
-            metadata(c, "process_name", GPU_PID_BASE + (int)e->device, 0, label);
+            snprintf(label, sizeof label, "GPU %u (%s)", e->device, kscope__gpu_device_type());
+            rc = rc ? rc : name_track(c, KSCOPE__TEV_PROCESS, pid, 0, label);
         }
         snprintf(label, sizeof label, "stream %u", e->stream);
-        metadata(c, "thread_name", GPU_PID_BASE + (int)e->device, e->stream, label);
+        rc = rc ? rc : name_track(c, KSCOPE__TEV_THREAD, pid, e->stream, label);
     }
     free(seen);
-    return 0;
+    return rc;
 }
 
-/* Samples of the resource recorder taken during the session, as counter
- * tracks ("ph":"C"). */
+typedef struct counter_ctx {
+    trace_ctx *c;
+    int rc;
+} counter_ctx;
+
+static void counter_sample(const char *series, uint64_t t_ns, double value, void *arg)
+{
+    counter_ctx *cc = arg;
+    kscope__tev e = {.kind = KSCOPE__TEV_COUNTER,
+                     .name = series,
+                     .pid = cc->c->pid,
+                     .ts_ns = (int64_t)rel_ns(cc->c, t_ns),
+                     .value = value};
+    if (cc->rc == 0)
+        cc->rc = emit(cc->c, &e);
+}
+
+/* Resource samples taken during the session, as counter tracks. */
 static int counter_tracks(trace_ctx *c, uint64_t now_ns)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f)
-        return KSCOPE_ENOMEM;
-    int first = 0; /* the trace already holds events: each counter adds ",\n{...}" */
-    int rc =
-        kscope__diag_chrome_counters(f, c->s->start_ns, now_ns, c->s->start_ns, c->pid, &first);
-    if (fclose(f) != 0 || rc < 0) {
-        free(text);
-        return KSCOPE_ENOMEM;
-    }
-    kscope__jw_raw(c->w, text, len);
-    free(text);
-    return 0;
+    counter_ctx cc = {c, 0};
+    kscope__sampler_each(c->s->start_ns, now_ns, counter_sample, &cc);
+    return cc.rc;
 }
 
-int kscope__build_trace(int slot, uint64_t now_ticks, char **out, size_t *len)
+static int host_tracks(trace_ctx *c, int slot, uint64_t now_ns)
 {
-    kscope__session *s = &kscope__sessions[slot];
-    kscope__jsonw w;
-    kscope__jw_init(&w);
-    trace_ctx c = {.w = &w, .s = s, .pid = (int)getpid()};
-    uint64_t now_ns = kscope__ticks_to_ns(now_ticks);
-    int rc = 0;
-    kscope__jw_open(&w, '{');
-    kscope__jw_key(&w, "displayTimeUnit");
-    kscope__jw_str(&w, "us");
-    kscope__jw_key(&w, "traceEvents");
-    kscope__jw_open(&w, '[');
-    metadata(&c, "process_name", c.pid, 0, "host");
-    pthread_mutex_lock(&s->lock);
+    int rc = name_track(c, KSCOPE__TEV_PROCESS, c->pid, 0, "host");
     kscope__threads_lock();
     for (kscope__thread *t = kscope__threads(); t && rc == 0; t = t->next) {
-        if (t->ev[slot].gen != s->gen || !t->ev[slot].head)
+        if (t->ev[slot].gen != c->s->gen || !t->ev[slot].head)
             continue;
         char label[64];
         if (t->name[0])
             snprintf(label, sizeof label, "%s (%u)", t->name, t->tid);
         else
             snprintf(label, sizeof label, "thread %u", t->tid);
-        metadata(&c, "thread_name", c.pid, t->tid, label);
-        rc = thread_events(&c, t, now_ns);
+        rc = name_track(c, KSCOPE__TEV_THREAD, c->pid, t->tid, label);
+        if (rc == 0)
+            rc = thread_events(c, t, now_ns);
     }
     kscope__threads_unlock();
+    return rc;
+}
+
+/* The event source of format/events.h over one session slot; source_arg
+ * is a kscope__trace_args. */
+int kscope__trace_source(void *source_arg, kscope__tev_fn fn, void *fn_arg)
+{
+    const kscope__trace_args *a = source_arg;
+    kscope__session *s = &kscope__sessions[a->slot];
+    trace_ctx c = {.fn = fn, .arg = fn_arg, .s = s, .pid = (int)getpid()};
+    uint64_t now_ns = kscope__ticks_to_ns(a->now_ticks);
+    pthread_mutex_lock(&s->lock);
+    int rc = host_tracks(&c, a->slot, now_ns);
     if (rc == 0)
         rc = gpu_tracks(&c);
     for (size_t i = 0; i < s->ngev && rc == 0; i++)
-        gpu_event(&c, &s->gev[i]);
+        rc = gpu_event(&c, &s->gev[i]);
     pthread_mutex_unlock(&s->lock);
     if (rc == 0)
         rc = counter_tracks(&c, now_ns);
-    kscope__jw_close(&w, ']');
-    kscope__jw_close(&w, '}');
-    kscope__jw_raw(&w, "\n", 1);
     free(c.stack);
     free(c.metrics);
-    if (rc != 0) {
-        kscope__jw_free(&w);
-        return kscope__fail(rc, "out of memory writing the trace of '%s'", s->name);
-    }
-    return kscope__jw_finish(&w, out, len);
+    free(c.tmetrics);
+    return rc;
 }

@@ -1,6 +1,7 @@
 /*
- * diag-export.c - the recorder's samples in a session's outputs: counter
- * tracks for a Chrome trace, mean/max figures for a tree's ROOT.
+ * diag-export.c - the recorder's samples as sessions take them (the
+ * kscope__sampler of kscope-internal.h): one value per series and sample
+ * for a trace's counter tracks, mean/max figures for a tree's ROOT.
  *
  * Both go over the same short list of series (GPU util, memory used, SM
  * clock, power, temperature per GPU; process CPU % and RSS), so a trace and
@@ -9,6 +10,7 @@
 #include "diag/diag.h"
 #include "kscope-internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* The series, in output order. A GPU series exists per device. */
@@ -55,57 +57,45 @@ static double cpu_value(const kscope_sample *s, int series)
     return series == SERIES_CPU_PERCENT ? s->cpu_percent : (double)s->rss_bytes;
 }
 
-/* ---------------------------------------------------------- chrome trace */
+/* -------------------------------------------------------------- counters */
 
-typedef struct chrome_ctx {
-    FILE *f;
-    uint64_t base_ns;
-    int pid;
-    int *first;
-    int events;
-    int failed;
-} chrome_ctx;
+typedef struct counter_ctx {
+    kscope__sample_fn fn;
+    void *arg;
+    size_t values;
+} counter_ctx;
 
-static void counter_event(chrome_ctx *c, const char *prefix, const char *name, double ts_us,
-                          double value)
+static void counter_sample(const kscope_sample *s, void *arg)
 {
-    const char *sep = *c->first ? "" : ",\n";
-    *c->first = 0;
-    if (fprintf(c->f,
-                "%s{\"name\":\"%s%s\",\"ph\":\"C\",\"ts\":%.3f,\"pid\":%d,"
-                "\"args\":{\"value\":%.17g}}",
-                sep, prefix, name, ts_us, c->pid, value) < 0)
-        c->failed = 1;
-    c->events++;
-}
-
-static void chrome_sample(const kscope_sample *s, void *arg)
-{
-    chrome_ctx *c = arg;
-    double ts = ((double)s->t_ns - (double)c->base_ns) / 1000.0;
+    counter_ctx *c = arg;
     for (uint32_t d = 0; d < s->ngpu && d < KSCOPE_SAMPLE_GPUS; d++) {
-        char prefix[16];
-        snprintf(prefix, sizeof prefix, "nv%u ", s->gpu[d].device);
         for (int k = 0; k < SERIES_GPU_COUNT; k++) {
             double v;
-            if (gpu_value(&s->gpu[d], k, &v))
-                counter_event(c, prefix, gpu_series[k], ts, v);
+            char series[64];
+            if (!gpu_value(&s->gpu[d], k, &v))
+                continue;
+            snprintf(series, sizeof series, "nv%u %s", s->gpu[d].device, gpu_series[k]);
+            c->fn(series, s->t_ns, v, c->arg);
+            c->values++;
         }
     }
     if (s->nproc > 0)
-        for (int k = 0; k < SERIES_CPU_COUNT; k++)
-            counter_event(c, "", cpu_series[k], ts, cpu_value(s, k));
+        for (int k = 0; k < SERIES_CPU_COUNT; k++) {
+            c->fn(cpu_series[k], s->t_ns, cpu_value(s, k), c->arg);
+            c->values++;
+        }
 }
 
-int kscope__diag_chrome_counters(FILE *f, uint64_t t0_ns, uint64_t t1_ns, uint64_t base_ns, int pid,
-                                 int *first)
+size_t kscope__diag_counters(uint64_t t0_ns, uint64_t t1_ns, kscope__sample_fn fn, void *arg)
 {
-    int start_first = 1;
-    chrome_ctx c = {f, base_ns, pid, first ? first : &start_first, 0, 0};
-    kscope__recorder_each(t0_ns, t1_ns, chrome_sample, &c);
-    if (c.failed || ferror(f))
-        return kscope__fail(KSCOPE_EIO, "cannot write the trace's counter events");
-    return c.events;
+    counter_ctx c = {fn, arg, 0};
+    kscope__recorder_each(t0_ns, t1_ns, counter_sample, &c);
+    return c.values;
+}
+
+static void sampler_each(uint64_t t0_ns, uint64_t t1_ns, kscope__sample_fn fn, void *arg)
+{
+    kscope__diag_counters(t0_ns, t1_ns, fn, arg);
 }
 
 /* --------------------------------------------------------------- summary */
@@ -173,3 +163,5 @@ size_t kscope__diag_summary(uint64_t t0_ns, uint64_t t1_ns,
         emit_acc(&c.cpu[k], "", cpu_series[k], emit, arg);
     return n;
 }
+
+const kscope__sampler kscope__diag_sampler = {sampler_each, kscope__diag_summary};

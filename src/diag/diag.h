@@ -1,6 +1,7 @@
 /*
- * diag.h - resource diagnostics inside libkscope: what the session core
- * calls to put the recorder's samples into its outputs.
+ * diag.h - resource diagnostics inside libkscope: the recorder's samples
+ * as the core's sampler interface hands them to sessions, and the NVML
+ * queries the benchmarks and tests look at.
  *
  * Every recorder (running, or stopped but not yet freed) is listed in a
  * process-wide registry, so a session that is finalized can ask for the
@@ -10,9 +11,7 @@
 #ifndef KSCOPE_DIAG_H
 #define KSCOPE_DIAG_H
 
-#include "kscope.h"
-
-#include <stdio.h>
+#include "kscope-internal.h"
 
 /* Call fn(sample, arg) for every sample with t0_ns <= t_ns <= t1_ns held by
  * any live recorder, oldest first within each recorder. Returns the number
@@ -20,14 +19,11 @@
 size_t kscope__recorder_each(uint64_t t0_ns, uint64_t t1_ns,
                              void (*fn)(const kscope_sample *s, void *arg), void *arg);
 
-/* Write those samples as Chrome trace counter events ("ph":"C") into f:
- * one track per metric (GPU util, memory used, SM clock, power, temperature
- * per GPU; process CPU %, RSS). `ts` is in microseconds since base_ns; `pid`
- * is the trace's process id. Every event is preceded by ",\n" unless
- * *first is non-zero, which is then cleared. Returns the number of events
- * written, or KSCOPE_EIO when writing failed. */
-int kscope__diag_chrome_counters(FILE *f, uint64_t t0_ns, uint64_t t1_ns, uint64_t base_ns, int pid,
-                                 int *first);
+/* Each sampled value in [t0_ns, t1_ns] as fn(series, t_ns, value, arg),
+ * series named "nv0 gpu_usage_percent" (per GPU: util, memory used, SM
+ * clock, power, temperature) or "cpu_percent"/"rss_bytes" (the processes
+ * followed). Returns the number of values. */
+size_t kscope__diag_counters(uint64_t t0_ns, uint64_t t1_ns, kscope__sample_fn fn, void *arg);
 
 /* The summary for a tree session: for every sampled metric, calls
  * emit(name, value, arg) twice, with "<metric>.mean" and "<metric>.max"
@@ -49,5 +45,9 @@ int kscope__gpu_has_process_query(void);
  * bench_recorder, to show which query makes a sample slow. 0 or an error. */
 int kscope__gpu_call_costs(uint32_t device, int reps,
                            void (*emit)(const char *call, double us, void *arg), void *arg);
+
+/* Samples and summaries as sessions take them; registered with the core
+ * (kscope__set_sampler) when a recorder starts. */
+extern const kscope__sampler kscope__diag_sampler;
 
 #endif /* KSCOPE_DIAG_H */

@@ -341,6 +341,7 @@ int kscope_recorder_start(const kscope_recorder_opts *opts, kscope_recorder **ou
         return err;
     }
     r->running = 1;
+    kscope__set_sampler(&kscope__diag_sampler);
     pthread_mutex_lock(&registry_lock);
     r->next = registry;
     registry = r;

@@ -9,8 +9,8 @@
 #include <string.h>
 
 static const kscope__format formats[KSCOPE__FORMAT_COUNT] = {
-#define KSCOPE__FORMAT_ROW(id, name, kind, exts, writer, reader)                                   \
-    [KSCOPE__FORMAT_##id] = {KSCOPE__FORMAT_##id, name, kind, exts, writer},
+#define KSCOPE__FORMAT_ROW(id, name, kind, exts, tree_w, trace_w, reader)                          \
+    [KSCOPE__FORMAT_##id] = {KSCOPE__FORMAT_##id, name, kind, exts, tree_w, trace_w},
     KSCOPE__FORMATS(KSCOPE__FORMAT_ROW)
 #undef KSCOPE__FORMAT_ROW
 };

@@ -6,8 +6,8 @@
  * dispatch and the Python package. Nothing else compares format names.
  *
  * KSCOPE__FORMATS(X) lists, per format:
- *   X(ID, name, kind, extensions, tree writer, reader)
- * The recorder expands the first five columns (format.c); the reading
+ *   X(ID, name, kind, extensions, tree writer, trace writer, reader)
+ * The recorder expands all but the last column (format.c); the reading
  * toolkit expands the reader column (read/read-file.c), so the recorder
  * never refers to a reader. The first extension is the one written; the
  * others are also recognised when reading.
@@ -15,20 +15,22 @@
 #ifndef KSCOPE_FORMAT_H
 #define KSCOPE_FORMAT_H
 
+#include "format/events.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 #define KSCOPE__FORMATS(X)                                                                         \
-    X(HATCHET, "hatchet", KSCOPE__KIND_TREE, ".hatchet", kscope__hatchet_write_json,               \
+    X(HATCHET, "hatchet", KSCOPE__KIND_TREE, ".hatchet", kscope__hatchet_write_json, NULL,         \
       kscope__hatchet_json_reader)                                                                 \
     X(HATCHET_MSGPACK, "hatchet_msgpack", KSCOPE__KIND_TREE, ".hatchet_msgpack .msgpack",          \
-      kscope__hatchet_write_msgpack, kscope__hatchet_msgpack_reader)                               \
+      kscope__hatchet_write_msgpack, NULL, kscope__hatchet_msgpack_reader)                         \
     X(CHROME_TRACE, "chrome_trace", KSCOPE__KIND_TRACE, ".chrome_trace .json .trace", NULL,        \
-      kscope__chrome_trace_reader)
+      kscope__chrome_trace_write, kscope__chrome_trace_reader)
 
 typedef enum {
     KSCOPE__FORMAT_UNKNOWN = 0,
-#define KSCOPE__FORMAT_ENUM(id, name, kind, exts, writer, reader) KSCOPE__FORMAT_##id,
+#define KSCOPE__FORMAT_ENUM(id, name, kind, exts, tree_w, trace_w, reader) KSCOPE__FORMAT_##id,
     KSCOPE__FORMATS(KSCOPE__FORMAT_ENUM)
 #undef KSCOPE__FORMAT_ENUM
         KSCOPE__FORMAT_COUNT
@@ -44,10 +46,11 @@ typedef struct kscope__format {
     const char *name;         /* "hatchet": what options and APIs take */
     kscope__format_kind kind; /* tree or trace */
     const char *exts;         /* ".hatchet_msgpack .msgpack": written, then also read */
-    /* Tree formats: write a profile tree into a malloc'd buffer. NULL for
-     * trace formats, which sessions write from their events
-     * (kscope__chrome_trace_write). 0 or a negative KSCOPE_E*. */
+    /* Write into a malloc'd buffer, 0 or a negative KSCOPE_E*: a profile
+     * tree (tree formats), or the events of a timeline (trace formats,
+     * format/events.h). The other one is NULL. */
     int (*write_tree)(const struct kscope__ptree *t, char **out, size_t *len);
+    int (*write_trace)(kscope__tev_source source, void *source_arg, char **out, size_t *len);
 } kscope__format;
 
 /* The format with this id (NULL for KSCOPE__FORMAT_UNKNOWN or out of range). */

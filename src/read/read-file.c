@@ -145,7 +145,8 @@ const kscope__reader kscope__chrome_trace_reader = {kscope__read_chrome_trace, t
                                                     tjson_feed, tjson_finish, tjson_free};
 
 static const kscope__reader *const readers[KSCOPE__FORMAT_COUNT] = {
-#define KSCOPE__READER_ROW(id, name, kind, exts, writer, reader) [KSCOPE__FORMAT_##id] = &reader,
+#define KSCOPE__READER_ROW(id, name, kind, exts, tree_w, trace_w, reader)                          \
+    [KSCOPE__FORMAT_##id] = &reader,
     KSCOPE__FORMATS(KSCOPE__READER_ROW)
 #undef KSCOPE__READER_ROW
 };

@@ -1,0 +1,205 @@
+/*
+ * chrome-trace.c - write a timeline as Chrome trace JSON, the form Perfetto
+ * UI and chrome://tracing load: {"displayTimeUnit": "us", "traceEvents":
+ * [...]} with "M" events naming processes and tracks, "X" slices (host
+ * scopes, kernels, copies, launch calls), "i" instants (marks), "s"/"f"
+ * flow arrows from each launch to its kernel, and "C" counters. Times are
+ * microseconds with nanosecond precision.
+ */
+#include "format/events.h"
+#include "format/jsonw.h"
+#include "kscope.h"
+
+#include <stdlib.h>
+
+/* The fields every event but metadata starts with. */
+static void common(kscope__jsonw *w, const char *name, const char *cat, const char *ph, int pid,
+                   uint64_t tid, int64_t ts_ns)
+{
+    kscope__jw_open(w, '{');
+    kscope__jw_key(w, "name");
+    kscope__jw_str(w, name);
+    kscope__jw_key(w, "cat");
+    kscope__jw_str(w, cat);
+    kscope__jw_key(w, "ph");
+    kscope__jw_str(w, ph);
+    kscope__jw_key(w, "pid");
+    kscope__jw_int(w, pid);
+    kscope__jw_key(w, "tid");
+    kscope__jw_uint(w, tid);
+    kscope__jw_key(w, "ts");
+    kscope__jw_us(w, ts_ns);
+}
+
+static void metadata(kscope__jsonw *w, const kscope__tev *e)
+{
+    kscope__jw_open(w, '{');
+    kscope__jw_key(w, "name");
+    kscope__jw_str(w, e->kind == KSCOPE__TEV_PROCESS ? "process_name" : "thread_name");
+    kscope__jw_key(w, "ph");
+    kscope__jw_str(w, "M");
+    kscope__jw_key(w, "pid");
+    kscope__jw_int(w, e->pid);
+    kscope__jw_key(w, "tid");
+    kscope__jw_uint(w, e->tid);
+    kscope__jw_key(w, "args");
+    kscope__jw_open(w, '{');
+    kscope__jw_key(w, "name");
+    kscope__jw_str(w, e->name);
+    kscope__jw_close(w, '}');
+    kscope__jw_close(w, '}');
+}
+
+static void call_stack(kscope__jsonw *w, const kscope__tev *e)
+{
+    kscope__jw_key(w, "call_stack");
+    kscope__jw_open(w, '[');
+    for (size_t i = 0; i < e->nstack; i++)
+        kscope__jw_str(w, e->stack[i]);
+    kscope__jw_close(w, ']');
+}
+
+static void duration(kscope__jsonw *w, const kscope__tev *e)
+{
+    kscope__jw_key(w, "dur");
+    kscope__jw_us(w, e->dur_ns);
+}
+
+static void slice(kscope__jsonw *w, const kscope__tev *e)
+{
+    common(w, e->name, e->cat, "X", e->pid, e->tid, e->ts_ns);
+    duration(w, e);
+    kscope__jw_key(w, "args");
+    kscope__jw_open(w, '{');
+    call_stack(w, e);
+    for (size_t i = 0; i < e->nmetrics; i++) {
+        const kscope__tev_metric *m = &e->metrics[i];
+        kscope__jw_key(w, m->key);
+        if (m->is_double)
+            kscope__jw_double(w, m->d);
+        else
+            kscope__jw_int(w, m->i);
+    }
+    kscope__jw_close(w, '}');
+    kscope__jw_close(w, '}');
+}
+
+static void mark(kscope__jsonw *w, const kscope__tev *e)
+{
+    common(w, e->name, e->cat, "i", e->pid, e->tid, e->ts_ns);
+    kscope__jw_key(w, "s");
+    kscope__jw_str(w, "t");
+    kscope__jw_key(w, "args");
+    kscope__jw_open(w, '{');
+    call_stack(w, e);
+    kscope__jw_close(w, '}');
+    kscope__jw_close(w, '}');
+}
+
+static void gpu_uint(kscope__jsonw *w, const char *key, uint64_t v)
+{
+    kscope__jw_key(w, key);
+    kscope__jw_uint(w, v);
+}
+
+static void gpu(kscope__jsonw *w, const kscope__tev *e)
+{
+    common(w, e->name, e->cat, "X", e->pid, e->tid, e->ts_ns);
+    duration(w, e);
+    kscope__jw_key(w, "args");
+    kscope__jw_open(w, '{');
+    call_stack(w, e);
+    gpu_uint(w, "device", e->gpu.device);
+    gpu_uint(w, "stream", e->gpu.stream);
+    gpu_uint(w, "correlation", e->gpu.correlation);
+    if (e->gpu.bytes)
+        gpu_uint(w, "bytes", e->gpu.bytes);
+    if (e->gpu.src_device != e->gpu.dst_device) { /* a peer copy */
+        gpu_uint(w, "src_device", e->gpu.src_device);
+        gpu_uint(w, "dst_device", e->gpu.dst_device);
+    }
+    kscope__jw_close(w, '}');
+    kscope__jw_close(w, '}');
+}
+
+/* The launch call on its host thread, and an arrow from it to the kernel. */
+static void launch(kscope__jsonw *w, const kscope__tev *e)
+{
+    common(w, e->name, e->cat, "X", e->pid, e->tid, e->ts_ns);
+    duration(w, e);
+    kscope__jw_close(w, '}');
+    common(w, e->name, e->cat, "s", e->pid, e->tid, e->ts_ns);
+    gpu_uint(w, "id", e->gpu.correlation);
+    kscope__jw_close(w, '}');
+    common(w, e->name, e->cat, "f", e->flow_pid, e->flow_tid, e->flow_ts_ns);
+    gpu_uint(w, "id", e->gpu.correlation);
+    kscope__jw_key(w, "bp");
+    kscope__jw_str(w, "e");
+    kscope__jw_close(w, '}');
+}
+
+static void counter(kscope__jsonw *w, const kscope__tev *e)
+{
+    kscope__jw_open(w, '{');
+    kscope__jw_key(w, "name");
+    kscope__jw_str(w, e->name);
+    kscope__jw_key(w, "ph");
+    kscope__jw_str(w, "C");
+    kscope__jw_key(w, "ts");
+    kscope__jw_us(w, e->ts_ns);
+    kscope__jw_key(w, "pid");
+    kscope__jw_int(w, e->pid);
+    kscope__jw_key(w, "args");
+    kscope__jw_open(w, '{');
+    kscope__jw_key(w, "value");
+    kscope__jw_double(w, e->value);
+    kscope__jw_close(w, '}');
+    kscope__jw_close(w, '}');
+}
+
+static int write_event(const kscope__tev *e, void *arg)
+{
+    kscope__jsonw *w = arg;
+    switch (e->kind) {
+    case KSCOPE__TEV_PROCESS:
+    case KSCOPE__TEV_THREAD:
+        metadata(w, e);
+        break;
+    case KSCOPE__TEV_SLICE:
+        slice(w, e);
+        break;
+    case KSCOPE__TEV_MARK:
+        mark(w, e);
+        break;
+    case KSCOPE__TEV_GPU:
+        gpu(w, e);
+        break;
+    case KSCOPE__TEV_LAUNCH:
+        launch(w, e);
+        break;
+    case KSCOPE__TEV_COUNTER:
+        counter(w, e);
+        break;
+    }
+    return 0;
+}
+
+int kscope__chrome_trace_write(kscope__tev_source source, void *source_arg, char **out, size_t *len)
+{
+    kscope__jsonw w;
+    kscope__jw_init(&w);
+    kscope__jw_open(&w, '{');
+    kscope__jw_key(&w, "displayTimeUnit");
+    kscope__jw_str(&w, "us");
+    kscope__jw_key(&w, "traceEvents");
+    kscope__jw_open(&w, '[');
+    int rc = source(source_arg, write_event, &w);
+    kscope__jw_close(&w, ']');
+    kscope__jw_close(&w, '}');
+    kscope__jw_raw(&w, "\n", 1);
+    if (rc != 0) {
+        kscope__jw_free(&w);
+        return rc < 0 ? rc : KSCOPE_EIO;
+    }
+    return kscope__jw_finish(&w, out, len);
+}
