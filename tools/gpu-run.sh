@@ -7,7 +7,12 @@
 #     OUT=/some/folder bash tools/gpu-run.sh [all|test|bench|gpu]
 # all: every step; test: steps 1-4; bench: 1, 2, 5; gpu: 1, 2, 4, 5 (no ctest);
 # gputest: 1, 2, 4 (the GPU tests alone); cbench: 1, 2 and the C launch
-# benchmark of step 5 alone (MODES picks its modes).
+# benchmark of step 5 alone (MODES picks its modes); compare: 1, 2 and
+# bench/compare.sh alone.
+#
+# With BASE=DIR (an earlier checkout, carried along), step 2 also builds
+# it and step 5 ends with bench/compare.sh: this checkout against BASE,
+# side by side (C scopes, kscope's launch modes, Python scopes).
 #
 # Steps:
 #   1. unpack .deps/*.deb (msgpack-c, yajl, cmocka, pkgconf) with dpkg -x
@@ -88,6 +93,29 @@ if [ ! -e "$build/libkscope.so" ]; then
     exit 1
 fi
 note "build: ok (libkscope.so built; full log build.log)"
+base_build=/tmp/kscope-build-base
+if [ -n "${BASE:-}" ]; then
+    base_src=$(cd "$BASE" && pwd)
+    { cmake -S "$base_src" -B "$base_build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DKSCOPE_WERROR=OFF -DKSCOPE_TESTS=OFF "${pkgconfig_arg[@]}" &&
+        cmake --build "$base_build" -j 16; } >"$out/build-base.log" 2>&1 &&
+        note "build of BASE ($BASE): ok" || note "build of BASE ($BASE): FAILED (see build-base.log)"
+fi
+compare() {
+    [ -n "${BASE:-}" ] && [ -e "$base_build/libkscope.so" ] || return 0
+    note ""
+    note "this checkout against BASE=$BASE (bench/compare.sh, medians of ${REPS:-5}):"
+    # the base's Python package needs the unpacked msgpack-c and yajl
+    C_INCLUDE_PATH=$prefix/usr/include LIBRARY_PATH=$libdir BASE_SRC=$base_src \
+        BASE_BUILD=$base_build NEW_BUILD=$build timeout 540 bash "$root/bench/compare.sh" \
+        >"$out/compare.log" 2>&1
+    sed -n '/^benchmark/,$p' "$out/compare.log" | tee -a "$summary"
+}
+if [ "$what" = compare ]; then
+    compare
+    cat "$summary"
+    exit 0
+fi
 
 # ---------------------------------------------------------- 3. CPU tests
 if [ "$what" = all ] || [ "$what" = test ]; then
@@ -154,6 +182,7 @@ if [ "$what" != test ] && [ "$what" != gputest ]; then
                 "$m" "$launches" 2>>"$out/bench.log" | sed 's/^/torch_/' >>"$out/bench.log"
         done
     done
+    [ "$what" != cbench ] && compare
     if [ "$what" != cbench ]; then
         # What `kscope run` costs a torch program, next to Proton's launcher.
         KSCOPE_BINARY_DIR=$build REPS=${RUN_REPS:-3} timeout 240 bash "$root/bench/gpu/run_bench.sh" \

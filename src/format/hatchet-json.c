@@ -71,7 +71,7 @@ static void write_node_head(kscope__jsonw *w, const kscope__ptree *t, const ksco
 static void write_devices(kscope__jsonw *w, const kscope__ptree *t)
 {
     kscope__jw_open(w, '{');
-    /* Group devices by type: {"CUDA": {"0": {...}, "1": {...}}}. */
+    /* Group devices by type: {"<type>": {"0": {...}, "1": {...}}}. */
     for (uint32_t i = 0; i < t->ndevices; i++) {
         if (!kscope__ptree_device_first_of_type(t, i))
             continue;

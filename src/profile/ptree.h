@@ -45,9 +45,9 @@ struct kscope__pnode {
     uint32_t nmetrics, capmetrics;
 };
 
-/* One device of the device-info object ({"CUDA": {"0": {...}}}). */
+/* One device of the device-info object ({"<type>": {"0": {...}}}). */
 typedef struct kscope__pdevice {
-    const char *type; /* "CUDA" */
+    const char *type; /* the device type its GPU backend names */
     uint32_t id;
     const char *arch; /* "90" */
     int64_t num_sms, clock_rate, memory_clock_rate, bus_width;
@@ -106,7 +106,7 @@ double kscope__pmetric_number(const kscope__pmetric *m);
 int kscope__ptree_add_inclusive(kscope__ptree *t, const char *key);
 int kscope__ptree_is_inclusive(const kscope__ptree *t, const char *key);
 
-/* Device-info grouping ({"CUDA": {"0": ..., "1": ...}}): whether device i
+/* Device-info grouping ({"<type>": {"0": ..., "1": ...}}): whether device i
  * is the first of its type, and how many devices have a type. */
 int kscope__ptree_device_first_of_type(const kscope__ptree *t, uint32_t i);
 uint32_t kscope__ptree_devices_of_type(const kscope__ptree *t, const char *type);
