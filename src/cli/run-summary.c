@@ -218,7 +218,7 @@ int kscope__run_report(const char *manifest, long top, FILE *out)
     if (nprof == 1)
         plain_name_for_single(manifest, &profiles[0]);
     if (nprof == 0 && errors == 0)
-        fprintf(out, "kscope: no process recorded anything (no CUDA, NVTX or kscope calls); "
+        fprintf(out, "kscope: no process recorded anything (no GPU, NVTX or kscope calls); "
                      "no profile written\n");
     for (int i = 0; i < nprof; i++)
         summarise(&profiles[i], top, out);

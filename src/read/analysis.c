@@ -5,6 +5,7 @@
  * proton-viewer (time units, averages, FLOP/s, byte/s, util, percentages)
  * plus kscope's host metrics (wall_time, calls).
  */
+#include "gpu/devices/devices.h"
 #include "read/read.h"
 #include "kscope.h"
 
@@ -172,25 +173,7 @@ nomem:
 
 double kscope__peak_flops(const kscope__pdevice *d, int width)
 {
-    double bytes = width / 8.0;
-    const char *a = d->arch ? d->arch : "";
-    if (strcmp(d->type, "CUDA") == 0) {
-        if (strcmp(a, "80") == 0)
-            return 624e12 / bytes;
-        if (strcmp(a, "89") == 0)
-            return 330.3e12 / bytes;
-        if (strcmp(a, "90") == 0) /* scaled from H100 PCIe: 114 SMs at 1755 MHz */
-            return ((double)d->num_sms / 114.0 * (double)d->clock_rate / 1755e3 * 1513.0) * 1e12 /
-                   bytes;
-        if (strcmp(a, "100") == 0)
-            return ((double)d->num_sms * 16384.0 * ((double)d->clock_rate / 1e3) * 1e6) / bytes;
-    } else if (strcmp(d->type, "HIP") == 0) {
-        if (strcmp(a, "gfx90a") == 0)
-            return 383e12 / bytes;
-        if (strcmp(a, "gfx941") == 0 || strcmp(a, "gfx942") == 0)
-            return 2614.9e12 / bytes;
-    }
-    return 0;
+    return kscope__device_peak_flops(d->type, d->arch, d->num_sms, d->clock_rate, width);
 }
 
 double kscope__peak_bytes(const kscope__pdevice *d)
@@ -452,7 +435,7 @@ static int rate_column(ctx *c, const char *spec, kscope__column *col)
 
 static const kscope__pdevice *node_device(const kscope__ptree *t, const kscope__pnode *n)
 {
-    const char *type = "CUDA";
+    const char *type = kscope__device_default_type();
     long long did = -1;
     for (uint32_t i = 0; i < n->nmetrics; i++) {
         const kscope__pmetric *m = &n->metrics[i];

@@ -14,6 +14,7 @@
  *     on their (pid, tid) track once the whole trace is read.
  * Both the {"traceEvents": [...]} and the bare-array forms are read.
  */
+#include "gpu/devices/devices.h"
 #include "read/read.h"
 #include "kscope.h"
 
@@ -167,7 +168,8 @@ static int add_gpu(tjson *p, kscope__pnode *n)
         rc = kscope__pnode_set_string(t, n, "device_id", e->device_id[0] ? e->device_id : "0");
     if (rc == 0)
         rc = kscope__pnode_set_string(t, n, "device_type",
-                                      e->device_type[0] ? e->device_type : "CUDA");
+                                      e->device_type[0] ? e->device_type
+                                                        : kscope__device_default_type());
     static const char *const sums[] = {"bytes", "flops", "flops8", "flops16", "flops32", "flops64"};
     for (size_t a = 0; rc == 0 && a < e->nargs; a++) {
         const targ *g = &e->args[a];
