@@ -306,7 +306,7 @@ static int gpu_tracks(trace_ctx *c)
         seen[nseen++] = (struct pair){e->device, e->stream};
         char label[64];
         if (!dev_seen) {
-            snprintf(label, sizeof label, "GPU %u (CUDA)", e->device);
+            snprintf(label, sizeof label, "GPU %u (%s)", e->device, kscope__gpu_device_type());
             metadata(c, "process_name", GPU_PID_BASE + (int)e->device, 0, label);
         }
         snprintf(label, sizeof label, "stream %u", e->stream);
