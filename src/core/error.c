@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A pointer, not an array: libkscope may be dlopen'd (CUDA and NVTX
+/* A pointer, not an array: libkscope may be dlopen'd (GPU runtime and NVTX
  * injection), where its thread-locals must fit glibc's small static TLS
  * reserve. The buffer is allocated on a thread's first failure. */
 #define LAST_ERROR_SIZE 512
