@@ -6,7 +6,7 @@
  * lives as long as the process. Each node holds one stats slot per session,
  * written only by the owning thread and only while that session is active.
  * A node pointer therefore names a calling context for good, which is what
- * the GPU backend notes for each launch (kscope__current_ctx) and later
+ * a GPU backend notes for each launch (kscope__current_ctx) and later
  * attributes that launch's kernels to.
  */
 #ifndef KSCOPE_INTERNAL_H
@@ -197,7 +197,7 @@ typedef struct kscope__thread {
 } kscope__thread;
 
 /* The calling thread's state, NULL until its first annotation. The default
- * TLS model keeps libkscope loadable by dlopen (CUDA/NVTX injection, Python)
+ * TLS model keeps libkscope loadable by dlopen (GPU runtime injection, Python)
  * into processes whose static TLS is full; the build uses TLS descriptors
  * (-mtls-dialect=gnu2) so the access stays a few instructions. */
 extern __thread kscope__thread *kscope__tls;
@@ -226,24 +226,62 @@ typedef struct kscope__global {
 
 extern kscope__global kscope__g;
 
-/* -------------------------------------------------------- the GPU backend */
+/* -------------------------------------------------------- the GPU backends */
 
-/* What a GPU backend offers the core. The core calls start() when the first
- * session that uses it starts and stop() when the last one ends; flush()
- * blocks until every record of work launched so far was delivered. */
+/* What a GPU backend offers the core. A backend is one folder under
+ * src/gpu/ plus one line of src/gpu/registry.c; the core and the command
+ * line know backends only through this table. The core calls start() when
+ * the first session that uses it starts and stop() when the last one ends;
+ * flush() blocks until every record of work launched so far was delivered.
+ * A registry entry with start == NULL is a backend this build left out:
+ * asking for it warns, naming what the build needed (`needs`). */
 typedef struct kscope__backend {
-    const char *name;
+    const char *name;        /* the backend= option's value */
+    const char *label;       /* how messages name its interface */
+    const char *device_type; /* of the devices it records, for the output */
+    const char *needs;       /* what a build needs to include it */
+    /* Environment variables that make a program load libkscope for this
+     * backend (set by `kscope run` to the library's path), NULL-ended. */
+    const char *const *inject_env;
+    /* A program that links a library whose name starts so drives the
+     * backend's interface itself: `kscope run` refuses it. NULL: none. */
+    const char *conflict_lib;
+    /* The --capture-range value that follows the program's own profiler
+     * start/stop calls (NULL: none). */
+    const char *capture_range;
     int (*start)(void);
     void (*stop)(void);
     void (*flush)(void);
     /* Tell the backend a session started (some modes need callbacks). */
     void (*session_changed)(void);
-    /* kscope_launch_metadata lands here (copy what you keep). */
+    /* kscope_launch_metadata lands here once checked (copy what you keep). */
     int (*launch_metadata)(const kscope_launch_meta *meta);
+    /* Host scopes as ranges of the vendor's tools (the `detailed` level),
+     * so their timeline shows them; either may be NULL. */
+    void (*range_push)(const char *name, uint32_t color);
+    void (*range_pop)(void);
 } kscope__backend;
 
-/* Registered by the CUPTI backend when built with CUDA (NULL otherwise). */
-const kscope__backend *kscope__gpu_backend(void);
+/* The i-th backend of the registry (src/gpu/registry.c), then those added
+ * by kscope__backend_register; NULL past the last. */
+const kscope__backend *kscope__backend_at(size_t i);
+
+/* Add a backend after the built-in ones (test stand-ins). Call before the
+ * first kscope_start. Returns 0, or KSCOPE_ETOOMANY when full. */
+int kscope__backend_register(const kscope__backend *b);
+
+/* The registered backend called `name` (built or not), or NULL. */
+const kscope__backend *kscope__backend_find(const char *name);
+
+/* The first registered backend this build includes, or NULL. */
+const kscope__backend *kscope__backend_default(void);
+
+/* The device type of GPU nodes and devices in the output: that of the
+ * backend started last, else of the default backend, else "GPU". */
+const char *kscope__gpu_device_type(void);
+
+/* Check a launch metadata record (KSCOPE_EINVAL, message set, or 0). */
+int kscope__launch_meta_check(const kscope_launch_meta *meta);
 
 typedef enum {
     KSCOPE__GPU_KERNEL = 1,
@@ -285,10 +323,10 @@ const char *kscope__gpu_device_type(void);
 /* Count records lost by the backend for every active session. */
 void kscope__add_dropped(int64_t n);
 
-/* Host scopes as NVTX ranges (the `detailed` level), so Nsight Systems
- * shows them: src/gpu/nvtx-emit.c, or no-ops in a build without CUDA. */
-void kscope__nvtx_push(const char *name, uint32_t color);
-void kscope__nvtx_pop(void);
+/* Host scopes as the default backend's ranges (the `detailed` level); no-ops
+ * when it has none. */
+void kscope__range_push(const char *name, uint32_t color);
+void kscope__range_pop(void);
 
 /* ------------------------------------------------------- resource samples */
 
@@ -325,5 +363,41 @@ int kscope__launcher_finalize(void);
 
 /* The launcher's session id, or -1. */
 int kscope__launcher_session(void);
+
+/* What kscope run (src/run/) needs of a session it drives: a new output
+ * name; in a child forked without exec, dropping what the parent recorded;
+ * whether anything was recorded; whether its GPU backend started. */
+int kscope__session_rename(int slot, const char *name);
+void kscope__fork_child_reset(int slot);
+int kscope__session_recorded(int slot);
+int kscope__session_gpu_on(int slot);
+
+/* ------------------------------------------------------- kscope run hooks */
+
+/* A backend's entry points reach kscope run only through the core: run/
+ * registers these handlers when libkscope loads. The Python extension has
+ * no run/, so there every hook does nothing. */
+typedef struct kscope__run_hooks {
+    void (*capture_range)(int starting);   /* the program's profiler start/stop */
+    void (*report_conflict)(const char *); /* one line of the run's result */
+    void (*gpu_injected)(void);            /* the GPU runtime loaded libkscope */
+} kscope__run_hooks;
+
+void kscope__set_run_hooks(const kscope__run_hooks *hooks);
+
+/* Whether kscope run's hooks are there (libkscope, not the extension). */
+int kscope__run_hooked(void);
+
+/* The program called its profiler's start (starting = 1) or stop (0): with
+ * --capture-range the launcher session records only between them. */
+void kscope__capture_range(int starting);
+
+/* Report a problem of this process to a running `kscope run` (nothing when
+ * no launcher session runs). */
+void kscope__report_conflict(const char *msg);
+
+/* The GPU runtime loaded libkscope through a backend's injection entry:
+ * start the launcher session and note that the process used the GPU. */
+void kscope__gpu_injected(void);
 
 #endif /* KSCOPE_INTERNAL_H */

@@ -30,7 +30,7 @@ static int have_driver(void)
 static void test_backend_present(void **state)
 {
     (void)state;
-    const kscope__backend *b = kscope__gpu_backend();
+    const kscope__backend *b = kscope__backend_find("cupti");
     assert_non_null(b);
     assert_string_equal(b->name, "cupti");
     assert_non_null(b->start);
@@ -43,7 +43,7 @@ static void test_backend_present(void **state)
 static void test_start_names_the_cause(void **state)
 {
     (void)state;
-    const kscope__backend *b = kscope__gpu_backend();
+    const kscope__backend *b = kscope__backend_find("cupti");
     if (have_driver()) {
         /* A GPU machine: make CUPTI the missing piece instead. */
         setenv("KSCOPE_CUPTI_LIBRARY", "/nonexistent/libcupti.so", 1);
@@ -120,7 +120,7 @@ static void test_session_without_gpu_records_host_scopes(void **state)
 static void test_launch_metadata_checked(void **state)
 {
     (void)state;
-    const kscope__backend *b = kscope__gpu_backend();
+    const kscope__backend *b = kscope__backend_find("cupti");
     kscope_launch_meta bad = {.name = "k", .n_custom = 1};
     assert_int_equal(b->launch_metadata(&bad), KSCOPE_EINVAL);
     assert_non_null(strstr(kscope_last_error(), "custom"));

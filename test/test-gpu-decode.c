@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "gpu/gpu-internal.h"
+#include "gpu/cupti/cupti-internal.h"
 
 /* ------------------------------------------------------------ fixtures */
 

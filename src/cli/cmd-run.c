@@ -2,9 +2,9 @@
  * cmd-run.c - `kscope run [options] -- COMMAND [ARGS]`: profile an
  * unmodified program and summarise it when it ends.
  *
- * The command runs with libkscope attached three ways (CUDA's injection
- * hook, NVTX's injection hook, and LD_PRELOAD for processes that never
- * touch CUDA) and with the options in KSCOPE_RUN_* variables, so every
+ * The command runs with libkscope attached three ways (each GPU backend's
+ * injection variables, NVTX's injection hook, and LD_PRELOAD for processes
+ * that never touch the GPU) and with the options in KSCOPE_RUN_* variables, so every
  * process it starts is profiled into its own file. The processes report
  * what they wrote in a manifest file; once the command ends, its profiles
  * are summarised on stderr and kscope exits with the command's own code.
@@ -12,7 +12,7 @@
 #define _GNU_SOURCE
 #include "cli/cmd.h"
 #include "cli/run-summary.h"
-#include "kscope.h"
+#include "kscope-internal.h"
 #include "run/run.h"
 
 #include <elf.h>
@@ -33,7 +33,7 @@ const char cmd_run_summary[] = "profile a program without changing it, summarise
 const char cmd_run_help[] =
     "usage: kscope run [options] -- COMMAND [ARGS...]\n"
     "\n"
-    "Run COMMAND with kscope attached: every CUDA kernel and copy, every NVTX\n"
+    "Run COMMAND with kscope attached: every {device_type} kernel and copy, every NVTX\n"
     "range and every kscope scope of the program (and of the processes it\n"
     "starts) is recorded, one profile file per process. When the command\n"
     "ends, a summary of its top kernels is printed on stderr, and kscope\n"
@@ -43,7 +43,7 @@ const char cmd_run_help[] =
     "options:\n"
     "  -n, --name NAME        output name without extension (default: kscope)\n"
     "  -o, --output-dir DIR   where profiles are written (default: .)\n"
-    "  -b, --backend B        GPU backend: cupti or none (default: cupti when\n"
+    "  -b, --backend B        GPU backend: {backends} (default: {default_backend} when\n"
     "                         available)\n"
     "  -c, --context C        shadow (default) or python (Python call stacks;\n"
     "                         a python COMMAND is run as python -m kscope)\n"
@@ -52,7 +52,7 @@ const char cmd_run_help[] =
     "  -k, --hook H           launch hook for Python programs (e.g. triton)\n"
     "      --top N            kernels listed in the summary (default 10; 0: no\n"
     "                         summary)\n"
-    "      --capture-range=cudaProfilerApi\n"
+    "      --capture-range={capture_range}\n"
     "                         record only between cudaProfilerStart and\n"
     "                         cudaProfilerStop\n"
     "      --delay S          start recording S seconds after each process starts\n"
@@ -62,7 +62,7 @@ const char cmd_run_help[] =
     "process with a rank (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID),\n"
     "<name>.pid<PID>.hatchet for other child processes. No process of a run\n"
     "overwrites another's file. Processes that record nothing and use neither\n"
-    "CUDA nor NVTX (shells, mpirun) write no file; when a single process wrote\n"
+    "{device_type} nor NVTX (shells, mpirun) write no file; when a single process wrote\n"
     "one (the command was a wrapper), it gets the plain <name>.hatchet.\n"
     "\n"
     "A process ended by SIGINT or SIGTERM still writes what it recorded.\n"
@@ -131,21 +131,26 @@ static int check_seconds(const char *opt, const char *v)
 
 static int check_values(const run_opts *o)
 {
-    static const char *const backends[] = {"cupti", "none", NULL};
     static const char *const contexts[] = {"shadow", "python", NULL};
     static const char *const datas[] = {"tree", "trace", NULL};
     static const char *const modes[] = {"periodic_flushing", NULL};
-    static const char *const captures[] = {"cudaProfilerApi", "none", NULL};
-    if (o->backend && !one_of(o->backend, backends))
-        return usage_error("unknown backend '%s': use cupti or none", o->backend);
+    char list[512], msg[600];
+    if (o->backend && !kscope_cli_is_backend(o->backend)) {
+        kscope_cli_backend_list(list, sizeof list);
+        snprintf(msg, sizeof msg, "unknown backend '%%s': use %s", list);
+        return usage_error(msg, o->backend);
+    }
     if (o->context && !one_of(o->context, contexts))
         return usage_error("unknown context '%s': use shadow or python", o->context);
     if (o->data && !one_of(o->data, datas))
         return usage_error("unknown data kind '%s': use tree or trace", o->data);
     if (o->mode && !one_of(o->mode, modes))
         return usage_error("unknown mode '%s': use periodic_flushing", o->mode);
-    if (o->capture && !one_of(o->capture, captures))
-        return usage_error("unknown capture range '%s': use cudaProfilerApi", o->capture);
+    if (o->capture && !kscope_cli_is_capture_range(o->capture)) {
+        kscope_cli_capture_list(list, sizeof list);
+        snprintf(msg, sizeof msg, "unknown capture range '%%s': use %s", list);
+        return usage_error(msg, o->capture);
+    }
     if (!*o->name || strchr(o->name, '/'))
         return usage_error("bad name '%s': a file name without '/' (use -o for a directory)",
                            o->name);
@@ -237,10 +242,10 @@ static int find_command(const char *cmd, char *out, size_t size)
     return -1;
 }
 
-/* Whether the ELF file at path lists libcupti among its needed libraries
- * (the program then drives CUPTI itself). Files that are not ELF (scripts)
+/* Whether the ELF file at path lists a library whose name starts with
+ * `prefix` among its needed libraries. Files that are not ELF (scripts)
  * say no. On a yes, the library's name goes to lib. */
-static int elf_needs_cupti(const char *path, char *lib, size_t size)
+static int elf_needs(const char *path, const char *prefix, char *lib, size_t size)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -274,7 +279,7 @@ static int elf_needs_cupti(const char *path, char *lib, size_t size)
                 continue;
             const char *name = (const char *)m + strs->sh_offset + d[k].d_un.d_val;
             if (strnlen(name, strs->sh_size - d[k].d_un.d_val) < strs->sh_size - d[k].d_un.d_val &&
-                strncmp(name, "libcupti.so", 11) == 0) {
+                strncmp(name, prefix, strlen(prefix)) == 0) {
                 snprintf(lib, size, "%s", name);
                 found = 1;
                 break;
@@ -386,6 +391,16 @@ static void set_env(const char *name, const char *value)
         unsetenv(name);
 }
 
+/* Each backend's injection variables name libkscope, so the GPU runtime
+ * loads it (the registry says which variables). */
+static void set_inject_env(const char *lib)
+{
+    const kscope__backend *b;
+    for (size_t i = 0; (b = kscope__backend_at(i)); i++)
+        for (const char *const *v = b->inject_env; v && *v; v++)
+            setenv(*v, lib, 1);
+}
+
 /* The child's environment: libkscope attached three ways, options as
  * KSCOPE_RUN_* variables. */
 static void child_env(const run_opts *o, const char *lib, const char *manifest)
@@ -401,7 +416,7 @@ static void child_env(const run_opts *o, const char *lib, const char *manifest)
     else
         snprintf(buf, sizeof buf, "%s", lib);
     setenv("LD_PRELOAD", buf, 1);
-    setenv("CUDA_INJECTION64_PATH", lib, 1);
+    set_inject_env(lib);
     setenv("NVTX_INJECTION64_PATH", lib, 1);
     setenv(KSCOPE_RUN_ENV_ON, "1", 1);
     setenv(KSCOPE_RUN_ENV_NAME, o->name, 1);
@@ -423,10 +438,48 @@ static void child_env(const run_opts *o, const char *lib, const char *manifest)
     setenv(KSCOPE_RUN_ENV_MAIN_PID, buf, 1);
 }
 
+/* Whether another tool already holds a backend's injection variable: only
+ * one client of its profiling interface can profile a process. */
+static int other_tool_attached(void)
+{
+    const kscope__backend *b;
+    for (size_t i = 0; (b = kscope__backend_at(i)); i++) {
+        for (const char *const *v = b->inject_env; v && *v; v++) {
+            const char *other = getenv(*v);
+            if (other && *other && !strstr(other, "libkscope")) {
+                fprintf(stderr,
+                        "kscope run: another %s tool is attached (%s=%s); only one %s client can "
+                        "profile a process\n",
+                        b->device_type, *v, other, b->label);
+                return 1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Whether the program links a backend's own library (it then drives the
+ * profiling interface itself, which only one client may). */
+static int program_drives_backend(const char *cmd, const char *path)
+{
+    const kscope__backend *b;
+    char lib[256];
+    for (size_t i = 0; (b = kscope__backend_at(i)); i++) {
+        if (b->conflict_lib && elf_needs(path, b->conflict_lib, lib, sizeof lib)) {
+            fprintf(stderr,
+                    "kscope run: %s uses %s itself (it links %s); only one %s client can "
+                    "profile a process, so kscope cannot profile it\n",
+                    cmd, b->label, lib, b->label);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Checks made before anything runs; each failure is one line. */
 static int preflight(const run_opts *o, char *lib, size_t libsize)
 {
-    char path[PATH_MAX], cupti[256];
+    char path[PATH_MAX];
     if (find_command(o->argv[0], path, sizeof path) != 0) {
         if (errno == ENOENT)
             fprintf(stderr, "kscope run: command not found: %s\n", o->argv[0]);
@@ -434,21 +487,8 @@ static int preflight(const run_opts *o, char *lib, size_t libsize)
             fprintf(stderr, "kscope run: cannot run %s: %s\n", o->argv[0], strerror(errno));
         return 127;
     }
-    const char *other = getenv("CUDA_INJECTION64_PATH");
-    if (other && *other && !strstr(other, "libkscope")) {
-        fprintf(stderr,
-                "kscope run: another CUDA tool is attached (CUDA_INJECTION64_PATH=%s); only one "
-                "CUPTI client can profile a process\n",
-                other);
+    if (other_tool_attached() || program_drives_backend(o->argv[0], path))
         return KSCOPE_EXIT_FAIL;
-    }
-    if (elf_needs_cupti(path, cupti, sizeof cupti)) {
-        fprintf(stderr,
-                "kscope run: %s uses CUPTI itself (it links %s); only one CUPTI client can "
-                "profile a process, so kscope cannot profile it\n",
-                o->argv[0], cupti);
-        return KSCOPE_EXIT_FAIL;
-    }
     if (check_output_dir(o->dir) != 0 || find_library(lib, libsize) != 0)
         return KSCOPE_EXIT_FAIL;
     return 0;

@@ -5,6 +5,9 @@
 #ifndef KSCOPE_CMD_H
 #define KSCOPE_CMD_H
 
+#include <stddef.h>
+#include <stdio.h>
+
 typedef struct kscope_cmd {
     const char *name;
     int (*fn)(int argc, char **argv); /* argv[0] is the command name */
@@ -28,6 +31,17 @@ void kscope_cmd_print_help(const kscope_cmd *cmd);
 
 /* If argv holds -h or --help, print the command's help and return 1. */
 int kscope_cmd_wants_help(const kscope_cmd *cmd, int argc, char **argv);
+
+/* The GPU backends of the registry (backends.c): "a, b or none" style
+ * lists of the -b names and the --capture-range values, and checks. */
+void kscope_cli_backend_list(char *buf, size_t size);
+void kscope_cli_capture_list(char *buf, size_t size);
+int kscope_cli_is_backend(const char *name);
+int kscope_cli_is_capture_range(const char *name);
+
+/* Print a help text with {backends}, {default_backend}, {capture_range}
+ * and {device_type} replaced by the registry's words. */
+void kscope_cli_print_text(const char *text, FILE *f);
 
 /* The command closest in spelling to `name`, NULL if none is close. */
 const char *kscope_cmd_suggest(const char *name);

@@ -30,7 +30,7 @@ const kscope_cmd *kscope_cmd_find(const char *name)
 
 void kscope_cmd_print_help(const kscope_cmd *cmd)
 {
-    fputs(cmd->help, stdout);
+    kscope_cli_print_text(cmd->help, stdout);
 }
 
 int kscope_cmd_wants_help(const kscope_cmd *cmd, int argc, char **argv)

@@ -6,6 +6,7 @@
  * top-kernels table of the readers.
  */
 #include "cli/run-summary.h"
+#include "kscope-internal.h"
 #include "read/read.h"
 #include "run/run.h"
 
@@ -218,8 +219,10 @@ int kscope__run_report(const char *manifest, long top, FILE *out)
     if (nprof == 1)
         plain_name_for_single(manifest, &profiles[0]);
     if (nprof == 0 && errors == 0)
-        fprintf(out, "kscope: no process recorded anything (no GPU, NVTX or kscope calls); "
-                     "no profile written\n");
+        fprintf(out,
+                "kscope: no process recorded anything (no %s, NVTX or kscope calls); "
+                "no profile written\n",
+                kscope__gpu_device_type());
     for (int i = 0; i < nprof; i++)
         summarise(&profiles[i], top, out);
     if (nprof > 1)

@@ -175,7 +175,7 @@ static int gpu_metrics(builder *b, kscope__pnode *pn, const kscope__gpustats *g)
     rc = rc ? rc : kscope__pnode_set_int(t, pn, "min_time (ns)", lo);
     rc = rc ? rc : kscope__pnode_set_int(t, pn, "max_time (ns)", hi);
     rc = rc ? rc : kscope__pnode_set_string(t, pn, "device_id", dev);
-    rc = rc ? rc : kscope__pnode_set_string(t, pn, "device_type", "CUDA");
+    rc = rc ? rc : kscope__pnode_set_string(t, pn, "device_type", kscope__gpu_device_type());
     if (rc == 0 && g->src_device != g->dst_device) { /* a peer copy */
         char src[16], dst[16];
         snprintf(src, sizeof src, "%u", g->src_device);

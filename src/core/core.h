@@ -107,8 +107,13 @@ void kscope__reset_slot(int slot);
 /* Device info recorded so far, copied into a ptree. */
 void kscope__devices_to_ptree(kscope__ptree *t);
 
-/* Called when the NVTX hooks are wanted (detailed level). */
-void kscope__nvtx_push(const char *name, uint32_t color);
-void kscope__nvtx_pop(void);
+/* The GPU backend of sessions (backend.c): 0 or KSCOPE_EBACKEND for an
+ * unknown backend= name; attach starts the backend for the first session
+ * that uses it (a failure leaves host scopes), detach stops it after the
+ * last, flush waits for the records of work launched so far. */
+int kscope__backend_check(const char *name);
+int kscope__gpu_attach(kscope__session *s, const char *name);
+void kscope__gpu_detach(kscope__session *s);
+void kscope__gpu_flush(kscope__session *s);
 
 #endif

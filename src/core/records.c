@@ -38,7 +38,7 @@ void kscope__devices_to_ptree(kscope__ptree *t)
     for (uint32_t i = 0; i < MAX_DEVICES; i++) {
         if (!devices[i].set)
             continue;
-        kscope__pdevice *d = kscope__ptree_device(t, "CUDA", i);
+        kscope__pdevice *d = kscope__ptree_device(t, kscope__gpu_device_type(), i);
         if (!d)
             break;
         d->arch = kscope__ptree_intern_cstr(t, devices[i].arch);

@@ -148,7 +148,7 @@ static int push(kscope__thread *t, uint32_t name, uint32_t flags, uint32_t color
     }
     if (UNLIKELY(atomic_load_explicit(&kscope__g.level, memory_order_relaxed) ==
                  KSCOPE_PROFILING_DETAILED))
-        kscope__nvtx_push(kscope__name(name), color);
+        kscope__range_push(kscope__name(name), color);
     return 0;
 }
 
@@ -175,7 +175,7 @@ static void pop(kscope__thread *t)
     t->depth--;
     if (UNLIKELY(atomic_load_explicit(&kscope__g.level, memory_order_relaxed) ==
                  KSCOPE_PROFILING_DETAILED))
-        kscope__nvtx_pop();
+        kscope__range_pop();
 }
 
 static int check_name(const char *name, const char *what)

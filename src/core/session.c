@@ -22,7 +22,6 @@ _Atomic uint64_t kscope__deact_ticks[KSCOPE_MAX_SESSIONS];
 pthread_mutex_t kscope__session_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int launcher_slot = -1;
-static int gpu_users; /* sessions that started the GPU backend */
 
 const char *kscope_version(void)
 {
@@ -117,8 +116,8 @@ static int check_opts(const kscope_session_opts *o, int *trace, int *python, int
         *python = 1;
     else if (o->context && strcmp(o->context, "shadow") != 0)
         return kscope__fail(KSCOPE_EINVAL, "context '%s' is not shadow or python", o->context);
-    if (o->backend && strcmp(o->backend, "cupti") != 0 && strcmp(o->backend, "none") != 0)
-        return kscope__fail(KSCOPE_EBACKEND, "backend '%s' is not cupti or none", o->backend);
+    if (kscope__backend_check(o->backend) != 0)
+        return KSCOPE_EBACKEND;
     if (o->mode && *o->mode) {
         if (strcmp(o->mode, "periodic_flushing") != 0)
             return kscope__fail(KSCOPE_EINVAL, "mode '%s' is not periodic_flushing", o->mode);
@@ -142,55 +141,6 @@ static int check_writable(const char *name)
                             "cannot write profile '%s': folder '%s': %s", name, dir,
                             strerror(errno));
     return 0;
-}
-
-/* The GPU backend serves every session that asks for it; started by the
- * first, stopped after the last. Failing to start it leaves host scopes. */
-static int gpu_attach(kscope__session *s, const char *backend)
-{
-    const kscope__backend *b = kscope__gpu_backend();
-    if (backend && strcmp(backend, "none") == 0)
-        return 0;
-    if (!b) {
-        if (backend && strcmp(backend, "cupti") == 0)
-            kscope__warn_once("no-cupti-build",
-                              "backend cupti requested but this kscope was built without CUDA; "
-                              "recording host scopes only");
-        return 0;
-    }
-    if (gpu_users == 0) {
-        int rc = b->start();
-        if (rc != 0) {
-            kscope__warn_once("gpu-start",
-                              "GPU capture unavailable (%s); recording host scopes only",
-                              kscope_last_error()[0] ? kscope_last_error() : kscope_strerror(rc));
-            return 0;
-        }
-    }
-    gpu_users++;
-    s->gpu = 1;
-    if (b->session_changed)
-        b->session_changed();
-    return 0;
-}
-
-static void gpu_detach(kscope__session *s)
-{
-    const kscope__backend *b = kscope__gpu_backend();
-    if (!s->gpu || !b)
-        return;
-    s->gpu = 0;
-    if (--gpu_users == 0)
-        b->stop();
-    else if (b->session_changed)
-        b->session_changed();
-}
-
-static void gpu_flush(kscope__session *s)
-{
-    const kscope__backend *b = kscope__gpu_backend();
-    if (s->gpu && b && b->flush)
-        b->flush();
 }
 
 static int interval_open(kscope__session *s, uint64_t now)
@@ -270,7 +220,7 @@ static int start_locked(const kscope_session_opts *o)
     else
         atomic_fetch_and(&kscope__trace_mask, ~(1u << slot));
     s->in_use = 1;
-    gpu_attach(s, o->backend);
+    kscope__gpu_attach(s, o->backend);
     set_active(s, 1);
     update_annotate();
     return slot;
@@ -330,7 +280,7 @@ static int deactivate_one(kscope__session *s, const void *flushing)
         set_active(s, 0);
         interval_close(s, kscope_now_ns());
     }
-    gpu_flush(s);
+    kscope__gpu_flush(s);
     if (*(const int *)flushing && s->periodic)
         return write_phase(s);
     return 0;
@@ -475,7 +425,7 @@ static int write_phase(kscope__session *s)
 
 static void release(kscope__session *s)
 {
-    gpu_detach(s);
+    kscope__gpu_detach(s);
     s->in_use = 0;
     atomic_fetch_and(&kscope__trace_mask, ~(1u << s->slot));
     update_annotate();
@@ -493,7 +443,7 @@ static int finalize_one(kscope__session *s, const void *requested)
         set_active(s, 0);
         interval_close(s, kscope_now_ns());
     }
-    gpu_flush(s);
+    kscope__gpu_flush(s);
     path_of(s, format, path, sizeof path);
     if ((rc = write_output(s, format, path)) != 0) {
         /* Keep the session as it was: the caller may retry elsewhere. */
@@ -532,7 +482,7 @@ int kscope_data(int session, const char *format, char **out, size_t *len)
     const kscope__format *f = NULL;
     int rc = s ? output_format(s, format, &f) : KSCOPE_ENOSESSION;
     if (rc == 0) {
-        gpu_flush(s);
+        kscope__gpu_flush(s);
         rc = serialize(s, f, out, len);
     }
     pthread_mutex_unlock(&kscope__session_lock);

@@ -1,10 +1,12 @@
 /*
  * launcher.c - the library side of `kscope run` inside each profiled
  * process: start the launcher session from the KSCOPE_RUN_* environment at
- * the first entry point that fires (preload constructor, CUDA's
- * InitializeInjection, NVTX's InitializeInjectionNvtx2), gate recording by
- * --delay/--duration and by cudaProfilerStart/Stop, and finalize at exit or
- * on SIGINT/SIGTERM so a killed process still writes what it recorded.
+ * the first entry point that fires (preload constructor, a GPU backend's
+ * injection entry through kscope__gpu_injected, NVTX's
+ * InitializeInjectionNvtx2 in nvtx.c), gate recording by --delay/--duration
+ * and by the program's profiler start/stop calls (--capture-range), and
+ * finalize at exit or on SIGINT/SIGTERM so a killed process still writes
+ * what it recorded.
  *
  * Signals are not handled in the handler itself (finalizing allocates and
  * takes locks): the handler writes the signal number into a pipe and a
@@ -37,18 +39,18 @@ typedef struct run_state {
     int tried;            /* kscope__run_start ran its checks */
     int session;          /* >= 0 once started */
     int finished;
-    int claimed;           /* R.base is reserved in the run (else provisional) */
-    _Atomic int used;      /* CUDA or NVTX used */
-    _Atomic int used_cuda; /* the driver called InitializeInjection */
-    int want_gpu;          /* the backend was not set to "none" */
-    char gpu_reason[256];  /* why GPU capture did not start */
-    char base[4096];       /* output path without extension */
+    int claimed;          /* R.base is reserved in the run (else provisional) */
+    _Atomic int used;     /* the GPU runtime or NVTX used */
+    _Atomic int used_gpu; /* a backend's injection entry was called */
+    int want_gpu;         /* the backend was not set to "none" */
+    char gpu_reason[256]; /* why GPU capture did not start */
+    char base[4096];      /* output path without extension */
     const char *manifest;
     kscope__run_ident ident;
     uint64_t start_ns;
     /* activation gates */
-    int capture;     /* --capture-range=cudaProfilerApi */
-    int capture_on;  /* between cudaProfilerStart and Stop */
+    int capture;     /* --capture-range=<a backend's value> */
+    int capture_on;  /* between the program's profiler start and stop */
     int window_open; /* past --delay, before the end of --duration */
     int recording;   /* what the session is set to now */
     double delay_s, duration_s;
@@ -168,9 +170,9 @@ static int reserve_name(const kscope_session_opts *o);
 
 /* ---------------------------------------------------------------- finish */
 
-/* Whether this process has anything worth a file: it used CUDA or NVTX or
- * recorded something. Without a manifest (not under `kscope run`) the
- * reserved file exists already and is always written. */
+/* Whether this process has anything worth a file: it used the GPU runtime
+ * or NVTX or recorded something. Without a manifest (not under `kscope
+ * run`) the reserved file exists already and is always written. */
 static int worth_writing(void)
 {
     return atomic_load(&R.used) || !R.manifest || kscope__run_recorded(R.session);
@@ -188,9 +190,10 @@ void kscope__run_finish(void)
         pthread_mutex_unlock(&R.lock);
         return;
     }
-    if (atomic_load(&R.used_cuda) && R.want_gpu && !kscope__run_gpu_on(R.session)) {
+    if (atomic_load(&R.used_gpu) && R.want_gpu && !kscope__run_gpu_on(R.session)) {
         char msg[512];
-        snprintf(msg, sizeof msg, "the program used CUDA but its GPU work was not captured: %s",
+        snprintf(msg, sizeof msg, "the program used %s but its GPU work was not captured: %s",
+                 kscope__gpu_device_type(),
                  R.gpu_reason[0] ? R.gpu_reason : "the GPU backend did not start");
         kscope__run_report_conflict(msg);
     }
@@ -356,6 +359,16 @@ static void install_signals(void)
 
 /* ----------------------------------------------------------------- start */
 
+/* Whether `name` is a backend's --capture-range value. */
+static int capture_range_known(const char *name)
+{
+    const kscope__backend *b;
+    for (size_t i = 0; name && (b = kscope__backend_at(i)); i++)
+        if (b->capture_range && strcmp(b->capture_range, name) == 0)
+            return 1;
+    return 0;
+}
+
 static void read_options(kscope_session_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -363,7 +376,7 @@ static void read_options(kscope_session_opts *o)
     o->context = env_or_null(KSCOPE_RUN_ENV_CONTEXT);
     o->data = env_or_null(KSCOPE_RUN_ENV_DATA);
     o->mode = env_or_null(KSCOPE_RUN_ENV_MODE);
-    R.capture = env_is(KSCOPE_RUN_ENV_CAPTURE, "cudaProfilerApi");
+    R.capture = capture_range_known(env_or_null(KSCOPE_RUN_ENV_CAPTURE));
     R.delay_s = env_seconds(KSCOPE_RUN_ENV_DELAY);
     R.duration_s = env_seconds(KSCOPE_RUN_ENV_DURATION);
     R.manifest = env_or_null(KSCOPE_RUN_ENV_MANIFEST);
@@ -400,6 +413,18 @@ static int reserve_name(const kscope_session_opts *o)
 
 static void after_fork_child(void);
 
+/* Why GPU capture did not start: the backend's error, else what the build
+ * lacked (the backend asked for, or the first one, left out of it). */
+static void note_gpu_reason(const char *backend)
+{
+    const kscope__backend *b = backend ? kscope__backend_find(backend) : kscope__backend_at(0);
+    if (kscope_last_error()[0])
+        snprintf(R.gpu_reason, sizeof R.gpu_reason, "%s", kscope_last_error());
+    else
+        snprintf(R.gpu_reason, sizeof R.gpu_reason, "this kscope was built without %s",
+                 b && b->needs ? b->needs : "a GPU backend");
+}
+
 /* Start the session; caller holds R.lock and has checked the environment. */
 static int start_locked(void)
 {
@@ -418,9 +443,7 @@ static int start_locked(void)
     R.session = sid;
     R.want_gpu = !o.backend || strcmp(o.backend, "none") != 0;
     if (R.want_gpu && !kscope__run_gpu_on(sid))
-        snprintf(R.gpu_reason, sizeof R.gpu_reason, "%s",
-                 kscope_last_error()[0] ? kscope_last_error()
-                                        : "this kscope was built without CUDA");
+        note_gpu_reason(o.backend);
     R.recording = 1;
     apply_gates();
     if (start_watcher() == 0)
@@ -503,29 +526,32 @@ KSCOPE_EXTERN void _Exit(int status)
 
 /* ----------------------------------------------------------- entry points */
 
-/* LD_PRELOAD entry: programs that never touch CUDA are profiled too. */
+/* A backend's report of a second profiler counts only while a launcher
+ * session runs (kscope holds the GPU's profiling interface then). */
+static void conflict_hook(const char *msg)
+{
+    if (kscope__run_active())
+        kscope__run_report_conflict(msg);
+}
+
+/* A backend's injection entry (the GPU runtime loading libkscope). */
+static void injected_hook(void)
+{
+    atomic_store(&R.used_gpu, 1);
+    kscope__run_note_use();
+    kscope__run_start();
+}
+
+/* LD_PRELOAD entry: programs that never use the GPU are profiled too. The
+ * backends' entry points reach the launcher through the core's hooks. */
 __attribute__((constructor)) static void kscope_run_constructor(void)
 {
+    static const kscope__run_hooks hooks = {
+        .capture_range = kscope__run_profiler_api,
+        .report_conflict = conflict_hook,
+        .gpu_injected = injected_hook,
+    };
+    kscope__set_run_hooks(&hooks);
     if (env_is(KSCOPE_RUN_ENV_ON, "1"))
         kscope__run_start();
-}
-
-/* CUDA_INJECTION64_PATH entry, called by the driver inside cuInit. */
-KSCOPE_EXTERN int InitializeInjection(void);
-KSCOPE_EXTERN int InitializeInjection(void)
-{
-    atomic_store(&R.used_cuda, 1);
-    kscope__run_note_use();
-    kscope__run_start();
-    return 1;
-}
-
-/* NVTX_INJECTION64_PATH entry, called by each NVTX instance at its first
- * use: our callbacks replace NVTX's no-ops. */
-KSCOPE_EXTERN int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t));
-KSCOPE_EXTERN int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t))
-{
-    kscope__run_note_use();
-    kscope__run_start();
-    return kscope__nvtx_attach(get_export_table);
 }

@@ -3,7 +3,7 @@
  * on nvtx3, torch.cuda.nvtx, the nvtx Python package) become kscope scopes
  * and marks on the calling thread, with the kernels they launch under them.
  *
- * An NVTX instance calls InitializeInjectionNvtx2 (launcher.c) at its first
+ * An NVTX instance calls InitializeInjectionNvtx2 (below) at its first
  * use with a function that returns its export tables; from the callbacks
  * table we get, per module (CORE, CORE2), an array of pointers to the
  * instance's function pointers, indexed by callback id, and store ours
@@ -528,4 +528,16 @@ int kscope__nvtx_attach(const void *(*get_export_table)(uint32_t id))
     int ok = fill_module(cb, NVTX_MODULE_CORE, core_slots, sizeof core_slots / sizeof *core_slots);
     ok &= fill_module(cb, NVTX_MODULE_CORE2, core2_slots, sizeof core2_slots / sizeof *core2_slots);
     return ok;
+}
+
+/* NVTX_INJECTION64_PATH entry, called by each NVTX instance at its first
+ * use: the launcher session starts, and our callbacks replace NVTX's
+ * no-ops. (Defined here, not in launcher.c: the NVTX side uses the
+ * launcher, never the other way.) */
+KSCOPE_EXTERN int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t));
+KSCOPE_EXTERN int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t))
+{
+    kscope__run_note_use();
+    kscope__run_start();
+    return kscope__nvtx_attach(get_export_table);
 }

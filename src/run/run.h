@@ -5,7 +5,8 @@
  * The command line passes its options to every process of the run through
  * KSCOPE_RUN_* environment variables. Inside a process, libkscope starts the
  * launcher session the first time one of its entry points fires (the preload
- * constructor, CUDA's InitializeInjection, NVTX's InitializeInjectionNvtx2),
+ * constructor, a GPU backend's injection entry, NVTX's
+ * InitializeInjectionNvtx2),
  * finalizes it at exit or on SIGINT/SIGTERM, and appends one line per
  * written profile (or per error) to the run's manifest, which the command
  * line reads back for the exit summary.
@@ -25,7 +26,7 @@
 #define KSCOPE_RUN_ENV_DATA     "KSCOPE_RUN_DATA"     /* session option */
 #define KSCOPE_RUN_ENV_MODE     "KSCOPE_RUN_MODE"     /* session option */
 #define KSCOPE_RUN_ENV_HOOK     "KSCOPE_RUN_HOOK"     /* for python -m kscope */
-#define KSCOPE_RUN_ENV_CAPTURE  "KSCOPE_RUN_CAPTURE"  /* "cudaProfilerApi" */
+#define KSCOPE_RUN_ENV_CAPTURE  "KSCOPE_RUN_CAPTURE"  /* a backend's capture_range */
 #define KSCOPE_RUN_ENV_DELAY    "KSCOPE_RUN_DELAY"    /* seconds */
 #define KSCOPE_RUN_ENV_DURATION "KSCOPE_RUN_DURATION" /* seconds */
 #define KSCOPE_RUN_ENV_MAIN_PID "KSCOPE_RUN_MAIN_PID" /* the command's own pid */
@@ -85,18 +86,18 @@ int kscope__run_active(void);
  * calls wait for the first to finish and do nothing). */
 void kscope__run_finish(void);
 
-/* Called by the GPU backend when the program calls cudaProfilerStart
- * (starting = 1) or cudaProfilerStop (0). With --capture-range=
- * cudaProfilerApi the launcher session records only between them. */
+/* The handler of kscope__capture_range: the program called its profiler's
+ * start (starting = 1) or stop (0). With --capture-range the launcher
+ * session records only between them. */
 void kscope__run_profiler_api(int starting);
 
-/* Note that the process used CUDA or NVTX: such a process always writes a
+/* Note that the process used the GPU runtime or NVTX: such a process always writes a
  * profile, even an empty one. */
 void kscope__run_note_use(void);
 
 /* Whether session slot recorded anything (a scope, mark, state, kernel or
  * copy) in this process. Processes of a run that recorded nothing and used
- * neither CUDA nor NVTX (shells, mpirun) write no file. */
+ * neither the GPU runtime nor NVTX (shells, mpirun) write no file. */
 int kscope__run_recorded(int slot);
 
 /* Whether session slot captures GPU work (its GPU backend started). */
@@ -116,15 +117,9 @@ int kscope__run_is_shared_library(const char *path);
  * result, which makes the run exit non-zero); the first one only. */
 void kscope__run_report_conflict(const char *msg);
 
-/* The real definition of `sym` from the loaded library whose file name
- * starts with `lib` (e.g. "libcudart.so"), for the functions libkscope
- * stands in for when preloaded: the next definition after ours in the
- * global scope, else one in a library loaded into a private scope.
- * NULL when none is loaded. */
-void *kscope__run_real_symbol(const char *lib, const char *sym);
-
-/* The NVTX side: hand our callbacks to an NVTX instance (nvtx.c). Returns 1
- * on success, 0 on failure, as NVTX expects. */
+/* The NVTX side (nvtx.c, which uses the launcher, never the reverse): hand
+ * our callbacks to an NVTX instance. Returns 1 on success, 0 on failure, as
+ * NVTX expects. */
 int kscope__nvtx_attach(const void *(*get_export_table)(uint32_t id));
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * gpu-internal.h - what the files of the CUPTI backend share.
+ * cupti-internal.h - what the files of the CUPTI backend share.
  *
  * The backend is split so that everything that needs no GPU can be tested
  * with synthetic CUPTI records: decode.c turns one CUPTI activity record
@@ -8,12 +8,19 @@
  * metadata), demangle.c names kernels. cupti.c alone talks to CUPTI
  * and the driver, both loaded at run time.
  */
-#ifndef KSCOPE_GPU_INTERNAL_H
-#define KSCOPE_GPU_INTERNAL_H
+#ifndef KSCOPE_CUPTI_INTERNAL_H
+#define KSCOPE_CUPTI_INTERNAL_H
 
 #include "kscope-internal.h"
 
 #include <cupti.h>
+
+/* -------------------------------------------------------------- NVTX ranges */
+
+/* Host scopes as NVTX ranges (the `detailed` level), so Nsight Systems
+ * shows them: the backend's range_push/range_pop (nvtx-emit.c). */
+void kscope__nvtx_push(const char *name, uint32_t color);
+void kscope__nvtx_pop(void);
 
 /* ------------------------------------------------------------- demangling */
 
@@ -117,4 +124,4 @@ void kscope__corr_feed(kscope__corr *c, const CUpti_Activity *rec);
  * thread; lock-free). Ownership passes to the correlator. */
 void kscope__corr_put_meta(kscope__corr *c, kscope__gpu_meta *m);
 
-#endif /* KSCOPE_GPU_INTERNAL_H */
+#endif /* KSCOPE_CUPTI_INTERNAL_H */

@@ -1,15 +1,16 @@
 /*
  * nvtx-emit.c - host scopes as NVTX ranges, for the `detailed` level.
  *
- * The core calls these on scope enter/exit when profiling is detailed, so
- * Nsight Systems shows kscope's scopes with their colours. NVTX v3 is
- * header-only: with no tool attached a push costs a few nanoseconds.
+ * The backend's range ops: the core calls them on scope enter/exit when
+ * profiling is detailed, so Nsight Systems shows kscope's scopes with their
+ * colours. NVTX v3 is header-only: with no tool attached a push costs a few
+ * nanoseconds.
  *
  * When kscope is itself the NVTX tool (kscope run's injection), a range
  * pushed here comes back as an annotation; the per-thread guard keeps that
  * from emitting again, so the two never recurse.
  */
-#include "gpu/gpu-internal.h"
+#include "gpu/cupti/cupti-internal.h"
 
 #include <nvtx3/nvToolsExt.h>
 

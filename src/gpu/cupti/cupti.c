@@ -21,7 +21,8 @@
  * state allocates nothing. Record timestamps are on kscope's clock (CUPTI's
  * timestamp callback), so a kernel never starts before its launch.
  */
-#include "gpu/gpu-internal.h"
+#include "gpu/cupti/cupti-about.h"
+#include "gpu/cupti/cupti-internal.h"
 
 #include <cuda.h>
 #include <dlfcn.h>
@@ -360,23 +361,19 @@ static void deliver_to_core(void *arg, uint64_t ctx, const kscope__gpu_record *r
 
 /* ------------------------------------------------------ launch callbacks */
 
-/* Defined by kscope run (src/run/capture.c); absent where src/run is not
- * linked in, as in the Python extension. */
-extern void kscope__run_profiler_api(int starting) __attribute__((weak));
-
 /* cuProfilerStart/Stop reach the driver from every cudart, the static one
  * too (whose cudaProfilerStart no preload can wrap): recording starts when
  * Start returns and stops when Stop is called. */
 static int profiler_api_callback(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
     if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart) {
-        if (cb->callbackSite == CUPTI_API_EXIT && kscope__run_profiler_api)
-            kscope__run_profiler_api(1);
+        if (cb->callbackSite == CUPTI_API_EXIT)
+            kscope__capture_range(1);
         return 1;
     }
     if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) {
-        if (cb->callbackSite == CUPTI_API_ENTER && kscope__run_profiler_api)
-            kscope__run_profiler_api(0);
+        if (cb->callbackSite == CUPTI_API_ENTER)
+            kscope__capture_range(0);
         return 1;
     }
     return 0;
@@ -617,7 +614,7 @@ static int start_locked(void)
     /* kscope run --capture-range=cudaProfilerApi: follow the profiler API
      * (two callbacks, on calls a program makes a handful of times). */
     const char *range = getenv("KSCOPE_RUN_CAPTURE");
-    if (range && *range && kscope__run_profiler_api) {
+    if (range && *range && kscope__run_hooked()) {
         cu.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
                            CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
         cu.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
@@ -691,25 +688,14 @@ static void cupti_stop(void)
     pthread_mutex_unlock(&state_lock);
 }
 
-/* Public (kscope.h): metadata for the next kernel launched on this thread.
- * Checked always; kept only while GPU capture runs. */
-int kscope_launch_metadata(const kscope_launch_meta *meta)
-{
-    return cupti_launch_metadata(meta);
-}
-
-static const kscope__backend cupti_backend = {
-    .name = "cupti",
+/* Registered in gpu/registry.c. */
+const kscope__backend kscope__cupti_backend = {
+    KSCOPE__CUPTI_ABOUT,
     .start = cupti_start,
     .stop = cupti_stop,
     .flush = cupti_flush,
     .session_changed = NULL, /* launch times are always kept: no mode switch */
     .launch_metadata = cupti_launch_metadata,
+    .range_push = kscope__nvtx_push,
+    .range_pop = kscope__nvtx_pop,
 };
-
-/* The CUPTI backend (always present in a CUDA build; start() says whether
- * this machine can use it). */
-const kscope__backend *kscope__gpu_backend(void)
-{
-    return &cupti_backend;
-}

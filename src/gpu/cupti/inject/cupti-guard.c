@@ -8,8 +8,7 @@
  * program's call simply succeeds.
  */
 #define _GNU_SOURCE
-#include "kscope-internal.h"
-#include "run/run.h"
+#include "gpu/cupti/inject/inject.h"
 
 #include <stdint.h>
 
@@ -25,15 +24,15 @@ int cuptiSubscribe(void **subscriber, void *callback, void *userdata)
     static _Atomic(subscribe_fn) real;
     subscribe_fn fn = atomic_load(&real);
     if (!fn) {
-        fn = (subscribe_fn)(uintptr_t)kscope__run_real_symbol("libcupti.so", "cuptiSubscribe");
+        fn = (subscribe_fn)(uintptr_t)kscope__real_symbol("libcupti.so", "cuptiSubscribe");
         if (!fn)
             return CUPTI_NOT_INITIALIZED;
         atomic_store(&real, fn);
     }
     int rc = fn(subscriber, callback, userdata);
-    if (rc == CUPTI_MULTIPLE_SUBSCRIBERS && kscope__run_active())
-        kscope__run_report_conflict("the program subscribes to CUPTI itself (a profiler such as "
-                                    "torch.profiler or Proton); kscope holds the one CUPTI "
-                                    "subscription, so the program's own profiler gets no data");
+    if (rc == CUPTI_MULTIPLE_SUBSCRIBERS) /* reported while kscope run's session runs */
+        kscope__report_conflict("the program subscribes to CUPTI itself (a profiler such as "
+                                "torch.profiler or Proton); kscope holds the one CUPTI "
+                                "subscription, so the program's own profiler gets no data");
     return rc;
 }

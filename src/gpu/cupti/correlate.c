@@ -20,7 +20,7 @@
  * kscope__corr_feed runs under the backend's buffer lock; the launch and
  * metadata functions run on launching threads, lock-free.
  */
-#include "gpu/gpu-internal.h"
+#include "gpu/cupti/cupti-internal.h"
 
 #include <stdlib.h>
 #include <string.h>

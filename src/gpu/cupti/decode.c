@@ -6,7 +6,7 @@
  * records. Only the fields kscope keeps are read; they sit at offsets that
  * every recent record version shares.
  */
-#include "gpu/gpu-internal.h"
+#include "gpu/cupti/cupti-internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -124,24 +124,10 @@ static size_t meta_size(const kscope_launch_meta *m)
     return n;
 }
 
-static int meta_valid(const kscope_launch_meta *m)
-{
-    if (m->n_custom && (!m->custom_names || !m->custom_values))
-        return kscope__fail(KSCOPE_EINVAL,
-                            "launch metadata: %zu custom metrics but no names or values",
-                            m->n_custom);
-    for (size_t i = 0; i < m->n_custom; i++)
-        if (!m->custom_names[i] || !m->custom_names[i][0])
-            return kscope__fail(KSCOPE_EINVAL, "launch metadata: custom metric %zu has no name", i);
-    return 0;
-}
-
 int kscope__gpu_meta_copy(const kscope_launch_meta *m, kscope__gpu_meta **out)
 {
     *out = NULL;
-    if (!m)
-        return kscope__fail(KSCOPE_EINVAL, "launch metadata: NULL");
-    int rc = meta_valid(m);
+    int rc = kscope__launch_meta_check(m);
     if (rc < 0)
         return rc;
     kscope__gpu_meta *g = malloc(meta_size(m));

@@ -8,7 +8,7 @@
  * links no C++ runtime, and the CUPTI library (itself C++) has loaded one
  * by the time a kernel name reaches us. Without it, names stay mangled.
  */
-#include "gpu/gpu-internal.h"
+#include "gpu/cupti/cupti-internal.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

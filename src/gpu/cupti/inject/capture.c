@@ -1,7 +1,8 @@
 /*
  * capture.c - `--capture-range=cudaProfilerApi`: the program's calls to
  * cudaProfilerStart/Stop (runtime) and cuProfilerStart/Stop (driver) turn
- * the launcher session on and off.
+ * the launcher session on and off (through the core's
+ * kscope__capture_range hook).
  *
  * libkscope is preloaded, so its definitions of these four functions come
  * first in the global symbol search: a program (or torch) that calls them
@@ -13,8 +14,7 @@
  * on these APIs could see.
  */
 #define _GNU_SOURCE
-#include "kscope-internal.h"
-#include "run/run.h"
+#include "gpu/cupti/inject/inject.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -52,10 +52,10 @@ static int find_in_object(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-void *kscope__run_real_symbol(const char *lib, const char *sym)
+void *kscope__real_symbol(const char *lib, const char *sym)
 {
     Dl_info self;
-    void *self_base = dladdr((void *)&kscope__run_real_symbol, &self) ? self.dli_fbase : NULL;
+    void *self_base = dladdr((void *)&kscope__real_symbol, &self) ? self.dli_fbase : NULL;
     void *p = dlsym(RTLD_NEXT, sym);
     Dl_info di;
     if (p && dladdr(p, &di) && di.dli_fbase != self_base)
@@ -69,7 +69,7 @@ static int forward(const char *lib, const char *sym, _Atomic(profiler_fn) *cache
 {
     profiler_fn fn = atomic_load(cache);
     if (!fn) {
-        fn = (profiler_fn)(uintptr_t)kscope__run_real_symbol(lib, sym);
+        fn = (profiler_fn)(uintptr_t)kscope__real_symbol(lib, sym);
         if (!fn) {
             kscope__warn_once(sym, "%s: no %s loaded to forward the call to", sym, lib);
             return ERROR_UNKNOWN;
@@ -91,25 +91,25 @@ KSCOPE_EXTERN int cuProfilerStop(void);
 int cudaProfilerStart(void)
 {
     int rc = forward("libcudart.so", "cudaProfilerStart", &rt_start);
-    kscope__run_profiler_api(1);
+    kscope__capture_range(1);
     return rc;
 }
 
 int cudaProfilerStop(void)
 {
-    kscope__run_profiler_api(0);
+    kscope__capture_range(0);
     return forward("libcudart.so", "cudaProfilerStop", &rt_stop);
 }
 
 int cuProfilerStart(void)
 {
     int rc = forward("libcuda.so", "cuProfilerStart", &drv_start);
-    kscope__run_profiler_api(1);
+    kscope__capture_range(1);
     return rc;
 }
 
 int cuProfilerStop(void)
 {
-    kscope__run_profiler_api(0);
+    kscope__capture_range(0);
     return forward("libcuda.so", "cuProfilerStop", &drv_stop);
 }

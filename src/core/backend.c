@@ -1,0 +1,201 @@
+/*
+ * backend.c - the core's side of the GPU backends: which one a session
+ * uses, starting it for the first session and stopping it after the last,
+ * and the calls that go to it (launch metadata, ranges at the `detailed`
+ * level, the device type of the output). The backends themselves are the
+ * registry's (src/gpu/registry.c); nothing here names one.
+ */
+#include "core.h"
+
+#include <string.h>
+
+static int gpu_users; /* sessions that started the active backend */
+/* The started backend: launch metadata goes to it, read without a lock. */
+static _Atomic(const kscope__backend *) active;
+/* The backend started last: its device type names the output's devices
+ * also after it stopped (the tree is built after the last session ends). */
+static _Atomic(const kscope__backend *) last_started;
+
+/* ---------------------------------------------------------------- look-up */
+
+const kscope__backend *kscope__backend_find(const char *name)
+{
+    const kscope__backend *b;
+    for (size_t i = 0; (b = kscope__backend_at(i)); i++)
+        if (strcmp(b->name, name) == 0)
+            return b;
+    return NULL;
+}
+
+const kscope__backend *kscope__backend_default(void)
+{
+    const kscope__backend *b;
+    for (size_t i = 0; (b = kscope__backend_at(i)); i++)
+        if (b->start)
+            return b;
+    return NULL;
+}
+
+/* "a, b or none": the names backend= accepts, for messages. */
+static void backend_names(char *buf, size_t size)
+{
+    size_t used = 0;
+    const kscope__backend *b;
+    buf[0] = '\0';
+    for (size_t i = 0; (b = kscope__backend_at(i)) && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s, ", b->name);
+    if (used >= 2 && used < size)
+        buf[used - 2] = '\0';
+    used = strlen(buf);
+    snprintf(buf + used, size - used, "%snone", used ? " or " : "");
+}
+
+int kscope__backend_check(const char *name)
+{
+    if (!name || strcmp(name, "none") == 0 || kscope__backend_find(name))
+        return 0;
+    char names[512];
+    backend_names(names, sizeof names);
+    return kscope__fail(KSCOPE_EBACKEND, "backend '%s' is not %s", name, names);
+}
+
+const char *kscope__gpu_device_type(void)
+{
+    const kscope__backend *b = atomic_load(&last_started);
+    if (!b)
+        b = kscope__backend_default();
+    if (!b)
+        b = kscope__backend_at(0);
+    return b && b->device_type ? b->device_type : "GPU";
+}
+
+/* ------------------------------------------------------------- sessions */
+
+/* The built backend a session asking for `name` uses, or NULL: none was
+ * asked for, none is built, or the one asked for was left out of this
+ * build (said once on stderr, naming what the build lacked). */
+static const kscope__backend *choose(const char *name)
+{
+    if (!name)
+        return kscope__backend_default();
+    if (strcmp(name, "none") == 0)
+        return NULL;
+    const kscope__backend *b = kscope__backend_find(name);
+    if (b && !b->start)
+        kscope__warn_once("no-backend-build",
+                          "backend %s requested but this kscope was built without %s; "
+                          "recording host scopes only",
+                          b->name, b->needs ? b->needs : "it");
+    return b && b->start ? b : NULL;
+}
+
+/* Start b for the first session (caller holds kscope__session_lock). */
+static int first_start(const kscope__backend *b)
+{
+    int rc = b->start();
+    if (rc != 0) {
+        kscope__warn_once("gpu-start", "GPU capture unavailable (%s); recording host scopes only",
+                          kscope_last_error()[0] ? kscope_last_error() : kscope_strerror(rc));
+        return rc;
+    }
+    atomic_store(&active, b);
+    atomic_store(&last_started, b);
+    return 0;
+}
+
+int kscope__gpu_attach(kscope__session *s, const char *name)
+{
+    const kscope__backend *b = choose(name);
+    if (!b)
+        return 0;
+    if (gpu_users > 0 && b != atomic_load(&active)) {
+        kscope__warn_once("gpu-other",
+                          "backend %s not started: another backend is capturing; "
+                          "recording host scopes only",
+                          b->name);
+        return 0;
+    }
+    if (gpu_users == 0 && first_start(b) != 0)
+        return 0;
+    gpu_users++;
+    s->gpu = 1;
+    if (b->session_changed)
+        b->session_changed();
+    return 0;
+}
+
+void kscope__gpu_detach(kscope__session *s)
+{
+    const kscope__backend *b = atomic_load(&active);
+    if (!s->gpu || !b)
+        return;
+    s->gpu = 0;
+    if (--gpu_users == 0) {
+        b->stop();
+        atomic_store(&active, NULL);
+    } else if (b->session_changed) {
+        b->session_changed();
+    }
+}
+
+void kscope__gpu_flush(kscope__session *s)
+{
+    const kscope__backend *b = atomic_load(&active);
+    if (s->gpu && b && b->flush)
+        b->flush();
+}
+
+/* ------------------------------------------------------- launch metadata */
+
+int kscope__launch_meta_check(const kscope_launch_meta *m)
+{
+    if (!m)
+        return kscope__fail(KSCOPE_EINVAL, "launch metadata: NULL");
+    if (m->n_custom && (!m->custom_names || !m->custom_values))
+        return kscope__fail(KSCOPE_EINVAL,
+                            "launch metadata: %zu custom metrics but no names or values",
+                            m->n_custom);
+    for (size_t i = 0; i < m->n_custom; i++)
+        if (!m->custom_names[i] || !m->custom_names[i][0])
+            return kscope__fail(KSCOPE_EINVAL, "launch metadata: custom metric %zu has no name", i);
+    return 0;
+}
+
+/* Public (kscope.h): metadata for the next kernel launched on this thread.
+ * Checked always; kept only while a backend captures. No lock: a launch
+ * path may call it before every kernel. */
+int kscope_launch_metadata(const kscope_launch_meta *meta)
+{
+    int rc = kscope__launch_meta_check(meta);
+    if (rc < 0)
+        return rc;
+    const kscope__backend *b = atomic_load_explicit(&active, memory_order_acquire);
+    return b && b->launch_metadata ? b->launch_metadata(meta) : 0;
+}
+
+/* ---------------------------------------------------------------- ranges */
+
+/* The default backend's range ops, whatever backend a session uses (also
+ * none): a `detailed` scope shows in the vendor's timeline either way. */
+static const kscope__backend *ranges;
+static pthread_once_t ranges_once = PTHREAD_ONCE_INIT;
+
+static void find_ranges(void)
+{
+    const kscope__backend *b = kscope__backend_default();
+    ranges = b && b->range_push && b->range_pop ? b : NULL;
+}
+
+void kscope__range_push(const char *name, uint32_t color)
+{
+    pthread_once(&ranges_once, find_ranges);
+    if (ranges)
+        ranges->range_push(name, color);
+}
+
+void kscope__range_pop(void)
+{
+    pthread_once(&ranges_once, find_ranges);
+    if (ranges)
+        ranges->range_pop();
+}

@@ -1,0 +1,127 @@
+/*
+ * run-hooks.c - what the core offers `kscope run` (src/run/) and what it
+ * passes on to it.
+ *
+ * Backends' entry points (interposed profiler calls, the GPU runtime's
+ * injection entry) must reach the launcher, yet a backend also goes into
+ * the Python extension, which has no launcher. So they call the core's
+ * hooks here, and the launcher registers its handlers when libkscope
+ * loads: without it a hook does nothing. The other way, the launcher acts
+ * on the sessions it drives through the functions below, never on the
+ * core's structures.
+ */
+#include "core.h"
+
+static kscope__run_hooks hooks; /* set once at load, read after */
+
+void kscope__set_run_hooks(const kscope__run_hooks *h)
+{
+    hooks = *h;
+}
+
+int kscope__run_hooked(void)
+{
+    return hooks.capture_range != NULL;
+}
+
+void kscope__capture_range(int starting)
+{
+    if (hooks.capture_range)
+        hooks.capture_range(starting);
+}
+
+void kscope__report_conflict(const char *msg)
+{
+    if (hooks.report_conflict)
+        hooks.report_conflict(msg);
+}
+
+void kscope__gpu_injected(void)
+{
+    if (hooks.gpu_injected)
+        hooks.gpu_injected();
+}
+
+/* ------------------------------------------------------ sessions of run */
+
+static kscope__session *slot_session(int slot)
+{
+    if (slot < 0 || slot >= KSCOPE_MAX_SESSIONS)
+        return NULL;
+    return &kscope__sessions[slot];
+}
+
+int kscope__session_rename(int slot, const char *name)
+{
+    kscope__session *s = slot_session(slot);
+    if (!s)
+        return kscope__fail(KSCOPE_ENOSESSION, "no session %d to rename", slot);
+    pthread_mutex_lock(&s->lock);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    pthread_mutex_unlock(&s->lock);
+    return 0;
+}
+
+/* A child forked without exec inherits a copy of the parent's session: it
+ * keeps the settings and drops the data, so it writes its own work only. */
+void kscope__fork_child_reset(int slot)
+{
+    kscope__session *s = slot_session(slot);
+    if (!s)
+        return;
+    /* Another thread of the parent may have held these at the fork. */
+    pthread_mutex_init(&s->lock, NULL);
+    kscope__reset_slot(slot);
+    s->gen++;
+    s->phase = 0;
+    s->ngev = 0;
+    s->dropped = 0;
+    s->start_ns = kscope_now_ns();
+    s->niv = 0;
+    if (s->capiv > 0) {
+        s->iv[0] = (kscope__interval){s->start_ns, s->active ? UINT64_MAX : s->start_ns};
+        s->niv = 1;
+    }
+    if (s->active)
+        atomic_store(&kscope__act_ticks[slot], kscope__ticks());
+}
+
+/* Whether node n (for session slot) or a sibling after it holds anything. */
+static int siblings_recorded(const kscope__node *n, int slot)
+{
+    for (; n; n = n->next_sibling)
+        if (atomic_load_explicit(&n->stats[slot].calls, memory_order_relaxed) > 0 || n->gpu[slot])
+            return 1;
+    return 0;
+}
+
+/* Whether thread t holds trace events of the current session in slot. */
+static int events_recorded(const kscope__thread *t, int slot)
+{
+    const kscope__evbuf *b = &t->ev[slot];
+    return b->gen == kscope__sessions[slot].gen && b->head &&
+           atomic_load_explicit(&b->head->n, memory_order_relaxed) > 0;
+}
+
+int kscope__session_recorded(int slot)
+{
+    kscope__session *s = slot_session(slot);
+    if (!s)
+        return 0;
+    pthread_mutex_lock(&s->lock);
+    int any = s->ngev > 0;
+    pthread_mutex_unlock(&s->lock);
+    any = any || siblings_recorded(atomic_load(&kscope__g.root.first_child), slot);
+    kscope__threads_lock();
+    for (kscope__thread *t = kscope__threads(); t && !any; t = t->next)
+        any =
+            siblings_recorded(atomic_load(&t->root.first_child), slot) || events_recorded(t, slot);
+    kscope__threads_unlock();
+    return any;
+}
+
+int kscope__session_gpu_on(int slot)
+{
+    kscope__session *s = slot_session(slot);
+    return s ? s->gpu : 0;
+}
