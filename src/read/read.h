@@ -154,7 +154,7 @@ int kscope__column_compute(const kscope__ptree *t, const kscope__pflat *f, const
 void kscope__column_free(kscope__column *col);
 
 /* Peak FLOP/s of one device for operands `width` bits wide, as proton-viewer
- * computes it (CUDA arch 80, 89, 90, 100); 0 when the arch is not known. */
+ * computes it (gpu/devices); 0 when the arch is not known. */
 double kscope__peak_flops(const kscope__pdevice *d, int width);
 /* Peak memory bandwidth of one device in bytes/s. */
 double kscope__peak_bytes(const kscope__pdevice *d);

@@ -1,6 +1,6 @@
 /*
  * nvtx.c - kscope as the NVTX injection: existing NVTX annotations (C code
- * on nvtx3, torch.cuda.nvtx, the nvtx Python package) become kscope scopes
+ * on nvtx3, torch's nvtx module, the nvtx Python package) become kscope scopes
  * and marks on the calling thread, with the kernels they launch under them.
  *
  * An NVTX instance calls InitializeInjectionNvtx2 (below) at its first
@@ -9,7 +9,7 @@
  * instance's function pointers, indexed by callback id, and store ours
  * there. The structures below follow NVTX v3's binary interface
  * (nvtxDetail/nvtxTypes.h); they are declared here so that this file
- * builds without the CUDA toolkit.
+ * builds without the GPU toolkit.
  *
  * NVTX keeps one push/pop stack per domain and lets start/end ranges
  * overlap or end on another thread; kscope has one scope stack per thread.
