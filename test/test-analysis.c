@@ -328,6 +328,33 @@ static void test_merge_traces_one_process_per_rank(void **state)
     free(b);
 }
 
+/* Event fields are copied as written: numbers keep their own text, any
+ * nesting, literals, escapes; flow ids become unique per rank. */
+static void test_merge_traces_copy_values_as_written(void **state)
+{
+    (void)state;
+    const char *in = "{\"traceEvents\": [{\"name\": \"q\\\"\\\\\\n\", \"ph\": \"X\", "
+                     "\"ts\": 1.50, \"dur\": 1e5, \"pid\": 7, \"args\": {\"a\": [-0, true, "
+                     "false, null, {}], \"b\": []}}, {\"ph\": \"s\", \"id\": 42, \"ts\": 0}, "
+                     "{\"ph\": \"f\", \"id\": \"x\", \"ts\": 1}]}";
+    const char *bufs[] = {in, in}, *names[] = {"a.json", "b.json"};
+    size_t lens[] = {strlen(in), strlen(in)};
+    char *out, err[KSCOPE__READ_ERRLEN];
+    size_t len;
+    assert_int_equal(kscope__merge_traces(bufs, lens, names, 2, &out, &len, err, sizeof err), 0);
+    assert_int_equal(strlen(out), len);
+    assert_non_null(strstr(out, "{\"name\":\"q\\\"\\\\\\n\",\"ph\":\"X\",\"ts\":1.50,"
+                                "\"dur\":1e5,\"pid\":1,\"args\":{\"a\":[-0,true,false,null,{}],"
+                                "\"b\":[]}}"));
+    assert_non_null(strstr(out, "\"id\":42,"));
+    assert_non_null(strstr(out, "\"id\":1000000000042,"));
+    assert_non_null(strstr(out, "\"id\":\"r1:x\""));
+    const char *head = "{\"displayTimeUnit\":\"us\",\"traceEvents\":[{";
+    assert_int_equal(strncmp(out, head, strlen(head)), 0);
+    assert_string_equal(out + len - 3, "}]}");
+    free(out);
+}
+
 static void test_top_table(void **state)
 {
     (void)state;
@@ -389,6 +416,7 @@ int main(void)
         cmocka_unit_test(test_union_marks_one_sided_nodes),
         cmocka_unit_test(test_merge_trees_stats),
         cmocka_unit_test(test_merge_traces_one_process_per_rank),
+        cmocka_unit_test(test_merge_traces_copy_values_as_written),
         cmocka_unit_test(test_top_table),
         cmocka_unit_test(test_format_ns_and_escapes),
     };
