@@ -209,6 +209,16 @@ static void test_msgpack_equals_json(void **state)
     yajl_val doc = tu_parse(json);
     assert_same(&u.data, doc);
     yajl_tree_free(doc);
+    /* msgpack-c packs what it decoded into the same bytes: ours used the
+     * smallest encodings throughout, as msgpack-c does */
+    msgpack_sbuffer again;
+    msgpack_packer pk;
+    msgpack_sbuffer_init(&again);
+    msgpack_packer_init(&pk, &again, msgpack_sbuffer_write);
+    assert_int_equal(msgpack_pack_object(&pk, u.data), 0);
+    assert_int_equal(again.size, mlen);
+    assert_memory_equal(again.data, mp, mlen);
+    msgpack_sbuffer_destroy(&again);
     msgpack_unpacked_destroy(&u);
     kscope_free(json);
     kscope_free(mp);

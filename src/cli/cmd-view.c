@@ -5,6 +5,7 @@
  * the difference to another profile), readable on a terminal.
  */
 #include "cli/cmd.h"
+#include "cli/view-print.h"
 #include "kscope.h"
 #include "read/read.h"
 
@@ -72,31 +73,6 @@ const char cmd_view_help[] =
     "  -h, --help           show this help\n"
     "\n"
     "Exit status: 0 on success, 2 on bad options or an unreadable FILE.\n";
-
-typedef enum { FMT_FULL, FMT_FILE_FUNCTION_LINE, FMT_FUNCTION_LINE, FMT_FILE_FUNCTION } frame_fmt;
-
-typedef struct view_opts {
-    const char *metrics[16];
-    int nmetrics;
-    long depth;
-    double threshold;
-    int has_threshold;
-    const char *include, *exclude, *diff;
-    frame_fmt format;
-    int sort, list, color;
-    const char *file;
-} view_opts;
-
-/* What gets printed: a tree in preorder with its columns. */
-typedef struct display {
-    size_t n;
-    int32_t *parent;
-    uint32_t *depth;
-    const char **name;
-    unsigned char *device; /* GPU activity: shown in another colour */
-    kscope__column cols[16];
-    int ncols;
-} display;
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -226,43 +202,6 @@ static int parse_opts(int argc, char **argv, view_opts *o)
         return usage_error("%s", optind >= argc ? "no FILE given" : "more than one FILE given");
     o->file = argv[optind];
     return 0;
-}
-
-/* ------------------------------------------------------------ names */
-
-/* The frame name as -f asks, into buf (grown as needed). */
-static const char *format_name(const char *name, frame_fmt fmt, char **buf, size_t *cap)
-{
-    if (fmt == FMT_FULL)
-        return name;
-    const char *slash = strrchr(name, '/');
-    const char *file = slash ? slash + 1 : name;
-    if (fmt == FMT_FILE_FUNCTION_LINE)
-        return file;
-    if (fmt == FMT_FUNCTION_LINE) {
-        const char *colon = strrchr(name, ':');
-        return colon ? colon + 1 : name;
-    }
-    /* file_function: "<file without :line>@<function without :line>"; a
-     * name that is not "file:line@function" (a kernel, ROOT) stays whole */
-    if (!strchr(name, '@'))
-        return name;
-    size_t need = strlen(name) * 2 + 2;
-    if (need > *cap) {
-        char *b = realloc(*buf, need);
-        if (!b)
-            return name;
-        *buf = b;
-        *cap = need;
-    }
-    const char *fend = strchr(file, ':');
-    size_t fl = fend ? (size_t)(fend - file) : strlen(file);
-    const char *at = strrchr(name, '@');
-    const char *fn = at ? at + 1 : name;
-    const char *fnend = strchr(fn, ':');
-    size_t fnl = fnend ? (size_t)(fnend - fn) : strlen(fn);
-    snprintf(*buf, *cap, "%.*s@%.*s", (int)fl, file, (int)fnl, fn);
-    return *buf;
 }
 
 /* ------------------------------------------------------- filtering */
@@ -468,233 +407,6 @@ static int compute_columns(const kscope__ptree *t, const kscope__pflat *f, const
     return n;
 }
 
-/* ---------------------------------------------------------- printing */
-
-/* v with three decimals, like "%.3f" but without printf's cost (this runs
- * for every cell of large trees); falls back to printf for huge values. */
-static void fixed3(double v, char *buf, size_t size)
-{
-    if (!(fabs(v) < 9e12)) {
-        snprintf(buf, size, "%.3f", v);
-        return;
-    }
-    long long m = llround(fabs(v) * 1000.0);
-    char tmp[32];
-    int n = 0;
-    for (int d = 0; d < 3; d++, m /= 10)
-        tmp[n++] = (char)('0' + m % 10);
-    tmp[n++] = '.';
-    do {
-        tmp[n++] = (char)('0' + m % 10);
-        m /= 10;
-    } while (m);
-    int neg = v < 0 && n > 0 && strspn(tmp, "0.") != (size_t)n;
-    size_t k = 0;
-    if (neg && k + 1 < size)
-        buf[k++] = '-';
-    while (n > 0 && k + 1 < size)
-        buf[k++] = tmp[--n];
-    buf[k] = '\0';
-}
-
-static void format_value(const kscope__column *c, double v, char *buf, size_t size)
-{
-    if (isnan(v))
-        snprintf(buf, size, "-");
-    else if (isinf(v))
-        snprintf(buf, size, v > 0 ? "inf" : "-inf");
-    else if (c->integral && fabs(v) < 9e15)
-        snprintf(buf, size, "%lld", (long long)llround(v));
-    else
-        fixed3(v, buf, size);
-}
-
-/* Which rows are shown: depth, threshold (ancestors of shown rows stay). */
-static void choose_rows(const display *d, const view_opts *o, unsigned char *show)
-{
-    for (size_t i = 0; i < d->n; i++)
-        show[i] = d->depth[i] <= (uint32_t)o->depth;
-    if (!o->has_threshold || d->ncols == 0)
-        return;
-    const double *v = d->cols[0].vals;
-    unsigned char *pass = calloc(d->n, 1);
-    if (!pass)
-        return;
-    for (size_t i = d->n; i-- > 0;) {
-        if (!isnan(v[i]) && v[i] >= o->threshold)
-            pass[i] = 1;
-        if (pass[i] && i > 0)
-            pass[d->parent[i]] = 1;
-    }
-    for (size_t i = 1; i < d->n; i++)
-        show[i] = show[i] && pass[i];
-    free(pass);
-}
-
-static void print_header(const display *d, const int *width, int color)
-{
-    if (color)
-        fputs("\033[1m", stdout);
-    for (int c = 0; c < d->ncols; c++)
-        printf("%*s  ", width[c], d->cols[c].title);
-    fputs("name", stdout);
-    if (color)
-        fputs("\033[0m", stdout);
-    fputc('\n', stdout);
-}
-
-static void print_values(const display *d, size_t i, const int *width, const double *maxv,
-                         int color)
-{
-    char buf[64];
-    for (int c = 0; c < d->ncols; c++) {
-        double v = d->cols[c].vals[i];
-        format_value(&d->cols[c], v, buf, sizeof buf);
-        const char *hot = "";
-        if (color && c == 0 && !isnan(v) && maxv[0] > 0)
-            hot = v >= 0.5 * maxv[0] ? "\033[31m" : v >= 0.1 * maxv[0] ? "\033[33m" : "";
-        printf("%s%*s%s  ", hot, width[c], buf, *hot ? "\033[0m" : "");
-    }
-}
-
-static void print_name(const display *d, size_t i, frame_fmt fmt, int color, char **nb,
-                       size_t *nbcap)
-{
-    const char *name = format_name(d->name[i], fmt, nb, nbcap);
-    int dev = color && d->device[i];
-    if (dev)
-        fputs("\033[36m", stdout);
-    kscope__print_escaped(stdout, name);
-    if (dev)
-        fputs("\033[0m", stdout);
-    fputc('\n', stdout);
-}
-
-/* qsort has no context argument: the column the flat list sorts by */
-static const double *sort_vals;
-
-static int cmp_rows(const void *a, const void *b)
-{
-    double x = sort_vals[*(const int32_t *)a], y = sort_vals[*(const int32_t *)b];
-    if (isnan(x) != isnan(y))
-        return isnan(x) ? 1 : -1;
-    if (x != y && !isnan(x))
-        return x < y ? 1 : -1;
-    return *(const int32_t *)a - *(const int32_t *)b;
-}
-
-/* Column widths and each column's largest value (ROOT aside) over the
- * rows shown. */
-static void measure_columns(const display *d, const unsigned char *show, int *width, double *maxv)
-{
-    char buf[64];
-    for (int c = 0; c < d->ncols; c++) {
-        width[c] = (int)strlen(d->cols[c].title);
-        for (size_t i = 0; i < d->n; i++) {
-            if (!show[i])
-                continue;
-            double v = d->cols[c].vals[i];
-            format_value(&d->cols[c], v, buf, sizeof buf);
-            if ((int)strlen(buf) > width[c])
-                width[c] = (int)strlen(buf);
-            if (i > 0 && !isnan(v) && v > maxv[c])
-                maxv[c] = v;
-        }
-    }
-}
-
-/* --sort: the rows shown but ROOT, largest first metric first. */
-static int print_sorted(const display *d, const view_opts *o, const unsigned char *show,
-                        const int *width, const double *maxv, char **nb, size_t *nbcap)
-{
-    int32_t *rows = malloc(d->n * sizeof *rows);
-    if (!rows)
-        return -1;
-    size_t nr = 0;
-    for (size_t i = 1; i < d->n; i++)
-        if (show[i])
-            rows[nr++] = (int32_t)i;
-    sort_vals = d->ncols ? d->cols[0].vals : NULL;
-    if (sort_vals)
-        qsort(rows, nr, sizeof *rows, cmp_rows);
-    for (size_t r = 0; r < nr; r++) {
-        print_values(d, (size_t)rows[r], width, maxv, o->color);
-        print_name(d, (size_t)rows[r], o->format, o->color, nb, nbcap);
-    }
-    free(rows);
-    return 0;
-}
-
-/* The tree, with branches drawn from each row's ancestors. */
-static int print_tree(const display *d, const view_opts *o, const unsigned char *show,
-                      const int *width, const double *maxv, char **nb, size_t *nbcap)
-{
-    unsigned char *last = calloc(d->n, 1), *seen = calloc(d->n, 1);
-    size_t maxdepth = 0;
-    for (size_t i = 0; i < d->n; i++)
-        if (d->depth[i] > maxdepth)
-            maxdepth = d->depth[i];
-    char *prefix = malloc(maxdepth * 8 + 8);
-    if (!last || !seen || !prefix) {
-        free(last), free(seen), free(prefix);
-        return -1;
-    }
-    /* last[i]: no later shown sibling (the first shown child met backwards) */
-    for (size_t i = d->n; i-- > 1;) {
-        if (show[i] && !seen[d->parent[i]]) {
-            last[i] = 1;
-            seen[d->parent[i]] = 1;
-        }
-    }
-    for (size_t i = 0; i < d->n; i++) {
-        if (!show[i])
-            continue;
-        print_values(d, i, width, maxv, o->color);
-        /* branches: built from the node up, written from ROOT down */
-        size_t pos = d->depth[i] * 8;
-        prefix[pos] = '\0';
-        if (d->depth[i] > 0) {
-            const char *branch =
-                last[i] ? "\xe2\x94\x94\xe2\x94\x80 " : "\xe2\x94\x9c\xe2\x94\x80 ";
-            pos -= strlen(branch);
-            memcpy(prefix + pos, branch, strlen(branch));
-            for (int32_t a = d->parent[i]; a > 0; a = d->parent[a]) {
-                const char *bar = last[a] ? "   " : "\xe2\x94\x82  ";
-                pos -= strlen(bar);
-                memcpy(prefix + pos, bar, strlen(bar));
-            }
-        }
-        fputs(prefix + pos, stdout);
-        print_name(d, i, o->format, o->color, nb, nbcap);
-    }
-    free(last);
-    free(seen);
-    free(prefix);
-    return 0;
-}
-
-static int print_display(const display *d, const view_opts *o)
-{
-    unsigned char *show = malloc(d->n);
-    int *width = calloc((size_t)d->ncols + 1, sizeof *width);
-    double *maxv = calloc((size_t)d->ncols + 1, sizeof *maxv);
-    char *nb = NULL;
-    size_t nbcap = 0;
-    int rc = -1;
-    if (show && width && maxv) {
-        choose_rows(d, o, show);
-        measure_columns(d, show, width, maxv);
-        print_header(d, width, o->color);
-        rc = o->sort ? print_sorted(d, o, show, width, maxv, &nb, &nbcap)
-                     : print_tree(d, o, show, width, maxv, &nb, &nbcap);
-    }
-    free(show);
-    free(width);
-    free(maxv);
-    free(nb);
-    return rc;
-}
-
 /* ---------------------------------------------------------- listing */
 
 static int list_metrics(const kscope__ptree *t)
@@ -727,7 +439,7 @@ static int list_metrics(const kscope__ptree *t)
 
 /* ------------------------------------------------------------- main */
 
-static int fill_single(display *d, const kscope__pflat *f)
+static int fill_single(view_display *d, const kscope__pflat *f)
 {
     d->n = f->n;
     d->parent = malloc(f->n * sizeof *d->parent);
@@ -746,7 +458,7 @@ static int fill_single(display *d, const kscope__pflat *f)
 }
 
 /* Values of FILE minus OTHER over the union of both trees. */
-static int fill_diff(display *d, const kscope__pflat *fa, const kscope__column *ca,
+static int fill_diff(view_display *d, const kscope__pflat *fa, const kscope__column *ca,
                      const kscope__pflat *fb, const kscope__column *cb, int ncols)
 {
     kscope__punion u;
@@ -791,7 +503,7 @@ int cmd_view(int argc, char **argv)
     kscope__pflat f = {0}, fo = {0};
     kscope__column cols[16], ocols[16];
     int ncols = 0, nocols = 0;
-    display d = {0};
+    view_display d = {0};
     rc = KSCOPE_EXIT_USAGE;
     if (load(o.file, &o, &t, &f) < 0)
         goto out;
@@ -826,7 +538,7 @@ int cmd_view(int argc, char **argv)
         d.ncols = ncols;
         memcpy(d.cols, cols, sizeof(kscope__column) * (size_t)ncols);
     }
-    rc = print_display(&d, &o) == 0 ? KSCOPE_EXIT_OK : KSCOPE_EXIT_FAIL;
+    rc = kscope__view_print(&d, &o) == 0 ? KSCOPE_EXIT_OK : KSCOPE_EXIT_FAIL;
 out:
     if (o.diff)
         for (int c = 0; c < d.ncols; c++)

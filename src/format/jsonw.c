@@ -60,6 +60,11 @@ void kscope__jw_raw(kscope__jsonw *w, const char *s, size_t n)
     w->len += n;
 }
 
+void kscope__jw_clear(kscope__jsonw *w)
+{
+    w->len = 0;
+}
+
 static void put(kscope__jsonw *w, char c)
 {
     if (reserve(w, 1))
@@ -170,6 +175,13 @@ void kscope__jw_uint(kscope__jsonw *w, uint64_t v)
     char b[24];
     comma(w);
     kscope__jw_raw(w, b, (size_t)snprintf(b, sizeof b, "%llu", (unsigned long long)v));
+    w->need_comma = 1;
+}
+
+void kscope__jw_literal(kscope__jsonw *w, const char *text)
+{
+    comma(w);
+    kscope__jw_raw(w, text, strlen(text));
     w->need_comma = 1;
 }
 

@@ -24,12 +24,18 @@ int kscope__jw_finish(kscope__jsonw *w, char **out, size_t *len);
 void kscope__jw_free(kscope__jsonw *w);
 
 void kscope__jw_raw(kscope__jsonw *w, const char *s, size_t n);
+/* Forget the text written so far once it has been handed on (a long
+ * document written out in parts), keeping the place in the document. */
+void kscope__jw_clear(kscope__jsonw *w);
 void kscope__jw_open(kscope__jsonw *w, char c);  /* '{' or '[' (after a comma if needed) */
 void kscope__jw_close(kscope__jsonw *w, char c); /* '}' or ']' */
 void kscope__jw_key(kscope__jsonw *w, const char *key);
 void kscope__jw_str(kscope__jsonw *w, const char *s);
 void kscope__jw_int(kscope__jsonw *w, int64_t v);
 void kscope__jw_uint(kscope__jsonw *w, uint64_t v);
+/* A value already in JSON form, copied as is: a number's text from a
+ * parsed document (so "1.50" stays "1.50"), true, false or null. */
+void kscope__jw_literal(kscope__jsonw *w, const char *text);
 /* Doubles keep a decimal point ("2.0") so readers see a float; non-finite
  * values are written as null. */
 void kscope__jw_double(kscope__jsonw *w, double v);

@@ -4,7 +4,7 @@
  * The file has the shape of a .hatchet in MessagePack. msgpack-c's public
  * unpack template (msgpack/unpack_template.h) does the decoding; the
  * callbacks given to it here build no msgpack objects but turn what it
- * decodes into the events of the .hatchet tree builder (hatchet-json-read.c),
+ * decodes into the events of the .hatchet tree builder (hatchet-build.c),
  * so both encodings share every check and message and memory follows the
  * tree, not the file. The template reports a container's end only when it
  * hands the finished container to its parent, so a small stack of open

@@ -1,0 +1,46 @@
+/*
+ * view-print.h - how `kscope view` prints: its options, the tree it shows
+ * (one profile, or the difference of two over the union of their trees)
+ * and the printer (view-print.c), apart from cmd-view.c, which reads the
+ * options and the files and fills the tree.
+ */
+#ifndef KSCOPE_VIEW_PRINT_H
+#define KSCOPE_VIEW_PRINT_H
+
+#include "read/read.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* -f: how much of a frame name is shown. */
+typedef enum { FMT_FULL, FMT_FILE_FUNCTION_LINE, FMT_FUNCTION_LINE, FMT_FILE_FUNCTION } frame_fmt;
+
+/* `kscope view`'s command line. */
+typedef struct view_opts {
+    const char *metrics[16];
+    int nmetrics;
+    long depth;
+    double threshold;
+    int has_threshold;
+    const char *include, *exclude, *diff;
+    frame_fmt format;
+    int sort, list, color;
+    const char *file;
+} view_opts;
+
+/* What gets printed: a tree in preorder with its columns. */
+typedef struct view_display {
+    size_t n;
+    int32_t *parent;
+    uint32_t *depth;
+    const char **name;
+    unsigned char *device; /* GPU activity: shown in another colour */
+    kscope__column cols[16];
+    int ncols;
+} view_display;
+
+/* Print d to stdout as o asks (rows by depth and threshold, the tree or
+ * the --sort list, colours, frame formats). 0, or -1 when out of memory. */
+int kscope__view_print(const view_display *d, const view_opts *o);
+
+#endif

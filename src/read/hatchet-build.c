@@ -1,0 +1,669 @@
+/*
+ * hatchet-build.c - the .hatchet tree builder: the events of a streaming
+ * parser (maps, keys, arrays, scalars) in, the ptree out.
+ *
+ * The file is `[ROOT node, device-info object]`; a node is
+ * {"frame": {"name", "type"}, "metrics": {...}, "children": [...]} with its
+ * keys in any order (Proton writes "children" before "frame"), so a node is
+ * created when its object opens and named when its frame is seen. Nothing
+ * here recurses: the nesting is an explicit stack, capped at
+ * KSCOPE__READ_MAX_DEPTH tree levels. Both .hatchet encodings drive it:
+ * JSON through yajl (hatchet-json-read.c) and MessagePack
+ * (hatchet-msgpack-read.c), so they share every check and message.
+ */
+#include "read/hatchet-build.h"
+#include "kscope.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(kscope__hjson *p, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Record the first error; the feeding parser then stops. */
+static int fail(kscope__hjson *p, int code, const char *fmt, ...)
+{
+    if (!p->errcode) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(p->err, sizeof p->err, fmt, ap);
+        va_end(ap);
+        p->errcode = code;
+    }
+    return 0;
+}
+
+static hlevel *top(kscope__hjson *p)
+{
+    return p->depth ? &p->stack[p->depth - 1] : NULL;
+}
+
+static int push(kscope__hjson *p, hstate st)
+{
+    if (p->depth == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 64;
+        hlevel *s = realloc(p->stack, cap * sizeof *s);
+        if (!s)
+            return fail(p, KSCOPE_ENOMEM, "out of memory");
+        p->stack = s;
+        p->cap = cap;
+    }
+    p->stack[p->depth++] = (hlevel){.st = st};
+    return 1;
+}
+
+int kscope__metric_nonnegative(const char *key)
+{
+    static const char *const prefixes[] = {"time",      "count",    "calls",    "bytes",   "flops",
+                                           "wall_time", "cpu_time", "min_time", "max_time"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) {
+        size_t l = strlen(prefixes[i]);
+        if (strncmp(key, prefixes[i], l) == 0 &&
+            (key[l] == '\0' || key[l] == ' ' || (key[l] >= '0' && key[l] <= '9')))
+            return 1;
+    }
+    return 0;
+}
+
+/* A control character in a name makes the file unreadable as text. */
+static int has_control(const unsigned char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (s[i] < 0x20 || s[i] == 0x7f)
+            return 1;
+    return 0;
+}
+
+static const char *node_label(const kscope__pnode *n)
+{
+    return n && n->name && n->name[0] ? n->name : "(unnamed)";
+}
+
+/* The interned metric key for s[0..l), from the list of keys seen. */
+static const char *metric_key(kscope__hjson *p, const char *s, size_t l)
+{
+    for (int i = 0; i < p->nkeys; i++)
+        if (p->keylen[i] == l && memcmp(p->keys[i], s, l) == 0)
+            return p->keys[i];
+    const char *k = kscope__ptree_intern(p->t, s, l);
+    if (k && p->nkeys < 32) {
+        p->keys[p->nkeys] = k;
+        p->keylen[p->nkeys++] = l;
+    }
+    return k;
+}
+
+/* Set a scalar metric whose key is already interned in p->t (the ptree
+ * setters would intern it again for every value). */
+static int put_metric(kscope__hjson *p, kscope__pnode *n, kscope__vtype type, int64_t i, double d)
+{
+    kscope__pmetric *m = kscope__pnode_metric(n, p->mkey);
+    if (!m) {
+        if (n->nmetrics == n->capmetrics) {
+            uint32_t cap = n->capmetrics ? n->capmetrics * 2 : 8;
+            kscope__pmetric *a = kscope__ptree_alloc(p->t, cap * sizeof *a);
+            if (!a)
+                return KSCOPE_ENOMEM;
+            if (n->nmetrics)
+                memcpy(a, n->metrics, n->nmetrics * sizeof *a);
+            n->metrics = a;
+            n->capmetrics = cap;
+        }
+        m = &n->metrics[n->nmetrics++];
+        memset(m, 0, sizeof *m);
+        m->key = p->mkey;
+    }
+    m->type = type;
+    if (type == KSCOPE__V_INT)
+        m->v.i = i;
+    else
+        m->v.d = d;
+    return 0;
+}
+
+/* ---------------------------------------------------------- node values */
+
+static int open_node(kscope__hjson *p, kscope__pnode *parent)
+{
+    if (p->tree_depth >= KSCOPE__READ_MAX_DEPTH)
+        return fail(p, KSCOPE_EPARSE, "calling contexts nested deeper than %d levels",
+                    KSCOPE__READ_MAX_DEPTH);
+    kscope__pnode *n = parent ? kscope__pnode_add(p->t, parent, p->empty) : p->t->root;
+    if (!n)
+        return fail(p, KSCOPE_ENOMEM, "out of memory");
+    n->name = NULL; /* named by its frame; ROOT too */
+    if (!push(p, ST_NODE))
+        return 0;
+    top(p)->node = n;
+    p->tree_depth++;
+    return 1;
+}
+
+static int close_node(kscope__hjson *p, kscope__pnode *n)
+{
+    if (!n->name)
+        return fail(p, KSCOPE_EPARSE, "a node (child of '%s') has no \"frame\" with a \"name\"",
+                    node_label(n->parent));
+    p->tree_depth--;
+    return 1;
+}
+
+/* A scalar metric value for the pending key on node n. */
+static int metric_number(kscope__hjson *p, kscope__pnode *n, const char *s, size_t l)
+{
+    char buf[64];
+    if (l >= sizeof buf)
+        return fail(p, KSCOPE_EPARSE, "number '%.20s...' for metric '%s' of '%s' is too long", s,
+                    p->mkey, node_label(n));
+    memcpy(buf, s, l);
+    buf[l] = '\0';
+    int is_int = strpbrk(buf, ".eE") == NULL;
+    errno = 0;
+    int rc;
+    double d;
+    if (is_int && l <= 18 && buf[0] != '-') {
+        /* the common case, without strtoll's generality */
+        int64_t v = 0;
+        for (size_t i = 0; i < l; i++)
+            v = v * 10 + (buf[i] - '0');
+        rc = put_metric(p, n, KSCOPE__V_INT, v, 0);
+        if (rc < 0)
+            return fail(p, rc, "cannot store metric '%s': %s", p->mkey, kscope_strerror(rc));
+        return 1;
+    }
+    if (is_int) {
+        long long v = strtoll(buf, NULL, 10);
+        if (errno == ERANGE)
+            return fail(p, KSCOPE_EPARSE, "number %s for metric '%s' of '%s' is out of range", buf,
+                        p->mkey, node_label(n));
+        d = (double)v;
+        if (d < 0 && kscope__metric_nonnegative(p->mkey))
+            goto negative;
+        rc = put_metric(p, n, KSCOPE__V_INT, (int64_t)v, 0);
+    } else {
+        d = strtod(buf, NULL);
+        if (errno == ERANGE && fabs(d) > 1.0)
+            return fail(p, KSCOPE_EPARSE, "number %s for metric '%s' of '%s' is out of range", buf,
+                        p->mkey, node_label(n));
+        if (d < 0 && kscope__metric_nonnegative(p->mkey))
+            goto negative;
+        rc = put_metric(p, n, KSCOPE__V_DOUBLE, 0, d);
+    }
+    if (rc < 0)
+        return fail(p, rc, "cannot store metric '%s': %s", p->mkey, kscope_strerror(rc));
+    return 1;
+negative:
+    return fail(p, KSCOPE_EPARSE, "negative value %s for metric '%s' of '%s'", buf, p->mkey,
+                node_label(n));
+}
+
+static int vec_push(kscope__hjson *p, const char *s, size_t l)
+{
+    char buf[64];
+    if (l >= sizeof buf)
+        return fail(p, KSCOPE_EPARSE, "number in vector metric '%s' is too long", p->mkey);
+    memcpy(buf, s, l);
+    buf[l] = '\0';
+    errno = 0;
+    double d = strtod(buf, NULL);
+    if (errno == ERANGE && fabs(d) > 1.0)
+        return fail(p, KSCOPE_EPARSE, "number %s in vector metric '%s' is out of range", buf,
+                    p->mkey);
+    if (strpbrk(buf, ".eE"))
+        p->vec_all_int = 0;
+    if (p->nvec == p->capvec) {
+        size_t cap = p->capvec ? p->capvec * 2 : 16;
+        double *v = realloc(p->vec, cap * sizeof *v);
+        if (!v)
+            return fail(p, KSCOPE_ENOMEM, "out of memory");
+        p->vec = v;
+        p->capvec = cap;
+    }
+    p->vec[p->nvec++] = d;
+    return 1;
+}
+
+static int vec_store(kscope__hjson *p, kscope__pnode *n)
+{
+    int rc;
+    if (p->vec_all_int) {
+        int64_t *iv = kscope__ptree_alloc(p->t, (p->nvec ? p->nvec : 1) * sizeof *iv);
+        if (!iv)
+            return fail(p, KSCOPE_ENOMEM, "out of memory");
+        for (size_t i = 0; i < p->nvec; i++)
+            iv[i] = (int64_t)p->vec[i];
+        rc = kscope__pnode_set_vec(p->t, n, p->mkey, KSCOPE__V_INTVEC, iv, (uint32_t)p->nvec);
+    } else {
+        rc =
+            kscope__pnode_set_vec(p->t, n, p->mkey, KSCOPE__V_DOUBLEVEC, p->vec, (uint32_t)p->nvec);
+    }
+    if (rc < 0)
+        return fail(p, rc, "cannot store metric '%s': %s", p->mkey, kscope_strerror(rc));
+    return 1;
+}
+
+/* ---------------------------------------------------------- device info */
+
+static int device_field(kscope__hjson *p, kscope__pdevice *d, const char *s, size_t l, int is_str)
+{
+    const char *f = p->devfield;
+    size_t fl = p->devfield_len;
+    if (fl == 4 && memcmp(f, "arch", 4) == 0) {
+        d->arch = kscope__ptree_intern(p->t, s, l);
+        return d->arch ? 1 : fail(p, KSCOPE_ENOMEM, "out of memory");
+    }
+    int64_t *dst = NULL;
+    if (fl == 7 && memcmp(f, "num_sms", 7) == 0)
+        dst = &d->num_sms;
+    else if (fl == 10 && memcmp(f, "clock_rate", 10) == 0)
+        dst = &d->clock_rate;
+    else if (fl == 17 && memcmp(f, "memory_clock_rate", 17) == 0)
+        dst = &d->memory_clock_rate;
+    else if (fl == 9 && memcmp(f, "bus_width", 9) == 0)
+        dst = &d->bus_width;
+    if (!dst)
+        return 1; /* other device fields are not used */
+    char buf[32];
+    if (is_str || l >= sizeof buf)
+        return fail(p, KSCOPE_EPARSE, "device info: %.*s of %s device %u is not a number", (int)fl,
+                    f, d->type, d->id);
+    memcpy(buf, s, l);
+    buf[l] = '\0';
+    errno = 0;
+    char *end;
+    double v = strtod(buf, &end);
+    if (errno == ERANGE || v < 0 || v > 9.0e15)
+        return fail(p, KSCOPE_EPARSE, "device info: %.*s of %s device %u is out of range (%s)",
+                    (int)fl, f, d->type, d->id, buf);
+    *dst = (int64_t)v;
+    return 1;
+}
+
+/* -------------------------------------------------------------- events */
+
+static int on_scalar(kscope__hjson *p, const char *s, size_t l, int is_str, int is_num)
+{
+    hlevel *lv = top(p);
+    if (!lv)
+        return fail(p, KSCOPE_EPARSE,
+                    "the file is a single value, not a [tree, device info] "
+                    "array");
+    switch (lv->st) {
+    case ST_TOP:
+        return fail(p, KSCOPE_EPARSE, "element %zu of the top-level array is not an object",
+                    p->top_index++);
+    case ST_NODE:
+        if (lv->key == K_FRAME || lv->key == K_METRICS || lv->key == K_CHILDREN)
+            return fail(p, KSCOPE_EPARSE, "node '%s': \"%s\" is not %s", node_label(lv->node),
+                        lv->key == K_FRAME     ? "frame"
+                        : lv->key == K_METRICS ? "metrics"
+                                               : "children",
+                        lv->key == K_CHILDREN ? "an array" : "an object");
+        return 1;
+    case ST_FRAME:
+        if (lv->key == K_NAME || lv->key == K_TYPE) {
+            if (!is_str)
+                return fail(p, KSCOPE_EPARSE, "a frame %s under '%s' is not a string",
+                            lv->key == K_NAME ? "name" : "type", node_label(lv->node->parent));
+            if (has_control((const unsigned char *)s, l))
+                return fail(p, KSCOPE_EPARSE,
+                            "frame name under '%s' contains a control character: \"%.60s\"",
+                            node_label(lv->node->parent), "(not shown)");
+            const char *v = kscope__ptree_intern(p->t, s, l);
+            if (!v)
+                return fail(p, KSCOPE_ENOMEM, "out of memory");
+            if (lv->key == K_NAME)
+                lv->node->name = v;
+            else
+                lv->node->type = v;
+        }
+        return 1;
+    case ST_METRICS:
+        if (is_num)
+            return metric_number(p, lv->node, s, l);
+        if (is_str) {
+            char *v = malloc(l + 1);
+            if (!v)
+                return fail(p, KSCOPE_ENOMEM, "out of memory");
+            memcpy(v, s, l);
+            v[l] = '\0';
+            int rc = strlen(v) == l ? kscope__pnode_set_string(p->t, lv->node, p->mkey, v)
+                                    : KSCOPE_EPARSE;
+            free(v);
+            if (rc < 0)
+                return fail(p, rc, "cannot store metric '%s' of '%s'", p->mkey,
+                            node_label(lv->node));
+            return 1;
+        }
+        return fail(p, KSCOPE_EPARSE, "metric '%s' of '%s' is null or boolean, not a number",
+                    p->mkey, node_label(lv->node));
+    case ST_VEC:
+        if (!is_num)
+            return fail(p, KSCOPE_EPARSE, "vector metric '%s' holds a non-number", p->mkey);
+        return vec_push(p, s, l);
+    case ST_CHILDREN:
+        return fail(p, KSCOPE_EPARSE, "a child of '%s' is not a node object", node_label(lv->node));
+    case ST_DEVINFO:
+    case ST_DEVTYPE:
+        return fail(p, KSCOPE_EPARSE, "device info: expected an object, found a scalar");
+    case ST_DEVICE:
+        return device_field(p, lv->dev, s, l, is_str);
+    case ST_SKIP:
+        return 1;
+    }
+    return 1;
+}
+
+static int on_null(void *ctx)
+{
+    return on_scalar(ctx, "null", 4, 0, 0);
+}
+
+static int on_boolean(void *ctx, int b)
+{
+    return on_scalar(ctx, b ? "true" : "false", b ? 4 : 5, 0, 0);
+}
+
+static int on_number(void *ctx, const char *s, size_t l)
+{
+    return on_scalar(ctx, s, l, 0, 1);
+}
+
+static int on_string(void *ctx, const unsigned char *s, size_t l)
+{
+    return on_scalar(ctx, (const char *)s, l, 1, 0);
+}
+
+static int on_start_map(void *ctx)
+{
+    kscope__hjson *p = ctx;
+    hlevel *lv = top(p);
+    if (!lv)
+        return fail(p, KSCOPE_EPARSE,
+                    "the top level is an object, not a [tree, device info] "
+                    "array (is this a Chrome trace?)");
+    switch (lv->st) {
+    case ST_TOP:
+        if (p->top_index == 0) {
+            p->top_index++;
+            return open_node(p, NULL);
+        }
+        if (p->top_index == 1) {
+            p->top_index++;
+            p->seen_devinfo = 1;
+            return push(p, ST_DEVINFO);
+        }
+        return fail(p, KSCOPE_EPARSE, "the top-level array has more than two elements");
+    case ST_NODE: {
+        kscope__pnode *n = lv->node;
+        if (lv->key == K_FRAME) {
+            if (!push(p, ST_FRAME))
+                return 0;
+            top(p)->node = n;
+            return 1;
+        }
+        if (lv->key == K_METRICS) {
+            if (!push(p, ST_METRICS))
+                return 0;
+            top(p)->node = n;
+            return 1;
+        }
+        if (lv->key == K_CHILDREN)
+            return fail(p, KSCOPE_EPARSE, "node '%s': \"children\" is not an array", node_label(n));
+        return push(p, ST_SKIP);
+    }
+    case ST_CHILDREN:
+        return open_node(p, lv->node);
+    case ST_METRICS:
+        return fail(p, KSCOPE_EPARSE, "metric '%s' of '%s' is an object, not a number", p->mkey,
+                    node_label(lv->node));
+    case ST_VEC:
+        return fail(p, KSCOPE_EPARSE, "vector metric '%s' holds an object", p->mkey);
+    case ST_DEVINFO:
+        return push(p, ST_DEVTYPE);
+    case ST_DEVTYPE: {
+        kscope__pdevice *d = kscope__ptree_device(p->t, p->devtype, p->devid);
+        if (!d)
+            return fail(p, KSCOPE_ENOMEM, "out of memory");
+        if (!push(p, ST_DEVICE))
+            return 0;
+        top(p)->dev = d;
+        return 1;
+    }
+    case ST_FRAME:
+    case ST_DEVICE:
+    case ST_SKIP:
+        return push(p, ST_SKIP);
+    }
+    return 1;
+}
+
+static int on_map_key(void *ctx, const unsigned char *k, size_t l)
+{
+    kscope__hjson *p = ctx;
+    hlevel *lv = top(p);
+    const char *s = (const char *)k;
+    switch (lv->st) {
+    case ST_NODE:
+        lv->key = l == 5 && memcmp(s, "frame", 5) == 0      ? K_FRAME
+                  : l == 7 && memcmp(s, "metrics", 7) == 0  ? K_METRICS
+                  : l == 8 && memcmp(s, "children", 8) == 0 ? K_CHILDREN
+                                                            : K_OTHER;
+        return 1;
+    case ST_FRAME:
+        lv->key = l == 4 && memcmp(s, "name", 4) == 0   ? K_NAME
+                  : l == 4 && memcmp(s, "type", 4) == 0 ? K_TYPE
+                                                        : K_OTHER;
+        return 1;
+    case ST_METRICS:
+        if (has_control(k, l))
+            return fail(p, KSCOPE_EPARSE, "a metric name of '%s' contains a control character",
+                        node_label(lv->node));
+        p->mkey = metric_key(p, s, l);
+        return p->mkey ? 1 : fail(p, KSCOPE_ENOMEM, "out of memory");
+    case ST_DEVINFO:
+        p->devtype = kscope__ptree_intern(p->t, s, l);
+        return p->devtype ? 1 : fail(p, KSCOPE_ENOMEM, "out of memory");
+    case ST_DEVTYPE: {
+        /* the key is the device index; the device object follows */
+        char buf[16];
+        char *end;
+        if (l == 0 || l >= sizeof buf)
+            goto bad_id;
+        memcpy(buf, s, l);
+        buf[l] = '\0';
+        errno = 0;
+        unsigned long id = strtoul(buf, &end, 10);
+        if (*end || errno || id > UINT32_MAX || buf[0] == '-')
+            goto bad_id;
+        p->devid = (uint32_t)id; /* the device is created when its object opens */
+        return 1;
+    bad_id:
+        return fail(p, KSCOPE_EPARSE, "device info: device index \"%.*s\" of %s is not a number",
+                    (int)(l > 20 ? 20 : l), s, p->devtype);
+    }
+    case ST_DEVICE:
+        p->devfield = s;
+        p->devfield_len = l;
+        return 1;
+    default:
+        return 1;
+    }
+}
+
+static int on_end_map(void *ctx)
+{
+    kscope__hjson *p = ctx;
+    hlevel *lv = top(p);
+    int ok = 1;
+    if (lv->st == ST_NODE)
+        ok = close_node(p, lv->node);
+    p->depth--;
+    return ok;
+}
+
+static int on_start_array(void *ctx)
+{
+    kscope__hjson *p = ctx;
+    hlevel *lv = top(p);
+    if (!lv)
+        return push(p, ST_TOP);
+    switch (lv->st) {
+    case ST_TOP:
+        return fail(p, KSCOPE_EPARSE,
+                    "element %zu of the top-level array is an array, not an "
+                    "object",
+                    p->top_index);
+    case ST_NODE:
+        if (lv->key == K_CHILDREN) {
+            kscope__pnode *n = lv->node;
+            if (!push(p, ST_CHILDREN))
+                return 0;
+            top(p)->node = n;
+            return 1;
+        }
+        if (lv->key == K_FRAME || lv->key == K_METRICS)
+            return fail(p, KSCOPE_EPARSE, "node '%s': \"%s\" is an array, not an object",
+                        node_label(lv->node), lv->key == K_FRAME ? "frame" : "metrics");
+        return push(p, ST_SKIP);
+    case ST_METRICS: {
+        kscope__pnode *n = lv->node;
+        p->nvec = 0;
+        p->vec_all_int = 1;
+        if (!push(p, ST_VEC))
+            return 0;
+        top(p)->node = n;
+        return 1;
+    }
+    case ST_VEC:
+        return fail(p, KSCOPE_EPARSE, "vector metric '%s' holds a nested array", p->mkey);
+    case ST_CHILDREN:
+        return fail(p, KSCOPE_EPARSE, "a child of '%s' is an array, not a node object",
+                    node_label(lv->node));
+    case ST_DEVINFO:
+    case ST_DEVTYPE:
+        return fail(p, KSCOPE_EPARSE, "device info: expected an object, found an array");
+    case ST_FRAME:
+    case ST_DEVICE:
+    case ST_SKIP:
+        return push(p, ST_SKIP);
+    }
+    return 1;
+}
+
+static int on_end_array(void *ctx)
+{
+    kscope__hjson *p = ctx;
+    hlevel *lv = top(p);
+    int ok = 1;
+    if (lv->st == ST_VEC)
+        ok = vec_store(p, lv->node);
+    else if (lv->st == ST_TOP)
+        p->done = 1;
+    p->depth--;
+    return ok;
+}
+
+/* ---------------------------------------------------------------- API */
+
+int kscope__hbuild_init(kscope__hjson *p)
+{
+    p->t = kscope__ptree_new();
+    p->empty = p->t ? kscope__ptree_intern(p->t, "", 0) : NULL;
+    return p->empty ? 0 : KSCOPE_ENOMEM;
+}
+
+void kscope__hbuild_release(kscope__hjson *p)
+{
+    if (p->t)
+        kscope__ptree_free(p->t);
+    p->t = NULL;
+    free(p->stack);
+    free(p->vec);
+}
+
+int kscope__hjson_event(kscope__hjson *p, kscope__hevent ev, const char *s, size_t len)
+{
+    if (p->errcode)
+        return 0;
+    switch (ev) {
+    case KSCOPE__HEV_START_MAP:
+        return on_start_map(p);
+    case KSCOPE__HEV_MAP_KEY:
+        return on_map_key(p, (const unsigned char *)s, len);
+    case KSCOPE__HEV_END_MAP:
+        return on_end_map(p);
+    case KSCOPE__HEV_START_ARRAY:
+        return on_start_array(p);
+    case KSCOPE__HEV_END_ARRAY:
+        return on_end_array(p);
+    case KSCOPE__HEV_STRING:
+        return on_string(p, (const unsigned char *)s, len);
+    case KSCOPE__HEV_NUMBER:
+        return on_number(p, s, len);
+    case KSCOPE__HEV_NULL:
+        return on_null(p);
+    case KSCOPE__HEV_BOOL:
+        return on_boolean(p, len != 0);
+    }
+    return 1;
+}
+
+int kscope__hjson_fail(kscope__hjson *p, int code, const char *msg)
+{
+    return fail(p, code, "%s", msg);
+}
+
+const char *kscope__hjson_error(const kscope__hjson *p, int *code)
+{
+    *code = p->errcode;
+    return p->errcode ? p->err : NULL;
+}
+
+int kscope__hjson_end(kscope__hjson *p, kscope__ptree **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (p->errcode) {
+        snprintf(err, errlen, "%s", p->err);
+        return p->errcode;
+    }
+    if (!p->done) {
+        snprintf(err, errlen, "the file is not a [tree, device info] array");
+        return KSCOPE_EPARSE;
+    }
+    if (p->top_index == 0) {
+        snprintf(err, errlen, "the top-level array is empty (no tree)");
+        return KSCOPE_EPARSE;
+    }
+    if (!p->seen_devinfo) {
+        snprintf(err, errlen,
+                 "missing device-info object (the second element of the "
+                 "top-level array)");
+        return KSCOPE_EPARSE;
+    }
+    /* ROOT metrics equal to 0 name the inclusive metrics; keep the rest. */
+    kscope__pnode *r = p->t->root;
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < r->nmetrics; i++) {
+        kscope__pmetric *m = &r->metrics[i];
+        int zero = (m->type == KSCOPE__V_INT && m->v.i == 0) ||
+                   (m->type == KSCOPE__V_DOUBLE && m->v.d == 0.0);
+        if (zero) {
+            if (kscope__ptree_add_inclusive(p->t, m->key) < 0) {
+                snprintf(err, errlen, "out of memory");
+                return KSCOPE_ENOMEM;
+            }
+        } else {
+            r->metrics[kept++] = *m;
+        }
+    }
+    r->nmetrics = kept;
+    *out = p->t;
+    p->t = NULL;
+    return 0;
+}
