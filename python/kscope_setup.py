@@ -1,30 +1,65 @@
-"""kscope_setup.py - how both setup.py files (the repository root's and
-python/'s) build the `kscope` package.
+"""kscope_setup.py - how setup.py (at the repository root) builds the
+`kscope` package, and the setuptools-free build (`python3 kscope_setup.py`).
 
-The extension `kscope._kscope` is compiled together with libkscope's own C
-sources, mirroring CMakeLists.txt's globs (src/core, src/profile,
-src/export, src/read, src/diag, and src/gpu when the CUDA headers are
-found, else src/gpu-none.c; not src/run, see LIB_DIRS), so one
-`pip install` builds everything.
+The extension `kscope._kscope` is compiled together with the C sources of
+the pieces it needs, read from src/sources.txt (the list CMakeLists.txt
+reads too): `recorder`, plus `gpu-cuda` when the CUDA headers are found or
+`gpu-none` otherwise (see RECORDER below). The extension uses only the public
+API (include/kscope.h), so it never takes `inject` (kscope run's entry
+points), `toolkit` (the readers) or `cli`, and links nothing beyond
+libpthread, libdl and libm, so one `pip install` builds everything.
 CFLAGS, LDFLAGS, C_INCLUDE_PATH and LIBRARY_PATH from the environment are
-honoured (the compiler reads the last two itself); each LIBRARY_PATH entry
-is also put in the extension's run-time search path, so libraries unpacked
-into a private prefix are found when the module loads.
+honoured (the compiler reads the last two itself).
 """
 import glob
 import os
 import platform
+import re
 import shlex
 import subprocess
 import sys
 import sysconfig
 
-# Everything of libkscope but src/run (kscope run's launcher): its preload
-# constructor and _exit stand-in belong to the preloaded libkscope.so alone.
-# Under `kscope run` the extension's calls to the public API resolve to that
-# preloaded library, so the process keeps one kscope state.
-LIB_DIRS = ("core", "profile", "export", "read", "diag")
+# The pieces of src/sources.txt the extension is made of: always RECORDER,
+# then GPU_CUDA when the CUDA headers are found, else GPU_NONE (which may be
+# absent from the list: then nothing stands in for the backend). Any other
+# piece (inject, toolkit, cli, inject-cuda, ...) is left out. Under
+# `kscope run` the extension's calls to the public API resolve to the
+# preloaded libkscope, so the process keeps one kscope state.
+RECORDER, GPU_CUDA, GPU_NONE = "recorder", "gpu-cuda", "gpu-none"
+LIBRARIES = ["pthread", "dl", "m"]
 CUDA_HINTS = ("CUDA_HOME", "CUDA_PATH")
+_PIECE_LINE = re.compile(r"^([A-Za-z0-9_.-]+)\s*:(.*)$")
+
+
+def read_pieces(path):
+    """{piece: [entry, ...]} of a sources.txt: `piece: entry entry ...`
+    lines (a piece named on several lines gets all their entries); blank
+    lines, comment lines and anything after a '#' are ignored."""
+    pieces = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            m = _PIECE_LINE.match(line)
+            if m:
+                pieces.setdefault(m.group(1), []).extend(m.group(2).split())
+    return pieces
+
+
+def piece_files(repo, pieces, piece):
+    """The .c files of `piece` (none if it is not listed): each entry is a
+    folder of src/ (every .c directly in it, sorted) or one .c file."""
+    files = []
+    for entry in pieces.get(piece, []):
+        path = os.path.join(repo, "src", entry)
+        if os.path.isdir(path):
+            files += sorted(glob.glob(os.path.join(path, "*.c")))
+        elif entry.endswith(".c") and os.path.isfile(path):
+            files.append(path)
+        else:
+            raise SystemExit(f"src/sources.txt: piece '{piece}' names '{entry}', which is neither "
+                             f"a folder nor a .c file of src/")
+    return files
 
 
 def _cuda_include():
@@ -38,17 +73,15 @@ def _cuda_include():
 
 
 def _sources(repo):
-    files = []
-    for d in LIB_DIRS:
-        files += sorted(glob.glob(os.path.join(repo, "src", d, "*.c")))
+    """(C library sources, CUDA include folder or None) of the extension."""
+    pieces = read_pieces(os.path.join(repo, "src", "sources.txt"))
+    files = piece_files(repo, pieces, RECORDER)
     cuda = None if os.environ.get("KSCOPE_CUDA", "1") == "0" else _cuda_include()
-    gpu = sorted(glob.glob(os.path.join(repo, "src", "gpu", "*.c")))
-    if cuda and gpu:
-        files += gpu
-    else:
+    gpu = piece_files(repo, pieces, GPU_CUDA) if cuda else []
+    if not gpu:
         cuda = None
-        files += [os.path.join(repo, "src", "gpu-none.c")]
-    return [f for f in files if os.path.exists(f)], cuda
+        gpu = piece_files(repo, pieces, GPU_NONE)
+    return list(dict.fromkeys(files + gpu)), cuda  # each file once, in order
 
 
 # The extension is loaded with dlopen, so its thread-locals use the dynamic
@@ -60,29 +93,16 @@ def _env_paths(var):
     return [p for p in os.environ.get(var, "").split(os.pathsep) if p]
 
 
-def _runtime_dirs():
-    """LIBRARY_PATH entries holding the libraries we link (never a CUDA
-    stubs folder: its libcuda would shadow the driver at run time)."""
-    keep = []
-    for d in _env_paths("LIBRARY_PATH"):
-        if "stubs" in d.split(os.sep):
-            continue
-        if glob.glob(os.path.join(d, "libyajl.so*")) or glob.glob(os.path.join(d, "libmsgpackc.so*")):
-            keep.append(d)
-    return keep
-
-
 def _ext_config(repo, package_root):
     """(sources, include_dirs, macros, libraries, compile_args) of the extension."""
     sources, cuda = _sources(repo)
-    sources.append(os.path.join(package_root, "src", "_kscope.c"))
+    sources += sorted(glob.glob(os.path.join(package_root, "src", "*.c")))
     include_dirs = [os.path.join(repo, "include"), os.path.join(repo, "src")]
     macros = []
-    libraries = ["yajl", "msgpackc", "pthread", "dl", "m"]
+    libraries = list(LIBRARIES)
     if cuda:
         include_dirs.append(cuda)
         macros.append(("KSCOPE_HAVE_CUDA", "1"))
-        libraries.append("stdc++")  # __cxa_demangle for kernel names
     return sources, include_dirs, macros, libraries, COMPILE_ARGS + _TLS_FLAGS
 
 
@@ -92,7 +112,7 @@ COMPILE_ARGS = ["-std=gnu11", "-O2", "-fvisibility=hidden", "-Wall", "-Wextra",
 
 def build_inplace(repo, package_root):
     """Compile kscope/_kscope with the C compiler alone (no setuptools), for
-    Pythons that lack it: `python3 kscope_setup.py` from python/."""
+    Pythons that lack it: `python3 python/kscope_setup.py`."""
     sources, include_dirs, macros, libraries, args = _ext_config(repo, package_root)
     cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
     out = os.path.join(package_root, "kscope", "_kscope" + sysconfig.get_config_var("EXT_SUFFIX"))
@@ -101,7 +121,7 @@ def build_inplace(repo, package_root):
     cmd += ["-I" + sysconfig.get_paths()["include"]] + ["-I" + d for d in include_dirs]
     cmd += ["-D%s=%s" % m for m in macros] + sources
     cmd += ["-L" + d for d in _env_paths("LIBRARY_PATH")]
-    cmd += ["-Wl,-rpath," + d for d in _runtime_dirs()] + ["-l" + lib for lib in libraries]
+    cmd += ["-l" + lib for lib in libraries]
     print(" ".join(shlex.quote(c) for c in cmd))
     subprocess.run(cmd, check=True)
     return out
@@ -121,7 +141,6 @@ def setup_kscope(repo, package_root, build_base="build"):
         define_macros=macros,
         libraries=libraries,
         library_dirs=_env_paths("LIBRARY_PATH"),
-        runtime_library_dirs=_runtime_dirs(),
         extra_compile_args=args,
     )
     setup(

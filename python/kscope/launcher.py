@@ -23,6 +23,12 @@ USAGE = """python -m kscope [options] script.py [script args]
        python -m kscope [options] pytest [pytest args]"""
 
 
+def format_names():
+    """The names of the formats a session writes, from the C format table
+    (src/format/format.h), in its order."""
+    return [name for name, _kind, _extensions in _kscope.formats()]
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="python -m kscope", usage=USAGE,
                                 description="Profile a Python program or a pytest run with kscope.")
@@ -32,7 +38,7 @@ def parse_args(argv):
     p.add_argument("-d", "--data", default="tree", choices=["tree", "trace"], help="what to record")
     p.add_argument("-m", "--mode", default=None, help="backend mode (periodic_flushing)")
     p.add_argument("-k", "--hook", default=None, choices=["triton"], help="install the Triton launch hook")
-    p.add_argument("-f", "--format", default=None, choices=["hatchet", "hatchet_msgpack", "chrome_trace"],
+    p.add_argument("-f", "--format", default=None, choices=format_names(),
                    help="output format (default: by --data)")
     p.add_argument("--include", default=None, help="regex: kernels whose launch metadata the hook takes")
     p.add_argument("--exclude", default=None, help="regex: kernels the hook leaves alone")

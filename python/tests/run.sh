@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # run.sh - build and install the kscope Python package from this checkout
-# (extension and C library in one step), then run its tests.
+# (`pip install .` at the repository root: extension and C library in one
+# step, build files under build-python/), then run its tests.
 #   bash python/tests/run.sh [pytest args]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=${PYTHON:-python3}
-"$PY" -m pip install -q --force-reinstall --no-deps ./python
+"$PY" -m pip install -q --force-reinstall --no-deps .
 cd python/tests # import the installed package, not the source folder
 "$PY" -m pytest -q "$@" .

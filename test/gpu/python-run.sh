@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # python-run.sh - the Python package on a real GPU: installs kscope from
-# python/ (no registry on the GPU machine: build isolation off, msgpack-c
-# and yajl from the prefix tools/gpu-run.sh unpacked), runs every
+# a copy of the repository's package files (setup.py, pyproject.toml,
+# python/; no registry on the GPU machine: build isolation off), runs every
 # test/gpu/python-*.py (each prints PASS/FAIL lines and exits non-zero on a
 # failure), then the Python scope benchmark. Run by tools/gpu-run.sh.
 #
@@ -17,10 +17,13 @@ if [ -d "$deps/usr/include" ]; then
     export LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}
     export LD_LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
-# Build in a copy so the repository's python/ keeps no build output.
-cp -r "$src/python" "$work/pkgsrc"
-ln -s "$src/src" "$work/src"
-ln -s "$src/include" "$work/include"
+# Build in a copy so the repository keeps no build output.
+mkdir -p "$work/pkgsrc"
+cp "$src/setup.py" "$src/pyproject.toml" "$work/pkgsrc/"
+cp -r "$src/python" "$work/pkgsrc/python"
+rm -rf "$work/pkgsrc/python/build" "$work/pkgsrc/python/kscope/"*.so
+ln -s "$src/src" "$work/pkgsrc/src"
+ln -s "$src/include" "$work/pkgsrc/include"
 site=$work/site
 if ! (cd "$work/pkgsrc" && python3 -m pip install -q --no-build-isolation --no-deps \
         --target "$site" . >"$work/build.log" 2>&1); then
@@ -28,12 +31,12 @@ if ! (cd "$work/pkgsrc" && python3 -m pip install -q --no-build-isolation --no-d
     # wheel, and a Python without setuptools cannot run setup.py: build the
     # extension in place with the C compiler alone.
     echo "python-run: pip install failed (see build.log); building in place"
-    if ! (cd "$work/pkgsrc" && python3 kscope_setup.py >>"$work/build.log" 2>&1); then
+    if ! (cd "$work/pkgsrc" && python3 python/kscope_setup.py >>"$work/build.log" 2>&1); then
         echo "FAIL python-install: the extension did not build:"
         tail -20 "$work/build.log"
         exit 1
     fi
-    site=$work/pkgsrc
+    site=$work/pkgsrc/python
 fi
 export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
 python3 -c "import kscope; print('kscope', kscope.__version__, kscope.detect_backend())"

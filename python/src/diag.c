@@ -1,0 +1,427 @@
+/*
+ * diag.c - resource diagnostics: GPU statistics through NVML (gpu_init,
+ * gpu_stats, ...), the CPU use of processes (CpuProcs), the background
+ * sampler (Recorder) and the processes behind a port (pids_for_port).
+ */
+#include "module.h"
+
+/* ----------------------------------------------------- resource diagnostics */
+
+/* A dict of the fields a GPU sample holds (absent fields left out), with
+ * MAX's names. */
+static PyObject *gpu_stats_dict(const kscope_gpu_stats *g)
+{
+    PyObject *d = PyDict_New();
+    if (!d)
+        return NULL;
+#define PUT(bit, key, value)                                                                       \
+    do {                                                                                           \
+        if (g->has & (bit)) {                                                                      \
+            PyObject *v_ = PyLong_FromUnsignedLongLong((unsigned long long)(value));               \
+            if (!v_ || PyDict_SetItemString(d, key, v_) < 0) {                                     \
+                Py_XDECREF(v_);                                                                    \
+                Py_DECREF(d);                                                                      \
+                return NULL;                                                                       \
+            }                                                                                      \
+            Py_DECREF(v_);                                                                         \
+        }                                                                                          \
+    } while (0)
+    PUT(~0u, "device", g->device);
+    PUT(KSCOPE_GPU_HAS_UTIL, "gpu_usage_percent", g->gpu_usage_percent);
+    PUT(KSCOPE_GPU_HAS_MEM_ACTIVITY, "memory_activity_percent", g->memory_activity_percent);
+    PUT(KSCOPE_GPU_HAS_MEMORY, "total_bytes", g->total_bytes);
+    PUT(KSCOPE_GPU_HAS_MEMORY, "free_bytes", g->free_bytes);
+    PUT(KSCOPE_GPU_HAS_MEMORY, "used_bytes", g->used_bytes);
+    PUT(KSCOPE_GPU_HAS_RESERVED, "reserved_bytes", g->reserved_bytes);
+    PUT(KSCOPE_GPU_HAS_CORE_CLOCK, "core_mhz", g->core_mhz);
+    PUT(KSCOPE_GPU_HAS_CORE_MAX, "core_max_mhz", g->core_max_mhz);
+    PUT(KSCOPE_GPU_HAS_MEM_CLOCK, "mem_mhz", g->mem_mhz);
+    PUT(KSCOPE_GPU_HAS_MEM_MAX, "mem_max_mhz", g->mem_max_mhz);
+    PUT(KSCOPE_GPU_HAS_POWER, "power_mw", g->power_mw);
+    PUT(KSCOPE_GPU_HAS_TEMPERATURE, "temperature_c", g->temperature_c);
+    PUT(KSCOPE_GPU_HAS_THROTTLE, "throttle_reasons", g->throttle_reasons);
+#undef PUT
+    return d;
+}
+
+static PyObject *fn_gpu_init(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    int rc = kscope_gpu_init();
+    if (rc < 0)
+        return raise_rc(rc);
+    return PyLong_FromLong(rc);
+}
+
+static PyObject *fn_gpu_shutdown(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    kscope_gpu_shutdown();
+    Py_RETURN_NONE;
+}
+
+static PyObject *fn_gpu_name(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    long dev = PyLong_AsLong(arg);
+    if (dev == -1 && PyErr_Occurred())
+        return NULL;
+    char buf[256];
+    int rc = kscope_gpu_name((uint32_t)dev, buf, sizeof buf);
+    if (rc < 0)
+        return raise_rc(rc);
+    return PyUnicode_FromString(buf);
+}
+
+static PyObject *fn_gpu_stats(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    long dev = PyLong_AsLong(arg);
+    if (dev == -1 && PyErr_Occurred())
+        return NULL;
+    if (dev < 0) {
+        PyErr_Format(PyExc_ValueError, "GPU index %ld is negative", dev);
+        return NULL;
+    }
+    kscope_gpu_stats g;
+    int rc = kscope_gpu_get_stats((uint32_t)dev, &g);
+    if (rc < 0)
+        return raise_rc(rc);
+    return gpu_stats_dict(&g);
+}
+
+static PyObject *fn_gpu_process_memory(PyObject *m, PyObject *args)
+{
+    (void)m;
+    unsigned int dev;
+    int pid;
+    if (!PyArg_ParseTuple(args, "Ii:gpu_process_memory", &dev, &pid))
+        return NULL;
+    uint64_t bytes = 0;
+    int rc = kscope_gpu_process_memory(dev, pid, &bytes);
+    if (rc < 0)
+        return raise_rc(rc);
+    return PyLong_FromUnsignedLongLong(bytes);
+}
+
+/* throttle_names(reasons) -> [name, ...] for every known bit set. */
+static PyObject *fn_throttle_names(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    unsigned long long reasons = PyLong_AsUnsignedLongLong(arg);
+    if (reasons == (unsigned long long)-1 && PyErr_Occurred())
+        return NULL;
+    PyObject *list = PyList_New(0);
+    for (int bit = 0; list && bit < 64; bit++) {
+        const char *name = (reasons >> bit) & 1 ? kscope_gpu_throttle_name(1ull << bit) : NULL;
+        if (!name)
+            continue;
+        PyObject *s = PyUnicode_FromString(name);
+        if (!s || PyList_Append(list, s) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(s);
+    }
+    return list;
+}
+
+/* pids_for_port(port) -> sorted list of the listening processes and their
+ * descendants. */
+static PyObject *fn_pids_for_port(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    long port = PyLong_AsLong(arg);
+    if (port == -1 && PyErr_Occurred())
+        return NULL;
+    if (port < 1 || port > 65535) {
+        PyErr_Format(PyExc_ValueError, "port %ld is not in 1..65535", port);
+        return NULL;
+    }
+    int stack[64], *pids = stack;
+    int n = kscope_pids_for_port((int)port, pids, 64);
+    if (n > 64) {
+        if (!(pids = PyMem_Malloc((size_t)n * sizeof *pids)))
+            return PyErr_NoMemory();
+        n = kscope_pids_for_port((int)port, pids, (size_t)n);
+    }
+    PyObject *list = n < 0 ? raise_rc(n) : PyList_New(0);
+    for (int i = 0; list && i < n; i++) {
+        PyObject *p = PyLong_FromLong(pids[i]);
+        if (!p || PyList_Append(list, p) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(p);
+    }
+    if (pids != stack)
+        PyMem_Free(pids);
+    return list;
+}
+
+/* Integers of a Python iterable into a malloc'd int array. */
+static int pid_array(PyObject *pids, int **out, size_t *n)
+{
+    PyObject *seq = PySequence_Fast(pids, "pids must be an iterable of ints");
+    if (!seq)
+        return -1;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+    int *a = PyMem_Malloc((size_t)(len ? len : 1) * sizeof *a);
+    if (!a) {
+        Py_DECREF(seq);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < len; i++) {
+        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+        if (v == -1 && PyErr_Occurred()) {
+            PyMem_Free(a);
+            Py_DECREF(seq);
+            return -1;
+        }
+        a[i] = (int)v;
+    }
+    Py_DECREF(seq);
+    *out = a;
+    *n = (size_t)len;
+    return 0;
+}
+
+/* CpuProcs(pids): kscope_cpu_begin over the processes; update() reads
+ * again and returns (totals, [per process]) as dicts. */
+typedef struct {
+    PyObject_HEAD kscope_cpu_proc *procs;
+    size_t n;
+} CpuProcsObject;
+
+static PyObject *cpu_procs_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"pids", NULL};
+    PyObject *pids;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O:CpuProcs", kwlist, &pids))
+        return NULL;
+    int *a;
+    size_t n;
+    if (pid_array(pids, &a, &n) < 0)
+        return NULL;
+    CpuProcsObject *self = (CpuProcsObject *)tp->tp_alloc(tp, 0);
+    if (self)
+        self->procs = PyMem_Calloc(n ? n : 1, sizeof *self->procs);
+    if (!self || !self->procs) {
+        PyMem_Free(a);
+        Py_XDECREF(self);
+        return PyErr_NoMemory();
+    }
+    self->n = n;
+    for (size_t i = 0; i < n; i++)
+        self->procs[i].pid = a[i];
+    PyMem_Free(a);
+    int rc = kscope_cpu_begin(self->procs, n);
+    if (rc < 0) {
+        Py_DECREF(self);
+        return raise_rc(rc);
+    }
+    return (PyObject *)self;
+}
+
+static PyObject *cpu_procs_update(CpuProcsObject *self, PyObject *Py_UNUSED(ignored))
+{
+    kscope_cpu_stats t;
+    int rc = kscope_cpu_update(self->procs, self->n, &t);
+    if (rc < 0)
+        return raise_rc(rc);
+    PyObject *per = PyList_New(0);
+    for (size_t i = 0; per && i < self->n; i++) {
+        const kscope_cpu_proc *p = &self->procs[i];
+        PyObject *d =
+            Py_BuildValue("{s:i,s:O,s:d,s:d,s:d,s:d,s:K,s:I}", "pid", p->pid, "exited",
+                          p->exited ? Py_True : Py_False, "user", p->user, "system", p->system,
+                          "user_percent", p->user_percent, "system_percent", p->system_percent,
+                          "rss_bytes", (unsigned long long)p->rss_bytes, "threads", p->threads);
+        if (!d || PyList_Append(per, d) < 0)
+            Py_CLEAR(per);
+        Py_XDECREF(d);
+    }
+    if (!per)
+        return NULL;
+    return Py_BuildValue("({s:d,s:d,s:d,s:d,s:d,s:K,s:I,s:I}N)", "user", t.user, "user_percent",
+                         t.user_percent, "system", t.system, "system_percent", t.system_percent,
+                         "elapsed", t.elapsed, "rss_bytes", (unsigned long long)t.rss_bytes,
+                         "threads", t.threads, "exited", t.exited, per);
+}
+
+static void cpu_procs_dealloc(CpuProcsObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyMem_Free(self->procs);
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+static PyMethodDef cpu_procs_methods[] = {
+    {"update", (PyCFunction)cpu_procs_update, METH_NOARGS,
+     "update() -> (totals, [per process]) since the start"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot cpu_procs_slots[] = {
+    {Py_tp_new, cpu_procs_new},
+    {Py_tp_dealloc, cpu_procs_dealloc},
+    {Py_tp_methods, cpu_procs_methods},
+    {Py_tp_doc, "CpuProcs(pids)\n--\n\nCPU use of processes from now on (kscope_cpu_begin)."},
+    {0, NULL},
+};
+
+static PyType_Spec cpu_procs_spec = {"kscope._kscope.CpuProcs", sizeof(CpuProcsObject), 0,
+                                     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+                                     cpu_procs_slots};
+
+/* Recorder(interval_ms=100, pids=(), no_gpu=False, capacity=0): the
+ * background sampler; samples() returns dicts. */
+typedef struct {
+    PyObject_HEAD kscope_recorder *rec;
+} RecorderObject;
+
+static PyObject *recorder_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"interval_ms", "pids", "no_gpu", "capacity", NULL};
+    kscope_recorder_opts o = {0};
+    PyObject *pids = NULL;
+    int no_gpu = 0;
+    Py_ssize_t capacity = 0;
+    o.interval_ms = 100;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|dOpn:Recorder", kwlist, &o.interval_ms, &pids,
+                                     &no_gpu, &capacity))
+        return NULL;
+    if (capacity < 0) {
+        PyErr_SetString(PyExc_ValueError, "capacity must not be negative");
+        return NULL;
+    }
+    int *a = NULL;
+    size_t n = 0;
+    if (pids && pids != Py_None && pid_array(pids, &a, &n) < 0)
+        return NULL;
+    o.pids = a;
+    o.npids = n;
+    o.no_gpu = no_gpu;
+    o.capacity = (size_t)capacity;
+    RecorderObject *self = (RecorderObject *)tp->tp_alloc(tp, 0);
+    if (!self) {
+        PyMem_Free(a);
+        return NULL;
+    }
+    int rc = kscope_recorder_start(&o, &self->rec);
+    PyMem_Free(a);
+    if (rc < 0) {
+        self->rec = NULL;
+        Py_DECREF(self);
+        return raise_rc(rc);
+    }
+    return (PyObject *)self;
+}
+
+static PyObject *recorder_stop(RecorderObject *self, PyObject *Py_UNUSED(ignored))
+{
+    int rc;
+    Py_BEGIN_ALLOW_THREADS rc = kscope_recorder_stop(self->rec);
+    Py_END_ALLOW_THREADS return none_or_raise(rc);
+}
+
+static PyObject *sample_dict(const kscope_sample *s)
+{
+    PyObject *gpus = PyList_New(0);
+    for (uint32_t i = 0; gpus && i < s->ngpu && i < KSCOPE_SAMPLE_GPUS; i++) {
+        PyObject *g = gpu_stats_dict(&s->gpu[i]);
+        if (!g || PyList_Append(gpus, g) < 0)
+            Py_CLEAR(gpus);
+        Py_XDECREF(g);
+    }
+    if (!gpus)
+        return NULL;
+    return Py_BuildValue("{s:K,s:I,s:I,s:d,s:d,s:d,s:K,s:I,s:N}", "t_ns",
+                         (unsigned long long)s->t_ns, "nproc", s->nproc, "alive", s->alive,
+                         "cpu_percent", s->cpu_percent, "user_percent", s->user_percent,
+                         "system_percent", s->system_percent, "rss_bytes",
+                         (unsigned long long)s->rss_bytes, "threads", s->threads, "gpus", gpus);
+}
+
+static PyObject *recorder_samples(RecorderObject *self, PyObject *Py_UNUSED(ignored))
+{
+    size_t n = kscope_recorder_count(self->rec);
+    PyObject *list = PyList_New(0);
+    for (size_t i = 0; list && i < n; i++) {
+        kscope_sample s;
+        int rc = kscope_recorder_read(self->rec, i, &s);
+        if (rc < 0) {
+            Py_DECREF(list);
+            return raise_rc(rc);
+        }
+        PyObject *d = sample_dict(&s);
+        if (!d || PyList_Append(list, d) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(d);
+    }
+    return list;
+}
+
+static PyObject *recorder_get_dropped(RecorderObject *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromUnsignedLongLong(kscope_recorder_dropped(self->rec));
+}
+
+static PyObject *recorder_get_gpus(RecorderObject *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromLong(kscope_recorder_gpus(self->rec));
+}
+
+static void recorder_dealloc(RecorderObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    if (self->rec) {
+        Py_BEGIN_ALLOW_THREADS kscope_recorder_free(self->rec);
+        Py_END_ALLOW_THREADS
+    }
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+static PyMethodDef recorder_methods[] = {
+    {"stop", (PyCFunction)recorder_stop, METH_NOARGS, "Stop sampling (one last sample)."},
+    {"samples", (PyCFunction)recorder_samples, METH_NOARGS, "Samples held, oldest first."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef recorder_getset[] = {
+    {"dropped", (getter)recorder_get_dropped, NULL, "Samples dropped (ring full).", NULL},
+    {"gpus", (getter)recorder_get_gpus, NULL, "GPUs sampled.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot recorder_slots[] = {
+    {Py_tp_new, recorder_new},
+    {Py_tp_dealloc, recorder_dealloc},
+    {Py_tp_methods, recorder_methods},
+    {Py_tp_getset, recorder_getset},
+    {Py_tp_doc, "Recorder(interval_ms=100, pids=(), no_gpu=False, capacity=0)\n--\n\n"
+                "Samples GPUs and processes on a thread of its own from now on."},
+    {0, NULL},
+};
+
+static PyType_Spec recorder_spec = {"kscope._kscope.Recorder", sizeof(RecorderObject), 0,
+                                    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE, recorder_slots};
+
+PyMethodDef diag_functions[] = {
+    {"gpu_init", fn_gpu_init, METH_NOARGS, "gpu_init() -> GPU count (pair with gpu_shutdown)"},
+    {"gpu_shutdown", fn_gpu_shutdown, METH_NOARGS, "gpu_shutdown()"},
+    {"gpu_name", fn_gpu_name, METH_O, "gpu_name(index) -> product name"},
+    {"gpu_stats", fn_gpu_stats, METH_O, "gpu_stats(index) -> dict of the fields reported"},
+    {"gpu_process_memory", fn_gpu_process_memory, METH_VARARGS,
+     "gpu_process_memory(index, pid) -> bytes"},
+    {"throttle_names", fn_throttle_names, METH_O, "throttle_names(reasons) -> [name, ...]"},
+    {"pids_for_port", fn_pids_for_port, METH_O, "pids_for_port(port) -> [pid, ...]"},
+    {NULL, NULL, 0, NULL},
+};
+
+int diag_exec(PyObject *m, module_state *st)
+{
+    if (!(st->cpu_procs_type = add_type(m, &cpu_procs_spec, "CpuProcs", NULL)) ||
+        !(st->recorder_type = add_type(m, &recorder_spec, "Recorder", NULL)))
+        return -1;
+    return 0;
+}

@@ -1,0 +1,312 @@
+/*
+ * hooks.c - what the launch hooks call: launch metadata for the next
+ * kernel (keywords or Triton's launch_metadata dict), the Triton hook's
+ * common case in C (triton_enter, which never raises into Triton), and
+ * Python frames entered as scopes (context="python").
+ */
+#include "module.h"
+
+#include <frameobject.h>
+
+/* --------------------------------------------------------- launch metadata */
+
+#define MAX_CUSTOM 64
+
+/* launch_metadata(name=None, flops8=0, flops16=0, flops32=0, flops64=0,
+ * bytes=0, custom=None): metrics for the next kernel this thread launches. */
+static PyObject *fn_launch_metadata(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    (void)m;
+    static char *kwlist[] = {"name",    "flops8", "flops16", "flops32",
+                             "flops64", "bytes",  "custom",  NULL};
+    kscope_launch_meta meta = {0};
+    PyObject *custom = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zdddddO:launch_metadata", kwlist, &meta.name,
+                                     &meta.flops8, &meta.flops16, &meta.flops32, &meta.flops64,
+                                     &meta.bytes, &custom))
+        return NULL;
+    const char *names[MAX_CUSTOM];
+    double values[MAX_CUSTOM];
+    if (custom && custom != Py_None) {
+        if (!PyDict_Check(custom)) {
+            PyErr_SetString(PyExc_TypeError, "custom must be a dict of name -> number");
+            return NULL;
+        }
+        if (PyDict_GET_SIZE(custom) > MAX_CUSTOM) {
+            PyErr_Format(PyExc_ValueError, "at most %d custom launch metrics", MAX_CUSTOM);
+            return NULL;
+        }
+        Py_ssize_t pos = 0;
+        PyObject *k, *v;
+        while (PyDict_Next(custom, &pos, &k, &v)) {
+            const char *kn = utf8_of(k, "custom metric name");
+            if (!kn)
+                return NULL;
+            double d = PyFloat_AsDouble(v);
+            if (d == -1.0 && PyErr_Occurred()) {
+                PyErr_Format(PyExc_TypeError, "custom launch metric '%s' is not a number", kn);
+                return NULL;
+            }
+            names[meta.n_custom] = kn;
+            values[meta.n_custom++] = d;
+        }
+        meta.custom_names = names;
+        meta.custom_values = values;
+    }
+    return none_or_raise(kscope_launch_metadata(&meta));
+}
+
+/* A launch_metadata value as a double: bool, int, float or anything with
+ * .item() (0-d tensors). Returns 1 with *out set, 0 for a value that is
+ * not a number, -1 with an exception (from .item()). */
+static int meta_number(PyObject *v, double *out)
+{
+    if (PyFloat_Check(v)) {
+        *out = PyFloat_AS_DOUBLE(v);
+        return 1;
+    }
+    if (PyLong_Check(v)) {
+        *out = PyLong_AsDouble(v);
+        return *out == -1.0 && PyErr_Occurred() ? -1 : 1;
+    }
+    if (v == Py_None || PyUnicode_Check(v) || !PyObject_HasAttrString(v, "item"))
+        return 0;
+    PyObject *item = PyObject_CallMethod(v, "item", NULL);
+    if (!item)
+        return -1;
+    int rc = PyFloat_Check(item) || PyLong_Check(item) ? meta_number(item, out) : 0;
+    Py_DECREF(item);
+    return rc;
+}
+
+/* What Triton's launch_metadata function returned, as
+ * kscope_launch_metadata: "name", flops8/16/32/64, "bytes", and every other
+ * number as a custom metric ("function" and "stream" are Triton's, not
+ * metrics; values that are not numbers are left out). 0, or -1 with an
+ * exception. */
+static int metadata_from_dict(PyObject *meta_dict)
+{
+    static const char *const flops[4] = {"flops8", "flops16", "flops32", "flops64"};
+    if (!PyDict_Check(meta_dict)) {
+        PyErr_Format(PyExc_TypeError, "launch metadata must be a dict, not %.100s",
+                     Py_TYPE(meta_dict)->tp_name);
+        return -1;
+    }
+    kscope_launch_meta meta = {0};
+    double *fl[4] = {&meta.flops8, &meta.flops16, &meta.flops32, &meta.flops64};
+    const char *names[MAX_CUSTOM];
+    double values[MAX_CUSTOM];
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    while (PyDict_Next(meta_dict, &pos, &k, &v)) {
+        const char *key = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
+        if (!key) {
+            PyErr_Clear();
+            continue;
+        }
+        if (strcmp(key, "name") == 0) {
+            if (PyUnicode_Check(v) && !(meta.name = utf8_of(v, "kernel name")))
+                return -1;
+            continue;
+        }
+        if (strcmp(key, "function") == 0 || strcmp(key, "stream") == 0)
+            continue;
+        double d;
+        int r = meta_number(v, &d);
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            continue;
+        int i = 0;
+        while (i < 4 && strcmp(key, flops[i]) != 0)
+            i++;
+        if (i < 4)
+            *fl[i] = d;
+        else if (strcmp(key, "bytes") == 0)
+            meta.bytes = d;
+        else if (meta.n_custom < MAX_CUSTOM) {
+            names[meta.n_custom] = key;
+            values[meta.n_custom++] = d;
+        }
+    }
+    meta.custom_names = names;
+    meta.custom_values = values;
+    int rc = kscope_launch_metadata(&meta);
+    if (rc < 0) {
+        raise_rc(rc);
+        return -1;
+    }
+    return 0;
+}
+
+/* The raised exception as one object, cleared (NULL if none). */
+static PyObject *take_exception(void)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    return PyErr_GetRaisedException();
+#else
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (!type)
+        return NULL;
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb && value)
+        PyException_SetTraceback(value, tb);
+    Py_XDECREF(type);
+    Py_XDECREF(tb);
+    return value;
+#endif
+}
+
+/* launch_metadata_dict(meta): metadata_from_dict, raising. */
+static PyObject *fn_launch_metadata_dict(PyObject *m, PyObject *meta_dict)
+{
+    (void)m;
+    return metadata_from_dict(meta_dict) < 0 ? NULL : Py_NewRef(Py_None);
+}
+
+/* triton_enter(lazy_dict): the Triton launch hook's common case in C (no
+ * include/exclude filter, no python context): evaluate the kernel's
+ * launch_metadata (lazy_dict.get()) and hand it to the next launch. It
+ * never raises into Triton's launcher: the first exception is kept for
+ * take_hook_error(), and the launch goes on without metadata. */
+static PyObject *fn_triton_enter(PyObject *m, PyObject *lazy_dict)
+{
+    module_state *st = PyModule_GetState(m);
+    PyObject *meta = PyObject_CallMethodNoArgs(lazy_dict, st->str_get);
+    int rc = meta ? metadata_from_dict(meta) : -1;
+    Py_XDECREF(meta);
+    if (rc < 0) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception))
+            return NULL; /* KeyboardInterrupt, SystemExit: not ours to keep */
+        PyObject *exc = take_exception();
+        if (!st->hook_error)
+            st->hook_error = exc;
+        else
+            Py_XDECREF(exc);
+    }
+    Py_RETURN_NONE;
+}
+
+/* take_hook_error(): the exception triton_enter kept (None if none), and
+ * forget it. */
+static PyObject *fn_take_hook_error(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    module_state *st = PyModule_GetState(m);
+    PyObject *exc = st->hook_error;
+    st->hook_error = NULL;
+    return exc ? exc : Py_NewRef(Py_None);
+}
+
+/* ------------------------------------------------------ Python frames */
+
+#define MAX_FRAMES 256
+
+/* "file:line@function" for a frame, cached per (code, line). */
+static PyObject *frame_name(module_state *st, PyCodeObject *code, int line)
+{
+    PyObject *key = Py_BuildValue("(Oi)", (PyObject *)code, line);
+    if (!key)
+        return NULL;
+    PyObject *name = PyDict_GetItemWithError(st->frame_names, key);
+    if (name) {
+        Py_DECREF(key);
+        return name; /* borrowed: the dict keeps it (and its UTF-8) alive */
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    name = PyUnicode_FromFormat("%U:%d@%U", code->co_filename, line, code->co_name);
+    if (!name || PyDict_SetItem(st->frame_names, key, name) < 0) {
+        Py_XDECREF(name);
+        Py_DECREF(key);
+        return NULL;
+    }
+    Py_DECREF(key);
+    Py_DECREF(name);
+    return name;
+}
+
+static int skipped_file(module_state *st, PyObject *filename)
+{
+    Py_ssize_t n = st->frame_skip ? PyTuple_GET_SIZE(st->frame_skip) : 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t r = PyUnicode_Tailmatch(filename, PyTuple_GET_ITEM(st->frame_skip, i), 0,
+                                           PY_SSIZE_T_MAX, -1);
+        if (r != 0)
+            return (int)r; /* 1 match, -1 error */
+    }
+    return 0;
+}
+
+/* enter_frames() -> n: enter one scope per frame of the calling Python
+ * stack, outermost first, leaving out files under the skipped prefixes;
+ * exit_frames(n) leaves them. What context="python" records at launches. */
+static PyObject *fn_enter_frames(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    module_state *st = PyModule_GetState(m);
+    PyObject *names[MAX_FRAMES];
+    int n = 0;
+    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
+    Py_XINCREF(f);
+    while (f && n < MAX_FRAMES) {
+        PyCodeObject *code = PyFrame_GetCode(f);
+        int skip = skipped_file(st, code->co_filename);
+        PyObject *name = NULL;
+        if (skip == 0)
+            name = frame_name(st, code, PyFrame_GetLineNumber(f));
+        Py_DECREF(code);
+        if (skip < 0 || (skip == 0 && !name)) {
+            Py_DECREF(f);
+            return NULL;
+        }
+        if (name)
+            names[n++] = name;
+        PyFrameObject *back = PyFrame_GetBack(f);
+        Py_DECREF(f);
+        f = back;
+    }
+    Py_XDECREF(f);
+    int entered = 0;
+    for (int i = n - 1; i >= 0; i--) {
+        int rc = kscope_enter(PyUnicode_AsUTF8(names[i]));
+        if (rc < 0) {
+            while (entered-- > 0)
+                kscope_exit(NULL);
+            return raise_rc(rc);
+        }
+        if (rc > 0)
+            break; /* not recording */
+        entered++;
+    }
+    return PyLong_FromLong(entered);
+}
+
+static PyObject *fn_exit_frames(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    for (long i = 0; i < n; i++) {
+        int rc = kscope_exit(NULL);
+        if (rc < 0)
+            return raise_rc(rc);
+    }
+    Py_RETURN_NONE;
+}
+
+PyMethodDef hook_functions[] = {
+    {"launch_metadata", (PyCFunction)(void (*)(void))fn_launch_metadata,
+     METH_VARARGS | METH_KEYWORDS, "launch_metadata(name=None, flops8=0, ..., custom=None)"},
+    {"launch_metadata_dict", fn_launch_metadata_dict, METH_O,
+     "launch_metadata_dict(meta): a Triton launch_metadata dict for the next kernel"},
+    {"triton_enter", fn_triton_enter, METH_O,
+     "triton_enter(lazy_dict): the Triton launch hook without filters (never raises)"},
+    {"take_hook_error", fn_take_hook_error, METH_NOARGS,
+     "take_hook_error(): the first exception triton_enter kept, or None; forgets it"},
+    {"enter_frames", fn_enter_frames, METH_NOARGS, "enter_frames() -> scopes entered"},
+    {"exit_frames", fn_exit_frames, METH_O, "exit_frames(n)"},
+    {NULL, NULL, 0, NULL},
+};

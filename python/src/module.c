@@ -1,0 +1,215 @@
+/*
+ * module.c - the kscope._kscope module itself: its state, its setup and
+ * tear-down (multi-phase init, heap types, as CPython's _lsprof.c), the
+ * mapping of kscope error codes to Python exceptions, and the few functions
+ * that belong to no API area (version, clock, last error, _configure).
+ *
+ * The extension exposes libkscope's C API to Python with as little in
+ * between as possible: `scope`, `cpu_timed_scope` and `Trace` are heap
+ * types whose __enter__/__exit__ call kscope_enter_ex/kscope_exit directly
+ * with the UTF-8 buffer cached inside the str object (so the core's
+ * per-thread pointer cache hits), and `ScopedFunction` wraps a callable
+ * with the same calls through vectorcall (scopes.c). Everything else
+ * (sessions, metrics, states, marks, launch metadata, the tracer, the
+ * profiling switch, Python frames as scopes, diagnostics) is a thin
+ * function. C errors become Python exceptions carrying kscope_last_error():
+ * a mismatched exit is a ValueError naming both scopes, a metric type
+ * mismatch a TypeError, and so on. See module.h for the files' areas.
+ */
+#include "module.h"
+
+/* ------------------------------------------------------------------ errors */
+
+/* ------------------------------------------------------------------ errors */
+
+/* The Python exception class for a kscope error code. */
+static PyObject *exception_for(int rc)
+{
+    switch (rc) {
+    case KSCOPE_ENOMEM:
+        return PyExc_MemoryError;
+    case KSCOPE_EMETRICTYPE:
+        return PyExc_TypeError;
+    case KSCOPE_EDEPTH:
+        return PyExc_RecursionError;
+    case KSCOPE_EIO:
+    case KSCOPE_ENOSPC:
+    case KSCOPE_EACCES:
+        return PyExc_OSError;
+    case KSCOPE_ENOTSUP:
+        return PyExc_NotImplementedError;
+    case KSCOPE_ENOPROC:
+        return PyExc_ProcessLookupError;
+    case KSCOPE_ETOOMANY:
+    case KSCOPE_EBACKEND:
+    case KSCOPE_ENOGPU:
+    case KSCOPE_ENOCUPTI:
+    case KSCOPE_EBUSY:
+    case KSCOPE_ESTATE:
+        return PyExc_RuntimeError;
+    default: /* EINVAL, ENOSESSION, EFORMAT, EDATA, EMISMATCH, EEMPTY, ... */
+        return PyExc_ValueError;
+    }
+}
+
+/* Raise the exception for rc with the thread's kscope message; NULL. */
+PyObject *raise_rc(int rc)
+{
+    const char *msg = kscope_last_error();
+    if (!msg || !*msg)
+        msg = kscope_strerror(rc);
+    PyErr_Format(exception_for(rc), "%s", msg);
+    return NULL;
+}
+
+/* --------------------------------------------------------------- functions */
+
+static PyObject *fn_now_ns(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    return PyLong_FromUnsignedLongLong(kscope_now_ns());
+}
+
+static PyObject *fn_version(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    return PyUnicode_FromString(kscope_version());
+}
+
+static PyObject *fn_last_error(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    return PyUnicode_FromString(kscope_last_error());
+}
+
+static PyObject *fn_strerror(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int rc = PyLong_AsLong(arg);
+    if (rc == -1 && PyErr_Occurred())
+        return NULL;
+    return Py_BuildValue("(ss)", kscope_err_name(rc), kscope_strerror(rc));
+}
+
+/* _configure(decorate, frame_skip): hooks set by the package at import. */
+static PyObject *fn_configure(PyObject *m, PyObject *args)
+{
+    module_state *st = PyModule_GetState(m);
+    PyObject *decorate, *skip;
+    if (!PyArg_ParseTuple(args, "OO!:_configure", &decorate, &PyTuple_Type, &skip))
+        return NULL;
+    Py_XSETREF(st->decorate, Py_NewRef(decorate));
+    Py_XSETREF(st->frame_skip, Py_NewRef(skip));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef module_functions[] = {
+    {"now_ns", fn_now_ns, METH_NOARGS, "now_ns() -> kscope's clock"},
+    {"version", fn_version, METH_NOARGS, "version() -> library version"},
+    {"last_error", fn_last_error, METH_NOARGS, "last_error() -> this thread's last message"},
+    {"strerror", fn_strerror, METH_O, "strerror(code) -> (name, message)"},
+    {"_configure", fn_configure, METH_VARARGS, "_configure(decorate, frame_skip)"},
+    {NULL, NULL, 0, NULL},
+};
+
+/* ------------------------------------------------------------ module setup */
+
+PyTypeObject *add_type(PyObject *m, PyType_Spec *spec, const char *name, vectorcallfunc vectorcall)
+{
+    PyTypeObject *tp = (PyTypeObject *)PyType_FromModuleAndSpec(m, spec, NULL);
+    if (!tp)
+        return NULL;
+    /* Construct without building an args tuple: CPython calls a type's
+     * tp_vectorcall when it is set. */
+    if (vectorcall)
+        tp->tp_vectorcall = vectorcall;
+    if (PyModule_AddObjectRef(m, name, (PyObject *)tp) < 0) {
+        Py_DECREF(tp);
+        return NULL;
+    }
+    return tp;
+}
+
+static int module_exec(PyObject *m)
+{
+    module_state *st = PyModule_GetState(m);
+    if (scopes_exec(m, st) < 0 || tracer_exec(m, st) < 0 || diag_exec(m, st) < 0)
+        return -1;
+    if (PyModule_AddFunctions(m, session_functions) < 0 ||
+        PyModule_AddFunctions(m, hook_functions) < 0 ||
+        PyModule_AddFunctions(m, diag_functions) < 0)
+        return -1;
+    if (!(st->frame_names = PyDict_New()) || !(st->str_get = PyUnicode_InternFromString("get")))
+        return -1;
+    if (PyModule_AddIntConstant(m, "CPU_TIMED", KSCOPE_CPU_TIMED) < 0 ||
+        PyModule_AddIntConstant(m, "ALL", KSCOPE_ALL) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_SESSIONS", KSCOPE_MAX_SESSIONS) < 0 ||
+        PyModule_AddIntConstant(m, "TRACER_MAX", KSCOPE_TRACER_MAX) < 0 ||
+        PyModule_AddStringConstant(m, "__version__", KSCOPE_VERSION_STRING) < 0)
+        return -1;
+    return 0;
+}
+
+static int module_traverse(PyObject *m, visitproc visit, void *arg)
+{
+    module_state *st = PyModule_GetState(m);
+    int rc = scope_cache_traverse(st, visit, arg);
+    if (rc)
+        return rc;
+    Py_VISIT(st->scope_type);
+    Py_VISIT(st->cpu_timed_type);
+    Py_VISIT(st->trace_type);
+    Py_VISIT(st->scoped_fn_type);
+    Py_VISIT(st->tracer_type);
+    Py_VISIT(st->method_type);
+    Py_VISIT(st->cpu_procs_type);
+    Py_VISIT(st->recorder_type);
+    Py_VISIT(st->decorate);
+    Py_VISIT(st->frame_names);
+    Py_VISIT(st->frame_skip);
+    Py_VISIT(st->hook_error);
+    Py_VISIT(st->str_get);
+    return 0;
+}
+
+static int module_clear(PyObject *m)
+{
+    module_state *st = PyModule_GetState(m);
+    scope_cache_clear(st); /* before the types it compares with */
+    Py_CLEAR(st->scope_type);
+    Py_CLEAR(st->cpu_timed_type);
+    Py_CLEAR(st->trace_type);
+    Py_CLEAR(st->scoped_fn_type);
+    Py_CLEAR(st->tracer_type);
+    Py_CLEAR(st->method_type);
+    Py_CLEAR(st->cpu_procs_type);
+    Py_CLEAR(st->recorder_type);
+    Py_CLEAR(st->decorate);
+    Py_CLEAR(st->frame_names);
+    Py_CLEAR(st->frame_skip);
+    Py_CLEAR(st->hook_error);
+    Py_CLEAR(st->str_get);
+    return 0;
+}
+
+static void module_free(void *m)
+{
+    module_clear((PyObject *)m);
+    scope_freelist_clear();
+}
+
+static PyModuleDef_Slot module_slots[] = {
+    {Py_mod_exec, module_exec},
+    {0, NULL},
+};
+
+static struct PyModuleDef kscope_module = {
+    PyModuleDef_HEAD_INIT, "kscope._kscope", "libkscope's C API for the kscope package.",
+    sizeof(module_state),  module_functions, module_slots,
+    module_traverse,       module_clear,     module_free,
+};
+
+PyMODINIT_FUNC PyInit__kscope(void)
+{
+    return PyModuleDef_Init(&kscope_module);
+}

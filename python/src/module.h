@@ -1,0 +1,213 @@
+/*
+ * module.h - what the files of the kscope._kscope extension share: the
+ * module state, the error and argument helpers, the scope push and pop of
+ * the per-scope paths, and each file's part of the module's setup.
+ *
+ * The helpers that a scope's entry and exit run (utf8_of, scope_push_loc,
+ * scope_pop_loc, ...) are static inline here, so every file that enters
+ * scopes has its own copy and no call crosses files on that path; only
+ * error paths (raise_rc) and metrics (add_metrics_dict) are calls into
+ * another file.
+ *
+ * The extension's files, by API area:
+ *   module.c    module setup (state, types, functions), errors, version, clock
+ *   scopes.c    scope, cpu_timed_scope, Trace and their __enter__/__exit__,
+ *               ScopedFunction (the decorators), the scope cache
+ *   tracer.c    MAX's Tracer
+ *   sessions.c  sessions, enter/exit, enter_scope/exit_scope, metrics,
+ *               states, marks, the profiling switch, colours, formats
+ *   hooks.c     launch metadata, the Triton launch hook, Python frames
+ *   diag.c      GPU and CPU diagnostics, the recorder, a port's processes
+ */
+#ifndef KSCOPE_PY_MODULE_H
+#define KSCOPE_PY_MODULE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "kscope.h"
+
+#include <stdint.h>
+#include <string.h>
+
+/* Nothing declared here leaves the extension: it exports PyInit__kscope
+ * (and the library's kscope_* API) only. */
+#pragma GCC visibility push(hidden)
+
+/* ------------------------------------------------------------ module state */
+
+/* The module keeps its types in module state (multi-phase init), so it
+ * holds no process-wide Python objects of its own. */
+typedef struct {
+    PyTypeObject *scope_type;     /* kscope.scope */
+    PyTypeObject *cpu_timed_type; /* kscope.cpu_timed_scope */
+    PyTypeObject *trace_type;     /* kscope.Trace (MAX) */
+    PyTypeObject *scoped_fn_type; /* what the decorators return */
+    PyTypeObject *tracer_type;    /* kscope.Tracer (MAX) */
+    PyTypeObject *method_type;    /* __enter__/__exit__ of the scope types */
+    PyTypeObject *cpu_procs_type; /* resource diagnostics */
+    PyTypeObject *recorder_type;
+    PyObject *decorate;    /* kscope._wrap.decorate(scope, func) */
+    PyObject *frame_names; /* (code, line) -> "file:line@function" */
+    PyObject *frame_skip;  /* tuple of filename prefixes left out */
+    PyObject *hook_error;  /* the first exception triton_enter kept */
+    PyObject *str_get;     /* "get", interned */
+} module_state;
+
+static inline module_state *state_of_type(PyTypeObject *tp)
+{
+    return (module_state *)PyType_GetModuleState(tp);
+}
+
+/* ------------------------------------------------------- errors (module.c) */
+
+/* Raise the exception for kscope error code rc with the thread's kscope
+ * message; returns NULL. */
+PyObject *raise_rc(int rc);
+
+/* Return None for rc >= 0 (1 means "nothing recorded"), raise otherwise. */
+static inline PyObject *none_or_raise(int rc)
+{
+    if (rc < 0)
+        return raise_rc(rc);
+    Py_RETURN_NONE;
+}
+
+/* ----------------------------------------------------------------- helpers */
+
+/* UTF-8 of a str argument, cached inside the str; NULL with TypeError. */
+static inline const char *utf8_of(PyObject *o, const char *what)
+{
+    if (!PyUnicode_Check(o)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a str, not %.100s", what, Py_TYPE(o)->tp_name);
+        return NULL;
+    }
+    Py_ssize_t n;
+    const char *s = PyUnicode_AsUTF8AndSize(o, &n);
+    if (s && (Py_ssize_t)strlen(s) != n) {
+        PyErr_Format(PyExc_ValueError, "%s contains a NUL character", what);
+        return NULL;
+    }
+    return s;
+}
+
+/* A colour given as a name ("red") or as 0xRRGGBB. */
+static inline int color_of(PyObject *o, uint32_t *out)
+{
+    if (o == NULL || o == Py_None) {
+        *out = 0;
+        return 0;
+    }
+    if (PyLong_Check(o)) {
+        unsigned long v = PyLong_AsUnsignedLong(o);
+        if (PyErr_Occurred() || v > 0xFFFFFFul) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ValueError, "colour must be 0xRRGGBB (0 to 0xFFFFFF)");
+            return -1;
+        }
+        *out = (uint32_t)v;
+        return 0;
+    }
+    const char *name = utf8_of(o, "colour");
+    if (!name)
+        return -1;
+    *out = kscope_color(name);
+    return 0;
+}
+
+/* ------------------------------------------------------ metrics (sessions.c) */
+
+/* Add a dict of metrics (name -> int, float, list of numbers or 0-d
+ * tensor) to the innermost scope. 0, or -1 with an exception. */
+int add_metrics_dict(PyObject *metrics);
+
+/* ------------------------------------------------------ scope push and pop */
+
+/* Leave the scope pushed by scope_push_loc: by id once loc has one (the
+ * entry went through loc while recording), else by name. */
+static inline int scope_pop_loc(kscope_loc *loc)
+{
+    return loc->id ? kscope_exit_loc(loc) : kscope_exit(loc->name);
+}
+
+/* The rest of scope_push and scope_push_loc once kscope_enter* returned
+ * rc: add the metrics to a pushed scope, leaving it again (by loc, or by
+ * name when loc is NULL) if they fail: never open behind an exception. */
+static inline int after_enter(int rc, PyObject *metrics, kscope_loc *loc, const char *name)
+{
+    if (rc < 0) {
+        raise_rc(rc);
+        return -1;
+    }
+    if (rc > 0)
+        return 0;
+    if (metrics && add_metrics_dict(metrics) < 0) {
+        if (loc)
+            scope_pop_loc(loc);
+        else
+            kscope_exit(name);
+        return -1;
+    }
+    return 1;
+}
+
+/* Enter: returns 1 when a scope was pushed, 0 when nothing was recorded
+ * (profiling off, no session), -1 with an exception. */
+static inline int scope_push(const char *name, uint32_t color, uint32_t flags, PyObject *metrics)
+{
+    return after_enter(kscope_enter_ex(name, color, flags), metrics, NULL, name);
+}
+
+/* scope_push by call site, for objects that live on (cached scope objects,
+ * ScopedFunction): the name's id is interned once, on the first entry while
+ * recording, and kept in loc; the exit (scope_pop_loc) then compares ids
+ * instead of strings. Interning takes a lock, so a short-lived object enters
+ * by name instead (by_id 0), through the thread's name cache. An empty name
+ * goes by name too, so that it fails as kscope_enter_ex fails it (even when
+ * nothing is recorded). */
+static inline int scope_push_loc(kscope_loc *loc, int by_id, PyObject *metrics)
+{
+    if (!by_id || !loc->name[0])
+        return scope_push(loc->name, loc->color, loc->flags, metrics);
+    return after_enter(kscope_enter_loc(loc), metrics, loc, NULL);
+}
+
+/* A loc for a scope named by `utf8` (kept alive by its owner). */
+static inline void loc_init(kscope_loc *loc, const char *utf8, uint32_t color, uint32_t flags)
+{
+    memset(loc, 0, sizeof *loc);
+    loc->name = utf8;
+    loc->color = color;
+    loc->flags = flags;
+}
+
+/* ------------------------------------------------------------ module setup */
+
+/* kscope_color("modular_purple"): Trace's and Tracer's default colour, set
+ * when the module is set up (scopes.c). */
+extern uint32_t trace_default_color;
+
+/* Make the type of `spec` for module m and add it to m as `name`;
+ * `vectorcall`, if given, constructs instances (module.c). */
+PyTypeObject *add_type(PyObject *m, PyType_Spec *spec, const char *name, vectorcallfunc vectorcall);
+
+/* Each file's types, made and added to module m (state st): 0, or -1 with
+ * an exception. */
+int scopes_exec(PyObject *m, module_state *st);
+int tracer_exec(PyObject *m, module_state *st);
+int diag_exec(PyObject *m, module_state *st);
+
+/* The scope cache's references to the types in st (scopes.c), and the
+ * memory of dead scope objects kept for new ones. */
+int scope_cache_traverse(module_state *st, visitproc visit, void *arg);
+void scope_cache_clear(module_state *st);
+void scope_freelist_clear(void);
+
+/* Each file's module functions, added by module_exec. */
+extern PyMethodDef session_functions[];
+extern PyMethodDef hook_functions[];
+extern PyMethodDef diag_functions[];
+
+#pragma GCC visibility pop
+
+#endif /* KSCOPE_PY_MODULE_H */

@@ -1,0 +1,716 @@
+/*
+ * scopes.c - the scope objects: `scope`, `cpu_timed_scope` and MAX's
+ * `Trace` (one object type, three heap types), the `scope_method`
+ * descriptors that make their __enter__/__exit__ cost no bound method, the
+ * cache of idle scope objects, and `ScopedFunction`, what the decorators
+ * return. These are the per-scope paths: everything they run is in this
+ * file or static inline in module.h.
+ */
+#include "module.h"
+
+#include <structmember.h>
+
+/* -------------------------------------------------- scope, cpu_timed, Trace */
+
+/* One object type serves the three context managers; they differ in the
+ * flags and colour they pass and in how they are constructed. */
+typedef struct {
+    PyObject_HEAD PyObject *name; /* str */
+    PyObject *metrics;            /* dict or NULL */
+    kscope_loc loc;               /* name (UTF-8 inside `name`), colour, flags, interned id */
+    int entered;                  /* scopes pushed and not yet popped by this object */
+    int by_id;                    /* enter through loc (see scope_push_loc) */
+    vectorcallfunc vectorcall;
+} ScopeObject;
+
+static PyObject *scope_instance_call(PyObject *obj, PyObject *const *args, size_t nargsf,
+                                     PyObject *kwnames);
+
+/* Memory of dead scope objects, kept for the next ones: `with scope(...)`
+ * creates and drops one object per pass, and reusing its memory saves the
+ * allocator a round trip. Guarded by the GIL; the memory is raw (no type,
+ * no references), so any of the three scope types may take it. */
+#define SCOPE_FREELIST 32
+static void *scope_freelist[SCOPE_FREELIST];
+static int scope_nfree;
+
+static ScopeObject *scope_alloc(PyTypeObject *tp)
+{
+    if (scope_nfree > 0)
+        return (ScopeObject *)PyObject_Init(scope_freelist[--scope_nfree], tp);
+    return PyObject_New(ScopeObject, tp);
+}
+
+void scope_freelist_clear(void)
+{
+    while (scope_nfree > 0)
+        PyObject_Free(scope_freelist[--scope_nfree]);
+}
+
+static PyObject *scope_new_common(PyTypeObject *tp, PyObject *name, PyObject *metrics,
+                                  PyObject *color, uint32_t flags)
+{
+    const char *utf8 = utf8_of(name, "scope name");
+    if (!utf8)
+        return NULL;
+    if (metrics == Py_None)
+        metrics = NULL;
+    if (metrics && !PyDict_Check(metrics)) {
+        PyErr_Format(PyExc_TypeError, "metrics must be a dict, not %.100s",
+                     Py_TYPE(metrics)->tp_name);
+        return NULL;
+    }
+    uint32_t c = 0;
+    if (color_of(color, &c) < 0)
+        return NULL;
+    ScopeObject *self = scope_alloc(tp);
+    if (!self)
+        return NULL;
+    self->name = Py_NewRef(name);
+    self->metrics = metrics && PyDict_GET_SIZE(metrics) ? Py_NewRef(metrics) : NULL;
+    loc_init(&self->loc, utf8, c, flags);
+    self->entered = 0;
+    self->by_id = 0;
+    self->vectorcall = scope_instance_call;
+    return (PyObject *)self;
+}
+
+/* Pick (name, second) from vectorcall arguments; second's keyword is kw2. */
+static int two_args(PyObject *const *args, size_t nargsf, PyObject *kwnames, const char *kw1,
+                    const char *kw2, PyObject **a1, PyObject **a2)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs > 2) {
+        PyErr_Format(PyExc_TypeError, "takes at most 2 positional arguments (%zd given)", nargs);
+        return -1;
+    }
+    *a1 = nargs > 0 ? args[0] : NULL;
+    *a2 = nargs > 1 ? args[1] : NULL;
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *k = PyTuple_GET_ITEM(kwnames, i);
+        PyObject **slot = PyUnicode_CompareWithASCIIString(k, kw1) == 0   ? a1
+                          : PyUnicode_CompareWithASCIIString(k, kw2) == 0 ? a2
+                                                                          : NULL;
+        if (!slot) {
+            PyErr_Format(PyExc_TypeError, "unexpected keyword argument '%U'", k);
+            return -1;
+        }
+        if (*slot) {
+            PyErr_Format(PyExc_TypeError, "argument '%U' given twice", k);
+            return -1;
+        }
+        *slot = args[nargs + i];
+    }
+    if (!*a1) {
+        PyErr_Format(PyExc_TypeError, "missing required argument '%s'", kw1);
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * Idle scope objects, kept for the next call with the same name object.
+ * `with scope("s"):` in a loop passes the same str each time and drops the
+ * scope object at the end of each pass; instead of allocating, parsing and
+ * validating the name, and freeing again, scope("s") hands back the object
+ * of the previous pass when nothing else holds it (reference count 1: the
+ * cache's own). Such an object is indistinguishable from a new one: same
+ * type, name, no metrics, default colour and flags of its type, nothing
+ * entered (reset here: a scope object dropped while entered is forgotten,
+ * as it would be when freed), no weak references or attributes; only its
+ * id() may repeat, as it may with any freed memory. It also keeps its name's
+ * interned id (loc.id), so a cached scope enters and exits by id (by_id).
+ *
+ * Only the one-argument form is cached: scope(name), cpu_timed_scope(name),
+ * Trace(message); scopes with metrics, a colour or keywords are made anew
+ * each time. What profiling is doing plays no part: construction is the
+ * same whether profiling is off, no session exists or one is recording,
+ * since a scope made in one state may be entered in another (it then
+ * records, or not, by the state at __enter__). A direct-mapped table per
+ * type, indexed by the name object's address; a miss replaces the slot's
+ * object (freed if idle). Guarded by the GIL. The table is static; its
+ * objects hold references to their types, which module_traverse reports and
+ * module_clear drops, so the module and its types are still collected.
+ */
+enum { CACHE_SCOPE, CACHE_CPU_TIMED, CACHE_TRACE, CACHE_KINDS };
+#define SCOPE_CACHE 64 /* slots per type, a power of two */
+static ScopeObject *scope_cache[CACHE_KINDS][SCOPE_CACHE];
+uint32_t trace_default_color; /* kscope_color("modular_purple") */
+
+static inline ScopeObject **cache_slot(int kind, PyObject *name)
+{
+    return &scope_cache[kind][((uintptr_t)name >> 4) & (SCOPE_CACHE - 1)];
+}
+
+/* The cached object for `name` if it is idle, as a new reference; NULL
+ * (no exception) otherwise. */
+static inline PyObject *cache_get(ScopeObject **slot, PyTypeObject *tp, PyObject *name)
+{
+    ScopeObject *o = *slot;
+    if (o && o->name == name && Py_TYPE(o) == tp && Py_REFCNT(o) == 1) {
+        o->entered = 0;
+        return Py_NewRef((PyObject *)o);
+    }
+    return NULL;
+}
+
+/* Make scope(name) anew and put it in its slot. */
+static PyObject *cache_miss(ScopeObject **slot, PyTypeObject *tp, PyObject *name, uint32_t color,
+                            uint32_t flags)
+{
+    PyObject *obj = scope_new_common(tp, name, NULL, NULL, flags);
+    if (!obj)
+        return NULL;
+    ScopeObject *self = (ScopeObject *)obj;
+    self->loc.color = color;
+    self->by_id = 1;
+    ScopeObject *old = *slot;
+    *slot = (ScopeObject *)Py_NewRef(obj);
+    Py_XDECREF(old);
+    return obj;
+}
+
+/* tp(name) through the cache of `kind`: the idle object, or a new one. */
+static PyObject *cached_scope(int kind, PyTypeObject *tp, PyObject *name, uint32_t color,
+                              uint32_t flags)
+{
+    ScopeObject **slot = cache_slot(kind, name);
+    PyObject *obj = cache_get(slot, tp, name);
+    return obj ? obj : cache_miss(slot, tp, name, color, flags);
+}
+
+/* Is cached object o (or NULL) of one of the types in `st`? */
+static int cached_of(const module_state *st, ScopeObject *o)
+{
+    PyTypeObject *tp = o ? Py_TYPE(o) : NULL;
+    return o && (tp == st->scope_type || tp == st->cpu_timed_type || tp == st->trace_type);
+}
+
+/* Drop the cached objects of the types in `st`. */
+void scope_cache_clear(module_state *st)
+{
+    for (int k = 0; k < CACHE_KINDS; k++)
+        for (int i = 0; i < SCOPE_CACHE; i++) {
+            ScopeObject *o = scope_cache[k][i];
+            if (cached_of(st, o)) {
+                scope_cache[k][i] = NULL;
+                Py_DECREF(o);
+            }
+        }
+}
+
+/* Report the cached objects' references to the types in `st`. */
+int scope_cache_traverse(module_state *st, visitproc visit, void *arg)
+{
+    for (int k = 0; k < CACHE_KINDS; k++)
+        for (int i = 0; i < SCOPE_CACHE; i++)
+            if (cached_of(st, scope_cache[k][i]))
+                Py_VISIT(Py_TYPE(scope_cache[k][i]));
+    return 0;
+}
+
+/* The one-positional-argument call, the common one, skips argument parsing. */
+#define ONE_ARG(nargsf, kwnames) ((kwnames) == NULL && PyVectorcall_NARGS(nargsf) == 1)
+
+/* scope(name, metrics=None): the type's own vectorcall (no tuple, no dict). */
+static PyObject *scope_vectorcall(PyObject *type, PyObject *const *args, size_t nargsf,
+                                  PyObject *kwnames)
+{
+    PyTypeObject *tp = (PyTypeObject *)type;
+    if (ONE_ARG(nargsf, kwnames))
+        return cached_scope(CACHE_SCOPE, tp, args[0], 0, 0);
+    PyObject *name, *metrics;
+    if (two_args(args, nargsf, kwnames, "name", "metrics", &name, &metrics) < 0)
+        return NULL;
+    return scope_new_common(tp, name, metrics, NULL, 0);
+}
+
+/* cpu_timed_scope(name, metrics=None) */
+static PyObject *cpu_timed_vectorcall(PyObject *type, PyObject *const *args, size_t nargsf,
+                                      PyObject *kwnames)
+{
+    PyTypeObject *tp = (PyTypeObject *)type;
+    if (ONE_ARG(nargsf, kwnames))
+        return cached_scope(CACHE_CPU_TIMED, tp, args[0], 0, KSCOPE_CPU_TIMED);
+    PyObject *name, *metrics;
+    if (two_args(args, nargsf, kwnames, "name", "metrics", &name, &metrics) < 0)
+        return NULL;
+    return scope_new_common(tp, name, metrics, NULL, KSCOPE_CPU_TIMED);
+}
+
+/* Trace(message, color="modular_purple") */
+static PyObject *trace_vectorcall(PyObject *type, PyObject *const *args, size_t nargsf,
+                                  PyObject *kwnames)
+{
+    PyTypeObject *tp = (PyTypeObject *)type;
+    if (ONE_ARG(nargsf, kwnames))
+        return cached_scope(CACHE_TRACE, tp, args[0], trace_default_color, 0);
+    PyObject *name, *color;
+    if (two_args(args, nargsf, kwnames, "message", "color", &name, &color) < 0)
+        return NULL;
+    PyObject *obj = scope_new_common(tp, name, NULL, color, 0);
+    if (obj && !color)
+        ((ScopeObject *)obj)->loc.color = trace_default_color;
+    return obj;
+}
+
+/* tp_new, for calls that do not go through the type's vectorcall
+ * (scope.__new__(scope, "s"), copy and pickle protocols). */
+static PyObject *scope_tp_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
+{
+    PyObject *kwnames = NULL;
+    Py_ssize_t npos = PyTuple_GET_SIZE(args);
+    Py_ssize_t nkw = kwargs ? PyDict_GET_SIZE(kwargs) : 0;
+    PyObject *stack[4];
+    if (npos + nkw > 4) {
+        PyErr_SetString(PyExc_TypeError, "too many arguments");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < npos; i++)
+        stack[i] = PyTuple_GET_ITEM(args, i);
+    if (nkw) {
+        kwnames = PyTuple_New(nkw);
+        if (!kwnames)
+            return NULL;
+        Py_ssize_t pos = 0, i = 0;
+        PyObject *k, *v;
+        while (PyDict_Next(kwargs, &pos, &k, &v)) {
+            PyTuple_SET_ITEM(kwnames, i, Py_NewRef(k));
+            stack[npos + i++] = v;
+        }
+    }
+    PyObject *res = tp->tp_vectorcall((PyObject *)tp, stack, (size_t)npos, kwnames);
+    Py_XDECREF(kwnames);
+    return res;
+}
+
+static void scope_dealloc(ScopeObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    Py_XDECREF(self->name);
+    Py_XDECREF(self->metrics);
+    if (scope_nfree < SCOPE_FREELIST)
+        scope_freelist[scope_nfree++] = self;
+    else
+        tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+static PyObject *scope_enter(ScopeObject *self, PyObject *Py_UNUSED(ignored))
+{
+    int r = scope_push_loc(&self->loc, self->by_id, self->metrics);
+    if (r < 0)
+        return NULL;
+    self->entered += r;
+    return Py_NewRef(self);
+}
+
+static PyObject *scope_exit(ScopeObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    (void)args;
+    (void)nargs;
+    if (self->entered <= 0)
+        Py_RETURN_FALSE;
+    int rc = scope_pop_loc(&self->loc);
+    if (rc < 0)
+        return raise_rc(rc); /* still open: the stack is as it was */
+    self->entered--;
+    Py_RETURN_FALSE;
+}
+
+/* Decorator use: scope("s")(func). The wrapping (sync or async, name and
+ * docstring kept) is done by kscope._wrap.decorate. */
+static PyObject *scope_decorate(ScopeObject *self, PyObject *func)
+{
+    module_state *st = state_of_type(Py_TYPE(self));
+    if (!st->decorate) {
+        PyErr_SetString(PyExc_RuntimeError, "kscope._kscope used without the kscope package");
+        return NULL;
+    }
+    return PyObject_CallFunctionObjArgs(st->decorate, (PyObject *)self, func, NULL);
+}
+
+/*
+ * The `with` statement looks __enter__ and __exit__ up on the type and
+ * binds them through their descriptor; binding a C method allocates a
+ * method object each time, twice per `with`. Instead, __enter__ and
+ * __exit__ are `scope_method` descriptors that bind to the scope object
+ * itself, and calling a scope object dispatches on the argument count:
+ *   ()                          -> __enter__
+ *   (exc_type, exc, traceback)  -> __exit__
+ *   (func)                      -> decorator
+ * So `with scope("s"):` allocates only the scope object.
+ */
+static PyObject *scope_instance_call(PyObject *obj, PyObject *const *args, size_t nargsf,
+                                     PyObject *kwnames)
+{
+    ScopeObject *self = (ScopeObject *)obj;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames && PyTuple_GET_SIZE(kwnames)) {
+        PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", Py_TYPE(obj)->tp_name);
+        return NULL;
+    }
+    switch (nargs) {
+    case 0:
+        return scope_enter(self, NULL);
+    case 3:
+        return scope_exit(self, args, nargs);
+    case 1:
+        return scope_decorate(self, args[0]);
+    default:
+        PyErr_Format(PyExc_TypeError,
+                     "a %s object is called with a function to decorate (1 argument), "
+                     "not %zd arguments",
+                     Py_TYPE(obj)->tp_name, nargs);
+        return NULL;
+    }
+}
+
+/* Trace.mark(): an instant event named like the span. */
+static PyObject *scope_mark(ScopeObject *self, PyObject *Py_UNUSED(ignored))
+{
+    return none_or_raise(kscope_mark(self->loc.name));
+}
+
+static PyObject *scope_get_name(ScopeObject *self, void *Py_UNUSED(closure))
+{
+    return Py_NewRef(self->name);
+}
+
+static PyObject *scope_get_metrics(ScopeObject *self, void *Py_UNUSED(closure))
+{
+    return Py_NewRef(self->metrics ? self->metrics : Py_None);
+}
+
+static PyObject *scope_get_color(ScopeObject *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromUnsignedLong(self->loc.color);
+}
+
+static PyObject *scope_get_flags(ScopeObject *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromUnsignedLong(self->loc.flags);
+}
+
+static PyObject *scope_repr(ScopeObject *self)
+{
+    return PyUnicode_FromFormat("<%s %R>", Py_TYPE(self)->tp_name, self->name);
+}
+
+static PyMethodDef trace_methods[] = {
+    {"mark", (PyCFunction)scope_mark, METH_NOARGS, "Record an instant event named like the span."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef scope_getset[] = {
+    {"name", (getter)scope_get_name, NULL, "The scope's name.", NULL},
+    {"message", (getter)scope_get_name, NULL, "The span's name (MAX spelling).", NULL},
+    {"metrics", (getter)scope_get_metrics, NULL, "Metrics added on entry, or None.", NULL},
+    {"color", (getter)scope_get_color, NULL, "Colour as 0xRRGGBB (0: default).", NULL},
+    {"flags", (getter)scope_get_flags, NULL, "KSCOPE_CPU_TIMED or 0.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+PyDoc_STRVAR(scope_doc, "scope(name, metrics=None)\n--\n\n"
+                        "A named region of the calling thread, as a context manager or a\n"
+                        "decorator. `metrics` (a dict of int, float, list of numbers or\n"
+                        "0-d tensor) is added to the scope's node when it is entered.");
+
+PyDoc_STRVAR(cpu_timed_doc, "cpu_timed_scope(name, metrics=None)\n--\n\n"
+                            "A scope that also records its exclusive 'cpu_time (ns)'.");
+
+PyDoc_STRVAR(trace_doc, "Trace(message, color='modular_purple')\n--\n\n"
+                        "A MAX-style span: a context manager over a coloured scope, with\n"
+                        "mark() for an instant event inside it.");
+
+static PyMemberDef scope_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(ScopeObject, vectorcall), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot scope_slots[] = {
+    {Py_tp_new, scope_tp_new},       {Py_tp_dealloc, scope_dealloc},
+    {Py_tp_members, scope_members},  {Py_tp_getset, scope_getset},
+    {Py_tp_call, PyVectorcall_Call}, {Py_tp_repr, scope_repr},
+    {Py_tp_doc, (void *)scope_doc},  {0, NULL},
+};
+
+static PyType_Slot cpu_timed_slots[] = {
+    {Py_tp_new, scope_tp_new},          {Py_tp_dealloc, scope_dealloc},
+    {Py_tp_members, scope_members},     {Py_tp_getset, scope_getset},
+    {Py_tp_call, PyVectorcall_Call},    {Py_tp_repr, scope_repr},
+    {Py_tp_doc, (void *)cpu_timed_doc}, {0, NULL},
+};
+
+static PyType_Slot trace_slots[] = {
+    {Py_tp_new, scope_tp_new},      {Py_tp_dealloc, scope_dealloc}, {Py_tp_methods, trace_methods},
+    {Py_tp_members, scope_members}, {Py_tp_getset, scope_getset},   {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_repr, scope_repr},       {Py_tp_doc, (void *)trace_doc}, {0, NULL},
+};
+
+#define SCOPE_TYPE_FLAGS                                                                           \
+    (Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_VECTORCALL)
+
+static PyType_Spec scope_spec = {"kscope._kscope.scope", sizeof(ScopeObject), 0, SCOPE_TYPE_FLAGS,
+                                 scope_slots};
+static PyType_Spec cpu_timed_spec = {"kscope._kscope.cpu_timed_scope", sizeof(ScopeObject), 0,
+                                     SCOPE_TYPE_FLAGS, cpu_timed_slots};
+static PyType_Spec trace_spec = {"kscope._kscope.Trace", sizeof(ScopeObject), 0, SCOPE_TYPE_FLAGS,
+                                 trace_slots};
+
+/* ------------------------------------------------------------- scope_method */
+
+/* __enter__ / __exit__ of the scope types (see scope_instance_call). */
+typedef struct {
+    PyObject_HEAD int nargs; /* 0: __enter__, 3: __exit__ */
+    vectorcallfunc vectorcall;
+} ScopeMethodObject;
+
+static int is_scope(module_state *st, PyObject *o)
+{
+    PyTypeObject *tp = Py_TYPE(o);
+    return tp == st->scope_type || tp == st->cpu_timed_type || tp == st->trace_type;
+}
+
+/* Bound: the scope object itself. Unbound (from the class): the slot. */
+static PyObject *scope_method_get(PyObject *desc, PyObject *obj, PyObject *type)
+{
+    (void)type;
+    if (obj == NULL || obj == Py_None)
+        return Py_NewRef(desc);
+    return Py_NewRef(obj);
+}
+
+/* Called from the class, as type(cm).__enter__(cm) or
+ * type(cm).__exit__(cm, exc_type, exc, tb) (contextlib.ExitStack does). */
+static PyObject *scope_method_call(PyObject *obj, PyObject *const *args, size_t nargsf,
+                                   PyObject *kwnames)
+{
+    ScopeMethodObject *desc = (ScopeMethodObject *)obj;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    module_state *st = state_of_type(Py_TYPE(obj));
+    if (nargs != desc->nargs + 1 || !is_scope(st, args[0]) ||
+        (kwnames && PyTuple_GET_SIZE(kwnames))) {
+        PyErr_Format(PyExc_TypeError, "%s takes a kscope scope%s",
+                     desc->nargs ? "__exit__" : "__enter__",
+                     desc->nargs ? " and (exc_type, exc, traceback)" : "");
+        return NULL;
+    }
+    return scope_instance_call(args[0], args + 1, (size_t)desc->nargs, NULL);
+}
+
+static void scope_method_dealloc(PyObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+static PyObject *scope_method_repr(ScopeMethodObject *self)
+{
+    return PyUnicode_FromFormat("<slot '%s' of kscope scopes>",
+                                self->nargs ? "__exit__" : "__enter__");
+}
+
+static PyMemberDef scope_method_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(ScopeMethodObject, vectorcall), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot scope_method_slots[] = {
+    {Py_tp_dealloc, scope_method_dealloc}, {Py_tp_descr_get, scope_method_get},
+    {Py_tp_call, PyVectorcall_Call},       {Py_tp_members, scope_method_members},
+    {Py_tp_repr, scope_method_repr},       {0, NULL},
+};
+
+static PyType_Spec scope_method_spec = {"kscope._kscope.scope_method", sizeof(ScopeMethodObject), 0,
+                                        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
+                                            Py_TPFLAGS_HAVE_VECTORCALL |
+                                            Py_TPFLAGS_DISALLOW_INSTANTIATION,
+                                        scope_method_slots};
+
+/* Put __enter__ and __exit__ into a scope type's dictionary. */
+static int add_scope_methods(PyTypeObject *method_type, PyTypeObject *tp)
+{
+    static const char *const names[2] = {"__enter__", "__exit__"};
+    for (int i = 0; i < 2; i++) {
+        ScopeMethodObject *m = PyObject_New(ScopeMethodObject, method_type);
+        if (!m)
+            return -1;
+        m->nargs = i ? 3 : 0;
+        m->vectorcall = scope_method_call;
+        int rc = PyDict_SetItemString(tp->tp_dict, names[i], (PyObject *)m);
+        Py_DECREF(m);
+        if (rc < 0)
+            return -1;
+    }
+    PyType_Modified(tp);
+    return 0;
+}
+
+/* ---------------------------------------------------------- ScopedFunction */
+
+/* A callable that runs `func` inside a scope. It has a __dict__ so that
+ * functools.update_wrapper can give it the function's name and docstring,
+ * and binds like a function when it is a class attribute. */
+typedef struct {
+    PyObject_HEAD PyObject *func;
+    PyObject *name;    /* str */
+    PyObject *metrics; /* dict or NULL */
+    kscope_loc loc;    /* as in ScopeObject */
+    PyObject *dict;
+    vectorcallfunc vectorcall;
+} ScopedFnObject;
+
+static PyObject *scoped_fn_vectorcall(PyObject *obj, PyObject *const *args, size_t nargsf,
+                                      PyObject *kwnames)
+{
+    ScopedFnObject *self = (ScopedFnObject *)obj;
+    int pushed = scope_push_loc(&self->loc, 1, self->metrics);
+    if (pushed < 0)
+        return NULL;
+    PyObject *res = PyObject_Vectorcall(self->func, args, nargsf, kwnames);
+    if (pushed) {
+        int rc = scope_pop_loc(&self->loc);
+        if (rc < 0 && res) {
+            Py_DECREF(res);
+            return raise_rc(rc);
+        }
+    }
+    return res;
+}
+
+/* ScopedFunction(func, name, metrics=None, color=None, flags=0) */
+static PyObject *scoped_fn_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"func", "name", "metrics", "color", "flags", NULL};
+    PyObject *func, *name, *metrics = NULL, *color = NULL;
+    unsigned int flags = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OU|OOI:ScopedFunction", kwlist, &func, &name,
+                                     &metrics, &color, &flags))
+        return NULL;
+    if (!PyCallable_Check(func)) {
+        PyErr_Format(PyExc_TypeError, "ScopedFunction wraps a callable, not %.100s",
+                     Py_TYPE(func)->tp_name);
+        return NULL;
+    }
+    const char *utf8 = utf8_of(name, "scope name");
+    if (!utf8)
+        return NULL;
+    if (metrics == Py_None)
+        metrics = NULL;
+    if (metrics && !PyDict_Check(metrics)) {
+        PyErr_Format(PyExc_TypeError, "metrics must be a dict, not %.100s",
+                     Py_TYPE(metrics)->tp_name);
+        return NULL;
+    }
+    uint32_t c;
+    if (color_of(color, &c) < 0)
+        return NULL;
+    ScopedFnObject *self = (ScopedFnObject *)tp->tp_alloc(tp, 0);
+    if (!self)
+        return NULL;
+    self->func = Py_NewRef(func);
+    self->name = Py_NewRef(name);
+    self->metrics = metrics && PyDict_GET_SIZE(metrics) ? Py_NewRef(metrics) : NULL;
+    loc_init(&self->loc, utf8, c, flags);
+    self->dict = NULL;
+    self->vectorcall = scoped_fn_vectorcall;
+    return (PyObject *)self;
+}
+
+static int scoped_fn_traverse(ScopedFnObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->func);
+    Py_VISIT(self->metrics);
+    Py_VISIT(self->dict);
+    return 0;
+}
+
+static int scoped_fn_clear(ScopedFnObject *self)
+{
+    Py_CLEAR(self->func);
+    Py_CLEAR(self->metrics);
+    Py_CLEAR(self->dict);
+    return 0;
+}
+
+static void scoped_fn_dealloc(ScopedFnObject *self)
+{
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    scoped_fn_clear(self);
+    Py_CLEAR(self->name);
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+/* Bind to an instance like a plain function does. */
+static PyObject *scoped_fn_descr_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    (void)type;
+    if (obj == NULL || obj == Py_None)
+        return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+static PyObject *scoped_fn_repr(ScopedFnObject *self)
+{
+    return PyUnicode_FromFormat("<kscope scoped %R of %R>", self->name, self->func);
+}
+
+static PyMemberDef scoped_fn_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(ScopedFnObject, vectorcall), READONLY, NULL},
+    {"__dictoffset__", T_PYSSIZET, offsetof(ScopedFnObject, dict), READONLY, NULL},
+    {"scope_name", T_OBJECT, offsetof(ScopedFnObject, name), READONLY, "The scope's name."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyGetSetDef scoped_fn_getset[] = {
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot scoped_fn_slots[] = {
+    {Py_tp_new, scoped_fn_new},
+    {Py_tp_dealloc, scoped_fn_dealloc},
+    {Py_tp_traverse, scoped_fn_traverse},
+    {Py_tp_clear, scoped_fn_clear},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_descr_get, scoped_fn_descr_get},
+    {Py_tp_members, scoped_fn_members},
+    {Py_tp_getset, scoped_fn_getset},
+    {Py_tp_repr, scoped_fn_repr},
+    {Py_tp_doc, "ScopedFunction(func, name, metrics=None, color=None, flags=0)\n--\n\n"
+                "Calls func inside a scope (what the decorators return)."},
+    {0, NULL},
+};
+
+static PyType_Spec scoped_fn_spec = {"kscope._kscope.ScopedFunction", sizeof(ScopedFnObject), 0,
+                                     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
+                                         Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_IMMUTABLETYPE |
+                                         Py_TPFLAGS_METHOD_DESCRIPTOR,
+                                     scoped_fn_slots};
+
+/* ------------------------------------------------------------ module setup */
+
+int scopes_exec(PyObject *m, module_state *st)
+{
+    trace_default_color = kscope_color("modular_purple");
+    st->method_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &scope_method_spec, NULL);
+    if (!st->method_type)
+        return -1;
+    if (!(st->scope_type = add_type(m, &scope_spec, "scope", scope_vectorcall)) ||
+        !(st->cpu_timed_type =
+              add_type(m, &cpu_timed_spec, "cpu_timed_scope", cpu_timed_vectorcall)) ||
+        !(st->trace_type = add_type(m, &trace_spec, "Trace", trace_vectorcall)) ||
+        !(st->scoped_fn_type = add_type(m, &scoped_fn_spec, "ScopedFunction", NULL)))
+        return -1;
+    if (add_scope_methods(st->method_type, st->scope_type) < 0 ||
+        add_scope_methods(st->method_type, st->cpu_timed_type) < 0 ||
+        add_scope_methods(st->method_type, st->trace_type) < 0)
+        return -1;
+    return 0;
+}

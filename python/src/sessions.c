@@ -1,0 +1,508 @@
+/*
+ * sessions.c - the module functions of sessions and of scopes opened by
+ * hand: start/activate/deactivate/finalize, a session's data, output path
+ * and dropped records, enter/exit, Proton's enter_scope/exit_scope,
+ * metrics, states, marks, the profiling switch, colours and the table of
+ * output formats.
+ */
+#include "module.h"
+
+#include "format/format.h"
+
+/* ----------------------------------------------------------------- metrics */
+
+#define VEC_STACK 32
+
+/* Add a list/tuple of numbers as an int vector (all ints) or a double one. */
+static int add_vector_metric(const char *name, PyObject *seq)
+{
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    int all_int = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (PyFloat_Check(items[i]))
+            all_int = 0;
+        else if (!PyLong_Check(items[i])) {
+            PyErr_Format(PyExc_TypeError, "metric '%s': vector element %zd is %.100s, not a number",
+                         name, i, Py_TYPE(items[i])->tp_name);
+            return -1;
+        }
+    }
+    int64_t ibuf[VEC_STACK];
+    double dbuf[VEC_STACK];
+    void *buf = all_int ? (void *)ibuf : (void *)dbuf;
+    if (n > VEC_STACK && !(buf = PyMem_Malloc((size_t)n * 8))) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int rc = 0;
+    for (Py_ssize_t i = 0; i < n && rc == 0; i++) {
+        if (all_int) {
+            ((int64_t *)buf)[i] = PyLong_AsLongLong(items[i]);
+        } else {
+            ((double *)buf)[i] = PyFloat_AsDouble(items[i]);
+        }
+        if (PyErr_Occurred())
+            rc = -1;
+    }
+    if (rc == 0) {
+        int r = all_int ? kscope_metric_int_vec(name, buf, (size_t)n)
+                        : kscope_metric_double_vec(name, buf, (size_t)n);
+        if (r < 0) {
+            raise_rc(r);
+            rc = -1;
+        }
+    }
+    if (buf != ibuf && buf != dbuf)
+        PyMem_Free(buf);
+    return rc;
+}
+
+/* Add one metric to the innermost scope. Accepts int, bool, float, list or
+ * tuple of numbers, and anything with .item() (0-d tensors, numpy scalars). */
+static int add_metric(PyObject *key, PyObject *value)
+{
+    const char *name = utf8_of(key, "metric name");
+    if (!name)
+        return -1;
+    int r;
+    if (PyLong_Check(value)) {
+        long long v = PyLong_AsLongLong(value);
+        if (v == -1 && PyErr_Occurred()) {
+            PyErr_Format(PyExc_OverflowError, "metric '%s' does not fit in 64 bits", name);
+            return -1;
+        }
+        r = kscope_metric_int(name, v);
+    } else if (PyFloat_Check(value)) {
+        r = kscope_metric_double(name, PyFloat_AS_DOUBLE(value));
+    } else if (PyList_Check(value) || PyTuple_Check(value)) {
+        PyObject *seq = PySequence_Fast(value, "metric vector");
+        if (!seq)
+            return -1;
+        int rc = add_vector_metric(name, seq);
+        Py_DECREF(seq);
+        return rc;
+    } else if (PyObject_HasAttrString(value, "item")) {
+        PyObject *scalar = PyObject_CallMethod(value, "item", NULL);
+        if (!scalar)
+            return -1;
+        int rc = (PyLong_Check(scalar) || PyFloat_Check(scalar))
+                     ? add_metric(key, scalar)
+                     : (PyErr_Format(PyExc_TypeError, "metric '%s': .item() gave %.100s", name,
+                                     Py_TYPE(scalar)->tp_name),
+                        -1);
+        Py_DECREF(scalar);
+        return rc;
+    } else {
+        PyErr_Format(PyExc_TypeError,
+                     "metric '%s' is %.100s; expected int, float, a list of numbers or a "
+                     "0-d tensor",
+                     name, Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    if (r < 0) {
+        raise_rc(r);
+        return -1;
+    }
+    return 0;
+}
+
+int add_metrics_dict(PyObject *metrics)
+{
+    if (!PyDict_Check(metrics)) {
+        PyErr_Format(PyExc_TypeError, "metrics must be a dict, not %.100s",
+                     Py_TYPE(metrics)->tp_name);
+        return -1;
+    }
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    while (PyDict_Next(metrics, &pos, &k, &v))
+        if (add_metric(k, v) < 0)
+            return -1;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- sessions */
+
+static PyObject *fn_start(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    (void)m;
+    static char *kwlist[] = {"name", "context", "data", "backend", "mode", NULL};
+    kscope_session_opts o = {0};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zzzzz:start", kwlist, &o.name, &o.context,
+                                     &o.data, &o.backend, &o.mode))
+        return NULL;
+    int rc = kscope_start(&o);
+    if (rc < 0)
+        return raise_rc(rc);
+    return PyLong_FromLong(rc);
+}
+
+static int session_arg(PyObject *o, int *out)
+{
+    if (o == NULL || o == Py_None) {
+        *out = KSCOPE_ALL;
+        return 0;
+    }
+    long v = PyLong_AsLong(o);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (v < INT32_MIN || v > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "session id out of range");
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+static PyObject *fn_activate(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *s = NULL;
+    int session;
+    if (!PyArg_ParseTuple(args, "|O:activate", &s) || session_arg(s, &session) < 0)
+        return NULL;
+    return none_or_raise(kscope_activate(session));
+}
+
+static PyObject *fn_deactivate(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    (void)m;
+    static char *kwlist[] = {"session", "flushing", NULL};
+    PyObject *s = NULL;
+    int flushing = 0, session;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Op:deactivate", kwlist, &s, &flushing) ||
+        session_arg(s, &session) < 0)
+        return NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS rc = kscope_deactivate(session, flushing);
+    Py_END_ALLOW_THREADS return none_or_raise(rc);
+}
+
+static PyObject *fn_finalize(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    (void)m;
+    static char *kwlist[] = {"session", "output_format", NULL};
+    PyObject *s = NULL;
+    const char *format = NULL;
+    int session;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|Oz:finalize", kwlist, &s, &format) ||
+        session_arg(s, &session) < 0)
+        return NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS rc = kscope_finalize(session, format);
+    Py_END_ALLOW_THREADS return none_or_raise(rc);
+}
+
+static PyObject *fn_output_path(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int session;
+    const char *format = NULL;
+    if (!PyArg_ParseTuple(args, "i|z:output_path", &session, &format))
+        return NULL;
+    char buf[4096];
+    int rc = kscope_output_path(session, format, buf, sizeof buf);
+    if (rc < 0)
+        return raise_rc(rc);
+    return PyUnicode_DecodeFSDefault(buf);
+}
+
+static PyObject *fn_data(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int session;
+    const char *format = NULL;
+    if (!PyArg_ParseTuple(args, "i|z:data", &session, &format))
+        return NULL;
+    char *out = NULL;
+    size_t len = 0;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS rc = kscope_data(session, format, &out, &len);
+    Py_END_ALLOW_THREADS if (rc < 0) return raise_rc(rc);
+    PyObject *res = PyBytes_FromStringAndSize(out, (Py_ssize_t)len);
+    kscope_free(out);
+    return res;
+}
+
+static PyObject *fn_dropped(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int session = PyLong_AsLong(arg);
+    if (session == -1 && PyErr_Occurred())
+        return NULL;
+    int64_t n = kscope_dropped(session);
+    if (n < 0)
+        return raise_rc((int)n);
+    return PyLong_FromLongLong(n);
+}
+
+/* enter(name, color=None, flags=0) -> True when a scope was pushed. */
+static PyObject *fn_enter(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    (void)m;
+    static char *kwlist[] = {"name", "color", "flags", "metrics", NULL};
+    PyObject *name, *color = NULL, *metrics = NULL;
+    unsigned int flags = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OIO:enter", kwlist, &name, &color, &flags,
+                                     &metrics))
+        return NULL;
+    const char *utf8 = utf8_of(name, "scope name");
+    uint32_t c;
+    if (!utf8 || color_of(color, &c) < 0)
+        return NULL;
+    if (metrics == Py_None)
+        metrics = NULL;
+    int r = scope_push(utf8, c, flags, metrics);
+    if (r < 0)
+        return NULL;
+    return PyBool_FromLong(r);
+}
+
+/* exit(name=None): leave the innermost scope (checking its name if given). */
+static PyObject *fn_exit(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *name = NULL;
+    if (!PyArg_ParseTuple(args, "|O:exit", &name))
+        return NULL;
+    const char *utf8 = NULL;
+    if (name && name != Py_None && !(utf8 = utf8_of(name, "scope name")))
+        return NULL;
+    int rc = kscope_exit(utf8);
+    if (rc < 0)
+        return raise_rc(rc);
+    return PyBool_FromLong(rc == 0);
+}
+
+/* Scopes opened by enter_scope on this thread, innermost last: their ids
+ * (0 when nothing was recorded, so exit_scope must not pop). */
+#define MANUAL_MAX 1024
+static _Thread_local struct {
+    int n;
+    int64_t id[MANUAL_MAX];
+} manual;
+static int64_t manual_next_id; /* guarded by the GIL */
+
+/* Keyword arguments of enter_scope/exit_scope: only these names. */
+static int manual_kwargs(PyObject *const *kwvalues, PyObject *kwnames, PyObject **triton_op,
+                         PyObject **metrics)
+{
+    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; i < nkw; i++) {
+        PyObject *k = PyTuple_GET_ITEM(kwnames, i);
+        if (PyUnicode_CompareWithASCIIString(k, "triton_op") == 0)
+            *triton_op = kwvalues[i];
+        else if (metrics && PyUnicode_CompareWithASCIIString(k, "metrics") == 0)
+            *metrics = kwvalues[i];
+        else {
+            PyErr_Format(PyExc_TypeError, "unexpected keyword argument '%U'", k);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* enter_scope(name, *, triton_op=False, metrics=None) -> id (-1: not
+ * recorded). triton_op is accepted for Proton compatibility. */
+static PyObject *fn_enter_scope(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                                PyObject *kwnames)
+{
+    (void)m;
+    PyObject *triton_op = NULL, *metrics = NULL;
+    if (nargs != 1) {
+        PyErr_Format(PyExc_TypeError, "enter_scope() takes 1 positional argument (%zd given)",
+                     nargs);
+        return NULL;
+    }
+    if (kwnames && manual_kwargs(args + nargs, kwnames, &triton_op, &metrics) < 0)
+        return NULL;
+    if (manual.n >= MANUAL_MAX) {
+        PyErr_Format(PyExc_RecursionError, "more than %d scopes opened by enter_scope", MANUAL_MAX);
+        return NULL;
+    }
+    const char *name = utf8_of(args[0], "scope name");
+    if (!name)
+        return NULL;
+    int pushed = scope_push(name, 0, 0, metrics == Py_None ? NULL : metrics);
+    if (pushed < 0)
+        return NULL;
+    int64_t id = pushed ? ++manual_next_id : 0;
+    manual.id[manual.n++] = id;
+    return PyLong_FromLongLong(pushed ? id : -1);
+}
+
+/* exit_scope(name=None, *, triton_op=False) -> the id enter_scope gave.
+ * A name that is not the innermost scope's raises ValueError naming both
+ * and leaves the scope open. */
+static PyObject *fn_exit_scope(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                               PyObject *kwnames)
+{
+    (void)m;
+    PyObject *triton_op = NULL;
+    if (nargs > 1) {
+        PyErr_Format(PyExc_TypeError,
+                     "exit_scope() takes at most 1 positional argument (%zd given)", nargs);
+        return NULL;
+    }
+    if (kwnames && manual_kwargs(args + nargs, kwnames, &triton_op, NULL) < 0)
+        return NULL;
+    const char *name = NULL;
+    if (nargs == 1 && args[0] != Py_None && !(name = utf8_of(args[0], "scope name")))
+        return NULL;
+    if (manual.n == 0) {
+        PyErr_Format(PyExc_ValueError,
+                     "exit_scope(%s%s%s) but no scope opened by enter_scope is open on this thread",
+                     name ? "'" : "", name ? name : "", name ? "'" : "");
+        return NULL;
+    }
+    int64_t id = manual.id[manual.n - 1];
+    if (id) {
+        int rc = kscope_exit(name);
+        if (rc < 0)
+            return raise_rc(rc);
+    }
+    manual.n--;
+    return PyLong_FromLongLong(id ? id : -1);
+}
+
+static PyObject *fn_depth(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    return PyLong_FromLong(kscope_depth());
+}
+
+static PyObject *fn_add_metrics(PyObject *m, PyObject *metrics)
+{
+    (void)m;
+    if (add_metrics_dict(metrics) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *fn_state_enter(PyObject *m, PyObject *name)
+{
+    (void)m;
+    const char *utf8 = utf8_of(name, "state name");
+    if (!utf8)
+        return NULL;
+    int rc = kscope_state_enter(utf8);
+    if (rc < 0)
+        return raise_rc(rc);
+    return PyBool_FromLong(rc == 0);
+}
+
+static PyObject *fn_state_exit(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    return none_or_raise(kscope_state_exit());
+}
+
+static PyObject *fn_mark(PyObject *m, PyObject *name)
+{
+    (void)m;
+    const char *utf8 = utf8_of(name, "mark name");
+    if (!utf8)
+        return NULL;
+    return none_or_raise(kscope_mark(utf8));
+}
+
+static PyObject *fn_profiling(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    return PyLong_FromLong(kscope_profiling());
+}
+
+/* set_profiling(level): 0/1/2, a bool, or "off|on|detailed". */
+static PyObject *fn_set_profiling(PyObject *m, PyObject *level)
+{
+    (void)m;
+    long v;
+    if (PyUnicode_Check(level)) {
+        const char *s = utf8_of(level, "profiling level");
+        if (!s)
+            return NULL;
+        v = kscope_parse_profiling(s);
+        if (v < 0) {
+            PyErr_Format(PyExc_ValueError, "profiling level '%s' is not one of off, on, detailed",
+                         s);
+            return NULL;
+        }
+    } else {
+        v = PyLong_AsLong(level);
+        if (v == -1 && PyErr_Occurred())
+            return NULL;
+    }
+    if (v < 0 || v > 2) {
+        PyErr_Format(PyExc_ValueError, "profiling level %ld is not 0 (off), 1 (on) or 2 (detailed)",
+                     v);
+        return NULL;
+    }
+    return none_or_raise(kscope_set_profiling((int)v));
+}
+
+static PyObject *fn_color(PyObject *m, PyObject *name)
+{
+    (void)m;
+    uint32_t c;
+    if (color_of(name, &c) < 0)
+        return NULL;
+    return PyLong_FromUnsignedLong(c);
+}
+
+/* formats() -> [(name, kind, extensions), ...]: the format table of
+ * format/format.h, in its order; kind is "tree" or "trace", extensions a
+ * tuple of str (with their dots), the one written first. */
+static PyObject *fn_formats(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    PyObject *list = PyList_New(0);
+    const kscope__format *f;
+    for (int id = 1; list && (f = kscope__format_get((kscope__format_id)id)) != NULL; id++) {
+        PyObject *exts = PyUnicode_FromString(f->exts ? f->exts : "");
+        PyObject *split = exts ? PyUnicode_Split(exts, NULL, -1) : NULL;
+        PyObject *tuple = split ? PyList_AsTuple(split) : NULL;
+        PyObject *item =
+            tuple ? Py_BuildValue("(ssO)", f->name,
+                                  f->kind == KSCOPE__KIND_TRACE ? "trace" : "tree", tuple)
+                  : NULL;
+        if (!item || PyList_Append(list, item) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(item);
+        Py_XDECREF(tuple);
+        Py_XDECREF(split);
+        Py_XDECREF(exts);
+    }
+    return list;
+}
+
+PyMethodDef session_functions[] = {
+    {"start", (PyCFunction)(void (*)(void))fn_start, METH_VARARGS | METH_KEYWORDS,
+     "start(name=None, context=None, data=None, backend=None, mode=None) -> session id"},
+    {"activate", fn_activate, METH_VARARGS, "activate(session=None)"},
+    {"deactivate", (PyCFunction)(void (*)(void))fn_deactivate, METH_VARARGS | METH_KEYWORDS,
+     "deactivate(session=None, flushing=False)"},
+    {"finalize", (PyCFunction)(void (*)(void))fn_finalize, METH_VARARGS | METH_KEYWORDS,
+     "finalize(session=None, output_format=None)"},
+    {"output_path", fn_output_path, METH_VARARGS, "output_path(session, format=None) -> str"},
+    {"data", fn_data, METH_VARARGS, "data(session, format=None) -> bytes"},
+    {"dropped", fn_dropped, METH_O, "dropped(session) -> GPU records lost"},
+    {"enter", (PyCFunction)(void (*)(void))fn_enter, METH_VARARGS | METH_KEYWORDS,
+     "enter(name, color=None, flags=0, metrics=None) -> True if recorded"},
+    {"exit", fn_exit, METH_VARARGS, "exit(name=None) -> True if a scope was left"},
+    {"depth", fn_depth, METH_NOARGS, "depth() -> scopes open on this thread"},
+    {"enter_scope", (PyCFunction)(void (*)(void))fn_enter_scope, METH_FASTCALL | METH_KEYWORDS,
+     "enter_scope(name, *, triton_op=False, metrics=None) -> id (-1: not recorded)"},
+    {"exit_scope", (PyCFunction)(void (*)(void))fn_exit_scope, METH_FASTCALL | METH_KEYWORDS,
+     "exit_scope(name=None, *, triton_op=False) -> id of the scope left"},
+    {"add_metrics", fn_add_metrics, METH_O, "add_metrics(dict): on the innermost scope"},
+    {"state_enter", fn_state_enter, METH_O, "state_enter(name)"},
+    {"state_exit", fn_state_exit, METH_NOARGS, "state_exit()"},
+    {"mark", fn_mark, METH_O, "mark(name): an instant event"},
+    {"profiling", fn_profiling, METH_NOARGS, "profiling() -> 0 off, 1 on, 2 detailed"},
+    {"set_profiling", fn_set_profiling, METH_O, "set_profiling(level)"},
+    {"color", fn_color, METH_O, "color(name) -> 0xRRGGBB"},
+    {"formats", fn_formats, METH_NOARGS,
+     "formats() -> [(name, kind, extensions), ...]: the formats sessions write and kscope reads"},
+    {NULL, NULL, 0, NULL},
+};
