@@ -82,9 +82,9 @@ def deactivate(session=None, flushing=False):
 
 def finalize(session=None, output_format=None):
     """Write `session` (None: every session) and end it. output_format:
-    a format name of _kscope.formats() ("hatchet", "hatchet_msgpack",
-    "chrome_trace", ...) or None (by the session's data: tree -> hatchet,
-    trace -> chrome_trace)."""
+    the name of a format in _kscope.formats() (hatchet, hatchet_msgpack,
+    chrome_trace), or None for the default of the session's data (tree:
+    hatchet, trace: chrome_trace)."""
     if flags.command_line:
         _check_command_line(session)
         return

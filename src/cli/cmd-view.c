@@ -49,7 +49,7 @@ const char cmd_view_help[] =
     "                         util                     max(sum flops<w>/peak<w>,\n"
     "                                                  bytes/peak bandwidth) / time,\n"
     "                                                  on kernels, from the device\n"
-    "                                                  info (CUDA arch 80/89/90/100)\n"
+    "                                                  info of known GPU architectures\n"
     "                         NAME/%                   share of ROOT (inclusive\n"
     "                                                  metrics) or of the sum\n"
     "  -d, --depth N        show nodes at most N levels below ROOT (default 100)\n"

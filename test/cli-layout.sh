@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The layout's promises (docs/ARCHITECTURE.md), checked on the build and
+# the sources:
+#  - libkscope.so exports only kscope_* and kscope run's entry points, and
+#    loads no library beyond libc, libpthread, libdl and libm;
+#  - no file outside src/format/ names a format by its name or extension;
+#  - no file outside src/gpu/ (the backend registry and the backends'
+#    folders) names CUPTI or CUDA;
+#  - core includes nothing from diag, run or the readers; run/fork.c
+#    nothing from core's private headers;
+#  - no source file is longer than 800 lines.
+set -uo pipefail
+src=${KSCOPE_SOURCE_DIR:?}
+bin=${KSCOPE_BINARY_DIR:?}
+fails=0
+fail() {
+    echo "FAIL: $*" >&2
+    fails=$((fails + 1))
+}
+
+lib=$bin/libkscope.so
+# The entry points CUDA, NVTX and the dynamic loader look up by name.
+entry='^(InitializeInjection|InitializeInjectionNvtx2|_exit|_Exit|cudaProfilerStart|cudaProfilerStop|cuProfilerStart|cuProfilerStop|cuptiSubscribe)$'
+others=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -v '^kscope_' | grep -Ev "$entry")
+[ -z "$others" ] || fail "libkscope.so exports more than kscope_* and its entry points: $others"
+nm -D --defined-only "$lib" | grep -q ' kscope_start$' || fail "libkscope.so does not export kscope_start"
+needed=$(objdump -p "$lib" | awk '/NEEDED/ {print $2}' |
+    grep -Ev '^(libc|libpthread|libdl|libm|libasan|libubsan|libgcc_s|libstdc\+\+)\.so' || true)
+[ -z "$needed" ] || fail "libkscope.so needs more than libc, libpthread, libdl, libm: $needed"
+# libstdc++ and libgcc_s come in only with a sanitizer build's runtime.
+if ! objdump -p "$lib" | grep -q 'NEEDED.*libasan'; then
+    objdump -p "$lib" | grep -Eq 'NEEDED.*(libstdc|libgcc_s)' && fail "libkscope.so needs the C++ runtime"
+fi
+ldd "$lib" | grep -Ei 'yajl|msgpack' && fail "libkscope.so loads a JSON or MessagePack library"
+
+cd "$src" || exit 1
+# A format name or extension as a whole string literal on a line that
+# compares or lists: strcmp, ends_with, ==, !=, endswith, choices, a list of
+# names. Passing a name through to the table's look-up is fine.
+names='"(\.?(hatchet|hatchet_msgpack|chrome_trace|msgpack)|\.json|\.trace)"'
+compare='strcmp|ends_with|endswith|==|!=|choices|[[(,] *"[a-z_.]+" *,'
+hits=$(grep -rEn "$names" src python/kscope python/src --include=*.c --include=*.h \
+    --include=*.py | grep -v '^src/format/' | grep -E "$compare")
+[ -z "$hits" ] || fail "format names compared outside src/format/:
+$hits"
+
+hits=$(grep -rEiln 'cupti|cuda' src --include=*.c --include=*.h | grep -Ev '^src/gpu/')
+[ -z "$hits" ] || fail "files outside src/gpu/ name CUPTI or CUDA:
+$hits"
+
+hits=$(grep -rEn '#include "(diag|run|read|cli)/' src/core src/format src/profile)
+[ -z "$hits" ] || fail "core, format or profile include a part that depends on them:
+$hits"
+grep -n '#include "core/' src/run/*.c && fail "run/ includes core's private headers"
+
+long=$(find src python/src test -name '*.[ch]' -print0 | xargs -0 wc -l |
+    awk '$2 != "total" && $1 > 800 {print $2 " (" $1 " lines)"}')
+[ -z "$long" ] || fail "source files over 800 lines: $long"
+
+[ "$fails" -eq 0 ] || exit 1
+echo "layout: all checks passed"
