@@ -3,8 +3,8 @@
 
 The extension `kscope._kscope` is compiled together with the C sources of
 the pieces it needs, read from src/sources.txt (the list CMakeLists.txt
-reads too): `recorder`, plus `gpu-cuda` when the CUDA headers are found or
-`gpu-none` otherwise (see RECORDER below). The extension uses only the public
+reads too): `recorder`, plus `gpu-cuda` when the CUDA headers are found
+(see RECORDER below). The extension uses only the public
 API (include/kscope.h), so it never takes `inject` (kscope run's entry
 points), `toolkit` (the readers) or `cli`, and links nothing beyond
 libpthread, libdl and libm, so one `pip install` builds everything.
@@ -21,12 +21,12 @@ import sys
 import sysconfig
 
 # The pieces of src/sources.txt the extension is made of: always RECORDER,
-# then GPU_CUDA when the CUDA headers are found, else GPU_NONE (which may be
-# absent from the list: then nothing stands in for the backend). Any other
+# then GPU_CUDA when the CUDA headers are found (without them the backend
+# registry lists the backend as not built). Any other
 # piece (inject, toolkit, cli, inject-cuda, ...) is left out. Under
 # `kscope run` the extension's calls to the public API resolve to the
 # preloaded libkscope, so the process keeps one kscope state.
-RECORDER, GPU_CUDA, GPU_NONE = "recorder", "gpu-cuda", "gpu-none"
+RECORDER, GPU_CUDA = "recorder", "gpu-cuda"
 LIBRARIES = ["pthread", "dl", "m"]
 CUDA_HINTS = ("CUDA_HOME", "CUDA_PATH")
 _PIECE_LINE = re.compile(r"^([A-Za-z0-9_.-]+)\s*:(.*)$")
@@ -80,7 +80,6 @@ def _sources(repo):
     gpu = piece_files(repo, pieces, GPU_CUDA) if cuda else []
     if not gpu:
         cuda = None
-        gpu = piece_files(repo, pieces, GPU_NONE)
     return list(dict.fromkeys(files + gpu)), cuda  # each file once, in order
 
 
