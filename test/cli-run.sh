@@ -114,20 +114,29 @@ rc=$?
 [ "$(cat out.txt)" = "plugin 39" ] || fail "CUPTI conflict: program output changed: $(cat out.txt)"
 [ "$(grep -c "subscribes to CUPTI itself" err.txt)" -eq 1 ] ||
     fail "CUPTI conflict message: $(cat err.txt)"
-FAKE_CUPTI_RC=0 "$KS" run -- ./run-capture-dl ./libcuptiplugin.so >out.txt 2>err.txt
-[ $? -eq 0 ] && [ "$(cat out.txt)" = "plugin 0" ] && ! grep -q "CUPTI itself" err.txt ||
-    fail "a free CUPTI was reported as a conflict: $(cat err.txt)"
+if [ "$GPU_DRIVER" = 1 ]; then
+    # kscope holds the real CUPTI there, which the plugin's call reaches
+    echo "skip: a free CUPTI (needs a machine without a GPU driver)"
+else
+    FAKE_CUPTI_RC=0 "$KS" run -- ./run-capture-dl ./libcuptiplugin.so >out.txt 2>err.txt
+    [ $? -eq 0 ] && [ "$(cat out.txt)" = "plugin 0" ] && ! grep -q "CUPTI itself" err.txt ||
+        fail "a free CUPTI was reported as a conflict: $(cat err.txt)"
+fi
 
 # a CUDA program whose GPU work cannot be captured (no driver or CUPTI
 # here): one line saying why, non-zero exit, host scopes still written
 build run-cuinit $KLINK -ldl
-"$KS" run -- ./run-cuinit >out.txt 2>err.txt
-rc=$?
-[ $rc -eq 1 ] || fail "uncaptured GPU: exit $rc, expected 1"
-[ "$(cat out.txt)" = "cuinit called" ] || fail "uncaptured GPU: output: $(cat out.txt)"
-[ "$(grep -c "used CUDA but its GPU work was not captured: " err.txt)" -eq 1 ] ||
-    fail "uncaptured GPU message: $(cat err.txt)"
-has kscope.hatchet host-work || fail "uncaptured GPU: host scopes lost"
+if [ "$GPU_DRIVER" = 1 ]; then
+    echo "skip: uncaptured GPU work (needs a machine without a GPU driver)"
+else
+    "$KS" run -- ./run-cuinit >out.txt 2>err.txt
+    rc=$?
+    [ $rc -eq 1 ] || fail "uncaptured GPU: exit $rc, expected 1"
+    [ "$(cat out.txt)" = "cuinit called" ] || fail "uncaptured GPU: output: $(cat out.txt)"
+    [ "$(grep -c "used CUDA but its GPU work was not captured: " err.txt)" -eq 1 ] ||
+        fail "uncaptured GPU message: $(cat err.txt)"
+    has kscope.hatchet host-work || fail "uncaptured GPU: host scopes lost"
+fi
 "$KS" run -b none -- ./run-cuinit >out.txt 2>err.txt ||
     fail "-b none: the missing GPU capture was reported: $(cat err.txt)"
 

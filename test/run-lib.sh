@@ -11,6 +11,13 @@ WORK=$(mktemp -d "${TMPDIR:-/tmp}/kscope-run-test.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 FAILS=0
 
+# A machine with a GPU driver (the GPU machine running ctest too): cases
+# that need the driver to be missing are skipped there, with a message.
+GPU_DRIVER=0
+if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+    GPU_DRIVER=1
+fi
+
 fail() {
     echo "FAIL: $*" >&2
     FAILS=$((FAILS + 1))

@@ -67,6 +67,9 @@ done
 export PKG_CONFIG_PATH=$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 export CMAKE_PREFIX_PATH=$prefix/usr
 export LD_LIBRARY_PATH=$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# tests that compile against the toolkit find its libraries and headers
+export LIBRARY_PATH=$libdir${LIBRARY_PATH:+:$LIBRARY_PATH}
+export C_INCLUDE_PATH=$prefix/usr/include${C_INCLUDE_PATH:+:$C_INCLUDE_PATH}
 export PATH=$PATH:/usr/local/cuda/bin
 pkgconfig_arg=()
 if ! command -v pkg-config >/dev/null; then
