@@ -5,7 +5,7 @@
 # and the Python scope benchmark, each run alternately REPS times so the
 # machine's noise hits both alike. Prints medians and ratios (this / base).
 #
-#   BASE_SRC=DIR BASE_BUILD=DIR NEW_BUILD=DIR [REPS=5] bash bench/compare.sh
+#   BASE_SRC=DIR BASE_BUILD=DIR NEW_BUILD=DIR [REPS=5] [PY_REPS=3] bash bench/compare.sh
 #
 # BASE_BUILD and NEW_BUILD are CMake build folders of BASE_SRC and of this
 # checkout (tools/gpu-run.sh makes both when BASE is set). The GPU part
@@ -66,7 +66,7 @@ for side in base new; do
     (cd "$work/py_$side/python" && python3 kscope_setup.py >"$work/py_$side.log" 2>&1) || py_ok=0
 done
 if [ "$py_ok" = 1 ]; then
-    for r in $(seq "$reps"); do
+    for r in $(seq "${PY_REPS:-3}"); do
         for side in base new; do
             PYTHONPATH=$work/py_$side/python python3 "$root/bench/python/bench_scope.py" --rounds 3 \
                 2>/dev/null | awk -v s="$side" -F'  +' '$2 ~ /^ *[0-9.]+$/ {gsub(/ /, "_", $1); print "python", s, $1, $2}' >>"$log"
