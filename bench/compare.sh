@@ -10,7 +10,8 @@
 # BASE_BUILD and NEW_BUILD are CMake build folders of BASE_SRC and of this
 # checkout (tools/gpu-run.sh makes both when BASE is set). The GPU part
 # runs when nvcc and a GPU are there; the Python part when the package
-# builds in place (python/kscope_setup.py) for both.
+# builds in place (python/kscope_setup.py) for both. COMPARE_RAW=FILE keeps
+# every measurement ("group side name value" lines).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 base_src=${BASE_SRC:?}
@@ -100,4 +101,5 @@ for (group, name), sides in rows.items():
     ratio = f"{mn / mb:.3f}" if mb else "-"
     print(f"{group + ' ' + name:<40}{mb:>10.3f}{mn:>10.3f}{ratio:>11}{min(len(b), len(n)):>6}")
 PY
+[ -n "${COMPARE_RAW:-}" ] && cp "$log" "$COMPARE_RAW"
 rm -rf "$work"

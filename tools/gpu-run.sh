@@ -110,7 +110,8 @@ compare() {
     note "this checkout against BASE=$BASE (bench/compare.sh, medians of ${REPS:-5}):"
     # the base's Python package needs the unpacked msgpack-c and yajl
     C_INCLUDE_PATH=$prefix/usr/include LIBRARY_PATH=$libdir BASE_SRC=$base_src \
-        BASE_BUILD=$base_build NEW_BUILD=$build timeout 540 bash "$root/bench/compare.sh" \
+        BASE_BUILD=$base_build NEW_BUILD=$build COMPARE_RAW=$out/compare-raw.log \
+        timeout 540 bash "$root/bench/compare.sh" \
         >"$out/compare.log" 2>&1
     sed -n '/^benchmark/,$p' "$out/compare.log" | tee -a "$summary"
 }
