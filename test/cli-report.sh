@@ -42,5 +42,28 @@ check "bad -n: exit 2" test $? -eq 2
 "$KS" report 2>"$work/err.txt"
 check "no file: exit 2" test $? -eq 2
 check "help names every option" sh -c "'$KS' report --help | grep -q -- '-n N'"
+
+# --html: the page itself is checked in a browser (test/browser/); here, its
+# text and the errors.
+tree=$src/test/data/proton/rich_tree.hatchet
+"$KS" report --html "$work/r.html" "$tree" 2>"$work/err.txt"
+check "--html: exit 0" test $? -eq 0
+check "--html: the data escapes <" sh -c "grep -q 'add_kernel\\\\u003cn=4194304' '$work/r.html'"
+check "--html: no external resource" sh -c "! grep -Eqi '(src|href)=\"?(https?:)?//' '$work/r.html'"
+check "--html: a CSP that forbids requests" has "$work/r.html" "default-src 'none'"
+"$KS" report --html "$work/r.html" "$tree" "$tree" "$tree" 2>"$work/err.txt"
+check "--html with three profiles: exit 2" test $? -eq 2
+check "--html with three profiles: says so" has "$work/err.txt" "one profile, or two"
+"$KS" report --html "$work/m.html" "$work/missing.hatchet" 2>"$work/err.txt"
+check "--html, missing file: one line naming it" sh -c \
+    "test \$(wc -l <'$work/err.txt') -eq 1 && grep -q missing.hatchet '$work/err.txt'"
+check "--html, missing file: no page left" test ! -e "$work/m.html"
+"$KS" report --html "$work/d.html" /nonexistent-dir/x.html "$tree" 2>"$work/err.txt"
+check "--html, bad input: exit 2" test $? -eq 2
+"$KS" report --max-nodes 0 --html "$work/r.html" "$tree" 2>"$work/err.txt"
+check "--max-nodes 0: refused" has "$work/err.txt" "--max-nodes needs a number >= 1"
+"$KS" report --html "$work/x/y.html" "$tree" 2>"$work/err.txt"
+check "--html, unwritable OUT: names it" has "$work/err.txt" "x/y.html: cannot write"
+
 echo "$fails failed"
 exit $((fails > 0))

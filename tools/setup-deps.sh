@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # setup-deps.sh - install what kscope needs to build and test, if missing.
 # Debian packages through apt (as root), Python packages through pip.
+# chromium runs the HTML report's browser tests (test/browser/).
 set -euo pipefail
 
 apt_pkgs=(cmake make gcc g++ pkg-config libmsgpack-dev libyajl-dev libcmocka-dev
-          openmpi-bin libopenmpi-dev)
+          openmpi-bin libopenmpi-dev chromium)
 missing=()
 for p in "${apt_pkgs[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

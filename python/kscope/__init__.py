@@ -38,6 +38,7 @@ from .tracing import (
     traced,
 )
 from . import cpu, data, gpu  # noqa: E402
+from .report import report_html  # noqa: E402
 
 _kscope._configure(_wrap.decorate, context.frame_skip_prefixes())
 
@@ -53,7 +54,7 @@ __all__ = [
     "DEFAULT_PROFILE_NAME", "Backend", "LaunchHook", "OneShotCapture", "ScopedFunction", "Trace",
     "Tracer", "__version__", "activate", "add_metrics", "check_errors", "color", "context",
     "cpu", "cpu_timed_scope", "data", "gpu", "deactivate", "detect_backend", "enter_scope", "enter_state",
-    "exit_scope", "exit_state", "finalize", "is_profiling_enabled", "last_error",
+    "exit_scope", "exit_state", "report_html", "finalize", "is_profiling_enabled", "last_error",
     "launch_metadata", "mark", "now_ns", "profile", "profiled_region", "profiling_level",
     "scope", "scoped", "set_gpu_profiling_state", "start", "state", "traced",
 ]

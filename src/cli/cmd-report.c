@@ -2,11 +2,13 @@
  * cmd-report.c - `kscope report`: a one-page summary of a profile, the
  * first thing to read after a run: the devices and their peaks, where GPU
  * time went (kernels, copies), the heaviest kernels, and the scopes that
- * hold the most GPU time and host wall time.
+ * hold the most GPU time and host wall time. With --html, one
+ * self-contained HTML page instead (src/report/).
  */
 #include "cli/cmd.h"
 #include "kscope.h"
 #include "read/read.h"
+#include "report/report.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 const char cmd_report_summary[] = "summarise a profile: devices, GPU time, top kernels and scopes";
 const char cmd_report_help[] =
     "usage: kscope report [-n N] FILE...\n"
+    "       kscope report --html OUT.html PROFILE [PROFILE2]\n"
     "\n"
     "Print a one-page summary of each profile (.hatchet, .hatchet_msgpack or\n"
     "Chrome trace JSON, ours or Proton's):\n"
@@ -27,8 +30,19 @@ const char cmd_report_help[] =
     "  - the top N scopes by GPU time under them (inclusive) and by host wall\n"
     "    time, each with its calling context.\n"
     "\n"
+    "With --html, write one HTML page that opens offline in a browser: a\n"
+    "flame graph of the calling-context tree (width by any metric, click to\n"
+    "zoom, search), a timeline for traces, the top kernels, and with PROFILE2\n"
+    "a diff (PROFILE -> PROFILE2). Very large profiles are aggregated (the\n"
+    "page says where): tree nodes under 0.01%% of the total merge into\n"
+    "\"(other)\" past 200000 nodes; a timeline track keeps its 250000 longest\n"
+    "slices.\n"
+    "\n"
     "options:\n"
     "  -n N        rows per table (default 10)\n"
+    "  --html OUT  write the HTML page to OUT\n"
+    "  --max-nodes N, --max-track-events N\n"
+    "              the HTML page's limits (defaults 200000, 250000)\n"
     "  -h, --help  this text\n"
     "\n"
     "Exit status: 0, or 2 when a file cannot be read (one line naming it).\n";
@@ -206,9 +220,27 @@ static int report_one(const char *path, long n, FILE *out)
     return KSCOPE_EXIT_OK;
 }
 
+static int report_html(const char *out, int nfiles, char **files, const kscope__report_limits *lim)
+{
+    if (nfiles > 2) {
+        fprintf(stderr, "kscope report: --html takes one profile, or two to compare, not %d\n",
+                nfiles);
+        return KSCOPE_EXIT_USAGE;
+    }
+    char err[KSCOPE__READ_ERRLEN];
+    int rc = kscope__report_html(out, files[0], nfiles > 1 ? files[1] : NULL, lim, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "kscope report: %s\n", err);
+        return rc == KSCOPE_ENOMEM ? KSCOPE_EXIT_FAIL : KSCOPE_EXIT_USAGE;
+    }
+    return KSCOPE_EXIT_OK;
+}
+
 int cmd_report(int argc, char **argv)
 {
     long n = 10;
+    const char *html = NULL;
+    kscope__report_limits lim = kscope__report_default_limits();
     int first = 1;
     for (; first < argc && argv[first][0] == '-' && argv[first][1]; first++) {
         if (strcmp(argv[first], "--") == 0) {
@@ -224,6 +256,24 @@ int cmd_report(int argc, char **argv)
             }
             continue;
         }
+        size_t *limit = strcmp(argv[first], "--max-nodes") == 0          ? &lim.max_nodes
+                        : strcmp(argv[first], "--max-track-events") == 0 ? &lim.max_track_events
+                                                                         : NULL;
+        if (limit && first + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++first], &end, 10);
+            if (*end || v < 1) {
+                fprintf(stderr, "kscope report: %s needs a number >= 1, not '%s'\n",
+                        argv[first - 1], argv[first]);
+                return KSCOPE_EXIT_USAGE;
+            }
+            *limit = (size_t)v;
+            continue;
+        }
+        if (strcmp(argv[first], "--html") == 0 && first + 1 < argc) {
+            html = argv[++first];
+            continue;
+        }
         fprintf(stderr, "kscope report: unknown option '%s' (see `kscope report --help`)\n",
                 argv[first]);
         return KSCOPE_EXIT_USAGE;
@@ -232,6 +282,8 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "kscope report: no FILE given (see `kscope report --help`)\n");
         return KSCOPE_EXIT_USAGE;
     }
+    if (html)
+        return report_html(html, argc - first, argv + first, &lim);
     int rc = KSCOPE_EXIT_OK;
     for (int i = first; i < argc; i++) {
         if (i > first)

@@ -1,0 +1,228 @@
+/*
+ * trace-out.c - the timeline read by trace-data.c written as the page's
+ * JSON (the shape is described there): slices per track in time order with
+ * times as gaps (small numbers), flows paired by id, counters per series.
+ */
+#include "report/report.h"
+#include "report/trace-data.h"
+#include "kscope.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int by_track_ts(const void *a, const void *b)
+{
+    const slice *x = a, *y = b;
+    if (x->track != y->track)
+        return x->track < y->track ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->dur > y->dur ? -1 : x->dur < y->dur;
+}
+
+static int by_dur_desc(const void *a, const void *b)
+{
+    const slice *x = a, *y = b;
+    return x->dur > y->dur ? -1 : x->dur < y->dur;
+}
+
+static int by_flow(const void *a, const void *b)
+{
+    const flow_end *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    if (x->start != y->start)
+        return x->start ? -1 : 1;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static int by_series_ts(const void *a, const void *b)
+{
+    const sample *x = a, *y = b;
+    if (x->series != y->series)
+        return x->series < y->series ? -1 : 1;
+    return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+static int64_t first_time(const tparse *p)
+{
+    int64_t t0 = INT64_MAX;
+    for (size_t i = 0; i < p->nslices; i++)
+        t0 = p->slices[i].ts < t0 ? p->slices[i].ts : t0;
+    for (size_t i = 0; i < p->nmarks; i++)
+        t0 = p->marks[i].ts < t0 ? p->marks[i].ts : t0;
+    for (size_t i = 0; i < p->nsamples; i++)
+        t0 = p->samples[i].ts < t0 ? p->samples[i].ts : t0;
+    return t0 == INT64_MAX ? 0 : t0;
+}
+
+static void int_array(kscope__jsonw *w, const char *key)
+{
+    kscope__jw_key(w, key);
+    kscope__jw_open(w, '[');
+}
+
+/* One track's slices s[0..n): all, or the `cap` longest, time-sorted. */
+static void write_track(kscope__report_out *o, const track *k, slice *s, size_t n, size_t cap,
+                        int64_t t0)
+{
+    kscope__jsonw *w = &o->w;
+    size_t shown = n;
+    if (n > cap) {
+        qsort(s, n, sizeof *s, by_dur_desc);
+        qsort(s, cap, sizeof *s, by_track_ts);
+        shown = cap;
+    }
+    kscope__jw_open(w, '{');
+    kscope__jw_key(w, "pid");
+    kscope__jw_int(w, k->pid);
+    kscope__jw_key(w, "tid");
+    kscope__jw_int(w, k->tid);
+    kscope__jw_key(w, "name");
+    kscope__jw_int(w, k->name);
+    kscope__jw_key(w, "sort");
+    kscope__jw_int(w, k->sort);
+    kscope__jw_key(w, "n");
+    kscope__jw_uint(w, n);
+    int_array(w, "ts");
+    int64_t last = t0;
+    for (size_t i = 0; i < shown; i++, last = s[i - 1].ts)
+        kscope__jw_int(w, s[i].ts - last);
+    kscope__jw_close(w, ']');
+    int_array(w, "dur");
+    for (size_t i = 0; i < shown; i++)
+        kscope__jw_int(w, s[i].dur);
+    kscope__jw_close(w, ']');
+    int_array(w, "name_i");
+    for (size_t i = 0; i < shown; i++)
+        kscope__jw_int(w, s[i].name);
+    kscope__jw_close(w, ']');
+    kscope__jw_close(w, '}');
+    kscope__report_flush(o);
+}
+
+static void write_tracks(kscope__report_out *o, tparse *p, size_t cap, int64_t t0)
+{
+    qsort(p->slices, p->nslices, sizeof *p->slices, by_track_ts);
+    kscope__jw_key(&o->w, "tracks");
+    kscope__jw_open(&o->w, '[');
+    size_t at = 0;
+    for (size_t t = 0; t < p->ntracks; t++) {
+        size_t end = at;
+        while (end < p->nslices && p->slices[end].track == (int32_t)t)
+            end++;
+        write_track(o, &p->tracks[t], p->slices + at, end - at, cap, t0);
+        at = end;
+    }
+    kscope__jw_close(&o->w, ']');
+    kscope__jw_key(&o->w, "processes");
+    kscope__jw_open(&o->w, '[');
+    for (size_t i = 0; i < p->npnames; i++) {
+        kscope__jw_int(&o->w, p->pnames[i].pid);
+        kscope__jw_int(&o->w, p->pnames[i].name);
+    }
+    kscope__jw_close(&o->w, ']');
+}
+
+static void write_marks(kscope__jsonw *w, const tparse *p, int64_t t0)
+{
+    kscope__jw_key(w, "marks");
+    kscope__jw_open(w, '[');
+    for (size_t i = 0; i < p->nmarks; i++) {
+        kscope__jw_int(w, p->marks[i].track);
+        kscope__jw_int(w, p->marks[i].ts - t0);
+        kscope__jw_int(w, p->marks[i].name);
+    }
+    kscope__jw_close(w, ']');
+}
+
+/* Each "s" with the first "f" of its id: [from track, ts, to track, ts]. */
+static void write_flows(kscope__jsonw *w, tparse *p, int64_t t0)
+{
+    qsort(p->flows, p->nflows, sizeof *p->flows, by_flow);
+    kscope__jw_key(w, "flows");
+    kscope__jw_open(w, '[');
+    for (size_t i = 0; i + 1 < p->nflows; i++) {
+        const flow_end *s = &p->flows[i], *f = &p->flows[i + 1];
+        if (!s->start || f->start || s->id != f->id)
+            continue;
+        kscope__jw_int(w, s->track);
+        kscope__jw_int(w, s->ts - t0);
+        kscope__jw_int(w, f->track);
+        kscope__jw_int(w, f->ts - t0);
+    }
+    kscope__jw_close(w, ']');
+}
+
+static void write_counters(kscope__report_out *o, tparse *p, size_t cap, int64_t t0)
+{
+    qsort(p->samples, p->nsamples, sizeof *p->samples, by_series_ts);
+    kscope__jsonw *w = &o->w;
+    kscope__jw_key(w, "counters");
+    kscope__jw_open(w, '[');
+    size_t at = 0;
+    for (size_t s = 0; s < p->nseries; s++) {
+        size_t end = at;
+        while (end < p->nsamples && p->samples[end].series == (int32_t)s)
+            end++;
+        size_t n = end - at < cap ? end - at : cap;
+        kscope__jw_open(w, '{');
+        kscope__jw_key(w, "pid");
+        kscope__jw_int(w, p->series[s].pid);
+        kscope__jw_key(w, "name");
+        kscope__jw_int(w, p->series[s].tid);
+        kscope__jw_key(w, "n");
+        kscope__jw_uint(w, end - at);
+        int_array(w, "ts");
+        for (size_t i = 0; i < n; i++)
+            kscope__jw_int(w, p->samples[at + i].ts - (i ? p->samples[at + i - 1].ts : t0));
+        kscope__jw_close(w, ']');
+        int_array(w, "v");
+        for (size_t i = 0; i < n; i++)
+            kscope__jw_double(w, p->samples[at + i].v);
+        kscope__jw_close(w, ']');
+        kscope__jw_close(w, '}');
+        kscope__report_flush(o);
+        at = end;
+    }
+    kscope__jw_close(w, ']');
+}
+
+static void write_strings(kscope__report_out *o, const tparse *p)
+{
+    kscope__jw_key(&o->w, "strings");
+    kscope__jw_open(&o->w, '[');
+    for (size_t i = 0; i < p->nstr; i++) {
+        kscope__jw_str(&o->w, p->str[i]);
+        if (o->w.len > (1u << 20))
+            kscope__report_flush(o);
+    }
+    kscope__jw_close(&o->w, ']');
+}
+
+int kscope__report_trace(kscope__report_out *o, const char *buf, size_t len,
+                         const kscope__report_limits *lim, char *err, size_t errlen)
+{
+    tparse p;
+    memset(&p, 0, sizeof p);
+    int rc = kscope__report_trace_parse(&p, buf, len, err, errlen);
+    if (rc != 0) {
+        kscope__report_trace_free(&p);
+        return rc;
+    }
+    int64_t t0 = first_time(&p);
+    kscope__jw_open(&o->w, '{');
+    write_strings(o, &p);
+    write_tracks(o, &p, lim->max_track_events, t0);
+    write_marks(&o->w, &p, t0);
+    write_flows(&o->w, &p, t0);
+    write_counters(o, &p, lim->max_track_events, t0);
+    kscope__jw_key(&o->w, "t0");
+    kscope__jw_int(&o->w, t0);
+    kscope__jw_key(&o->w, "cap");
+    kscope__jw_uint(&o->w, lim->max_track_events);
+    kscope__jw_close(&o->w, '}');
+    kscope__report_flush(o);
+    kscope__report_trace_free(&p);
+    return 0;
+}

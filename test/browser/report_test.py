@@ -1,0 +1,164 @@
+"""report_test.py - `kscope report --html` pages checked in a real headless
+Chromium: each kind of profile (tree, trace, merged ranks, diff, empty,
+hostile names, aggregated) loads with no console error and no request
+leaving the page; clicking a node zooms to it; search totals its matches;
+the timeline zooms from the keyboard; a big trace becomes interactive
+within 3 s. Screenshots are kept in the build tree (report-screens/).
+
+Exit 77 (skipped) when no Chromium is installed, except under CI, where
+tools/setup-deps.sh installs it and its absence is a failure."""
+import json
+import os
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cdp  # noqa: E402
+
+KS = os.environ["KSCOPE_CLI"]
+SRC = os.environ["KSCOPE_SOURCE_DIR"]
+BIN = os.environ["KSCOPE_BINARY_DIR"]
+WORK = os.path.join(BIN, "report-screens")
+HOSTILE = '</script><script>window.pwned=1</script>'
+fails = []
+
+
+def check(what, ok, detail=""):
+    print(("ok: " if ok else "FAIL: ") + what + ("" if ok else f" ({detail})"))
+    if not ok:
+        fails.append(what)
+
+
+def report(out, *profiles, extra=()):
+    path = os.path.join(WORK, out)
+    subprocess.run([KS, "report", *extra, "--html", path, *profiles], check=True)
+    return path
+
+
+def make_inputs():
+    data = os.path.join(SRC, "test", "data", "proton")
+    tree, trace = os.path.join(data, "rich_tree.hatchet"), os.path.join(data, "rich_trace.chrome_trace")
+    merged = os.path.join(WORK, "merged.hatchet")
+    subprocess.run([KS, "merge", "-o", merged, tree, tree], check=True, stdout=subprocess.DEVNULL)
+    own = os.path.join(WORK, "example")
+    subprocess.run([os.path.join(BIN, "example"), own, "trace"], check=True, stdout=subprocess.DEVNULL)
+    empty = os.path.join(WORK, "empty.hatchet")
+    with open(empty, "w") as f:
+        f.write('[{"frame":{"name":"ROOT","type":"function"},"metrics":{},"children":[]},{}]')
+    hostile = os.path.join(WORK, "hostile.json")
+    # The readers refuse control characters in slice names; a thread's
+    # name from the metadata can still hold them.
+    names = [HOSTILE, '"quoted" & \'single\'', "line\u2028sep\u2029x",
+             '<img src=x onerror="window.pwned=2">']
+    events = [{"name": n, "cat": "kernel", "ph": "X", "pid": 1, "tid": 7, "ts": 10.0 * i, "dur": 5.0,
+               "args": {"call_stack": ["ROOT", n, n]}} for i, n in enumerate(names)]
+    events.append({"name": "thread_name", "ph": "M", "pid": 1, "tid": 7, "args": {"name": HOSTILE}})
+    events.append({"name": "thread_name", "ph": "M", "pid": 1, "tid": 8, "args": {"name": "ctl\u0001\u0007"}})
+    events.append({"name": "mark </b>", "ph": "i", "pid": 1, "tid": 8, "ts": 3.0, "s": "t"})
+    with open(hostile, "w") as f:
+        json.dump({"traceEvents": events}, f)
+    return {"tree": tree, "trace": trace, "merged": merged, "own": own + ".chrome_trace", "empty": empty,
+            "hostile": hostile}
+
+
+def big_trace(n):
+    path = os.path.join(WORK, "big.json")
+    with open(path, "w") as f:
+        f.write('{"traceEvents":[')
+        f.write(",".join('{"name":"k%d","cat":"kernel","ph":"X","pid":1,"tid":%d,"ts":%d.5,"dur":0.4}'
+                         % (i % 50, i % 4, i) for i in range(n)))
+        f.write("]}")
+    return path
+
+
+def loads_clean(page, name, path, shot=True):
+    t = time.time()
+    page.goto("file://" + path)
+    took = time.time() - t
+    problems = page.problems()
+    check(f"{name}: loads with no console error and no request", not problems, problems[:3])
+    check(f"{name}: drawn", page.eval("kscopeReport.state.ready === true"), "not ready")
+    if shot:
+        page.screenshot(os.path.join(WORK, name + ".png"))
+    return took
+
+
+def first_box(page, canvas, depth):
+    return page.eval(f"""(() => {{ const c = document.getElementById('{canvas}');
+        const r = c.getBoundingClientRect();
+        const b = c.boxes.filter(b => b.depth === {depth} && b.w > 4)[0];
+        return b && {{i: b.i, x: r.left + b.x + b.w / 2, y: r.top + b.depth * 18 + 9}}; }})()""")
+
+
+def tree_checks(page):
+    box = first_box(page, "flame-canvas", 1)
+    page.click(box["x"], box["y"])
+    check("click zooms to the node", page.eval("kscopeReport.state.zoom") == box["i"],
+          page.eval("kscopeReport.state.zoom"))
+    page.eval("kscopeReport.search('add_kernel')")
+    state = page.eval("kscopeReport.state")
+    check("search counts matches and their share", state["matches"] >= 2 and 0 < state["share"] <= 1,
+          state)
+    page.eval("kscopeReport.zoom(0)")
+    page.eval("kscopeReport.show('top')")
+    rows = page.eval("document.querySelectorAll('#top-table tbody tr').length")
+    check("top kernels table has rows", rows >= 2, rows)
+    page.eval("document.querySelectorAll('#top-table th')[2].click()")
+    check("a header click sorts by it", page.eval(
+        "document.querySelectorAll('#top-table th')[2].className.includes('sorted')"))
+
+
+def main():
+    exe = cdp.find_chromium()
+    if not exe:
+        print("chromium not found: install it (tools/setup-deps.sh) to run the browser tests")
+        sys.exit(1 if os.environ.get("CI") else 77)
+    os.makedirs(WORK, exist_ok=True)
+    inputs = make_inputs()
+    browser = cdp.Browser(exe)
+    try:
+        page = browser.open_page()
+        loads_clean(page, "tree", report("tree.html", inputs["tree"]))
+        check("CSP forbids every request",
+              "default-src 'none'" in page.eval("document.querySelector('meta[http-equiv]').content"))
+        tree_checks(page)
+        loads_clean(page, "merged", report("merged.html", inputs["merged"]))
+        loads_clean(page, "trace", report("trace.html", inputs["trace"]))
+        page.eval("kscopeReport.show('timeline')")
+        span = page.eval("kscopeReport.state.t1 - kscopeReport.state.t0")
+        page.key("w")
+        check("W zooms the timeline in", page.eval("kscopeReport.state.t1 - kscopeReport.state.t0") < span)
+        page.screenshot(os.path.join(WORK, "trace-timeline.png"))
+        loads_clean(page, "own-trace", report("own.html", inputs["own"]))
+        page.eval("kscopeReport.show('timeline')")
+        page.screenshot(os.path.join(WORK, "own-timeline.png"))
+        loads_clean(page, "diff", report("diff.html", inputs["tree"], inputs["merged"]))
+        page.eval("kscopeReport.show('diff')")
+        check("diff lists changes", page.eval("kscopeReport.state.diffRows") > 0)
+        page.screenshot(os.path.join(WORK, "diff-view.png"))
+        loads_clean(page, "empty", report("empty.html", inputs["empty"]))
+        loads_clean(page, "hostile", report("hostile.html", inputs["hostile"]))
+        page.eval("kscopeReport.show('top')")
+        check("hostile names run nothing", page.eval("typeof window.pwned") == "undefined")
+        check("hostile names show as text", page.eval(
+            f"document.body.innerText.includes({json.dumps(HOSTILE)})"))
+        check("no element made from a name", page.eval("document.querySelectorAll('img').length") == 0)
+        loads_clean(page, "aggregated", report("lod.html", inputs["tree"], extra=("--max-nodes", "5")))
+        check("aggregation is said on the page",
+              "(other)" in page.eval("document.getElementById('notes').textContent"))
+        page.eval("new Image().src = 'http://kscope.invalid/x.png'")
+        check("a request the page tried is blocked",
+              not any(u.startswith("http") for u in page.requests_through()), page.requests_through())
+        big = big_trace(int(os.environ.get("KSCOPE_BIG_EVENTS", "300000")))
+        took = loads_clean(page, "big", report("big.html", big), shot=False)
+        print(f"big trace page interactive in {took:.2f} s")
+        check("a big trace is interactive within 3 s", took < 3.0, f"{took:.2f} s")
+    finally:
+        browser.close()
+    print(f"screenshots in {WORK}")
+    sys.exit(1 if fails else 0)
+
+
+if __name__ == "__main__":
+    main()
