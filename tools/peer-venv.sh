@@ -13,13 +13,13 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 venv=${KSCOPE_PEER_VENV:-$root/build-peer/venv}
 triton=${TRITON_VERSION:-3.6.0}
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import triton, hatchet, pytest, msgpack" 2>/dev/null; then
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import triton, hatchet, pytest, msgpack, wheel" 2>/dev/null; then
     dpkg -s python3-venv >/dev/null 2>&1 || {
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
     }
     rm -rf "$venv"
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check "triton==$triton" llnl-hatchet pytest msgpack \
+    "$venv/bin/pip" install -q --disable-pip-version-check "triton==$triton" llnl-hatchet pytest msgpack wheel \
         setuptools >&2
 fi
 # this checkout's kscope, rebuilt every time (it is what is tested)
