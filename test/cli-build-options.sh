@@ -9,7 +9,7 @@ trap 'rm -rf "$tmp"' EXIT
 cmake -S "$src" -B "$tmp" -DKSCOPE_TESTS=OFF >/dev/null
 grep -q '^KSCOPE_WERROR:BOOL=OFF$' "$tmp/CMakeCache.txt" ||
     { echo "KSCOPE_WERROR is not OFF by default"; exit 1; }
-if grep -rq -- '-Werror' "$tmp/CMakeFiles" --include=flags.make; then
+if grep -rq --include=flags.make -e -Werror "$tmp/CMakeFiles"; then
     echo "a default build compiles with -Werror"
     exit 1
 fi
