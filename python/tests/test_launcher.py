@@ -112,7 +112,8 @@ def test_script_exception_still_writes(tmp_path):
 def kscope_cli():
     """The kscope command line of a CMake build of this checkout, if any."""
     repo = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-    for path in (os.environ.get("KSCOPE_CLI"), os.path.join(repo, "build", "kscope")):
+    for path in (os.environ.get("KSCOPE_CLI"), os.path.join(repo, "build-debug", "kscope"),
+                 os.path.join(repo, "build", "kscope")):
         if path and os.access(path, os.X_OK):
             return path
     return None
@@ -121,7 +122,7 @@ def kscope_cli():
 def test_under_kscope_run(tmp_path):
     cli = kscope_cli()
     if cli is None:
-        pytest.skip("no kscope command line built (build/kscope or KSCOPE_CLI)")
+        pytest.skip("no kscope command line built (build-debug/kscope, build/kscope or KSCOPE_CLI)")
     (tmp_path / "s.py").write_text(textwrap.dedent("""
         import sys
         import kscope
