@@ -368,32 +368,15 @@ static int compute_columns(const kscope__ptree *t, const kscope__pflat *f, const
     const char *specs[16];
     int n = o->nmetrics;
     memcpy(specs, o->metrics, sizeof specs);
+    static char first[96];
     if (n == 0) {
-        kscope__metric_info *list;
-        int nl = kscope__metric_list(t, &list);
-        if (nl < 0)
+        /* A profile with no metrics (nothing recorded) shows as its bare
+         * tree: empty is a valid result, not a bad file. */
+        int rc = kscope__default_metric(t, first, sizeof first);
+        if (rc < 0)
             return -1;
-        int has_time = 0, has_wall = 0;
-        for (int i = 0; i < nl; i++) {
-            if (strncmp(list[i].name, "time (", 6) == 0)
-                has_time = 1;
-            if (strncmp(list[i].name, "wall_time (", 11) == 0)
-                has_wall = 1;
-        }
-        static char first[96];
-        if (has_time)
-            specs[n++] = "time/ms";
-        else if (has_wall) /* host scopes only: no GPU in the run */
-            specs[n++] = "wall_time/ms";
-        else if (nl > 0) {
-            snprintf(first, sizeof first, "%s", list[0].name);
+        if (rc > 0)
             specs[n++] = first;
-        }
-        free(list);
-        if (n == 0) {
-            fprintf(stderr, "kscope view: %s: the profile holds no metrics\n", path);
-            return -1;
-        }
     }
     for (int i = 0; i < n; i++) {
         char err[KSCOPE__READ_ERRLEN];

@@ -123,6 +123,27 @@ int kscope__metric_list(const kscope__ptree *t, kscope__metric_info **out)
     return n;
 }
 
+int kscope__default_metric(const kscope__ptree *t, char *buf, size_t size)
+{
+    kscope__metric_info *list;
+    int n = kscope__metric_list(t, &list);
+    if (n < 0)
+        return n;
+    int has_time = 0, has_wall = 0;
+    for (int i = 0; i < n; i++) {
+        has_time |= strncmp(list[i].name, "time (", 6) == 0;
+        has_wall |= strncmp(list[i].name, "wall_time (", 11) == 0;
+    }
+    if (has_time)
+        snprintf(buf, size, "time/ms");
+    else if (has_wall) /* host scopes only: no GPU in the run */
+        snprintf(buf, size, "wall_time/ms");
+    else if (n > 0)
+        snprintf(buf, size, "%s", list[0].name);
+    free(list);
+    return n > 0;
+}
+
 int kscope__metric_list_flat(const kscope__ptree *t, const kscope__pflat *fl,
                              kscope__metric_info **out)
 {

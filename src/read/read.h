@@ -137,6 +137,12 @@ int kscope__metric_list(const kscope__ptree *t, kscope__metric_info **out);
 int kscope__metric_list_flat(const kscope__ptree *t, const kscope__pflat *f,
                              kscope__metric_info **out);
 
+/* The metric `kscope view` and `kscope diff` show when none is asked for:
+ * "time/ms" when t has GPU time, else "wall_time/ms" (host scopes only),
+ * else its first metric, copied into buf. Returns 1, 0 when t holds no
+ * metric at all, or KSCOPE_ENOMEM. */
+int kscope__default_metric(const kscope__ptree *t, char *buf, size_t size);
+
 /* One column of `kscope view`: a metric spec resolved against a tree. */
 typedef struct kscope__column {
     char title[96]; /* header, e.g. "time/ms" */
