@@ -67,6 +67,8 @@ const char cmd_view_help[] =
     "      --diff-profile OTHER\n"
     "                       show FILE minus OTHER for every metric, nodes\n"
     "                       matched by calling-context path\n"
+    "      --full-names     show names whole (longer than 100 characters, they\n"
+    "                       are folded: foo<...>(...))\n"
     "  -l, --list           list the metrics FILE holds and exit\n"
     "      --color WHEN     auto (default: colour on a terminal unless NO_COLOR\n"
     "                       is set), always, never\n"
@@ -117,7 +119,7 @@ static int add_metrics(view_opts *o, char *list)
 
 static int parse_opts(int argc, char **argv, view_opts *o)
 {
-    enum { OPT_SORT = 256, OPT_DIFF, OPT_COLOR };
+    enum { OPT_SORT = 256, OPT_DIFF, OPT_COLOR, OPT_FULL };
     static const struct option longs[] = {
         {"metrics", required_argument, NULL, 'm'},
         {"depth", required_argument, NULL, 'd'},
@@ -132,6 +134,7 @@ static int parse_opts(int argc, char **argv, view_opts *o)
         {"diff-profile", required_argument, NULL, OPT_DIFF},
         {"color", required_argument, NULL, OPT_COLOR},
         {"colour", required_argument, NULL, OPT_COLOR},
+        {"full-names", no_argument, NULL, OPT_FULL},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -183,6 +186,9 @@ static int parse_opts(int argc, char **argv, view_opts *o)
             break;
         case OPT_DIFF:
             o->diff = optarg;
+            break;
+        case OPT_FULL:
+            o->full_names = 1;
             break;
         case OPT_COLOR:
             if (strcmp(optarg, "always") == 0)

@@ -167,11 +167,16 @@ double kscope__peak_bytes(const kscope__pdevice *d);
 
 /* ----------------------------------------------------- top kernels */
 
+/* kscope__top_print's flags: ANSI colour; names printed whole (else names
+ * longer than KSCOPE__NAME_FOLD are folded, see kscope__print_name). */
+#define KSCOPE__TOP_COLOR      1
+#define KSCOPE__TOP_FULL_NAMES 2
+
 /* Print the top-kernels table (kernels aggregated by name across calling
  * contexts, heaviest first): %, total, calls, avg, min, max, name. At most
- * top_n rows (0: all); color != 0 adds ANSI colour. Returns the number of
- * kernels found or KSCOPE_ENOMEM. */
-int kscope__top_print(FILE *out, const kscope__ptree *t, int top_n, int color);
+ * top_n rows (0: all). Returns the number of kernels found or
+ * KSCOPE_ENOMEM. */
+int kscope__top_print(FILE *out, const kscope__ptree *t, int top_n, int flags);
 
 /* Whether to colour output in "auto" mode: stdout is a terminal, NO_COLOR
  * is unset or empty and TERM is not "dumb". */
@@ -182,6 +187,19 @@ void kscope__format_ns(double ns, char *buf, size_t size);
 
 /* Write a string with control characters shown as \xNN escapes. */
 void kscope__print_escaped(FILE *out, const char *s);
+
+/* Names longer than this are folded in tables unless asked whole. */
+#define KSCOPE__NAME_FOLD 100
+
+/* A long kernel name as a table shows it: each outermost template argument
+ * list and parameter list folded to "<...>" and "(...)" ("foo<...>(...)",
+ * as proton-viewer shortens). Names up to KSCOPE__NAME_FOLD characters, and
+ * names with no brackets (mangled ones), are kept as they are: the result
+ * is s itself, else buf (cut at size). */
+const char *kscope__fold_name(const char *s, char *buf, size_t size);
+
+/* kscope__print_escaped of the name, folded unless `full`. */
+void kscope__print_name(FILE *out, const char *s, int full);
 
 /* ------------------------------------------------ matching two trees */
 
