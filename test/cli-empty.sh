@@ -2,7 +2,7 @@
 # cli-empty.sh - one rule for empty profiles: a run that recorded nothing
 # (KSCOPE_PROFILING=off, the last part of a periodic session after its last
 # flush) still writes a valid file, and every reading command takes it:
-# `view` shows a bare ROOT and exits 0, `diff` compares it (no differences
+# `view` shows a bare ROOT and exits 0 (any -m column empty), `diff` compares it (no differences
 # with another empty one), `top` and `report` say there is nothing. `diff`
 # on CPU-only profiles picks the metric `view` picks (wall_time).
 # (`python -m kscope` on an unannotated script: python/tests/test_launcher.py.)
@@ -24,7 +24,9 @@ empty_view() {
 KSCOPE_PROFILING=off "$bin/example" off >/dev/null
 empty_view off.hatchet
 "$KS" convert off.hatchet off.hatchet_msgpack && empty_view off.hatchet_msgpack
-ok "KSCOPE_PROFILING=off: an empty profile that view shows as ROOT"
+out=$("$KS" view -m wall_time/ms -m calls off.hatchet) &&
+    [ "$(tail -1 <<<"$out" | tr -s ' ')" = " - - ROOT" ] || fail "view -m of an empty profile: $out"
+ok "KSCOPE_PROFILING=off: an empty profile that view shows as ROOT, with or without -m"
 
 cat >periodic.c <<'C'
 /* One phase flushed, then nothing before finalize: the last part is empty. */

@@ -81,30 +81,6 @@ static void print_path(const kscope__punion *u, int32_t i)
     }
 }
 
-/* The column of spec for one side. A side holding no metric at all (an
- * empty profile: nothing was recorded) has no value anywhere rather than
- * being an error, as `kscope view` shows it as a bare ROOT. */
-static int side_column(const kscope__ptree *t, const kscope__pflat *f, const char *spec,
-                       kscope__column *col, const char *path)
-{
-    char err[KSCOPE__READ_ERRLEN], probe[96];
-    if (kscope__column_compute(t, f, spec, col, err, sizeof err) == 0)
-        return 0;
-    if (kscope__default_metric(t, probe, sizeof probe) != 0) {
-        fprintf(stderr, "kscope diff: %s: %s\n", path, err);
-        return -1;
-    }
-    *col = (kscope__column){0};
-    snprintf(col->title, sizeof col->title, "%s", spec);
-    if (!(col->vals = malloc((f->n ? f->n : 1) * sizeof *col->vals))) {
-        fprintf(stderr, "kscope diff: out of memory\n");
-        return -1;
-    }
-    for (size_t i = 0; i < f->n; i++)
-        col->vals[i] = NAN;
-    return 0;
-}
-
 static void fmt(double v, int integral, char *buf, size_t size)
 {
     if (isnan(v))
@@ -174,8 +150,15 @@ int cmd_diff(int argc, char **argv)
         kscope__default_metric(tb, dflt, sizeof dflt);
     if (!spec)
         spec = dflt;
-    if (side_column(ta, &fa, spec, &ca, pa) < 0 || side_column(tb, &fb, spec, &cb, pb) < 0)
+    char err[KSCOPE__READ_ERRLEN];
+    if (kscope__column_compute(ta, &fa, spec, &ca, err, sizeof err) < 0) {
+        fprintf(stderr, "kscope diff: %s: %s\n", pa, err);
         goto out;
+    }
+    if (kscope__column_compute(tb, &fb, spec, &cb, err, sizeof err) < 0) {
+        fprintf(stderr, "kscope diff: %s: %s\n", pb, err);
+        goto out;
+    }
     rc = KSCOPE_EXIT_FAIL;
     if (kscope__punion_build(&fa, &fb, &u) < 0 || !(rows = malloc(u.n * sizeof *rows))) {
         fprintf(stderr, "kscope diff: out of memory\n");

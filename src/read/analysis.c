@@ -538,6 +538,20 @@ static int percent_column(ctx *c, const char *name, kscope__column *col)
     return 1;
 }
 
+/* A column with no value on any node: what any metric of a profile that
+ * holds none is, so an empty profile reads as empty rather than as bad. */
+static int empty_column(const kscope__pflat *f, kscope__column *col, char *err, size_t errlen)
+{
+    col->vals = malloc((f->n ? f->n : 1) * sizeof *col->vals);
+    if (!col->vals) {
+        snprintf(err, errlen, "out of memory");
+        return KSCOPE_ENOMEM;
+    }
+    for (size_t i = 0; i < f->n; i++)
+        col->vals[i] = NAN;
+    return 0;
+}
+
 int kscope__column_compute(const kscope__ptree *t, const kscope__pflat *f, const char *spec,
                            kscope__column *col, char *err, size_t errlen)
 {
@@ -564,6 +578,8 @@ int kscope__column_compute(const kscope__ptree *t, const kscope__pflat *f, const
         snprintf(err, errlen, "out of memory");
         return KSCOPE_ENOMEM;
     }
+    if (c.nlist == 0) /* an empty profile (nothing recorded): every column is empty */
+        return empty_column(f, col, err, errlen);
     int r = 0;
     size_t sl = strlen(s);
     if (strcmp(s, "util") == 0) {

@@ -153,7 +153,9 @@ typedef struct kscope__column {
 
 /* Resolve a metric spec (time/ms, avg_time/us, cpu_time/s, wall_time/ms,
  * flop16/s, tflop/s, gbyte/s, util, count, raw names, NAME/%) for t and fill
- * col->vals for f. Returns 0, or KSCOPE_EINVAL with err naming the problem.
+ * col->vals for f. A tree holding no metric at all (an empty profile) gives
+ * any spec a column with no values (NaN). Returns 0, or KSCOPE_EINVAL with
+ * err naming the problem.
  * col->vals is malloc'd; free with kscope__column_free. */
 int kscope__column_compute(const kscope__ptree *t, const kscope__pflat *f, const char *spec,
                            kscope__column *col, char *err, size_t errlen);
