@@ -578,8 +578,10 @@ int kscope__column_compute(const kscope__ptree *t, const kscope__pflat *f, const
         snprintf(err, errlen, "out of memory");
         return KSCOPE_ENOMEM;
     }
-    if (c.nlist == 0) /* an empty profile (nothing recorded): every column is empty */
+    if (c.nlist == 0) { /* an empty profile (nothing recorded): every column is empty */
+        free(c.list);
         return empty_column(f, col, err, errlen);
+    }
     int r = 0;
     size_t sl = strlen(s);
     if (strcmp(s, "util") == 0) {
