@@ -16,6 +16,7 @@ import os
 import platform
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -126,11 +127,55 @@ def build_inplace(repo, package_root):
     return out
 
 
+# What a source build needs, and the Debian packages that give it.
+BUILD_DEPS_LINE = ("kscope: building from source needs a C compiler and the Python headers "
+                   "(Python.h): install them (Debian: apt-get install gcc python3-dev) or install "
+                   "the binary wheel")
+
+
+def check_build_deps():
+    """Stop with one line naming the packages to install when the C compiler
+    or Python.h is missing, instead of a compiler's error deep in the log."""
+    cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
+    header = os.path.join(sysconfig.get_paths()["include"], "Python.h")
+    if not cc or not shutil.which(cc[0]) or not os.path.exists(header):
+        raise SystemExit(BUILD_DEPS_LINE)
+
+
+def _bundle_command(build_py):
+    """build_py that also puts the CMake-built kscope binary and
+    libkscope.so of $KSCOPE_BUNDLE_DIR (tools/wheel.sh) into the package:
+    kscope/bin/kscope and kscope/lib/libkscope.so, where the binary looks
+    for the library it preloads (../lib)."""
+
+    class BundleBuildPy(build_py):
+        def run(self):
+            super().run()
+            src = os.environ.get("KSCOPE_BUNDLE_DIR")
+            if not src:
+                return
+            pkg = os.path.join(self.build_lib, "kscope")
+            for name, sub, mode in (("kscope", "bin", 0o755), ("libkscope.so", "lib", 0o644)):
+                os.makedirs(os.path.join(pkg, sub), exist_ok=True)
+                dst = os.path.join(pkg, sub, name)
+                shutil.copyfile(os.path.realpath(os.path.join(src, name)), dst)
+                os.chmod(dst, mode)
+
+    return BundleBuildPy
+
+
 def setup_kscope(repo, package_root, build_base="build"):
     """Call setuptools.setup for the package under package_root/kscope,
     compiling the library found at `repo` (both relative to setup.py), with
     intermediate files under build_base."""
     from setuptools import Extension, setup
+    from setuptools.command.build_ext import build_ext
+    from setuptools.command.build_py import build_py
+
+    class CheckedBuildExt(build_ext):
+        def run(self):
+            check_build_deps()
+            super().run()
 
     sources, include_dirs, macros, libraries, args = _ext_config(repo, package_root)
     ext = Extension(
@@ -150,7 +195,9 @@ def setup_kscope(repo, package_root, build_base="build"):
         packages=["kscope"],
         package_dir={"": package_root},
         ext_modules=[ext],
-        entry_points={"console_scripts": ["kscope-py = kscope.launcher:main"]},
+        entry_points={"console_scripts": ["kscope-py = kscope.launcher:main",
+                                          "kscope = kscope.cli:main"]},
+        cmdclass={"build_ext": CheckedBuildExt, "build_py": _bundle_command(build_py)},
         options={"build": {"build_base": build_base}},
     )
 

@@ -56,6 +56,17 @@ cmp -s "$WORK/b.out" "$WORK/a.hatchet_msgpack" && ok "-t hatchet_msgpack" || fai
 # a trace becomes a tree
 "$KS" convert "$DATA/proton/rich_trace.chrome_trace" "$WORK/t.hatchet" || fail "convert trace"
 golden convert-trace "$KS" view -m time/us,count "$WORK/t.hatchet"
+# trees into a trace name: refused by name, exit 2, nothing written
+rc=0
+err=$("$KS" merge -o "$WORK/tt.json" "$DATA/kscope/run_a.hatchet" "$DATA/kscope/run_b.hatchet" 2>&1) ||
+    rc=$?
+[ "$rc" = 2 ] && [ "$(wc -l <<<"$err")" = 1 ] && grep -q "run_a.hatchet is a calling-context tree" <<<"$err" &&
+    [ ! -e "$WORK/tt.json" ] && ok "merge refuses trees into a trace" || fail "merge trees -> .json: $rc $err"
+# a tree into a trace: convert names what it cannot do
+rc=0
+err=$("$KS" convert "$DATA/kscope/run_a.hatchet" "$WORK/a.chrome_trace" 2>&1) || rc=$?
+[ "$rc" = 2 ] && grep -q "converting to chrome_trace (a trace) is not supported" <<<"$err" &&
+    ok "convert names the unsupported direction" || fail "convert tree -> trace: $rc $err"
 for c in merge convert; do
     h1=$("$KS" help $c) && h2=$("$KS" $c --help) || fail "help $c exit status"
     [ "$h1" = "$h2" ] && ok "help $c == $c --help" || fail "$c help texts differ"

@@ -30,7 +30,7 @@ rm -f kscope*.hatchet
 "$KS" run -- sh -c './run-scopes; true' >/dev/null 2>err.txt
 [ -f kscope.hatchet ] && [ "$(ls kscope*.hatchet | wc -l)" -eq 1 ] ||
     fail "wrapper: expected kscope.hatchet alone: $(ls kscope*) $(cat err.txt)"
-grep -q "view it with: kscope view kscope.hatchet$" err.txt || fail "wrapper: summary path"
+grep -q "view it with: .*kscope view kscope.hatchet$" err.txt || fail "wrapper: summary path"
 ok "single profile behind a wrapper"
 
 # --- Python multiprocessing (fork): children that end with os._exit and

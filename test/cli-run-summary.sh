@@ -4,7 +4,11 @@
 # errors reported by processes, and a run that recorded nothing.
 source "${KSCOPE_SOURCE_DIR:?}/test/run-lib.sh" || exit 1
 cd "$WORK"
-cc -std=gnu11 -o run-report "$PROGS/run-report.c" "$KSCOPE_SOURCE_DIR/src/cli/run-summary.c" \
+# Built under the name kscope and found on PATH, so the commands it prints
+# read "kscope ..." (the last case takes it off PATH).
+mkdir -p bin
+export PATH=$WORK/bin:$PATH
+cc -std=gnu11 -o bin/kscope "$PROGS/run-report.c" "$KSCOPE_SOURCE_DIR/src/cli/run-summary.c" \
     -I"$KSCOPE_SOURCE_DIR/src" -I"$KSCOPE_SOURCE_DIR/include" "$KSCOPE_BINARY_DIR/libkscope_toolkit.a" "$KSCOPE_BINARY_DIR/libkscope.a" \
     $(pkg-config --libs msgpack-c 2>/dev/null || pkg-config --libs msgpack) -lyajl -lpthread -ldl \
     -lm -lstdc++ $(ldd "$KSCOPE_BINARY_DIR/libkscope.so" | grep libasan >/dev/null &&
@@ -14,7 +18,7 @@ cp "$data" a.hatchet
 
 # a profile with 4 kernels, 2 shown; 3 ms of wall time; 5 dropped records
 printf 'claim\t11\t%s/a\nprofile\t11\t3000000\t5\t%s/a.hatchet\n' "$PWD" "$PWD" >m1
-./run-report m1 2 >out.txt
+kscope m1 2 >out.txt
 grep -q "profile of pid 11: a.hatchet" out.txt || fail "profile line: $(cat out.txt)"
 [ "$(grep -c '%  *[0-9.]* [mun]*s ' out.txt)" -eq 2 ] || fail "not 2 table rows: $(cat out.txt)"
 grep -q "top 2 of 4 kernels and copies: 85.3% of all GPU time (all: kscope top -n 0 a.hatchet)" \
@@ -40,7 +44,7 @@ ok "one profile"
 # top 0: no table; errors are counted and shown; two profiles are listed
 printf 'error\t12\tcannot write the profile: disk full\nprofile\t11\t1000\t0\t%s/a.hatchet\nprofile\t13\t1000\t0\t%s/a.hatchet\n' \
     "$PWD" "$PWD" >m2
-./run-report m2 0 >out.txt
+kscope m2 0 >out.txt
 grep -q "total" out.txt && fail "--top 0 printed a table"
 grep -q "kscope run: pid 12: cannot write the profile: disk full" out.txt || fail "error line"
 grep -q "errors 1" out.txt || fail "error count"
@@ -50,14 +54,21 @@ ok "errors and several profiles"
 
 # nothing recorded; a profile that cannot be read; a missing manifest
 printf 'claim\t11\t/x\nbogus line\n' >m3
-./run-report m3 10 >out.txt
+kscope m3 10 >out.txt
 grep -q "no process recorded anything" out.txt || fail "nothing recorded: $(cat out.txt)"
 echo 'not json' >bad.hatchet
 printf 'profile\t11\t1000\t0\t%s/bad.hatchet\n' "$PWD" >m4
-./run-report m4 10 >out.txt
+kscope m4 10 >out.txt
 grep -q "cannot read back .*bad.hatchet" out.txt || fail "unreadable profile: $(cat out.txt)"
-./run-report no-such-manifest 10 >out.txt
+kscope no-such-manifest 10 >out.txt
 grep -q "cannot read the run's results from no-such-manifest" out.txt && grep -q "errors 1" out.txt ||
     fail "missing manifest: $(cat out.txt)"
 ok "edge cases"
+
+# kscope not on PATH: the commands name the binary itself, and work as shown
+PATH=${PATH#$WORK/bin:} "$WORK/bin/kscope" m1 2 >out.txt
+grep -q "^view it with: $WORK/bin/kscope view a.hatchet$" out.txt ||
+    fail "off PATH, the view command does not name the binary: $(cat out.txt)"
+grep -q "(all: $WORK/bin/kscope top -n 0 a.hatchet)" out.txt || fail "off PATH: top hint"
+ok "commands name the binary when PATH does not find it"
 finish

@@ -17,10 +17,19 @@ done
 [ "$(parent_of kscope.hatchet work)" = outer ] || fail "work is not under outer"
 [ "$(metric_of kscope.hatchet work calls)" = 3 ] || fail "work calls is not 3"
 [ "$(cat out.txt)" = "program output" ] || fail "program stdout changed: $(cat out.txt)"
-grep -q "view it with: kscope view kscope.hatchet$" err.txt || fail "summary lacks the view command"
+# kscope is not on PATH here: the command names the binary, and works as shown
+grep -q "^view it with: $(realpath "$KSCOPE_CLI") view kscope.hatchet$" err.txt ||
+    fail "summary lacks the view command naming the binary: $(cat err.txt)"
+view=$(sed -n 's/^view it with: //p' err.txt)
+sh -c "$view" | grep -q outer || fail "the shown command does not show the profile: $view"
 grep -q "no GPU kernels" err.txt || fail "summary lacks the kernel table line: $(cat err.txt)"
 grep -q "GPU time .* wall" err.txt || fail "summary lacks GPU time against wall time"
 ok "plain run"
+
+# --- kscope on PATH: the summary's command is plain "kscope view"
+PATH=$(dirname "$KSCOPE_CLI"):$PATH "$KS" run -- ./run-scopes >/dev/null 2>err.txt
+grep -q "^view it with: kscope view kscope.hatchet$" err.txt || fail "on PATH: $(cat err.txt)"
+ok "summary says kscope when PATH finds it"
 
 # --- exit code propagated; a second run replaces the earlier run's file
 "$KS" run -- ./run-scopes 7 >/dev/null 2>err.txt

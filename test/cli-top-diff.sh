@@ -16,6 +16,31 @@ golden diff-default "$KS" diff kscope/run_a.hatchet kscope/run_b.hatchet
 golden diff-metric "$KS" diff -m count --all kscope/run_a.hatchet kscope/run_b.hatchet
 golden diff-limit "$KS" diff -m time/us -n 3 proton/rich_tree.hatchet proton/rich_trace.chrome_trace
 golden diff-same "$KS" diff proton/rich_tree.hatchet proton/rich_tree.hatchet
+# long kernel names: folded in top and view tables, whole with --full-names
+python3 - "$WORK" <<'PY'
+import json, sys
+tmpl = "void gemm<cutlass::GemmShape<64, 64, 32>, Epilogue<float, 8>, " + "x" * 300 + ">(Params<int>::type, int)"
+plain = "k" * 150  # nothing to fold: kept whole
+kernels = [{"frame": {"name": n, "type": "function"}, "children": [],
+            "metrics": {"time (ns)": t, "count": 1, "device_id": "0", "device_type": "CUDA"}}
+           for n, t in ((tmpl, 2000), (plain, 1000))]
+doc = [{"frame": {"name": "ROOT", "type": "function"}, "metrics": {"time (ns)": 0, "count": 0},
+        "children": [{"frame": {"name": "step/" + "h" * 120, "type": "function"},
+                      "metrics": {"calls": 1}, "children": kernels}]}, {}]
+json.dump(doc, open(sys.argv[1] + "/long.hatchet", "w"))
+open(sys.argv[1] + "/tmpl.txt", "w").write(tmpl)
+PY
+tmpl=$(cat "$WORK/tmpl.txt")
+out=$("$KS" top "$WORK/long.hatchet")
+grep -q '  void gemm<...>(...)$' <<<"$out" && grep -q "  $(printf 'k%.0s' {1..150})$" <<<"$out" &&
+    ok "top folds long names" || fail "top long names: $out"
+out=$("$KS" view "$WORK/long.hatchet")
+grep -q '─ void gemm<...>(...)$' <<<"$out" && grep -q "step/$(printf 'h%.0s' {1..120})$" <<<"$out" &&
+    ok "view folds long kernel names, keeps host frames" || fail "view long names: $out"
+for c in top view; do
+    "$KS" $c --full-names "$WORK/long.hatchet" | grep -qF -- "$tmpl" && ok "$c --full-names" ||
+        fail "$c --full-names does not show the name whole"
+done
 for c in top diff; do
     h1=$("$KS" help $c) && h2=$("$KS" $c --help) || fail "help $c exit status"
     [ "$h1" = "$h2" ] && ok "help $c == $c --help" || fail "$c help texts differ"

@@ -3,18 +3,24 @@
 # the C tests and shell tests (CTest), then the Python package's tests.
 # GPU tests need a GPU: run tools/gpu-run.sh on a GPU machine.
 #
-#   bash tools/test.sh                 # normal build in build/
+#   bash tools/test.sh                 # Debug build in build-debug/
 #   KSCOPE_SANITIZE=ON bash tools/test.sh   # ASan + UBSan build in build-asan/
+#
+# The Python tests run in a virtual environment inside the build folder
+# (build-debug/venv): pytest, msgpack and the package from this checkout are
+# installed there, never into the system's Python. tools/demo.sh builds in
+# build/, so neither rebuilds the other's files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup-deps.sh
 
 san=${KSCOPE_SANITIZE:-OFF}
-build=build
+build=build-debug
 [ "$san" = ON ] && build=build-asan
 jobs=$(nproc 2>/dev/null || echo 2)
 
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DKSCOPE_SANITIZE="$san" >/dev/null
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Debug -DKSCOPE_SANITIZE="$san" \
+    -DKSCOPE_WERROR=ON >/dev/null
 cmake --build "$build" -j"$jobs"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
@@ -29,5 +35,11 @@ fi
 # The Python package is tested against the normal build only: a
 # sanitized extension would need the sanitizer runtime preloaded.
 if [ "$san" != ON ] && [ -f python/tests/run.sh ]; then
-    bash python/tests/run.sh
+    venv=$PWD/$build/venv
+    [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+    if ! "$venv/bin/python" -c "import pytest, msgpack" >/dev/null 2>&1; then
+        echo "test.sh: installing pytest msgpack into $venv"
+        "$venv/bin/python" -m pip install -q pytest msgpack
+    fi
+    PYTHON=$venv/bin/python KSCOPE_CLI=$PWD/$build/kscope bash python/tests/run.sh
 fi

@@ -2,7 +2,9 @@
 # run.sh - build and install the kscope Python package from this checkout
 # (`pip install .` at the repository root: extension and C library in one
 # step, build files under build-python/), then run its tests.
-#   bash python/tests/run.sh [pytest args]
+# The interpreter is $PYTHON (tools/test.sh passes its venv's), else python3;
+# it needs pytest and msgpack.
+#   PYTHON=build-debug/venv/bin/python bash python/tests/run.sh [pytest args]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=${PYTHON:-python3}

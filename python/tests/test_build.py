@@ -47,3 +47,30 @@ def test_extension_links_and_exports_only_its_own():
     assert "PyInit__kscope" in symbols
     extra = [s for s in symbols if s != "PyInit__kscope" and not s.startswith("kscope_")]
     assert not extra, f"{so} exports {extra}"
+
+
+def test_source_build_without_compiler_says_what_to_install():
+    """A source build on a machine without the build dependencies stops
+    with one line naming the packages to install."""
+    code = ("import sys; sys.path.insert(0, %r); import kscope_setup; kscope_setup.check_build_deps()"
+            % os.path.join(REPO, "python"))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       env=dict(os.environ, CC="no-such-compiler-here"))
+    assert r.returncode == 1
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "apt-get install gcc python3-dev" in lines[0], r.stderr
+
+
+def test_kscope_command_of_the_package():
+    """The `kscope` console script runs the bundled binary (binary wheel) or,
+    in a source install, says in one line how to get one."""
+    from kscope import cli
+
+    script = os.path.join(os.path.dirname(sys.executable), "kscope")
+    if not os.path.exists(script):
+        pytest.skip("the package's scripts are not beside this Python")
+    r = subprocess.run([script, "version"], capture_output=True, text=True)
+    if cli.bundled_binary() is None:
+        assert r.returncode == 2 and r.stderr == cli.NO_BINARY
+    else:
+        assert r.returncode == 0 and r.stdout.startswith("kscope "), r.stderr

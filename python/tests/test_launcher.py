@@ -112,7 +112,8 @@ def test_script_exception_still_writes(tmp_path):
 def kscope_cli():
     """The kscope command line of a CMake build of this checkout, if any."""
     repo = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-    for path in (os.environ.get("KSCOPE_CLI"), os.path.join(repo, "build", "kscope")):
+    for path in (os.environ.get("KSCOPE_CLI"), os.path.join(repo, "build-debug", "kscope"),
+                 os.path.join(repo, "build", "kscope")):
         if path and os.access(path, os.X_OK):
             return path
     return None
@@ -121,7 +122,7 @@ def kscope_cli():
 def test_under_kscope_run(tmp_path):
     cli = kscope_cli()
     if cli is None:
-        pytest.skip("no kscope command line built (build/kscope or KSCOPE_CLI)")
+        pytest.skip("no kscope command line built (build-debug/kscope, build/kscope or KSCOPE_CLI)")
     (tmp_path / "s.py").write_text(textwrap.dedent("""
         import sys
         import kscope
@@ -141,3 +142,18 @@ def test_under_kscope_run(tmp_path):
     assert not (tmp_path / "ignored.hatchet").exists()
     root = json.loads((tmp_path / outputs[0]).read_text())[0]
     assert [c["frame"]["name"] for c in root["children"]] == ["under_run"]
+
+
+def test_unannotated_script_writes_an_empty_profile_view_shows(tmp_path):
+    """A script with no scopes still gets a file, and `kscope view` shows it
+    as a bare ROOT (exit 0), the rule for every empty profile."""
+    (tmp_path / "plain.py").write_text("x = 1\n")
+    r = run(["-n", "plain", "plain.py"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "plain.hatchet").exists()
+    cli = kscope_cli()
+    if cli is None:
+        pytest.skip("no kscope command line built (build-debug/kscope, build/kscope or KSCOPE_CLI)")
+    v = subprocess.run([cli, "view", "plain.hatchet"], cwd=tmp_path, capture_output=True, text=True)
+    assert v.returncode == 0, v.stderr
+    assert v.stdout.split() == ["name", "ROOT"]

@@ -27,7 +27,8 @@ const char cmd_diff_help[] =
     "\n"
     "options:\n"
     "  -m, --metric SPEC  what to compare: any metric `kscope view -m` takes\n"
-    "                     (default time/ms)\n"
+    "                     (default: as kscope view: time/ms; wall_time/ms for a\n"
+    "                     run without GPU work)\n"
     "  -n, --limit N      print the N largest changes (default 30; 0: all)\n"
     "      --all          also print nodes whose value did not change\n"
     "  -h, --help         show this help\n"
@@ -98,7 +99,8 @@ int cmd_diff(int argc, char **argv)
         {"all", no_argument, NULL, 'a'},
         {NULL, 0, NULL, 0},
     };
-    const char *spec = "time/ms";
+    const char *spec = NULL;
+    char dflt[96] = "time/ms";
     long limit = 30;
     int all = 0, c;
     optind = 1;
@@ -141,9 +143,14 @@ int cmd_diff(int argc, char **argv)
     kscope__punion u = {0};
     drow *rows = NULL;
     int rc = KSCOPE_EXIT_USAGE;
-    char err[KSCOPE__READ_ERRLEN];
     if (load(pa, &ta, &fa) < 0 || load(pb, &tb, &fb) < 0)
         goto out;
+    /* No -m: the metric view would show for A (else B). */
+    if (!spec && kscope__default_metric(ta, dflt, sizeof dflt) == 0)
+        kscope__default_metric(tb, dflt, sizeof dflt);
+    if (!spec)
+        spec = dflt;
+    char err[KSCOPE__READ_ERRLEN];
     if (kscope__column_compute(ta, &fa, spec, &ca, err, sizeof err) < 0) {
         fprintf(stderr, "kscope diff: %s: %s\n", pa, err);
         goto out;

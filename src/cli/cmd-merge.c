@@ -174,6 +174,21 @@ out:
 }
 
 /* Traces one at a time: read, rewrite into OUT, free. */
+/* A trace output merges traces only: a tree among the inputs has no events
+ * to place on a timeline, so it is refused by name (KSCOPE_EINVAL). */
+static int refuse_tree(const char *path, const char *buf, size_t len, const char *out, char *err,
+                       size_t errlen)
+{
+    const kscope__format *f = kscope__format_get(kscope__format_sniff(buf, len));
+    if (!f || f->kind != KSCOPE__KIND_TREE)
+        return 0;
+    snprintf(err, errlen,
+             "%s is a calling-context tree (%s), and %s is a trace: merge trees into a .hatchet "
+             "or .hatchet_msgpack OUT",
+             path, f->name, out);
+    return KSCOPE_EINVAL;
+}
+
 static int merge_trace_files(char **files, int n, const char *out)
 {
     char err[KSCOPE__READ_ERRLEN];
@@ -191,7 +206,9 @@ static int merge_trace_files(char **files, int n, const char *out)
         size_t len;
         int r = kscope__read_whole_file(files[i], &buf, &len, err, sizeof err);
         if (r == 0) {
-            r = kscope__trace_merger_add(m, buf, len, files[i], err, sizeof err);
+            r = refuse_tree(files[i], buf, len, out, err, sizeof err);
+            if (r == 0)
+                r = kscope__trace_merger_add(m, buf, len, files[i], err, sizeof err);
             free(buf);
         }
         if (r < 0) {

@@ -44,7 +44,7 @@ const char cmd_monitor_help[] =
     "  --no-gpu         do not sample GPUs\n"
     "\n"
     "Without -o, or when standard output is a terminal, a table is printed as\n"
-    "samples arrive. CPU %% is of one core, summed over the processes. A metric a\n"
+    "samples arrive. CPU % is of one core, summed over the processes. A metric a\n"
     "GPU does not report is an empty CSV cell or a JSON null. process_used_bytes\n"
     "is the GPU memory of the processes followed. Without NVML the\n"
     "GPU columns are left out, with one message, and the CPU part still runs.\n";

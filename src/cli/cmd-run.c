@@ -291,8 +291,14 @@ out:
     return found;
 }
 
+/* Where the install puts libkscope.so, relative to the kscope binary. */
+#ifndef KSCOPE_BIN_TO_LIB
+#define KSCOPE_BIN_TO_LIB "../lib"
+#endif
+
 /* libkscope.so to attach: $KSCOPE_LIBRARY, else next to this executable
- * (../lib, ../lib64, or the same directory, which is the build tree). */
+ * (the install's library folder, ../lib, ../lib64, or the same directory,
+ * which is the build tree). */
 static int find_library(char *out, size_t size)
 {
     const char *env = getenv("KSCOPE_LIBRARY");
@@ -312,8 +318,8 @@ static int find_library(char *out, size_t size)
     exe[n] = 0;
     char *slash = strrchr(exe, '/');
     *slash = 0;
-    static const char *const rel[] = {"/../lib/libkscope.so", "/../lib64/libkscope.so",
-                                      "/libkscope.so"};
+    static const char *const rel[] = {"/" KSCOPE_BIN_TO_LIB "/libkscope.so", "/../lib/libkscope.so",
+                                      "/../lib64/libkscope.so", "/libkscope.so"};
     char cand[PATH_MAX + 32];
     for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
         snprintf(cand, sizeof cand, "%s%s", exe, rel[i]);

@@ -29,6 +29,8 @@ const char cmd_top_help[] =
     "  -n, --limit N    show the N heaviest (default 20; 0 shows all)\n"
     "      --color WHEN auto (default: colour on a terminal unless NO_COLOR is\n"
     "                   set), always, never\n"
+    "      --full-names show kernel names whole (longer than 100 characters,\n"
+    "                   they are folded: foo<...>(...))\n"
     "  -h, --help       show this help\n"
     "\n"
     "Exit status: 0 on success, 2 on bad options or an unreadable FILE.\n";
@@ -39,10 +41,11 @@ int cmd_top(int argc, char **argv)
         {"limit", required_argument, NULL, 'n'},
         {"color", required_argument, NULL, 'c'},
         {"colour", required_argument, NULL, 'c'},
+        {"full-names", no_argument, NULL, 'F'},
         {NULL, 0, NULL, 0},
     };
     long limit = 20;
-    int color = kscope__color_auto(), c;
+    int color = kscope__color_auto(), full = 0, c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":n:", longs, NULL)) != -1) {
@@ -67,6 +70,9 @@ int cmd_top(int argc, char **argv)
                 return KSCOPE_EXIT_USAGE;
             }
             break;
+        case 'F':
+            full = KSCOPE__TOP_FULL_NAMES;
+            break;
         case ':':
             fprintf(stderr, "kscope top: %s needs a value\n", argv[optind - 1]);
             return KSCOPE_EXIT_USAGE;
@@ -87,7 +93,7 @@ int cmd_top(int argc, char **argv)
         fprintf(stderr, "kscope top: %s\n", err);
         return KSCOPE_EXIT_USAGE;
     }
-    int rc = kscope__top_print(stdout, t, (int)limit, color);
+    int rc = kscope__top_print(stdout, t, (int)limit, (color ? KSCOPE__TOP_COLOR : 0) | full);
     kscope__ptree_free(t);
     if (rc < 0) {
         fprintf(stderr, "kscope top: %s\n", kscope_strerror(rc));

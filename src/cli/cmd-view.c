@@ -67,6 +67,8 @@ const char cmd_view_help[] =
     "      --diff-profile OTHER\n"
     "                       show FILE minus OTHER for every metric, nodes\n"
     "                       matched by calling-context path\n"
+    "      --full-names     show names whole (longer than 100 characters, they\n"
+    "                       are folded: foo<...>(...))\n"
     "  -l, --list           list the metrics FILE holds and exit\n"
     "      --color WHEN     auto (default: colour on a terminal unless NO_COLOR\n"
     "                       is set), always, never\n"
@@ -117,7 +119,7 @@ static int add_metrics(view_opts *o, char *list)
 
 static int parse_opts(int argc, char **argv, view_opts *o)
 {
-    enum { OPT_SORT = 256, OPT_DIFF, OPT_COLOR };
+    enum { OPT_SORT = 256, OPT_DIFF, OPT_COLOR, OPT_FULL };
     static const struct option longs[] = {
         {"metrics", required_argument, NULL, 'm'},
         {"depth", required_argument, NULL, 'd'},
@@ -132,6 +134,7 @@ static int parse_opts(int argc, char **argv, view_opts *o)
         {"diff-profile", required_argument, NULL, OPT_DIFF},
         {"color", required_argument, NULL, OPT_COLOR},
         {"colour", required_argument, NULL, OPT_COLOR},
+        {"full-names", no_argument, NULL, OPT_FULL},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -183,6 +186,9 @@ static int parse_opts(int argc, char **argv, view_opts *o)
             break;
         case OPT_DIFF:
             o->diff = optarg;
+            break;
+        case OPT_FULL:
+            o->full_names = 1;
             break;
         case OPT_COLOR:
             if (strcmp(optarg, "always") == 0)
@@ -368,32 +374,15 @@ static int compute_columns(const kscope__ptree *t, const kscope__pflat *f, const
     const char *specs[16];
     int n = o->nmetrics;
     memcpy(specs, o->metrics, sizeof specs);
+    static char first[96];
     if (n == 0) {
-        kscope__metric_info *list;
-        int nl = kscope__metric_list(t, &list);
-        if (nl < 0)
+        /* A profile with no metrics (nothing recorded) shows as its bare
+         * tree: empty is a valid result, not a bad file. */
+        int rc = kscope__default_metric(t, first, sizeof first);
+        if (rc < 0)
             return -1;
-        int has_time = 0, has_wall = 0;
-        for (int i = 0; i < nl; i++) {
-            if (strncmp(list[i].name, "time (", 6) == 0)
-                has_time = 1;
-            if (strncmp(list[i].name, "wall_time (", 11) == 0)
-                has_wall = 1;
-        }
-        static char first[96];
-        if (has_time)
-            specs[n++] = "time/ms";
-        else if (has_wall) /* host scopes only: no GPU in the run */
-            specs[n++] = "wall_time/ms";
-        else if (nl > 0) {
-            snprintf(first, sizeof first, "%s", list[0].name);
+        if (rc > 0)
             specs[n++] = first;
-        }
-        free(list);
-        if (n == 0) {
-            fprintf(stderr, "kscope view: %s: the profile holds no metrics\n", path);
-            return -1;
-        }
     }
     for (int i = 0; i < n; i++) {
         char err[KSCOPE__READ_ERRLEN];

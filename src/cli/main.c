@@ -68,8 +68,18 @@ static int edit_distance(const char *a, const char *b)
     return d[la][lb];
 }
 
+/* Words other profilers' users type (nsys profile, perf record, ...) and
+ * the command that does that here: offered as suggestions, never run. */
+static const char *const kscope_cmd_aliases[][2] = {
+    {"profile", "run"}, {"record", "run"},   {"launch", "run"},   {"show", "view"},
+    {"tree", "view"},   {"compare", "diff"}, {"stats", "report"}, {"export", "convert"},
+};
+
 const char *kscope_cmd_suggest(const char *name)
 {
+    for (size_t i = 0; i < sizeof kscope_cmd_aliases / sizeof kscope_cmd_aliases[0]; i++)
+        if (strcmp(name, kscope_cmd_aliases[i][0]) == 0)
+            return kscope_cmd_aliases[i][1];
     const char *best = NULL;
     int best_d = 3; /* more than two edits away is no suggestion */
     for (const kscope_cmd *c = kscope_cmds; c->name; c++) {

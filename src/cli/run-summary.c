@@ -11,6 +11,7 @@
 #include "run/run.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,34 @@ static double total_gpu_ns(const kscope__ptree *t)
     return total;
 }
 
+/* Whether `dir`/kscope is this very executable (`self`, resolved). */
+static int is_self_in(const char *dir, size_t len, const char *self)
+{
+    char cand[PATH_MAX], real[PATH_MAX];
+    if (len == 0 || len + sizeof "/kscope" > sizeof cand)
+        return 0;
+    snprintf(cand, sizeof cand, "%.*s/kscope", (int)len, dir);
+    return realpath(cand, real) && strcmp(real, self) == 0;
+}
+
+/* The kscope command as the user can type it: "kscope" when PATH finds
+ * this executable under that name, else this executable's full path (a
+ * build tree, a venv not activated), so the printed commands work as shown. */
+static const char *self_command(void)
+{
+    static char self[PATH_MAX];
+    if (!realpath("/proc/self/exe", self))
+        return "kscope";
+    const char *path = getenv("PATH");
+    while (path && *path) {
+        size_t len = strcspn(path, ":");
+        if (is_self_in(path, len, self))
+            return "kscope";
+        path += len + (path[len] == ':');
+    }
+    return self;
+}
+
 /* The readers' top-kernels table, with the share of all GPU time its rows
  * cover, and the hint for the rows left out pointing at `kscope top`. */
 static void print_top(const kscope__ptree *t, long top, const char *path, FILE *out)
@@ -99,9 +128,9 @@ static void print_top(const kscope__ptree *t, long top, const char *path, FILE *
     }
     if (n > rows && rows > 0)
         fprintf(out,
-                "top %d of %d kernels and copies: %.1f%% of all GPU time (all: kscope top -n 0 "
+                "top %d of %d kernels and copies: %.1f%% of all GPU time (all: %s top -n 0 "
                 "%s)\n",
-                rows, n, share, path);
+                rows, n, share, self_command(), path);
     free(buf);
 }
 
@@ -138,7 +167,7 @@ static void summarise(const profile_line *p, long top, FILE *out)
             p->wall_ns && !isnan(gpu) ? gpu / (double)p->wall_ns * 100.0 : 0.0);
     if (p->dropped > 0)
         fprintf(out, "; %" PRId64 " GPU records dropped", p->dropped);
-    fprintf(out, "\nview it with: kscope view %s\n", shown);
+    fprintf(out, "\nview it with: %s view %s\n", self_command(), shown);
     kscope__ptree_free(t);
 }
 

@@ -138,14 +138,15 @@ static void print_values(const view_display *d, size_t i, const int *width, cons
     }
 }
 
-static void print_name(const view_display *d, size_t i, frame_fmt fmt, int color, char **nb,
-                       size_t *nbcap)
+static void print_name(const view_display *d, size_t i, frame_fmt fmt, int color, int full,
+                       char **nb, size_t *nbcap)
 {
     const char *name = format_name(d->name[i], fmt, nb, nbcap);
     int dev = color && d->device[i];
     if (dev)
         fputs("\033[36m", stdout);
-    kscope__print_escaped(stdout, name);
+    /* only kernel and copy names are folded: host frames keep their paths */
+    kscope__print_name(stdout, name, full || !d->device[i]);
     if (dev)
         fputs("\033[0m", stdout);
     fputc('\n', stdout);
@@ -201,7 +202,7 @@ static int print_sorted(const view_display *d, const view_opts *o, const unsigne
         qsort(rows, nr, sizeof *rows, cmp_rows);
     for (size_t r = 0; r < nr; r++) {
         print_values(d, (size_t)rows[r], width, maxv, o->color);
-        print_name(d, (size_t)rows[r], o->format, o->color, nb, nbcap);
+        print_name(d, (size_t)rows[r], o->format, o->color, o->full_names, nb, nbcap);
     }
     free(rows);
     return 0;
@@ -247,7 +248,7 @@ static int print_tree(const view_display *d, const view_opts *o, const unsigned 
             }
         }
         fputs(prefix + pos, stdout);
-        print_name(d, i, o->format, o->color, nb, nbcap);
+        print_name(d, i, o->format, o->color, o->full_names, nb, nbcap);
     }
     free(last);
     free(seen);

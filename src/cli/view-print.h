@@ -25,6 +25,7 @@ typedef struct view_opts {
     const char *include, *exclude, *diff;
     frame_fmt format;
     int sort, list, color;
+    int full_names; /* --full-names: long kernel names not folded */
     const char *file;
 } view_opts;
 

@@ -123,6 +123,27 @@ int kscope__metric_list(const kscope__ptree *t, kscope__metric_info **out)
     return n;
 }
 
+int kscope__default_metric(const kscope__ptree *t, char *buf, size_t size)
+{
+    kscope__metric_info *list;
+    int n = kscope__metric_list(t, &list);
+    if (n < 0)
+        return n;
+    int has_time = 0, has_wall = 0;
+    for (int i = 0; i < n; i++) {
+        has_time |= strncmp(list[i].name, "time (", 6) == 0;
+        has_wall |= strncmp(list[i].name, "wall_time (", 11) == 0;
+    }
+    if (has_time)
+        snprintf(buf, size, "time/ms");
+    else if (has_wall) /* host scopes only: no GPU in the run */
+        snprintf(buf, size, "wall_time/ms");
+    else if (n > 0)
+        snprintf(buf, size, "%s", list[0].name);
+    free(list);
+    return n > 0;
+}
+
 int kscope__metric_list_flat(const kscope__ptree *t, const kscope__pflat *fl,
                              kscope__metric_info **out)
 {
@@ -517,6 +538,20 @@ static int percent_column(ctx *c, const char *name, kscope__column *col)
     return 1;
 }
 
+/* A column with no value on any node: what any metric of a profile that
+ * holds none is, so an empty profile reads as empty rather than as bad. */
+static int empty_column(const kscope__pflat *f, kscope__column *col, char *err, size_t errlen)
+{
+    col->vals = malloc((f->n ? f->n : 1) * sizeof *col->vals);
+    if (!col->vals) {
+        snprintf(err, errlen, "out of memory");
+        return KSCOPE_ENOMEM;
+    }
+    for (size_t i = 0; i < f->n; i++)
+        col->vals[i] = NAN;
+    return 0;
+}
+
 int kscope__column_compute(const kscope__ptree *t, const kscope__pflat *f, const char *spec,
                            kscope__column *col, char *err, size_t errlen)
 {
@@ -542,6 +577,10 @@ int kscope__column_compute(const kscope__ptree *t, const kscope__pflat *f, const
     if (c.nlist < 0) {
         snprintf(err, errlen, "out of memory");
         return KSCOPE_ENOMEM;
+    }
+    if (c.nlist == 0) { /* an empty profile (nothing recorded): every column is empty */
+        free(c.list);
+        return empty_column(f, col, err, errlen);
     }
     int r = 0;
     size_t sl = strlen(s);

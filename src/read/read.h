@@ -137,6 +137,12 @@ int kscope__metric_list(const kscope__ptree *t, kscope__metric_info **out);
 int kscope__metric_list_flat(const kscope__ptree *t, const kscope__pflat *f,
                              kscope__metric_info **out);
 
+/* The metric `kscope view` and `kscope diff` show when none is asked for:
+ * "time/ms" when t has GPU time, else "wall_time/ms" (host scopes only),
+ * else its first metric, copied into buf. Returns 1, 0 when t holds no
+ * metric at all, or KSCOPE_ENOMEM. */
+int kscope__default_metric(const kscope__ptree *t, char *buf, size_t size);
+
 /* One column of `kscope view`: a metric spec resolved against a tree. */
 typedef struct kscope__column {
     char title[96]; /* header, e.g. "time/ms" */
@@ -147,7 +153,9 @@ typedef struct kscope__column {
 
 /* Resolve a metric spec (time/ms, avg_time/us, cpu_time/s, wall_time/ms,
  * flop16/s, tflop/s, gbyte/s, util, count, raw names, NAME/%) for t and fill
- * col->vals for f. Returns 0, or KSCOPE_EINVAL with err naming the problem.
+ * col->vals for f. A tree holding no metric at all (an empty profile) gives
+ * any spec a column with no values (NaN). Returns 0, or KSCOPE_EINVAL with
+ * err naming the problem.
  * col->vals is malloc'd; free with kscope__column_free. */
 int kscope__column_compute(const kscope__ptree *t, const kscope__pflat *f, const char *spec,
                            kscope__column *col, char *err, size_t errlen);
@@ -161,11 +169,16 @@ double kscope__peak_bytes(const kscope__pdevice *d);
 
 /* ----------------------------------------------------- top kernels */
 
+/* kscope__top_print's flags: ANSI colour; names printed whole (else names
+ * longer than KSCOPE__NAME_FOLD are folded, see kscope__print_name). */
+#define KSCOPE__TOP_COLOR      1
+#define KSCOPE__TOP_FULL_NAMES 2
+
 /* Print the top-kernels table (kernels aggregated by name across calling
  * contexts, heaviest first): %, total, calls, avg, min, max, name. At most
- * top_n rows (0: all); color != 0 adds ANSI colour. Returns the number of
- * kernels found or KSCOPE_ENOMEM. */
-int kscope__top_print(FILE *out, const kscope__ptree *t, int top_n, int color);
+ * top_n rows (0: all). Returns the number of kernels found or
+ * KSCOPE_ENOMEM. */
+int kscope__top_print(FILE *out, const kscope__ptree *t, int top_n, int flags);
 
 /* Whether to colour output in "auto" mode: stdout is a terminal, NO_COLOR
  * is unset or empty and TERM is not "dumb". */
@@ -176,6 +189,19 @@ void kscope__format_ns(double ns, char *buf, size_t size);
 
 /* Write a string with control characters shown as \xNN escapes. */
 void kscope__print_escaped(FILE *out, const char *s);
+
+/* Names longer than this are folded in tables unless asked whole. */
+#define KSCOPE__NAME_FOLD 100
+
+/* A long kernel name as a table shows it: each outermost template argument
+ * list and parameter list folded to "<...>" and "(...)" ("foo<...>(...)",
+ * as proton-viewer shortens). Names up to KSCOPE__NAME_FOLD characters, and
+ * names with no brackets (mangled ones), are kept as they are: the result
+ * is s itself, else buf (cut at size). */
+const char *kscope__fold_name(const char *s, char *buf, size_t size);
+
+/* kscope__print_escaped of the name, folded unless `full`. */
+void kscope__print_name(FILE *out, const char *s, int full);
 
 /* ------------------------------------------------ matching two trees */
 

@@ -57,6 +57,46 @@ void kscope__print_escaped(FILE *out, const char *s)
     fwrite(run, 1, (size_t)(p - run), out);
 }
 
+/* The end of the bracketed group opening at p ('<' or '('), just past its
+ * closing bracket, or NULL when it does not close. The '>' of "->" closes
+ * nothing. */
+static const char *group_end(const char *p)
+{
+    char open = *p, close = open == '<' ? '>' : ')';
+    int depth = 0;
+    for (const char *q = p; *q; q++) {
+        if (*q == open)
+            depth++;
+        else if (*q == close && !(close == '>' && q > p && q[-1] == '-') && --depth == 0)
+            return q + 1;
+    }
+    return NULL;
+}
+
+const char *kscope__fold_name(const char *s, char *buf, size_t size)
+{
+    if (strlen(s) <= KSCOPE__NAME_FOLD || size < KSCOPE__NAME_FOLD + 1)
+        return s;
+    size_t o = 0;
+    for (const char *p = s; *p && o + 6 < size;) { /* a name folded past buf is cut */
+        const char *end = (*p == '<' || *p == '(') ? group_end(p) : NULL;
+        if (end && end - p > 2) {
+            o += (size_t)snprintf(buf + o, size - o, "%c...%c", *p, end[-1]);
+            p = end;
+            continue;
+        }
+        buf[o++] = *p++;
+    }
+    buf[o] = 0;
+    return buf;
+}
+
+void kscope__print_name(FILE *out, const char *s, int full)
+{
+    char buf[KSCOPE__NAME_FOLD * 4];
+    kscope__print_escaped(out, full ? s : kscope__fold_name(s, buf, sizeof buf));
+}
+
 /* A metric's value in ns, for a time metric named with any unit. */
 static double ns_of(const kscope__pnode *n, const char *base, int *found)
 {
@@ -174,8 +214,9 @@ done:
     return rc;
 }
 
-int kscope__top_print(FILE *out, const kscope__ptree *t, int top_n, int color)
+int kscope__top_print(FILE *out, const kscope__ptree *t, int top_n, int flags)
 {
+    int color = flags & KSCOPE__TOP_COLOR;
     krow *rows = NULL;
     size_t n = 0;
     int rc = collect(t, &rows, &n);
@@ -204,7 +245,7 @@ int kscope__top_print(FILE *out, const kscope__ptree *t, int top_n, int color)
         const char *hot = !color ? "" : pct >= 40 ? "\033[31m" : pct >= 10 ? "\033[33m" : "";
         fprintf(out, "%s%6.2f%%%s %12s %10.0f %12s %12s %12s  ", hot, pct, *hot ? reset : "", tot,
                 r->calls, avg, mn, mx);
-        kscope__print_escaped(out, r->name);
+        kscope__print_name(out, r->name, flags & KSCOPE__TOP_FULL_NAMES);
         fputc('\n', out);
     }
     if (shown < n)
