@@ -239,6 +239,11 @@ static PyObject *cpu_timed_vectorcall(PyObject *type, PyObject *const *args, siz
     PyObject *name, *metrics;
     if (two_args(args, nargsf, kwnames, "name", "metrics", &name, &metrics) < 0)
         return NULL;
+    /* As Proton: "cpu_time" is the scope's own metric. */
+    if (metrics && PyDict_Check(metrics) && PyDict_GetItemString(metrics, "cpu_time")) {
+        PyErr_SetString(PyExc_ValueError, "The metric name 'cpu_time' is reserved.");
+        return NULL;
+    }
     return scope_new_common(tp, name, metrics, NULL, KSCOPE_CPU_TIMED);
 }
 

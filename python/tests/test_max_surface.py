@@ -235,3 +235,11 @@ def test_profile_decorator_under_kscope_run(tmp_path):
     outputs = [f for f in os.listdir(tmp_path) if f.endswith(".hatchet")]
     root = json.loads((tmp_path / outputs[0]).read_text())[0]
     assert "after_profile" in [c["frame"]["name"] for c in root["children"]]
+
+
+# ------------------------------------------------------------ Proton gaps
+
+def test_cpu_timed_scope_rejects_cpu_time_metric():
+    with pytest.raises(ValueError, match="The metric name 'cpu_time' is reserved."):
+        kscope.cpu_timed_scope("s", {"cpu_time": 1})
+    kscope.cpu_timed_scope("s", {"other": 1})  # any other name is fine
