@@ -17,7 +17,16 @@ from . import _kscope
 from . import _wrap, context
 from ._kscope import __version__
 from .hooks import LaunchHook, raise_pending as check_errors
-from .oneshot import Backend, OneShotCapture, detect_backend, profiled_region
+from .oneshot import (
+    Backend,
+    OneShotCapture,
+    ProfileBackend,
+    cuda_profiler_region,
+    default_profile_output,
+    detect_backend,
+    maybe_reexec_under_nsys,
+    profiled_region,
+)
 from .sessions import DEFAULT_PROFILE_NAME, activate, deactivate, finalize, profile, start
 from .scope import (
     cpu_timed_scope,
@@ -53,7 +62,8 @@ last_error = _kscope.last_error
 __all__ = [
     "DEFAULT_PROFILE_NAME", "Backend", "LaunchHook", "OneShotCapture", "ScopedFunction", "Trace",
     "Tracer", "__version__", "activate", "add_metrics", "check_errors", "color", "context",
-    "cpu", "cpu_timed_scope", "data", "gpu", "deactivate", "detect_backend", "enter_scope", "enter_state",
+    "cpu", "cpu_timed_scope", "data", "gpu", "deactivate", "detect_backend",
+    "ProfileBackend", "cuda_profiler_region", "default_profile_output", "maybe_reexec_under_nsys", "enter_scope", "enter_state",
     "exit_scope", "exit_state", "report_html", "finalize", "is_profiling_enabled", "last_error",
     "launch_metadata", "mark", "now_ns", "profile", "profiled_region", "profiling_level",
     "scope", "scoped", "set_gpu_profiling_state", "start", "state", "traced",

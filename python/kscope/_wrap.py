@@ -69,16 +69,21 @@ class _StepScoped:
                 value, error = None, exc
 
 
-def wrap(func, name, metrics=None, color=None, flags=0):
-    """Return func wrapped in a scope named `name`, keeping its metadata."""
+def wrap(func, name, metrics=None, color=None, flags=0, max_span=False):
+    """Return func wrapped in a scope named `name`, keeping its metadata.
+    `max_span`: a MAX span (traced, Trace), recorded only while MAX's
+    switch is on."""
     if _is_async(func):
+        max_spans = _kscope.max_spans
 
         @functools.wraps(func)
         async def async_wrapper(*args, **kwargs):
+            if max_span and not max_spans():
+                return await func(*args, **kwargs)
             return await _StepScoped(func(*args, **kwargs), name, color, flags, metrics)
 
         return async_wrapper
-    wrapper = _kscope.ScopedFunction(func, name, metrics, color, flags)
+    wrapper = _kscope.ScopedFunction(func, name, metrics, color, flags, max_span)
     functools.update_wrapper(wrapper, func)
     return wrapper
 
@@ -88,4 +93,5 @@ def decorate(scope_obj, func):
     `Trace(...)(func)` return (called from the C types)."""
     if not callable(func):
         raise TypeError(f"{type(scope_obj).__name__} decorates a callable, not {type(func).__name__}")
-    return wrap(func, scope_obj.name, scope_obj.metrics, scope_obj.color or None, scope_obj.flags)
+    return wrap(func, scope_obj.name, scope_obj.metrics, scope_obj.color or None, scope_obj.flags,
+                scope_obj.max_span)

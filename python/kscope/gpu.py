@@ -8,9 +8,18 @@ file named by KSCOPE_NVML_LIBRARY): without it, or without a GPU, the GPU
 part is empty and the reason is in `GPUDiagContext.errors`.
 """
 from dataclasses import dataclass
-from typing import Optional
+from typing import Literal, Optional, Protocol
 
 from . import _kscope
+
+# Why a GPU's clock is below its boost ceiling (MAX's vocabulary, NVML's
+# categories). "gpu_idle" is reported whenever the GPU idles: intersect
+# with HARDWARE_THROTTLE_REASONS to find real throttling.
+ThrottleReason = Literal[
+    "gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown", "sync_boost",
+    "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown",
+    "display_clock_setting",
+]
 
 HARDWARE_THROTTLE_REASONS = frozenset({
     "sw_power_cap", "hw_slowdown", "sync_boost", "sw_thermal_slowdown",
@@ -102,12 +111,25 @@ class GPUDiagContext:
 
     def get_stats(self):
         if self._count is None:
-            raise RuntimeError("GPUDiagContext used outside its `with` block")
+            return {}  # outside the `with` block nothing is open (MAX: {})
         return {f"nv{i}": stats_from_dict(_kscope.gpu_stats(i)) for i in range(self.gpu_count)}
 
     def process_memory(self, pid, device=0):
         """GPU memory (bytes) process `pid` uses on `device`."""
         return _kscope.gpu_process_memory(device, pid)
+
+
+class GpuStatsRecorder(Protocol):
+    """What a background GPU sampler offers (BackgroundRecorder is one):
+    sampling inside its `with` block, then `stats`, a list of
+    {"nv0": GPUStats, ...}."""
+
+    def __enter__(self): ...
+
+    def __exit__(self, exc_type, exc, tb): ...
+
+    @property
+    def stats(self) -> list: ...
 
 
 class BackgroundRecorder:

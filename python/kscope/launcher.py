@@ -121,6 +121,7 @@ def main(argv=None):
     session = _sessions.start(args.name, context=args.context, data=args.data,
                              backend=args.backend, mode=args.mode, hook=args.hook)
     flags.command_line, flags.command_line_session = True, session
+    _kscope.set_max_spans(_kscope.profiling() != 0)  # MAX-style spans record too
     prof = None
     if args.python_cpu is not None:
         import cProfile

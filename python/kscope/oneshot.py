@@ -3,8 +3,16 @@
 profiled_region(top_n=15) and OneShotCapture record only between their
 start and end: a kscope session for the GPU side and cProfile for the
 Python side. When the region ends they print the top-N GPU kernels (by
-total time: %, total, count, average, name) and the top-N Python
-functions by exclusive time (%, total, calls, file:line(function)).
+total time: %, total, count, average, name) and the top-N Python/CPU
+functions by exclusive time (%, total, calls, file:line(function)),
+kscope's own frames left out.
+
+MAX's entry points keep their names: maybe_reexec_under_nsys re-runs the
+program under `kscope run` (kscope's counterpart of nsys),
+default_profile_output names its profile, cuda_profiler_region brackets a
+region with cudaProfilerStart/Stop (what `kscope run
+--capture-range=cudaProfilerApi` listens to), and ProfileBackend is MAX's
+shape of what detect_backend() finds.
 """
 import contextlib
 import cProfile
@@ -14,11 +22,14 @@ import glob
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
 
 from . import _kscope
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def format_ns(ns):
@@ -72,10 +83,18 @@ def _short_path(filename):
     return filename
 
 
+def _own_frame(filename, func):
+    """kscope's frames, and the profiler switching itself off."""
+    return filename.startswith(PACKAGE_DIR) or (filename == "~" and "_lsprof.Profiler" in func)
+
+
 def python_rows(stats):
-    """[(label, calls, exclusive_seconds)] from cProfile's stats dict."""
+    """[(label, calls, exclusive_seconds)] from cProfile's stats dict,
+    kscope's own frames left out."""
     rows = []
     for (filename, line, func), (cc, nc, tt, _ct, _callers) in stats.items():
+        if _own_frame(filename, func):
+            continue
         path = _short_path(filename)
         if func.startswith("<") and func.endswith(">"):
             label = f"{path}:{line}{func}"
@@ -87,12 +106,12 @@ def python_rows(stats):
 
 def render_python(rows, top_n, out):
     if not rows:
-        out.write("\n=== Python functions: none captured ===\n")
+        out.write("\n=== Python/CPU functions: no samples captured ===\n")
         return
     total = sum(r[2] for r in rows)
     rows = sorted(rows, key=lambda r: r[2], reverse=True)[:top_n]
     shown = sum(r[2] for r in rows)
-    out.write(f"\n=== Top {len(rows)} Python functions ({shown / max(total, 1e-12) * 100:.1f}% of "
+    out.write(f"\n=== Top {len(rows)} Python/CPU functions ({shown / max(total, 1e-12) * 100:.1f}% of "
               f"CPU time, {format_ns(total * 1e9).strip()} total) ===\n")
     out.write(f"{'%':>6}  {'total':>10}  {'calls':>8}  function\n")
     for label, calls, t in rows:
@@ -112,7 +131,7 @@ class OneShotCapture:
     (a path without extension) keeps the session's .hatchet; by default it
     is written to a temporary folder and removed."""
 
-    def __init__(self, top_n=15, output=None, out=None, python=True):
+    def __init__(self, *, top_n=15, out=None, output=None, python=True):
         if top_n < 1:
             raise ValueError(f"top_n must be at least 1, not {top_n}")
         self.top_n = top_n
@@ -176,14 +195,74 @@ class OneShotCapture:
 
 
 @contextlib.contextmanager
-def profiled_region(top_n=15, output=None, out=None, python=True):
-    """`with profiled_region():` records the block and prints the tables."""
+def profiled_region(*, top_n=15, backend=None, out=None, output=None, python=True):
+    """`with profiled_region():` records the block and prints the tables
+    (yields None, as MAX's; `backend` is accepted for MAX's signature)."""
     capture = OneShotCapture(top_n=top_n, output=output, out=out, python=python)
     capture.start()
     try:
-        yield capture
+        yield
     finally:
         capture.end_and_finalize()
+
+
+def default_profile_output():
+    """Where maybe_reexec_under_nsys writes by default: max-profile.hatchet
+    in $BUILD_WORKSPACE_DIRECTORY or the current folder (MAX's name, with
+    kscope's extension)."""
+    workspace = os.environ.get("BUILD_WORKSPACE_DIRECTORY")
+    return os.path.join(workspace or os.path.abspath("."), "max-profile.hatchet")
+
+
+def _kscope_cli():
+    return os.environ.get("KSCOPE_CLI") or shutil.which("kscope")
+
+
+def maybe_reexec_under_nsys(profile_output=None, *, top_n=15, backend=None, out=None):
+    """Re-run this program under `kscope run` (kscope's counterpart of nsys)
+    and exit with its status; return at once when already under it, or with
+    a one-line note when GPU work cannot be captured here."""
+    out = out or sys.stdout
+    if os.environ.get("KSCOPE_RUN") == "1":
+        return
+    backend = backend or detect_backend()
+    cli = _kscope_cli()
+    if not backend.can_capture_gpu or cli is None:
+        why = ("the kscope command line is not on PATH (set KSCOPE_CLI)" if cli is None
+               else getattr(backend, "detail", "") or "no GPU capture on this machine")
+        out.write(f"\nNote: {why}; only the Python/CPU profile will be captured.\n")
+        return
+    profile_output = profile_output or default_profile_output()
+    base, ext = os.path.splitext(os.path.abspath(profile_output))
+    if ext not in (".hatchet", ".hatchet_msgpack", ".json"):
+        base += ext
+    cmd = [cli, "run", "-o", os.path.dirname(base), "-n", os.path.basename(base),
+           "--top", str(top_n), "--", sys.executable] + sys.argv
+    out.flush()
+    rc = subprocess.call(cmd)
+    sys.exit(rc)
+
+
+def _load_cudart():
+    names = [ctypes.util.find_library("cudart")] + [
+        "libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"]
+    return _load([n for n in names if n])
+
+
+@contextlib.contextmanager
+def cuda_profiler_region():
+    """cudaProfilerStart() on entry, cudaProfilerStop() on exit: the range
+    `kscope run --capture-range=cudaProfilerApi` records. RuntimeError when
+    libcudart cannot be loaded."""
+    cudart = _load_cudart()
+    if cudart is None:
+        raise RuntimeError("libcudart not loadable; cudaProfilerStart cannot be called and the "
+                           "capture would be empty")
+    cudart.cudaProfilerStart()
+    try:
+        yield
+    finally:
+        cudart.cudaProfilerStop()
 
 
 # ------------------------------------------------------------ detect_backend
@@ -202,10 +281,43 @@ class Backend:
     def can_capture_kernels(self):
         return self.gpu and self.cupti
 
+    # MAX's ProfileBackend names.
+    @property
+    def can_capture_gpu(self):
+        """Whether GPU kernels can be captured here (MAX's name)."""
+        return self.can_capture_kernels
+
+    @property
+    def nvidia_gpu_present(self):
+        return self.gpu
+
+    @property
+    def nsys_available(self):
+        """kscope needs no nsys: whether the `kscope` command line is found."""
+        return _kscope_cli() is not None
+
+    @property
+    def cudart_loadable(self):
+        return _load_cudart() is not None
+
     def __str__(self):
         return (f"gpu={'yes' if self.gpu else 'no'} ({self.gpu_count}) "
                 f"cupti={'yes' if self.cupti else 'no'} nvml={'yes' if self.nvml else 'no'}"
                 + (f": {self.detail}" if self.detail else ""))
+
+
+@dataclass(frozen=True)
+class ProfileBackend:
+    """MAX's ProfileBackend; kscope's detect_backend() returns a Backend,
+    which has these fields as properties too."""
+
+    nsys_available: bool
+    nvidia_gpu_present: bool
+    cudart_loadable: bool
+
+    @property
+    def can_capture_gpu(self):
+        return self.nsys_available and self.nvidia_gpu_present and self.cudart_loadable
 
 
 def _load(names):

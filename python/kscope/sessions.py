@@ -7,6 +7,7 @@ is ignored, so a Proton-style script runs unchanged under the launcher.
 """
 import functools
 import inspect
+import os
 
 from . import _kscope, context as _context
 from .flags import flags
@@ -103,6 +104,12 @@ def _finalize_now(session, output_format):
     raise_pending()
 
 
+def _driven():
+    """True when a launcher (`python -m kscope`, `kscope run`) owns the
+    session: the program's start() returns it and must not pause it."""
+    return flags.command_line or os.environ.get("KSCOPE_RUN") == "1"
+
+
 def _profiling(func, **start_args):
     if inspect.iscoroutinefunction(func):
 
@@ -112,7 +119,8 @@ def _profiling(func, **start_args):
             try:
                 return await func(*args, **kwargs)
             finally:
-                deactivate(session)
+                if not _driven():
+                    deactivate(session)
 
         return async_wrapper
 
@@ -122,7 +130,8 @@ def _profiling(func, **start_args):
         try:
             return func(*args, **kwargs)
         finally:
-            deactivate(session)
+            if not _driven():  # the launcher's session records to the end
+                deactivate(session)
 
     return wrapper
 

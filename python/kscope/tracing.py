@@ -6,7 +6,15 @@ C-level ScopedFunction and async functions step by step (see _wrap.py).
 The switch is process-wide: KSCOPE_PROFILING (or MODULAR_ENABLE_PROFILING)
 = off|on|detailed at start-up, set_gpu_profiling_state() at run time;
 "detailed" also emits each span as an NVTX range for Nsight Systems.
+
+As in MAX, the MAX-style calls (Trace, traced, Tracer) are no-ops and
+is_profiling_enabled() is False until one of those variables is set,
+set_gpu_profiling_state() turns profiling on, or the program runs under
+`kscope run` or `python -m kscope`. Proton-style scopes and sessions record
+whenever a session is started, whatever this switch says.
 """
+import os
+
 from . import _kscope
 from ._wrap import wrap
 
@@ -16,9 +24,22 @@ Tracer = _kscope.Tracer
 _LEVELS = {0: "off", 1: "on", 2: "detailed"}
 
 
+def _max_spans_at_start():
+    if os.environ.get("KSCOPE_RUN") == "1":
+        return _kscope.profiling() != 0
+    if any(os.environ.get(v) for v in ("KSCOPE_PROFILING", "MODULAR_ENABLE_PROFILING")):
+        return _kscope.profiling() != 0
+    return False
+
+
+_kscope.set_max_spans(_max_spans_at_start())
+
+
 def is_profiling_enabled():
-    """True unless profiling is off."""
-    return _kscope.profiling() != 0
+    """True when MAX-style spans record: a profiling variable is set (and
+    not "off"), set_gpu_profiling_state() turned profiling on, or a kscope
+    launcher runs the program."""
+    return _kscope.max_spans() and _kscope.profiling() != 0
 
 
 def profiling_level():
@@ -26,7 +47,7 @@ def profiling_level():
     return _LEVELS[_kscope.profiling()]
 
 
-def set_gpu_profiling_state(mode):
+def set_gpu_profiling_state(mode, /):
     """Set the switch: "off", "on", "detailed" (also 0/1/2, True/False, or
     an object whose .value or .name is one of those, like MAX's enum)."""
     if isinstance(mode, bool):
@@ -37,6 +58,7 @@ def set_gpu_profiling_state(mode):
     if isinstance(mode, str):
         mode = mode.lower()
     _kscope.set_profiling(mode)
+    _kscope.set_max_spans(_kscope.profiling() != 0)
 
 
 def traced(func=None, *, message=None, color="modular_purple"):
@@ -46,4 +68,4 @@ def traced(func=None, *, message=None, color="modular_purple"):
     if func is None:
         return lambda f: traced(f, message=message, color=color)
     return wrap(func, message if message is not None else func.__name__, None,
-                _kscope.color(color) if isinstance(color, str) else color, 0)
+                _kscope.color(color) if isinstance(color, str) else color, 0, max_span=True)

@@ -187,6 +187,11 @@ static inline void loc_init(kscope_loc *loc, const char *utf8, uint32_t color, u
  * when the module is set up (scopes.c). */
 extern uint32_t trace_default_color;
 
+/* MAX's switch (scopes.c): Trace, traced and Tracer record only while it is
+ * on, as MAX's calls do only with MODULAR_ENABLE_PROFILING set. Proton-style
+ * scopes and sessions do not look at it. */
+extern int max_spans_on;
+
 /* Make the type of `spec` for module m and add it to m as `name`;
  * `vectorcall`, if given, constructs instances (module.c). */
 PyTypeObject *add_type(PyObject *m, PyType_Spec *spec, const char *name, vectorcallfunc vectorcall);

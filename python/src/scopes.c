@@ -20,6 +20,7 @@ typedef struct {
     kscope_loc loc;               /* name (UTF-8 inside `name`), colour, flags, interned id */
     int entered;                  /* scopes pushed and not yet popped by this object */
     int by_id;                    /* enter through loc (see scope_push_loc) */
+    int max_span;                 /* a Trace: records only while max_spans_on */
     vectorcallfunc vectorcall;
 } ScopeObject;
 
@@ -71,6 +72,7 @@ static PyObject *scope_new_common(PyTypeObject *tp, PyObject *name, PyObject *me
     loc_init(&self->loc, utf8, c, flags);
     self->entered = 0;
     self->by_id = 0;
+    self->max_span = tp == state_of_type(tp)->trace_type;
     self->vectorcall = scope_instance_call;
     return (PyObject *)self;
 }
@@ -137,6 +139,7 @@ enum { CACHE_SCOPE, CACHE_CPU_TIMED, CACHE_TRACE, CACHE_KINDS };
 #define SCOPE_CACHE 64 /* slots per type, a power of two */
 static ScopeObject *scope_cache[CACHE_KINDS][SCOPE_CACHE];
 uint32_t trace_default_color; /* kscope_color("modular_purple") */
+int max_spans_on;             /* MAX's switch; set by kscope.tracing */
 
 static inline ScopeObject **cache_slot(int kind, PyObject *name)
 {
@@ -236,6 +239,11 @@ static PyObject *cpu_timed_vectorcall(PyObject *type, PyObject *const *args, siz
     PyObject *name, *metrics;
     if (two_args(args, nargsf, kwnames, "name", "metrics", &name, &metrics) < 0)
         return NULL;
+    /* As Proton: "cpu_time" is the scope's own metric. */
+    if (metrics && PyDict_Check(metrics) && PyDict_GetItemString(metrics, "cpu_time")) {
+        PyErr_SetString(PyExc_ValueError, "The metric name 'cpu_time' is reserved.");
+        return NULL;
+    }
     return scope_new_common(tp, name, metrics, NULL, KSCOPE_CPU_TIMED);
 }
 
@@ -299,6 +307,8 @@ static void scope_dealloc(ScopeObject *self)
 
 static PyObject *scope_enter(ScopeObject *self, PyObject *Py_UNUSED(ignored))
 {
+    if (self->max_span && !max_spans_on)
+        return Py_NewRef(self);
     int r = scope_push_loc(&self->loc, self->by_id, self->metrics);
     if (r < 0)
         return NULL;
@@ -370,6 +380,8 @@ static PyObject *scope_instance_call(PyObject *obj, PyObject *const *args, size_
 /* Trace.mark(): an instant event named like the span. */
 static PyObject *scope_mark(ScopeObject *self, PyObject *Py_UNUSED(ignored))
 {
+    if (self->max_span && !max_spans_on)
+        Py_RETURN_NONE;
     return none_or_raise(kscope_mark(self->loc.name));
 }
 
@@ -393,6 +405,11 @@ static PyObject *scope_get_flags(ScopeObject *self, void *Py_UNUSED(closure))
     return PyLong_FromUnsignedLong(self->loc.flags);
 }
 
+static PyObject *scope_get_max_span(ScopeObject *self, void *Py_UNUSED(closure))
+{
+    return PyBool_FromLong(self->max_span);
+}
+
 static PyObject *scope_repr(ScopeObject *self)
 {
     return PyUnicode_FromFormat("<%s %R>", Py_TYPE(self)->tp_name, self->name);
@@ -409,6 +426,7 @@ static PyGetSetDef scope_getset[] = {
     {"metrics", (getter)scope_get_metrics, NULL, "Metrics added on entry, or None.", NULL},
     {"color", (getter)scope_get_color, NULL, "Colour as 0xRRGGBB (0: default).", NULL},
     {"flags", (getter)scope_get_flags, NULL, "KSCOPE_CPU_TIMED or 0.", NULL},
+    {"max_span", (getter)scope_get_max_span, NULL, "True for Trace: follows MAX's switch.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -559,6 +577,7 @@ typedef struct {
     PyObject *name;    /* str */
     PyObject *metrics; /* dict or NULL */
     kscope_loc loc;    /* as in ScopeObject */
+    int max_span;      /* traced: records only while max_spans_on */
     PyObject *dict;
     vectorcallfunc vectorcall;
 } ScopedFnObject;
@@ -567,6 +586,8 @@ static PyObject *scoped_fn_vectorcall(PyObject *obj, PyObject *const *args, size
                                       PyObject *kwnames)
 {
     ScopedFnObject *self = (ScopedFnObject *)obj;
+    if (self->max_span && !max_spans_on)
+        return PyObject_Vectorcall(self->func, args, nargsf, kwnames);
     int pushed = scope_push_loc(&self->loc, 1, self->metrics);
     if (pushed < 0)
         return NULL;
@@ -581,14 +602,15 @@ static PyObject *scoped_fn_vectorcall(PyObject *obj, PyObject *const *args, size
     return res;
 }
 
-/* ScopedFunction(func, name, metrics=None, color=None, flags=0) */
+/* ScopedFunction(func, name, metrics=None, color=None, flags=0, max_span=False) */
 static PyObject *scoped_fn_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"func", "name", "metrics", "color", "flags", NULL};
+    static char *kwlist[] = {"func", "name", "metrics", "color", "flags", "max_span", NULL};
     PyObject *func, *name, *metrics = NULL, *color = NULL;
     unsigned int flags = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OU|OOI:ScopedFunction", kwlist, &func, &name,
-                                     &metrics, &color, &flags))
+    int max_span = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "OU|OOIp:ScopedFunction", kwlist, &func, &name,
+                                     &metrics, &color, &flags, &max_span))
         return NULL;
     if (!PyCallable_Check(func)) {
         PyErr_Format(PyExc_TypeError, "ScopedFunction wraps a callable, not %.100s",
@@ -615,6 +637,7 @@ static PyObject *scoped_fn_new(PyTypeObject *tp, PyObject *args, PyObject *kwarg
     self->name = Py_NewRef(name);
     self->metrics = metrics && PyDict_GET_SIZE(metrics) ? Py_NewRef(metrics) : NULL;
     loc_init(&self->loc, utf8, c, flags);
+    self->max_span = max_span;
     self->dict = NULL;
     self->vectorcall = scoped_fn_vectorcall;
     return (PyObject *)self;
@@ -683,7 +706,7 @@ static PyType_Slot scoped_fn_slots[] = {
     {Py_tp_members, scoped_fn_members},
     {Py_tp_getset, scoped_fn_getset},
     {Py_tp_repr, scoped_fn_repr},
-    {Py_tp_doc, "ScopedFunction(func, name, metrics=None, color=None, flags=0)\n--\n\n"
+    {Py_tp_doc, "ScopedFunction(func, name, metrics=None, color=None, flags=0, max_span=False)\n--\n\n"
                 "Calls func inside a scope (what the decorators return)."},
     {0, NULL},
 };

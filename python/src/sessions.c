@@ -413,6 +413,23 @@ static PyObject *fn_profiling(PyObject *m, PyObject *Py_UNUSED(ignored))
     return PyLong_FromLong(kscope_profiling());
 }
 
+/* max_spans() / set_max_spans(on): MAX's switch (see module.h). */
+static PyObject *fn_max_spans(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    return PyBool_FromLong(max_spans_on);
+}
+
+static PyObject *fn_set_max_spans(PyObject *m, PyObject *on)
+{
+    (void)m;
+    int v = PyObject_IsTrue(on);
+    if (v < 0)
+        return NULL;
+    max_spans_on = v;
+    Py_RETURN_NONE;
+}
+
 /* set_profiling(level): 0/1/2, a bool, or "off|on|detailed". */
 static PyObject *fn_set_profiling(PyObject *m, PyObject *level)
 {
@@ -501,6 +518,8 @@ PyMethodDef session_functions[] = {
     {"mark", fn_mark, METH_O, "mark(name): an instant event"},
     {"profiling", fn_profiling, METH_NOARGS, "profiling() -> 0 off, 1 on, 2 detailed"},
     {"set_profiling", fn_set_profiling, METH_O, "set_profiling(level)"},
+    {"max_spans", fn_max_spans, METH_NOARGS, "max_spans() -> MAX's switch (Trace, traced, Tracer)"},
+    {"set_max_spans", fn_set_max_spans, METH_O, "set_max_spans(on)"},
     {"color", fn_color, METH_O, "color(name) -> 0xRRGGBB"},
     {"formats", fn_formats, METH_NOARGS,
      "formats() -> [(name, kind, extensions), ...]: the formats sessions write and kscope reads"},

@@ -27,10 +27,11 @@ static int tracer_push_one(TracerObject *self, PyObject *message, PyObject *colo
     if (!color || color == Py_None)
         c = trace_default_color;
     int rc;
-    if (name) {
+    if (name && max_spans_on) {
         rc = kscope_tracer_push(&self->t, name, c);
     } else if (self->t.depth < KSCOPE_TRACER_MAX) {
-        /* No message: a placeholder level, as MAX pushes None. */
+        /* No message or MAX's switch off: a placeholder level, as MAX
+         * pushes None. */
         self->t.real[self->t.depth++] = 0;
         rc = 0;
     } else {

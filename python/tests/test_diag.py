@@ -103,8 +103,7 @@ def test_recorder_misuse():
             pass
     with pytest.raises(ValueError, match="interval"):
         _kscope.Recorder(0.5)
-    with pytest.raises(RuntimeError):
-        kgpu.GPUDiagContext().get_stats()
+    assert kgpu.GPUDiagContext().get_stats() == {}  # outside `with`, as MAX
 
 
 def test_low_level_recorder_follows_processes():
@@ -163,10 +162,10 @@ def test_cpu_busy_idle_and_exited():
 
 
 def test_cpu_bad_pid():
-    with pytest.raises(ProcessLookupError, match="999999"):
-        with kcpu.CPUMetricsCollector([999999]):
-            pass
-    with pytest.raises(RuntimeError):
+    with kcpu.CPUMetricsCollector([999999, os.getpid()]) as c:  # skipped, as MAX
+        pass
+    assert c.get_stats().elapsed > 0 and [p.pid for p in c.processes] == [os.getpid()]
+    with pytest.raises(RuntimeError, match="context manager"):
         kcpu.CPUMetricsCollector([os.getpid()]).get_stats()
 
 

@@ -67,7 +67,7 @@ def test_python_cpu_table(tmp_path, script):
     r = run(["-n", "out", "--python-cpu", "5", str(script)], tmp_path)
     assert r.returncode == 0, r.stderr
     lines = r.stderr.splitlines()
-    i = next(k for k, l in enumerate(lines) if "Top 5 Python functions" in l)
+    i = next(k for k, l in enumerate(lines) if "Top 5 Python/CPU functions" in l)
     assert lines[i + 1].split() == ["%", "total", "calls", "function"]
     rows = lines[i + 2:i + 7]
     assert len(rows) == 5
