@@ -34,7 +34,7 @@ const char cmd_report_help[] =
     "flame graph of the calling-context tree (width by any metric, click to\n"
     "zoom, search), a timeline for traces, the top kernels, and with PROFILE2\n"
     "a diff (PROFILE -> PROFILE2). Very large profiles are aggregated (the\n"
-    "page says where): tree nodes under 0.01%% of the total merge into\n"
+    "page says where): tree nodes under 0.01% of the total merge into\n"
     "\"(other)\" past 200000 nodes; a timeline track keeps its 250000 longest\n"
     "slices.\n"
     "\n"
