@@ -19,7 +19,15 @@ pcdir=$(dirname "$(find "$prefix" -name kscope.pc | head -1)")
 libdir=$(dirname "$pcdir")
 [ -e "$libdir/libkscope.a" ] && ls "$libdir"/libkscope.so* >/dev/null
 [ -e "$libdir/cmake/kscope/kscopeConfig.cmake" ] || { echo "no kscopeConfig.cmake"; exit 1; }
-unset LD_LIBRARY_PATH
+# No loader path to kscope's own build or install: whatever is left points
+# at third-party libraries kept outside the system folders (the GPU
+# machine unpacks yajl into a private prefix), which kscope does not ship.
+keep=
+IFS=: read -ra dirs <<<"${LD_LIBRARY_PATH:-}"
+for d in "${dirs[@]}"; do
+    [ -n "$d" ] && [ ! -e "$d/libkscope.so" ] && keep=${keep:+$keep:}$d
+done
+if [ -n "$keep" ]; then export LD_LIBRARY_PATH=$keep; else unset LD_LIBRARY_PATH; fi
 export KSCOPE_QUIET=1 # no GPU here is fine: host scopes are what is checked
 
 # check_tree FILE: the example's tree has its `train` scope.

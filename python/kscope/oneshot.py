@@ -222,7 +222,7 @@ def maybe_reexec_under_nsys(profile_output=None, *, top_n=15, backend=None, out=
     """Re-run this program under `kscope run` (kscope's counterpart of nsys)
     and exit with its status; return at once when already under it, or with
     a one-line note when GPU work cannot be captured here."""
-    out = out or sys.stdout
+    out = out or sys.stderr  # never the program's own stdout
     if os.environ.get("KSCOPE_RUN") == "1":
         return
     backend = backend or detect_backend()
@@ -234,7 +234,10 @@ def maybe_reexec_under_nsys(profile_output=None, *, top_n=15, backend=None, out=
         return
     profile_output = profile_output or default_profile_output()
     base, ext = os.path.splitext(os.path.abspath(profile_output))
-    if ext not in (".hatchet", ".hatchet_msgpack", ".json"):
+    # a name with a profile's extension keeps its base (kscope run adds the
+    # extension of the run's format); anything else is part of the name
+    known = {e for _name, _kind, exts in _kscope.formats() for e in exts}
+    if ext not in known:
         base += ext
     cmd = [cli, "run", "-o", os.path.dirname(base), "-n", os.path.basename(base),
            "--top", str(top_n), "--", sys.executable] + sys.argv

@@ -179,14 +179,15 @@ def cuda_graph():
 
 def profiled_region_table():
     text = io.StringIO()
-    with kscope.profiled_region(top_n=5, out=text) as cap:
+    with kscope.profiled_region(top_n=5, out=text) as nothing:  # as MAX's: yields None
         for _ in range(20):
             launch_add()
         torch.cuda.synchronize()
     s = text.getvalue()
     print(s)
+    assert nothing is None
     assert "Top" in s and "GPU kernels" in s, s
-    assert any("add_kernel" in n for n, _, _ in cap.kernels), cap.kernels
+    assert "add_kernel" in s, s
 
 
 def backend():
