@@ -62,7 +62,10 @@ static void recorder_without_nvml(void **state)
     kscope_recorder *r = NULL;
     assert_int_equal(kscope_recorder_start(&o, &r), 0);
     assert_int_equal(kscope_recorder_gpus(r), 0);
-    sleep_ms(200);
+    /* It keeps sampling: 8 samples come in 160 ms on an idle machine; a
+     * loaded one may take longer, so wait for them (up to 10 s). */
+    for (int waited = 0; kscope_recorder_count(r) < 8 && waited < 10000; waited += 20)
+        sleep_ms(20);
     kscope_recorder_stop(r);
     assert_true(kscope_recorder_count(r) >= 8);
     kscope_sample s;
@@ -372,7 +375,8 @@ static void lost_gpu_keeps_sampling(void **state)
     kscope_recorder_opts o = {.interval_ms = 10};
     kscope_recorder *r = NULL;
     assert_int_equal(kscope_recorder_start(&o, &r), 0);
-    sleep_ms(100);
+    for (int waited = 0; kscope_recorder_count(r) < 5 && waited < 10000; waited += 10)
+        sleep_ms(10); /* 5 samples: 50 ms idle, longer on a loaded machine */
     kscope_recorder_stop(r);
     assert_true(kscope_recorder_count(r) >= 5);
     kscope_sample s;
