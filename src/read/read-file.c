@@ -304,7 +304,8 @@ int kscope__write_file(const char *path, const char *buf, size_t len, char *err,
         return e == EACCES ? KSCOPE_EACCES : KSCOPE_EIO;
     }
     size_t put = fwrite(buf, 1, len, f);
-    int bad = put != len || fflush(f) != 0;
+    /* on disk before the rename, so a crash cannot leave an empty file */
+    int bad = put != len || fflush(f) != 0 || fsync(fileno(f)) != 0;
     int e = errno;
     if (fclose(f) != 0 && !bad) {
         bad = 1;
