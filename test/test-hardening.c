@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "kscope.h"
+#include "support/readutil.h"
 #include "support/testutil.h"
 
 #include <dirent.h>
@@ -51,12 +52,24 @@ static int count_files(const char *prefix)
     return n;
 }
 
+/* Remove files in the working directory whose names start with prefix
+ * (what an interrupted earlier run left). */
+static void remove_files(const char *prefix)
+{
+    DIR *d = opendir(".");
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+            unlink(e->d_name);
+    closedir(d);
+}
+
 /* A write that fails half way (here: the file size limit, as a full disk
  * would) leaves the previous profile whole and no temporary file behind. */
 static void test_failed_write_keeps_the_previous_profile(void **state)
 {
     (void)state;
-    unlink("t_atomic.hatchet");
+    remove_files("t_atomic.hatchet");
     int s = start_tree("t_atomic");
     kscope_enter("first");
     kscope_exit("first");
@@ -116,11 +129,93 @@ static void test_write_through_a_link_keeps_the_link(void **state)
     yajl_tree_free(doc);
 }
 
+/* Many distinct children under one scope (the child index): each is found
+ * again on re-entry rather than added twice. */
+static void test_many_distinct_children_merge_on_reentry(void **state)
+{
+    (void)state;
+    int s = start_tree("t_many");
+    char name[32];
+    kscope_enter("parent");
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < 2000; i++) {
+            snprintf(name, sizeof name, "child_%d", i);
+            kscope_enter(name);
+            kscope_exit(name);
+        }
+    kscope_exit("parent");
+    yajl_val doc;
+    char *buf;
+    size_t len;
+    assert_int_equal(kscope_data(s, "hatchet", &buf, &len), 0);
+    doc = tu_parse(buf);
+    kscope_free(buf);
+    yajl_val parent = TU_PATH(doc->u.array.values[0], "parent");
+    assert_int_equal(tu_nchildren(parent), 2000);
+    assert_int_equal(tu_metric_int(TU_PATH(parent, "child_0"), "calls"), 2);
+    assert_int_equal(tu_metric_int(TU_PATH(parent, "child_1999"), "calls"), 2);
+    yajl_tree_free(doc);
+}
+
+/* The reading side's index: children and metrics are found among many, the
+ * first of two same-named children wins, a dropped last child is not
+ * found, and a node whose metrics were compacted (ROOT of a .hatchet) finds
+ * the ones kept. */
+static void test_profile_tree_index(void **state)
+{
+    (void)state;
+    kscope__ptree *t = kscope__ptree_new();
+    kscope__pnode *r = t->root;
+    char name[32];
+    for (int i = 0; i < 3000; i++) {
+        snprintf(name, sizeof name, "n%d", i);
+        const char *k = kscope__ptree_intern_cstr(t, name);
+        kscope__pnode *c = kscope__pnode_child(t, r, k);
+        assert_ptr_equal(c, r->children[i]);
+        assert_int_equal(kscope__pnode_set_int(t, r, name, i), 0);
+    }
+    const char *k5 = kscope__ptree_intern_cstr(t, "n5");
+    kscope__pnode *dup = kscope__pnode_add(t, r, k5);
+    assert_ptr_equal(kscope__pnode_child(t, r, k5), r->children[5]);
+    assert_ptr_not_equal(dup, r->children[5]);
+    const char *gone = kscope__ptree_intern_cstr(t, "gone");
+    kscope__pnode_child(t, r, gone);
+    r->nchildren--;
+    assert_int_equal(r->nchildren, 3001);
+    kscope__pnode *again = kscope__pnode_child(t, r, gone);
+    assert_int_equal(r->nchildren, 3002);
+    assert_ptr_equal(again, r->children[3001]);
+    for (int i = 0; i < 3000; i += 7) {
+        snprintf(name, sizeof name, "n%d", i);
+        const kscope__pmetric *m = kscope__pnode_metric(r, kscope__ptree_intern_cstr(t, name));
+        assert_non_null(m);
+        assert_int_equal(m->v.i, i);
+    }
+    kscope__ptree_free(t);
+
+    /* zero ROOT metrics name inclusive ones and leave ROOT's list */
+    char text[8192], *p = text;
+    p += sprintf(p, "[{\"frame\": {\"name\": \"ROOT\"}, \"metrics\": {");
+    for (int i = 0; i < 40; i++)
+        p += sprintf(p, "%s\"m%d\": %d", i ? ", " : "", i, i % 2);
+    sprintf(p, "}}, {}]");
+    t = json_ok(text);
+    assert_int_equal(t->root->nmetrics, 20);
+    for (int i = 0; i < 40; i++) {
+        snprintf(name, sizeof name, "m%d", i);
+        const char *k = kscope__ptree_intern_cstr(t, name);
+        assert_int_equal(kscope__pnode_metric(t->root, k) != NULL, i % 2);
+    }
+    kscope__ptree_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_failed_write_keeps_the_previous_profile, teardown),
         cmocka_unit_test_teardown(test_write_through_a_link_keeps_the_link, teardown),
+        cmocka_unit_test_teardown(test_many_distinct_children_merge_on_reentry, teardown),
+        cmocka_unit_test_teardown(test_profile_tree_index, teardown),
     };
     return cmocka_run_group_tests_name("hardening", tests, NULL, NULL);
 }

@@ -133,6 +133,89 @@ static void *grow(kscope__ptree *t, void *old, uint32_t n, uint32_t *cap, size_t
     return p;
 }
 
+/* Nodes with at most this many children or metrics are searched in order:
+ * an index would cost more than it saves. */
+#define INDEX_MIN 8
+
+typedef const char *(*index_key_fn)(const kscope__pnode *n, uint32_t i);
+
+static const char *child_key(const kscope__pnode *n, uint32_t i)
+{
+    return n->children[i]->name;
+}
+
+static const char *metric_key(const kscope__pnode *n, uint32_t i)
+{
+    return n->metrics[i].key;
+}
+
+/* Interned strings are unique, so their addresses are the keys. */
+static uint32_t ptr_hash(const char *p)
+{
+    uint64_t x = (uintptr_t)p;
+    x ^= x >> 31;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 29;
+    return (uint32_t)x;
+}
+
+/* Position of the first of n's `count` entries named k; UINT32_MAX if none.
+ * Entries past the index are searched in order. */
+static uint32_t index_find(const kscope__pindex *ix, const kscope__pnode *n, uint32_t count,
+                           index_key_fn key, const char *k)
+{
+    uint32_t mask = ix->cap - 1;
+    for (uint32_t j = ptr_hash(k) & mask; ix->slot[j]; j = (j + 1) & mask) {
+        uint32_t i = ix->slot[j] - 1;
+        if (i < count && key(n, i) == k)
+            return i;
+    }
+    for (uint32_t i = ix->upto; i < count; i++)
+        if (key(n, i) == k)
+            return i;
+    return UINT32_MAX;
+}
+
+/* Note entry i, unless an earlier entry has its name (the first one wins). */
+static void index_put(kscope__pindex *ix, const kscope__pnode *n, uint32_t count, index_key_fn key,
+                      uint32_t i)
+{
+    const char *k = key(n, i);
+    uint32_t mask = ix->cap - 1, j = ptr_hash(k) & mask;
+    for (; ix->slot[j]; j = (j + 1) & mask) {
+        uint32_t e = ix->slot[j] - 1;
+        if (e < count && key(n, e) == k)
+            return;
+    }
+    ix->slot[j] = i + 1;
+    ix->used++;
+}
+
+/* Bring the index up to n's `count` entries: built when the node passes
+ * INDEX_MIN entries, rebuilt twice as large when half full, so each entry
+ * costs constant time amortised. Without memory for it the node is searched
+ * in order, which is slower but still right. */
+static void index_sync(kscope__ptree *t, kscope__pindex *ix, const kscope__pnode *n, uint32_t count,
+                       index_key_fn key)
+{
+    if (count <= INDEX_MIN)
+        return;
+    if (ix->upto > count)
+        ix->upto = count; /* entries were dropped */
+    if (!ix->slot || (ix->used + count - ix->upto) * 2 > ix->cap) {
+        uint32_t cap = 32;
+        while (cap < count * 4 && cap < (1u << 30))
+            cap *= 2;
+        ix->slot = kscope__ptree_alloc(t, (size_t)cap * sizeof *ix->slot);
+        ix->cap = cap;
+        ix->used = ix->upto = 0;
+        if (!ix->slot)
+            return;
+    }
+    for (; ix->upto < count; ix->upto++)
+        index_put(ix, n, count, key, ix->upto);
+}
+
 kscope__pnode *kscope__pnode_add(kscope__ptree *t, kscope__pnode *parent, const char *name)
 {
     kscope__pnode *n = kscope__ptree_alloc(t, sizeof *n);
@@ -154,27 +237,40 @@ kscope__pnode *kscope__pnode_add(kscope__ptree *t, kscope__pnode *parent, const 
 
 kscope__pnode *kscope__pnode_child(kscope__ptree *t, kscope__pnode *parent, const char *name)
 {
+    index_sync(t, &parent->child_index, parent, parent->nchildren, child_key);
+    if (parent->child_index.slot) {
+        uint32_t i = index_find(&parent->child_index, parent, parent->nchildren, child_key, name);
+        return i != UINT32_MAX ? parent->children[i] : kscope__pnode_add(t, parent, name);
+    }
     for (uint32_t i = 0; i < parent->nchildren; i++)
         if (parent->children[i]->name == name)
             return parent->children[i];
     return kscope__pnode_add(t, parent, name);
 }
 
+void kscope__pnode_reindex(kscope__pnode *n)
+{
+    memset(&n->child_index, 0, sizeof n->child_index);
+    memset(&n->metric_index, 0, sizeof n->metric_index);
+}
+
 kscope__pmetric *kscope__pnode_metric(const kscope__pnode *n, const char *key)
 {
+    if (n->metric_index.slot) {
+        uint32_t i = index_find(&n->metric_index, n, n->nmetrics, metric_key, key);
+        return i != UINT32_MAX ? &n->metrics[i] : NULL;
+    }
     for (uint32_t i = 0; i < n->nmetrics; i++)
         if (n->metrics[i].key == key)
             return &n->metrics[i];
     return NULL;
 }
 
-/* The metric `key` of n, added (type INT, value 0) when missing. */
-static kscope__pmetric *metric_slot(kscope__ptree *t, kscope__pnode *n, const char *key, int *fresh)
+kscope__pmetric *kscope__pnode_metric_slot(kscope__ptree *t, kscope__pnode *n, const char *key,
+                                           int *fresh)
 {
-    const char *k = kscope__ptree_intern_cstr(t, key);
-    if (!k)
-        return NULL;
-    kscope__pmetric *m = kscope__pnode_metric(n, k);
+    index_sync(t, &n->metric_index, n, n->nmetrics, metric_key);
+    kscope__pmetric *m = kscope__pnode_metric(n, key);
     *fresh = m == NULL;
     if (m)
         return m;
@@ -186,8 +282,15 @@ static kscope__pmetric *metric_slot(kscope__ptree *t, kscope__pnode *n, const ch
     }
     m = &n->metrics[n->nmetrics++];
     memset(m, 0, sizeof *m);
-    m->key = k;
+    m->key = key;
     return m;
+}
+
+/* The metric `key` of n, added (type INT, value 0) when missing. */
+static kscope__pmetric *metric_slot(kscope__ptree *t, kscope__pnode *n, const char *key, int *fresh)
+{
+    const char *k = kscope__ptree_intern_cstr(t, key);
+    return k ? kscope__pnode_metric_slot(t, n, k, fresh) : NULL;
 }
 
 int kscope__pnode_set_int(kscope__ptree *t, kscope__pnode *n, const char *key, int64_t v)

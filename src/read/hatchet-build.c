@@ -102,22 +102,10 @@ static const char *metric_key(kscope__hjson *p, const char *s, size_t l)
  * setters would intern it again for every value). */
 static int put_metric(kscope__hjson *p, kscope__pnode *n, kscope__vtype type, int64_t i, double d)
 {
-    kscope__pmetric *m = kscope__pnode_metric(n, p->mkey);
-    if (!m) {
-        if (n->nmetrics == n->capmetrics) {
-            uint32_t cap = n->capmetrics ? n->capmetrics * 2 : 8;
-            kscope__pmetric *a = kscope__ptree_alloc(p->t, cap * sizeof *a);
-            if (!a)
-                return KSCOPE_ENOMEM;
-            if (n->nmetrics)
-                memcpy(a, n->metrics, n->nmetrics * sizeof *a);
-            n->metrics = a;
-            n->capmetrics = cap;
-        }
-        m = &n->metrics[n->nmetrics++];
-        memset(m, 0, sizeof *m);
-        m->key = p->mkey;
-    }
+    int fresh;
+    kscope__pmetric *m = kscope__pnode_metric_slot(p->t, n, p->mkey, &fresh);
+    if (!m)
+        return KSCOPE_ENOMEM;
     m->type = type;
     if (type == KSCOPE__V_INT)
         m->v.i = i;
@@ -663,6 +651,7 @@ int kscope__hjson_end(kscope__hjson *p, kscope__ptree **out, char *err, size_t e
         }
     }
     r->nmetrics = kept;
+    kscope__pnode_reindex(r);
     *out = p->t;
     p->t = NULL;
     return 0;

@@ -214,24 +214,7 @@ static int stat_index(merger *m, const char *key)
 /* The metric `key` (interned in r) of dst, appended (zeroed) when missing. */
 static kscope__pmetric *slot_of(kscope__ptree *r, kscope__pnode *dst, const char *key, int *fresh)
 {
-    kscope__pmetric *m = kscope__pnode_metric(dst, key);
-    *fresh = m == NULL;
-    if (m)
-        return m;
-    if (dst->nmetrics == dst->capmetrics) {
-        uint32_t cap = dst->capmetrics ? dst->capmetrics * 2 : 8;
-        kscope__pmetric *a = kscope__ptree_alloc(r, cap * sizeof *a);
-        if (!a)
-            return NULL;
-        if (dst->nmetrics)
-            memcpy(a, dst->metrics, dst->nmetrics * sizeof *a);
-        dst->metrics = a;
-        dst->capmetrics = cap;
-    }
-    m = &dst->metrics[dst->nmetrics++];
-    memset(m, 0, sizeof *m);
-    m->key = key;
-    return m;
+    return kscope__pnode_metric_slot(r, dst, key, fresh);
 }
 
 /* Fold src into dst under `key` (interned in r): numbers add up, except
