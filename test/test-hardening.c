@@ -209,6 +209,54 @@ static void test_profile_tree_index(void **state)
     kscope__ptree_free(t);
 }
 
+static double number_of(const kscope__pnode *n, const kscope__ptree *t, const char *key)
+{
+    const char *k = kscope__ptree_intern_cstr((kscope__ptree *)t, key);
+    const kscope__pmetric *m = kscope__pnode_metric(n, k);
+    assert_non_null(m);
+    return kscope__pmetric_number(m);
+}
+
+/* Integer sums past int64 go on in floating point instead of wrapping to a
+ * negative number: merged ranks, added metrics, huge trace durations and
+ * huge integers in vectors. */
+static void test_integer_overflow_never_wraps(void **state)
+{
+    (void)state;
+    const char *rank =
+        "[{\"frame\": {\"name\": \"ROOT\"}, \"metrics\": {\"flops\": 0}, \"children\": "
+        "[{\"frame\": {\"name\": \"k\"}, \"metrics\": {\"flops\": 5000000000000000000}}]}, {}]";
+    kscope__ptree *ranks[2] = {json_ok(rank), json_ok(rank)};
+    kscope__ptree *merged = NULL;
+    char err[KSCOPE__READ_ERRLEN];
+    assert_int_equal(kscope__merge_trees(ranks, 2, &merged, err, sizeof err), 0);
+    kscope__pnode *k = child(merged->root, "k");
+    assert_true(number_of(k, merged, "flops") > 9.9e18);
+    assert_int_equal(kscope__pnode_add_int(merged, k, "flops", INT64_MAX), 0);
+    assert_true(number_of(k, merged, "flops") > 1.8e19);
+    kscope__pnode_set_int(merged, k, "n", INT64_MAX);
+    assert_int_equal(kscope__pnode_add_int(merged, k, "n", 1), 0);
+    assert_true(number_of(k, merged, "n") > 9.2e18);
+    kscope__ptree_free(merged);
+    kscope__ptree_free(ranks[0]);
+    kscope__ptree_free(ranks[1]);
+
+    const char *trace = "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"long\", \"pid\": 1, "
+                        "\"tid\": 1, \"ts\": 0, \"dur\": 1e17}]}";
+    kscope__ptree *t = NULL;
+    assert_int_equal(kscope__read_chrome_trace(trace, strlen(trace), &t, err, sizeof err), 0);
+    kscope__pnode *n = t->root;
+    while (n->nchildren)
+        n = n->children[0];
+    assert_true(number_of(n, t, "wall_time (ns)") > 9.9e19);
+    kscope__ptree_free(t);
+
+    t = json_ok("[{\"frame\": {\"name\": \"ROOT\"}, \"metrics\": "
+                "{\"v\": [1, 123456789012345678901234]}}, {}]");
+    assert_true(number_of(t->root, t, "v") > 1.2e23);
+    kscope__ptree_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -216,6 +264,7 @@ int main(void)
         cmocka_unit_test_teardown(test_write_through_a_link_keeps_the_link, teardown),
         cmocka_unit_test_teardown(test_many_distinct_children_merge_on_reentry, teardown),
         cmocka_unit_test_teardown(test_profile_tree_index, teardown),
+        cmocka_unit_test_teardown(test_integer_overflow_never_wraps, teardown),
     };
     return cmocka_run_group_tests_name("hardening", tests, NULL, NULL);
 }

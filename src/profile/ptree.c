@@ -380,12 +380,14 @@ int kscope__pnode_add_int(kscope__ptree *t, kscope__pnode *n, const char *key, i
     kscope__pmetric *m = metric_slot(t, n, key, &fresh);
     if (!m)
         return KSCOPE_ENOMEM;
+    int64_t sum;
     if (fresh || m->type == KSCOPE__V_STRING) {
         m->type = KSCOPE__V_INT;
         m->v.i = v;
-    } else if (m->type == KSCOPE__V_INT) {
-        m->v.i += v;
+    } else if (m->type == KSCOPE__V_INT && !__builtin_add_overflow(m->v.i, v, &sum)) {
+        m->v.i = sum;
     } else {
+        /* past int64 (or not an integer): the sum goes on in floating point */
         double d = kscope__pmetric_number(m) + (double)v;
         m->type = KSCOPE__V_DOUBLE;
         m->v.d = d;

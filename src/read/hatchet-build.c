@@ -202,7 +202,8 @@ static int vec_push(kscope__hjson *p, const char *s, size_t l)
     if (errno == ERANGE && fabs(d) > 1.0)
         return fail(p, KSCOPE_EPARSE, "number %s in vector metric '%s' is out of range", buf,
                     p->mkey);
-    if (strpbrk(buf, ".eE"))
+    /* an integer past int64 is kept as the floating-point number it parsed to */
+    if (strpbrk(buf, ".eE") || fabs(d) >= 9.2e18)
         p->vec_all_int = 0;
     if (p->nvec == p->capvec) {
         size_t cap = p->capvec ? p->capvec * 2 : 16;

@@ -255,12 +255,18 @@ static int add_metric(kscope__ptree *r, kscope__pnode *dst, const char *key, int
     }
     int is_min = ext<0, is_max = ext> 0;
     if (m->type == KSCOPE__V_INT && src->type == KSCOPE__V_INT) {
+        int64_t sum;
         if (is_min)
             m->v.i = src->v.i < m->v.i ? src->v.i : m->v.i;
         else if (is_max)
             m->v.i = src->v.i > m->v.i ? src->v.i : m->v.i;
-        else
-            m->v.i += src->v.i;
+        else if (!__builtin_add_overflow(m->v.i, src->v.i, &sum))
+            m->v.i = sum;
+        else {
+            /* past int64: the sum goes on in floating point, never wrapped */
+            m->type = KSCOPE__V_DOUBLE;
+            m->v.d = (double)m->v.i + (double)src->v.i;
+        }
         return 0;
     }
     double a = kscope__pmetric_number(m), b = kscope__pmetric_number(src);

@@ -157,11 +157,21 @@ static int is_gpu(const tevent *e)
     return e->has_stack;
 }
 
+/* Add a duration in µs as integer ns; one past int64 is added as a
+ * floating-point number (converting it would be undefined). */
+static int add_us(kscope__ptree *t, kscope__pnode *n, const char *key, double us)
+{
+    double ns = us * 1000.0;
+    if (ns < 9.2e18)
+        return kscope__pnode_add_int(t, n, key, (int64_t)llround(ns));
+    return kscope__pnode_add_double(t, n, key, ns);
+}
+
 static int add_gpu(tjson *p, kscope__pnode *n)
 {
     kscope__ptree *t = p->t;
     const tevent *e = &p->ev;
-    int rc = kscope__pnode_add_int(t, n, "time (ns)", (int64_t)llround(e->dur * 1000.0));
+    int rc = add_us(t, n, "time (ns)", e->dur);
     if (rc == 0)
         rc = kscope__pnode_add_int(t, n, "count", 1);
     if (rc == 0)
@@ -195,7 +205,7 @@ static int host_metrics(kscope__ptree *t, kscope__pnode *n, double dur_us)
 {
     int rc = kscope__pnode_add_int(t, n, "calls", 1);
     if (rc == 0)
-        rc = kscope__pnode_add_int(t, n, "wall_time (ns)", (int64_t)llround(dur_us * 1000.0));
+        rc = add_us(t, n, "wall_time (ns)", dur_us);
     return rc;
 }
 
