@@ -18,4 +18,31 @@ else
 fi
 [ -z "$(ls "$W" | grep '\.tmp')" ] && ok "no temporary file left" || fail "temporary files left: $(ls "$W")"
 
+# Control characters in names (JSON holds them escaped) are read, and every
+# printer shows them escaped: no ESC byte reaches the terminal.
+cat >"$W/control.hatchet" <<'JSON'
+[{"frame": {"name": "ROOT"}, "metrics": {"time (ns)": 0, "count": 0},
+  "children": [{"frame": {"name": "a\tb\u001b[31mc"},
+                "metrics": {"time (ns)": 5, "count": 1, "dev\u001bice_id": "0",
+                            "device_id": "0", "device_type": "CUDA"}}]},
+ {"CUDA\u001b[2J": {"0": {"arch": "9\u001b0", "num_sms": 1}}}]
+JSON
+"$KS" convert "$W/control.hatchet" "$W/control.hatchet_msgpack" || fail "convert of control names failed"
+for cmd in "view" "view -l" "top" "report" "diff $W/control.hatchet"; do
+    for f in control.hatchet control.hatchet_msgpack; do
+        out=$W/out.txt rc=0
+        $KS $cmd "$W/$f" >"$out" 2>&1 || rc=$?
+        if [ "$rc" != 0 ]; then
+            fail "kscope $cmd $f: exit $rc ($(head -c 200 "$out"))"
+        elif grep -q $'\x1b' "$out"; then
+            fail "kscope $cmd $f printed a raw ESC"
+        else
+            ok "kscope $cmd $f shows control characters escaped"
+        fi
+    done
+done
+$KS view "$W/control.hatchet" | grep -qF 'a\tb\x1b[31mc' || fail "view does not show the name escaped"
+$KS view -l "$W/control.hatchet" | grep -qF 'CUDA\x1b[2J 0: arch 9\x1b0' ||
+    fail "view -l does not show device info escaped: $($KS view -l "$W/control.hatchet")"
+
 finish

@@ -257,6 +257,31 @@ static void test_integer_overflow_never_wraps(void **state)
     kscope__ptree_free(t);
 }
 
+/* kscope reads back what it writes: names with a tab, a newline or an ESC. */
+static void test_control_characters_in_names_round_trip(void **state)
+{
+    (void)state;
+    int s = start_tree("t_control");
+    kscope_enter("a\tb\nc\033[31md");
+    kscope_metric_int("m\033e", 3);
+    kscope_exit(NULL);
+    for (int f = 0; f < 2; f++) {
+        char *buf;
+        size_t len;
+        assert_int_equal(kscope_data(s, f ? "hatchet_msgpack" : "hatchet", &buf, &len), 0);
+        kscope__ptree *t = NULL;
+        char err[KSCOPE__READ_ERRLEN];
+        int rc = f ? kscope__read_hatchet_msgpack(buf, len, &t, err, sizeof err)
+                   : kscope__read_hatchet_json(buf, len, &t, err, sizeof err);
+        kscope_free(buf);
+        if (rc != 0)
+            fail_msg("%s", err);
+        kscope__pnode *n = child(t->root, "a\tb\nc\033[31md");
+        assert_int_equal(number_of(n, t, "m\033e"), 3);
+        kscope__ptree_free(t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -265,6 +290,7 @@ int main(void)
         cmocka_unit_test_teardown(test_many_distinct_children_merge_on_reentry, teardown),
         cmocka_unit_test_teardown(test_profile_tree_index, teardown),
         cmocka_unit_test_teardown(test_integer_overflow_never_wraps, teardown),
+        cmocka_unit_test_teardown(test_control_characters_in_names_round_trip, teardown),
     };
     return cmocka_run_group_tests_name("hardening", tests, NULL, NULL);
 }

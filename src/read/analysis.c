@@ -536,7 +536,7 @@ int kscope__column_compute(const kscope__ptree *t, const kscope__pflat *f, const
     for (size_t i = 0; i < l; i++)
         s[i] = (char)tolower((unsigned char)spec[i]);
     s[l] = '\0';
-    snprintf(col->title, sizeof col->title, "%s", s);
+    kscope__escape(s, col->title, sizeof col->title); /* printed as a header */
     ctx c = {.t = t, .f = f, .err = err, .errlen = errlen};
     c.nlist = kscope__metric_list_flat(t, f, &c.list);
     if (c.nlist < 0) {
@@ -561,7 +561,7 @@ int kscope__column_compute(const kscope__ptree *t, const kscope__pflat *f, const
                 r = 1;
                 col->inclusive = fo.inclusive;
                 col->integral = all_int(&c, fo.name);
-                snprintf(col->title, sizeof col->title, "%s", fo.name);
+                kscope__escape(fo.name, col->title, sizeof col->title);
             } else {
                 r = -1;
             }

@@ -33,6 +33,7 @@ static int fail(kscope__hjson *p, int code, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(p->err, sizeof p->err, fmt, ap);
         va_end(ap);
+        kscope__escape_in_place(p->err, sizeof p->err); /* names may hold any byte */
         p->errcode = code;
     }
     return 0;
@@ -70,13 +71,12 @@ int kscope__metric_nonnegative(const char *key)
     return 0;
 }
 
-/* A control character in a name makes the file unreadable as text. */
-static int has_control(const unsigned char *s, size_t len)
+/* A NUL in a name would cut it short in every C string that holds it.
+ * Other control characters are kept (JSON writes them escaped); the
+ * printers show them escaped. */
+static int has_nul(const unsigned char *s, size_t len)
 {
-    for (size_t i = 0; i < len; i++)
-        if (s[i] < 0x20 || s[i] == 0x7f)
-            return 1;
-    return 0;
+    return memchr(s, 0, len) != NULL;
 }
 
 static const char *node_label(const kscope__pnode *n)
@@ -299,10 +299,9 @@ static int on_scalar(kscope__hjson *p, const char *s, size_t l, int is_str, int 
             if (!is_str)
                 return fail(p, KSCOPE_EPARSE, "a frame %s under '%s' is not a string",
                             lv->key == K_NAME ? "name" : "type", node_label(lv->node->parent));
-            if (has_control((const unsigned char *)s, l))
-                return fail(p, KSCOPE_EPARSE,
-                            "frame name under '%s' contains a control character: \"%.60s\"",
-                            node_label(lv->node->parent), "(not shown)");
+            if (has_nul((const unsigned char *)s, l))
+                return fail(p, KSCOPE_EPARSE, "frame name under '%s' contains a NUL character",
+                            node_label(lv->node->parent));
             const char *v = kscope__ptree_intern(p->t, s, l);
             if (!v)
                 return fail(p, KSCOPE_ENOMEM, "out of memory");
@@ -450,8 +449,8 @@ static int on_map_key(void *ctx, const unsigned char *k, size_t l)
                                                         : K_OTHER;
         return 1;
     case ST_METRICS:
-        if (has_control(k, l))
-            return fail(p, KSCOPE_EPARSE, "a metric name of '%s' contains a control character",
+        if (has_nul(k, l))
+            return fail(p, KSCOPE_EPARSE, "a metric name of '%s' contains a NUL character",
                         node_label(lv->node));
         p->mkey = metric_key(p, s, l);
         return p->mkey ? 1 : fail(p, KSCOPE_ENOMEM, "out of memory");

@@ -87,17 +87,17 @@ static int tfail(tjson *p, int code, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(p->err, sizeof p->err, fmt, ap);
         va_end(ap);
+        kscope__escape_in_place(p->err, sizeof p->err); /* names may hold any byte */
         p->errcode = code;
     }
     return 0;
 }
 
-static int has_control(const char *s, size_t l)
+/* A NUL would cut a name short; other control characters are kept (the
+ * printers show them escaped). */
+static int has_nul(const char *s, size_t l)
 {
-    for (size_t i = 0; i < l; i++)
-        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-            return 1;
-    return 0;
+    return memchr(s, 0, l) != NULL;
 }
 
 static int key_is(const tjson *p, const char *k)
@@ -248,8 +248,7 @@ static int end_event(tjson *p)
         return 1; /* metadata, counters, flows, instants: not tree nodes */
     if (!e->has_name || e->name_bad)
         return tfail(p, KSCOPE_EPARSE,
-                     "event %zu: \"name\" is missing, not a string or holds a control character",
-                     i);
+                     "event %zu: \"name\" is missing, not a string or holds a NUL character", i);
     if (!e->has_ts || !e->has_dur || e->ts_bad || !isfinite(e->ts) || !isfinite(e->dur) ||
         e->dur < 0)
         return tfail(p, KSCOPE_EPARSE,
@@ -368,7 +367,7 @@ static int add_arg(tjson *p, const char *s, size_t l)
     double d;
     int64_t i = 0;
     int is_int;
-    if (!number_value(p, s, l, &d, &i, &is_int) || p->keylen == 0 || has_control(p->key, p->keylen))
+    if (!number_value(p, s, l, &d, &i, &is_int) || p->keylen == 0 || has_nul(p->key, p->keylen))
         return 1; /* an arg we cannot use is not an error */
     if (key_is(p, "device_id") || key_is(p, "device")) {
         copy_text(e->device_id, sizeof e->device_id, s, l);
@@ -394,7 +393,7 @@ static int event_scalar(tjson *p, const char *s, size_t l, int is_str, int is_nu
     tevent *e = &p->ev;
     if (key_is(p, "name")) {
         e->has_name = is_str;
-        e->name_bad = !is_str || has_control(s, l) || l >= sizeof e->name;
+        e->name_bad = !is_str || has_nul(s, l) || l >= sizeof e->name;
         if (is_str)
             copy_text(e->name, sizeof e->name, s, l);
     } else if (key_is(p, "ph") && is_str) {
@@ -443,7 +442,7 @@ static int on_scalar(tjson *p, const char *s, size_t l, int is_str, int is_num)
         return 1;
     case T_STACK: {
         tevent *e = &p->ev;
-        if (!is_str || has_control(s, l)) {
+        if (!is_str || has_nul(s, l)) {
             e->stack_bad = 1;
             return 1;
         }
