@@ -282,6 +282,61 @@ static void test_control_characters_in_names_round_trip(void **state)
     }
 }
 
+/* Parse text through the streaming .hatchet reader, `chunk` bytes a feed. */
+static kscope__ptree *stream_read(const char *text, size_t chunk)
+{
+    kscope__hjson *p = kscope__hjson_new();
+    char err[KSCOPE__READ_ERRLEN];
+    size_t len = strlen(text);
+    for (size_t off = 0; off < len; off += chunk) {
+        /* a fresh copy per feed: the reader may keep nothing of it */
+        size_t n = len - off < chunk ? len - off : chunk;
+        char *piece = malloc(n);
+        memcpy(piece, text + off, n);
+        int rc = kscope__hjson_feed(p, piece, n, err, sizeof err);
+        memset(piece, 'x', n);
+        free(piece);
+        if (rc != 0)
+            fail_msg("feed: %s", err);
+    }
+    kscope__ptree *t = NULL;
+    if (kscope__hjson_finish(p, &t, err, sizeof err) != 0)
+        fail_msg("finish: %s", err);
+    kscope__hjson_free(p);
+    return t;
+}
+
+/* Device info reads the same whatever the chunk boundaries. */
+static void test_device_info_same_in_any_chunks(void **state)
+{
+    (void)state;
+    const char *text = "[{\"frame\": {\"name\": \"ROOT\"}, \"metrics\": {}}, {\"CUDA\": "
+                       "{\"0\": {\"arch\": \"90\", \"num_sms\": 132, \"clock_rate\": 1980000, "
+                       "\"memory_clock_rate\": 2619000, \"bus_width\": 5120}, \"1\": "
+                       "{\"bus_width\": 4096, \"num_sms\": 108, \"arch\": \"80\"}}}]";
+    kscope__ptree *whole = stream_read(text, strlen(text));
+    assert_int_equal(whole->ndevices, 2);
+    assert_int_equal(whole->devices[0].num_sms, 132);
+    assert_int_equal(whole->devices[0].bus_width, 5120);
+    assert_int_equal(whole->devices[1].num_sms, 108);
+    for (size_t chunk = 1; chunk < 8; chunk++) {
+        kscope__ptree *t = stream_read(text, chunk);
+        assert_int_equal(t->ndevices, whole->ndevices);
+        for (uint32_t i = 0; i < t->ndevices; i++) {
+            const kscope__pdevice *a = &t->devices[i], *b = &whole->devices[i];
+            assert_string_equal(a->type, b->type);
+            assert_int_equal(a->id, b->id);
+            assert_string_equal(a->arch, b->arch);
+            assert_int_equal(a->num_sms, b->num_sms);
+            assert_int_equal(a->clock_rate, b->clock_rate);
+            assert_int_equal(a->memory_clock_rate, b->memory_clock_rate);
+            assert_int_equal(a->bus_width, b->bus_width);
+        }
+        kscope__ptree_free(t);
+    }
+    kscope__ptree_free(whole);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -291,6 +346,7 @@ int main(void)
         cmocka_unit_test_teardown(test_profile_tree_index, teardown),
         cmocka_unit_test_teardown(test_integer_overflow_never_wraps, teardown),
         cmocka_unit_test_teardown(test_control_characters_in_names_round_trip, teardown),
+        cmocka_unit_test_teardown(test_device_info_same_in_any_chunks, teardown),
     };
     return cmocka_run_group_tests_name("hardening", tests, NULL, NULL);
 }

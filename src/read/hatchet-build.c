@@ -476,8 +476,8 @@ static int on_map_key(void *ctx, const unsigned char *k, size_t l)
                     (int)(l > 20 ? 20 : l), s, p->devtype);
     }
     case ST_DEVICE:
-        p->devfield = s;
-        p->devfield_len = l;
+        p->devfield_len = l < sizeof p->devfield ? l : 0;
+        memcpy(p->devfield, s, p->devfield_len);
         return 1;
     default:
         return 1;
