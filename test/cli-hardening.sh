@@ -45,4 +45,20 @@ $KS view "$W/control.hatchet" | grep -qF 'a\tb\x1b[31mc' || fail "view does not 
 $KS view -l "$W/control.hatchet" | grep -qF 'CUDA\x1b[2J 0: arch 9\x1b0' ||
     fail "view -l does not show device info escaped: $($KS view -l "$W/control.hatchet")"
 
+# Inputs that are not regular files are refused at once (a FIFO without a
+# writer would block for ever), unless KSCOPE_READ_SPECIAL=1 asks for them.
+mkfifo "$W/fifo.hatchet"
+bad fifo-view "fifo.hatchet: is a FIFO, not a regular file (set KSCOPE_READ_SPECIAL=1" \
+    timeout 20 "$KS" view "$W/fifo.hatchet"
+bad fifo-merge "is a FIFO" timeout 20 "$KS" merge -o "$W/m.json" "$T" "$W/fifo.hatchet"
+bad urandom-view "/dev/urandom: is a character device" timeout 20 "$KS" view /dev/urandom
+out=$(KSCOPE_READ_SPECIAL=1 timeout 20 "$KS" view /dev/stdin <"$T") && [ -n "$out" ] &&
+    ok "KSCOPE_READ_SPECIAL=1 reads a pipe" || fail "KSCOPE_READ_SPECIAL=1 view of a pipe failed"
+# A big file that is no profile is refused from its first bytes, not after
+# reading it whole (here it could not be: memory is capped below its size).
+truncate -s 2G "$W/zeros.json"
+bad zeros-view "zeros.json: not a profile" bash -c "ulimit -v 400000; exec $KS view $W/zeros.json"
+bad zeros-merge "zeros.json: not a profile" \
+    bash -c "ulimit -v 400000; exec $KS merge -o $W/m.json $T $W/zeros.json"
+
 finish

@@ -60,7 +60,7 @@ check_file missing.hatchet "missing.hatchet: No such file or directory"
 check_file truncated.hatchet_msgpack "truncated.hatchet_msgpack: truncated"
 check_file badmsgpack.hatchet_msgpack "badmsgpack.hatchet_msgpack: not valid MessagePack"
 check_file badtrace.json "badtrace.json: event 0 ('a'): \"ts\" and \"dur\" must be numbers"
-bad merge-trace-bad "notjson.hatchet: not valid JSON: lexical error" "$KS" merge -o "$W/t.json" \
+bad merge-trace-bad "notjson.hatchet: not a profile: expected .hatchet JSON" "$KS" merge -o "$W/t.json" \
     "$DATA/kscope/trace_host.json" "$W/notjson.hatchet"
 [ ! -e "$W/t.json" ] && ok "no half-written trace left" || fail "a failed merge left $W/t.json"
 rc=0
