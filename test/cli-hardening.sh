@@ -61,4 +61,10 @@ bad zeros-view "zeros.json: not a profile" bash -c "ulimit -v 400000; exec $KS v
 bad zeros-merge "zeros.json: not a profile" \
     bash -c "ulimit -v 400000; exec $KS merge -o $W/m.json $T $W/zeros.json"
 
+# A string where a number belongs is refused, naming the node and metric.
+echo '[{"frame": {"name": "ROOT"}, "metrics": {"time (ns)": 0}, "children": [
+  {"frame": {"name": "k"}, "metrics": {"time (ns)": "500"}}]}, {}]' >"$W/strtime.hatchet"
+bad string-metric "strtime.hatchet: metric 'time (ns)' of 'k' is a string (\"500\"), not a number" \
+    "$KS" view "$W/strtime.hatchet"
+
 finish

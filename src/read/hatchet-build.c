@@ -314,6 +314,10 @@ static int on_scalar(kscope__hjson *p, const char *s, size_t l, int is_str, int 
     case ST_METRICS:
         if (is_num)
             return metric_number(p, lv->node, s, l);
+        if (is_str && kscope__metric_nonnegative(p->mkey))
+            return fail(p, KSCOPE_EPARSE,
+                        "metric '%s' of '%s' is a string (\"%.*s\"), not a number", p->mkey,
+                        node_label(lv->node), (int)(l > 40 ? 40 : l), s);
         if (is_str) {
             char *v = malloc(l + 1);
             if (!v)
