@@ -67,4 +67,19 @@ echo '[{"frame": {"name": "ROOT"}, "metrics": {"time (ns)": 0}, "children": [
 bad string-metric "strtime.hatchet: metric 'time (ns)' of 'k' is a string (\"500\"), not a number" \
     "$KS" view "$W/strtime.hatchet"
 
+# Output to a full disk is an error for every command that prints.
+P=$DATA/proton/rich_tree.hatchet
+for cmd in "view $P" "view -l $P" "top $P" "report $P" "diff $P $P" "version" "help" \
+    "view --help"; do
+    rc=0
+    $KS $cmd >/dev/full 2>"$W/full.err" || rc=$?
+    if [ "$rc" = 0 ]; then
+        fail "kscope $cmd >/dev/full exited 0"
+    elif [ "$(wc -l <"$W/full.err")" != 1 ] || ! grep -q "cannot write to standard output" "$W/full.err"; then
+        fail "kscope $cmd >/dev/full: stderr: $(cat "$W/full.err")"
+    else
+        ok "kscope $cmd >/dev/full: exit $rc, $(cat "$W/full.err")"
+    fi
+done
+
 finish
