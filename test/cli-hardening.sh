@@ -82,4 +82,14 @@ for cmd in "view $P" "view -l $P" "top $P" "report $P" "diff $P $P" "version" "h
     fi
 done
 
+# Every CTest test has a time limit (a hung test fails instead of stalling).
+if [ -n "${KSCOPE_BINARY_DIR:-}" ]; then
+    untimed=$(ctest --test-dir "$KSCOPE_BINARY_DIR" --show-only=json-v1 | python3 -c '
+import json, sys
+for t in json.load(sys.stdin)["tests"]:
+    if not any(p["name"] == "TIMEOUT" for p in t.get("properties", [])):
+        print(t["name"])')
+    [ -z "$untimed" ] && ok "every test has a timeout" || fail "tests without a timeout: $untimed"
+fi
+
 finish
