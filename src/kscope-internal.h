@@ -24,6 +24,16 @@
 #define KSCOPE__NAME_CACHE  256
 #define KSCOPE__CHILD_CACHE 512
 
+/* Fields one thread writes while another may read them (a thread's stack
+ * depth and open frames, event-buffer links and generations, read at
+ * finalize): plain types accessed through these, so the race is defined
+ * and ThreadSanitizer sees it, while on x86 the hot path's stores stay
+ * plain moves. */
+#define KSCOPE__LOAD(p)             __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define KSCOPE__STORE(p, v)         __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define KSCOPE__LOAD_RELAXED(p)     __atomic_load_n((p), __ATOMIC_RELAXED)
+#define KSCOPE__STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+
 /* ------------------------------------------------------------ error helper */
 
 /* Record a formatted message as the thread's last error; returns err. */

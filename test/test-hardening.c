@@ -15,6 +15,8 @@
 #include "support/testutil.h"
 
 #include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -337,6 +339,51 @@ static void test_device_info_same_in_any_chunks(void **state)
     kscope__ptree_free(whole);
 }
 
+static _Atomic int racing_stop;
+
+/* Annotate until told to stop: scopes, nested, and a metric. */
+static void *annotate_until_stopped(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&racing_stop)) {
+        kscope_enter("outer");
+        kscope_enter("inner");
+        kscope_metric_int("n", 1);
+        kscope_exit("inner");
+        kscope_exit("outer");
+    }
+    return NULL;
+}
+
+/* Finalize and kscope_data read other threads' stacks and event buffers
+ * while those threads run: under ThreadSanitizer (tools/tsan.sh) this test
+ * reports no race; in any build it must not crash or lose the tree. */
+static void test_finalize_races_annotating_threads(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 2; round++) {
+        kscope_session_opts o = {.name = "t_race", .data = round ? "trace" : "tree",
+                                 .backend = "none"};
+        int s = kscope_start(&o);
+        assert_true(s >= 0);
+        atomic_store(&racing_stop, 0);
+        pthread_t th[3];
+        for (int i = 0; i < 3; i++)
+            pthread_create(&th[i], NULL, annotate_until_stopped, NULL);
+        for (int i = 0; i < 20; i++) {
+            char *buf;
+            size_t len;
+            assert_int_equal(kscope_data(s, round ? "chrome_trace" : "hatchet", &buf, &len), 0);
+            kscope_free(buf);
+            usleep(1000);
+        }
+        assert_int_equal(kscope_finalize(s, NULL), 0);
+        atomic_store(&racing_stop, 1);
+        for (int i = 0; i < 3; i++)
+            pthread_join(th[i], NULL);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -347,6 +394,7 @@ int main(void)
         cmocka_unit_test_teardown(test_integer_overflow_never_wraps, teardown),
         cmocka_unit_test_teardown(test_control_characters_in_names_round_trip, teardown),
         cmocka_unit_test_teardown(test_device_info_same_in_any_chunks, teardown),
+        cmocka_unit_test_teardown(test_finalize_races_annotating_threads, teardown),
     };
     return cmocka_run_group_tests_name("hardening", tests, NULL, NULL);
 }

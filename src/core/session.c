@@ -203,7 +203,7 @@ static int start_locked(const kscope_session_opts *o)
     if (!s->gen)
         pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_lock(&s->lock);
-    s->gen++;
+    __atomic_fetch_add(&s->gen, 1, __ATOMIC_RELEASE); /* threads read it as they record */
     s->slot = slot;
     snprintf(s->name, sizeof s->name, "%s", name);
     s->trace = trace;
@@ -494,7 +494,7 @@ static int write_phase(kscope__session *s)
     s->phase++;
     pthread_mutex_lock(&s->lock);
     kscope__reset_slot(s->slot);
-    s->gen++;
+    __atomic_fetch_add(&s->gen, 1, __ATOMIC_RELEASE); /* threads read it as they record */
     s->ngev = 0;
     pthread_mutex_unlock(&s->lock);
     return 0;

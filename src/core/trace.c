@@ -173,7 +173,8 @@ static int thread_events(trace_ctx *c, const kscope__thread *t, uint64_t now_ns)
     int rc = 0;
     c->depth = 0;
     c->nmetrics = 0;
-    for (const kscope__evchunk *ch = b->head; ch && rc == 0; ch = ch->next) {
+    for (const kscope__evchunk *ch = KSCOPE__LOAD(&b->head); ch && rc == 0;
+         ch = KSCOPE__LOAD(&ch->next)) {
         uint32_t n = atomic_load_explicit(&ch->n, memory_order_acquire);
         for (uint32_t i = 0; i < n && rc == 0; i++) {
             const kscope__ev *e = &ch->ev[i];
@@ -325,7 +326,7 @@ static int host_track_named(trace_ctx *c, int slot, uint32_t tid, const char **n
     for (kscope__thread *t = kscope__threads(); t; t = t->next) {
         if (t->tid != tid)
             continue;
-        if (t->ev[slot].gen == c->s->gen && t->ev[slot].head)
+        if (KSCOPE__LOAD(&t->ev[slot].gen) == c->s->gen && KSCOPE__LOAD(&t->ev[slot].head))
             return 1;
         *name = t->name[0] ? t->name : NULL;
     }
@@ -378,7 +379,7 @@ static int host_tracks(trace_ctx *c, int slot, uint64_t now_ns)
     int rc = name_track(c, KSCOPE__TEV_PROCESS, c->pid, 0, "host");
     kscope__threads_lock();
     for (kscope__thread *t = kscope__threads(); t && rc == 0; t = t->next) {
-        if (t->ev[slot].gen != c->s->gen || !t->ev[slot].head)
+        if (KSCOPE__LOAD(&t->ev[slot].gen) != c->s->gen || !KSCOPE__LOAD(&t->ev[slot].head))
             continue;
         char label[64];
         if (t->name[0])
