@@ -339,6 +339,31 @@ static void test_device_info_same_in_any_chunks(void **state)
     kscope__ptree_free(whole);
 }
 
+/* Many metrics that roll up: each is listed once, and found inclusive by
+ * a name that is not the tree's interned copy. */
+static void test_many_inclusive_metrics(void **state)
+{
+    (void)state;
+    kscope__ptree *t = kscope__ptree_new();
+    char name[32];
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < 3000; i++) {
+            snprintf(name, sizeof name, "m%d", i);
+            assert_int_equal(kscope__ptree_add_inclusive(t, name), 0);
+            assert_int_equal(kscope__pnode_set_int(t, t->root, name, i), 0);
+        }
+    assert_int_equal(t->ninclusive, 3000);
+    snprintf(name, sizeof name, "m%d", 2999);
+    assert_true(kscope__ptree_is_inclusive(t, name));
+    assert_false(kscope__ptree_is_inclusive(t, "m3000"));
+    kscope__metric_info *list;
+    assert_int_equal(kscope__metric_list(t, &list), 3000);
+    assert_string_equal(list[2999].name, "m2999");
+    assert_true(list[2999].inclusive);
+    free(list);
+    kscope__ptree_free(t);
+}
+
 static _Atomic int racing_stop;
 
 /* Annotate until told to stop: scopes, nested, and a metric. */
@@ -362,8 +387,8 @@ static void test_finalize_races_annotating_threads(void **state)
 {
     (void)state;
     for (int round = 0; round < 2; round++) {
-        kscope_session_opts o = {.name = "t_race", .data = round ? "trace" : "tree",
-                                 .backend = "none"};
+        kscope_session_opts o = {
+            .name = "t_race", .data = round ? "trace" : "tree", .backend = "none"};
         int s = kscope_start(&o);
         assert_true(s >= 0);
         atomic_store(&racing_stop, 0);
@@ -395,6 +420,7 @@ int main(void)
         cmocka_unit_test_teardown(test_control_characters_in_names_round_trip, teardown),
         cmocka_unit_test_teardown(test_device_info_same_in_any_chunks, teardown),
         cmocka_unit_test_teardown(test_finalize_races_annotating_threads, teardown),
+        cmocka_unit_test_teardown(test_many_inclusive_metrics, teardown),
     };
     return cmocka_run_group_tests_name("hardening", tests, NULL, NULL);
 }

@@ -407,6 +407,43 @@ int kscope__pnode_add_double(kscope__ptree *t, kscope__pnode *n, const char *key
     return 0;
 }
 
+/* The interned copy of s in t, NULL when t holds none (nothing is added). */
+static const char *find_interned(const kscope__ptree *t, const char *s)
+{
+    if (!t->strtab_cap)
+        return NULL;
+    uint32_t mask = t->strtab_cap - 1;
+    for (uint32_t j = (uint32_t)hash_bytes(s, strlen(s)) & mask; t->strtab[j]; j = (j + 1) & mask)
+        if (strcmp(t->strtab[j], s) == 0)
+            return t->strtab[j];
+    return NULL;
+}
+
+static void inclusive_put(const char **set, uint32_t cap, const char *k)
+{
+    uint32_t j = ptr_hash(k) & (cap - 1);
+    while (set[j])
+        j = (j + 1) & (cap - 1);
+    set[j] = k;
+}
+
+/* Keep the inclusive names' set at most half full (a tree may roll up many
+ * metrics, and each added name is looked up first). */
+static int inclusive_set_room(kscope__ptree *t)
+{
+    if ((t->ninclusive + 1) * 2 <= t->inclusive_set_cap)
+        return 0;
+    uint32_t cap = t->inclusive_set_cap ? t->inclusive_set_cap * 2 : 32;
+    const char **set = kscope__ptree_alloc(t, cap * sizeof *set);
+    if (!set)
+        return KSCOPE_ENOMEM;
+    for (uint32_t i = 0; i < t->ninclusive; i++)
+        inclusive_put(set, cap, t->inclusive[i]);
+    t->inclusive_set = set;
+    t->inclusive_set_cap = cap;
+    return 0;
+}
+
 int kscope__ptree_add_inclusive(kscope__ptree *t, const char *key)
 {
     const char *k = kscope__ptree_intern_cstr(t, key);
@@ -414,6 +451,8 @@ int kscope__ptree_add_inclusive(kscope__ptree *t, const char *key)
         return KSCOPE_ENOMEM;
     if (kscope__ptree_is_inclusive(t, k))
         return 0;
+    if (inclusive_set_room(t) != 0)
+        return KSCOPE_ENOMEM;
     if (t->ninclusive == t->capinclusive) {
         const char **p = grow(t, t->inclusive, t->ninclusive, &t->capinclusive, sizeof *p);
         if (!p)
@@ -421,13 +460,18 @@ int kscope__ptree_add_inclusive(kscope__ptree *t, const char *key)
         t->inclusive = p;
     }
     t->inclusive[t->ninclusive++] = k;
+    inclusive_put(t->inclusive_set, t->inclusive_set_cap, k);
     return 0;
 }
 
 int kscope__ptree_is_inclusive(const kscope__ptree *t, const char *key)
 {
-    for (uint32_t i = 0; i < t->ninclusive; i++)
-        if (t->inclusive[i] == key || strcmp(t->inclusive[i], key) == 0)
+    const char *k = find_interned(t, key);
+    if (!k || !t->inclusive_set_cap)
+        return 0;
+    uint32_t mask = t->inclusive_set_cap - 1;
+    for (uint32_t j = ptr_hash(k) & mask; t->inclusive_set[j]; j = (j + 1) & mask)
+        if (t->inclusive_set[j] == k)
             return 1;
     return 0;
 }

@@ -75,6 +75,9 @@ typedef struct kscope__ptree {
     /* names of metrics that roll up (listed with 0 in ROOT). */
     const char **inclusive;
     uint32_t ninclusive, capinclusive;
+    /* the same names as a hash set of interned pointers (arena; 0 empty) */
+    const char **inclusive_set;
+    uint32_t inclusive_set_cap;
     /* arena and string interning */
     kscope__arena_chunk *chunks;
     char **strtab;
