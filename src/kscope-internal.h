@@ -24,6 +24,16 @@
 #define KSCOPE__NAME_CACHE  256
 #define KSCOPE__CHILD_CACHE 512
 
+/* Fields one thread writes while another may read them (a thread's stack
+ * depth and open frames, event-buffer links and generations, read at
+ * finalize): plain types accessed through these, so the race is defined
+ * and ThreadSanitizer sees it, while on x86 the hot path's stores stay
+ * plain moves. */
+#define KSCOPE__LOAD(p)             __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define KSCOPE__STORE(p, v)         __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define KSCOPE__LOAD_RELAXED(p)     __atomic_load_n((p), __ATOMIC_RELAXED)
+#define KSCOPE__STORE_RELAXED(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+
 /* ------------------------------------------------------------ error helper */
 
 /* Record a formatted message as the thread's last error; returns err. */
@@ -116,14 +126,33 @@ typedef struct kscope__custom {
 typedef struct kscope__umetric kscope__umetric;
 
 typedef struct kscope__node kscope__node;
+
+/* A hash index over a node's children, built once it has many, so a scope
+ * with many distinct children finds one in constant time (core/thread.c).
+ * Only the node's creator (holding the owner's lock) adds to it; a slot is
+ * published with release and never changes after. A full table is replaced
+ * by one twice as large, the old one kept (readers may still be in it). */
+typedef struct kscope__child_slot {
+    uint32_t name;                /* written before node is published */
+    _Atomic(kscope__node *) node; /* NULL: empty */
+} kscope__child_slot;
+
+typedef struct kscope__child_table {
+    uint32_t mask, used;
+    struct kscope__child_table *older; /* kept alive, never read */
+    kscope__child_slot slot[];
+} kscope__child_table;
+
 struct kscope__node {
     uint32_t name;
     uint16_t kind;
     uint16_t device; /* kernel/copy nodes */
     kscope__node *parent;
-    _Atomic(kscope__node *) first_child; /* published with release */
-    kscope__node *next_sibling;          /* immutable once published */
-    struct kscope__thread *owner;        /* NULL for the global root */
+    _Atomic(kscope__node *) first_child;        /* published with release */
+    kscope__node *next_sibling;                 /* immutable once published */
+    _Atomic(kscope__child_table *) child_table; /* published with release */
+    uint32_t nchildren;                         /* guarded by owner->lock */
+    struct kscope__thread *owner;               /* NULL for the global root */
     kscope__stats stats[KSCOPE_MAX_SESSIONS];
     kscope__gpustats *gpu[KSCOPE_MAX_SESSIONS]; /* kernel/copy nodes */
     kscope__umetric *metrics;                   /* guarded by owner->lock */

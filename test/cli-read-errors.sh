@@ -15,8 +15,8 @@ echo '[{"frame": {"name": "ROOT"}, "metrics": {"count": 123456789012345678901234
     >"$W/huge.hatchet"
 echo '[{"frame": {"name": "ROOT"}, "metrics": {"time (ns)": 1e400}}, {}]' >"$W/hugefloat.hatchet"
 echo '[{"frame": {"name": "ROOT"}, "metrics": {"time (ns)": -12}}, {}]' >"$W/negative.hatchet"
-echo '[{"frame": {"name": "ROOT"}, "children": [{"frame": {"name": "a\u001b[31mb"}}]}, {}]' \
-    >"$W/control.hatchet"
+echo '[{"frame": {"name": "ROOT"}, "children": [{"frame": {"name": "a\u0000b"}}]}, {}]' \
+    >"$W/nul.hatchet"
 printf '[{"frame": {"name": "a\001b"}}, {}]' >"$W/rawcontrol.hatchet"
 python3 -c '
 import sys
@@ -49,7 +49,7 @@ check_file nodevice.hatchet "nodevice.hatchet: missing device-info object"
 check_file huge.hatchet "huge.hatchet: number 123456789012345678901234 for metric 'count'"
 check_file hugefloat.hatchet "hugefloat.hatchet: number 1e400"
 check_file negative.hatchet "negative.hatchet: negative value -12 for metric 'time (ns)'"
-check_file control.hatchet "control.hatchet: frame name under 'ROOT' contains a control character"
+check_file nul.hatchet "nul.hatchet: frame name under 'ROOT' contains a NUL character"
 check_file rawcontrol.hatchet "rawcontrol.hatchet: not valid JSON"
 check_file deep.hatchet "deep.hatchet: calling contexts nested deeper than 4096 levels"
 check_file twice.hatchet "twice.hatchet: data after the end of the profile"
@@ -60,7 +60,7 @@ check_file missing.hatchet "missing.hatchet: No such file or directory"
 check_file truncated.hatchet_msgpack "truncated.hatchet_msgpack: truncated"
 check_file badmsgpack.hatchet_msgpack "badmsgpack.hatchet_msgpack: not valid MessagePack"
 check_file badtrace.json "badtrace.json: event 0 ('a'): \"ts\" and \"dur\" must be numbers"
-bad merge-trace-bad "notjson.hatchet: not valid JSON: lexical error" "$KS" merge -o "$W/t.json" \
+bad merge-trace-bad "notjson.hatchet: not a profile: expected .hatchet JSON" "$KS" merge -o "$W/t.json" \
     "$DATA/kscope/trace_host.json" "$W/notjson.hatchet"
 [ ! -e "$W/t.json" ] && ok "no half-written trace left" || fail "a failed merge left $W/t.json"
 rc=0

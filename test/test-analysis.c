@@ -399,9 +399,9 @@ static void test_format_ns_and_escapes(void **state)
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    kscope__print_escaped(f, "a\033[31mb\n");
+    kscope__print_escaped(f, "a\033[31mb\n\t\r\x7f");
     fclose(f);
-    assert_string_equal(text, "a\\x1b[31mb\\x0a");
+    assert_string_equal(text, "a\\x1b[31mb\\n\\t\\r\\x7f");
     free(text);
 }
 

@@ -266,6 +266,43 @@ static void test_trace_has_gpu_tracks_and_flows(void **state)
     yajl_tree_free(doc);
 }
 
+/* Every track with slices is named, including the track of a thread that
+ * only launched GPU work (its launch slices) and never annotated. */
+static void test_every_trace_track_is_named(void **state)
+{
+    (void)state;
+    int s = start("t_attr_names", "trace");
+    kscope_enter("step");
+    kscope_exit("step");
+    kscope__gpu_record r = kernel("gemm", kscope_now_ns(), 3000);
+    kscope__record_gpu(0, &r); /* launched by thread 1234, which kscope never saw */
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    yajl_val doc = tu_parse_file("t_attr_names.chrome_trace");
+    yajl_val evs = tu_get(doc, "traceEvents");
+    long long named[64][2], used[64][2];
+    size_t nnamed = 0, nused = 0;
+    for (size_t i = 0; i < evs->u.array.len; i++) {
+        yajl_val e = evs->u.array.values[i];
+        const char *ph = tu_get(e, "ph")->u.string;
+        yajl_val tid = tu_get(e, "tid");
+        long long pt[2] = {YAJL_GET_INTEGER(tu_get(e, "pid")), tid ? YAJL_GET_INTEGER(tid) : -1};
+        if (strcmp(ph, "M") == 0 && strcmp(tu_get(e, "name")->u.string, "thread_name") == 0)
+            memcpy(named[nnamed++], pt, sizeof pt);
+        else if (strcmp(ph, "X") == 0 || strcmp(ph, "i") == 0)
+            memcpy(used[nused++], pt, sizeof pt);
+        assert_true(nnamed < 64 && nused < 64);
+    }
+    for (size_t u = 0; u < nused; u++) {
+        int found = 0;
+        for (size_t n = 0; n < nnamed; n++)
+            found |= named[n][0] == used[u][0] && named[n][1] == used[u][1];
+        if (!found)
+            fail_msg("track pid %lld tid %lld has slices but no thread_name", used[u][0],
+                     used[u][1]);
+    }
+    yajl_tree_free(doc);
+}
+
 static void test_dropped_records_are_reported(void **state)
 {
     (void)state;
@@ -290,6 +327,7 @@ int main(void)
         cmocka_unit_test_teardown(test_launch_metadata_names_and_metrics, teardown),
         cmocka_unit_test_teardown(test_copies_and_devices, teardown),
         cmocka_unit_test_teardown(test_trace_has_gpu_tracks_and_flows, teardown),
+        cmocka_unit_test_teardown(test_every_trace_track_is_named, teardown),
         cmocka_unit_test_teardown(test_dropped_records_are_reported, teardown),
     };
     return cmocka_run_group_tests_name("attribution", tests, NULL, NULL);

@@ -146,10 +146,10 @@ static void test_json_bad_inputs(void **state)
     JBAD("[{\"frame\":{\"name\":\"ROOT\"},\"children\":[{\"metrics\":{}}]},{}]", "no \"frame\"");
     JBAD("[{\"frame\":{\"name\":5}},{}]", "not a string");
     json_bad(
-        "[{\"frame\":{\"name\":\"ROOT\"},\"children\":[{\"frame\":{\"name\":\"a\\u0007b\"}}]},{}]",
-        strlen("[{\"frame\":{\"name\":\"ROOT\"},\"children\":[{\"frame\":{\"name\":\"a\\u0007b\"}}]"
+        "[{\"frame\":{\"name\":\"ROOT\"},\"children\":[{\"frame\":{\"name\":\"a\\u0000b\"}}]},{}]",
+        strlen("[{\"frame\":{\"name\":\"ROOT\"},\"children\":[{\"frame\":{\"name\":\"a\\u0000b\"}}]"
                "},{}]"),
-        "control character");
+        "NUL character");
     JBAD("[{\"frame\":{\"name\":\"ROOT\"},\"metrics\":{\"time (ns)\":-5}},{}]",
          "negative value -5 for metric 'time (ns)'");
     json_bad(

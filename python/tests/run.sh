@@ -10,4 +10,4 @@ cd "$(dirname "$0")/../.."
 PY=${PYTHON:-python3}
 "$PY" -m pip install -q --force-reinstall --no-deps .
 cd python/tests # import the installed package, not the source folder
-"$PY" -m pytest -q "$@" .
+"$PY" -m pytest -q -rs "$@" . # -rs: say which tests were skipped and why

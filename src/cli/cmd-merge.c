@@ -173,6 +173,24 @@ out:
     return rc;
 }
 
+/* Close the merged trace at tmp, on disk, and rename it over out: an old
+ * OUT stays whole until the new one is complete. */
+static int trace_commit(FILE *f, const char *tmp, const char *out, int rc)
+{
+    int ok = rc == KSCOPE_EXIT_OK && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    if (fclose(f) != 0)
+        ok = 0;
+    if (ok && rename(tmp, out) != 0)
+        ok = 0;
+    if (!ok && rc == KSCOPE_EXIT_OK) {
+        fprintf(stderr, "kscope merge: %s: write failed: %s\n", out, strerror(errno));
+        rc = KSCOPE_EXIT_FAIL;
+    }
+    if (rc != KSCOPE_EXIT_OK)
+        unlink(tmp); /* no half-written trace left behind */
+    return rc;
+}
+
 /* Traces one at a time: read, rewrite into OUT, free. */
 /* A trace output merges traces only: a tree among the inputs has no events
  * to place on a timeline, so it is refused by name (KSCOPE_EINVAL). */
@@ -192,7 +210,12 @@ static int refuse_tree(const char *path, const char *buf, size_t len, const char
 static int merge_trace_files(char **files, int n, const char *out)
 {
     char err[KSCOPE__READ_ERRLEN];
-    FILE *f = fopen(out, "wb");
+    char tmp[4200];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", out, (long)getpid()) >= (int)sizeof tmp) {
+        fprintf(stderr, "kscope merge: %s: path too long\n", out);
+        return KSCOPE_EXIT_USAGE;
+    }
+    FILE *f = fopen(tmp, "wb");
     if (!f) {
         fprintf(stderr, "kscope merge: %s: cannot write: %s\n", out, strerror(errno));
         return KSCOPE_EXIT_FAIL;
@@ -221,13 +244,7 @@ static int merge_trace_files(char **files, int n, const char *out)
         rc = KSCOPE_EXIT_FAIL;
     }
     kscope__trace_merger_free(m);
-    if (fclose(f) != 0 && rc == KSCOPE_EXIT_OK) {
-        fprintf(stderr, "kscope merge: %s: write failed: %s\n", out, strerror(errno));
-        rc = KSCOPE_EXIT_FAIL;
-    }
-    if (rc != KSCOPE_EXIT_OK)
-        unlink(out); /* no half-written trace left behind */
-    return rc;
+    return trace_commit(f, tmp, out, rc);
 }
 
 int cmd_merge(int argc, char **argv)

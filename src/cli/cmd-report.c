@@ -56,8 +56,10 @@ static void node_path(const kscope__pflat *f, size_t i, char *buf, size_t size)
         chain[n++] = f->node[j];
     size_t len = 0;
     buf[0] = 0;
+    char name[256];
     while (n-- > 0 && len + 4 < size)
-        len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? " > " : "", chain[n]->name);
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? " > " : "",
+                                kscope__escape(chain[n]->name, name, sizeof name));
 }
 
 static void print_ns(FILE *out, double ns)
@@ -86,9 +88,11 @@ static void report_devices(const kscope__ptree *t, FILE *out)
     }
     for (uint32_t i = 0; i < t->ndevices; i++) {
         const kscope__pdevice *d = &t->devices[i];
+        char type[256], arch[256];
         fprintf(out, "device %s %u: arch %s, %lld SMs, %.0f MHz, memory %.0f MHz, %lld-bit bus",
-                d->type, d->id, d->arch, (long long)d->num_sms, d->clock_rate / 1e3,
-                d->memory_clock_rate / 1e3, (long long)d->bus_width);
+                kscope__escape(d->type, type, sizeof type), d->id,
+                kscope__escape(d->arch ? d->arch : "?", arch, sizeof arch), (long long)d->num_sms,
+                d->clock_rate / 1e3, d->memory_clock_rate / 1e3, (long long)d->bus_width);
         double flops = kscope__peak_flops(d, 16), bytes = kscope__peak_bytes(d);
         if (flops > 0)
             fprintf(out, "; peak %.1f TFLOP/s fp16", flops / 1e12);

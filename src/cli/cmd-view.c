@@ -404,21 +404,24 @@ static int list_metrics(const kscope__ptree *t)
     int n = kscope__metric_list(t, &list);
     if (n < 0)
         return KSCOPE_EXIT_FAIL;
+    char a[256], b[256];
     printf("Inclusive metrics (summed into parents):\n");
     for (int i = 0; i < n; i++)
         if (list[i].inclusive)
-            printf("- %s\n", list[i].name);
+            printf("- %s\n", kscope__escape(list[i].name, a, sizeof a));
     printf("Exclusive metrics (on their node only):\n");
     for (int i = 0; i < n; i++)
         if (!list[i].inclusive)
-            printf("- %s\n", list[i].name);
+            printf("- %s\n", kscope__escape(list[i].name, a, sizeof a));
     printf("Device info:\n");
     for (uint32_t i = 0; i < t->ndevices; i++) {
         const kscope__pdevice *d = &t->devices[i];
         printf("- %s %u: arch %s, %lld SMs, clock %lld kHz, memory clock %lld kHz, bus %lld "
                "bits\n",
-               d->type, d->id, d->arch && d->arch[0] ? d->arch : "?", (long long)d->num_sms,
-               (long long)d->clock_rate, (long long)d->memory_clock_rate, (long long)d->bus_width);
+               kscope__escape(d->type, a, sizeof a), d->id,
+               d->arch && d->arch[0] ? kscope__escape(d->arch, b, sizeof b) : "?",
+               (long long)d->num_sms, (long long)d->clock_rate, (long long)d->memory_clock_rate,
+               (long long)d->bus_width);
     }
     if (t->ndevices == 0)
         printf("- none\n");

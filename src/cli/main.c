@@ -4,6 +4,7 @@
  */
 #include "cli/cmd.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,7 +130,26 @@ int cmd_help(int argc, char **argv)
     return KSCOPE_EXIT_OK;
 }
 
-int main(int argc, char **argv)
+/* A full disk behind stdout is a failure, not a success: as Linux perf's
+ * run_builtin, flush stdout, check its error flag and its close. A reader
+ * that went away (EPIPE) is not reported: it wanted no more. */
+static int check_stdout(const char *name, int rc)
+{
+    errno = 0;
+    int bad = fflush(stdout) != 0 || ferror(stdout);
+    int err = errno;
+    if (fclose(stdout) != 0 && !bad) {
+        bad = 1;
+        err = errno;
+    }
+    if (!bad || err == EPIPE)
+        return rc;
+    fprintf(stderr, "kscope %s: cannot write to standard output: %s\n", name,
+            err ? strerror(err) : "write error");
+    return rc ? rc : KSCOPE_EXIT_FAIL;
+}
+
+static int run_command(int argc, char **argv)
 {
     if (argc < 2) {
         print_overview(stderr);
@@ -146,4 +166,10 @@ int main(int argc, char **argv)
     if (c->fn != cmd_help && kscope_cmd_wants_help(c, argc - 1, argv + 1))
         return KSCOPE_EXIT_OK;
     return c->fn(argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv)
+{
+    int rc = run_command(argc, argv);
+    return check_stdout(argc > 1 ? argv[1] : "", rc);
 }

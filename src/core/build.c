@@ -81,13 +81,14 @@ static uint64_t open_ticks(const builder *b, const kscope__node *n, uint64_t *st
 {
     if (!b->thr)
         return 0;
-    int depth = b->thr->depth;
+    int depth = KSCOPE__LOAD(&b->thr->depth); /* the owner may be running */
     uint64_t act = atomic_load(&kscope__act_ticks[b->slot]);
     for (int i = 1; i <= depth && i <= KSCOPE__STACK_MAX; i++) {
         const kscope__frame *f = &b->thr->stack[i];
-        if (f->node != n)
+        if (KSCOPE__LOAD_RELAXED(&f->node) != n)
             continue;
-        uint64_t from = f->start > act ? f->start : act;
+        uint64_t start_ticks = KSCOPE__LOAD_RELAXED(&f->start);
+        uint64_t from = start_ticks > act ? start_ticks : act;
         *start = from;
         return b->end_ticks > from ? b->end_ticks - from : 0;
     }

@@ -72,7 +72,7 @@ void kscope__fork_child_reset(int slot)
     /* Another thread of the parent may have held these at the fork. */
     pthread_mutex_init(&s->lock, NULL);
     kscope__reset_slot(slot);
-    s->gen++;
+    __atomic_fetch_add(&s->gen, 1, __ATOMIC_RELEASE); /* threads read it as they record */
     s->phase = 0;
     s->ngev = 0;
     s->dropped = 0;
@@ -99,8 +99,9 @@ static int siblings_recorded(const kscope__node *n, int slot)
 static int events_recorded(const kscope__thread *t, int slot)
 {
     const kscope__evbuf *b = &t->ev[slot];
-    return b->gen == kscope__sessions[slot].gen && b->head &&
-           atomic_load_explicit(&b->head->n, memory_order_relaxed) > 0;
+    const kscope__evchunk *head = KSCOPE__LOAD(&b->head); /* the owner may be appending */
+    return KSCOPE__LOAD(&b->gen) == kscope__sessions[slot].gen && head &&
+           atomic_load_explicit(&head->n, memory_order_relaxed) > 0;
 }
 
 int kscope__session_recorded(int slot)

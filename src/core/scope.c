@@ -53,7 +53,7 @@ static void ev_append(kscope__thread *t, int s, uint32_t type, uint32_t name, ui
                       uint32_t aux)
 {
     kscope__evbuf *b = &t->ev[s];
-    uint32_t gen = kscope__sessions[s].gen;
+    uint32_t gen = KSCOPE__LOAD_RELAXED(&kscope__sessions[s].gen);
     if (UNLIKELY(b->gen != gen)) {
         kscope__evchunk *c = b->head;
         while (c) {
@@ -61,8 +61,9 @@ static void ev_append(kscope__thread *t, int s, uint32_t type, uint32_t name, ui
             free(c);
             c = next;
         }
-        b->head = b->tail = NULL;
-        b->gen = gen;
+        KSCOPE__STORE(&b->head, NULL); /* finalize reads the links */
+        b->tail = NULL;
+        KSCOPE__STORE(&b->gen, gen);
     }
     kscope__evchunk *c = b->tail;
     uint32_t n = c ? atomic_load_explicit(&c->n, memory_order_relaxed) : KSCOPE__EV_CHUNK;
@@ -73,9 +74,9 @@ static void ev_append(kscope__thread *t, int s, uint32_t type, uint32_t name, ui
             return;
         }
         if (c)
-            c->next = nc;
+            KSCOPE__STORE(&c->next, nc);
         else
-            b->head = nc;
+            KSCOPE__STORE(&b->head, nc);
         b->tail = c = nc;
         n = 0;
     }
@@ -131,11 +132,11 @@ static int push(kscope__thread *t, uint32_t name, uint32_t flags, uint32_t color
     }
     uint64_t now = kscope__ticks();
     kscope__frame *f = &t->stack[d + 1];
-    f->node = n;
-    f->start = now;
+    KSCOPE__STORE_RELAXED(&f->node, n); /* finalize may read open frames */
+    KSCOPE__STORE_RELAXED(&f->start, now);
     f->flags = flags;
     f->name = name;
-    t->depth = d + 1;
+    KSCOPE__STORE(&t->depth, d + 1);
     uint32_t mask = atomic_load_explicit(&kscope__g.active_mask, memory_order_relaxed);
     uint32_t trace = atomic_load_explicit(&kscope__trace_mask, memory_order_relaxed);
     while (mask) {
@@ -172,7 +173,7 @@ static void pop(kscope__thread *t)
         if (f->flags & KSCOPE_CPU_TIMED)
             stat_add(&n->stats[s].cpu_ticks, dt);
     }
-    t->depth--;
+    KSCOPE__STORE(&t->depth, t->depth - 1);
     if (UNLIKELY(atomic_load_explicit(&kscope__g.level, memory_order_relaxed) ==
                  KSCOPE_PROFILING_DETAILED))
         kscope__range_pop();

@@ -12,6 +12,7 @@
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 kscope__global kscope__g = {.level = KSCOPE_PROFILING_ON, .root = {.kind = KSCOPE__NODE_ROOT}};
@@ -202,7 +203,7 @@ static int start_locked(const kscope_session_opts *o)
     if (!s->gen)
         pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_lock(&s->lock);
-    s->gen++;
+    __atomic_fetch_add(&s->gen, 1, __ATOMIC_RELEASE); /* threads read it as they record */
     s->slot = slot;
     snprintf(s->name, sizeof s->name, "%s", name);
     s->trace = trace;
@@ -337,32 +338,108 @@ static int io_error(const char *path, int err)
     return kscope__fail(code, "cannot write profile '%s': %s", path, strerror(err));
 }
 
-/* Write a whole buffer; a short write (full disk) is an error, and the
- * partial file is removed rather than left looking complete. */
-static int write_file(const char *path, const char *buf, size_t len)
+/* Write all of buf to fd: 0 or an errno (a short write is a full disk). */
+static int write_all(int fd, const char *buf, size_t len)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return io_error(path, errno);
     size_t off = 0;
     while (off < len) {
         ssize_t n = write(fd, buf + off, len - off);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0) {
-            int err = n < 0 ? errno : ENOSPC;
-            close(fd);
-            unlink(path);
-            return io_error(path, err);
-        }
+        if (n <= 0)
+            return n < 0 ? errno : ENOSPC;
         off += (size_t)n;
     }
-    if (close(fd) != 0) {
-        int err = errno;
-        unlink(path);
-        return io_error(path, err);
-    }
     return 0;
+}
+
+/* A target that is not a regular file (a device, a FIFO) cannot be replaced
+ * by renaming: it is written in place, as the user pointed it there. */
+static int write_in_place(const char *path, const char *buf, size_t len)
+{
+    int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0)
+        return io_error(path, errno);
+    int err = write_all(fd, buf, len);
+    if (close(fd) != 0 && err == 0)
+        err = errno;
+    return err ? io_error(path, err) : 0;
+}
+
+/* Make a rename into dir durable; best effort (some file systems refuse). */
+static void sync_dir_of(const char *file)
+{
+    char *copy = strdup(file);
+    if (!copy)
+        return;
+    int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    free(copy);
+}
+
+/* Write buf to a new file beside target, flush it to disk and rename it over
+ * target: readers see the old profile or the new one, never half of one. On
+ * any failure the temporary file is removed and target is left as it was. */
+static int write_replacing(const char *path, const char *target, const char *buf, size_t len)
+{
+    static _Atomic unsigned serial;
+    size_t tl = strlen(target) + 48;
+    char *tmp = malloc(tl);
+    if (!tmp)
+        return kscope__fail(KSCOPE_ENOMEM, "out of memory writing profile '%s'", path);
+    snprintf(tmp, tl, "%s.tmp.%ld.%u", target, (long)getpid(), atomic_fetch_add(&serial, 1));
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int err = fd < 0 ? errno : write_all(fd, buf, len);
+    if (fd >= 0 && err == 0 && fsync(fd) != 0)
+        err = errno;
+    if (fd >= 0 && close(fd) != 0 && err == 0)
+        err = errno;
+    if (err == 0 && rename(tmp, target) != 0)
+        err = errno;
+    if (err && fd >= 0)
+        unlink(tmp);
+    if (err == 0)
+        sync_dir_of(target);
+    free(tmp);
+    return err ? io_error(path, err) : 0;
+}
+
+/* What the symbolic link at path names (its folder prepended to a relative
+ * name), malloc'd; NULL when it cannot be read. The file need not exist. */
+static char *link_target(const char *path)
+{
+    char name[4096];
+    ssize_t n = readlink(path, name, sizeof name - 1);
+    if (n <= 0)
+        return NULL;
+    name[n] = '\0';
+    char *dir = strdup(path);
+    size_t size = strlen(path) + (size_t)n + 2;
+    char *out = dir ? malloc(size) : NULL;
+    if (out && name[0] == '/')
+        snprintf(out, size, "%s", name);
+    else if (out)
+        snprintf(out, size, "%s/%s", dirname(dir), name);
+    free(dir);
+    return out;
+}
+
+/* Write a whole profile to path. A symbolic link at path is followed, so the
+ * link stays and the file it names is replaced. */
+static int write_file(const char *path, const char *buf, size_t len)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return write_in_place(path, buf, len);
+    char *real = NULL;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+        real = link_target(path);
+    int rc = write_replacing(path, real ? real : path, buf, len);
+    free(real);
+    return rc;
 }
 
 static int write_output(kscope__session *s, const kscope__format *format, const char *path)
@@ -417,7 +494,7 @@ static int write_phase(kscope__session *s)
     s->phase++;
     pthread_mutex_lock(&s->lock);
     kscope__reset_slot(s->slot);
-    s->gen++;
+    __atomic_fetch_add(&s->gen, 1, __ATOMIC_RELEASE); /* threads read it as they record */
     s->ngev = 0;
     pthread_mutex_unlock(&s->lock);
     return 0;

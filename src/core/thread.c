@@ -79,16 +79,92 @@ void kscope__threads_unlock(void)
     pthread_mutex_unlock(&registry_lock);
 }
 
-static kscope__node *find_child(kscope__node *parent, uint32_t name, uint32_t kind, int any_device,
+/* Nodes with at most this many children are searched in their list. */
+#define CHILD_TABLE_MIN 8
+
+static uint32_t child_hash(uint32_t name, uint32_t kind, uint32_t device)
+{
+    uint32_t h = name * 2654435761u ^ (kind << 24) ^ device * 40503u;
+    return h ^ (h >> 15);
+}
+
+static int child_is(const kscope__node *c, uint32_t name, uint32_t kind, uint32_t device)
+{
+    return c->name == name && c->kind == kind && c->device == device;
+}
+
+static kscope__node *table_find(const kscope__child_table *tb, uint32_t name, uint32_t kind,
                                 uint32_t device)
 {
+    /* the name beside each pointer spares a cache miss per probe */
+    uint32_t j = child_hash(name, kind, device) & tb->mask;
+    for (;; j = (j + 1) & tb->mask) {
+        kscope__node *c = atomic_load_explicit(&tb->slot[j].node, memory_order_acquire);
+        if (!c || (tb->slot[j].name == name && child_is(c, name, kind, device)))
+            return c;
+    }
+}
+
+/* Lock-free: a child published after the caller looked may be missed, so
+ * a caller that finds nothing looks again under the owner's lock. */
+static kscope__node *find_child(kscope__node *parent, uint32_t name, uint32_t kind, uint32_t device)
+{
+    kscope__child_table *tb = atomic_load_explicit(&parent->child_table, memory_order_acquire);
+    if (tb)
+        return table_find(tb, name, kind, device);
     kscope__node *c = atomic_load_explicit(&parent->first_child, memory_order_acquire);
     for (; c; c = c->next_sibling)
-        if (c->name == name && c->kind == kind && (any_device || c->device == device))
+        if (child_is(c, name, kind, device))
             return c;
     return NULL;
 }
 
+static void table_put(kscope__child_table *tb, kscope__node *c)
+{
+    uint32_t j = child_hash(c->name, c->kind, c->device) & tb->mask;
+    while (atomic_load_explicit(&tb->slot[j].node, memory_order_relaxed))
+        j = (j + 1) & tb->mask;
+    tb->slot[j].name = c->name;
+    atomic_store_explicit(&tb->slot[j].node, c, memory_order_release);
+    tb->used++;
+}
+
+/* Index parent's children in a new table with room for twice as many, and
+ * publish it. The previous table stays reachable (readers may be in it). */
+static int table_rebuild(kscope__node *parent)
+{
+    kscope__child_table *old = atomic_load_explicit(&parent->child_table, memory_order_relaxed);
+    uint32_t cap = 64;
+    while (cap < parent->nchildren * 4)
+        cap *= 2;
+    kscope__child_table *tb = calloc(1, sizeof *tb + cap * sizeof tb->slot[0]);
+    if (!tb)
+        return -1;
+    tb->mask = cap - 1;
+    tb->older = old;
+    kscope__node *c = atomic_load_explicit(&parent->first_child, memory_order_relaxed);
+    for (; c; c = c->next_sibling)
+        table_put(tb, c);
+    atomic_store_explicit(&parent->child_table, tb, memory_order_release);
+    return 0;
+}
+
+/* Called with the owner's lock held, c already linked: index it. Tables
+ * grow only here, when a child is created (which allocates anyway). */
+static int table_add(kscope__node *parent, kscope__node *c)
+{
+    kscope__child_table *tb = atomic_load_explicit(&parent->child_table, memory_order_relaxed);
+    if (++parent->nchildren <= CHILD_TABLE_MIN)
+        return 0;
+    if (!tb || (tb->used + 1) * 2 > tb->mask + 1)
+        return table_rebuild(parent);
+    table_put(tb, c);
+    return 0;
+}
+
+/* Link a new child under parent; the caller holds the owner's lock. With
+ * no memory for a larger index the index is dropped (it would miss the
+ * child): the list is searched until the next child rebuilds it. */
 static kscope__node *new_child(kscope__node *parent, uint32_t name, uint32_t kind, uint32_t device)
 {
     kscope__node *c = calloc(1, sizeof *c);
@@ -101,6 +177,8 @@ static kscope__node *new_child(kscope__node *parent, uint32_t name, uint32_t kin
     c->owner = parent->owner;
     c->next_sibling = atomic_load_explicit(&parent->first_child, memory_order_relaxed);
     atomic_store_explicit(&parent->first_child, c, memory_order_release);
+    if (table_add(parent, c) != 0)
+        atomic_store_explicit(&parent->child_table, NULL, memory_order_release);
     return c;
 }
 
@@ -119,10 +197,10 @@ kscope__node *kscope__node_child(kscope__thread *t, kscope__node *parent, uint32
     if (t->child_cache[h].parent == parent && t->child_cache[h].name == name &&
         t->child_cache[h].kind == kind)
         return t->child_cache[h].child;
-    kscope__node *c = find_child(parent, name, kind, 0, 0);
+    kscope__node *c = find_child(parent, name, kind, 0);
     if (!c) {
         pthread_mutex_lock(&t->lock);
-        c = find_child(parent, name, kind, 0, 0);
+        c = find_child(parent, name, kind, 0);
         if (!c)
             c = new_child(parent, name, kind, 0);
         pthread_mutex_unlock(&t->lock);
@@ -141,12 +219,12 @@ kscope__node *kscope__node_child(kscope__thread *t, kscope__node *parent, uint32
 kscope__node *kscope__node_child_locked(kscope__node *parent, uint32_t name, uint32_t kind,
                                         uint32_t device)
 {
-    kscope__node *c = find_child(parent, name, kind, 0, device);
+    kscope__node *c = find_child(parent, name, kind, device);
     if (c)
         return c;
     pthread_mutex_t *lk = owner_lock(parent);
     pthread_mutex_lock(lk);
-    c = find_child(parent, name, kind, 0, device);
+    c = find_child(parent, name, kind, device);
     if (!c)
         c = new_child(parent, name, kind, device);
     pthread_mutex_unlock(lk);

@@ -173,7 +173,8 @@ static int thread_events(trace_ctx *c, const kscope__thread *t, uint64_t now_ns)
     int rc = 0;
     c->depth = 0;
     c->nmetrics = 0;
-    for (const kscope__evchunk *ch = b->head; ch && rc == 0; ch = ch->next) {
+    for (const kscope__evchunk *ch = KSCOPE__LOAD(&b->head); ch && rc == 0;
+         ch = KSCOPE__LOAD(&ch->next)) {
         uint32_t n = atomic_load_explicit(&ch->n, memory_order_acquire);
         for (uint32_t i = 0; i < n && rc == 0; i++) {
             const kscope__ev *e = &ch->ev[i];
@@ -317,12 +318,68 @@ static int counter_tracks(trace_ctx *c, uint64_t now_ns)
     return cc.rc;
 }
 
+/* Whether host_tracks named tid's track: a registered thread with events in
+ * this session. Its name, when it has one, goes to *name. Registry locked. */
+static int host_track_named(trace_ctx *c, int slot, uint32_t tid, const char **name)
+{
+    *name = NULL;
+    for (kscope__thread *t = kscope__threads(); t; t = t->next) {
+        if (t->tid != tid)
+            continue;
+        if (KSCOPE__LOAD(&t->ev[slot].gen) == c->s->gen && KSCOPE__LOAD(&t->ev[slot].head))
+            return 1;
+        *name = t->name[0] ? t->name : NULL;
+    }
+    return 0;
+}
+
+/* Name the tracks that hold only launch slices: threads that launched GPU
+ * work but recorded no scope in this session (or never annotated). The
+ * launching threads are few, so a short list does. */
+static int launch_tracks(trace_ctx *c, int slot)
+{
+    uint32_t *seen = NULL;
+    size_t nseen = 0, cap = 0;
+    int rc = 0;
+    kscope__threads_lock();
+    for (size_t i = 0; i < c->s->ngev && rc == 0; i++) {
+        uint32_t tid = c->s->gev[i].launch_tid;
+        size_t j = 0;
+        while (j < nseen && seen[j] != tid)
+            j++;
+        if (!tid || !c->s->gev[i].launch_ns || j < nseen)
+            continue;
+        if (nseen == cap) {
+            cap = cap ? cap * 2 : 16;
+            uint32_t *p = realloc(seen, cap * sizeof *p);
+            if (!p) {
+                rc = KSCOPE_ENOMEM;
+                break;
+            }
+            seen = p;
+        }
+        seen[nseen++] = tid;
+        const char *name;
+        if (host_track_named(c, slot, tid, &name))
+            continue;
+        char label[64];
+        if (name)
+            snprintf(label, sizeof label, "%s (%u)", name, tid);
+        else
+            snprintf(label, sizeof label, "thread %u", tid);
+        rc = name_track(c, KSCOPE__TEV_THREAD, c->pid, tid, label);
+    }
+    kscope__threads_unlock();
+    free(seen);
+    return rc;
+}
+
 static int host_tracks(trace_ctx *c, int slot, uint64_t now_ns)
 {
     int rc = name_track(c, KSCOPE__TEV_PROCESS, c->pid, 0, "host");
     kscope__threads_lock();
     for (kscope__thread *t = kscope__threads(); t && rc == 0; t = t->next) {
-        if (t->ev[slot].gen != c->s->gen || !t->ev[slot].head)
+        if (KSCOPE__LOAD(&t->ev[slot].gen) != c->s->gen || !KSCOPE__LOAD(&t->ev[slot].head))
             continue;
         char label[64];
         if (t->name[0])
@@ -347,6 +404,8 @@ int kscope__trace_source(void *source_arg, kscope__tev_fn fn, void *fn_arg)
     uint64_t now_ns = kscope__ticks_to_ns(a->now_ticks);
     pthread_mutex_lock(&s->lock);
     int rc = host_tracks(&c, a->slot, now_ns);
+    if (rc == 0)
+        rc = launch_tracks(&c, a->slot);
     if (rc == 0)
         rc = gpu_tracks(&c);
     for (size_t i = 0; i < s->ngev && rc == 0; i++)

@@ -133,6 +133,89 @@ static void *grow(kscope__ptree *t, void *old, uint32_t n, uint32_t *cap, size_t
     return p;
 }
 
+/* Nodes with at most this many children or metrics are searched in order:
+ * an index would cost more than it saves. */
+#define INDEX_MIN 8
+
+typedef const char *(*index_key_fn)(const kscope__pnode *n, uint32_t i);
+
+static const char *child_key(const kscope__pnode *n, uint32_t i)
+{
+    return n->children[i]->name;
+}
+
+static const char *metric_key(const kscope__pnode *n, uint32_t i)
+{
+    return n->metrics[i].key;
+}
+
+/* Interned strings are unique, so their addresses are the keys. */
+static uint32_t ptr_hash(const char *p)
+{
+    uint64_t x = (uintptr_t)p;
+    x ^= x >> 31;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 29;
+    return (uint32_t)x;
+}
+
+/* Position of the first of n's `count` entries named k; UINT32_MAX if none.
+ * Entries past the index are searched in order. */
+static uint32_t index_find(const kscope__pindex *ix, const kscope__pnode *n, uint32_t count,
+                           index_key_fn key, const char *k)
+{
+    uint32_t mask = ix->cap - 1;
+    for (uint32_t j = ptr_hash(k) & mask; ix->slot[j]; j = (j + 1) & mask) {
+        uint32_t i = ix->slot[j] - 1;
+        if (i < count && key(n, i) == k)
+            return i;
+    }
+    for (uint32_t i = ix->upto; i < count; i++)
+        if (key(n, i) == k)
+            return i;
+    return UINT32_MAX;
+}
+
+/* Note entry i, unless an earlier entry has its name (the first one wins). */
+static void index_put(kscope__pindex *ix, const kscope__pnode *n, uint32_t count, index_key_fn key,
+                      uint32_t i)
+{
+    const char *k = key(n, i);
+    uint32_t mask = ix->cap - 1, j = ptr_hash(k) & mask;
+    for (; ix->slot[j]; j = (j + 1) & mask) {
+        uint32_t e = ix->slot[j] - 1;
+        if (e < count && key(n, e) == k)
+            return;
+    }
+    ix->slot[j] = i + 1;
+    ix->used++;
+}
+
+/* Bring the index up to n's `count` entries: built when the node passes
+ * INDEX_MIN entries, rebuilt twice as large when half full, so each entry
+ * costs constant time amortised. Without memory for it the node is searched
+ * in order, which is slower but still right. */
+static void index_sync(kscope__ptree *t, kscope__pindex *ix, const kscope__pnode *n, uint32_t count,
+                       index_key_fn key)
+{
+    if (count <= INDEX_MIN)
+        return;
+    if (ix->upto > count)
+        ix->upto = count; /* entries were dropped */
+    if (!ix->slot || (ix->used + count - ix->upto) * 2 > ix->cap) {
+        uint32_t cap = 32;
+        while (cap < count * 4 && cap < (1u << 30))
+            cap *= 2;
+        ix->slot = kscope__ptree_alloc(t, (size_t)cap * sizeof *ix->slot);
+        ix->cap = cap;
+        ix->used = ix->upto = 0;
+        if (!ix->slot)
+            return;
+    }
+    for (; ix->upto < count; ix->upto++)
+        index_put(ix, n, count, key, ix->upto);
+}
+
 kscope__pnode *kscope__pnode_add(kscope__ptree *t, kscope__pnode *parent, const char *name)
 {
     kscope__pnode *n = kscope__ptree_alloc(t, sizeof *n);
@@ -154,27 +237,40 @@ kscope__pnode *kscope__pnode_add(kscope__ptree *t, kscope__pnode *parent, const 
 
 kscope__pnode *kscope__pnode_child(kscope__ptree *t, kscope__pnode *parent, const char *name)
 {
+    index_sync(t, &parent->child_index, parent, parent->nchildren, child_key);
+    if (parent->child_index.slot) {
+        uint32_t i = index_find(&parent->child_index, parent, parent->nchildren, child_key, name);
+        return i != UINT32_MAX ? parent->children[i] : kscope__pnode_add(t, parent, name);
+    }
     for (uint32_t i = 0; i < parent->nchildren; i++)
         if (parent->children[i]->name == name)
             return parent->children[i];
     return kscope__pnode_add(t, parent, name);
 }
 
+void kscope__pnode_reindex(kscope__pnode *n)
+{
+    memset(&n->child_index, 0, sizeof n->child_index);
+    memset(&n->metric_index, 0, sizeof n->metric_index);
+}
+
 kscope__pmetric *kscope__pnode_metric(const kscope__pnode *n, const char *key)
 {
+    if (n->metric_index.slot) {
+        uint32_t i = index_find(&n->metric_index, n, n->nmetrics, metric_key, key);
+        return i != UINT32_MAX ? &n->metrics[i] : NULL;
+    }
     for (uint32_t i = 0; i < n->nmetrics; i++)
         if (n->metrics[i].key == key)
             return &n->metrics[i];
     return NULL;
 }
 
-/* The metric `key` of n, added (type INT, value 0) when missing. */
-static kscope__pmetric *metric_slot(kscope__ptree *t, kscope__pnode *n, const char *key, int *fresh)
+kscope__pmetric *kscope__pnode_metric_slot(kscope__ptree *t, kscope__pnode *n, const char *key,
+                                           int *fresh)
 {
-    const char *k = kscope__ptree_intern_cstr(t, key);
-    if (!k)
-        return NULL;
-    kscope__pmetric *m = kscope__pnode_metric(n, k);
+    index_sync(t, &n->metric_index, n, n->nmetrics, metric_key);
+    kscope__pmetric *m = kscope__pnode_metric(n, key);
     *fresh = m == NULL;
     if (m)
         return m;
@@ -186,8 +282,15 @@ static kscope__pmetric *metric_slot(kscope__ptree *t, kscope__pnode *n, const ch
     }
     m = &n->metrics[n->nmetrics++];
     memset(m, 0, sizeof *m);
-    m->key = k;
+    m->key = key;
     return m;
+}
+
+/* The metric `key` of n, added (type INT, value 0) when missing. */
+static kscope__pmetric *metric_slot(kscope__ptree *t, kscope__pnode *n, const char *key, int *fresh)
+{
+    const char *k = kscope__ptree_intern_cstr(t, key);
+    return k ? kscope__pnode_metric_slot(t, n, k, fresh) : NULL;
 }
 
 int kscope__pnode_set_int(kscope__ptree *t, kscope__pnode *n, const char *key, int64_t v)
@@ -277,12 +380,14 @@ int kscope__pnode_add_int(kscope__ptree *t, kscope__pnode *n, const char *key, i
     kscope__pmetric *m = metric_slot(t, n, key, &fresh);
     if (!m)
         return KSCOPE_ENOMEM;
+    int64_t sum;
     if (fresh || m->type == KSCOPE__V_STRING) {
         m->type = KSCOPE__V_INT;
         m->v.i = v;
-    } else if (m->type == KSCOPE__V_INT) {
-        m->v.i += v;
+    } else if (m->type == KSCOPE__V_INT && !__builtin_add_overflow(m->v.i, v, &sum)) {
+        m->v.i = sum;
     } else {
+        /* past int64 (or not an integer): the sum goes on in floating point */
         double d = kscope__pmetric_number(m) + (double)v;
         m->type = KSCOPE__V_DOUBLE;
         m->v.d = d;
@@ -302,6 +407,43 @@ int kscope__pnode_add_double(kscope__ptree *t, kscope__pnode *n, const char *key
     return 0;
 }
 
+/* The interned copy of s in t, NULL when t holds none (nothing is added). */
+static const char *find_interned(const kscope__ptree *t, const char *s)
+{
+    if (!t->strtab_cap)
+        return NULL;
+    uint32_t mask = t->strtab_cap - 1;
+    for (uint32_t j = (uint32_t)hash_bytes(s, strlen(s)) & mask; t->strtab[j]; j = (j + 1) & mask)
+        if (strcmp(t->strtab[j], s) == 0)
+            return t->strtab[j];
+    return NULL;
+}
+
+static void inclusive_put(const char **set, uint32_t cap, const char *k)
+{
+    uint32_t j = ptr_hash(k) & (cap - 1);
+    while (set[j])
+        j = (j + 1) & (cap - 1);
+    set[j] = k;
+}
+
+/* Keep the inclusive names' set at most half full (a tree may roll up many
+ * metrics, and each added name is looked up first). */
+static int inclusive_set_room(kscope__ptree *t)
+{
+    if ((t->ninclusive + 1) * 2 <= t->inclusive_set_cap)
+        return 0;
+    uint32_t cap = t->inclusive_set_cap ? t->inclusive_set_cap * 2 : 32;
+    const char **set = kscope__ptree_alloc(t, cap * sizeof *set);
+    if (!set)
+        return KSCOPE_ENOMEM;
+    for (uint32_t i = 0; i < t->ninclusive; i++)
+        inclusive_put(set, cap, t->inclusive[i]);
+    t->inclusive_set = set;
+    t->inclusive_set_cap = cap;
+    return 0;
+}
+
 int kscope__ptree_add_inclusive(kscope__ptree *t, const char *key)
 {
     const char *k = kscope__ptree_intern_cstr(t, key);
@@ -309,6 +451,8 @@ int kscope__ptree_add_inclusive(kscope__ptree *t, const char *key)
         return KSCOPE_ENOMEM;
     if (kscope__ptree_is_inclusive(t, k))
         return 0;
+    if (inclusive_set_room(t) != 0)
+        return KSCOPE_ENOMEM;
     if (t->ninclusive == t->capinclusive) {
         const char **p = grow(t, t->inclusive, t->ninclusive, &t->capinclusive, sizeof *p);
         if (!p)
@@ -316,13 +460,18 @@ int kscope__ptree_add_inclusive(kscope__ptree *t, const char *key)
         t->inclusive = p;
     }
     t->inclusive[t->ninclusive++] = k;
+    inclusive_put(t->inclusive_set, t->inclusive_set_cap, k);
     return 0;
 }
 
 int kscope__ptree_is_inclusive(const kscope__ptree *t, const char *key)
 {
-    for (uint32_t i = 0; i < t->ninclusive; i++)
-        if (t->inclusive[i] == key || strcmp(t->inclusive[i], key) == 0)
+    const char *k = find_interned(t, key);
+    if (!k || !t->inclusive_set_cap)
+        return 0;
+    uint32_t mask = t->inclusive_set_cap - 1;
+    for (uint32_t j = ptr_hash(k) & mask; t->inclusive_set[j]; j = (j + 1) & mask)
+        if (t->inclusive_set[j] == k)
             return 1;
     return 0;
 }

@@ -34,6 +34,18 @@ typedef struct kscope__pmetric {
     } v;
 } kscope__pmetric;
 
+/* A hash index over a node's children or metrics, so finding one by name
+ * takes constant time when there are many: slot holds position + 1 (0 is
+ * empty) of the first entry with a name. It covers entries [0, upto) and
+ * catches up when the node is next searched with its tree at hand, so
+ * entries renamed right after being added (as a reader fills them in) are
+ * indexed by their final names. Entries are checked against the array, so
+ * one left behind by a dropped last entry is skipped. */
+typedef struct kscope__pindex {
+    uint32_t *slot; /* arena; NULL: search the array */
+    uint32_t cap, used, upto;
+} kscope__pindex;
+
 typedef struct kscope__pnode kscope__pnode;
 struct kscope__pnode {
     const char *name; /* interned */
@@ -43,6 +55,7 @@ struct kscope__pnode {
     uint32_t nchildren, capchildren;
     kscope__pmetric *metrics;
     uint32_t nmetrics, capmetrics;
+    kscope__pindex child_index, metric_index;
 };
 
 /* One device of the device-info object ({"<type>": {"0": {...}}}). */
@@ -62,6 +75,9 @@ typedef struct kscope__ptree {
     /* names of metrics that roll up (listed with 0 in ROOT). */
     const char **inclusive;
     uint32_t ninclusive, capinclusive;
+    /* the same names as a hash set of interned pointers (arena; 0 empty) */
+    const char **inclusive_set;
+    uint32_t inclusive_set_cap;
     /* arena and string interning */
     kscope__arena_chunk *chunks;
     char **strtab;
@@ -86,8 +102,16 @@ kscope__pnode *kscope__pnode_add(kscope__ptree *t, kscope__pnode *parent, const 
 /* The child named `name` (interned pointer), created when missing. */
 kscope__pnode *kscope__pnode_child(kscope__ptree *t, kscope__pnode *parent, const char *name);
 
+/* Forget n's indexes: call after reordering or removing its children or
+ * metrics in place (they are rebuilt when next needed). */
+void kscope__pnode_reindex(kscope__pnode *n);
+
 /* Find a metric by interned key; NULL when absent. */
 kscope__pmetric *kscope__pnode_metric(const kscope__pnode *n, const char *key);
+/* The metric `key` (interned in t) of n, appended zeroed (type INT) when
+ * missing, *fresh then 1. NULL on out of memory. */
+kscope__pmetric *kscope__pnode_metric_slot(kscope__ptree *t, kscope__pnode *n, const char *key,
+                                           int *fresh);
 
 /* Set (overwrite) or add to (sum) a metric. Keys are interned by these
  * calls. Adding to a metric of another type converts to double. */

@@ -144,50 +144,74 @@ int kscope__default_metric(const kscope__ptree *t, char *buf, size_t size)
     return n > 0;
 }
 
+/* The metric list being built, with a hash set of its names (interned
+ * pointers) so a tree naming many metrics is listed in linear time. */
+typedef struct mlist {
+    kscope__metric_info *list;
+    size_t n, cap;
+    const char **set;
+    size_t setcap;
+} mlist;
+
+static size_t key_slot(const mlist *l, const char *k)
+{
+    uint64_t x = (uintptr_t)k * 0x9e3779b97f4a7c15ULL;
+    size_t j = (size_t)(x >> 32) & (l->setcap - 1);
+    while (l->set[j] && l->set[j] != k)
+        j = (j + 1) & (l->setcap - 1);
+    return j;
+}
+
+/* Add name k unless listed: 0, or -1 on out of memory. */
+static int mlist_add(mlist *l, const char *k, int inclusive)
+{
+    if ((l->n + 1) * 2 > l->setcap) {
+        mlist grown = *l;
+        grown.setcap = l->setcap ? l->setcap * 2 : 64;
+        grown.set = calloc(grown.setcap, sizeof *grown.set);
+        if (!grown.set)
+            return -1;
+        for (size_t i = 0; i < l->n; i++)
+            grown.set[key_slot(&grown, l->list[i].name)] = l->list[i].name;
+        free(l->set);
+        *l = grown;
+    }
+    size_t j = key_slot(l, k);
+    if (l->set[j])
+        return 0;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        void *p = realloc(l->list, cap * sizeof *l->list);
+        if (!p)
+            return -1;
+        l->list = p;
+        l->cap = cap;
+    }
+    l->set[j] = k;
+    l->list[l->n++] = (kscope__metric_info){k, inclusive};
+    return 0;
+}
+
 int kscope__metric_list_flat(const kscope__ptree *t, const kscope__pflat *fl,
                              kscope__metric_info **out)
 {
-    size_t cap = 16, n = 0;
-    kscope__metric_info *list = malloc(cap * sizeof *list);
-    if (!list)
+    mlist l = {0};
+    int rc = 0;
+    for (uint32_t i = 0; i < t->ninclusive && rc == 0; i++)
+        rc = mlist_add(&l, t->inclusive[i], 1);
+    for (size_t i = 0; i < fl->n && rc == 0; i++) {
+        const kscope__pnode *node = fl->node[i];
+        for (uint32_t j = 0; j < node->nmetrics && rc == 0; j++)
+            if (node->metrics[j].type != KSCOPE__V_STRING)
+                rc = mlist_add(&l, node->metrics[j].key, 0); /* keys are interned */
+    }
+    free(l.set);
+    if (rc < 0 || (!l.list && !(l.list = malloc(sizeof *l.list)))) {
+        free(l.list);
         return KSCOPE_ENOMEM;
-    for (uint32_t i = 0; i < t->ninclusive; i++) {
-        if (n == cap) {
-            cap *= 2;
-            void *p = realloc(list, cap * sizeof *list);
-            if (!p)
-                goto nomem;
-            list = p;
-        }
-        list[n++] = (kscope__metric_info){t->inclusive[i], 1};
     }
-    const kscope__pflat f = *fl;
-    for (size_t i = 0; i < f.n; i++) {
-        const kscope__pnode *node = f.node[i];
-        for (uint32_t j = 0; j < node->nmetrics; j++) {
-            const kscope__pmetric *m = &node->metrics[j];
-            if (m->type == KSCOPE__V_STRING)
-                continue;
-            size_t k = 0;
-            while (k < n && list[k].name != m->key) /* keys are interned */
-                k++;
-            if (k < n)
-                continue;
-            if (n == cap) {
-                cap *= 2;
-                void *p = realloc(list, cap * sizeof *list);
-                if (!p)
-                    goto nomem;
-                list = p;
-            }
-            list[n++] = (kscope__metric_info){m->key, 0};
-        }
-    }
-    *out = list;
-    return (int)n;
-nomem:
-    free(list);
-    return KSCOPE_ENOMEM;
+    *out = l.list;
+    return (int)l.n;
 }
 
 /* ---------------------------------------------------------- devices */
@@ -571,7 +595,7 @@ int kscope__column_compute(const kscope__ptree *t, const kscope__pflat *f, const
     for (size_t i = 0; i < l; i++)
         s[i] = (char)tolower((unsigned char)spec[i]);
     s[l] = '\0';
-    snprintf(col->title, sizeof col->title, "%s", s);
+    kscope__escape(s, col->title, sizeof col->title); /* printed as a header */
     ctx c = {.t = t, .f = f, .err = err, .errlen = errlen};
     c.nlist = kscope__metric_list_flat(t, f, &c.list);
     if (c.nlist < 0) {
@@ -600,7 +624,7 @@ int kscope__column_compute(const kscope__ptree *t, const kscope__pflat *f, const
                 r = 1;
                 col->inclusive = fo.inclusive;
                 col->integral = all_int(&c, fo.name);
-                snprintf(col->title, sizeof col->title, "%s", fo.name);
+                kscope__escape(fo.name, col->title, sizeof col->title);
             } else {
                 r = -1;
             }

@@ -33,6 +33,7 @@ static int fail(kscope__hjson *p, int code, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(p->err, sizeof p->err, fmt, ap);
         va_end(ap);
+        kscope__escape_in_place(p->err, sizeof p->err); /* names may hold any byte */
         p->errcode = code;
     }
     return 0;
@@ -70,13 +71,12 @@ int kscope__metric_nonnegative(const char *key)
     return 0;
 }
 
-/* A control character in a name makes the file unreadable as text. */
-static int has_control(const unsigned char *s, size_t len)
+/* A NUL in a name would cut it short in every C string that holds it.
+ * Other control characters are kept (JSON writes them escaped); the
+ * printers show them escaped. */
+static int has_nul(const unsigned char *s, size_t len)
 {
-    for (size_t i = 0; i < len; i++)
-        if (s[i] < 0x20 || s[i] == 0x7f)
-            return 1;
-    return 0;
+    return memchr(s, 0, len) != NULL;
 }
 
 static const char *node_label(const kscope__pnode *n)
@@ -102,22 +102,10 @@ static const char *metric_key(kscope__hjson *p, const char *s, size_t l)
  * setters would intern it again for every value). */
 static int put_metric(kscope__hjson *p, kscope__pnode *n, kscope__vtype type, int64_t i, double d)
 {
-    kscope__pmetric *m = kscope__pnode_metric(n, p->mkey);
-    if (!m) {
-        if (n->nmetrics == n->capmetrics) {
-            uint32_t cap = n->capmetrics ? n->capmetrics * 2 : 8;
-            kscope__pmetric *a = kscope__ptree_alloc(p->t, cap * sizeof *a);
-            if (!a)
-                return KSCOPE_ENOMEM;
-            if (n->nmetrics)
-                memcpy(a, n->metrics, n->nmetrics * sizeof *a);
-            n->metrics = a;
-            n->capmetrics = cap;
-        }
-        m = &n->metrics[n->nmetrics++];
-        memset(m, 0, sizeof *m);
-        m->key = p->mkey;
-    }
+    int fresh;
+    kscope__pmetric *m = kscope__pnode_metric_slot(p->t, n, p->mkey, &fresh);
+    if (!m)
+        return KSCOPE_ENOMEM;
     m->type = type;
     if (type == KSCOPE__V_INT)
         m->v.i = i;
@@ -214,7 +202,8 @@ static int vec_push(kscope__hjson *p, const char *s, size_t l)
     if (errno == ERANGE && fabs(d) > 1.0)
         return fail(p, KSCOPE_EPARSE, "number %s in vector metric '%s' is out of range", buf,
                     p->mkey);
-    if (strpbrk(buf, ".eE"))
+    /* an integer past int64 is kept as the floating-point number it parsed to */
+    if (strpbrk(buf, ".eE") || fabs(d) >= 9.2e18)
         p->vec_all_int = 0;
     if (p->nvec == p->capvec) {
         size_t cap = p->capvec ? p->capvec * 2 : 16;
@@ -310,10 +299,9 @@ static int on_scalar(kscope__hjson *p, const char *s, size_t l, int is_str, int 
             if (!is_str)
                 return fail(p, KSCOPE_EPARSE, "a frame %s under '%s' is not a string",
                             lv->key == K_NAME ? "name" : "type", node_label(lv->node->parent));
-            if (has_control((const unsigned char *)s, l))
-                return fail(p, KSCOPE_EPARSE,
-                            "frame name under '%s' contains a control character: \"%.60s\"",
-                            node_label(lv->node->parent), "(not shown)");
+            if (has_nul((const unsigned char *)s, l))
+                return fail(p, KSCOPE_EPARSE, "frame name under '%s' contains a NUL character",
+                            node_label(lv->node->parent));
             const char *v = kscope__ptree_intern(p->t, s, l);
             if (!v)
                 return fail(p, KSCOPE_ENOMEM, "out of memory");
@@ -326,6 +314,10 @@ static int on_scalar(kscope__hjson *p, const char *s, size_t l, int is_str, int 
     case ST_METRICS:
         if (is_num)
             return metric_number(p, lv->node, s, l);
+        if (is_str && kscope__metric_nonnegative(p->mkey))
+            return fail(p, KSCOPE_EPARSE,
+                        "metric '%s' of '%s' is a string (\"%.*s\"), not a number", p->mkey,
+                        node_label(lv->node), (int)(l > 40 ? 40 : l), s);
         if (is_str) {
             char *v = malloc(l + 1);
             if (!v)
@@ -461,8 +453,8 @@ static int on_map_key(void *ctx, const unsigned char *k, size_t l)
                                                         : K_OTHER;
         return 1;
     case ST_METRICS:
-        if (has_control(k, l))
-            return fail(p, KSCOPE_EPARSE, "a metric name of '%s' contains a control character",
+        if (has_nul(k, l))
+            return fail(p, KSCOPE_EPARSE, "a metric name of '%s' contains a NUL character",
                         node_label(lv->node));
         p->mkey = metric_key(p, s, l);
         return p->mkey ? 1 : fail(p, KSCOPE_ENOMEM, "out of memory");
@@ -488,8 +480,8 @@ static int on_map_key(void *ctx, const unsigned char *k, size_t l)
                     (int)(l > 20 ? 20 : l), s, p->devtype);
     }
     case ST_DEVICE:
-        p->devfield = s;
-        p->devfield_len = l;
+        p->devfield_len = l < sizeof p->devfield ? l : 0;
+        memcpy(p->devfield, s, p->devfield_len);
         return 1;
     default:
         return 1;
@@ -663,6 +655,7 @@ int kscope__hjson_end(kscope__hjson *p, kscope__ptree **out, char *err, size_t e
         }
     }
     r->nmetrics = kept;
+    kscope__pnode_reindex(r);
     *out = p->t;
     p->t = NULL;
     return 0;

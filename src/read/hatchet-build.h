@@ -56,7 +56,9 @@ struct kscope__hjson {
     const char *mkey;    /* pending metric key (interned) */
     const char *devtype; /* pending device type (interned) */
     uint32_t devid;      /* pending device index */
-    const char *devfield;
+    /* the pending device field's key, copied: the parser reuses its buffer
+     * before the value arrives (longer keys are not fields we read) */
+    char devfield[24];
     size_t devfield_len;
     const char *empty; /* interned "" */
     /* metric keys seen so far: a file has a handful, so a short list beats

@@ -158,6 +158,7 @@ static int gen_event(tmerge *tm, yajl_val ev)
         return 0; /* ours replaces it */
     kscope__jw_open(w, '{');
     int has_pid = 0;
+    long long id_num;
     for (size_t i = 0; i < ev->u.object.len; i++) {
         const char *k = ev->u.object.keys[i];
         yajl_val v = ev->u.object.values[i];
@@ -165,8 +166,14 @@ static int gen_event(tmerge *tm, yajl_val ev)
         if (strcmp(k, "pid") == 0) {
             kscope__jw_int(w, pm->pid);
             has_pid = 1;
+        } else if (strcmp(k, "id") == 0 && YAJL_IS_INTEGER(v) &&
+                   !__builtin_add_overflow((long long)tm->rank * 1000000000000LL, v->u.number.i,
+                                           &id_num)) {
+            kscope__jw_int(w, id_num);
         } else if (strcmp(k, "id") == 0 && YAJL_IS_INTEGER(v)) {
-            kscope__jw_int(w, (long long)tm->rank * 1000000000000LL + v->u.number.i);
+            char id[64]; /* past the integer range: made distinct as text */
+            snprintf(id, sizeof id, "r%zu:%lld", tm->rank, v->u.number.i);
+            kscope__jw_str(w, id);
         } else if (strcmp(k, "id") == 0 && YAJL_IS_STRING(v)) {
             char id[256];
             snprintf(id, sizeof id, "r%zu:%s", tm->rank, v->u.string);

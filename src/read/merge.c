@@ -214,24 +214,7 @@ static int stat_index(merger *m, const char *key)
 /* The metric `key` (interned in r) of dst, appended (zeroed) when missing. */
 static kscope__pmetric *slot_of(kscope__ptree *r, kscope__pnode *dst, const char *key, int *fresh)
 {
-    kscope__pmetric *m = kscope__pnode_metric(dst, key);
-    *fresh = m == NULL;
-    if (m)
-        return m;
-    if (dst->nmetrics == dst->capmetrics) {
-        uint32_t cap = dst->capmetrics ? dst->capmetrics * 2 : 8;
-        kscope__pmetric *a = kscope__ptree_alloc(r, cap * sizeof *a);
-        if (!a)
-            return NULL;
-        if (dst->nmetrics)
-            memcpy(a, dst->metrics, dst->nmetrics * sizeof *a);
-        dst->metrics = a;
-        dst->capmetrics = cap;
-    }
-    m = &dst->metrics[dst->nmetrics++];
-    memset(m, 0, sizeof *m);
-    m->key = key;
-    return m;
+    return kscope__pnode_metric_slot(r, dst, key, fresh);
 }
 
 /* Fold src into dst under `key` (interned in r): numbers add up, except
@@ -272,12 +255,18 @@ static int add_metric(kscope__ptree *r, kscope__pnode *dst, const char *key, int
     }
     int is_min = ext<0, is_max = ext> 0;
     if (m->type == KSCOPE__V_INT && src->type == KSCOPE__V_INT) {
+        int64_t sum;
         if (is_min)
             m->v.i = src->v.i < m->v.i ? src->v.i : m->v.i;
         else if (is_max)
             m->v.i = src->v.i > m->v.i ? src->v.i : m->v.i;
-        else
-            m->v.i += src->v.i;
+        else if (!__builtin_add_overflow(m->v.i, src->v.i, &sum))
+            m->v.i = sum;
+        else {
+            /* past int64: the sum goes on in floating point, never wrapped */
+            m->type = KSCOPE__V_DOUBLE;
+            m->v.d = (double)m->v.i + (double)src->v.i;
+        }
         return 0;
     }
     double a = kscope__pmetric_number(m), b = kscope__pmetric_number(src);

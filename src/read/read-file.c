@@ -10,6 +10,7 @@
 #include "kscope.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,26 @@
 #include <unistd.h>
 
 #define CHUNK (256 * 1024)
+
+/* Input without a size (a pipe, a device) is read up to this much. */
+#define UNSIZED_MAX ((size_t)1 << 30)
+
+/* A FIFO without a writer would block for ever and a device may never end:
+ * such inputs are read only when KSCOPE_READ_SPECIAL=1 asks for it. */
+static int special_files_allowed(void)
+{
+    const char *v = getenv("KSCOPE_READ_SPECIAL");
+    return v && strcmp(v, "1") == 0;
+}
+
+static const char *kind_of(mode_t m)
+{
+    return S_ISFIFO(m)   ? "a FIFO"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+           : S_ISSOCK(m) ? "a socket"
+                         : "a special file";
+}
 
 /* Open path for reading after checking it is a non-empty regular file. */
 static FILE *open_checked(const char *path, off_t *size, char *err, size_t errlen, int *rc)
@@ -29,6 +50,13 @@ static FILE *open_checked(const char *path, off_t *size, char *err, size_t errle
     }
     if (S_ISDIR(st.st_mode)) {
         snprintf(err, errlen, "%s: is a directory, not a profile file", path);
+        *rc = KSCOPE_EINVAL;
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode) && !special_files_allowed()) {
+        snprintf(err, errlen,
+                 "%s: is %s, not a regular file (set KSCOPE_READ_SPECIAL=1 to read it)", path,
+                 kind_of(st.st_mode));
         *rc = KSCOPE_EINVAL;
         return NULL;
     }
@@ -48,11 +76,16 @@ static FILE *open_checked(const char *path, off_t *size, char *err, size_t errle
     return f;
 }
 
-/* Read the rest of f (after `have` bytes already in *buf). */
-static int slurp(FILE *f, const char *path, char **buf, size_t *len, size_t cap, char *err,
-                 size_t errlen)
+/* Read the rest of f (after *len bytes already in *buf), at most max. */
+static int slurp(FILE *f, const char *path, char **buf, size_t *len, size_t cap, size_t max,
+                 char *err, size_t errlen)
 {
     for (;;) {
+        if (*len >= max) {
+            snprintf(err, errlen, "%s: more than %zu MiB; not read further", path,
+                     UNSIZED_MAX >> 20);
+            return KSCOPE_EINVAL;
+        }
         if (*len == cap) {
             cap = cap ? cap * 2 : CHUNK;
             char *b = realloc(*buf, cap + 1);
@@ -75,6 +108,59 @@ static int slurp(FILE *f, const char *path, char **buf, size_t *len, size_t cap,
     }
 }
 
+#define HEAD 4096
+
+/* Read the first bytes of f into head and tell its format from them, so a
+ * file that is no profile (a disk image, zeros) is refused before the rest
+ * is read. 0, or an error with err set. */
+static int read_head(FILE *f, const char *path, char *head, size_t *n, kscope__format_id *id,
+                     char *err, size_t errlen)
+{
+    *n = fread(head, 1, HEAD, f);
+    if (*n == 0) {
+        snprintf(err, errlen, "%s: empty file", path);
+        return KSCOPE_EPARSE;
+    }
+    size_t i = 0;
+    while (i < *n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\n' || head[i] == '\r'))
+        i++;
+    if (i == *n && *n < HEAD) {
+        snprintf(err, errlen, "%s: empty file (only white space)", path);
+        return KSCOPE_EPARSE;
+    }
+    *id = kscope__format_sniff(head, *n);
+    if (*id == KSCOPE__FORMAT_UNKNOWN) {
+        snprintf(err, errlen,
+                 "%s: not a profile: expected .hatchet JSON ('['), a Chrome trace ('{') or "
+                 ".hatchet_msgpack (an array), found byte 0x%02x",
+                 path, (unsigned char)head[i]);
+        return KSCOPE_EPARSE;
+    }
+    return 0;
+}
+
+/* The rest of f after its first n bytes (in head), into a new buffer. */
+static int read_rest(FILE *f, const char *path, off_t size, const char *head, size_t n, char **buf,
+                     size_t *len, char *err, size_t errlen)
+{
+    size_t cap = size > 0 ? (size_t)size + 1 : CHUNK;
+    if (cap < n)
+        cap = n;
+    *buf = malloc(cap + 1);
+    if (!*buf) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return KSCOPE_ENOMEM;
+    }
+    memcpy(*buf, head, n);
+    *len = n;
+    int rc = slurp(f, path, buf, len, cap, size >= 0 ? SIZE_MAX : UNSIZED_MAX, err, errlen);
+    if (rc < 0) {
+        free(*buf);
+        *buf = NULL;
+    }
+    return rc;
+}
+
 int kscope__read_whole_file(const char *path, char **buf, size_t *len, char *err, size_t errlen)
 {
     int rc = 0;
@@ -84,23 +170,13 @@ int kscope__read_whole_file(const char *path, char **buf, size_t *len, char *err
     FILE *f = open_checked(path, &size, err, errlen, &rc);
     if (!f)
         return rc;
-    size_t cap = size > 0 ? (size_t)size + 1 : CHUNK;
-    *buf = malloc(cap + 1);
-    if (!*buf) {
-        fclose(f);
-        snprintf(err, errlen, "%s: out of memory", path);
-        return KSCOPE_ENOMEM;
-    }
-    rc = slurp(f, path, buf, len, cap, err, errlen);
+    char head[HEAD];
+    size_t n;
+    kscope__format_id id;
+    rc = read_head(f, path, head, &n, &id, err, errlen);
+    if (rc == 0)
+        rc = read_rest(f, path, size, head, n, buf, len, err, errlen);
     fclose(f);
-    if (rc == 0 && *len == 0) {
-        snprintf(err, errlen, "%s: empty file", path);
-        rc = KSCOPE_EPARSE;
-    }
-    if (rc < 0) {
-        free(*buf);
-        *buf = NULL;
-    }
     return rc;
 }
 
@@ -231,29 +307,13 @@ int kscope__read_profile(const char *path, kscope__ptree **out, char *err, size_
     FILE *f = open_checked(path, &size, err, errlen, &rc);
     if (!f)
         return rc;
-    char head[4096];
-    size_t n = fread(head, 1, sizeof head, f);
-    if (n == 0) {
+    char head[HEAD];
+    size_t n;
+    kscope__format_id id;
+    rc = read_head(f, path, head, &n, &id, err, errlen);
+    if (rc < 0) {
         fclose(f);
-        snprintf(err, errlen, "%s: empty file", path);
-        return KSCOPE_EPARSE;
-    }
-    size_t i = 0;
-    while (i < n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\n' || head[i] == '\r'))
-        i++;
-    if (i == n && n < sizeof head) {
-        fclose(f);
-        snprintf(err, errlen, "%s: empty file (only white space)", path);
-        return KSCOPE_EPARSE;
-    }
-    kscope__format_id id = kscope__format_sniff(head, n);
-    if (id == KSCOPE__FORMAT_UNKNOWN) {
-        fclose(f);
-        snprintf(err, errlen,
-                 "%s: not a profile: expected .hatchet JSON ('['), a Chrome trace ('{') or "
-                 ".hatchet_msgpack (an array), found byte 0x%02x",
-                 path, (unsigned char)head[i]);
-        return KSCOPE_EPARSE;
+        return rc;
     }
     const kscope__reader *r = readers[id];
     if (r->stream_new) {
@@ -261,23 +321,12 @@ int kscope__read_profile(const char *path, kscope__ptree **out, char *err, size_
         fclose(f);
         return rc;
     }
-    size_t cap = size > 0 ? (size_t)size + 1 : CHUNK;
-    if (cap < n)
-        cap = n;
-    char *buf = malloc(cap + 1);
-    if (!buf) {
-        fclose(f);
-        snprintf(err, errlen, "%s: out of memory", path);
-        return KSCOPE_ENOMEM;
-    }
-    memcpy(buf, head, n);
-    size_t len = n;
-    rc = slurp(f, path, &buf, &len, cap, err, errlen);
+    char *buf;
+    size_t len;
+    rc = read_rest(f, path, size, head, n, &buf, &len, err, errlen);
     fclose(f);
-    if (rc < 0) {
-        free(buf);
+    if (rc < 0)
         return rc;
-    }
     char msg[KSCOPE__READ_ERRLEN];
     rc = r->parse(buf, len, out, msg, sizeof msg);
     free(buf);
@@ -304,7 +353,8 @@ int kscope__write_file(const char *path, const char *buf, size_t len, char *err,
         return e == EACCES ? KSCOPE_EACCES : KSCOPE_EIO;
     }
     size_t put = fwrite(buf, 1, len, f);
-    int bad = put != len || fflush(f) != 0;
+    /* on disk before the rename, so a crash cannot leave an empty file */
+    int bad = put != len || fflush(f) != 0 || fsync(fileno(f)) != 0;
     int e = errno;
     if (fclose(f) != 0 && !bad) {
         bad = 1;

@@ -187,8 +187,13 @@ int kscope__color_auto(void);
 /* A duration in ns as text with a unit chosen for it ("1.234 ms"). */
 void kscope__format_ns(double ns, char *buf, size_t size);
 
-/* Write a string with control characters shown as \xNN escapes. */
+/* Write a string with control characters shown as escapes (\t, \n, \r,
+ * \xNN), so no control byte of a name reaches the terminal. */
 void kscope__print_escaped(FILE *out, const char *s);
+/* The same into buf (cut to size); returns buf. */
+const char *kscope__escape(const char *s, char *buf, size_t size);
+/* Escape a message (at most KSCOPE__READ_ERRLEN bytes) in place. */
+void kscope__escape_in_place(char *s, size_t size);
 
 /* Names longer than this are folded in tables unless asked whole. */
 #define KSCOPE__NAME_FOLD 100

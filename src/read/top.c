@@ -44,14 +44,32 @@ int kscope__color_auto(void)
     return isatty(STDOUT_FILENO);
 }
 
+/* The escape for control character c ("\\t", "\\x1b"): no control byte
+ * reaches a terminal, where it could move the cursor or change colours. */
+static void escape_char(unsigned char c, char out[5])
+{
+    const char *named = c == '\t' ? "\\t" : c == '\n' ? "\\n" : c == '\r' ? "\\r" : NULL;
+    if (named)
+        memcpy(out, named, 3);
+    else
+        snprintf(out, 5, "\\x%02x", c);
+}
+
+static int is_control(unsigned char c)
+{
+    return c < 0x20 || c == 0x7f;
+}
+
 void kscope__print_escaped(FILE *out, const char *s)
 {
     const unsigned char *p = (const unsigned char *)s, *run = p;
     for (; *p; p++) {
-        if (*p >= 0x20 && *p != 0x7f)
+        if (!is_control(*p))
             continue;
+        char esc[5];
+        escape_char(*p, esc);
         fwrite(run, 1, (size_t)(p - run), out);
-        fprintf(out, "\\x%02x", *p);
+        fputs(esc, out);
         run = p + 1;
     }
     fwrite(run, 1, (size_t)(p - run), out);
@@ -95,6 +113,32 @@ void kscope__print_name(FILE *out, const char *s, int full)
 {
     char buf[KSCOPE__NAME_FOLD * 4];
     kscope__print_escaped(out, full ? s : kscope__fold_name(s, buf, sizeof buf));
+}
+
+const char *kscope__escape(const char *s, char *buf, size_t size)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && n + 5 < size; p++) {
+        if (is_control(*p)) {
+            char esc[5];
+            escape_char(*p, esc);
+            n += (size_t)snprintf(buf + n, size - n, "%s", esc);
+        } else {
+            buf[n++] = (char)*p;
+        }
+    }
+    if (size)
+        buf[n < size ? n : size - 1] = '\0';
+    return buf;
+}
+
+void kscope__escape_in_place(char *s, size_t size)
+{
+    char tmp[KSCOPE__READ_ERRLEN];
+    if (size > sizeof tmp)
+        size = sizeof tmp;
+    kscope__escape(s, tmp, size);
+    memcpy(s, tmp, strlen(tmp) + 1);
 }
 
 /* A metric's value in ns, for a time metric named with any unit. */

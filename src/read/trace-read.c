@@ -87,17 +87,17 @@ static int tfail(tjson *p, int code, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(p->err, sizeof p->err, fmt, ap);
         va_end(ap);
+        kscope__escape_in_place(p->err, sizeof p->err); /* names may hold any byte */
         p->errcode = code;
     }
     return 0;
 }
 
-static int has_control(const char *s, size_t l)
+/* A NUL would cut a name short; other control characters are kept (the
+ * printers show them escaped). */
+static int has_nul(const char *s, size_t l)
 {
-    for (size_t i = 0; i < l; i++)
-        if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-            return 1;
-    return 0;
+    return memchr(s, 0, l) != NULL;
 }
 
 static int key_is(const tjson *p, const char *k)
@@ -157,11 +157,21 @@ static int is_gpu(const tevent *e)
     return e->has_stack;
 }
 
+/* Add a duration in µs as integer ns; one past int64 is added as a
+ * floating-point number (converting it would be undefined). */
+static int add_us(kscope__ptree *t, kscope__pnode *n, const char *key, double us)
+{
+    double ns = us * 1000.0;
+    if (ns < 9.2e18)
+        return kscope__pnode_add_int(t, n, key, (int64_t)llround(ns));
+    return kscope__pnode_add_double(t, n, key, ns);
+}
+
 static int add_gpu(tjson *p, kscope__pnode *n)
 {
     kscope__ptree *t = p->t;
     const tevent *e = &p->ev;
-    int rc = kscope__pnode_add_int(t, n, "time (ns)", (int64_t)llround(e->dur * 1000.0));
+    int rc = add_us(t, n, "time (ns)", e->dur);
     if (rc == 0)
         rc = kscope__pnode_add_int(t, n, "count", 1);
     if (rc == 0)
@@ -195,7 +205,7 @@ static int host_metrics(kscope__ptree *t, kscope__pnode *n, double dur_us)
 {
     int rc = kscope__pnode_add_int(t, n, "calls", 1);
     if (rc == 0)
-        rc = kscope__pnode_add_int(t, n, "wall_time (ns)", (int64_t)llround(dur_us * 1000.0));
+        rc = add_us(t, n, "wall_time (ns)", dur_us);
     return rc;
 }
 
@@ -238,8 +248,7 @@ static int end_event(tjson *p)
         return 1; /* metadata, counters, flows, instants: not tree nodes */
     if (!e->has_name || e->name_bad)
         return tfail(p, KSCOPE_EPARSE,
-                     "event %zu: \"name\" is missing, not a string or holds a control character",
-                     i);
+                     "event %zu: \"name\" is missing, not a string or holds a NUL character", i);
     if (!e->has_ts || !e->has_dur || e->ts_bad || !isfinite(e->ts) || !isfinite(e->dur) ||
         e->dur < 0)
         return tfail(p, KSCOPE_EPARSE,
@@ -358,7 +367,7 @@ static int add_arg(tjson *p, const char *s, size_t l)
     double d;
     int64_t i = 0;
     int is_int;
-    if (!number_value(p, s, l, &d, &i, &is_int) || p->keylen == 0 || has_control(p->key, p->keylen))
+    if (!number_value(p, s, l, &d, &i, &is_int) || p->keylen == 0 || has_nul(p->key, p->keylen))
         return 1; /* an arg we cannot use is not an error */
     if (key_is(p, "device_id") || key_is(p, "device")) {
         copy_text(e->device_id, sizeof e->device_id, s, l);
@@ -384,7 +393,7 @@ static int event_scalar(tjson *p, const char *s, size_t l, int is_str, int is_nu
     tevent *e = &p->ev;
     if (key_is(p, "name")) {
         e->has_name = is_str;
-        e->name_bad = !is_str || has_control(s, l) || l >= sizeof e->name;
+        e->name_bad = !is_str || has_nul(s, l) || l >= sizeof e->name;
         if (is_str)
             copy_text(e->name, sizeof e->name, s, l);
     } else if (key_is(p, "ph") && is_str) {
@@ -433,7 +442,7 @@ static int on_scalar(tjson *p, const char *s, size_t l, int is_str, int is_num)
         return 1;
     case T_STACK: {
         tevent *e = &p->ev;
-        if (!is_str || has_control(s, l)) {
+        if (!is_str || has_nul(s, l)) {
             e->stack_bad = 1;
             return 1;
         }
