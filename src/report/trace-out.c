@@ -103,7 +103,8 @@ static void write_track(kscope__report_out *o, const track *k, slice *s, size_t 
 
 static void write_tracks(kscope__report_out *o, tparse *p, size_t cap, int64_t t0)
 {
-    qsort(p->slices, p->nslices, sizeof *p->slices, by_track_ts);
+    if (p->nslices)
+        qsort(p->slices, p->nslices, sizeof *p->slices, by_track_ts);
     kscope__jw_key(&o->w, "tracks");
     kscope__jw_open(&o->w, '[');
     size_t at = 0;
@@ -139,7 +140,8 @@ static void write_marks(kscope__jsonw *w, const tparse *p, int64_t t0)
 /* Each "s" with the first "f" of its id: [from track, ts, to track, ts]. */
 static void write_flows(kscope__jsonw *w, tparse *p, int64_t t0)
 {
-    qsort(p->flows, p->nflows, sizeof *p->flows, by_flow);
+    if (p->nflows) /* qsort's array may not be NULL, even when empty */
+        qsort(p->flows, p->nflows, sizeof *p->flows, by_flow);
     kscope__jw_key(w, "flows");
     kscope__jw_open(w, '[');
     for (size_t i = 0; i + 1 < p->nflows; i++) {
@@ -156,7 +158,8 @@ static void write_flows(kscope__jsonw *w, tparse *p, int64_t t0)
 
 static void write_counters(kscope__report_out *o, tparse *p, size_t cap, int64_t t0)
 {
-    qsort(p->samples, p->nsamples, sizeof *p->samples, by_series_ts);
+    if (p->nsamples)
+        qsort(p->samples, p->nsamples, sizeof *p->samples, by_series_ts);
     kscope__jsonw *w = &o->w;
     kscope__jw_key(w, "counters");
     kscope__jw_open(w, '[');
