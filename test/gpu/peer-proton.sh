@@ -18,7 +18,6 @@
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/peer-proton
-deps=${KSCOPE_DEPS:-/tmp/kscope-deps}
 per_id=${KSCOPE_PEER_TIMEOUT:-300}
 PY=${PYTHON:-python3}
 
@@ -28,36 +27,8 @@ if ! "$PY" -c "import torch, triton, pytest; assert torch.cuda.is_available()" 2
 fi
 
 rm -rf "$work" && mkdir -p "$work"
-if [ -d "$deps/usr/include" ]; then
-    export C_INCLUDE_PATH=$deps/usr/include${C_INCLUDE_PATH:+:$C_INCLUDE_PATH}
-    export LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}
-    export LD_LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-fi
-
-# Install kscope from a copy (the repository keeps no build output).
-mkdir -p "$work/pkgsrc"
-cp "$src/setup.py" "$src/pyproject.toml" "$work/pkgsrc/"
-cp -r "$src/python" "$work/pkgsrc/python"
-rm -rf "$work/pkgsrc/python/build" "$work/pkgsrc/python/kscope/"*.so
-ln -s "$src/src" "$work/pkgsrc/src"
-ln -s "$src/include" "$work/pkgsrc/include"
-site=$work/site
-if ! (cd "$work/pkgsrc" && "$PY" -m pip install -q --no-build-isolation --no-deps \
-        --target "$site" . >"$work/build.log" 2>&1); then
-    echo "peer-proton: pip install failed (see build.log); building in place"
-    if ! (cd "$work/pkgsrc" && "$PY" python/kscope_setup.py >>"$work/build.log" 2>&1); then
-        echo "FAIL  peer-proton: the kscope extension did not build:"
-        tail -20 "$work/build.log"
-        exit 1
-    fi
-    site=$work/pkgsrc/python
-fi
-export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
-if ! "$PY" -c "import kscope" 2>"$work/import.log"; then
-    echo "FAIL  peer-proton: import kscope failed:"
-    cat "$work/import.log"
-    exit 1
-fi
+source "$src/test/python-lib.sh"
+install_kscope "$work" peer-proton || exit 1
 
 # The tests: a copy with only the import changed.
 tests=$work/tests

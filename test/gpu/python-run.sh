@@ -10,35 +10,9 @@
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/python
-deps=${KSCOPE_DEPS:-/tmp/kscope-deps}
 rm -rf "$work" && mkdir -p "$work"
-if [ -d "$deps/usr/include" ]; then
-    export C_INCLUDE_PATH=$deps/usr/include${C_INCLUDE_PATH:+:$C_INCLUDE_PATH}
-    export LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}
-    export LD_LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-fi
-# Build in a copy so the repository keeps no build output.
-mkdir -p "$work/pkgsrc"
-cp "$src/setup.py" "$src/pyproject.toml" "$work/pkgsrc/"
-cp -r "$src/python" "$work/pkgsrc/python"
-rm -rf "$work/pkgsrc/python/build" "$work/pkgsrc/python/kscope/"*.so
-ln -s "$src/src" "$work/pkgsrc/src"
-ln -s "$src/include" "$work/pkgsrc/include"
-site=$work/site
-if ! (cd "$work/pkgsrc" && python3 -m pip install -q --no-build-isolation --no-deps \
-        --target "$site" . >"$work/build.log" 2>&1); then
-    # setuptools older than 70.1 without the wheel package cannot make a
-    # wheel, and a Python without setuptools cannot run setup.py: build the
-    # extension in place with the C compiler alone.
-    echo "python-run: pip install failed (see build.log); building in place"
-    if ! (cd "$work/pkgsrc" && python3 python/kscope_setup.py >>"$work/build.log" 2>&1); then
-        echo "FAIL python-install: the extension did not build:"
-        tail -20 "$work/build.log"
-        exit 1
-    fi
-    site=$work/pkgsrc/python
-fi
-export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
+source "$src/test/python-lib.sh"
+install_kscope "$work" python-run || exit 1
 python3 -c "import kscope; print('kscope', kscope.__version__, kscope.detect_backend())"
 status=0
 for t in "$src"/test/gpu/python-*.py; do

@@ -1,0 +1,48 @@
+# python-lib.sh - for the GPU tests that use the Python package (sourced by
+# test/gpu/python-run.sh and peer-proton.sh): install kscope from a copy of
+# the repository's package files (setup.py, pyproject.toml, python/; the
+# GPU machine has no registry, so build isolation is off) into a private
+# folder and put it on PYTHONPATH.
+#
+#   install_kscope WORK LABEL   # 0, or 1 with a "FAIL  LABEL: ..." line
+#
+# Needs KSCOPE_SOURCE_DIR; KSCOPE_DEPS (default /tmp/kscope-deps) is where
+# tools/gpu-run.sh unpacked the build's Debian packages; PY (default
+# python3) is the interpreter.
+
+install_kscope() {
+    local work=$1 label=$2 src=${KSCOPE_SOURCE_DIR:?} deps=${KSCOPE_DEPS:-/tmp/kscope-deps}
+    local py=${PY:-python3}
+    if [ -d "$deps/usr/include" ]; then
+        export C_INCLUDE_PATH=$deps/usr/include${C_INCLUDE_PATH:+:$C_INCLUDE_PATH}
+        export LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}
+        export LD_LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    fi
+    # Build in a copy so the repository keeps no build output.
+    mkdir -p "$work/pkgsrc"
+    cp "$src/setup.py" "$src/pyproject.toml" "$work/pkgsrc/"
+    cp -r "$src/python" "$work/pkgsrc/python"
+    rm -rf "$work/pkgsrc/python/build" "$work/pkgsrc/python/kscope/"*.so
+    ln -s "$src/src" "$work/pkgsrc/src"
+    ln -s "$src/include" "$work/pkgsrc/include"
+    local site=$work/site
+    if ! (cd "$work/pkgsrc" && "$py" -m pip install -q --no-build-isolation --no-deps \
+            --target "$site" . >"$work/build.log" 2>&1); then
+        # setuptools older than 70.1 without the wheel package cannot make
+        # a wheel, and a Python without setuptools cannot run setup.py:
+        # build the extension in place with the C compiler alone.
+        echo "$label: pip install failed (see build.log); building in place"
+        if ! (cd "$work/pkgsrc" && "$py" python/kscope_setup.py >>"$work/build.log" 2>&1); then
+            echo "FAIL  $label: the kscope extension did not build:"
+            tail -20 "$work/build.log"
+            return 1
+        fi
+        site=$work/pkgsrc/python
+    fi
+    export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
+    if ! "$py" -c "import kscope" 2>"$work/import.log"; then
+        echo "FAIL  $label: import kscope failed:"
+        cat "$work/import.log"
+        return 1
+    fi
+}
