@@ -453,9 +453,14 @@ static void session_counters_and_summary(void **state)
     kscope_recorder *r = NULL;
     uint64_t t0 = kscope_now_ns();
     assert_int_equal(kscope_recorder_start(&o, &r), 0);
-    sleep_ms(300);
+    /* 12 samples take 240 ms idle; a loaded machine may take longer. */
+    for (int waited = 0; kscope_recorder_count(r) < 13 && waited < 10000; waited += 20)
+        sleep_ms(20);
     uint64_t t1 = kscope_now_ns();
-    sleep_ms(100); /* samples after t1 stay out */
+    size_t at_t1 = kscope_recorder_count(r);
+    /* samples after t1 stay out */
+    for (int waited = 0; kscope_recorder_count(r) <= at_t1 + 1 && waited < 10000; waited += 20)
+        sleep_ms(20);
     kscope_recorder_stop(r);
     reap(busy);
 
