@@ -370,7 +370,8 @@ typedef void (*kscope__summary_fn)(const char *name, double value, void *arg);
  * sampler registers itself when its first recorder starts; sessions ask
  * the core, never the sampler. */
 typedef struct kscope__sampler {
-    void (*each)(uint64_t t0_ns, uint64_t t1_ns, kscope__sample_fn fn, void *arg);
+    /* Returns the number of values handed to fn. */
+    size_t (*each)(uint64_t t0_ns, uint64_t t1_ns, kscope__sample_fn fn, void *arg);
     /* Returns the number of samples summarised (0: emit never called). */
     size_t (*summary)(uint64_t t0_ns, uint64_t t1_ns, kscope__summary_fn emit, void *arg);
 } kscope__sampler;

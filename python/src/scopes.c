@@ -48,21 +48,31 @@ void scope_freelist_clear(void)
         PyObject_Free(scope_freelist[--scope_nfree]);
 }
 
+/* A scope's (name, metrics, color) arguments checked: the name's UTF-8,
+ * metrics as a dict or NULL (None), the colour as a number. 0 or -1 with
+ * an exception set. */
+static int scope_args(PyObject *name, PyObject **metrics, PyObject *color, const char **utf8,
+                      uint32_t *c)
+{
+    if (!(*utf8 = utf8_of(name, "scope name")))
+        return -1;
+    if (*metrics == Py_None)
+        *metrics = NULL;
+    if (*metrics && !PyDict_Check(*metrics)) {
+        PyErr_Format(PyExc_TypeError, "metrics must be a dict, not %.100s",
+                     Py_TYPE(*metrics)->tp_name);
+        return -1;
+    }
+    *c = 0;
+    return color_of(color, c);
+}
+
 static PyObject *scope_new_common(PyTypeObject *tp, PyObject *name, PyObject *metrics,
                                   PyObject *color, uint32_t flags)
 {
-    const char *utf8 = utf8_of(name, "scope name");
-    if (!utf8)
-        return NULL;
-    if (metrics == Py_None)
-        metrics = NULL;
-    if (metrics && !PyDict_Check(metrics)) {
-        PyErr_Format(PyExc_TypeError, "metrics must be a dict, not %.100s",
-                     Py_TYPE(metrics)->tp_name);
-        return NULL;
-    }
-    uint32_t c = 0;
-    if (color_of(color, &c) < 0)
+    const char *utf8;
+    uint32_t c;
+    if (scope_args(name, &metrics, color, &utf8, &c) < 0)
         return NULL;
     ScopeObject *self = scope_alloc(tp);
     if (!self)
@@ -617,18 +627,9 @@ static PyObject *scoped_fn_new(PyTypeObject *tp, PyObject *args, PyObject *kwarg
                      Py_TYPE(func)->tp_name);
         return NULL;
     }
-    const char *utf8 = utf8_of(name, "scope name");
-    if (!utf8)
-        return NULL;
-    if (metrics == Py_None)
-        metrics = NULL;
-    if (metrics && !PyDict_Check(metrics)) {
-        PyErr_Format(PyExc_TypeError, "metrics must be a dict, not %.100s",
-                     Py_TYPE(metrics)->tp_name);
-        return NULL;
-    }
+    const char *utf8;
     uint32_t c;
-    if (color_of(color, &c) < 0)
+    if (scope_args(name, &metrics, color, &utf8, &c) < 0)
         return NULL;
     ScopedFnObject *self = (ScopedFnObject *)tp->tp_alloc(tp, 0);
     if (!self)
@@ -706,8 +707,9 @@ static PyType_Slot scoped_fn_slots[] = {
     {Py_tp_members, scoped_fn_members},
     {Py_tp_getset, scoped_fn_getset},
     {Py_tp_repr, scoped_fn_repr},
-    {Py_tp_doc, "ScopedFunction(func, name, metrics=None, color=None, flags=0, max_span=False)\n--\n\n"
-                "Calls func inside a scope (what the decorators return)."},
+    {Py_tp_doc,
+     "ScopedFunction(func, name, metrics=None, color=None, flags=0, max_span=False)\n--\n\n"
+     "Calls func inside a scope (what the decorators return)."},
     {0, NULL},
 };
 

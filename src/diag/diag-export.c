@@ -93,11 +93,6 @@ size_t kscope__diag_counters(uint64_t t0_ns, uint64_t t1_ns, kscope__sample_fn f
     return c.values;
 }
 
-static void sampler_each(uint64_t t0_ns, uint64_t t1_ns, kscope__sample_fn fn, void *arg)
-{
-    kscope__diag_counters(t0_ns, t1_ns, fn, arg);
-}
-
 /* --------------------------------------------------------------- summary */
 
 typedef struct acc {
@@ -164,4 +159,4 @@ size_t kscope__diag_summary(uint64_t t0_ns, uint64_t t1_ns,
     return n;
 }
 
-const kscope__sampler kscope__diag_sampler = {sampler_each, kscope__diag_summary};
+const kscope__sampler kscope__diag_sampler = {kscope__diag_counters, kscope__diag_summary};

@@ -13,22 +13,9 @@
 
 #include <yajl/yajl_tree.h>
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int mfail(char *err, size_t errlen, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int mfail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return code;
-}
 
 typedef struct pidmap {
     char key[64]; /* source pid text */
@@ -225,9 +212,9 @@ static int flush_gen(kscope__trace_merger *m, char *err, size_t errlen)
 {
     kscope__jsonw *w = &m->tm.w;
     if (w->failed)
-        return mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+        return kscope__read_fail(err, errlen, KSCOPE_ENOMEM, "out of memory");
     if (w->len && fwrite(w->buf, 1, w->len, m->out) != w->len)
-        return mfail(err, errlen, KSCOPE_EIO, "write failed");
+        return kscope__read_fail(err, errlen, KSCOPE_EIO, "write failed");
     kscope__jw_clear(w);
     return 0;
 }
@@ -253,10 +240,11 @@ int kscope__trace_merger_add(kscope__trace_merger *m, const char *buf, size_t le
                              char *err, size_t errlen)
 {
     if (nesting(buf, len) > 64)
-        return mfail(err, errlen, KSCOPE_EPARSE, "%s: JSON nested deeper than 64 levels", name);
+        return kscope__read_fail(err, errlen, KSCOPE_EPARSE,
+                                 "%s: JSON nested deeper than 64 levels", name);
     char *text = malloc(len + 1);
     if (!text)
-        return mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+        return kscope__read_fail(err, errlen, KSCOPE_ENOMEM, "out of memory");
     memcpy(text, buf, len);
     text[len] = '\0';
     char yerr[256] = "";
@@ -264,16 +252,16 @@ int kscope__trace_merger_add(kscope__trace_merger *m, const char *buf, size_t le
     free(text);
     if (!doc) {
         yerr[strcspn(yerr, "\r\n")] = '\0'; /* the first line says it */
-        return mfail(err, errlen, KSCOPE_EPARSE, "%s: not valid JSON: %.200s", name,
-                     strstr(yerr, "premature EOF") ? "truncated" : yerr);
+        return kscope__read_fail(err, errlen, KSCOPE_EPARSE, "%s: not valid JSON: %.200s", name,
+                                 strstr(yerr, "premature EOF") ? "truncated" : yerr);
     }
     const char *pe[] = {"traceEvents", NULL};
     yajl_val events = YAJL_IS_ARRAY(doc) ? doc : yajl_tree_get(doc, pe, yajl_t_array);
     int rc = 0;
     tmerge *tm = &m->tm;
     if (!events) {
-        rc = mfail(err, errlen, KSCOPE_EPARSE, "%s: not a Chrome trace: no \"traceEvents\" array",
-                   name);
+        rc = kscope__read_fail(err, errlen, KSCOPE_EPARSE,
+                               "%s: not a Chrome trace: no \"traceEvents\" array", name);
     } else {
         tm->rank = m->nranks;
         tm->file = name;
@@ -281,9 +269,10 @@ int kscope__trace_merger_add(kscope__trace_merger *m, const char *buf, size_t le
         for (size_t i = 0; i < events->u.array.len && rc == 0; i++) {
             yajl_val ev = events->u.array.values[i];
             if (!YAJL_IS_OBJECT(ev))
-                rc = mfail(err, errlen, KSCOPE_EPARSE, "%s: event %zu is not an object", name, i);
+                rc = kscope__read_fail(err, errlen, KSCOPE_EPARSE, "%s: event %zu is not an object",
+                                       name, i);
             else if ((rc = gen_event(tm, ev)) < 0)
-                mfail(err, errlen, rc, "out of memory");
+                kscope__read_fail(err, errlen, rc, "out of memory");
         }
         for (size_t p = 0; rc == 0 && p < tm->npids; p++)
             if (!tm->pids[p].named)
@@ -302,7 +291,7 @@ int kscope__trace_merger_add(kscope__trace_merger *m, const char *buf, size_t le
 int kscope__trace_merger_finish(kscope__trace_merger *m, char *err, size_t errlen)
 {
     if (m->failed)
-        return mfail(err, errlen, KSCOPE_ESTATE, "an earlier trace failed");
+        return kscope__read_fail(err, errlen, KSCOPE_ESTATE, "an earlier trace failed");
     kscope__jw_close(&m->tm.w, ']');
     kscope__jw_close(&m->tm.w, '}');
     return flush_gen(m, err, errlen);
@@ -324,14 +313,14 @@ int kscope__merge_traces(const char *const *bufs, const size_t *lens, const char
     *outlen = 0;
     FILE *f = open_memstream(out, outlen);
     kscope__trace_merger *m = f ? kscope__trace_merger_new(f) : NULL;
-    int rc = m ? 0 : mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+    int rc = m ? 0 : kscope__read_fail(err, errlen, KSCOPE_ENOMEM, "out of memory");
     for (size_t r = 0; r < n && rc == 0; r++)
         rc = kscope__trace_merger_add(m, bufs[r], lens[r], names[r], err, errlen);
     if (rc == 0)
         rc = kscope__trace_merger_finish(m, err, errlen);
     kscope__trace_merger_free(m);
     if (f && fclose(f) != 0 && rc == 0)
-        rc = mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+        rc = kscope__read_fail(err, errlen, KSCOPE_ENOMEM, "out of memory");
     if (rc < 0) {
         free(*out);
         *out = NULL;

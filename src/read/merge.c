@@ -12,22 +12,9 @@
 #include "kscope.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int mfail(char *err, size_t errlen, int code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int mfail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return code;
-}
 
 #define MAX_STATS 8
 
@@ -402,7 +389,7 @@ static int merge_one(merger *m, const kscope__merge_prep *p, char *err, size_t e
         rc = merge_devices(m, p->t);
     free(map);
     if (rc < 0)
-        return mfail(err, errlen, rc, "out of memory");
+        return kscope__read_fail(err, errlen, rc, "out of memory");
     return 0;
 }
 
@@ -482,7 +469,7 @@ int kscope__merger_add(kscope__merger *mg, const kscope__ptree *rank, char *err,
 {
     kscope__merge_prep *p = kscope__merge_prepare(rank);
     if (!p)
-        return mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+        return kscope__read_fail(err, errlen, KSCOPE_ENOMEM, "out of memory");
     int rc = kscope__merger_add_prepared(mg, p, err, errlen);
     kscope__merge_prep_free(p);
     return rc;
@@ -492,7 +479,7 @@ int kscope__merger_finish(kscope__merger *mg, kscope__ptree **out, char *err, si
 {
     *out = NULL;
     if (write_stats(&mg->m, mg->nranks) < 0)
-        return mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+        return kscope__read_fail(err, errlen, KSCOPE_ENOMEM, "out of memory");
     *out = mg->m.r;
     mg->m.r = NULL;
     return 0;
@@ -520,7 +507,7 @@ int kscope__merge_trees(kscope__ptree *const *ranks, size_t nranks, kscope__ptre
     *out = NULL;
     kscope__merger *mg = kscope__merger_new();
     if (!mg)
-        return mfail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+        return kscope__read_fail(err, errlen, KSCOPE_ENOMEM, "out of memory");
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < nranks; i++)
         rc = kscope__merger_add(mg, ranks[i], err, errlen);

@@ -10,6 +10,7 @@
 #include "kscope.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -387,4 +388,13 @@ int kscope__write_profile(const char *path, const kscope__ptree *t, const kscope
     rc = kscope__write_file(path, buf, len, err, errlen);
     free(buf);
     return rc;
+}
+
+int kscope__read_fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return code;
 }

@@ -271,6 +271,11 @@ int kscope__trace_merger_add(kscope__trace_merger *m, const char *buf, size_t le
 int kscope__trace_merger_finish(kscope__trace_merger *m, char *err, size_t errlen);
 void kscope__trace_merger_free(kscope__trace_merger *m);
 
+/* Format one line into err (errlen bytes); returns code: for readers and
+ * merge, whose failures are a code plus a caller-owned message. */
+int kscope__read_fail(char *err, size_t errlen, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* Slurp a whole file (for msgpack and traces); err names path and problem. */
 int kscope__read_whole_file(const char *path, char **buf, size_t *len, char *err, size_t errlen);
 

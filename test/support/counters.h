@@ -41,8 +41,7 @@ static int tc_source(void *source_arg, kscope__tev_fn fn, void *fn_arg)
 
 /* The counters of [t0, t1] as a whole Chrome trace (caller frees); *events
  * gets their number. ts is relative to base. */
-static inline char *tc_counters_json(uint64_t t0, uint64_t t1, uint64_t base, int pid,
-                                     int *events)
+static inline char *tc_counters_json(uint64_t t0, uint64_t t1, uint64_t base, int pid, int *events)
 {
     tc_window w = {t0, t1, base, pid, 0, NULL, NULL};
     char *out = NULL;
