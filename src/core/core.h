@@ -47,6 +47,7 @@ typedef struct kscope__session {
     int trace;      /* data = trace */
     int python_ctx; /* context = python */
     int periodic;   /* mode = periodic_flushing */
+    uint32_t pcs;   /* mode = pcsampling: its period in cycles (else 0) */
     int phase;      /* next part number (periodic) */
     int gpu;        /* the GPU backend was started for it */
     int active;
@@ -62,6 +63,7 @@ typedef struct kscope__session {
     kscope__gpu_ev *gev;
     size_t ngev, capgev;
     int64_t dropped;
+    int64_t dropped_samples; /* PC samples lost */
 } kscope__session;
 
 extern kscope__session kscope__sessions[KSCOPE_MAX_SESSIONS];
@@ -108,6 +110,13 @@ int kscope__trace_source(void *source_arg, kscope__tev_fn fn, void *fn_arg);
 
 /* Zero slot s on every node and drop its events (a new session starts). */
 void kscope__reset_slot(int slot);
+
+/* Free a node's GPU counters for one session (PC samples included). */
+void kscope__gpustats_free(kscope__gpustats *g);
+
+/* Write a node's PC sample counts into pn (inclusive metrics, as ROOT
+ * lists them). 0 or KSCOPE_ENOMEM. */
+int kscope__pcs_metrics(kscope__ptree *t, kscope__pnode *pn, const kscope__count *c);
 
 /* Device info recorded so far, copied into a ptree. */
 void kscope__devices_to_ptree(kscope__ptree *t);
