@@ -370,7 +370,7 @@ static void setup(CUcontext c)
     CUpti_PCSamplingEnableParams ep = {.size = CUpti_PCSamplingEnableParamsSize, .ctx = c};
     CUptiResult rc = api->enable(&ep);
     if (rc != CUPTI_SUCCESS) {
-        kscope__warn_once("pcs-context",
+        kscope__warn_once("pcs-enable",
                           "PC sampling cannot start on a GPU context: "
                           "cuptiPCSamplingEnable: %s",
                           err(rc));
