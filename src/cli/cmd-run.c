@@ -170,6 +170,10 @@ static int check_values(const run_opts *o)
     return 0;
 }
 
+/* --pc-sampling without a value (a pointer of its own, told apart from an
+ * empty --pc-sampling=). */
+static const char pcs_default[] = "";
+
 /* --pc-sampling[=N] becomes the mode pcsampling[:interval=N]. */
 static int pc_sampling_mode(run_opts *o)
 {
@@ -177,7 +181,7 @@ static int pc_sampling_mode(run_opts *o)
         return 0;
     if (o->mode)
         return usage_error("--pc-sampling and --mode %s cannot be combined", o->mode);
-    if (*o->pcs)
+    if (o->pcs != pcs_default)
         snprintf(o->pcs_mode, sizeof o->pcs_mode, "pcsampling:interval=%.40s", o->pcs);
     else
         snprintf(o->pcs_mode, sizeof o->pcs_mode, "pcsampling");
@@ -211,7 +215,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         if (a[0] != '-')
             break;
         if (strcmp(a, "--pc-sampling") == 0 || strncmp(a, "--pc-sampling=", 14) == 0) {
-            o->pcs = a[13] ? a + 14 : "";
+            o->pcs = a[13] ? a + 14 : pcs_default;
             continue;
         }
 #define OPT(s, l, field)                                                                           \
