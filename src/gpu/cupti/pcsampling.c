@@ -56,6 +56,7 @@ typedef struct pcs_ctx {
     kscope__pcs_reasons reasons;
     uint32_t *index; /* CUPTI's indices of the reasons collected */
     size_t nindex;
+    size_t nall;              /* reasons the GPU has: room per PC record */
     CUpti_PCSamplingData get; /* what cuptiPCSamplingGetData fills */
     CUpti_PCSamplingData cfg; /* CUPTI's: its last records at disable */
 } pcs_ctx;
@@ -234,6 +235,7 @@ static int pick_reasons(pcs_ctx *p, char *why, size_t size)
     char *text = calloc(n, CUPTI_STALL_REASON_STRING_SIZE);
     uint32_t *index = calloc(n, sizeof *index);
     p->index = calloc(n, sizeof *p->index);
+    p->nall = n;
     rc = CUPTI_ERROR_OUT_OF_MEMORY;
     if (names && text && index && p->index) {
         for (size_t i = 0; i < n; i++)
@@ -386,7 +388,7 @@ static void setup(CUcontext c)
             p->device = 0;
         bad = pick_reasons(p, why, sizeof why) != 0;
     }
-    if (!bad && (alloc_data(&p->get, p->nindex) || alloc_data(&p->cfg, p->nindex)))
+    if (!bad && (alloc_data(&p->get, p->nall) || alloc_data(&p->cfg, p->nall)))
         bad = snprintf(why, sizeof why, "out of memory for the sample buffers") > 0;
     if (!bad)
         bad = configure(p, why, sizeof why) != 0;
