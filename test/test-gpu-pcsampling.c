@@ -55,6 +55,7 @@ static struct {
     CUpti_PCSamplingData *cfg;
     batch queue[8];
     size_t nqueue, get_calls;
+    int pushed;       /* contexts made current and not yet popped */
     fake_pc leftover; /* written into the configuration buffer at disable */
     int has_leftover;
     char cubin[64];
@@ -235,13 +236,28 @@ static CUptiResult f_version(uint32_t *v)
     return CUPTI_SUCCESS;
 }
 
+static CUresult f_push(CUcontext c)
+{
+    assert_true(c == CTX || c == CTX2);
+    __atomic_fetch_add(&F.pushed, 1, __ATOMIC_RELAXED);
+    return CUDA_SUCCESS;
+}
+
+static CUresult f_pop(CUcontext *c)
+{
+    *c = NULL;
+    __atomic_fetch_sub(&F.pushed, 1, __ATOMIC_RELAXED);
+    return CUDA_SUCCESS;
+}
+
 static const char *f_error(CUptiResult rc)
 {
     return rc == CUPTI_ERROR_NOT_SUPPORTED ? "fake: not supported" : "fake: invalid parameter";
 }
 
-static const kscope__pcs_api fake = {f_enable, f_disable, f_num,    f_reasons, f_config, f_get,
-                                     f_sass,   f_crc,     f_device, f_version, f_error};
+static const kscope__pcs_api fake = {f_enable, f_disable, f_num,  f_reasons, f_config,
+                                     f_get,    f_sass,    f_crc,  f_device,  f_version,
+                                     f_push,   f_pop,     f_error};
 
 /* ------------------------------------------------------------- helpers */
 
@@ -365,7 +381,7 @@ static void test_reason_names(void **state)
 static void test_context_setup(void **state)
 {
     (void)state;
-    assert_int_equal(kscope__pcs_start(&fake, 1024, NULL), 0);
+    assert_int_equal(kscope__pcs_start(&fake, 1024), 0);
     assert_true(kscope__pcs_on());
     resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX, NULL);
     resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX, NULL); /* once per context */
@@ -388,10 +404,33 @@ static void test_context_setup(void **state)
     assert_false(kscope__pcs_on());
 }
 
+static void *launch_on_thread(void *arg)
+{
+    kscope__pcs_launch((CUcontext)arg);
+    return NULL;
+}
+
+/* A context that existed before sampling: set up at its first launch, on
+ * the launching thread, once; later launches do nothing. */
+static void test_first_launch_sets_up_a_context(void **state)
+{
+    (void)state;
+    assert_int_equal(kscope__pcs_start(&fake, 1024), 0);
+    kscope__pcs_launch(CTX);
+    kscope__pcs_launch(CTX);
+    pthread_t t;
+    pthread_create(&t, NULL, launch_on_thread, CTX);
+    pthread_join(t, NULL);
+    assert_string_equal(F.calls, "enable num_stall_reasons stall_reasons set_config sleep_span ");
+    kscope__pcs_flush(); /* drains with the context current */
+    assert_true(F.get_calls > 0);
+    assert_int_equal(F.pushed, 0);
+}
+
 static void enable_fails(void)
 {
     F.enable_rc = CUPTI_ERROR_NOT_SUPPORTED;
-    assert_int_equal(kscope__pcs_start(&fake, 1024, NULL), 0);
+    assert_int_equal(kscope__pcs_start(&fake, 1024), 0);
     resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX, NULL);
 }
 
@@ -404,13 +443,18 @@ static void test_enable_failure_is_said(void **state)
     assert_string_equal(F.calls, "enable "); /* nothing more on that context */
     kscope__pcs_flush();
     assert_int_equal(F.get_calls, 0);
+    kscope__pcs_launch(CTX); /* it refused: not asked again */
+    pthread_t t;
+    pthread_create(&t, NULL, launch_on_thread, CTX);
+    pthread_join(t, NULL);
+    assert_string_equal(F.calls, "enable ");
 }
 
 static void config_fails(void)
 {
     F.config_rc = CUPTI_ERROR_INVALID_PARAMETER;
     F.bad_attribute = 1; /* the sampling period */
-    assert_int_equal(kscope__pcs_start(&fake, 64, NULL), 0);
+    assert_int_equal(kscope__pcs_start(&fake, 64), 0);
     resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX, NULL);
 }
 
@@ -427,15 +471,15 @@ static void test_old_cupti_is_refused(void **state)
 {
     (void)state;
     F.version = 21;
-    assert_int_equal(kscope__pcs_start(&fake, 1024, NULL), KSCOPE_ENOCUPTI);
+    assert_int_equal(kscope__pcs_start(&fake, 1024), KSCOPE_ENOCUPTI);
     assert_non_null(strstr(kscope_last_error(), "CUDA 12.4 or later"));
     assert_false(kscope__pcs_on());
 }
 
 static void second_start(void)
 {
-    assert_int_equal(kscope__pcs_start(&fake, 1024, NULL), 0);
-    assert_int_equal(kscope__pcs_start(&fake, 4096, NULL), 0);
+    assert_int_equal(kscope__pcs_start(&fake, 1024), 0);
+    assert_int_equal(kscope__pcs_start(&fake, 4096), 0);
 }
 
 static void test_second_interval_is_said(void **state)
@@ -456,7 +500,7 @@ static void test_samples_to_lines_and_contexts(void **state)
     kscope_enter("B");
     uint64_t b = kscope__current_ctx();
     kscope_exit("B");
-    assert_int_equal(kscope__pcs_start(&fake, 1024, NULL), 0);
+    assert_int_equal(kscope__pcs_start(&fake, 1024), 0);
     load_module();
     resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX, NULL);
     kernel("chain", a, 300, s);
@@ -515,7 +559,7 @@ static void test_remaining_records_are_taken(void **state)
 {
     (void)state;
     int s = start_session("t_pcs_remaining");
-    assert_int_equal(kscope__pcs_start(&fake, 1024, NULL), 0);
+    assert_int_equal(kscope__pcs_start(&fake, 1024), 0);
     load_module();
     resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX, NULL);
     kernel("chain", 0, 10, s);
@@ -534,7 +578,7 @@ static void test_remaining_records_are_taken(void **state)
 static void full_buffer(void)
 {
     int s = start_session("t_pcs_drops");
-    assert_int_equal(kscope__pcs_start(&fake, 1024, NULL), 0);
+    assert_int_equal(kscope__pcs_start(&fake, 1024), 0);
     resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX, NULL);
     batch b = {.n = 0, .dropped = 7};
     queue(b);
@@ -559,7 +603,7 @@ static void test_unloaded_module_keeps_its_lines(void **state)
 {
     (void)state;
     int s = start_session("t_pcs_unload");
-    assert_int_equal(kscope__pcs_start(&fake, 1024, NULL), 0);
+    assert_int_equal(kscope__pcs_start(&fake, 1024), 0);
     load_module();
     resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX, NULL);
     kernel("chain", 0, 10, s);
@@ -579,7 +623,7 @@ static void test_unknown_cubin_has_no_lines(void **state)
 {
     (void)state;
     int s = start_session("t_pcs_nocubin");
-    assert_int_equal(kscope__pcs_start(&fake, 1024, NULL), 0);
+    assert_int_equal(kscope__pcs_start(&fake, 1024), 0);
     resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX, NULL);
     kernel("chain", 0, 10, s);
     batch b = {.n = 1};
@@ -597,7 +641,7 @@ static void test_records_left_at_disable(void **state)
 {
     (void)state;
     int s = start_session("t_pcs_disable");
-    assert_int_equal(kscope__pcs_start(&fake, 1024, NULL), 0);
+    assert_int_equal(kscope__pcs_start(&fake, 1024), 0);
     load_module();
     resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX, NULL);
     kernel("chain", 0, 10, s);
@@ -615,7 +659,7 @@ static void test_devices_apart(void **state)
 {
     (void)state;
     int s = start_session("t_pcs_devices");
-    assert_int_equal(kscope__pcs_start(&fake, 1024, NULL), 0);
+    assert_int_equal(kscope__pcs_start(&fake, 1024), 0);
     load_module();
     resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX2, NULL); /* device 1 */
     kscope_enter("on0");
@@ -642,6 +686,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_reason_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_context_setup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_first_launch_sets_up_a_context, setup, teardown),
         cmocka_unit_test_setup_teardown(test_enable_failure_is_said, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_failure_names_the_attribute, setup, teardown),
         cmocka_unit_test_setup_teardown(test_old_cupti_is_refused, setup, teardown),

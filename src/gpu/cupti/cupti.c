@@ -400,6 +400,8 @@ static void call_enter(const CUpti_CallbackData *cb, int cls)
     tl_call_start = kscope_now_ns();
     kscope__corr_launch_enter(&corr, cb->correlationId, kscope__current_ctx(), tl_tid,
                               tl_call_start);
+    if (cls == KSCOPE__CALL_LAUNCH && kscope__pcs_on())
+        kscope__pcs_launch(cb->context); /* a context that existed before sampling */
     kscope__gpu_meta *m = tl_meta;
     if (m && cls == KSCOPE__CALL_LAUNCH) {
         tl_meta = NULL;

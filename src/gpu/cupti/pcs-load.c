@@ -1,15 +1,14 @@
 /*
  * pcs-load.c - what PC sampling needs from the libraries the CUPTI
  * backend loads: CUPTI's PC Sampling calls (looked up when CUPTI loads,
- * optional: only asking for samples needs them), the driver's calls that
- * find the primary contexts already active, and CUPTI's resource
- * callbacks, turned on with the first sampling session.
+ * optional: only asking for samples needs them), the driver's context
+ * push and pop, and CUPTI's resource callbacks, turned on with the first
+ * sampling session.
  */
 #include "gpu/cupti/pcs.h"
 
 #include <cuda.h>
 #include <dlfcn.h>
-#include <stdint.h>
 
 static kscope__pcs_api api;
 static const char *missing; /* the first PC sampling call this CUPTI lacks */
@@ -47,38 +46,17 @@ void kscope__pcs_load(void *lib)
     api.error = error_text;
 }
 
-/* The primary contexts already active, each set up for sampling. Runs on
- * the drain thread: where sampling starts may be inside cuInit, where
- * calling the driver deadlocks. */
-static void existing_contexts(void)
+/* The driver's context push and pop (libcuda.so.1 is loaded by then:
+ * the backend loaded it; no driver call is made here). */
+static void load_driver_calls(void)
 {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (!lib)
         return;
-    CUresult (*count)(int *) = (CUresult(*)(int *))(uintptr_t)dlsym(lib, "cuDeviceGetCount");
-    CUresult (*get)(CUdevice *, int) =
-        (CUresult(*)(CUdevice *, int))(uintptr_t)dlsym(lib, "cuDeviceGet");
-    CUresult (*state)(CUdevice, unsigned *, int *) = (CUresult(*)(CUdevice, unsigned *, int *))(
-        uintptr_t)dlsym(lib, "cuDevicePrimaryCtxGetState");
-    CUresult (*retain)(CUcontext *, CUdevice) =
-        (CUresult(*)(CUcontext *, CUdevice))(uintptr_t)dlsym(lib, "cuDevicePrimaryCtxRetain");
-    CUresult (*release)(CUdevice) =
-        (CUresult(*)(CUdevice))(uintptr_t)dlsym(lib, "cuDevicePrimaryCtxRelease_v2");
-    int n = 0;
-    if (count && get && state && retain && release && count(&n) == CUDA_SUCCESS) {
-        for (int i = 0; i < n; i++) {
-            CUdevice d;
-            unsigned flags = 0;
-            int on = 0;
-            CUcontext ctx = NULL;
-            if (get(&d, i) != CUDA_SUCCESS || state(d, &flags, &on) != CUDA_SUCCESS || !on ||
-                retain(&ctx, d) != CUDA_SUCCESS)
-                continue;
-            kscope__pcs_context(ctx);
-            release(d);
-        }
-    }
-    dlclose(lib);
+    *(void **)&api.ctx_push = dlsym(lib, "cuCtxPushCurrent_v2");
+    *(void **)&api.ctx_pop = dlsym(lib, "cuCtxPopCurrent_v2");
+    if (!api.ctx_push || !api.ctx_pop)
+        api.ctx_push = NULL, api.ctx_pop = NULL;
 }
 
 int kscope__pcs_switch(int on, uint32_t interval, CUpti_SubscriberHandle subscriber,
@@ -102,5 +80,6 @@ int kscope__pcs_switch(int on, uint32_t interval, CUpti_SubscriberHandle subscri
                                 "PC sampling: cannot enable CUPTI's resource callbacks: %s",
                                 error_text(rc));
     }
-    return kscope__pcs_start(&api, interval, existing_contexts);
+    load_driver_calls();
+    return kscope__pcs_start(&api, interval);
 }

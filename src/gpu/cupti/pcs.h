@@ -94,24 +94,33 @@ typedef struct kscope__pcs_api {
     CUptiResult (*cubin_crc)(CUpti_GetCubinCrcParams *);
     CUptiResult (*device_id)(CUcontext, uint32_t *);
     CUptiResult (*version)(uint32_t *);
+    /* the driver's, to make a context current around cuptiPCSamplingGetData
+     * on the drain thread (NULL: not done) */
+    CUresult (*ctx_push)(CUcontext);
+    CUresult (*ctx_pop)(CUcontext *);
     const char *(*error)(CUptiResult); /* CUPTI's message for a result */
 } kscope__pcs_api;
 
 /* Start sampling with `api` every `interval` cycles (a power of two):
- * contexts are set up as they are created (kscope__pcs_resource) or
- * named (kscope__pcs_context: `existing`, called once from the drain
- * thread, names those that existed before), sampling continuously; a
+ * contexts are set up as they are created (kscope__pcs_resource) or, for
+ * those that existed before, at their first launch (kscope__pcs_launch),
+ * on a thread where they are current, sampling continuously; a
  * drain thread empties CUPTI's buffers every few milliseconds. A second
  * start keeps the first interval (said once). 0, KSCOPE_ENOCUPTI (a CUPTI
  * too old for the record layout) or KSCOPE_ENOMEM, with a message. */
-int kscope__pcs_start(const kscope__pcs_api *api, uint32_t interval, void (*existing)(void));
+int kscope__pcs_start(const kscope__pcs_api *api, uint32_t interval);
 
 /* Whether sampling is on (read without a lock). */
 int kscope__pcs_on(void);
 
-/* Set up sampling on a context that existed before the start (the
- * device's primary context, found by the backend). */
+/* Set up sampling on context ctx, current on the calling thread (once per
+ * context; one that refused is not asked again). */
 void kscope__pcs_context(CUcontext ctx);
+
+/* A kernel launch on ctx begins (launch callback, the launching thread):
+ * sets ctx up if it is not yet. Lock-free after the first launch of each
+ * thread on a context: one thread-local compare. */
+void kscope__pcs_launch(CUcontext ctx);
 
 /* CUPTI's resource callbacks: a context created (set it up) or about to
  * be destroyed (empty and drop it), a module loaded (keep its cubin for

@@ -2,11 +2,13 @@
  * pcsampling.c - CUPTI's PC Sampling API: which source lines of each
  * kernel the GPU's warps were at, and why they stalled.
  *
- * Sampling is continuous: each context is set up once, when it is created
- * (or, for a device's primary context that existed before, when the drain
- * thread first looks), and samples every SM from then until sampling
- * stops or the context goes. Nothing happens per launch: no callback on
- * the launch path, no synchronisation, no range per kernel. The setup, in
+ * Sampling is continuous: each context is set up once, on a thread where
+ * it is current: when it is created (CUPTI's resource callback) or, for
+ * one that existed before sampling started, at its first launch after
+ * (the launch callback; after that, a launch costs one compare with a
+ * thread-local); from then on every SM is sampled until sampling stops
+ * or the context goes. No synchronisation and no range per kernel. The
+ * setup, in
  * the order CUPTI wants it: cuptiPCSamplingEnable, the stall reasons
  * (cuptiPCSamplingGetNumStallReasons, cuptiPCSamplingGetStallReasons),
  * then one cuptiPCSamplingSetConfigurationAttribute call with the reasons
@@ -74,7 +76,11 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake;
 static const kscope__pcs_api *api;
-static void (*existing_contexts)(void);
+static _Atomic uint32_t generation;    /* bumped at each start */
+static CUcontext failed[MAX_CONTEXTS]; /* contexts that refused: not retried */
+static size_t nfailed;
+static __thread CUcontext tl_ctx; /* the context this thread saw set up last */
+static __thread uint32_t tl_gen;
 static _Atomic int active;
 static uint32_t period; /* cycles */
 static pcs_ctx *ctxs[MAX_CONTEXTS];
@@ -362,6 +368,11 @@ static void setup(CUcontext c)
     char why[512] = "";
     if (!c || find_ctx(c))
         return;
+    for (size_t i = 0; i < nfailed; i++)
+        if (failed[i] == c)
+            return;
+    if (nfailed < MAX_CONTEXTS) /* until it succeeds below */
+        failed[nfailed++] = c;
     if (nctxs == MAX_CONTEXTS) {
         kscope__warn_once("pcs-contexts",
                           "PC sampling: more than %d GPU contexts; the others "
@@ -399,12 +410,15 @@ static void setup(CUcontext c)
         return;
     }
     ctxs[nctxs++] = p;
+    nfailed--;
     if (debug)
         fprintf(stderr,
                 "kscope: pc sampling: context %p (device %u): %zu reasons, every %u cycles, "
                 "continuous\n",
                 (void *)c, p->device, p->nindex, period);
 }
+
+static void drain_current(pcs_ctx *p);
 
 /* Add one buffer's records (lock held). */
 static void take(pcs_ctx *p, CUpti_PCSamplingData *d, const char *what)
@@ -422,8 +436,18 @@ static void take(pcs_ctx *p, CUpti_PCSamplingData *d, const char *what)
     d->totalNumPcs = 0;
 }
 
-/* Take every record CUPTI has decoded for p (lock held). */
+/* Take every record CUPTI has decoded for p (lock held), with p's
+ * context current on this thread meanwhile. */
 static void drain(pcs_ctx *p)
+{
+    CUcontext was = NULL;
+    int pushed = api->ctx_push && api->ctx_push(p->ctx) == CUDA_SUCCESS;
+    drain_current(p);
+    if (pushed)
+        api->ctx_pop(&was);
+}
+
+static void drain_current(pcs_ctx *p)
 {
     for (int round = 0; round < 4096; round++) {
         CUpti_PCSamplingData *d = &p->get;
@@ -477,8 +501,6 @@ static void *drain_main(void *arg)
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL); /* the program's signals are not ours */
-    if (existing_contexts)
-        existing_contexts(); /* here, not at start: that may be inside cuInit */
     pthread_mutex_lock(&lock);
     while (!quit) {
         struct timespec ts;
@@ -522,7 +544,7 @@ int kscope__pcs_on(void)
     return active;
 }
 
-int kscope__pcs_start(const kscope__pcs_api *a, uint32_t interval, void (*existing)(void))
+int kscope__pcs_start(const kscope__pcs_api *a, uint32_t interval)
 {
     pthread_once(&init_once, init);
     pthread_mutex_lock(&lock);
@@ -543,8 +565,9 @@ int kscope__pcs_start(const kscope__pcs_api *a, uint32_t interval, void (*existi
         rc = kscope__fail(KSCOPE_ENOMEM, "PC sampling: out of memory");
     } else {
         api = a;
-        existing_contexts = existing;
         period = interval;
+        nfailed = 0;
+        atomic_fetch_add(&generation, 1);
         const char *d = getenv("KSCOPE_PCS_DEBUG");
         debug = d && *d && strcmp(d, "0") != 0;
         quit = 0;
@@ -567,6 +590,16 @@ void kscope__pcs_context(CUcontext ctx)
     if (active)
         setup(ctx);
     pthread_mutex_unlock(&lock);
+}
+
+void kscope__pcs_launch(CUcontext ctx)
+{
+    uint32_t gen = atomic_load_explicit(&generation, memory_order_relaxed);
+    if (tl_ctx == ctx && tl_gen == gen)
+        return;
+    kscope__pcs_context(ctx);
+    tl_ctx = ctx;
+    tl_gen = gen;
 }
 
 void kscope__pcs_resource(CUpti_CallbackId cbid, const void *data)
