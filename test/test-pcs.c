@@ -4,19 +4,70 @@
  * backend uses (kscope__record_pcs) landing on kernel nodes and the
  * source-line nodes below them, only in sessions that asked for them,
  * the metrics ROOT lists, dropped samples, and a new session starting
- * empty.
+ * empty; and the seam to the backend: stand-in backends that can sample
+ * (or cannot, or fail to) are asked to start with the first sampling
+ * session and to stop with the last, before its file is written.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "core/core.h"
 #include "kscope-internal.h"
 #include "support/testutil.h"
+
+/* ------------------------------------------------------ stand-ins */
+
+static int pcs_calls, pcs_on, pcs_interval, pcs_fail, delivered_at_off;
+
+static int standin_start(void)
+{
+    return 0;
+}
+
+static void standin_stop(void) {}
+
+static void standin_flush(void) {}
+
+/* Samples that come only when sampling ends (a backend's last records)
+ * must reach the session that ends it. */
+static int standin_pcs(int on, uint32_t interval)
+{
+    pcs_calls++;
+    if (pcs_fail)
+        return kscope__fail(KSCOPE_ENOCUPTI, "stand-in: no sampling on this device");
+    pcs_on = on;
+    if (on) {
+        pcs_interval = (int)interval;
+        return 0;
+    }
+    uint32_t names[1] = {kscope__intern("num_samples")};
+    uint64_t values[1] = {9};
+    kscope__pcs_record r = {
+        0, kscope__intern("last_kernel"), 0, 0, kscope__pcs_sessions(), 1, names, values};
+    kscope__record_pcs(&r);
+    delivered_at_off = kscope__pcs_sessions() != 0;
+    return 0;
+}
+
+static const kscope__backend sampler = {.name = "sampler",
+                                        .label = "Sampler",
+                                        .device_type = "SAMPLER",
+                                        .start = standin_start,
+                                        .stop = standin_stop,
+                                        .flush = standin_flush,
+                                        .pc_sampling = standin_pcs};
+static const kscope__backend nosampler = {.name = "nosampler",
+                                          .label = "No sampler",
+                                          .device_type = "SAMPLER",
+                                          .start = standin_start,
+                                          .stop = standin_stop,
+                                          .flush = standin_flush};
 
 static int teardown(void **state)
 {
@@ -200,8 +251,103 @@ static void test_a_new_session_starts_empty(void **state)
     yajl_tree_free(doc);
 }
 
+static int start_on(const char *name, const char *backend, const char *mode)
+{
+    kscope_session_opts o = {.name = name, .backend = backend, .mode = mode};
+    int s = kscope_start(&o);
+    assert_true(s >= 0);
+    return s;
+}
+
+/* The first sampling session starts sampling with its interval; the last
+ * one's end stops it before its file is written. */
+static void test_backend_is_asked_to_sample(void **state)
+{
+    (void)state;
+    pcs_calls = 0;
+    int plain = start_on("t_pcs_seam_plain", "sampler", NULL);
+    assert_int_equal(pcs_calls, 0); /* a session without the mode asks nothing */
+    int a = start_on("t_pcs_seam_a", "sampler", "pcsampling:interval=2048");
+    assert_int_equal(pcs_calls, 1);
+    assert_true(pcs_on);
+    assert_int_equal(pcs_interval, 2048);
+    int b = start_on("t_pcs_seam_b", "sampler", "pcsampling");
+    assert_int_equal(pcs_calls, 2); /* the backend says which interval it keeps */
+    assert_int_equal(kscope_finalize(a, NULL), 0);
+    assert_true(pcs_on); /* b still samples */
+    char *buf;
+    size_t len;
+    assert_int_equal(kscope_output_path(b, NULL, (char[64]){0}, 64) > 0, 1);
+    assert_int_equal(kscope_data(b, "hatchet", &buf, &len), 0);
+    kscope_free(buf);
+    assert_int_equal(kscope_finalize(b, NULL), 0);
+    assert_false(pcs_on);
+    assert_true(delivered_at_off);
+    yajl_val doc = tu_parse_file("t_pcs_seam_b.hatchet");
+    assert_non_null(doc);
+    assert_int_equal(tu_metric_int(TU_PATH(doc->u.array.values[0], "last_kernel"), "num_samples"),
+                     9);
+    yajl_tree_free(doc);
+    assert_int_equal(kscope_finalize(plain, NULL), 0);
+    assert_int_equal(pcs_calls, 3);
+}
+
+static char captured[2048];
+
+static void capture_stderr(void (*fn)(void))
+{
+    char path[] = "/tmp/kscope-test-pcs-core-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fd, 2);
+    fn();
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    ssize_t n = pread(fd, captured, sizeof captured - 1, 0);
+    captured[n > 0 ? n : 0] = '\0';
+    close(fd);
+    unlink(path);
+}
+
+static void start_failing(void)
+{
+    pcs_fail = 1;
+    int s = start_on("t_pcs_seam_fail", "sampler", "pcsampling");
+    pcs_fail = 0;
+    kscope_enter("still_recorded");
+    kscope_exit(NULL);
+    yajl_val doc;
+    yajl_val root = tree_of(s, &doc);
+    assert_non_null(TU_PATH(root, "still_recorded"));
+    yajl_tree_free(doc);
+}
+
+static void start_unable(void)
+{
+    start_on("t_pcs_seam_unable", "nosampler", "pcsampling");
+}
+
+/* A backend that cannot sample, or fails to: said once, plainly; the
+ * session records the rest. */
+static void test_sampling_that_cannot_start_is_said(void **state)
+{
+    (void)state;
+    capture_stderr(start_failing);
+    assert_non_null(strstr(captured, "PC sampling unavailable (stand-in: no sampling on this "
+                                     "device); recording without samples"));
+    kscope_finalize(KSCOPE_ALL, NULL);
+    capture_stderr(start_unable);
+    assert_non_null(
+        strstr(captured, "backend nosampler cannot sample PCs; recording without samples"));
+}
+
 int main(void)
 {
+    kscope__backend_register(&sampler);
+    kscope__backend_register(&nosampler);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_mode_option, teardown),
         cmocka_unit_test_teardown(test_start_checks_the_mode, teardown),
@@ -209,6 +355,8 @@ int main(void)
         cmocka_unit_test_teardown(test_samples_go_to_the_sessions_named, teardown),
         cmocka_unit_test_teardown(test_dropped_samples_are_counted, teardown),
         cmocka_unit_test_teardown(test_a_new_session_starts_empty, teardown),
+        cmocka_unit_test_teardown(test_backend_is_asked_to_sample, teardown),
+        cmocka_unit_test_teardown(test_sampling_that_cannot_start_is_said, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

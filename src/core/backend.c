@@ -108,8 +108,13 @@ static int first_start(const kscope__backend *b)
  * session records kernels anyway when it cannot start. */
 static void pcs_attach(const kscope__backend *b, kscope__session *s)
 {
-    int rc = b->pc_sampling ? b->pc_sampling(1, s->pcs)
-                            : kscope__fail(KSCOPE_ENOTSUP, "backend %s cannot sample PCs", b->name);
+    if (!b->pc_sampling) {
+        kscope__warn_once("pcs-none", "backend %s cannot sample PCs; recording without samples",
+                          b->name);
+        s->pcs = 0;
+        return;
+    }
+    int rc = b->pc_sampling(1, s->pcs);
     if (rc != 0) {
         kscope__warn_once("pcs-start", "PC sampling unavailable (%s); recording without samples",
                           kscope_last_error()[0] ? kscope_last_error() : kscope_strerror(rc));
@@ -142,14 +147,23 @@ int kscope__gpu_attach(kscope__session *s, const char *name)
     return 0;
 }
 
+void kscope__gpu_pcs_end(kscope__session *s)
+{
+    const kscope__backend *b = atomic_load(&active);
+    if (!s->gpu || !s->pcs || s->pcs_ended || !b)
+        return;
+    s->pcs_ended = 1;
+    if (--pcs_users == 0)
+        b->pc_sampling(0, 0);
+}
+
 void kscope__gpu_detach(kscope__session *s)
 {
     const kscope__backend *b = atomic_load(&active);
     if (!s->gpu || !b)
         return;
+    kscope__gpu_pcs_end(s);
     s->gpu = 0;
-    if (s->pcs && --pcs_users == 0)
-        b->pc_sampling(0, 0); /* the session's output was written: nothing waits */
     if (--gpu_users == 0) {
         b->stop();
         atomic_store(&active, NULL);

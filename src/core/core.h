@@ -48,6 +48,7 @@ typedef struct kscope__session {
     int python_ctx; /* context = python */
     int periodic;   /* mode = periodic_flushing */
     uint32_t pcs;   /* mode = pcsampling: its period in cycles (else 0) */
+    int pcs_ended;  /* its share of PC sampling was given back (finalize) */
     int phase;      /* next part number (periodic) */
     int gpu;        /* the GPU backend was started for it */
     int active;
@@ -127,6 +128,10 @@ void kscope__devices_to_ptree(kscope__ptree *t);
  * last, flush waits for the records of work launched so far. */
 int kscope__backend_check(const char *name);
 int kscope__gpu_attach(kscope__session *s, const char *name);
+/* A session being finalized (after its flush, before it is written): the
+ * last one sampling PCs turns sampling off, so that what the backend hands
+ * over only when sampling ends still reaches it. */
+void kscope__gpu_pcs_end(kscope__session *s);
 void kscope__gpu_detach(kscope__session *s);
 void kscope__gpu_flush(kscope__session *s);
 

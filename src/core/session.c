@@ -212,6 +212,7 @@ static int start_locked(const kscope_session_opts *o)
     s->python_ctx = python;
     s->periodic = periodic;
     s->pcs = pcs;
+    s->pcs_ended = 0;
     s->phase = 0;
     s->niv = s->nmtypes = s->ngev = 0;
     s->dropped = s->dropped_samples = 0;
@@ -524,6 +525,7 @@ static int finalize_one(kscope__session *s, const void *requested)
         interval_close(s, kscope_now_ns());
     }
     kscope__gpu_flush(s);
+    kscope__gpu_pcs_end(s);
     path_of(s, format, path, sizeof path);
     if ((rc = write_output(s, format, path)) != 0) {
         /* Keep the session as it was: the caller may retry elsewhere. */
