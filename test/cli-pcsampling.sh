@@ -16,11 +16,21 @@ bad view-lines-none "has no PC samples" "$KS" view --lines kscope/run_a.hatchet
 
 # kscope run: the option becomes the session's mode, checked before the
 # command starts.
-out=$(cd "$WORK" && "$KS" run --pc-sampling -- sh -c 'echo "mode=$KSCOPE_RUN_MODE"' 2>/dev/null)
+# (A sanitizer build's libkscope.so needs its runtime preloaded first, as
+# in run-lib.sh.)
+RUN=$KS
+if ldd "$(dirname "$KS")/libkscope.so" 2>/dev/null | grep libasan >/dev/null; then
+    export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0
+    printf '#!/bin/sh\nLD_PRELOAD=%s exec %s "$@"\n' "$(cc -print-file-name=libasan.so)" "$KS" \
+        >"$WORK/ks"
+    chmod +x "$WORK/ks"
+    RUN=$WORK/ks
+fi
+out=$(cd "$WORK" && "$RUN" run --pc-sampling -- sh -c 'echo "mode=$KSCOPE_RUN_MODE"' 2>/dev/null)
 [ "$out" = "mode=pcsampling" ] && ok "--pc-sampling: default interval" || fail "--pc-sampling: $out"
-out=$(cd "$WORK" && "$KS" run --pc-sampling=2048 -- sh -c 'echo "mode=$KSCOPE_RUN_MODE"' 2>/dev/null)
+out=$(cd "$WORK" && "$RUN" run --pc-sampling=2048 -- sh -c 'echo "mode=$KSCOPE_RUN_MODE"' 2>/dev/null)
 [ "$out" = "mode=pcsampling:interval=2048" ] && ok "--pc-sampling=2048" || fail "--pc-sampling=N: $out"
-out=$(cd "$WORK" && "$KS" run -m pc_sampling:interval=64 -- sh -c 'echo "mode=$KSCOPE_RUN_MODE"' 2>/dev/null)
+out=$(cd "$WORK" && "$RUN" run -m pc_sampling:interval=64 -- sh -c 'echo "mode=$KSCOPE_RUN_MODE"' 2>/dev/null)
 [ "$out" = "mode=pc_sampling:interval=64" ] && ok "-m pc_sampling:interval=64" || fail "-m: $out"
 bad run-pcs-word "--pc-sampling: 'abc' is not a number of cycles from 32 to 2147483648" \
     "$KS" run --pc-sampling=abc -- true
