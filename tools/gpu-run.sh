@@ -197,6 +197,16 @@ if [ "$what" != test ] && [ "$what" != gputest ]; then
         note ""
         note "kscope run on a torch loop (bench/gpu/run_bench.sh):"
         tail -n 12 "$out/run_bench.log" | tee -a "$summary"
+        # PC sampling next to Proton's (the Python package, built as the
+        # Python GPU tests build it).
+        (
+            source "$root/test/python-lib.sh"
+            KSCOPE_SOURCE_DIR=$root install_kscope "$work/pcs-bench" pcs-bench >/dev/null &&
+                timeout 240 python3 "$root/bench/gpu/pcs_bench.py" "${PCS_REPS:-2}"
+        ) >"$out/pcs_bench.log" 2>&1
+        note ""
+        note "PC sampling, kscope and Proton (bench/gpu/pcs_bench.py):"
+        grep -E '^(kernel|big|small|kscope fixed)' "$out/pcs_bench.log" | tee -a "$summary"
     fi
     python3 - "$out/bench.log" "$launches" <<'PY' | tee -a "$summary"
 import statistics, sys

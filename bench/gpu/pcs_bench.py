@@ -7,6 +7,7 @@ mode runs in a process of its own, the modes alternating REPS times:
 
   none      no profiler
   kscope    kscope.start(mode="pcsampling"), the default interval
+  kscope512 kscope.start(mode="pcsampling:interval=512"): twice the rate
   proton    triton.profiler.start(mode="pcsampling"), its default interval
 
 Each process launches `big` BIG times and `small` SMALL times (after a few
@@ -93,12 +94,15 @@ def child(mode, n_big, n_small, launches_big, launches_small):
     out = tempfile.mkdtemp()
     path = os.path.join(out, "bench")
     prof = None
-    if mode == "kscope":
+    pc_mode = "pcsampling"
+    if mode.startswith("kscope"):
         import kscope as prof
+        if mode != "kscope":
+            pc_mode = "pcsampling:interval=" + mode[len("kscope"):]
     elif mode == "proton":
         import triton.profiler as prof
     if prof:
-        prof.start(path, mode="pcsampling")
+        prof.start(path, mode=pc_mode)
     res = {"mode": mode}
     for kernel, n_iter, launches in ((big, n_big, launches_big), (small, n_small, launches_small)):
         timed(kernel, x, y, n_iter, 3)  # warm-up (and the module's load)
@@ -118,7 +122,7 @@ def main():
     n_big, n_small = calibrate()
     print(f"pcs_bench: big n_iter={n_big}, small n_iter={n_small}; {launches_big} and "
           f"{launches_small} launches per process; {reps} alternations", flush=True)
-    runs = {m: [] for m in ("none", "kscope", "proton")}
+    runs = {m: [] for m in ("none", "kscope", "kscope512", "proton")}
     for r in range(reps):
         for mode in runs:
             cmd = [sys.executable, __file__, "--child", mode, str(n_big), str(n_small),
@@ -137,14 +141,14 @@ def main():
         vals = [r[key] for r in runs[mode] if key in r]
         return statistics.median(vals) if vals else float("nan")
 
-    print(f"{'kernel':6} {'mode':7} {'ms/launch':>10} {'slowdown':>9} {'added us':>9} "
+    print(f"{'kernel':6} {'mode':9} {'ms/launch':>10} {'slowdown':>9} {'added us':>9} "
           f"{'samples/launch':>15}")
     for k in ("big", "small"):
         base = med("none", k)
         for mode in runs:
             t = med(mode, k)
             s = med(mode, k + "_samples") if mode != "none" else float("nan")
-            print(f"{k:6} {mode:7} {t * 1e3:10.3f} {t / base:8.2f}x {(t - base) * 1e6:9.1f} "
+            print(f"{k:6} {mode:9} {t * 1e3:10.3f} {t / base:8.2f}x {(t - base) * 1e6:9.1f} "
                   f"{s:15.0f}")
     print(f"kscope fixed cost per launch (small kernel): "
           f"{(med('kscope', 'small') - med('none', 'small')) * 1e6:.1f} us; dropped samples "
