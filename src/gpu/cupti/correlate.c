@@ -60,6 +60,10 @@ int kscope__gpu_call_class(const char *name)
     if ((strncmp(p, "Launch", 6) == 0 || strncmp(p, "GraphLaunch", 11) == 0) &&
         !strstr(p, "HostFunc"))
         return KSCOPE__CALL_LAUNCH;
+    if (strncmp(p, "StreamBeginCapture", 18) == 0)
+        return KSCOPE__CALL_BEGIN_CAPTURE;
+    if (strncmp(p, "StreamEndCapture", 16) == 0)
+        return KSCOPE__CALL_END_CAPTURE;
     return KSCOPE__CALL_OTHER;
 }
 
@@ -160,8 +164,13 @@ void kscope__corr_feed(kscope__corr *c, const CUpti_Activity *rec)
     if (r.kind == KSCOPE__GPU_KERNEL)
         r.name = kscope__demangle(r.name);
     uint64_t ctx = find_launch(c, &r);
+    if (ctx == KSCOPE__CTX_OWN)
+        return; /* kscope's own copy */
+    int graph = r.graph_node && c->graph ? c->graph(c->graph_arg, &r) : 0;
+    if (graph < 0)
+        return; /* kscope's own work inside a graph */
     kscope__gpu_meta *m = r.kind == KSCOPE__GPU_KERNEL ? take_meta(c, r.correlation) : NULL;
-    if (m) {
+    if (m && !r.meta) { /* a captured launch's own metadata comes first */
         r.meta = &m->meta;
         if (m->meta.name)
             r.name = m->meta.name;
@@ -170,5 +179,7 @@ void kscope__corr_feed(kscope__corr *c, const CUpti_Activity *rec)
         c->unattributed++;
     c->delivered++;
     c->deliver(c->arg, ctx, &r);
+    if (graph > 0 && c->graph_done)
+        c->graph_done(c->graph_arg);
     free(m);
 }

@@ -98,6 +98,7 @@ static __thread kscope__gpu_meta *tl_meta;
 static __thread uint32_t tl_tid;
 static __thread int tl_call_depth;
 static __thread uint64_t tl_call_start; /* of the outermost followed call */
+static __thread uint64_t tl_call_ctx;   /* its context */
 /* Bumped at each start: a call still open when capture stopped (its exit
  * never came) must not count in a later capture. */
 static _Atomic uint32_t capture_gen;
@@ -153,6 +154,42 @@ static const struct launch_cb {
     {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz},
 };
 
+/* The begin and end of stream captures (graphs.c), followed like the
+ * launches where CUPTI cannot name its callbacks. */
+static const struct capture_cb {
+    CUpti_CallbackDomain domain;
+    CUpti_CallbackId cbid;
+    uint8_t cls;
+} capture_cbs[] = {
+#define BEGIN_CAPTURE KSCOPE__CALL_BEGIN_CAPTURE
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
+     BEGIN_CAPTURE},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000,
+     BEGIN_CAPTURE},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030,
+     BEGIN_CAPTURE},
+    {CUPTI_CB_DOMAIN_RUNTIME_API,
+     CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_ptsz_v12030, BEGIN_CAPTURE},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000,
+     KSCOPE__CALL_END_CAPTURE},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_ptsz_v10000,
+     KSCOPE__CALL_END_CAPTURE},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture, BEGIN_CAPTURE},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz, BEGIN_CAPTURE},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2, BEGIN_CAPTURE},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz,
+     BEGIN_CAPTURE},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph,
+     BEGIN_CAPTURE},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz,
+     BEGIN_CAPTURE},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture,
+     KSCOPE__CALL_END_CAPTURE},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz,
+     KSCOPE__CALL_END_CAPTURE},
+#undef BEGIN_CAPTURE
+};
+
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---------------------------------------------------------------- loading */
@@ -192,6 +229,12 @@ static int load_driver(void)
     SYM(lib, drv.primary_retain, "cuDevicePrimaryCtxRetain");
     SYM(lib, drv.primary_release, "cuDevicePrimaryCtxRelease_v2");
     SYM(lib, drv.ctx_push, "cuCtxPushCurrent_v2");
+    /* Graph capture's (optional: without them kscope cannot tell whether a
+     * capture is open, nor copy a graph's values back). */
+    *(void **)&kscope__graph_fns.is_capturing = dlsym(lib, "cuStreamIsCapturing");
+    *(void **)&kscope__graph_fns.host_alloc = dlsym(lib, "cuMemHostAlloc");
+    *(void **)&kscope__graph_fns.host_free = dlsym(lib, "cuMemFreeHost");
+    *(void **)&kscope__graph_fns.copy_dtoh = dlsym(lib, "cuMemcpyDtoHAsync_v2");
     SYM(lib, drv.ctx_pop, "cuCtxPopCurrent_v2");
     if (missing)
         return load_fail(KSCOPE_ENOGPU, "CUDA driver libcuda.so.1 lacks %s (driver too old)",
@@ -267,6 +310,13 @@ static int load_cupti(void)
         return load_fail(KSCOPE_ENOCUPTI,
                          "CUPTI library lacks %s (CUPTI from CUDA 12 or later is needed)", missing);
     *(void **)&cu.callback_name = dlsym(lib, "cuptiGetCallbackName");
+    /* All three or none: without them graph work goes to its launch. */
+    kscope__graph_api *g = &kscope__graph_fns;
+    *(void **)&g->node_id = dlsym(lib, "cuptiGetGraphNodeId");
+    *(void **)&g->graph_id = dlsym(lib, "cuptiGetGraphId");
+    *(void **)&g->exec_id = dlsym(lib, "cuptiGetGraphExecId");
+    if (!g->node_id || !g->graph_id || !g->exec_id)
+        g->node_id = NULL, g->graph_id = NULL, g->exec_id = NULL;
     return 0;
 }
 
@@ -381,8 +431,10 @@ static int profiler_api_callback(CUpti_CallbackId cbid, const CUpti_CallbackData
 
 /* A followed call begins: note who launches, from where, when. The
  * outermost call's id is the one its work carries; it also takes the
- * thread's launch metadata if the call launches kernels. */
-static void call_enter(const CUpti_CallbackData *cb, int cls)
+ * thread's launch metadata if the call launches kernels (a launch being
+ * captured hands it to the node it makes, graphs.c). */
+static void call_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                       const CUpti_CallbackData *cb, int cls)
 {
     uint32_t gen = atomic_load_explicit(&capture_gen, memory_order_relaxed);
     if (tl_gen != gen) {
@@ -394,42 +446,58 @@ static void call_enter(const CUpti_CallbackData *cb, int cls)
     if (!tl_tid)
         tl_tid = (uint32_t)syscall(SYS_gettid);
     tl_call_start = kscope_now_ns();
-    kscope__corr_launch_enter(&corr, cb->correlationId, kscope__current_ctx(), tl_tid,
-                              tl_call_start);
+    tl_call_ctx = kscope__graphs_own_call() ? KSCOPE__CTX_OWN : kscope__current_ctx();
+    kscope__corr_launch_enter(&corr, cb->correlationId, tl_call_ctx, tl_tid, tl_call_start);
     kscope__gpu_meta *m = tl_meta;
     if (m && cls == KSCOPE__CALL_LAUNCH) {
         tl_meta = NULL;
         m->correlation = cb->correlationId;
-        kscope__corr_put_meta(&corr, m);
+        if (kscope__graphs_capturing(1))
+            kscope__graphs_call_meta(m);
+        else
+            kscope__corr_put_meta(&corr, m);
     }
+    int driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+    if (cls == KSCOPE__CALL_LAUNCH && kscope__graphs_is_launch(driver, cbid))
+        kscope__graphs_launch_enter(driver, cbid, cb->functionParams);
     if (debug)
         atomic_fetch_add_explicit(&calls_followed, 1, memory_order_relaxed);
 }
 
-static void call_exit(const CUpti_CallbackData *cb)
+static void call_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                      const CUpti_CallbackData *cb)
 {
     if (tl_call_depth == 0 || tl_gen != atomic_load_explicit(&capture_gen, memory_order_relaxed))
         return; /* entered before capture started */
-    if (--tl_call_depth == 0)
-        kscope__corr_launch_exit(&corr, cb->correlationId, tl_call_start, kscope_now_ns());
+    if (--tl_call_depth > 0)
+        return;
+    kscope__corr_launch_exit(&corr, cb->correlationId, tl_call_start, kscope_now_ns());
+    kscope__graphs_call_done();
+    int driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+    if (kscope__graphs_is_launch(driver, cbid))
+        kscope__graphs_launch_exit(driver, cbid, cb->functionParams, tl_call_ctx, tl_call_start);
 }
 
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *data)
 {
     (void)userdata;
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+        kscope__graphs_resource(cbid, data);
+        return;
+    }
     if (domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API)
         return;
     const CUpti_CallbackData *cb = data;
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API && profiler_api_callback(cbid, cb))
         return;
     int cls = cbid < CBID_MAX ? call_class[domain_index(domain)][cbid] : 0;
-    if (!cls)
-        return;
-    if (cb->callbackSite == CUPTI_API_ENTER)
-        call_enter(cb, cls);
-    else
-        call_exit(cb);
+    if (cls == KSCOPE__CALL_BEGIN_CAPTURE || cls == KSCOPE__CALL_END_CAPTURE)
+        kscope__graphs_capture_call(cls == KSCOPE__CALL_BEGIN_CAPTURE, cb);
+    else if (cls && cb->callbackSite == CUPTI_API_ENTER)
+        call_enter(domain, cbid, cb, cls);
+    else if (cls)
+        call_exit(domain, cbid, cb);
 }
 
 /* Fill call_class: the fixed launch list, then every call CUPTI names. */
@@ -438,6 +506,8 @@ static void classify_calls(void)
     memset(call_class, 0, sizeof call_class);
     for (size_t i = 0; i < N_OF(launch_cbs); i++)
         call_class[domain_index(launch_cbs[i].domain)][launch_cbs[i].cbid] = KSCOPE__CALL_LAUNCH;
+    for (size_t i = 0; i < N_OF(capture_cbs); i++)
+        call_class[domain_index(capture_cbs[i].domain)][capture_cbs[i].cbid] = capture_cbs[i].cls;
     if (!cu.callback_name) {
         kscope__warn_once("cupti-names",
                           "this CUPTI cannot name its callbacks: copies and sets go to the root");
@@ -467,6 +537,11 @@ static int enable_call_callbacks(void)
                                     cupti_error(rc));
         }
     }
+    /* Graph nodes, graphs, execs (graphs.c). Without them graph work goes
+     * to its launch, as before profiling started. */
+    for (size_t i = 0; kscope__graph_fns.node_id && kscope__graph_resource_cbids[i]; i++)
+        cu.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                           kscope__graph_resource_cbids[i]);
     return 0;
 }
 
@@ -595,6 +670,10 @@ static int start_locked(void)
         int rc = kscope__corr_init(&corr, deliver_to_core, NULL);
         if (rc < 0)
             return rc;
+        if (kscope__graph_fns.node_id) {
+            corr.graph = kscope__graphs_lookup;
+            corr.graph_done = kscope__graphs_lookup_done;
+        }
         corr_ready = 1;
     }
     int rc = subscribe();
@@ -663,29 +742,42 @@ static void synchronize_devices(void)
     }
 }
 
-/* Block until every record of work launched so far was delivered. */
+/* Block until every record of work launched so far was delivered, then
+ * add the values of the graph launches since the last flush. Nothing while
+ * a stream capture is open: synchronising or flushing CUPTI then would end
+ * the program's capture (the core puts its flushes off until it closed). */
 static void cupti_flush(void)
 {
     pthread_mutex_lock(&state_lock);
-    if (started) {
+    if (started && !kscope__graphs_capturing(0)) {
         synchronize_devices();
         cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        kscope__graphs_drain();
     }
     pthread_mutex_unlock(&state_lock);
 }
 
-/* Stop capture after delivering everything launched so far. */
+/* Stop capture after delivering everything launched so far (what is still
+ * in flight is lost when a stream capture is open: see cupti_flush). */
 static void cupti_stop(void)
 {
     cupti_flush();
     pthread_mutex_lock(&state_lock);
     if (started) {
+        int capturing = kscope__graphs_capturing(0);
         disable_kinds(N_OF(kinds));
-        cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        if (!capturing)
+            cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         cu.unsubscribe(subscriber);
+        kscope__graphs_stop(!capturing);
         started = 0;
     }
     pthread_mutex_unlock(&state_lock);
+}
+
+static int cupti_capturing(int this_thread)
+{
+    return started && kscope__graphs_capturing(this_thread);
 }
 
 /* Registered in gpu/registry.c. */
@@ -698,4 +790,8 @@ const kscope__backend kscope__cupti_backend = {
     .launch_metadata = cupti_launch_metadata,
     .range_push = kscope__nvtx_push,
     .range_pop = kscope__nvtx_pop,
+    .capturing = cupti_capturing,
+    .capture_value = kscope__graphs_value,
+    .capture_hide = kscope__graphs_hide,
+    .capture_released = kscope__graphs_released,
 };
