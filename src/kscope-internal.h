@@ -298,8 +298,9 @@ typedef struct kscope__backend {
     int (*capturing)(int this_thread);
     /* A metric recorded while the calling thread captures: kept with the
      * graph and added at each of its launches (kscope__record_graph_value).
-     * Returns a token (> 0) naming what was kept, 0 when the thread is not
-     * capturing, or a negative error. */
+     * Returns 1 (host values kept), a token > 1 naming kept device values
+     * (see capture_released), 0 when the thread is not capturing, or a
+     * negative error. */
     int64_t (*capture_value)(const struct kscope__graph_value *v);
     /* Work the calling thread launches while `on` is kscope's own (copies
      * of metric values): it is captured, but never shown. */

@@ -56,7 +56,7 @@ static kscope__u64map nodes;        /* node id -> kscope__gnode */
 static kscope__u64map graph_values; /* graph id -> kscope__gvlist */
 static kscope__u64map exec_values;  /* exec id -> kscope__gvlist */
 static kscope__released released;
-static int64_t next_token;
+static int64_t next_token = 1; /* tokens > 1; 1 says "kept" for host values */
 
 /* id << 8 | EXEC_*: whether an exec was seen being made, carries values,
  * was warned about. An exec 8192 ids later takes the slot over. */
