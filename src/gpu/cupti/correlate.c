@@ -67,6 +67,63 @@ int kscope__gpu_call_class(const char *name)
     return KSCOPE__CALL_OTHER;
 }
 
+/* The calls followed even where CUPTI cannot name its callbacks (copies
+ * and sets are found by name only). Launches come from the runtime and the
+ * driver both: the runtime's do not go through the driver's public entry
+ * points. */
+#define RT(id, cls)                                                                                \
+    {                                                                                              \
+        CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##id, cls                            \
+    }
+#define DRV(id, cls)                                                                               \
+    {                                                                                              \
+        CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##id, cls                              \
+    }
+#define LAUNCH KSCOPE__CALL_LAUNCH
+#define BEGIN  KSCOPE__CALL_BEGIN_CAPTURE
+#define END    KSCOPE__CALL_END_CAPTURE
+const kscope__known_call kscope__known_calls[] = {
+    RT(cudaLaunchKernel_v7000, LAUNCH),
+    RT(cudaLaunchKernel_ptsz_v7000, LAUNCH),
+    RT(cudaLaunchKernelExC_v11060, LAUNCH),
+    RT(cudaLaunchKernelExC_ptsz_v11060, LAUNCH),
+    RT(cudaLaunchCooperativeKernel_v9000, LAUNCH),
+    RT(cudaLaunchCooperativeKernel_ptsz_v9000, LAUNCH),
+    RT(cudaGraphLaunch_v10000, LAUNCH),
+    RT(cudaGraphLaunch_ptsz_v10000, LAUNCH),
+    DRV(cuLaunchKernel, LAUNCH),
+    DRV(cuLaunchKernel_ptsz, LAUNCH),
+    DRV(cuLaunchKernelEx, LAUNCH),
+    DRV(cuLaunchKernelEx_ptsz, LAUNCH),
+    DRV(cuLaunchCooperativeKernel, LAUNCH),
+    DRV(cuLaunchCooperativeKernel_ptsz, LAUNCH),
+    DRV(cuLaunchGrid, LAUNCH),
+    DRV(cuLaunchGridAsync, LAUNCH),
+    DRV(cuGraphLaunch, LAUNCH),
+    DRV(cuGraphLaunch_ptsz, LAUNCH),
+    /* stream captures (graphs.c) */
+    RT(cudaStreamBeginCapture_v10000, BEGIN),
+    RT(cudaStreamBeginCapture_ptsz_v10000, BEGIN),
+    RT(cudaStreamBeginCaptureToGraph_v12030, BEGIN),
+    RT(cudaStreamBeginCaptureToGraph_ptsz_v12030, BEGIN),
+    RT(cudaStreamEndCapture_v10000, END),
+    RT(cudaStreamEndCapture_ptsz_v10000, END),
+    DRV(cuStreamBeginCapture, BEGIN),
+    DRV(cuStreamBeginCapture_ptsz, BEGIN),
+    DRV(cuStreamBeginCapture_v2, BEGIN),
+    DRV(cuStreamBeginCapture_v2_ptsz, BEGIN),
+    DRV(cuStreamBeginCaptureToGraph, BEGIN),
+    DRV(cuStreamBeginCaptureToGraph_ptsz, BEGIN),
+    DRV(cuStreamEndCapture, END),
+    DRV(cuStreamEndCapture_ptsz, END),
+    {0, 0, 0},
+};
+#undef RT
+#undef DRV
+#undef LAUNCH
+#undef BEGIN
+#undef END
+
 /* ------------------------------------------------------ launching threads */
 
 /* Ids the table can hold: CUPTI's 0 means none, BUSY marks a slot in

@@ -56,6 +56,16 @@ enum {
  * begin or end of a stream capture, or another call (not followed). */
 int kscope__gpu_call_class(const char *name);
 
+/* The calls followed even where CUPTI cannot name its callbacks, each with
+ * its KSCOPE__CALL_* class; ends with cbid 0. */
+typedef struct kscope__known_call {
+    CUpti_CallbackDomain domain;
+    CUpti_CallbackId cbid;
+    uint8_t cls;
+} kscope__known_call;
+
+extern const kscope__known_call kscope__known_calls[];
+
 /* ------------------------------------------------------ launch metadata */
 
 /* A copy of a kscope_launch_meta in one allocation, waiting for its

@@ -126,70 +126,6 @@ static int domain_index(CUpti_CallbackDomain domain)
     return domain == CUPTI_CB_DOMAIN_DRIVER_API;
 }
 
-/* The launch calls, runtime and driver: the runtime's do not go through
- * the driver's public entry points, so both domains are needed. Followed
- * even where CUPTI cannot name its callbacks; copies and sets are found by
- * name (see classify_calls). */
-static const struct launch_cb {
-    CUpti_CallbackDomain domain;
-    CUpti_CallbackId cbid;
-} launch_cbs[] = {
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz},
-};
-
-/* The begin and end of stream captures (graphs.c), followed like the
- * launches where CUPTI cannot name its callbacks. */
-static const struct capture_cb {
-    CUpti_CallbackDomain domain;
-    CUpti_CallbackId cbid;
-    uint8_t cls;
-} capture_cbs[] = {
-#define BEGIN_CAPTURE KSCOPE__CALL_BEGIN_CAPTURE
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
-     BEGIN_CAPTURE},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_ptsz_v10000,
-     BEGIN_CAPTURE},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_v12030,
-     BEGIN_CAPTURE},
-    {CUPTI_CB_DOMAIN_RUNTIME_API,
-     CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCaptureToGraph_ptsz_v12030, BEGIN_CAPTURE},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000,
-     KSCOPE__CALL_END_CAPTURE},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_ptsz_v10000,
-     KSCOPE__CALL_END_CAPTURE},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture, BEGIN_CAPTURE},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_ptsz, BEGIN_CAPTURE},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2, BEGIN_CAPTURE},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2_ptsz,
-     BEGIN_CAPTURE},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph,
-     BEGIN_CAPTURE},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCaptureToGraph_ptsz,
-     BEGIN_CAPTURE},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture,
-     KSCOPE__CALL_END_CAPTURE},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture_ptsz,
-     KSCOPE__CALL_END_CAPTURE},
-#undef BEGIN_CAPTURE
-};
-
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---------------------------------------------------------------- loading */
@@ -506,10 +442,8 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 static void classify_calls(void)
 {
     memset(call_class, 0, sizeof call_class);
-    for (size_t i = 0; i < N_OF(launch_cbs); i++)
-        call_class[domain_index(launch_cbs[i].domain)][launch_cbs[i].cbid] = KSCOPE__CALL_LAUNCH;
-    for (size_t i = 0; i < N_OF(capture_cbs); i++)
-        call_class[domain_index(capture_cbs[i].domain)][capture_cbs[i].cbid] = capture_cbs[i].cls;
+    for (const kscope__known_call *k = kscope__known_calls; k->cbid; k++)
+        call_class[domain_index(k->domain)][k->cbid] = k->cls;
     if (!cu.callback_name) {
         kscope__warn_once("cupti-names",
                           "this CUPTI cannot name its callbacks: copies and sets go to the root");
