@@ -1,5 +1,5 @@
 /*
- * graphs.c - where the work of a CUDA-style graph goes: under the context
+ * graphs.c - where the work of a GPU graph goes: under the context
  * that launched the graph, at <captured_at> and, beneath it, the context
  * each node was captured in, as Proton shows it. Metrics recorded while the
  * graph was captured come back at each launch the same way.

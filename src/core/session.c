@@ -548,7 +548,7 @@ static int finalize_one(kscope__session *s, const void *requested)
     }
     if (kscope__gpu_flush(s))
         kscope__warn_once("capture-finalize",
-                          "session '%s' was finalized while a CUDA graph capture was open: "
+                          "session '%s' was finalized while a graph capture was open: "
                           "records of GPU work still running then are left out",
                           s->name);
     s->phase_owed = 0; /* its records are in this, the last part */
