@@ -6,6 +6,8 @@
  */
 #include "module.h"
 
+#include "kscope-internal.h"
+
 #include <frameobject.h>
 
 /* --------------------------------------------------------- launch metadata */
@@ -58,7 +60,8 @@ static PyObject *fn_launch_metadata(PyObject *m, PyObject *args, PyObject *kwarg
 
 /* A launch_metadata value as a double: bool, int, float or anything with
  * .item() (0-d tensors). Returns 1 with *out set, 0 for a value that is
- * not a number, -1 with an exception (from .item()). */
+ * not a number, 2 for a CUDA tensor while a graph is captured (its value
+ * is not there yet: see capture_tensor), -1 with an exception. */
 static int meta_number(PyObject *v, double *out)
 {
     if (PyFloat_Check(v)) {
@@ -71,12 +74,36 @@ static int meta_number(PyObject *v, double *out)
     }
     if (v == Py_None || PyUnicode_Check(v) || !PyObject_HasAttrString(v, "item"))
         return 0;
+    int capturing = tensor_in_capture(v);
+    if (capturing)
+        return capturing < 0 ? -1 : 2;
     PyObject *item = PyObject_CallMethod(v, "item", NULL);
     if (!item)
         return -1;
     int rc = PyFloat_Check(item) || PyLong_Check(item) ? meta_number(item, out) : 0;
     Py_DECREF(item);
     return rc;
+}
+
+/* Tensor values of a launch being captured: kept for the graph, each
+ * launch adding them to the kernel named `kernel` (the metadata's name;
+ * without one the kernel cannot be found, and they are left out). Done
+ * before the metadata is handed over, so that the copies capture_tensor
+ * launches do not take it. 0, or -1 with an exception. */
+static int captured_metadata(PyObject *meta_dict, PyObject **keys, int n, const char *kernel)
+{
+    if (!kernel) {
+        kscope__warn_once("tensor-capture-name",
+                          "tensor launch metadata recorded during a CUDA graph capture is left "
+                          "out: it needs a \"name\" to find its kernel");
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        PyObject *v = PyDict_GetItemWithError(meta_dict, keys[i]);
+        if (!v || capture_tensor(PyUnicode_AsUTF8(keys[i]), v, kernel) < 0)
+            return PyErr_Occurred() ? -1 : 0;
+    }
+    return 0;
 }
 
 /* What Triton's launch_metadata function returned, as
@@ -96,6 +123,8 @@ static int metadata_from_dict(PyObject *meta_dict)
     double *fl[4] = {&meta.flops8, &meta.flops16, &meta.flops32, &meta.flops64};
     const char *names[MAX_CUSTOM];
     double values[MAX_CUSTOM];
+    PyObject *later[MAX_CUSTOM]; /* keys of tensors a captured launch computes */
+    int nlater = 0;
     Py_ssize_t pos = 0;
     PyObject *k, *v;
     while (PyDict_Next(meta_dict, &pos, &k, &v)) {
@@ -117,6 +146,11 @@ static int metadata_from_dict(PyObject *meta_dict)
             return -1;
         if (r == 0)
             continue;
+        if (r == 2) {
+            if (nlater < MAX_CUSTOM)
+                later[nlater++] = k;
+            continue;
+        }
         int i = 0;
         while (i < 4 && strcmp(key, flops[i]) != 0)
             i++;
@@ -129,6 +163,8 @@ static int metadata_from_dict(PyObject *meta_dict)
             values[meta.n_custom++] = d;
         }
     }
+    if (nlater && captured_metadata(meta_dict, later, nlater, meta.name) < 0)
+        return -1;
     meta.custom_names = names;
     meta.custom_values = values;
     int rc = kscope_launch_metadata(&meta);

@@ -193,7 +193,8 @@ void kscope__capture_hide(int on)
 
 size_t kscope__capture_released(int64_t *out, size_t n)
 {
-    const kscope__backend *b = atomic_load_explicit(&active, memory_order_acquire);
+    /* Also after the backend stopped: stopping releases what it held. */
+    const kscope__backend *b = atomic_load_explicit(&last_started, memory_order_acquire);
     return b && b->capture_released ? b->capture_released(out, n) : 0;
 }
 

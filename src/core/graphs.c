@@ -74,6 +74,7 @@ void kscope__record_graph_value(uint64_t launch_ctx, uint64_t launch_ns,
         pthread_mutex_lock(&s->lock);
         int recording = kscope__recording_at(s, launch_ns) && kscope__recording_at(s, v->ns);
         pthread_mutex_unlock(&s->lock);
+        /* (a session that started after the capture has no place for it) */
         if (!recording)
             continue;
         if (!v->kernel && kscope__session_metric_type(s, v->def, v->type) != 0) {

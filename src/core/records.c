@@ -209,12 +209,20 @@ static void trace_record(kscope__session *s, uint64_t ctx, const kscope__gpu_rec
     e->correlation = r->correlation;
 }
 
-/* Graph work goes to a session that records at its launch and recorded
- * when its node was captured (Proton leaves out the sessions that did not). */
-static int records(const kscope__session *s, uint64_t when, const kscope__gpu_record *r)
+enum { SKIP = 0, AT_LAUNCH = 1, CAPTURED = 2 };
+
+/* Where session s puts r, launched at `when`: graph work captured while s
+ * recorded goes under <captured_at>; captured while s was deactivated, it
+ * is left out (as Proton does); captured before s started, s knows no
+ * capture context for it and puts it under the launch, as it does the work
+ * of a graph built before profiling. Caller holds s->lock. */
+static int placement(const kscope__session *s, uint64_t when, const kscope__gpu_record *r)
 {
-    return kscope__recording_at(s, when) &&
-           (!r->captured || kscope__recording_at(s, r->capture_ns));
+    if (!kscope__recording_at(s, when))
+        return SKIP;
+    if (!r->captured || r->capture_ns < s->start_ns)
+        return AT_LAUNCH;
+    return kscope__recording_at(s, r->capture_ns) ? CAPTURED : SKIP;
 }
 
 void kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r)
@@ -227,14 +235,13 @@ void kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r)
         if (!s->in_use)
             continue;
         pthread_mutex_lock(&s->lock);
-        if (records(s, when, r)) {
-            if (s->trace) {
-                trace_record(s, ctx, r);
-            } else {
-                if (r->captured && !at)
-                    at = kscope__captured_node(node, r->capture_ctx);
-                tree_record(s, at ? at : node, r);
-            }
+        int where = placement(s, when, r);
+        if (where != SKIP && s->trace) {
+            trace_record(s, ctx, r);
+        } else if (where != SKIP) {
+            if (where == CAPTURED && !at)
+                at = kscope__captured_node(node, r->capture_ctx);
+            tree_record(s, where == CAPTURED && at ? at : node, r);
         }
         pthread_mutex_unlock(&s->lock);
     }

@@ -41,7 +41,7 @@ int cuptiSubscribe(void **subscriber, void *callback, void *userdata)
 #include <string.h>
 
 #define API       __attribute__((visibility("default")))
-#define MAX_NODES 64
+#define MAX_NODES 512
 #define SLOT      sizeof(CUpti_ActivityKernel10) /* one record per slot */
 #define MAX_RECS  4096
 

@@ -206,6 +206,10 @@ void kscope__graphs_lookup_done(void *arg);
 /* At a flush, after every record was delivered: add the values of the
  * launches since the last (their copies have landed). */
 void kscope__graphs_drain(void);
+/* Nodes destroyed so far (before a flush synchronises); after it, forget
+ * the first n of them: their records were delivered. */
+size_t kscope__graphs_retired(void);
+void kscope__graphs_flushed(size_t n);
 /* Capture stops: launches still waiting are lost (counted as dropped);
  * `drained` (no capture open, all copies done) frees the pinned memory. */
 void kscope__graphs_stop(int drained);

@@ -686,9 +686,11 @@ static void cupti_flush(void)
 {
     pthread_mutex_lock(&state_lock);
     if (started && !kscope__graphs_capturing(0)) {
+        size_t retired = kscope__graphs_retired();
         synchronize_devices();
         cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         kscope__graphs_drain();
+        kscope__graphs_flushed(retired);
     }
     pthread_mutex_unlock(&state_lock);
 }

@@ -56,6 +56,8 @@ static kscope__u64map nodes;        /* node id -> kscope__gnode */
 static kscope__u64map graph_values; /* graph id -> kscope__gvlist */
 static kscope__u64map exec_values;  /* exec id -> kscope__gvlist */
 static kscope__released released;
+static uint64_t *retired; /* ids of nodes destroyed since the last flush */
+static size_t nretired, capretired;
 static int64_t next_token = 1; /* tokens > 1; 1 says "kept" for host values */
 
 /* id << 8 | EXEC_*: whether an exec was seen being made, carries values,
@@ -215,11 +217,47 @@ static void node_cloned(const CUpti_GraphData *g)
     pthread_mutex_unlock(&lock);
 }
 
+/* A node destroyed may still have work whose records CUPTI has not
+ * delivered (a graph destroyed right after its launch): it stays known
+ * until the next flush has delivered them (kscope__graphs_flushed). */
 static void node_destroyed(const CUpti_GraphData *g)
 {
     uint64_t id = node_id(g->node);
     pthread_mutex_lock(&lock);
-    kscope__gnode_free(kscope__u64map_del(&nodes, id));
+    if (id && kscope__u64map_get(&nodes, id)) {
+        if (nretired == capretired) {
+            size_t cap = capretired ? capretired * 2 : 256;
+            uint64_t *p = realloc(retired, cap * sizeof *p);
+            if (p) {
+                retired = p;
+                capretired = cap;
+            }
+        }
+        if (nretired < capretired)
+            retired[nretired++] = id;
+        else /* out of memory: forget it now */
+            kscope__gnode_free(kscope__u64map_del(&nodes, id));
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+size_t kscope__graphs_retired(void)
+{
+    pthread_mutex_lock(&lock);
+    size_t n = nretired;
+    pthread_mutex_unlock(&lock);
+    return n;
+}
+
+void kscope__graphs_flushed(size_t n)
+{
+    pthread_mutex_lock(&lock);
+    if (n > nretired)
+        n = nretired;
+    for (size_t i = 0; i < n; i++)
+        kscope__gnode_free(kscope__u64map_del(&nodes, retired[i]));
+    memmove(retired, retired + n, (nretired - n) * sizeof *retired);
+    nretired -= n;
     pthread_mutex_unlock(&lock);
 }
 
@@ -563,8 +601,28 @@ void kscope__graphs_drain(void)
     pthread_mutex_unlock(&pend_lock);
 }
 
+/* Free every value list of map m (lock held); execs lose their values. */
+static void forget_values(kscope__u64map *m, int execs)
+{
+    for (size_t i = 0; i < m->cap; i++) {
+        kscope__u64slot *sl = &m->slot[i];
+        if (!sl->key || sl->key == UINT64_MAX)
+            continue;
+        kscope__gvlist_free(sl->val, &released);
+        if (execs && (exec_flags((uint32_t)sl->key) & EXEC_VALUES))
+            set_exec((uint32_t)sl->key, EXEC_KNOWN);
+    }
+    kscope__u64map_free(m, NULL);
+}
+
 void kscope__graphs_stop(int drained)
 {
+    /* Unsubscribed, kscope no longer sees graphs destroyed: what their
+     * launches would add is forgotten, so that the memory it names can go. */
+    pthread_mutex_lock(&lock);
+    forget_values(&graph_values, 0);
+    forget_values(&exec_values, 1);
+    pthread_mutex_unlock(&lock);
     pthread_mutex_lock(&pend_lock);
     unref_pending(pend, npend); /* their copies may still run: lost */
     if (npend)
