@@ -29,6 +29,7 @@
 #include <cmocka.h>
 #include <cuda.h>
 
+#include "gpu/cupti/cupti-internal.h"
 #include "kscope-internal.h"
 #include "support/testutil.h"
 
@@ -404,6 +405,47 @@ static void test_no_capture_no_change(void **state)
     assert_true(fake_count("sync") > 0); /* flushes do synchronise outside captures */
 }
 
+/* The tables behind it (graph-table.c): ids to records through growth and
+ * deletions; values held by several lists, released once, token reported. */
+static void test_graph_tables(void **state)
+{
+    (void)state;
+    kscope__u64map m = {0};
+    assert_int_equal(kscope__u64map_put(&m, 0, &m), KSCOPE_EINVAL);
+    for (uint64_t id = 1; id <= 5000; id++)
+        assert_int_equal(kscope__u64map_put(&m, id * 7919, (void *)(uintptr_t)id), 0);
+    for (uint64_t id = 1; id <= 5000; id += 2)
+        assert_ptr_equal(kscope__u64map_del(&m, id * 7919), (void *)(uintptr_t)id);
+    for (uint64_t id = 1; id <= 5000; id++)
+        assert_ptr_equal(kscope__u64map_get(&m, id * 7919), id % 2 ? NULL : (void *)(uintptr_t)id);
+    assert_int_equal(m.used, 2500);
+    for (int round = 0; round < 20; round++) /* tombstones do not fill the table */
+        for (uint64_t id = 1; id <= 500; id++) {
+            assert_int_equal(kscope__u64map_put(&m, 1000000 + id, &m), 0);
+            assert_ptr_equal(kscope__u64map_del(&m, 1000000 + id), &m);
+        }
+    assert_true(m.cap <= 16384);
+    kscope__u64map_free(&m, NULL);
+
+    kscope__released rel = {0};
+    double x = 2;
+    kscope__graph_value v = {.type = KSCOPE__T_DOUBLE, .n = 1, .vals = &x};
+    kscope__gvalue *g = kscope__gvalue_new(&v, 42);
+    x = 3; /* the value was copied */
+    kscope__gvlist *a = calloc(1, sizeof *a);
+    assert_int_equal(kscope__gvlist_add(a, g), 0);
+    kscope__gvlist *b = kscope__gvlist_copy(a);
+    assert_int_equal(g->refs, 2);
+    assert_true(*(const double *)g->v.vals == 2);
+    kscope__gvlist_free(a, &rel);
+    int64_t out[4];
+    assert_int_equal(kscope__released_take(&rel, out, 4), 0);
+    kscope__gvlist_free(b, &rel);
+    assert_int_equal(kscope__released_take(&rel, out, 4), 1);
+    assert_int_equal(out[0], 42);
+    kscope__released_free(&rel);
+}
+
 int main(void)
 {
     setenv("KSCOPE_CUPTI_LIBRARY", FAKE_CUPTI_PATH, 1);
@@ -415,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_periodic_part_waits_for_the_capture),
         cmocka_unit_test(test_metrics_during_capture),
         cmocka_unit_test(test_no_capture_no_change),
+        cmocka_unit_test(test_graph_tables),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

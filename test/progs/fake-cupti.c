@@ -91,7 +91,10 @@ typedef struct call {
     CUpti_CallbackId cbid;
     CUpti_CallbackData data;
     int rc;
+    uint32_t outer; /* correlation id of the call this one is made in */
 } call;
+
+static __thread uint32_t tl_corr; /* of the API call in progress */
 
 static void call_begin(call *c, CUpti_CallbackDomain d, CUpti_CallbackId cbid, const char *name,
                        const void *params)
@@ -102,9 +105,13 @@ static void call_begin(call *c, CUpti_CallbackDomain d, CUpti_CallbackId cbid, c
     c->data.functionName = name;
     c->data.functionParams = params;
     c->data.functionReturnValue = &c->rc;
-    pthread_mutex_lock(&mu);
-    c->data.correlationId = next_corr++;
-    pthread_mutex_unlock(&mu);
+    c->outer = tl_corr;
+    if (!tl_corr) { /* a call made inside another (its callbacks) shares its id */
+        pthread_mutex_lock(&mu);
+        tl_corr = next_corr++;
+        pthread_mutex_unlock(&mu);
+    }
+    c->data.correlationId = tl_corr;
     c->data.callbackSite = CUPTI_API_ENTER;
     callback(d, cbid, &c->data);
 }
@@ -114,6 +121,7 @@ static void call_end(call *c, int rc)
     c->rc = rc;
     c->data.callbackSite = CUPTI_API_EXIT;
     callback(c->domain, c->cbid, &c->data);
+    tl_corr = c->outer;
 }
 
 static void resource(CUpti_CallbackId id, CUpti_GraphData *g)

@@ -221,7 +221,9 @@ void kscope__corr_feed(kscope__corr *c, const CUpti_Activity *rec)
     if (r.kind == KSCOPE__GPU_KERNEL)
         r.name = kscope__demangle(r.name);
     uint64_t ctx = find_launch(c, &r);
-    if (ctx == KSCOPE__CTX_OWN)
+    int graph_launch = (ctx & KSCOPE__CTX_GRAPH) != 0;
+    ctx &= ~(uint64_t)KSCOPE__CTX_GRAPH;
+    if (ctx == KSCOPE__CTX_OWN || (graph_launch && !r.graph_node && r.kind == KSCOPE__GPU_MEMCPY))
         return; /* kscope's own copy */
     int graph = r.graph_node && c->graph ? c->graph(c->graph_arg, &r) : 0;
     if (graph < 0)

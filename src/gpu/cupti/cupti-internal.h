@@ -105,8 +105,13 @@ typedef struct kscope__corr_launch {
 typedef void (*kscope__gpu_deliver_fn)(void *arg, uint64_t ctx, const kscope__gpu_record *r);
 
 /* The context noted for kscope's own calls (copies of graph values): their
- * records are dropped. Contexts are node addresses, never 1. */
+ * records are dropped. Contexts are aligned node addresses, never 1. */
 #define KSCOPE__CTX_OWN 1u
+/* Set in the context noted for a graph launch. kscope copies a graph's
+ * values back inside the launch call (its end callback), and CUPTI gives a
+ * call made there the launch's correlation id: a copy that is no node of
+ * the graph, under a graph launch's id, is kscope's and is dropped. */
+#define KSCOPE__CTX_GRAPH 2u
 
 /* What graph work a record is (graphs.c's kscope__graphs_lookup): 1 with
  * r's capture fields (and meta) filled, then graph_done once r was

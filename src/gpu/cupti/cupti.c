@@ -384,8 +384,11 @@ static void call_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     if (!tl_tid)
         tl_tid = (uint32_t)syscall(SYS_gettid);
     tl_call_start = kscope_now_ns();
+    int driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+    int graph = cls == KSCOPE__CALL_LAUNCH && kscope__graphs_is_launch(driver, cbid);
     tl_call_ctx = kscope__graphs_own_call() ? KSCOPE__CTX_OWN : kscope__current_ctx();
-    kscope__corr_launch_enter(&corr, cb->correlationId, tl_call_ctx, tl_tid, tl_call_start);
+    kscope__corr_launch_enter(&corr, cb->correlationId,
+                              tl_call_ctx | (graph ? KSCOPE__CTX_GRAPH : 0), tl_tid, tl_call_start);
     kscope__gpu_meta *m = tl_meta;
     if (m && cls == KSCOPE__CALL_LAUNCH) {
         tl_meta = NULL;
@@ -395,8 +398,7 @@ static void call_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
         else
             kscope__corr_put_meta(&corr, m);
     }
-    int driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
-    if (cls == KSCOPE__CALL_LAUNCH && kscope__graphs_is_launch(driver, cbid))
+    if (graph)
         kscope__graphs_launch_enter(driver, cbid, cb->functionParams);
     if (debug)
         atomic_fetch_add_explicit(&calls_followed, 1, memory_order_relaxed);

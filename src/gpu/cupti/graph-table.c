@@ -223,7 +223,8 @@ void kscope__released_free(kscope__released *rel)
 size_t kscope__released_take(kscope__released *rel, int64_t *out, size_t n)
 {
     size_t k = rel->n < n ? rel->n : n;
-    memcpy(out, rel->tokens + (rel->n - k), k * sizeof *out);
+    if (k)
+        memcpy(out, rel->tokens + (rel->n - k), k * sizeof *out);
     rel->n -= k;
     return k;
 }

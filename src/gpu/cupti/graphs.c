@@ -256,7 +256,8 @@ void kscope__graphs_flushed(size_t n)
         n = nretired;
     for (size_t i = 0; i < n; i++)
         kscope__gnode_free(kscope__u64map_del(&nodes, retired[i]));
-    memmove(retired, retired + n, (nretired - n) * sizeof *retired);
+    if (n)
+        memmove(retired, retired + n, (nretired - n) * sizeof *retired);
     nretired -= n;
     pthread_mutex_unlock(&lock);
 }
