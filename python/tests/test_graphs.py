@@ -164,6 +164,8 @@ def test_deactivate_scopes_and_tensor_metrics_in_a_capture(fake_gpu, tmp_path):
                 gpu.fake_launch(stream, b"mul")
             _kscope.launch_metadata_dict({"name": "foo_test", "bytes": 16, "flops": x})
             gpu.fake_launch(stream, b"foo")
+            kscope.launch_metadata(name="bar_test", flops32=x, custom={"c": x, "n": 2})
+            gpu.fake_launch(stream, b"bar")
 
         fn(-1)  # warm-up, outside the capture: values read at once
         begin()
@@ -187,11 +189,11 @@ def test_deactivate_scopes_and_tensor_metrics_in_a_capture(fake_gpu, tmp_path):
             gpu.fake_graph_launch(e, stream)
             gpu.fake_graph_launch(e, stream)
         # the copies live as long as the graph (and its launches' values)
-        assert len(_graphs.held) == 30
+        assert len(_graphs.held) == 50
         gpu.fake_exec_destroy(e)
         gpu.fake_graph_destroy(g)
         _kscope.graph_release()
-        assert len(_graphs.held) == 30
+        assert len(_graphs.held) == 50
         kscope.finalize()
         assert len(_graphs.held) == 0
         nothing_done_in_capture()
@@ -215,6 +217,8 @@ def test_deactivate_scopes_and_tensor_metrics_in_a_capture(fake_gpu, tmp_path):
             assert foo["metrics"]["count"] == 1
             assert foo["metrics"]["bytes"] == 16
             assert foo["metrics"]["flops"] == 4.0
+            bar = child(it, "bar_test")["metrics"]
+            assert (bar["count"], bar["flops32"], bar["c"], bar["n"]) == (1, 4.0, 4.0, 2.0), bar
         # two launches, other values
         at1 = child(child(root, "test1"), "<captured_at>")
         it = child(at1, "iter_3")
