@@ -266,6 +266,8 @@ extern kscope__global kscope__g;
 
 /* -------------------------------------------------------- the GPU backends */
 
+struct kscope__graph_value; /* below, with the graph functions */
+
 /* What a GPU backend offers the core. A backend is one folder under
  * src/gpu/ plus one line of src/gpu/registry.c; the core and the command
  * line know backends only through this table. The core calls start() when
@@ -303,6 +305,23 @@ typedef struct kscope__backend {
      * so their timeline shows them; either may be NULL. */
     void (*range_push)(const char *name, uint32_t color);
     void (*range_pop)(void);
+    /* Graph capture (each may be NULL: the backend sees none). Whether a
+     * stream capture is open: begun by the calling thread (this_thread 1)
+     * or by any thread (0). While one is, the core neither flushes nor
+     * synchronises: either would end the program's capture. */
+    int (*capturing)(int this_thread);
+    /* A metric recorded while the calling thread captures: kept with the
+     * graph and added at each of its launches (kscope__record_graph_value).
+     * Returns 1 (host values kept), a token > 1 naming kept device values
+     * (see capture_released), 0 when the thread is not capturing, or a
+     * negative error. */
+    int64_t (*capture_value)(const struct kscope__graph_value *v);
+    /* Work the calling thread launches while `on` is kscope's own (copies
+     * of metric values): it is captured, but never shown. */
+    void (*capture_hide)(int on);
+    /* Tokens of kept values whose graphs are gone (their device memory may
+     * be released): up to n into out; returns how many. */
+    size_t (*capture_released)(int64_t *out, size_t n);
 } kscope__backend;
 
 /* The i-th backend of the registry (src/gpu/registry.c), then those added
@@ -348,6 +367,13 @@ typedef struct kscope__gpu_record {
     const kscope_launch_meta *meta; /* NULL: none */
     const char *function;           /* a kernel's own readable name, also when `name`
                                        is launch metadata's (NULL: same as name) */
+    /* Work of a graph node captured while kscope recorded: `captured` is 1
+     * and the record goes under <captured_at> and the context the node was
+     * captured in (capture_ctx, 0: the global root), for sessions that
+     * recorded at capture_ns too. */
+    int captured;
+    uint64_t capture_ctx, capture_ns;
+    uint64_t graph_node; /* the backend's id of the graph node (0: none) */
 } kscope__gpu_record;
 
 /* The context id for work launched now on this thread: the innermost
@@ -405,6 +431,49 @@ void kscope__set_device_info(uint32_t device, const char *arch, int64_t num_sms,
 
 /* The device type of the GPU backend ("GPU" when none). */
 const char *kscope__gpu_device_type(void);
+
+/* ------------------------------------------------------------- graphs */
+
+/* The node graph work is put under, below its launch's context: its
+ * capture context, as captured, is rebuilt beneath it. */
+#define KSCOPE__CAPTURED_AT "<captured_at>"
+
+/* Metric value types (scope metrics, graph values). */
+enum { KSCOPE__T_INT = 0, KSCOPE__T_DOUBLE = 1, KSCOPE__T_INTVEC = 2, KSCOPE__T_DOUBLEVEC = 3 };
+
+/* A metric recorded while a graph was captured: what each launch of the
+ * graph adds. */
+typedef struct kscope__graph_value {
+    const kscope__metric_def *def;
+    int type;            /* KSCOPE__T_* */
+    size_t n;            /* values (1 for a scalar) */
+    const void *vals;    /* n int64_t or double values, or NULL: */
+    uint64_t device_ptr; /* device memory each launch writes the n values to */
+    uint32_t kernel;     /* interned kernel name: a launch metric of that
+                            kernel; 0: a metric of the capture context */
+    uint32_t device;     /* the device of that kernel */
+    uint64_t ctx, ns;    /* capture context and time (the core fills them) */
+} kscope__graph_value;
+
+/* Whether a graph capture is open (the active backend's `capturing`); 0
+ * when no backend runs. */
+int kscope__capturing(int this_thread);
+
+/* Keep v (its ctx and ns are filled here) for the graph this thread
+ * captures: a token > 0, 0 when the thread does not capture, or an error. */
+int64_t kscope__capture_value(kscope__graph_value *v);
+
+/* kscope's own work begins (on = 1) or ends on this thread. */
+void kscope__capture_hide(int on);
+
+/* Tokens of kept values that are no longer needed (see the backend). */
+size_t kscope__capture_released(int64_t *out, size_t n);
+
+/* One launch of a graph produced value v: added under launch_ctx at
+ * <captured_at>/<v's capture context>, for every tree session recording at
+ * launch_ns and at v->ns. vals: v->n values of v->type. */
+void kscope__record_graph_value(uint64_t launch_ctx, uint64_t launch_ns,
+                                const kscope__graph_value *v, const void *vals);
 
 /* Count records lost by the backend for every active session. */
 void kscope__add_dropped(int64_t n);

@@ -104,6 +104,7 @@ def _finalize_now(session, output_format):
         else:
             _python_sessions.discard(session)
     _kscope.finalize(session, output_format)
+    _kscope.graph_release()
     raise_pending()
 
 

@@ -172,11 +172,64 @@ void kscope__gpu_detach(kscope__session *s)
     }
 }
 
-void kscope__gpu_flush(kscope__session *s)
+/* A flush put off while a graph capture was open, owed to the sessions
+ * (kscope__session_lock held). */
+static int flush_owed;
+
+int kscope__gpu_flush(kscope__session *s)
 {
     const kscope__backend *b = atomic_load(&active);
-    if (s->gpu && b && b->flush)
-        b->flush();
+    if (!s->gpu || !b || !b->flush)
+        return 0;
+    if (b->capturing && b->capturing(0)) {
+        flush_owed = 1; /* a sync or flush now would end the capture */
+        return 1;
+    }
+    flush_owed = 0;
+    b->flush();
+    return 0;
+}
+
+int kscope__gpu_flush_owed(void)
+{
+    const kscope__backend *b = atomic_load(&active);
+    if (!flush_owed || !b || (b->capturing && b->capturing(0)))
+        return 0;
+    flush_owed = 0;
+    b->flush();
+    return 1;
+}
+
+/* ---------------------------------------------------------- graph capture */
+
+int kscope__capturing(int this_thread)
+{
+    const kscope__backend *b = atomic_load_explicit(&active, memory_order_acquire);
+    return b && b->capturing ? b->capturing(this_thread) : 0;
+}
+
+int64_t kscope__capture_value(kscope__graph_value *v)
+{
+    const kscope__backend *b = atomic_load_explicit(&active, memory_order_acquire);
+    if (!b || !b->capture_value)
+        return 0;
+    v->ctx = kscope__current_ctx();
+    v->ns = kscope_now_ns();
+    return b->capture_value(v);
+}
+
+void kscope__capture_hide(int on)
+{
+    const kscope__backend *b = atomic_load_explicit(&active, memory_order_acquire);
+    if (b && b->capture_hide)
+        b->capture_hide(on);
+}
+
+size_t kscope__capture_released(int64_t *out, size_t n)
+{
+    /* Also after the backend stopped: stopping releases what it held. */
+    const kscope__backend *b = atomic_load_explicit(&last_started, memory_order_acquire);
+    return b && b->capture_released ? b->capture_released(out, n) : 0;
 }
 
 /* ------------------------------------------------------- launch metadata */

@@ -15,54 +15,58 @@ typedef struct builder {
     const kscope__thread *thr; /* thread being merged (its open frames) */
 } builder;
 
+/* Zero slot on n: host counters, GPU counters, user metrics. */
+static void reset_node(kscope__node *n, int slot)
+{
+    memset(&n->stats[slot], 0, sizeof n->stats[slot]);
+    kscope__gpustats_free(n->gpu[slot]);
+    n->gpu[slot] = NULL;
+    kscope__umetric **pm = &n->metrics;
+    while (*pm) {
+        kscope__umetric *m = *pm;
+        if (m->slot == slot) {
+            *pm = m->next;
+            if (m->type == KSCOPE__T_INTVEC)
+                free(m->v.iv);
+            else if (m->type == KSCOPE__T_DOUBLEVEC)
+                free(m->v.dv);
+            free(m);
+        } else {
+            pm = &m->next;
+        }
+    }
+}
+
+/* Zero slot on every node under root, holding root's owner lock. Nodes
+ * link parent -> first child -> next sibling, so a pre-order walk needs
+ * no stack. */
+static void reset_tree(kscope__node *root, int slot)
+{
+    pthread_mutex_t *lock = kscope__owner_lock(root);
+    pthread_mutex_lock(lock);
+    kscope__node *n = root;
+    while (n) {
+        reset_node(n, slot);
+        kscope__node *c = atomic_load(&n->first_child);
+        if (c) {
+            n = c;
+            continue;
+        }
+        while (n && n != root && !n->next_sibling)
+            n = n->parent;
+        n = n && n != root ? n->next_sibling : NULL;
+    }
+    pthread_mutex_unlock(lock);
+}
+
 void kscope__reset_slot(int slot)
 {
     kscope__threads_lock();
-    for (kscope__thread *t = kscope__threads(); t; t = t->next) {
-        pthread_mutex_lock(&t->lock);
-        /* Walk the whole tree iteratively: nodes link parent -> first child
-         * -> next sibling, so a pre-order walk needs no stack. */
-        kscope__node *n = &t->root;
-        while (n) {
-            memset(&n->stats[slot], 0, sizeof n->stats[slot]);
-            kscope__gpustats_free(n->gpu[slot]);
-            n->gpu[slot] = NULL;
-            kscope__umetric **pm = &n->metrics;
-            while (*pm) {
-                kscope__umetric *m = *pm;
-                if (m->slot == slot) {
-                    *pm = m->next;
-                    if (m->type == KSCOPE__T_INTVEC)
-                        free(m->v.iv);
-                    else if (m->type == KSCOPE__T_DOUBLEVEC)
-                        free(m->v.dv);
-                    free(m);
-                } else {
-                    pm = &m->next;
-                }
-            }
-            kscope__node *c = atomic_load(&n->first_child);
-            if (c) {
-                n = c;
-                continue;
-            }
-            while (n && n != &t->root && !n->next_sibling)
-                n = n->parent;
-            n = n && n != &t->root ? n->next_sibling : NULL;
-        }
-        pthread_mutex_unlock(&t->lock);
-    }
+    for (kscope__thread *t = kscope__threads(); t; t = t->next)
+        reset_tree(&t->root, slot);
     kscope__threads_unlock();
-    /* The global root holds only GPU nodes, and the source lines of their
-     * PC samples below them. */
-    for (kscope__node *c = atomic_load(&kscope__g.root.first_child); c; c = c->next_sibling) {
-        kscope__gpustats_free(c->gpu[slot]);
-        c->gpu[slot] = NULL;
-        for (kscope__node *l = atomic_load(&c->first_child); l; l = l->next_sibling) {
-            kscope__gpustats_free(l->gpu[slot]);
-            l->gpu[slot] = NULL;
-        }
-    }
+    /* The global root: GPU work with no context, and graph work under it. */
+    reset_tree(&kscope__g.root, slot);
 }
 
 /* Ticks a scope still open on the thread being merged adds at build time. */

@@ -9,8 +9,6 @@
 #include "format/events.h"
 #include "profile/ptree.h"
 
-enum { KSCOPE__T_INT = 0, KSCOPE__T_DOUBLE = 1, KSCOPE__T_INTVEC = 2, KSCOPE__T_DOUBLEVEC = 3 };
-
 /* A user metric on one node for one session. Guarded by the owner's lock. */
 struct kscope__umetric {
     const kscope__metric_def *def;
@@ -51,6 +49,7 @@ typedef struct kscope__session {
     int pcs_ended;  /* its share of PC sampling was given back (finalize) */
     int phase;      /* next part number (periodic) */
     int gpu;        /* the GPU backend was started for it */
+    int phase_owed; /* a periodic part waits for a flush put off by a capture */
     int active;
     uint64_t start_ns;
     pthread_mutex_t lock; /* everything below */
@@ -133,6 +132,32 @@ int kscope__gpu_attach(kscope__session *s, const char *name);
  * over only when sampling ends still reaches it. */
 void kscope__gpu_pcs_end(kscope__session *s);
 void kscope__gpu_detach(kscope__session *s);
-void kscope__gpu_flush(kscope__session *s);
+/* Returns 1 when the flush was put off: a graph capture is open (the
+ * records come later; kscope__gpu_flush_owed does it once none is). */
+int kscope__gpu_flush(kscope__session *s);
+/* Do a flush put off during a capture, if none is open now: 1 if done.
+ * Caller holds kscope__session_lock. */
+int kscope__gpu_flush_owed(void);
+
+/* Was session s recording at host time ns? Caller holds s->lock. */
+int kscope__recording_at(const kscope__session *s, uint64_t ns);
+
+/* The node under `launch` (a launch context) for work captured under
+ * capture_ctx: <captured_at> and, below it, the capture context's path
+ * from its thread's root, made where missing. NULL out of memory. */
+kscope__node *kscope__captured_node(kscope__node *launch, uint64_t capture_ctx);
+
+/* Add one launch-metadata value named `name` (interned) to a kernel's
+ * counters: flops8..flops64 and bytes have their own, any other name is a
+ * custom metric. Caller holds the session's lock. */
+void kscope__gpustats_add(kscope__gpustats *g, uint32_t name, double value);
+
+/* The lock that guards node creation and metric lists under n: its
+ * owner thread's, or the global root's. */
+pthread_mutex_t *kscope__owner_lock(const kscope__node *n);
+
+/* Add a metric value to node n (any thread's) for session slot s. */
+int kscope__node_metric(kscope__node *n, int s, const kscope__metric_def *def, int type,
+                        const void *vals, size_t count);
 
 #endif
