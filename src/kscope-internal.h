@@ -289,6 +289,13 @@ typedef struct kscope__backend {
      * so their timeline shows them; either may be NULL. */
     void (*range_push)(const char *name, uint32_t color);
     void (*range_pop)(void);
+    /* Sampled sessions (core/sampling.c): turn capture off (open = 0) or
+     * back on (1) while the backend stays started. Off, a launch costs
+     * what it costs with no profiler: no callback, no activity. Never
+     * synchronizes. Returns 0, or KSCOPE_EBUSY while the program records
+     * a graph of GPU work (the core tries again later). NULL: the backend cannot
+     * switch, and the core keeps only the records of the windows. */
+    int (*gate)(int open);
 } kscope__backend;
 
 /* The i-th backend of the registry (src/gpu/registry.c), then those added
@@ -308,6 +315,10 @@ const kscope__backend *kscope__backend_default(void);
 /* The device type of GPU nodes and devices in the output: that of the
  * backend started last, else of the default backend, else "GPU". */
 const char *kscope__gpu_device_type(void);
+
+/* Check a sampled mode's text ("time:on=50ms,every=1s", "step:on=1,every=10",
+ * "off"): 0, or KSCOPE_EINVAL with a message naming what is wrong. */
+int kscope__sampling_check(const char *spec);
 
 /* Check a launch metadata record (KSCOPE_EINVAL, message set, or 0). */
 int kscope__launch_meta_check(const kscope_launch_meta *meta);

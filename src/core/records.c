@@ -201,7 +201,7 @@ void kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r)
         if (!s->in_use)
             continue;
         pthread_mutex_lock(&s->lock);
-        if (recording_at(s, when)) {
+        if (recording_at(s, when) && (!s->sampled || kscope__sampling_in_window(when))) {
             if (s->trace)
                 trace_record(s, ctx, r);
             else
