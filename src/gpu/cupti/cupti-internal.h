@@ -124,4 +124,26 @@ void kscope__corr_feed(kscope__corr *c, const CUpti_Activity *rec);
  * thread; lock-free). Ownership passes to the correlator. */
 void kscope__corr_put_meta(kscope__corr *c, kscope__gpu_meta *m);
 
+/* ------------------------------------------------------- sampling gate */
+
+/* The backend's gate (kscope__backend.gate, gate.c): capture off or on
+ * for sampled sessions; KSCOPE_EBUSY while a stream captures a graph. */
+int kscope__cupti_gate(int open);
+
+/* Capture started: follow the stream-capture calls through CUPTI's
+ * cuptiEnableCallback and cuptiGetCallbackName (which may be NULL). */
+void kscope__cupti_gate_start(CUpti_SubscriberHandle subscriber,
+                              CUptiResult (*enable)(uint32_t, CUpti_SubscriberHandle,
+                                                    CUpti_CallbackDomain, CUpti_CallbackId),
+                              CUptiResult (*name)(CUpti_CallbackDomain, uint32_t, const char **));
+
+/* A callback of a call that attribution does not follow (on_callback):
+ * the stream-capture calls are counted here. */
+void kscope__cupti_gate_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                             const CUpti_CallbackData *cb);
+
+/* cupti.c, for the gate: the followed calls' callbacks and the activity
+ * kinds off (on = 0) or back on (1). Never synchronizes. 0 or KSCOPE_E*. */
+int kscope__cupti_switch(int on);
+
 #endif /* KSCOPE_CUPTI_INTERNAL_H */

@@ -91,8 +91,11 @@ static int forked_child;      /* a fork() child of a process that was capturing 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 
-/* Metadata for the next launch on this thread. */
+/* Metadata for the next launch on this thread, and the capture_gen it
+ * was given in (metadata from before the gate last opened is stale). */
 static __thread kscope__gpu_meta *tl_meta;
+static __thread uint32_t tl_meta_gen;
+static _Atomic int gate_shut; /* sampled sessions: capture off between windows */
 /* This thread's OS id (0: not yet read), and how many followed calls it
  * is inside (a driver call made by a runtime call is the second). */
 static __thread uint32_t tl_tid;
@@ -397,6 +400,11 @@ static void call_enter(const CUpti_CallbackData *cb, int cls)
     kscope__corr_launch_enter(&corr, cb->correlationId, kscope__current_ctx(), tl_tid,
                               tl_call_start);
     kscope__gpu_meta *m = tl_meta;
+    if (m && tl_meta_gen != gen) { /* given before the gate last opened */
+        tl_meta = NULL;
+        free(m);
+        m = NULL;
+    }
     if (m && cls == KSCOPE__CALL_LAUNCH) {
         tl_meta = NULL;
         m->correlation = cb->correlationId;
@@ -424,8 +432,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API && profiler_api_callback(cbid, cb))
         return;
     int cls = cbid < CBID_MAX ? call_class[domain_index(domain)][cbid] : 0;
-    if (!cls)
+    if (!cls) {
+        kscope__cupti_gate_call(domain, cbid, cb);
         return;
+    }
     if (cb->callbackSite == CUPTI_API_ENTER)
         call_enter(cb, cls);
     else
@@ -478,12 +488,14 @@ static int cupti_launch_metadata(const kscope_launch_meta *meta)
     int rc = kscope__gpu_meta_copy(meta, &m);
     if (rc < 0)
         return rc;
-    if (!started) { /* nothing records kernels: keep nothing for later */
+    if (!started || atomic_load_explicit(&gate_shut, memory_order_relaxed)) {
+        /* nothing records kernels: keep nothing for later */
         free(m);
         return 0;
     }
     free(tl_meta); /* two in a row: the later one wins */
     tl_meta = m;
+    tl_meta_gen = atomic_load_explicit(&capture_gen, memory_order_relaxed);
     return 0;
 }
 
@@ -611,6 +623,8 @@ static int start_locked(void)
         return rc;
     }
     started = 1;
+    atomic_store(&gate_shut, 0);
+    kscope__cupti_gate_start(subscriber, cu.enable_callback, cu.callback_name);
     /* kscope run --capture-range=cudaProfilerApi: follow the profiler API
      * (two callbacks, on calls a program makes a handful of times). */
     const char *range = getenv("KSCOPE_RUN_CAPTURE");
@@ -688,6 +702,37 @@ static void cupti_stop(void)
     pthread_mutex_unlock(&state_lock);
 }
 
+/* The followed calls' callbacks on or off (state_lock held). */
+static int set_call_callbacks(uint32_t on)
+{
+    for (int d = 0; d < 2; d++)
+        for (uint32_t id = 1; id < CBID_MAX; id++)
+            if (call_class[d][id] &&
+                cu.enable_callback(on, subscriber, domains[d], id) != CUPTI_SUCCESS)
+                return KSCOPE_ENOCUPTI;
+    return 0;
+}
+
+int kscope__cupti_switch(int on)
+{
+    pthread_mutex_lock(&state_lock);
+    int rc = 0;
+    if (started && atomic_load(&gate_shut) == on) {
+        if (on) { /* callbacks first: a kernel with a record has its launch noted */
+            atomic_fetch_add(&capture_gen, 1); /* calls open at the shut never end */
+            rc = set_call_callbacks(1);
+            for (size_t i = 0; i < N_OF(kinds) && rc == 0; i++)
+                rc = cu.activity_enable(kinds[i]) == CUPTI_SUCCESS ? 0 : KSCOPE_ENOCUPTI;
+        } else {
+            disable_kinds(N_OF(kinds));
+            rc = set_call_callbacks(0);
+        }
+        atomic_store(&gate_shut, !on);
+    }
+    pthread_mutex_unlock(&state_lock);
+    return rc;
+}
+
 /* Registered in gpu/registry.c. */
 const kscope__backend kscope__cupti_backend = {
     KSCOPE__CUPTI_ABOUT,
@@ -698,4 +743,5 @@ const kscope__backend kscope__cupti_backend = {
     .launch_metadata = cupti_launch_metadata,
     .range_push = kscope__nvtx_push,
     .range_pop = kscope__nvtx_pop,
+    .gate = kscope__cupti_gate,
 };
