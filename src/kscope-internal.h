@@ -412,6 +412,10 @@ int kscope__session_rename(int slot, const char *name);
 void kscope__fork_child_reset(int slot);
 int kscope__session_recorded(int slot);
 int kscope__session_gpu_on(int slot);
+/* Start the GPU backend `name` (NULL: the default) for a running session
+ * that has none; a backend that cannot start leaves host scopes (message
+ * set, as at a session's start). */
+void kscope__session_gpu_attach(int slot, const char *name);
 
 /* ------------------------------------------------------- kscope run hooks */
 
