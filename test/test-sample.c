@@ -129,6 +129,7 @@ static void test_specs_are_checked(void **state)
     (void)state;
     static const char *const good[] = {"time:on=50ms,every=1s",
                                        "time:every=2.5s,on=100ms,first=10s",
+                                       "time:on=1min,every=1h",
                                        "step:on=1,every=10",
                                        "step:on=3,every=3,first=0",
                                        "off",
@@ -161,9 +162,9 @@ static void test_specs_are_checked(void **state)
     assert_int_equal(start_sampled("gated", "step:on=0,every=1", NULL), KSCOPE_EINVAL);
     assert_non_null(strstr(kscope_last_error(), "at least 1"));
     /* and names the variable it came from */
-    setenv("KSCOPE_SAMPLE", "time:on=1h,every=2h", 1);
+    setenv("KSCOPE_SAMPLE", "time:on=1d,every=2d", 1);
     assert_int_equal(start_sampled("gated", NULL, NULL), KSCOPE_EINVAL);
-    assert_non_null(strstr(kscope_last_error(), "KSCOPE_SAMPLE=sample 'time:on=1h"));
+    assert_non_null(strstr(kscope_last_error(), "KSCOPE_SAMPLE=sample 'time:on=1d"));
     unsetenv("KSCOPE_SAMPLE");
 }
 

@@ -91,11 +91,13 @@ static int parse_duration(const char *v, uint64_t *out)
     double d = strtod(v, &end);
     if (errno || end == v || !isfinite(d) || d < 0)
         return -1;
-    double unit = strcmp(end, "ns") == 0   ? 1
-                  : strcmp(end, "us") == 0 ? 1e3
-                  : strcmp(end, "ms") == 0 ? 1e6
-                  : strcmp(end, "s") == 0  ? 1e9
-                                           : 0;
+    double unit = strcmp(end, "ns") == 0    ? 1
+                  : strcmp(end, "us") == 0  ? 1e3
+                  : strcmp(end, "ms") == 0  ? 1e6
+                  : strcmp(end, "s") == 0   ? 1e9
+                  : strcmp(end, "min") == 0 ? 60e9
+                  : strcmp(end, "h") == 0   ? 3600e9
+                                            : 0;
     if (unit == 0 || d * unit > (double)MAX_DURATION)
         return -1;
     *out = (uint64_t)llround(d * unit);
@@ -133,7 +135,7 @@ static int parse_item(const char *text, char *item, spec *sp, int *seen)
     uint64_t *dst = k == 0 ? &sp->on : k == 1 ? &sp->every : &sp->first;
     const char *v = eq + 1;
     if (sp->kind == BY_TIME && parse_duration(v, dst) != 0)
-        return bad(text, "bad duration '%s' (a number and a unit: ns, us, ms, s)", v);
+        return bad(text, "bad duration '%s' (a number and a unit: ns, us, ms, s, min, h)", v);
     if (sp->kind == BY_STEP && parse_count(v, dst) != 0)
         return bad(text, "bad step count '%s' (a whole number)", v);
     return 0;

@@ -351,21 +351,21 @@ static int all_int(ctx *c, const char *key)
 /* time/ms, avg_cpu_time/us, wall_time/s ... ; 1 handled, 0 not this kind, -1 error. */
 static int time_column(ctx *c, const char *spec, kscope__column *col)
 {
-    static const char *const bases[] = {"time",         "avg_time",  "cpu_time",
-                                        "avg_cpu_time", "wall_time", "avg_wall_time"};
+    static const char *const bases[] = {"time",      "avg_time",      "cpu_time", "avg_cpu_time",
+                                        "wall_time", "avg_wall_time", "est_time"};
     const char *slash = strchr(spec, '/');
     if (!slash)
         return 0;
     size_t bl = (size_t)(slash - spec);
     int b = -1;
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 7; i++)
         if (strlen(bases[i]) == bl && strncmp(spec, bases[i], bl) == 0)
             b = i;
     double per = unit_seconds(slash + 1);
     if (b < 0 || per == 0)
         return 0;
     int avg = b % 2 == 1;
-    const char *raw = b < 2 ? "time" : b < 4 ? "cpu_time" : "wall_time";
+    const char *raw = b < 2 ? "time" : b < 4 ? "cpu_time" : b < 6 ? "wall_time" : "est_time";
     found fo;
     double *v = seconds_of(c, raw, &fo);
     if (!v)
@@ -643,4 +643,31 @@ void kscope__column_free(kscope__column *col)
 {
     free(col->vals);
     col->vals = NULL;
+}
+
+/* ------------------------------------------------------- sampled runs */
+
+int kscope__sampled_note(const kscope__ptree *t, char *buf, size_t size)
+{
+    const char *fk = lookup_key(t, "sampled_fraction");
+    const kscope__pmetric *f = fk ? kscope__pnode_metric(t->root, fk) : NULL;
+    if (!f || (f->type != KSCOPE__V_INT && f->type != KSCOPE__V_DOUBLE))
+        return 0;
+    double pct = kscope__pmetric_number(f) * 100.0;
+    const char *sk = lookup_key(t, "steps"), *ssk = lookup_key(t, "sampled_steps");
+    const char *wk = lookup_key(t, "sample_windows");
+    const kscope__pmetric *steps = sk ? kscope__pnode_metric(t->root, sk) : NULL;
+    const kscope__pmetric *sampled = ssk ? kscope__pnode_metric(t->root, ssk) : NULL;
+    const kscope__pmetric *windows = wk ? kscope__pnode_metric(t->root, wk) : NULL;
+    if (steps && sampled)
+        snprintf(buf, size,
+                 "sampled: GPU work recorded in %.0f of %.0f steps (%.2f%%); est_ metrics are "
+                 "the recorded ones over that fraction (-m est_time/ms)",
+                 kscope__pmetric_number(sampled), kscope__pmetric_number(steps), pct);
+    else
+        snprintf(buf, size,
+                 "sampled: GPU work recorded in %.0f windows, %.2f%% of the run; est_ metrics "
+                 "are the recorded ones over that fraction (-m est_time/ms)",
+                 windows ? kscope__pmetric_number(windows) : 0.0, pct);
+    return 1;
 }
