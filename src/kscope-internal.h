@@ -257,6 +257,13 @@ extern kscope__global kscope__g;
 
 /* -------------------------------------------------------- the GPU backends */
 
+/* One timed loop of `kscope bench` (a backend's bench). */
+typedef struct kscope__bench_result {
+    double us_per_launch;
+    uint64_t records; /* the floor's activity records */
+    char device[128]; /* the device's name */
+} kscope__bench_result;
+
 /* What a GPU backend offers the core. A backend is one folder under
  * src/gpu/ plus one line of src/gpu/registry.c; the core and the command
  * line know backends only through this table. The core calls start() when
@@ -296,6 +303,11 @@ typedef struct kscope__backend {
      * a graph of GPU work (the core tries again later). NULL: the backend cannot
      * switch, and the core keeps only the records of the windows. */
     int (*gate)(int open);
+    /* `kscope bench`: time n launches of an empty kernel from this process
+     * (floor = 1: under the bare activity capture that any tracer of this
+     * interface pays). 0, or a negative KSCOPE_E* (ENOGPU: no device) with a
+     * message. NULL: the backend has no loop. */
+    int (*bench)(long n, int floor, kscope__bench_result *out);
 } kscope__backend;
 
 /* The i-th backend of the registry (src/gpu/registry.c), then those added

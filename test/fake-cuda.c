@@ -12,6 +12,7 @@
 #include <cuda.h>
 #include <cupti.h>
 
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,6 +57,61 @@ static int row(CUpti_CallbackDomain d)
 
 /* ------------------------------------------------------------- driver */
 
+static void launch_call(int driver, uint32_t cbid);
+
+/* As the driver does: load $CUDA_INJECTION64_PATH and call its
+ * InitializeInjection, once. */
+CUresult cuInit(unsigned flags)
+{
+    static int done;
+    (void)flags;
+    const char *inject = getenv("CUDA_INJECTION64_PATH");
+    if (!done && inject && *inject) {
+        done = 1;
+        void *lib = dlopen(inject, RTLD_NOW);
+        int (*init)(void) = lib ? (int (*)(void))dlsym(lib, "InitializeInjection") : NULL;
+        if (init)
+            init();
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetName(char *name, int len, CUdevice d)
+{
+    (void)d;
+    strncpy(name, "Stand-in GPU", (size_t)len);
+    name[len - 1] = '\0';
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSetCurrent(CUcontext c)
+{
+    (void)c;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuModuleLoadData(CUmodule *m, const void *image)
+{
+    *m = (CUmodule)image;
+    return image ? CUDA_SUCCESS : CUDA_ERROR_INVALID_IMAGE;
+}
+
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
+{
+    *f = (CUfunction)m;
+    return strstr((const char *)m, name) ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                        unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
+                        void **extra)
+{
+    (void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shmem;
+    (void)s, (void)params, (void)extra;
+    launch_call(1, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);
+    return CUDA_SUCCESS;
+}
+
 CUresult cuDeviceGetCount(int *n)
 {
     *n = 1;
@@ -98,8 +154,8 @@ CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned *flags, int *active)
 CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 {
     (void)d;
-    *c = NULL;
-    return CUDA_ERROR_INVALID_CONTEXT;
+    *c = (CUcontext)&syncs;
+    return CUDA_SUCCESS;
 }
 
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
@@ -267,14 +323,20 @@ static void add_kernel(uint32_t corr)
     buffer_used += sizeof k;
 }
 
-/* A cudaLaunchKernel of an empty kernel, as CUPTI sees it. */
-void fake_launch(void)
+/* A launch call of an empty kernel, as CUPTI sees it. */
+static void launch_call(int driver, uint32_t cbid)
 {
     uint32_t corr = next_corr++;
     int rc = 0;
-    call_back(0, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_ENTER, corr, &rc);
+    call_back(driver, cbid, CUPTI_API_ENTER, corr, &rc);
     add_kernel(corr);
-    call_back(0, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_EXIT, corr, &rc);
+    call_back(driver, cbid, CUPTI_API_EXIT, corr, &rc);
+}
+
+/* A cudaLaunchKernel of an empty kernel. */
+void fake_launch(void)
+{
+    launch_call(0, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
 }
 
 /* cudaStreamBeginCapture (begin = 1) or cudaStreamEndCapture, returning rc. */

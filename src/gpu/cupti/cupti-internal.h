@@ -146,4 +146,9 @@ void kscope__cupti_gate_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
  * kinds off (on = 0) or back on (1). Never synchronizes. 0 or KSCOPE_E*. */
 int kscope__cupti_switch(int on);
 
+/* ------------------------------------------------------------------ bench */
+
+/* The backend's bench (bench.c): n empty kernels through the driver. */
+int kscope__cupti_bench(long n, int floor, kscope__bench_result *out);
+
 #endif /* KSCOPE_CUPTI_INTERNAL_H */

@@ -744,4 +744,5 @@ const kscope__backend kscope__cupti_backend = {
     .range_push = kscope__nvtx_push,
     .range_pop = kscope__nvtx_pop,
     .gate = kscope__cupti_gate,
+    .bench = kscope__cupti_bench,
 };
