@@ -24,8 +24,9 @@
 
 /* ------------------------------------------------------- the stand-ins */
 
-static int gate_state = 1; /* the gated stand-in's capture */
-static int gate_calls, refuse, syncs;
+static _Atomic int gate_state = 1; /* the gated stand-in's capture (the time thread sets it) */
+static _Atomic int gate_calls, refuse;
+static int syncs;
 
 static int gated_start(void)
 {
