@@ -448,20 +448,29 @@ static void test_trace_shows_windows(void **state)
     unlink(NAME ".json");
 }
 
+/* A test that failed half-way leaves no session for the next one. */
+static int finalize_all(void **state)
+{
+    (void)state;
+    kscope_finalize(KSCOPE_ALL, NULL);
+    refuse = 0;
+    return 0;
+}
+
 int main(void)
 {
     if (kscope__backend_register(&gated) != 0 || kscope__backend_register(&plain) != 0)
         return 1;
     unsetenv("KSCOPE_SAMPLE");
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_specs_are_checked),
-        cmocka_unit_test(test_step_windows),
-        cmocka_unit_test(test_no_switch_while_capturing),
-        cmocka_unit_test(test_full_session_keeps_the_gate_open),
-        cmocka_unit_test(test_one_schedule_per_process),
-        cmocka_unit_test(test_backend_without_gate),
-        cmocka_unit_test(test_time_windows),
-        cmocka_unit_test(test_trace_shows_windows),
+        cmocka_unit_test_teardown(test_specs_are_checked, finalize_all),
+        cmocka_unit_test_teardown(test_step_windows, finalize_all),
+        cmocka_unit_test_teardown(test_no_switch_while_capturing, finalize_all),
+        cmocka_unit_test_teardown(test_full_session_keeps_the_gate_open, finalize_all),
+        cmocka_unit_test_teardown(test_one_schedule_per_process, finalize_all),
+        cmocka_unit_test_teardown(test_backend_without_gate, finalize_all),
+        cmocka_unit_test_teardown(test_time_windows, finalize_all),
+        cmocka_unit_test_teardown(test_trace_shows_windows, finalize_all),
     };
     return cmocka_run_group_tests_name("sample", tests, NULL, NULL);
 }

@@ -398,11 +398,12 @@ static void recount_forced(const kscope__session *gone)
     pthread_mutex_unlock(&S.lock);
 }
 
-static void set_sampled(kscope__session *s, int on, int recording)
+/* Mark s sampled (or not); its fraction counts from `since` (ns). */
+static void set_sampled(kscope__session *s, int on, int recording, uint64_t since)
 {
     pthread_mutex_lock(&s->lock);
     s->sampled = on;
-    s->since_ns = kscope_now_ns();
+    s->since_ns = since;
     __atomic_store_n(&s->steps, on ? 1 : 0, __ATOMIC_RELAXED);
     __atomic_store_n(&s->sampled_steps, on && recording ? 1 : 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&s->lock);
@@ -429,7 +430,7 @@ int kscope__sampling_attach(kscope__session *s, const char *text)
     pthread_once(&fork_once, register_fork);
     spec sp;
     if (parse(text, &sp) != 0 || !sp.kind) {
-        set_sampled(s, 0, 0);
+        set_sampled(s, 0, 0, 0);
         recount_forced(NULL); /* it may keep the gate open */
         pthread_mutex_lock(&gate_lock);
         sync_gate();
@@ -448,11 +449,11 @@ int kscope__sampling_attach(kscope__session *s, const char *text)
         pthread_mutex_unlock(&gate_lock);
         return rc;
     }
-    set_sampled(s, 1, 0);
+    set_sampled(s, 1, 0, s->start_ns);
     recount_forced(NULL); /* s no longer holds the gate open */
     int recording = sync_gate();
     pthread_mutex_unlock(&gate_lock);
-    set_sampled(s, 1, recording);
+    set_sampled(s, 1, recording, s->start_ns);
     return 0;
 }
 
@@ -472,7 +473,7 @@ void kscope__sampling_detach(kscope__session *s)
     pthread_mutex_lock(&gate_lock);
     sync_gate(); /* the last sampled session leaves the gate open */
     pthread_mutex_unlock(&gate_lock);
-    set_sampled(s, 0, 0);
+    set_sampled(s, 0, 0, 0);
 }
 
 void kscope__sampling_backend_started(void)
@@ -493,7 +494,7 @@ void kscope__sampling_phase(kscope__session *s)
     pthread_mutex_lock(&S.lock);
     int recording = S.users > 0 && S.want && S.open;
     pthread_mutex_unlock(&S.lock);
-    set_sampled(s, 1, recording);
+    set_sampled(s, 1, recording, kscope_now_ns());
 }
 
 /* -------------------------------------------------------------- steps */
