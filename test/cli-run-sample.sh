@@ -79,6 +79,9 @@ fakerun --sample time:on=1ms,every=2h,first=1h -- ./run-sample 10 >out.txt 2>err
 [ "$(metric_of kscope.hatchet ROOT sampled_fraction)" = 0.0 ] ||
     fail "time fraction: $(metric_of kscope.hatchet ROOT sampled_fraction)"
 has kscope.hatchet train || fail "host scopes were not kept"
+"$KS" view -m wall_time/ms kscope.hatchet | tail -1 |
+    grep -qF "sampled: GPU work recorded in 0 windows, 0.00% of the run" ||
+    fail "view of a profile that sampled nothing: $("$KS" view -m wall_time/ms kscope.hatchet | tail -2)"
 ok "time sampling"
 
 finish

@@ -326,6 +326,64 @@ static void test_backend_without_gate(void **state)
     unlink(NAME ".hatchet");
 }
 
+/* A figure at ROOT as readers see it: a 0 there reads as "rolls up". */
+static double root(kscope__ptree *t, const char *key)
+{
+    double v = metric(t->root, key);
+    if (isnan(v) && kscope__ptree_is_inclusive(t, kscope__ptree_intern_cstr(t, key)))
+        return 0;
+    return v;
+}
+
+static kscope__ptree *read_part(int n)
+{
+    char path[128], err[KSCOPE__READ_ERRLEN];
+    snprintf(path, sizeof path, NAME ".part_%d.hatchet", n);
+    kscope__ptree *t = NULL;
+    if (kscope__read_profile(path, &t, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    unlink(path);
+    return t;
+}
+
+/* Periodic flushing: each part says what fraction of its own steps it
+ * sampled. */
+static void test_periodic_parts(void **state)
+{
+    (void)state;
+    kscope_session_opts o = {.name = NAME,
+                             .backend = "gated",
+                             .sample = "step:on=1,every=2",
+                             .mode = "periodic_flushing"};
+    int s = kscope_start(&o);
+    assert_true(s >= 0);
+    for (int step = 0; step < 4; step++) { /* 0..3: 0 and 2 sampled */
+        if (step)
+            kscope_step();
+        launch(0, NULL);
+    }
+    assert_int_equal(kscope_deactivate(s, 1), 0); /* part 0 */
+    kscope_step();                                /* 4: not counted, the session is paused */
+    assert_int_equal(kscope_activate(s), 0);
+    launch(0, NULL);
+    kscope_step(); /* 5 */
+    launch(0, NULL);
+    assert_int_equal(kscope_finalize(s, NULL), 0); /* part 1 */
+    kscope__ptree *t = read_part(0);
+    assert_close(metric(t->root, "steps"), 4);
+    assert_close(metric(t->root, "sampled_steps"), 2);
+    assert_close(metric(PATH(t, "k"), "count"), 2);
+    kscope__ptree_free(t);
+    t = read_part(1); /* step 3 (where the part began), 5: none sampled */
+    assert_close(root(t, "steps"), 2);
+    assert_close(root(t, "sampled_steps"), 0);
+    assert_close(root(t, "sampled_fraction"), 0);
+    char note[256];
+    assert_int_equal(kscope__sampled_note(t, note, sizeof note), 1);
+    assert_non_null(strstr(note, "recorded in 0 of 2 steps (0.00%)"));
+    kscope__ptree_free(t);
+}
+
 /* -------------------------------------------------------------- time */
 
 typedef struct win_list {
@@ -469,6 +527,7 @@ int main(void)
         cmocka_unit_test_teardown(test_full_session_keeps_the_gate_open, finalize_all),
         cmocka_unit_test_teardown(test_one_schedule_per_process, finalize_all),
         cmocka_unit_test_teardown(test_backend_without_gate, finalize_all),
+        cmocka_unit_test_teardown(test_periodic_parts, finalize_all),
         cmocka_unit_test_teardown(test_time_windows, finalize_all),
         cmocka_unit_test_teardown(test_trace_shows_windows, finalize_all),
     };

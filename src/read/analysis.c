@@ -647,27 +647,35 @@ void kscope__column_free(kscope__column *col)
 
 /* ------------------------------------------------------- sampled runs */
 
+/* A number at ROOT: 1 with *v set when ROOT holds it, or held 0 (which
+ * readers take as "this metric rolls up" and keep in the inclusive list). */
+static int root_number(const kscope__ptree *t, const char *key, double *v)
+{
+    const char *k = lookup_key(t, key);
+    const kscope__pmetric *m = k ? kscope__pnode_metric(t->root, k) : NULL;
+    if (m && (m->type == KSCOPE__V_INT || m->type == KSCOPE__V_DOUBLE)) {
+        *v = kscope__pmetric_number(m);
+        return 1;
+    }
+    *v = 0;
+    return k && !m && kscope__ptree_is_inclusive(t, k);
+}
+
 int kscope__sampled_note(const kscope__ptree *t, char *buf, size_t size)
 {
-    const char *fk = lookup_key(t, "sampled_fraction");
-    const kscope__pmetric *f = fk ? kscope__pnode_metric(t->root, fk) : NULL;
-    if (!f || (f->type != KSCOPE__V_INT && f->type != KSCOPE__V_DOUBLE))
+    double fraction, steps, sampled, windows;
+    if (!root_number(t, "sampled_fraction", &fraction))
         return 0;
-    double pct = kscope__pmetric_number(f) * 100.0;
-    const char *sk = lookup_key(t, "steps"), *ssk = lookup_key(t, "sampled_steps");
-    const char *wk = lookup_key(t, "sample_windows");
-    const kscope__pmetric *steps = sk ? kscope__pnode_metric(t->root, sk) : NULL;
-    const kscope__pmetric *sampled = ssk ? kscope__pnode_metric(t->root, ssk) : NULL;
-    const kscope__pmetric *windows = wk ? kscope__pnode_metric(t->root, wk) : NULL;
-    if (steps && sampled)
+    root_number(t, "sample_windows", &windows);
+    if (root_number(t, "steps", &steps) && root_number(t, "sampled_steps", &sampled))
         snprintf(buf, size,
                  "sampled: GPU work recorded in %.0f of %.0f steps (%.2f%%); est_ metrics are "
                  "the recorded ones over that fraction (-m est_time/ms)",
-                 kscope__pmetric_number(sampled), kscope__pmetric_number(steps), pct);
+                 sampled, steps, fraction * 100.0);
     else
         snprintf(buf, size,
                  "sampled: GPU work recorded in %.0f windows, %.2f%% of the run; est_ metrics "
                  "are the recorded ones over that fraction (-m est_time/ms)",
-                 windows ? kscope__pmetric_number(windows) : 0.0, pct);
+                 windows, fraction * 100.0);
     return 1;
 }
