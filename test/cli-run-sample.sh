@@ -64,6 +64,17 @@ grep -E '^ *20000(\.0+)? +4000(\.0+)? +ROOT' view.txt >/dev/null ||
     fail "est_time/ns column: $(head -3 view.txt)"
 ok "step sampling"
 
+# proton-viewer reads it unchanged, and its metric names do not collide
+pv=${KSCOPE_PEER_VENV:-$KSCOPE_SOURCE_DIR/build-peer/venv}/bin/proton-viewer
+if [ -x "$pv" ]; then
+    "$pv" -m time/ns kscope.hatchet 2>&1 | grep -qE '^4000\.000 ROOT' || fail "proton-viewer time/ns"
+    "$pv" -m est_time kscope.hatchet 2>&1 | grep -qE '^20000\.000 ROOT' || fail "proton-viewer est_time"
+    "$pv" -m count kscope.hatchet 2>&1 | grep -qE '^4\.000 ROOT' || fail "proton-viewer count"
+    ok "proton-viewer"
+else
+    echo "skip: proton-viewer (no peer venv; bash tools/peer-venv.sh makes one)"
+fi
+
 # the same program without sampling: every launch, no sampling figures
 fakerun -- ./run-sample 10 >out.txt 2>err.txt || fail "full run: $(cat err.txt)"
 [ "$(metric_of kscope.hatchet empty_kernel count)" = 20 ] || fail "full count"
