@@ -97,6 +97,7 @@ typedef enum {
     KSCOPE__NODE_KERNEL = 3,
     KSCOPE__NODE_COPY = 4,
     KSCOPE__NODE_ROOT = 5,
+    KSCOPE__NODE_LINE = 6, /* a source line (or PC) of a kernel: PC samples */
 } kscope__node_kind;
 
 /* Host-side counters of one node for one session slot. Written with
@@ -115,6 +116,7 @@ typedef struct kscope__gpustats {
     /* Source and destination devices: they differ for peer copies only. */
     uint32_t src_device, dst_device;
     struct kscope__custom *custom; /* launch-metadata custom metrics */
+    struct kscope__count *samples; /* PC samples: kernel and line nodes */
 } kscope__gpustats;
 
 typedef struct kscope__custom {
@@ -122,6 +124,13 @@ typedef struct kscope__custom {
     double value;
     struct kscope__custom *next;
 } kscope__custom;
+
+/* One integer metric of a node, in a list (PC sample counts). */
+typedef struct kscope__count {
+    uint32_t name; /* interned metric name */
+    uint64_t value;
+    struct kscope__count *next;
+} kscope__count;
 
 typedef struct kscope__umetric kscope__umetric;
 
@@ -290,6 +299,11 @@ typedef struct kscope__backend {
     void (*flush)(void);
     /* Tell the backend a session started (some modes need callbacks). */
     void (*session_changed)(void);
+    /* PC sampling on (on = 1, a period of `interval` cycles) for the
+     * first session that asks for it, off (on = 0) after the last; NULL
+     * when the backend cannot sample. Returns 0 or a negative error with
+     * a message. */
+    int (*pc_sampling)(int on, uint32_t interval);
     /* kscope_launch_metadata lands here once checked (copy what you keep). */
     int (*launch_metadata)(const kscope_launch_meta *meta);
     /* Host scopes as ranges of the vendor's tools (the `detailed` level),
@@ -355,6 +369,8 @@ typedef struct kscope__gpu_record {
     uint64_t bytes;
     uint32_t correlation;
     const kscope_launch_meta *meta; /* NULL: none */
+    const char *function;           /* a kernel's own readable name, also when `name`
+                                       is launch metadata's (NULL: same as name) */
 } kscope__gpu_record;
 
 /* The context id for work launched now on this thread: the innermost
@@ -362,8 +378,49 @@ typedef struct kscope__gpu_record {
  * a thread that never annotated; no thread state is made for it). */
 uint64_t kscope__current_ctx(void);
 
-/* Deliver one record (called from the backend's buffer thread). */
-void kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r);
+/* Deliver one record (called from the backend's buffer thread). Returns
+ * the sessions that recorded it (bit s: session slot s). */
+uint32_t kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r);
+
+/* ------------------------------------------------------------ PC samples */
+
+/* At most this many sample metrics (num_samples, num_stalled_samples and
+ * one per stall reason) exist in a process. */
+#define KSCOPE__PCS_METRICS 64
+
+/* PC samples of one place in one kernel, as a backend hands them over:
+ * they land on the kernel's node under `ctx` (created when missing, as a
+ * kernel record would) or, with a frame, on the frame's node below it. */
+typedef struct kscope__pcs_record {
+    uint64_t ctx;    /* the launch's calling context (0: the global root) */
+    uint32_t kernel; /* interned name of the kernel's node */
+    uint32_t device;
+    uint32_t frame;       /* interned "file:line@function"; 0: the kernel node */
+    uint32_t sessions;    /* bit s: session slot s gets them (pcsampling ones only) */
+    size_t n;             /* metrics below */
+    const uint32_t *name; /* interned metric names ("num_samples", ...) */
+    const uint64_t *value;
+} kscope__pcs_record;
+
+/* Add PC samples (backend thread; takes the sessions' locks). */
+void kscope__record_pcs(const kscope__pcs_record *r);
+
+/* The sessions that want PC samples now (bit s: slot s). */
+uint32_t kscope__pcs_sessions(void);
+
+/* Count PC samples lost (to a full buffer, or by the hardware) for the
+ * sessions in `sessions`. */
+void kscope__add_dropped_samples(uint32_t sessions, int64_t n);
+
+/* A session's mode option: NULL/"", "periodic_flushing", or "pcsampling"
+ * (also "pc_sampling") with an optional ":interval=N", N the sampling
+ * period in cycles (32 to 2^31, rounded to a power of two). Fills
+ * *periodic and *interval (0: no PC sampling; else the cycles to ask for,
+ * KSCOPE__PCS_INTERVAL when not given). KSCOPE_EINVAL with a message
+ * naming the problem. */
+int kscope__mode_parse(const char *mode, int *periodic, uint32_t *interval);
+
+#define KSCOPE__PCS_INTERVAL 1024u /* default sampling period, cycles */
 
 /* Device info for the output. */
 void kscope__set_device_info(uint32_t device, const char *arch, int64_t num_sms, int64_t clock_khz,

@@ -21,6 +21,13 @@ KSCOPE_SAMPLE=sometimes "$KS" run -- true >out.txt 2>err.txt
 [ $? -eq 2 ] && grep -q "KSCOPE_SAMPLE" err.txt && grep -q "sample 'sometimes'" err.txt ||
     fail "bad KSCOPE_SAMPLE: $(cat err.txt)"
 "$KS" help run | grep -q -- "--sample SPEC" || fail "help run lacks --sample"
+"$KS" run --sample step:on=1,every=2 --pc-sampling -- true >out.txt 2>err.txt
+[ $? -eq 2 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q "cannot be combined" err.txt ||
+    fail "--sample with --pc-sampling: $(cat err.txt)"
+KSCOPE_SAMPLE=time:on=1s,every=1min "$KS" run --pc-sampling -- true >out.txt 2>err.txt
+[ $? -eq 2 ] && grep -q "cannot be combined" err.txt || fail "KSCOPE_SAMPLE with --pc-sampling: $(cat err.txt)"
+"$KS" run --sample off --pc-sampling -b none -- true >out.txt 2>err.txt ||
+    fail "--sample off with --pc-sampling: $(cat err.txt)"
 ok "usage"
 
 # --- the spec reaches every process of the run

@@ -10,6 +10,7 @@
 #include <string.h>
 
 static int gpu_users; /* sessions that started the active backend */
+static int pcs_users; /* of them, sessions that asked for PC samples */
 /* The started backend: launch metadata goes to it, read without a lock. */
 static _Atomic(const kscope__backend *) active;
 /* The backend started last: its device type names the output's devices
@@ -103,6 +104,26 @@ static int first_start(const kscope__backend *b)
     return 0;
 }
 
+/* Turn PC sampling on for the first session that asks for it; the
+ * session records kernels anyway when it cannot start. */
+static void pcs_attach(const kscope__backend *b, kscope__session *s)
+{
+    if (!b->pc_sampling) {
+        kscope__warn_once("pcs-none", "backend %s cannot sample PCs; recording without samples",
+                          b->name);
+        s->pcs = 0;
+        return;
+    }
+    int rc = b->pc_sampling(1, s->pcs);
+    if (rc != 0) {
+        kscope__warn_once("pcs-start", "PC sampling unavailable (%s); recording without samples",
+                          kscope_last_error()[0] ? kscope_last_error() : kscope_strerror(rc));
+        s->pcs = 0;
+        return;
+    }
+    pcs_users++;
+}
+
 int kscope__gpu_attach(kscope__session *s, const char *name)
 {
     const kscope__backend *b = choose(name);
@@ -124,7 +145,19 @@ int kscope__gpu_attach(kscope__session *s, const char *name)
         kscope__sampling_backend_started();
     if (b->session_changed)
         b->session_changed();
+    if (s->pcs)
+        pcs_attach(b, s);
     return 0;
+}
+
+void kscope__gpu_pcs_end(kscope__session *s)
+{
+    const kscope__backend *b = atomic_load(&active);
+    if (!s->gpu || !s->pcs || s->pcs_ended || !b)
+        return;
+    s->pcs_ended = 1;
+    if (--pcs_users == 0)
+        b->pc_sampling(0, 0);
 }
 
 void kscope__gpu_detach(kscope__session *s)
@@ -132,6 +165,7 @@ void kscope__gpu_detach(kscope__session *s)
     const kscope__backend *b = atomic_load(&active);
     if (!s->gpu || !b)
         return;
+    kscope__gpu_pcs_end(s);
     s->gpu = 0;
     if (--gpu_users == 0) {
         b->stop();

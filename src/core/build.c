@@ -25,16 +25,8 @@ void kscope__reset_slot(int slot)
         kscope__node *n = &t->root;
         while (n) {
             memset(&n->stats[slot], 0, sizeof n->stats[slot]);
-            if (n->gpu[slot]) {
-                kscope__custom *c = n->gpu[slot]->custom;
-                while (c) {
-                    kscope__custom *next = c->next;
-                    free(c);
-                    c = next;
-                }
-                free(n->gpu[slot]);
-                n->gpu[slot] = NULL;
-            }
+            kscope__gpustats_free(n->gpu[slot]);
+            n->gpu[slot] = NULL;
             kscope__umetric **pm = &n->metrics;
             while (*pm) {
                 kscope__umetric *m = *pm;
@@ -61,18 +53,15 @@ void kscope__reset_slot(int slot)
         pthread_mutex_unlock(&t->lock);
     }
     kscope__threads_unlock();
-    /* The global root holds only GPU nodes. */
+    /* The global root holds only GPU nodes, and the source lines of their
+     * PC samples below them. */
     for (kscope__node *c = atomic_load(&kscope__g.root.first_child); c; c = c->next_sibling) {
-        if (!c->gpu[slot])
-            continue;
-        kscope__custom *m = c->gpu[slot]->custom;
-        while (m) {
-            kscope__custom *next = m->next;
-            free(m);
-            m = next;
-        }
-        free(c->gpu[slot]);
+        kscope__gpustats_free(c->gpu[slot]);
         c->gpu[slot] = NULL;
+        for (kscope__node *l = atomic_load(&c->first_child); l; l = l->next_sibling) {
+            kscope__gpustats_free(l->gpu[slot]);
+            l->gpu[slot] = NULL;
+        }
     }
 }
 
@@ -262,9 +251,12 @@ static int merge_child(builder *b, kscope__pnode *pn, const kscope__node *c)
     if (!pc)
         return KSCOPE_ENOMEM;
     int created = pn->nchildren != before;
-    int gpu = c->kind == KSCOPE__NODE_KERNEL || c->kind == KSCOPE__NODE_COPY;
+    int gpu = c->kind == KSCOPE__NODE_KERNEL || c->kind == KSCOPE__NODE_COPY ||
+              c->kind == KSCOPE__NODE_LINE;
     const kscope__gpustats *g = gpu ? c->gpu[b->slot] : NULL;
     int rc = gpu ? (g && g->count ? gpu_metrics(b, pc, g) : 0) : host_metrics(b, pc, c);
+    if (rc == 0 && g && g->samples)
+        rc = kscope__pcs_metrics(b->t, pc, g->samples);
     if (rc == 0)
         rc = merge(b, pc, c);
     /* A path the session never saw is left out. */
@@ -321,6 +313,9 @@ kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks)
     int64_t dropped = __atomic_load_n(&s->dropped, __ATOMIC_RELAXED);
     if (rc == 0 && dropped > 0)
         rc = kscope__pnode_set_int(t, t->root, "dropped_records", dropped);
+    int64_t lost = __atomic_load_n(&s->dropped_samples, __ATOMIC_RELAXED);
+    if (rc == 0 && lost > 0)
+        rc = kscope__pnode_set_int(t, t->root, "dropped_samples", lost);
     if (rc == 0)
         kscope__devices_to_ptree(t);
     if (rc != 0) {

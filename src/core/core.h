@@ -47,6 +47,8 @@ typedef struct kscope__session {
     int trace;      /* data = trace */
     int python_ctx; /* context = python */
     int periodic;   /* mode = periodic_flushing */
+    uint32_t pcs;   /* mode = pcsampling: its period in cycles (else 0) */
+    int pcs_ended;  /* its share of PC sampling was given back (finalize) */
     int phase;      /* next part number (periodic) */
     int gpu;        /* the GPU backend was started for it */
     int active;
@@ -67,6 +69,7 @@ typedef struct kscope__session {
     kscope__gpu_ev *gev;
     size_t ngev, capgev;
     int64_t dropped;
+    int64_t dropped_samples; /* PC samples lost */
 } kscope__session;
 
 extern kscope__session kscope__sessions[KSCOPE_MAX_SESSIONS];
@@ -81,6 +84,11 @@ extern pthread_mutex_t kscope__session_lock;
 
 /* The registry of every thread that ever annotated (alive or not). */
 kscope__thread *kscope__threads(void);
+
+/* The process's main thread's state (the thread whose id is the process
+ * id), NULL until it annotates: a thread with no scope of its own launches
+ * under its current scope (kscope__current_ctx). */
+kscope__thread *kscope__main_thread(void);
 void kscope__threads_lock(void);
 void kscope__threads_unlock(void);
 
@@ -109,6 +117,13 @@ int kscope__trace_source(void *source_arg, kscope__tev_fn fn, void *fn_arg);
 /* Zero slot s on every node and drop its events (a new session starts). */
 void kscope__reset_slot(int slot);
 
+/* Free a node's GPU counters for one session (PC samples included). */
+void kscope__gpustats_free(kscope__gpustats *g);
+
+/* Write a node's PC sample counts into pn (inclusive metrics, as ROOT
+ * lists them). 0 or KSCOPE_ENOMEM. */
+int kscope__pcs_metrics(kscope__ptree *t, kscope__pnode *pn, const kscope__count *c);
+
 /* Device info recorded so far, copied into a ptree. */
 void kscope__devices_to_ptree(kscope__ptree *t);
 
@@ -118,6 +133,10 @@ void kscope__devices_to_ptree(kscope__ptree *t);
  * last, flush waits for the records of work launched so far. */
 int kscope__backend_check(const char *name);
 int kscope__gpu_attach(kscope__session *s, const char *name);
+/* A session being finalized (after its flush, before it is written): the
+ * last one sampling PCs turns sampling off, so that what the backend hands
+ * over only when sampling ends still reaches it. */
+void kscope__gpu_pcs_end(kscope__session *s);
 void kscope__gpu_detach(kscope__session *s);
 void kscope__gpu_flush(kscope__session *s);
 

@@ -192,10 +192,11 @@ static void trace_record(kscope__session *s, uint64_t ctx, const kscope__gpu_rec
     e->correlation = r->correlation;
 }
 
-void kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r)
+uint32_t kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r)
 {
     kscope__node *node = ctx ? (kscope__node *)(uintptr_t)ctx : &kscope__g.root;
     uint64_t when = r->launch_ns ? r->launch_ns : r->start_ns;
+    uint32_t recorded = 0;
     for (int i = 0; i < KSCOPE_MAX_SESSIONS; i++) {
         kscope__session *s = &kscope__sessions[i];
         if (!s->in_use)
@@ -206,7 +207,9 @@ void kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r)
                 trace_record(s, ctx, r);
             else
                 tree_record(s, node, r);
+            recorded |= 1u << i;
         }
         pthread_mutex_unlock(&s->lock);
     }
+    return recorded;
 }

@@ -106,7 +106,8 @@ static kscope__session *session_get(int id)
     return &kscope__sessions[id];
 }
 
-static int check_opts(const kscope_session_opts *o, int *trace, int *python, int *periodic)
+static int check_opts(const kscope_session_opts *o, int *trace, int *python, int *periodic,
+                      uint32_t *pcs)
 {
     *trace = *python = *periodic = 0;
     if (o->data && strcmp(o->data, "trace") == 0)
@@ -119,11 +120,11 @@ static int check_opts(const kscope_session_opts *o, int *trace, int *python, int
         return kscope__fail(KSCOPE_EINVAL, "context '%s' is not shadow or python", o->context);
     if (kscope__backend_check(o->backend) != 0)
         return KSCOPE_EBACKEND;
-    if (o->mode && *o->mode) {
-        if (strcmp(o->mode, "periodic_flushing") != 0)
-            return kscope__fail(KSCOPE_EINVAL, "mode '%s' is not periodic_flushing", o->mode);
-        *periodic = 1;
-    }
+    if (kscope__mode_parse(o->mode, periodic, pcs) != 0)
+        return KSCOPE_EINVAL;
+    if (*pcs && *trace)
+        return kscope__fail(KSCOPE_EINVAL,
+                            "mode '%s' records PC samples into a tree: use data=tree", o->mode);
     if (o->name && !*o->name)
         return kscope__fail(KSCOPE_EINVAL, "session name is empty");
     if (o->name && strlen(o->name) > 900)
@@ -186,10 +187,15 @@ static void set_active(kscope__session *s, int on)
 static int start_locked(const kscope_session_opts *o)
 {
     int trace, python, periodic, rc;
+    uint32_t pcs;
     const char *sample = NULL;
-    if ((rc = check_opts(o, &trace, &python, &periodic)) != 0 ||
+    if ((rc = check_opts(o, &trace, &python, &periodic, &pcs)) != 0 ||
         (rc = kscope__sampling_resolve(o->sample, &sample)) != 0)
         return rc;
+    if (sample && pcs) /* PC sampling needs every launch's callback */
+        return kscope__fail(KSCOPE_EINVAL,
+                            "sample '%s': PC sampling and the sampled mode cannot be combined",
+                            sample);
     const char *name = o->name ? o->name : "kscope";
     if ((rc = check_writable(name)) != 0)
         return rc;
@@ -211,9 +217,11 @@ static int start_locked(const kscope_session_opts *o)
     s->trace = trace;
     s->python_ctx = python;
     s->periodic = periodic;
+    s->pcs = pcs;
+    s->pcs_ended = 0;
     s->phase = 0;
     s->niv = s->nmtypes = s->ngev = 0;
-    s->dropped = 0;
+    s->dropped = s->dropped_samples = 0;
     s->start_ns = kscope_now_ns();
     pthread_mutex_unlock(&s->lock);
     if ((rc = interval_open(s, s->start_ns)) != 0)
@@ -530,6 +538,7 @@ static int finalize_one(kscope__session *s, const void *requested)
         interval_close(s, kscope_now_ns());
     }
     kscope__gpu_flush(s);
+    kscope__gpu_pcs_end(s);
     path_of(s, format, path, sizeof path);
     if ((rc = write_output(s, format, path)) != 0) {
         /* Keep the session as it was: the caller may retry elsewhere. */
@@ -541,6 +550,10 @@ static int finalize_one(kscope__session *s, const void *requested)
     if (dropped > 0 && !getenv("KSCOPE_QUIET"))
         fprintf(stderr, "kscope: %s: %lld GPU records were dropped (see dropped_records)\n", path,
                 (long long)dropped);
+    int64_t lost = __atomic_load_n(&s->dropped_samples, __ATOMIC_RELAXED);
+    if (lost > 0 && !getenv("KSCOPE_QUIET"))
+        fprintf(stderr, "kscope: %s: %lld PC samples were dropped (see dropped_samples)\n", path,
+                (long long)lost);
     if (s->slot == launcher_slot)
         launcher_slot = -1;
     release(s);

@@ -158,7 +158,7 @@ void kscope__corr_feed(kscope__corr *c, const CUpti_Activity *rec)
     if (!kscope__gpu_decode(rec, &r))
         return;
     if (r.kind == KSCOPE__GPU_KERNEL)
-        r.name = kscope__demangle(r.name);
+        r.name = r.function = kscope__demangle(r.name);
     uint64_t ctx = find_launch(c, &r);
     kscope__gpu_meta *m = r.kind == KSCOPE__GPU_KERNEL ? take_meta(c, r.correlation) : NULL;
     if (m) {

@@ -26,7 +26,7 @@ void kscope__nvtx_pop(void);
 
 /* The readable name of a (possibly mangled) kernel name. The result lives
  * as long as the process; the same input pointer gives the same result
- * fast. Not thread-safe: callers serialise (the buffer lock). NULL -> "". */
+ * fast. Thread-safe (a lock of its own). NULL -> "". */
 const char *kscope__demangle(const char *mangled);
 
 /* ------------------------------------------------------------- decoding */

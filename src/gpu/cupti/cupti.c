@@ -23,6 +23,7 @@
  */
 #include "gpu/cupti/cupti-about.h"
 #include "gpu/cupti/cupti-internal.h"
+#include "gpu/cupti/pcs.h"
 
 #include <cuda.h>
 #include <dlfcn.h>
@@ -270,6 +271,7 @@ static int load_cupti(void)
         return load_fail(KSCOPE_ENOCUPTI,
                          "CUPTI library lacks %s (CUPTI from CUDA 12 or later is needed)", missing);
     *(void **)&cu.callback_name = dlsym(lib, "cuptiGetCallbackName");
+    kscope__pcs_load(lib); /* PC sampling's calls: optional */
     return 0;
 }
 
@@ -359,7 +361,9 @@ static void deliver_to_core(void *arg, uint64_t ctx, const kscope__gpu_record *r
 {
     (void)arg;
     note_device(r->device);
-    kscope__record_gpu(ctx, r);
+    uint32_t sessions = kscope__record_gpu(ctx, r);
+    if (r->kind == KSCOPE__GPU_KERNEL && kscope__pcs_on())
+        kscope__pcs_kernel(r, ctx, sessions); /* where its PC samples go */
 }
 
 /* ------------------------------------------------------ launch callbacks */
@@ -399,6 +403,8 @@ static void call_enter(const CUpti_CallbackData *cb, int cls)
     tl_call_start = kscope_now_ns();
     kscope__corr_launch_enter(&corr, cb->correlationId, kscope__current_ctx(), tl_tid,
                               tl_call_start);
+    if (cls == KSCOPE__CALL_LAUNCH && kscope__pcs_on())
+        kscope__pcs_launch(cb->context); /* a context that existed before sampling */
     kscope__gpu_meta *m = tl_meta;
     if (m && tl_meta_gen != gen) { /* given before the gate last opened */
         tl_meta = NULL;
@@ -426,6 +432,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
                                  const void *data)
 {
     (void)userdata;
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE) { /* enabled for PC sampling only */
+        kscope__pcs_resource(cbid, data);
+        return;
+    }
     if (domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API)
         return;
     const CUpti_CallbackData *cb = data;
@@ -684,6 +694,8 @@ static void cupti_flush(void)
     if (started) {
         synchronize_devices();
         cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        if (kscope__pcs_on()) /* after the kernel records: they say where samples go */
+            kscope__pcs_flush();
     }
     pthread_mutex_unlock(&state_lock);
 }
@@ -694,6 +706,7 @@ static void cupti_stop(void)
     cupti_flush();
     pthread_mutex_lock(&state_lock);
     if (started) {
+        kscope__pcs_stop(1);
         disable_kinds(N_OF(kinds));
         cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         cu.unsubscribe(subscriber);
@@ -733,6 +746,15 @@ int kscope__cupti_switch(int on)
     return rc;
 }
 
+/* PC sampling on or off (pcs-load.c and pcsampling.c do the work). */
+static int cupti_pc_sampling(int on, uint32_t interval)
+{
+    pthread_mutex_lock(&state_lock);
+    int rc = kscope__pcs_switch(on, interval, started ? subscriber : NULL, cu.enable_callback);
+    pthread_mutex_unlock(&state_lock);
+    return rc;
+}
+
 /* Registered in gpu/registry.c. */
 const kscope__backend kscope__cupti_backend = {
     KSCOPE__CUPTI_ABOUT,
@@ -740,6 +762,7 @@ const kscope__backend kscope__cupti_backend = {
     .stop = cupti_stop,
     .flush = cupti_flush,
     .session_changed = NULL, /* launch times are always kept: no mode switch */
+    .pc_sampling = cupti_pc_sampling,
     .launch_metadata = cupti_launch_metadata,
     .range_push = kscope__nvtx_push,
     .range_pop = kscope__nvtx_pop,
