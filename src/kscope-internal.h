@@ -267,6 +267,12 @@ extern kscope__global kscope__g;
 /* -------------------------------------------------------- the GPU backends */
 
 struct kscope__graph_value; /* below, with the graph functions */
+/* One timed loop of `kscope bench` (a backend's bench). */
+typedef struct kscope__bench_result {
+    double us_per_launch;
+    uint64_t records; /* the floor's activity records */
+    char device[128]; /* the device's name */
+} kscope__bench_result;
 
 /* What a GPU backend offers the core. A backend is one folder under
  * src/gpu/ plus one line of src/gpu/registry.c; the core and the command
@@ -322,6 +328,18 @@ typedef struct kscope__backend {
     /* Tokens of kept values whose graphs are gone (their device memory may
      * be released): up to n into out; returns how many. */
     size_t (*capture_released)(int64_t *out, size_t n);
+    /* Sampled sessions (core/sampling.c): turn capture off (open = 0) or
+     * back on (1) while the backend stays started. Off, a launch costs
+     * what it costs with no profiler: no callback, no activity. Never
+     * synchronizes. Returns 0, or KSCOPE_EBUSY while the program records
+     * a graph of GPU work (the core tries again later). NULL: the backend cannot
+     * switch, and the core keeps only the records of the windows. */
+    int (*gate)(int open);
+    /* `kscope bench`: time n launches of an empty kernel from this process
+     * (floor = 1: under the bare activity capture that any tracer of this
+     * interface pays). 0, or a negative KSCOPE_E* (ENOGPU: no device) with a
+     * message. NULL: the backend has no loop. */
+    int (*bench)(long n, int floor, kscope__bench_result *out);
 } kscope__backend;
 
 /* The i-th backend of the registry (src/gpu/registry.c), then those added
@@ -341,6 +359,10 @@ const kscope__backend *kscope__backend_default(void);
 /* The device type of GPU nodes and devices in the output: that of the
  * backend started last, else of the default backend, else "GPU". */
 const char *kscope__gpu_device_type(void);
+
+/* Check a sampled mode's text ("time:on=50ms,every=1s", "step:on=1,every=10",
+ * "off"): 0, or KSCOPE_EINVAL with a message naming what is wrong. */
+int kscope__sampling_check(const char *spec);
 
 /* Check a launch metadata record (KSCOPE_EINVAL, message set, or 0). */
 int kscope__launch_meta_check(const kscope_launch_meta *meta);
@@ -527,6 +549,10 @@ int kscope__session_rename(int slot, const char *name);
 void kscope__fork_child_reset(int slot);
 int kscope__session_recorded(int slot);
 int kscope__session_gpu_on(int slot);
+/* Start the GPU backend `name` (NULL: the default) for a running session
+ * that has none; a backend that cannot start leaves host scopes (message
+ * set, as at a session's start). */
+void kscope__session_gpu_attach(int slot, const char *name);
 
 /* ------------------------------------------------------- kscope run hooks */
 

@@ -154,10 +154,10 @@ int add_metrics_dict(PyObject *metrics)
 static PyObject *fn_start(PyObject *m, PyObject *args, PyObject *kwargs)
 {
     (void)m;
-    static char *kwlist[] = {"name", "context", "data", "backend", "mode", NULL};
+    static char *kwlist[] = {"name", "context", "data", "backend", "mode", "sample", NULL};
     kscope_session_opts o = {0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zzzzz:start", kwlist, &o.name, &o.context,
-                                     &o.data, &o.backend, &o.mode))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zzzzzz:start", kwlist, &o.name, &o.context,
+                                     &o.data, &o.backend, &o.mode, &o.sample))
         return NULL;
     int rc = kscope_start(&o);
     if (rc < 0)
@@ -434,6 +434,12 @@ static PyObject *fn_mark(PyObject *m, PyObject *name)
     return none_or_raise(kscope_mark(utf8));
 }
 
+static PyObject *fn_step(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    return none_or_raise(kscope_step());
+}
+
 static PyObject *fn_profiling(PyObject *m, PyObject *Py_UNUSED(ignored))
 {
     (void)m;
@@ -522,7 +528,8 @@ static PyObject *fn_formats(PyObject *m, PyObject *Py_UNUSED(ignored))
 
 PyMethodDef session_functions[] = {
     {"start", (PyCFunction)(void (*)(void))fn_start, METH_VARARGS | METH_KEYWORDS,
-     "start(name=None, context=None, data=None, backend=None, mode=None) -> session id"},
+     "start(name=None, context=None, data=None, backend=None, mode=None, sample=None) -> "
+     "session id"},
     {"activate", fn_activate, METH_VARARGS, "activate(session=None)"},
     {"deactivate", (PyCFunction)(void (*)(void))fn_deactivate, METH_VARARGS | METH_KEYWORDS,
      "deactivate(session=None, flushing=False)"},
@@ -543,6 +550,7 @@ PyMethodDef session_functions[] = {
     {"state_enter", fn_state_enter, METH_O, "state_enter(name)"},
     {"state_exit", fn_state_exit, METH_NOARGS, "state_exit()"},
     {"mark", fn_mark, METH_O, "mark(name): an instant event"},
+    {"step", fn_step, METH_NOARGS, "step(): the program's next step begins (sampled sessions)"},
     {"profiling", fn_profiling, METH_NOARGS, "profiling() -> 0 off, 1 on, 2 detailed"},
     {"set_profiling", fn_set_profiling, METH_O, "set_profiling(level)"},
     {"max_spans", fn_max_spans, METH_NOARGS, "max_spans() -> MAX's switch (Trace, traced, Tracer)"},

@@ -62,6 +62,15 @@ const char cmd_run_help[] =
     "                         GPU runtime's profiler start and stop\n"
     "      --delay S          start recording S seconds after each process starts\n"
     "      --duration S       stop recording S seconds after recording started\n"
+    "      --sample SPEC      sampled mode: host scopes always, {device_type} work only in\n"
+    "                         windows, with capture fully off between them:\n"
+    "                         time:on=50ms,every=1s (50 ms each second) or\n"
+    "                         step:on=1,every=10 (one step in ten; the program\n"
+    "                         marks steps with kscope_step() or kscope.step());\n"
+    "                         ,first=X delays the first window. The profile says\n"
+    "                         what fraction it sampled (sampled_fraction) and adds\n"
+    "                         est_ metrics, the recorded ones over that fraction.\n"
+    "                         Default: $KSCOPE_SAMPLE\n"
     "\n"
     "Files: <name>.hatchet for the command itself, <name>.rank<R>.hatchet for a\n"
     "process with a rank (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID),\n"
@@ -81,7 +90,7 @@ typedef struct run_opts {
     const char *name, *dir, *backend, *context, *data, *mode, *hook, *capture;
     const char *pcs;   /* --pc-sampling's interval ("" for the default), or NULL */
     char pcs_mode[64]; /* the mode it makes */
-    const char *delay, *duration;
+    const char *delay, *duration, *sample;
     long top;
     char **argv; /* the command */
 } run_opts;
@@ -167,6 +176,15 @@ static int check_values(const run_opts *o)
     if ((o->delay && check_seconds("--delay", o->delay)) ||
         (o->duration && check_seconds("--duration", o->duration)))
         return KSCOPE_EXIT_USAGE;
+    if (kscope__sampling_check(o->sample) != 0)
+        return usage_error("%s", kscope_last_error());
+    const char *spec = o->sample ? o->sample : getenv("KSCOPE_SAMPLE");
+    if (!o->sample && kscope__sampling_check(spec) != 0)
+        return usage_error("KSCOPE_SAMPLE: %s", kscope_last_error());
+    if (o->mode && interval && spec && *spec && strcmp(spec, "off") != 0 &&
+        strcmp(spec, "none") != 0)
+        return usage_error("sample '%s': PC sampling and the sampled mode cannot be combined",
+                           spec);
     return 0;
 }
 
@@ -231,6 +249,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         OPT(NULL, "--capture-range", capture)
         OPT(NULL, "--delay", delay)
         OPT(NULL, "--duration", duration)
+        OPT(NULL, "--sample", sample)
 #undef OPT
         if (!m && (m = match_opt(argc, argv, &i, NULL, "--top", &top)) == 1) {
             char *end;
@@ -479,6 +498,8 @@ static void child_env(const run_opts *o, const char *lib, const char *manifest)
             o->capture && strcmp(o->capture, "none") != 0 ? o->capture : NULL);
     set_env(KSCOPE_RUN_ENV_DELAY, o->delay);
     set_env(KSCOPE_RUN_ENV_DURATION, o->duration);
+    if (o->sample) /* else the program keeps the KSCOPE_SAMPLE it has */
+        setenv("KSCOPE_SAMPLE", o->sample, 1);
     setenv(KSCOPE_RUN_ENV_MANIFEST, manifest, 1);
     /* Every process would print its own notes (no GPU, ...) among the
      * program's output; what matters comes back through the manifest. */

@@ -42,6 +42,8 @@ const char cmd_view_help[] =
     "                         avg_cpu_time/s|ms|us|ns  cpu_time / count (or calls)\n"
     "                         wall_time/s|ms|us|ns     host wall time of a scope\n"
     "                         avg_wall_time/s|ms|us|ns wall_time / calls\n"
+    "                         est_time/s|ms|us|ns      GPU time estimated for the\n"
+    "                                                  whole run (sampled runs)\n"
     "                         flop/s, gflop/s, tflop/s flops / time (all widths\n"
     "                                                  when there is no 'flops')\n"
     "                         flop8|16|32|64/s (g, t)  flops<width> / time\n"
@@ -563,6 +565,9 @@ int cmd_view(int argc, char **argv)
         memcpy(d.cols, cols, sizeof(kscope__column) * (size_t)ncols);
     }
     rc = kscope__view_print(&d, &o) == 0 ? KSCOPE_EXIT_OK : KSCOPE_EXIT_FAIL;
+    char note[256];
+    if (rc == KSCOPE_EXIT_OK && kscope__sampled_note(t, note, sizeof note))
+        printf("\n%s\n", note);
 out:
     if (o.diff)
         for (int c = 0; c < d.ncols; c++)

@@ -136,10 +136,13 @@ int kscope__gpu_attach(kscope__session *s, const char *name)
                           b->name);
         return 0;
     }
-    if (gpu_users == 0 && first_start(b) != 0)
+    int fresh = gpu_users == 0;
+    if (fresh && first_start(b) != 0)
         return 0;
     gpu_users++;
     s->gpu = 1;
+    if (fresh) /* a started backend captures: the sampler may shut it */
+        kscope__sampling_backend_started();
     if (b->session_changed)
         b->session_changed();
     if (s->pcs)
@@ -170,6 +173,12 @@ void kscope__gpu_detach(kscope__session *s)
     } else if (b->session_changed) {
         b->session_changed();
     }
+}
+
+int kscope__gpu_gate(int open)
+{
+    const kscope__backend *b = atomic_load(&active);
+    return b && b->gate ? b->gate(open) : 0;
 }
 
 /* A flush put off while a graph capture was open, owed to the sessions

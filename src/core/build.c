@@ -310,6 +310,9 @@ kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks)
         kscope__sampler_summary(s->start_ns, kscope__ticks_to_ns(now_ticks), put_summary, &sc);
         rc = sc.rc;
     }
+    /* A sampled session says what fraction it sampled and estimates. */
+    if (rc == 0)
+        rc = kscope__sampling_tree(s, t, kscope__ticks_to_ns(now_ticks));
     /* Records lost on the way are counted where every reader sees them. */
     int64_t dropped = __atomic_load_n(&s->dropped, __ATOMIC_RELAXED);
     if (rc == 0 && dropped > 0)

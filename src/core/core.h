@@ -51,7 +51,12 @@ typedef struct kscope__session {
     int gpu;        /* the GPU backend was started for it */
     int phase_owed; /* a periodic part waits for a flush put off by a capture */
     int active;
+    int sampled; /* GPU capture in the sampling windows only (sampling.c) */
     uint64_t start_ns;
+    uint64_t since_ns; /* sampled: start of the part the fraction covers */
+    /* Steps begun while active, and those of them inside a window (step
+     * sampling; atomics, counted by kscope_step). */
+    uint64_t steps, sampled_steps;
     pthread_mutex_t lock; /* everything below */
     kscope__interval *iv;
     size_t niv, capiv;
@@ -159,5 +164,37 @@ pthread_mutex_t *kscope__owner_lock(const kscope__node *n);
 /* Add a metric value to node n (any thread's) for session slot s. */
 int kscope__node_metric(kscope__node *n, int s, const kscope__metric_def *def, int type,
                         const void *vals, size_t count);
+
+/* The sampled mode (sampling.c). A process has one schedule of windows,
+ * set by its first sampled session; GPU capture is on in the windows and
+ * off between them (the backend's gate), unless a session that is not
+ * sampled needs it. The windows are kept so that records, scaling and
+ * the output agree on what was sampled.
+ *
+ * sampling_resolve: the spec a session asks for (opts->sample, else
+ * $KSCOPE_SAMPLE) into *spec (NULL: not sampled); checks it against the
+ * schedule running (EINVAL, message set). Session lock held. */
+int kscope__sampling_resolve(const char *asked, const char **spec);
+/* A session started (spec from resolve) or is released: the schedule and
+ * the gate follow. Session lock held. */
+int kscope__sampling_attach(kscope__session *s, const char *spec);
+void kscope__sampling_detach(kscope__session *s);
+/* A periodic session starts its next part: the fraction starts anew. */
+void kscope__sampling_phase(kscope__session *s);
+/* The GPU backend just started (capture on, as a start leaves it). */
+void kscope__sampling_backend_started(void);
+/* Whether GPU work launched at ns fell in a window (buffer thread). */
+int kscope__sampling_in_window(uint64_t ns);
+/* A sampled session's figures into its tree: the fraction sampled and the
+ * estimated (est_) metrics at ROOT and on every GPU node. */
+int kscope__sampling_tree(kscope__session *s, kscope__ptree *t, uint64_t now_ns);
+/* The windows [open, close) that overlap [t0, t1], in order; close is
+ * UINT64_MAX for a window still open. */
+void kscope__sampling_windows(uint64_t t0, uint64_t t1,
+                              void (*fn)(uint64_t open, uint64_t close, void *arg), void *arg);
+
+/* Turn the started backend's capture on or off (its gate); 0 when there
+ * is no backend or it cannot switch (backend.c). */
+int kscope__gpu_gate(int open);
 
 #endif

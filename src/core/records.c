@@ -237,6 +237,8 @@ uint32_t kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r)
             continue;
         pthread_mutex_lock(&s->lock);
         int where = placement(s, when, r);
+        if (where != SKIP && s->sampled && !kscope__sampling_in_window(when))
+            where = SKIP; /* a sampled session keeps its windows' records only */
         if (where != SKIP && s->trace) {
             trace_record(s, ctx, r);
         } else if (where != SKIP) {

@@ -188,8 +188,14 @@ static int start_locked(const kscope_session_opts *o)
 {
     int trace, python, periodic, rc;
     uint32_t pcs;
-    if ((rc = check_opts(o, &trace, &python, &periodic, &pcs)) != 0)
+    const char *sample = NULL;
+    if ((rc = check_opts(o, &trace, &python, &periodic, &pcs)) != 0 ||
+        (rc = kscope__sampling_resolve(o->sample, &sample)) != 0)
         return rc;
+    if (sample && pcs) /* PC sampling needs every launch's callback */
+        return kscope__fail(KSCOPE_EINVAL,
+                            "sample '%s': PC sampling and the sampled mode cannot be combined",
+                            sample);
     const char *name = o->name ? o->name : "kscope";
     if ((rc = check_writable(name)) != 0)
         return rc;
@@ -227,6 +233,11 @@ static int start_locked(const kscope_session_opts *o)
         atomic_fetch_and(&kscope__trace_mask, ~(1u << slot));
     s->in_use = 1;
     kscope__gpu_attach(s, o->backend);
+    if ((rc = kscope__sampling_attach(s, sample)) != 0) {
+        kscope__gpu_detach(s);
+        s->in_use = 0;
+        return rc;
+    }
     set_active(s, 1);
     update_annotate();
     return slot;
@@ -527,11 +538,13 @@ static int write_phase(kscope__session *s)
     __atomic_fetch_add(&s->gen, 1, __ATOMIC_RELEASE); /* threads read it as they record */
     s->ngev = 0;
     pthread_mutex_unlock(&s->lock);
+    kscope__sampling_phase(s);
     return 0;
 }
 
 static void release(kscope__session *s)
 {
+    kscope__sampling_detach(s);
     kscope__gpu_detach(s);
     s->in_use = 0;
     atomic_fetch_and(&kscope__trace_mask, ~(1u << s->slot));

@@ -161,6 +161,12 @@ int kscope__column_compute(const kscope__ptree *t, const kscope__pflat *f, const
                            kscope__column *col, char *err, size_t errlen);
 void kscope__column_free(kscope__column *col);
 
+/* For a profile of a sampled session (ROOT holds sampled_fraction, or
+ * held it as 0): one line saying what was sampled and what est_ metrics
+ * are, into buf.
+ * Returns 1, or 0 (buf untouched) for a profile that was not sampled. */
+int kscope__sampled_note(const kscope__ptree *t, char *buf, size_t size);
+
 /* Peak FLOP/s of one device for operands `width` bits wide, as proton-viewer
  * computes it (gpu/devices); 0 when the arch is not known. */
 double kscope__peak_flops(const kscope__pdevice *d, int width);

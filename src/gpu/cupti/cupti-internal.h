@@ -292,4 +292,39 @@ void kscope__gvlist_free(kscope__gvlist *l, kscope__released *rel);
 size_t kscope__released_take(kscope__released *rel, int64_t *out, size_t n);
 void kscope__released_free(kscope__released *rel);
 
+/* ------------------------------------------------------------ device info */
+
+/* Record device `ordinal`'s facts (arch, SMs, clocks, bus width) with the
+ * core the first time its work shows up (on the buffer thread: the program
+ * has initialised CUDA by then), through the driver's calls given. */
+void kscope__cupti_note_device(uint32_t ordinal, CUresult (*device_get)(CUdevice *, int),
+                               CUresult (*attribute)(int *, CUdevice_attribute, CUdevice));
+
+/* ------------------------------------------------------- sampling gate */
+
+/* The backend's gate (kscope__backend.gate, gate.c): capture off or on
+ * for sampled sessions; KSCOPE_EBUSY while a stream captures a graph. */
+int kscope__cupti_gate(int open);
+
+/* Capture started: follow the stream-capture calls through CUPTI's
+ * cuptiEnableCallback and cuptiGetCallbackName (which may be NULL). */
+void kscope__cupti_gate_start(CUpti_SubscriberHandle subscriber,
+                              CUptiResult (*enable)(uint32_t, CUpti_SubscriberHandle,
+                                                    CUpti_CallbackDomain, CUpti_CallbackId),
+                              CUptiResult (*name)(CUpti_CallbackDomain, uint32_t, const char **));
+
+/* A callback of a call that attribution does not follow (on_callback):
+ * the stream-capture calls are counted here. */
+void kscope__cupti_gate_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                             const CUpti_CallbackData *cb);
+
+/* cupti.c, for the gate: the followed calls' callbacks and the activity
+ * kinds off (on = 0) or back on (1). Never synchronizes. 0 or KSCOPE_E*. */
+int kscope__cupti_switch(int on);
+
+/* ------------------------------------------------------------------ bench */
+
+/* The backend's bench (bench.c): n empty kernels through the driver. */
+int kscope__cupti_bench(long n, int floor, kscope__bench_result *out);
+
 #endif /* KSCOPE_CUPTI_INTERNAL_H */

@@ -86,14 +86,16 @@ static int started;
 static CUpti_SubscriberHandle subscriber;
 static kscope__corr corr;
 static int corr_ready;
-static void *free_buffers;    /* each buffer's first word links the next */
-static uint64_t devices_seen; /* bit d: device d's info was recorded */
-static int forked_child;      /* a fork() child of a process that was capturing */
+static void *free_buffers; /* each buffer's first word links the next */
+static int forked_child;   /* a fork() child of a process that was capturing */
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 
-/* Metadata for the next launch on this thread. */
+/* Metadata for the next launch on this thread, and the capture_gen it
+ * was given in (metadata from before the gate last opened is stale). */
 static __thread kscope__gpu_meta *tl_meta;
+static __thread uint32_t tl_meta_gen;
+static _Atomic int gate_shut; /* sampled sessions: capture off between windows */
 /* This thread's OS id (0: not yet read), and how many followed calls it
  * is inside (a driver call made by a runtime call is the second). */
 static __thread uint32_t tl_tid;
@@ -274,7 +276,6 @@ static const char *cupti_error(CUptiResult rc)
     return "unknown CUPTI error";
 }
 
-static void note_device(uint32_t ordinal);
 static void cupti_stop(void);
 
 /* Stop capture at exit, before the driver tears itself down (this handler
@@ -345,7 +346,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 static void deliver_to_core(void *arg, uint64_t ctx, const kscope__gpu_record *r)
 {
     (void)arg;
-    note_device(r->device);
+    kscope__cupti_note_device(r->device, drv.device_get, drv.attribute);
     uint32_t sessions = kscope__record_gpu(ctx, r);
     if (r->kind == KSCOPE__GPU_KERNEL && kscope__pcs_on())
         kscope__pcs_kernel(r, ctx, sessions); /* where its PC samples go */
@@ -396,6 +397,11 @@ static void call_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     if (cls == KSCOPE__CALL_LAUNCH && kscope__pcs_on())
         kscope__pcs_launch(cb->context); /* a context that existed before sampling */
     kscope__gpu_meta *m = tl_meta;
+    if (m && tl_meta_gen != gen) { /* given before the gate last opened */
+        tl_meta = NULL;
+        free(m);
+        m = NULL;
+    }
     if (m && cls == KSCOPE__CALL_LAUNCH) {
         tl_meta = NULL;
         m->correlation = cb->correlationId;
@@ -439,12 +445,18 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API && profiler_api_callback(cbid, cb))
         return;
     int cls = cbid < CBID_MAX ? call_class[domain_index(domain)][cbid] : 0;
-    if (cls == KSCOPE__CALL_BEGIN_CAPTURE || cls == KSCOPE__CALL_END_CAPTURE)
+    if (!cls) {
+        kscope__cupti_gate_call(domain, cbid, cb);
+        return;
+    }
+    if (cls == KSCOPE__CALL_BEGIN_CAPTURE || cls == KSCOPE__CALL_END_CAPTURE) {
         kscope__graphs_capture_call(cls == KSCOPE__CALL_BEGIN_CAPTURE, cb);
-    else if (cls && cb->callbackSite == CUPTI_API_ENTER)
+        kscope__cupti_gate_call(domain, cbid, cb); /* the gate counts captures too */
+    } else if (cb->callbackSite == CUPTI_API_ENTER) {
         call_enter(domain, cbid, cb, cls);
-    else if (cls)
+    } else {
         call_exit(domain, cbid, cb);
+    }
 }
 
 /* Fill call_class: the fixed launch list, then every call CUPTI names. */
@@ -498,40 +510,15 @@ static int cupti_launch_metadata(const kscope_launch_meta *meta)
     int rc = kscope__gpu_meta_copy(meta, &m);
     if (rc < 0)
         return rc;
-    if (!started) { /* nothing records kernels: keep nothing for later */
+    if (!started || atomic_load_explicit(&gate_shut, memory_order_relaxed)) {
+        /* nothing records kernels: keep nothing for later */
         free(m);
         return 0;
     }
     free(tl_meta); /* two in a row: the later one wins */
     tl_meta = m;
+    tl_meta_gen = atomic_load_explicit(&capture_gen, memory_order_relaxed);
     return 0;
-}
-
-/* ------------------------------------------------------------ device info */
-
-static int attr(CUdevice d, CUdevice_attribute a)
-{
-    int v = 0;
-    return drv.attribute(&v, a, d) == CUDA_SUCCESS ? v : 0;
-}
-
-/* Record device `ordinal`'s info the first time its work shows up (on the
- * buffer thread: the program has initialised CUDA by then). */
-static void note_device(uint32_t ordinal)
-{
-    if (ordinal >= 64 || (devices_seen >> ordinal & 1))
-        return;
-    devices_seen |= 1ull << ordinal;
-    CUdevice d;
-    if (drv.device_get(&d, (int)ordinal) != CUDA_SUCCESS)
-        return;
-    char arch[16];
-    snprintf(arch, sizeof arch, "%d%d", attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
-             attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
-    kscope__set_device_info(ordinal, arch, attr(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
-                            attr(d, CU_DEVICE_ATTRIBUTE_CLOCK_RATE),
-                            attr(d, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),
-                            attr(d, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH));
 }
 
 /* ------------------------------------------------------------- lifecycle */
@@ -635,6 +622,8 @@ static int start_locked(void)
         return rc;
     }
     started = 1;
+    atomic_store(&gate_shut, 0);
+    kscope__cupti_gate_start(subscriber, cu.enable_callback, cu.callback_name);
     /* kscope run --capture-range=cudaProfilerApi: follow the profiler API
      * (two callbacks, on calls a program makes a handful of times). */
     const char *range = getenv("KSCOPE_RUN_CAPTURE");
@@ -725,6 +714,37 @@ static void cupti_stop(void)
     pthread_mutex_unlock(&state_lock);
 }
 
+/* The followed calls' callbacks on or off (state_lock held). */
+static int set_call_callbacks(uint32_t on)
+{
+    for (int d = 0; d < 2; d++)
+        for (uint32_t id = 1; id < CBID_MAX; id++)
+            if (call_class[d][id] && call_class[d][id] < KSCOPE__CALL_BEGIN_CAPTURE &&
+                cu.enable_callback(on, subscriber, domains[d], id) != CUPTI_SUCCESS)
+                return KSCOPE_ENOCUPTI;
+    return 0;
+}
+
+int kscope__cupti_switch(int on)
+{
+    pthread_mutex_lock(&state_lock);
+    int rc = 0;
+    if (started && atomic_load(&gate_shut) == on) {
+        if (on) { /* callbacks first: a kernel with a record has its launch noted */
+            atomic_fetch_add(&capture_gen, 1); /* calls open at the shut never end */
+            rc = set_call_callbacks(1);
+            for (size_t i = 0; i < N_OF(kinds) && rc == 0; i++)
+                rc = cu.activity_enable(kinds[i]) == CUPTI_SUCCESS ? 0 : KSCOPE_ENOCUPTI;
+        } else {
+            disable_kinds(N_OF(kinds));
+            rc = set_call_callbacks(0);
+        }
+        atomic_store(&gate_shut, !on);
+    }
+    pthread_mutex_unlock(&state_lock);
+    return rc;
+}
+
 /* PC sampling on or off (pcs-load.c and pcsampling.c do the work). */
 static int cupti_pc_sampling(int on, uint32_t interval)
 {
@@ -754,4 +774,6 @@ const kscope__backend kscope__cupti_backend = {
     .capture_value = kscope__graphs_value,
     .capture_hide = kscope__graphs_hide,
     .capture_released = kscope__graphs_released,
+    .gate = kscope__cupti_gate,
+    .bench = kscope__cupti_bench,
 };
