@@ -1,12 +1,14 @@
 /*
  * trace-out.c - the timeline read by trace-data.c written as the page's
  * JSON (the shape is described there): slices per track in time order with
- * times as gaps (small numbers), flows paired by id, counters per series.
+ * times as gaps (small numbers), flows paired by id, counters per series,
+ * and the args of the slices and marks shown, each text once.
  */
 #include "report/report.h"
 #include "report/trace-data.h"
 #include "kscope.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,9 +64,28 @@ static void int_array(kscope__jsonw *w, const char *key)
     kscope__jw_open(w, '[');
 }
 
+/* Which args texts the page gets: those of the slices and marks shown, in
+ * the order first met (out[i]: the page's index of text i, or -1). */
+typedef struct args_map {
+    int32_t *out;
+    int32_t *order; /* the page's index -> text */
+    int32_t n;
+} args_map;
+
+static int32_t args_out(args_map *m, int32_t a)
+{
+    if (a < 0 || !m->out)
+        return -1;
+    if (m->out[a] < 0) {
+        m->order[m->n] = a;
+        m->out[a] = m->n++;
+    }
+    return m->out[a];
+}
+
 /* One track's slices s[0..n): all, or the `cap` longest, time-sorted. */
 static void write_track(kscope__report_out *o, const track *k, slice *s, size_t n, size_t cap,
-                        int64_t t0)
+                        int64_t t0, args_map *am)
 {
     kscope__jsonw *w = &o->w;
     size_t shown = n;
@@ -97,11 +118,20 @@ static void write_track(kscope__report_out *o, const track *k, slice *s, size_t 
     for (size_t i = 0; i < shown; i++)
         kscope__jw_int(w, s[i].name);
     kscope__jw_close(w, ']');
+    size_t with_args = 0;
+    for (size_t i = 0; i < shown; i++)
+        with_args += s[i].args >= 0;
+    if (with_args) { /* else left out: most traces of other tools */
+        int_array(w, "args_i");
+        for (size_t i = 0; i < shown; i++)
+            kscope__jw_int(w, args_out(am, s[i].args));
+        kscope__jw_close(w, ']');
+    }
     kscope__jw_close(w, '}');
     kscope__report_flush(o);
 }
 
-static void write_tracks(kscope__report_out *o, tparse *p, size_t cap, int64_t t0)
+static void write_tracks(kscope__report_out *o, tparse *p, size_t cap, int64_t t0, args_map *am)
 {
     if (p->nslices)
         qsort(p->slices, p->nslices, sizeof *p->slices, by_track_ts);
@@ -112,7 +142,7 @@ static void write_tracks(kscope__report_out *o, tparse *p, size_t cap, int64_t t
         size_t end = at;
         while (end < p->nslices && p->slices[end].track == (int32_t)t)
             end++;
-        write_track(o, &p->tracks[t], p->slices + at, end - at, cap, t0);
+        write_track(o, &p->tracks[t], p->slices + at, end - at, cap, t0, am);
         at = end;
     }
     kscope__jw_close(&o->w, ']');
@@ -125,7 +155,7 @@ static void write_tracks(kscope__report_out *o, tparse *p, size_t cap, int64_t t
     kscope__jw_close(&o->w, ']');
 }
 
-static void write_marks(kscope__jsonw *w, const tparse *p, int64_t t0)
+static void write_marks(kscope__jsonw *w, const tparse *p, int64_t t0, args_map *am)
 {
     kscope__jw_key(w, "marks");
     kscope__jw_open(w, '[');
@@ -133,8 +163,39 @@ static void write_marks(kscope__jsonw *w, const tparse *p, int64_t t0)
         kscope__jw_int(w, p->marks[i].track);
         kscope__jw_int(w, p->marks[i].ts - t0);
         kscope__jw_int(w, p->marks[i].name);
+        kscope__jw_int(w, args_out(am, p->marks[i].args));
     }
     kscope__jw_close(w, ']');
+}
+
+/* The args texts the page refers to: an array of JSON strings, a document
+ * of its own that the page parses at the first hover, not at load. */
+static void write_args(kscope__report_out *args, const tparse *p, const args_map *am)
+{
+    args->w.need_comma = 0;
+    kscope__jw_open(&args->w, '[');
+    for (int32_t i = 0; i < am->n; i++) {
+        kscope__jw_str(&args->w, p->argtab.str[am->order[i]]);
+        if (args->w.len > (1u << 20))
+            kscope__report_flush(args);
+    }
+    kscope__jw_close(&args->w, ']');
+    kscope__report_flush(args);
+}
+
+/* The scalars of the trace's "metadata" (the run's facts), and how many
+ * "B" events never ended. */
+static void write_meta(kscope__jsonw *w, const tparse *p)
+{
+    kscope__jw_key(w, "metadata");
+    kscope__jw_open(w, '{');
+    for (size_t i = 0; i < p->nmeta; i++) {
+        kscope__jw_key(w, p->meta[i].key);
+        kscope__jw_str(w, p->meta[i].value);
+    }
+    kscope__jw_close(w, '}');
+    kscope__jw_key(w, "unended");
+    kscope__jw_uint(w, p->unended);
 }
 
 /* Each "s" with the first "f" of its id: [from track, ts, to track, ts]. */
@@ -195,16 +256,16 @@ static void write_strings(kscope__report_out *o, const tparse *p)
 {
     kscope__jw_key(&o->w, "strings");
     kscope__jw_open(&o->w, '[');
-    for (size_t i = 0; i < p->nstr; i++) {
-        kscope__jw_str(&o->w, p->str[i]);
+    for (size_t i = 0; i < p->names.n; i++) {
+        kscope__jw_str(&o->w, p->names.str[i]);
         if (o->w.len > (1u << 20))
             kscope__report_flush(o);
     }
     kscope__jw_close(&o->w, ']');
 }
 
-int kscope__report_trace(kscope__report_out *o, const char *buf, size_t len,
-                         const kscope__report_limits *lim, char *err, size_t errlen)
+int kscope__report_trace(kscope__report_out *o, kscope__report_out *args, const char *buf,
+                         size_t len, const kscope__report_limits *lim, char *err, size_t errlen)
 {
     tparse p;
     memset(&p, 0, sizeof p);
@@ -214,10 +275,25 @@ int kscope__report_trace(kscope__report_out *o, const char *buf, size_t len,
         return rc;
     }
     int64_t t0 = first_time(&p);
+    args_map am = {NULL, NULL, 0};
+    if (p.argtab.n) {
+        am.out = malloc(p.argtab.n * sizeof *am.out);
+        am.order = malloc(p.argtab.n * sizeof *am.order);
+        if (!am.out || !am.order) {
+            free(am.out), free(am.order);
+            kscope__report_trace_free(&p);
+            snprintf(err, errlen, "out of memory writing the timeline");
+            return KSCOPE_ENOMEM;
+        }
+        memset(am.out, -1, p.argtab.n * sizeof *am.out);
+    }
     kscope__jw_open(&o->w, '{');
     write_strings(o, &p);
-    write_tracks(o, &p, lim->max_track_events, t0);
-    write_marks(&o->w, &p, t0);
+    write_tracks(o, &p, lim->max_track_events, t0, &am);
+    write_marks(&o->w, &p, t0, &am);
+    write_args(args, &p, &am);
+    free(am.out), free(am.order);
+    write_meta(&o->w, &p);
     write_flows(&o->w, &p, t0);
     write_counters(o, &p, lim->max_track_events, t0);
     kscope__jw_key(&o->w, "t0");
