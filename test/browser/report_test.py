@@ -4,7 +4,8 @@ hostile names, aggregated, B/E events) loads with no console error and
 no request leaving the page; clicking a node zooms to it; search totals
 its matches; the timeline zooms from the keyboard, draws B/E pairs and
 shows a slice's args on hover; the header shows the run's facts; a big
-trace becomes interactive within 3 s. Screenshots are kept in the build tree (report-screens/).
+trace becomes interactive within 3 s; each view is pictured in the
+README. Screenshots are kept in the build tree (report-screens/).
 
 Exit 77 (skipped) when no Chromium is installed, except under CI, where
 tools/setup-deps.sh installs it and its absence is a failure."""
@@ -120,6 +121,21 @@ def run_facts_checks(page, name, facts):
           all(facts[k] in text for k in ("command", "host", "start_time", "kscope_version")), text[:300])
 
 
+def pictures_checks(page):
+    """Each view the page offers is pictured in the README, and made by
+    tools/report-screens.py (the page is a diff of two traces: every view)."""
+    views = page.eval("[...document.querySelectorAll('#tabs button')].map(b => b.dataset.view)")
+    with open(os.path.join(SRC, "README.md")) as f:
+        readme = f.read()
+    with open(os.path.join(SRC, "tools", "report-screens.py")) as f:
+        screens = f.read()
+    check("the page has the four views", sorted(views) == ["diff", "flame", "timeline", "top"], views)
+    for v in views:
+        img = f"docs/img/report-{v}.png"
+        check(f"view {v}: pictured in the README ({img}), made by tools/report-screens.py",
+              f"]({img})" in readme and os.path.isfile(os.path.join(SRC, img)) and f'("{v}",' in screens)
+
+
 def big_trace(n):
     """n kernels on 4 streams, each with args as kscope writes them (a call
     stack, and a correlation id, which makes every args text unique)."""
@@ -196,6 +212,8 @@ def main():
             run_facts_checks(page, "own trace", json.load(f)["metadata"])
         page.eval("kscopeReport.show('timeline')")
         page.screenshot(os.path.join(WORK, "own-timeline.png"))
+        loads_clean(page, "all-views", report("all.html", inputs["own"], inputs["own"]))
+        pictures_checks(page)
         loads_clean(page, "run-tree", report("ran.html", inputs["ran"]))
         with open(inputs["ran"] + ".meta.json") as f:
             run_facts_checks(page, "kscope run tree", json.load(f))
