@@ -38,6 +38,19 @@ def report(out, *profiles, extra=()):
     return path
 
 
+def run_env():
+    """The environment for `kscope run`: in a sanitizer build, libkscope.so
+    needs the sanitizer runtime first in every process it is preloaded into
+    (as test/run-lib.sh does)."""
+    env = dict(os.environ)
+    ldd = subprocess.run(["ldd", os.path.join(BIN, "libkscope.so")], capture_output=True, text=True).stdout
+    if "libasan" in ldd:
+        asan = subprocess.run(["cc", "-print-file-name=libasan.so"], capture_output=True, text=True).stdout
+        env["LD_PRELOAD"] = asan.strip()
+        env["ASAN_OPTIONS"] = "detect_leaks=0:verify_asan_link_order=0"
+    return env
+
+
 def make_inputs():
     data = os.path.join(SRC, "test", "data", "proton")
     tree, trace = os.path.join(data, "rich_tree.hatchet"), os.path.join(data, "rich_trace.chrome_trace")
@@ -47,7 +60,7 @@ def make_inputs():
     subprocess.run([os.path.join(BIN, "example"), own, "trace"], check=True, stdout=subprocess.DEVNULL)
     # a tree from `kscope run`, with the run's facts beside it
     subprocess.run([KS, "run", "-o", WORK, "-n", "ran", "--", os.path.join(BIN, "example"), "x", "tree"],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=run_env())
     empty = os.path.join(WORK, "empty.hatchet")
     with open(empty, "w") as f:
         f.write('[{"frame":{"name":"ROOT","type":"function"},"metrics":{},"children":[]},{}]')
