@@ -3,17 +3,21 @@
  *
  *   {"strings": [...], "tracks": [{"pid", "tid", "name", "sort", "n",
  *     "ts": [gaps in ns], "dur": [ns], "name_i": [string index],
- *     "args_i": [args index, -1: none]}], "args": [JSON text],
- *    "marks": [track, ts, name, args, ...], "flows": [from, from_ts, to,
- *    to_ts, ...], "counters": [{"name", "pid", "ts", "v"}], "t0": ns,
- *    "unended": count, "metadata": {key: value}}
+ *     "args_i": [args template, -1: none]}], "marks": [track, ts, name,
+ *    args template, ...], "flows": [from, from_ts, to, to_ts, ...],
+ *    "counters": [{"name", "pid", "ts", "v"}], "t0": ns, "unended": count,
+ *    "metadata": {key: value}}
+ *
+ * and, as a document of its own that the page parses at the first hover,
+ * the args: {"tracks": ["numbers of track 0's slices", ...], "marks":
+ * "numbers of the marks", "templates": [args JSON with '#' for numbers]}.
  *
  * Slices ("X", and "B"/"E" pairs, trace-args.c) go on their (pid, tid)
  * track, time-sorted; a track with more than lim->max_track_events keeps
  * its longest ones (n says how many there were). Instants ("i", "I") are
  * marks, "s"/"f" pairs with one id are flow arrows, "C" events are counter
  * series (one per arg), and "M" metadata names processes and threads.
- * Each slice's and mark's args are kept as JSON text, for the page to show
+ * Each slice's and mark's args are kept (trace-args.c), for the page to show
  * on hover. The scalars of the top-level "metadata" object (the run's
  * facts in kscope's traces) are kept for the header. Times are in ns from
  * the first event. yajl's streaming parser reads the file; events are kept
@@ -156,8 +160,8 @@ static int end_counter(tparse *p, int32_t pid)
 /* A slice or mark ("X", "B", "E", "i"), with its args. */
 static int end_placed(tparse *p, int32_t track, int32_t name, char ph)
 {
-    int32_t args = kscope__report_args_take(p);
-    if (args == -2)
+    args_ref args;
+    if (kscope__report_args_take(p, &args) != 0)
         return 0;
     if (ph == 'X' && p->has_dur && isfinite(p->dur) && p->dur >= 0) {
         if (!GROW(p->slices, p->nslices, p->capslices))
@@ -166,7 +170,7 @@ static int end_placed(tparse *p, int32_t track, int32_t name, char ph)
     } else if (ph == 'B' || ph == 'E') {
         if (!GROW(p->be, p->nbe, p->capbe))
             return 0;
-        p->be[p->nbe] = (be_event){ns(p->ts), track, name, args, (uint32_t)p->nbe, ph == 'B'};
+        p->be[p->nbe] = (be_event){ns(p->ts), track, name, (uint32_t)p->nbe, ph == 'B', args};
         p->nbe++;
     } else if (ph == 'i' || ph == 'I') {
         if (!GROW(p->marks, p->nmarks, p->capmarks))
@@ -244,7 +248,7 @@ static int on_value(tparse *p, const unsigned char *s, size_t l, int is_num)
     if (p->meta_depth && p->depth == p->meta_depth)
         return meta_value(p, s, l, is_num);
     if (p->args_depth && p->depth >= p->args_depth)
-        kscope__report_args_value(p, s, l, !is_num);
+        kscope__report_args_value(p, s, l, is_num ? KSCOPE__ARG_NUM : KSCOPE__ARG_STR);
     char text[512];
     copy_text(text, sizeof text, s, l);
     if (p->event_depth && p->depth == p->event_depth) {
@@ -290,7 +294,7 @@ static int cb_null(void *ctx)
 {
     tparse *p = ctx;
     if (p->args_depth && p->depth >= p->args_depth)
-        kscope__report_args_value(p, (const unsigned char *)"null", 4, 0);
+        kscope__report_args_value(p, (const unsigned char *)"null", 4, KSCOPE__ARG_LITERAL);
     return 1;
 }
 
@@ -298,7 +302,8 @@ static int cb_bool(void *ctx, int b)
 {
     tparse *p = ctx;
     if (p->args_depth && p->depth >= p->args_depth)
-        kscope__report_args_value(p, (const unsigned char *)(b ? "true" : "false"), b ? 4 : 5, 0);
+        kscope__report_args_value(p, (const unsigned char *)(b ? "true" : "false"), b ? 4 : 5,
+                                  KSCOPE__ARG_LITERAL);
     return 1;
 }
 
@@ -425,6 +430,8 @@ void kscope__report_trace_free(tparse *p)
     strtab_free(&p->names);
     strtab_free(&p->argtab);
     kscope__jw_free(&p->argw);
+    kscope__jw_free(&p->argnum);
+    free(p->pool);
     for (size_t i = 0; i < p->nmeta; i++)
         free(p->meta[i].key), free(p->meta[i].value);
     free(p->meta), free(p->args), free(p->be);

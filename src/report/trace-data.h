@@ -11,18 +11,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A slice or a mark (dur unused); args: index into the args table, -1: none. */
+/* An event's args, in two parts: a template, the args' JSON text with each
+ * number replaced by '#' (interned: events that differ in numbers only,
+ * such as kernels by their correlation ids, share one), and the numbers'
+ * own texts, comma-separated, in the pool. */
+typedef struct args_ref {
+    int32_t tmpl; /* index into the template table; -1: no args */
+    uint32_t len; /* bytes of number text in the pool */
+    size_t off;
+} args_ref;
+
+/* A slice or a mark (dur unused). */
 typedef struct slice {
     int64_t ts, dur;
-    int32_t track, name, args;
+    int32_t track, name;
+    args_ref args;
 } slice;
 
 /* A "B" or "E" event, paired into slices once the whole trace is read. */
 typedef struct be_event {
     int64_t ts;
-    int32_t track, name, args;
+    int32_t track, name;
     uint32_t seq; /* order in the file, for events at one time */
     int begin;
+    args_ref args;
 } be_event;
 
 typedef struct flow_end {
@@ -64,9 +76,11 @@ typedef struct tparse {
     int has_ts, has_dur, has_name;
     sample *args; /* a "C" event's numbers (series: the arg's name) */
     size_t nargs, capargs;
-    kscope__jsonw argw; /* the event's args as JSON text, while read */
+    kscope__jsonw argw, argnum; /* the event's args template and numbers, while read */
     int has_argw, argw_long;
-    strtab names, argtab; /* names (and ids) / args texts */
+    strtab names, argtab; /* names (and ids) / args templates */
+    char *pool;           /* args' numbers */
+    size_t npool, cappool;
     track *tracks, *pnames, *series;
     size_t ntracks, captracks, npnames, cappnames, nseries, capseries;
     slice *slices, *marks;
@@ -96,15 +110,17 @@ void kscope__report_trace_free(tparse *p);
 
 /* trace-args.c: the args of the event being read, as it is read. At the
  * args object's start, args_begin; each value, key, object or array inside
- * it, args_*; at its end, args_end. args_take interns the text (-1: the
- * event had none; -2: out of memory). */
+ * it, args_*; at its end, args_end. args_take interns the template and
+ * keeps the numbers (out->tmpl -1: the event had none); 0, or -1 when out
+ * of memory. */
+enum { KSCOPE__ARG_STR, KSCOPE__ARG_NUM, KSCOPE__ARG_LITERAL };
 void kscope__report_args_begin(tparse *p);
 void kscope__report_args_key(tparse *p, const unsigned char *k, size_t l);
-void kscope__report_args_value(tparse *p, const unsigned char *s, size_t l, int is_str);
+void kscope__report_args_value(tparse *p, const unsigned char *s, size_t l, int kind);
 void kscope__report_args_open(tparse *p, char c);
 void kscope__report_args_close(tparse *p, char c);
 void kscope__report_args_end(tparse *p);
-int32_t kscope__report_args_take(tparse *p);
+int kscope__report_args_take(tparse *p, args_ref *out);
 
 /* Pair the "B" and "E" events of each track into slices (an "E" ends the
  * latest open "B" of its track; their args merge). A "B" never ended runs

@@ -64,23 +64,49 @@ static void int_array(kscope__jsonw *w, const char *key)
     kscope__jw_open(w, '[');
 }
 
-/* Which args texts the page gets: those of the slices and marks shown, in
- * the order first met (out[i]: the page's index of text i, or -1). */
+/* The args document (trace-data.c): which templates it holds, those of
+ * the slices and marks shown, in the order first met (out[i]: the page's
+ * index of template i, or -1), and where their numbers go. */
 typedef struct args_map {
     int32_t *out;
-    int32_t *order; /* the page's index -> text */
+    int32_t *order; /* the page's index -> template */
     int32_t n;
+    kscope__report_out *doc;
+    const char *pool;
 } args_map;
 
-static int32_t args_out(args_map *m, int32_t a)
+static int32_t args_out(args_map *m, const args_ref *a)
 {
-    if (a < 0 || !m->out)
+    if (a->tmpl < 0 || !m->out)
         return -1;
-    if (m->out[a] < 0) {
-        m->order[m->n] = a;
-        m->out[a] = m->n++;
+    if (m->out[a->tmpl] < 0) {
+        m->order[m->n] = a->tmpl;
+        m->out[a->tmpl] = m->n++;
     }
-    return m->out[a];
+    return m->out[a->tmpl];
+}
+
+/* The numbers of s[0..n) as one JSON string, comma-separated (a number's
+ * text needs no escaping). */
+static void numbers(args_map *m, const slice *s, size_t n)
+{
+    kscope__jsonw *w = &m->doc->w;
+    if (w->need_comma)
+        kscope__jw_raw(w, ",", 1);
+    kscope__jw_raw(w, "\"", 1);
+    int first = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (!s[i].args.len)
+            continue;
+        if (!first)
+            kscope__jw_raw(w, ",", 1);
+        kscope__jw_raw(w, m->pool + s[i].args.off, s[i].args.len);
+        first = 0;
+        if (w->len > (1u << 20))
+            kscope__report_flush(m->doc);
+    }
+    kscope__jw_raw(w, "\"", 1);
+    w->need_comma = 1;
 }
 
 /* One track's slices s[0..n): all, or the `cap` longest, time-sorted. */
@@ -120,15 +146,17 @@ static void write_track(kscope__report_out *o, const track *k, slice *s, size_t 
     kscope__jw_close(w, ']');
     size_t with_args = 0;
     for (size_t i = 0; i < shown; i++)
-        with_args += s[i].args >= 0;
+        with_args += s[i].args.tmpl >= 0;
     if (with_args) { /* else left out: most traces of other tools */
         int_array(w, "args_i");
         for (size_t i = 0; i < shown; i++)
-            kscope__jw_int(w, args_out(am, s[i].args));
+            kscope__jw_int(w, args_out(am, &s[i].args));
         kscope__jw_close(w, ']');
     }
     kscope__jw_close(w, '}');
     kscope__report_flush(o);
+    numbers(am, s, shown);
+    kscope__report_flush(am->doc);
 }
 
 static void write_tracks(kscope__report_out *o, tparse *p, size_t cap, int64_t t0, args_map *am)
@@ -163,24 +191,27 @@ static void write_marks(kscope__jsonw *w, const tparse *p, int64_t t0, args_map 
         kscope__jw_int(w, p->marks[i].track);
         kscope__jw_int(w, p->marks[i].ts - t0);
         kscope__jw_int(w, p->marks[i].name);
-        kscope__jw_int(w, args_out(am, p->marks[i].args));
+        kscope__jw_int(w, args_out(am, &p->marks[i].args));
     }
     kscope__jw_close(w, ']');
+    kscope__jw_key(&am->doc->w, "marks");
+    numbers(am, p->marks, p->nmarks);
 }
 
-/* The args texts the page refers to: an array of JSON strings, a document
- * of its own that the page parses at the first hover, not at load. */
-static void write_args(kscope__report_out *args, const tparse *p, const args_map *am)
+/* The templates the page refers to, ending the args document. */
+static void write_templates(args_map *am, const tparse *p)
 {
-    args->w.need_comma = 0;
-    kscope__jw_open(&args->w, '[');
+    kscope__report_out *doc = am->doc;
+    kscope__jw_key(&doc->w, "templates");
+    kscope__jw_open(&doc->w, '[');
     for (int32_t i = 0; i < am->n; i++) {
-        kscope__jw_str(&args->w, p->argtab.str[am->order[i]]);
-        if (args->w.len > (1u << 20))
-            kscope__report_flush(args);
+        kscope__jw_str(&doc->w, p->argtab.str[am->order[i]]);
+        if (doc->w.len > (1u << 20))
+            kscope__report_flush(doc);
     }
-    kscope__jw_close(&args->w, ']');
-    kscope__report_flush(args);
+    kscope__jw_close(&doc->w, ']');
+    kscope__jw_close(&doc->w, '}');
+    kscope__report_flush(doc);
 }
 
 /* The scalars of the trace's "metadata" (the run's facts), and how many
@@ -275,7 +306,7 @@ int kscope__report_trace(kscope__report_out *o, kscope__report_out *args, const 
         return rc;
     }
     int64_t t0 = first_time(&p);
-    args_map am = {NULL, NULL, 0};
+    args_map am = {NULL, NULL, 0, args, p.pool};
     if (p.argtab.n) {
         am.out = malloc(p.argtab.n * sizeof *am.out);
         am.order = malloc(p.argtab.n * sizeof *am.order);
@@ -287,11 +318,16 @@ int kscope__report_trace(kscope__report_out *o, kscope__report_out *args, const 
         }
         memset(am.out, -1, p.argtab.n * sizeof *am.out);
     }
+    args->w.need_comma = 0;
+    kscope__jw_open(&args->w, '{');
+    kscope__jw_key(&args->w, "tracks");
+    kscope__jw_open(&args->w, '[');
     kscope__jw_open(&o->w, '{');
     write_strings(o, &p);
     write_tracks(o, &p, lim->max_track_events, t0, &am);
+    kscope__jw_close(&args->w, ']');
     write_marks(&o->w, &p, t0, &am);
-    write_args(args, &p, &am);
+    write_templates(&am, &p);
     free(am.out), free(am.order);
     write_meta(&o->w, &p);
     write_flows(&o->w, &p, t0);

@@ -93,7 +93,9 @@ def be_trace():
           {"name": "open end", "ph": "B", "pid": 5, "tid": 2, "ts": 30},
           {"name": "x slice", "ph": "X", "pid": 5, "tid": 2, "ts": 10, "dur": 10,
            "args": {"call_stack": ["ROOT", "a", "x slice"], "bytes": 4096}},
-          {"name": "thread_name", "ph": "M", "pid": 5, "tid": 1, "args": {"name": "worker"}}]
+          {"name": "thread_name", "ph": "M", "pid": 5, "tid": 1, "args": {"name": "worker"}},
+          {"name": "checkpoint", "ph": "i", "pid": 5, "tid": 1, "ts": 50, "s": "t",
+           "args": {"note": "has # and \" inside", "ids": [7, 8]}}]
     with open(path, "w") as f:
         json.dump({"traceEvents": ev, "metadata": {"command_line": "chrome --trace", "nested": {"a": 1}}}, f)
     return path
@@ -124,6 +126,8 @@ def timeline_checks(page):
     tip = hover_tip(page, boxes["x slice"])
     check("hover on an X slice shows its args", "call_stack: ROOT > a > x slice" in tip and "bytes: 4096" in tip,
           tip)
+    tip = hover_tip(page, boxes["checkpoint"])
+    check("hover on a mark shows its args", 'note: has # and " inside' in tip and "ids: [7,8]" in tip, tip)
     check("Chrome's command_line is the command", "chrome --trace" in page.eval(
         "document.getElementById('fact-list').textContent"))
 

@@ -495,20 +495,62 @@
     return end;
   }
   // An event's args, one line each: "key: value" (a call stack as a
-  // path, other objects as JSON), long values cut.
-  function argLines(trace, k) {
-    if (k === undefined || k < 0) return [];
-    if (!trace.args) trace.args = load(trace.argsId) || []; // parsed at the first hover, not at load
-    if (k >= trace.args.length) return [];
+  // path, other objects as JSON), long values cut. The args document is
+  // parsed at the first hover: per args, a template with '#' for each
+  // number, and per track the numbers of its slices in order.
+  function holes(t) {
+    let n = 0, inStr = false;
+    for (let c = 0; c < t.length; c++) {
+      const ch = t[c];
+      if (inStr) { if (ch === '\\') c++; else if (ch === '"') inStr = false; }
+      else if (ch === '"') inStr = true;
+      else if (ch === '#') n++;
+    }
+    return n;
+  }
+  function fill(t, nums, at) {
+    let out = '', inStr = false;
+    for (let c = 0; c < t.length; c++) {
+      const ch = t[c];
+      if (inStr) { if (ch === '\\') { out += ch; c++; out += t[c]; continue; } if (ch === '"') inStr = false; }
+      else if (ch === '"') inStr = true;
+      else if (ch === '#') { out += nums[at++]; continue; }
+      out += ch;
+    }
+    return out;
+  }
+  // The numbers of a list of args templates, and where each item's start.
+  function numbered(doc, text, tmpl) {
+    const nums = text ? text.split(',') : [], at = new Int32Array(tmpl.length);
+    let k = 0;
+    for (let i = 0; i < tmpl.length; i++) { at[i] = k; if (tmpl[i] >= 0) k += doc.holes[tmpl[i]]; }
+    return { nums, at };
+  }
+  function argLines(trace, tr, i) {
+    const tmpl = tr ? tr.args_i : null;
+    const t = tr ? (tmpl ? tmpl[i] : -1) : trace.marks[i * 4 + 3];
+    if (t === undefined || t < 0) return [];
+    if (!trace.argsDoc) {
+      const d = load(trace.argsId) || { tracks: [], marks: '', templates: [] };
+      d.holes = d.templates.map(holes);
+      trace.argsDoc = d;
+    }
+    const d = trace.argsDoc;
+    if (tr && !tr.argNums) tr.argNums = numbered(d, d.tracks[tr.index], tmpl);
+    if (!tr && !trace.markNums) {
+      const m = [];
+      for (let k = 3; k < trace.marks.length; k += 4) m.push(trace.marks[k]);
+      trace.markNums = numbered(d, d.marks, m);
+    }
+    const n = tr ? tr.argNums : trace.markNums, text = fill(d.templates[t], n.nums, n.at[i]);
     let a;
-    try { a = JSON.parse(trace.args[k]); } catch (e) { return ['args: ' + trace.args[k].slice(0, 300)]; }
+    try { a = JSON.parse(text); } catch (e) { return ['args: ' + text.slice(0, 300)]; }
     const lines = ['args:'];
     for (const key of Object.keys(a).slice(0, 40)) {
       const v = a[key];
-      let text = key === 'call_stack' && Array.isArray(v) ? v.join(' > ')
-        : typeof v === 'string' ? v : JSON.stringify(v);
-      if (text.length > 300) text = text.slice(0, 300) + '…';
-      lines.push('  ' + key + ': ' + text);
+      let s = key === 'call_stack' && Array.isArray(v) ? v.join(' > ') : typeof v === 'string' ? v : JSON.stringify(v);
+      if (s.length > 300) s = s.slice(0, 300) + '…';
+      lines.push('  ' + key + ': ' + s);
     }
     return lines;
   }
@@ -632,11 +674,11 @@
       if (!h[4]) {
         const k = h[5];
         return showTip(ev, ['mark: ' + trace.strings[trace.marks[k + 2]], 'at ' + fmtNs(trace.marks[k + 1])]
-          .concat(argLines(trace, trace.marks[k + 3])));
+          .concat(argLines(trace, null, k / 4)));
       }
       const tr = h[4], i = h[5];
       showTip(ev, [trace.strings[tr.name_i[i]], trackLabel(trace, tr), 'start ' + fmtNs(tr.abs[i]),
-        'duration ' + fmtNs(tr.dur[i])].concat(argLines(trace, tr.args_i ? tr.args_i[i] : -1)));
+        'duration ' + fmtNs(tr.dur[i])].concat(argLines(trace, tr, i)));
     });
     canvas.addEventListener('mouseleave', hideTip);
     window.addEventListener('keydown', (ev) => {
