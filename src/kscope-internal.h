@@ -554,6 +554,19 @@ int kscope__session_gpu_on(int slot);
  * set, as at a session's start). */
 void kscope__session_gpu_attach(int slot, const char *name);
 
+/* The run's facts (format/run-facts.h; core/facts.c). A launcher names the
+ * run's command of its session (NULL: the process's own command line, the
+ * default); a trace session writes the facts into its metadata. */
+int kscope__session_set_command(int slot, const char *command);
+/* The facts of a started session as one JSON object and a newline, into a
+ * malloc'd buffer: 0 or a negative KSCOPE_E*. */
+int kscope__run_facts_text(int slot, char **out, size_t *len);
+/* Write text to "<profile>.meta.json" beside a tree profile, replacing it
+ * atomically; nothing for a trace (its metadata holds the facts). */
+int kscope__run_facts_save(const char *profile, const char *text, size_t len);
+/* argv[0..argc) as one shell-quoted line (malloc'd; NULL: out of memory). */
+char *kscope__command_line(const char *const *argv, int argc);
+
 /* ------------------------------------------------------- kscope run hooks */
 
 /* A backend's entry points reach kscope run only through the core: run/

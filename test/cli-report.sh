@@ -65,5 +65,28 @@ check "--max-nodes 0: refused" has "$work/err.txt" "--max-nodes needs a number >
 "$KS" report --html "$work/x/y.html" "$tree" 2>"$work/err.txt"
 check "--html, unwritable OUT: names it" has "$work/err.txt" "x/y.html: cannot write"
 
+# --html and the run's facts: PROFILE.meta.json beside a tree, a trace's
+# metadata; a facts file that cannot be read is said, the page still made.
+cp "$tree" "$work/t.hatchet"
+printf '{"command":"python train.py --lr 0.1 </script>","host":"gpu7","pid":42,"start_time":"2025-06-01T12:00:00.000Z","kscope_version":"9.9"}\n' \
+    >"$work/t.hatchet.meta.json"
+"$KS" report --html "$work/f.html" "$work/t.hatchet" 2>"$work/err.txt"
+check "--html, facts file: exit 0, nothing said" test $? -eq 0 -a ! -s "$work/err.txt"
+check "--html, facts file: the run's facts in the page" has "$work/f.html" \
+    '"run":{"command":"python train.py --lr 0.1 \u003c/script\u003e","host":"gpu7","pid":"42"'
+printf '{"command": "x",' >"$work/t.hatchet.meta.json"
+"$KS" report --html "$work/f.html" "$work/t.hatchet" 2>"$work/err.txt"
+check "--html, broken facts file: exit 0" test $? -eq 0
+check "--html, broken facts file: one warning naming it" sh -c \
+    "test \$(wc -l <'$work/err.txt') -eq 1 && grep -q 't.hatchet.meta.json: the run.s facts are left out' '$work/err.txt'"
+check "--html, broken facts file: the page says so" has "$work/f.html" '"run_error":'
+printf '[1, 2]' >"$work/t.hatchet.meta.json"
+"$KS" report --html "$work/f.html" "$work/t.hatchet" 2>"$work/err.txt"
+check "--html, facts file not an object: said" has "$work/err.txt" "not a JSON object"
+"$bin/example" "$work/own" trace >/dev/null 2>&1
+"$KS" report --html "$work/o.html" "$work/own.chrome_trace" 2>"$work/err.txt"
+check "--html, trace: its metadata in the page" sh -c \
+    "grep -q '\"metadata\":{\"command\":\"[^\"]*example [^\"]*own trace\"' '$work/o.html'"
+
 echo "$fails failed"
 exit $((fails > 0))

@@ -1,6 +1,8 @@
-"""report-screens.py - the README's pictures of the HTML report, made from
-the bundled example (and, for the top kernels, Proton's file in
-test/data/proton/, as the example launches no kernels):
+"""report-screens.py - the README's pictures of the HTML report, one per
+view, made from the bundled example run under `kscope run` (and, for the
+top kernels, Proton's file in test/data/proton/, as the example launches
+no kernels); test/browser/report_test.py checks that each view the page
+has is pictured here and in the README:
     python3 tools/report-screens.py [BUILD_DIR]   # writes docs/img/report-*.png
 Needs chromium (tools/setup-deps.sh) and a build (tools/demo.sh)."""
 import os
@@ -23,7 +25,12 @@ def page_for(name, *profiles):
 
 
 def example(name, data):
-    subprocess.run([os.path.join(build, "example"), os.path.join(work, name), data], check=True,
+    """The example under `kscope run`, so the header shows the run's facts
+    (the command as typed: ./example, run in the work folder)."""
+    link = os.path.join(work, "example")
+    if not os.path.exists(link):
+        os.symlink(os.path.join(build, "example"), link)
+    subprocess.run([ks, "run", "-n", name, "-d", data, "--", "./example"], check=True, cwd=work,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return os.path.join(work, name + (".chrome_trace" if data == "trace" else ".hatchet"))
 
@@ -41,6 +48,10 @@ try:
     for name, url, action in shots:
         page.goto(url)
         page.eval(action)
+        if name == "timeline":  # the pointer on a scope: its args show
+            box = page.eval("kscopeReport.timeline.boxes().filter(b => b.name === 'forward')[1]")
+            page.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": (box["x0"] + box["x1"]) / 2,
+                                                   "y": (box["y0"] + box["y1"]) / 2})
         page.screenshot(os.path.join(ROOT, "docs", "img", f"report-{name}.png"))
 finally:
     browser.close()

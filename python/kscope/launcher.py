@@ -1,7 +1,8 @@
 """launcher.py - `python -m kscope [options] script.py|pytest ARGS`.
 
 Like Proton's `proton` command: starts one session, runs the script as
-__main__ (or pytest with its arguments), then finalizes the session. The
+__main__ (or pytest with its arguments), then finalizes the session and
+writes the run's facts beside a tree profile (PROFILE.meta.json). The
 script's own start() returns the launcher's session and its finalize() is
 ignored. --python-cpu [N] also profiles the Python side with cProfile and
 ends with the top N Python functions by exclusive time.
@@ -110,6 +111,16 @@ def apply_run_env(args, argv):
         args.name = os.path.join(os.environ.get("KSCOPE_RUN_DIR", "."), os.environ["KSCOPE_RUN_NAME"])
 
 
+def save_facts(path, facts):
+    """The run's facts (command, host, start time, ...) beside a tree
+    profile, as PATH.meta.json; a trace holds them in its metadata. A
+    failure is said, not raised: the profile is written."""
+    try:
+        _kscope.save_run_facts(path, facts)
+    except (OSError, MemoryError, RuntimeError, ValueError) as e:
+        print(f"kscope: cannot write the run's facts beside {path}: {e}", file=sys.stderr)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
@@ -148,8 +159,10 @@ def main(argv=None):
             prof.disable()
         flags.command_line, flags.command_line_session = False, None
         path = _kscope.output_path(session, args.format)
+        facts = None if driven else _kscope.run_facts(session)
         _sessions._finalize_now(None, args.format)
         if not driven:  # else kscope run writes the profile and says where
+            save_facts(path, facts)
             print(f"kscope: wrote {path}", file=sys.stderr)
         if prof is not None:
             render_python(profiler_rows(prof), args.python_cpu, sys.stderr)

@@ -2,12 +2,15 @@
  * sessions.c - the module functions of sessions and of scopes opened by
  * hand: start/activate/deactivate/finalize, a session's data, output path
  * and dropped records, enter/exit, Proton's enter_scope/exit_scope,
- * metrics, states, marks, the profiling switch, colours and the table of
- * output formats.
+ * metrics, states, marks, the profiling switch, colours, the table of
+ * output formats, and the run's facts the launcher writes.
  */
 #include "module.h"
 
 #include "format/format.h"
+#include "kscope-internal.h"
+
+#include <stdlib.h>
 
 /* ----------------------------------------------------------------- metrics */
 
@@ -250,6 +253,39 @@ static PyObject *fn_data(PyObject *m, PyObject *args)
     PyObject *res = PyBytes_FromStringAndSize(out, (Py_ssize_t)len);
     kscope_free(out);
     return res;
+}
+
+/* The run's facts of a session, for the launcher: taken before finalize,
+ * saved beside the profile after it (src/core/facts.c). */
+static PyObject *fn_run_facts(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int session = PyLong_AsLong(arg);
+    if (session == -1 && PyErr_Occurred())
+        return NULL;
+    char *out = NULL;
+    size_t len = 0;
+    int rc = kscope__run_facts_text(session, &out, &len);
+    if (rc < 0)
+        return raise_rc(rc);
+    PyObject *res = PyUnicode_DecodeUTF8(out, (Py_ssize_t)len, "replace");
+    free(out);
+    return res;
+}
+
+static PyObject *fn_save_run_facts(PyObject *m, PyObject *args)
+{
+    (void)m;
+    PyObject *path;
+    const char *text;
+    Py_ssize_t len;
+    if (!PyArg_ParseTuple(args, "O&s#:save_run_facts", PyUnicode_FSConverter, &path, &text, &len))
+        return NULL;
+    int rc = kscope__run_facts_save(PyBytes_AS_STRING(path), text, (size_t)len);
+    Py_DECREF(path);
+    if (rc < 0)
+        return raise_rc(rc);
+    Py_RETURN_NONE;
 }
 
 static PyObject *fn_dropped(PyObject *m, PyObject *arg)
@@ -538,6 +574,9 @@ PyMethodDef session_functions[] = {
     {"output_path", fn_output_path, METH_VARARGS, "output_path(session, format=None) -> str"},
     {"data", fn_data, METH_VARARGS, "data(session, format=None) -> bytes"},
     {"dropped", fn_dropped, METH_O, "dropped(session) -> GPU records lost"},
+    {"run_facts", fn_run_facts, METH_O, "run_facts(session) -> the run's facts as JSON text"},
+    {"save_run_facts", fn_save_run_facts, METH_VARARGS,
+     "save_run_facts(profile, text): write them to PROFILE.meta.json (tree profiles)"},
     {"enter", (PyCFunction)(void (*)(void))fn_enter, METH_VARARGS | METH_KEYWORDS,
      "enter(name, color=None, flags=0, metrics=None) -> True if recorded"},
     {"exit", fn_exit, METH_VARARGS, "exit(name=None) -> True if a scope was left"},

@@ -41,7 +41,8 @@ def test_runs_script_with_its_arguments(tmp_path, script):
     assert r.returncode == 0, r.stderr
     assert "argv=a,b" in r.stdout and "name=__main__" in r.stdout
     assert "kscope: wrote " in r.stderr
-    assert sorted(os.listdir(tmp_path)) == ["out.hatchet", "prog.py"]  # script's start ignored
+    # the script's start is ignored; the run's facts lie beside the profile
+    assert sorted(os.listdir(tmp_path)) == ["out.hatchet", "out.hatchet.meta.json", "prog.py"]
     root = json.loads((tmp_path / "out.hatchet").read_text())[0]
     (node,) = [c for c in root["children"] if c["frame"]["name"] == "script_scope"]
     assert node["metrics"]["argc"] == 3
@@ -61,6 +62,43 @@ def test_trace_and_format_options(tmp_path, script):
     r = run(["-n", "mp", "-f", "hatchet_msgpack", str(script)], tmp_path)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "mp.hatchet_msgpack").read_bytes()[0] == 0x92
+
+
+def test_run_facts_beside_a_tree_and_in_a_trace(tmp_path, script):
+    """The command (as typed, shell-quoted), host, pid, start time and
+    version: PROFILE.meta.json beside a tree profile, a trace's metadata."""
+    import calendar
+    import shlex
+    import socket
+    import time
+
+    import kscope
+
+    r = run(["-n", "out", str(script), "it's", "a b"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    facts = json.loads((tmp_path / "out.hatchet.meta.json").read_text())
+    assert shlex.split(facts["command"])[-5:] == ["-n", "out", str(script), "it's", "a b"]
+    assert "process" not in facts  # the command is this process's own
+    assert facts["host"] == socket.gethostname() and facts["kscope_version"] == kscope.__version__
+    assert isinstance(facts["pid"], int) and facts["pid"] > 0
+    started = calendar.timegm(time.strptime(facts["start_time"][:19], "%Y-%m-%dT%H:%M:%S"))
+    assert facts["start_time"].endswith("Z") and abs(time.time() - started) < 120
+    assert not [f for f in os.listdir(tmp_path) if ".tmp." in f]  # written through a rename
+    r = run(["-n", "mp", "-f", "hatchet_msgpack", str(script)], tmp_path)
+    assert json.loads((tmp_path / "mp.hatchet_msgpack.meta.json").read_text())["pid"] > 0
+    r = run(["-n", "tl", "-d", "trace", str(script)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((tmp_path / "tl.chrome_trace").read_text())["metadata"]
+    assert shlex.split(meta["command"])[-3:] == ["-d", "trace", str(script)]
+    assert not (tmp_path / "tl.chrome_trace.meta.json").exists()
+
+
+def test_run_facts_that_cannot_be_written_are_said(tmp_path, script):
+    (tmp_path / "out.hatchet.meta.json").mkdir()  # in the way
+    r = run(["-n", "out", str(script)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "cannot write the run's facts beside out.hatchet" in r.stderr
+    assert json.loads((tmp_path / "out.hatchet").read_text())[0]["frame"]["name"] == "ROOT"
 
 
 def test_python_cpu_table(tmp_path, script):
@@ -151,6 +189,11 @@ def test_under_kscope_run(tmp_path):
     assert not (tmp_path / "ignored.hatchet").exists()
     root = json.loads((tmp_path / outputs[0]).read_text())[0]
     assert [c["frame"]["name"] for c in root["children"]] == ["under_run"]
+    # kscope run writes the facts: the command as typed; this process ran
+    # it through `python -m kscope`
+    facts = json.loads((tmp_path / (outputs[0] + ".meta.json")).read_text())
+    assert facts["command"] == f"{sys.executable} s.py x"
+    assert facts["process"] == f"{sys.executable} -m kscope s.py x"
 
 
 def test_unannotated_script_writes_an_empty_profile_view_shows(tmp_path):

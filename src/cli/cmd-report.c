@@ -231,12 +231,15 @@ static int report_html(const char *out, int nfiles, char **files, const kscope__
                 nfiles);
         return KSCOPE_EXIT_USAGE;
     }
-    char err[KSCOPE__READ_ERRLEN];
-    int rc = kscope__report_html(out, files[0], nfiles > 1 ? files[1] : NULL, lim, err, sizeof err);
+    char err[KSCOPE__READ_ERRLEN], warn[KSCOPE__READ_ERRLEN];
+    int rc = kscope__report_html(out, files[0], nfiles > 1 ? files[1] : NULL, lim, err, sizeof err,
+                                 warn, sizeof warn);
     if (rc != 0) {
         fprintf(stderr, "kscope report: %s\n", err);
         return rc == KSCOPE_ENOMEM ? KSCOPE_EXIT_FAIL : KSCOPE_EXIT_USAGE;
     }
+    if (warn[0])
+        fprintf(stderr, "kscope report: warning: %s\n", warn);
     return KSCOPE_EXIT_OK;
 }
 

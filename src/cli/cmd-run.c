@@ -469,6 +469,22 @@ static void set_inject_env(const char *lib)
             setenv(*v, lib, 1);
 }
 
+/* The command as typed, for the profiles' run facts; a very long one is
+ * cut (the environment has a limit per variable) and ends in "...". */
+static void set_command_env(const run_opts *o)
+{
+    int n = 0;
+    while (o->argv[n])
+        n++;
+    char *line = kscope__command_line((const char *const *)o->argv, n);
+    if (!line)
+        return;
+    if (strlen(line) > 16384)
+        strcpy(line + 16380, " ...");
+    setenv(KSCOPE_RUN_ENV_COMMAND, line, 1);
+    free(line);
+}
+
 /* The child's environment: libkscope attached three ways, options as
  * KSCOPE_RUN_* variables. */
 static void child_env(const run_opts *o, const char *lib, const char *manifest)
@@ -501,6 +517,7 @@ static void child_env(const run_opts *o, const char *lib, const char *manifest)
     if (o->sample) /* else the program keeps the KSCOPE_SAMPLE it has */
         setenv("KSCOPE_SAMPLE", o->sample, 1);
     setenv(KSCOPE_RUN_ENV_MANIFEST, manifest, 1);
+    set_command_env(o);
     /* Every process would print its own notes (no GPU, ...) among the
      * program's output; what matters comes back through the manifest. */
     setenv("KSCOPE_QUIET", "1", 0);

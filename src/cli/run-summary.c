@@ -6,6 +6,7 @@
  * top-kernels table of the readers.
  */
 #include "cli/run-summary.h"
+#include "format/run-facts.h"
 #include "kscope-internal.h"
 #include "read/read.h"
 #include "run/run.h"
@@ -213,8 +214,14 @@ static void plain_name_for_single(const char *manifest, profile_line *p)
         return;
     char plain[sizeof p->path];
     int n = snprintf(plain, sizeof plain, "%s%s", base, ext);
-    if (n > 0 && (size_t)n < sizeof plain && rename(p->path, plain) == 0)
-        memcpy(p->path, plain, (size_t)n + 1);
+    if (n <= 0 || (size_t)n >= sizeof plain || rename(p->path, plain) != 0)
+        return;
+    /* the run's facts beside a tree profile follow it (a trace has none) */
+    char old_facts[sizeof p->path + 16], new_facts[sizeof plain + 16];
+    snprintf(old_facts, sizeof old_facts, "%s%s", p->path, KSCOPE__FACTS_EXT);
+    snprintf(new_facts, sizeof new_facts, "%s%s", plain, KSCOPE__FACTS_EXT);
+    rename(old_facts, new_facts);
+    memcpy(p->path, plain, (size_t)n + 1);
 }
 
 int kscope__run_report(const char *manifest, long top, FILE *out)

@@ -7,6 +7,7 @@
 
 #include "kscope-internal.h"
 #include "format/events.h"
+#include "format/run-facts.h"
 #include "profile/ptree.h"
 
 /* A user metric on one node for one session. Guarded by the owner's lock. */
@@ -69,6 +70,7 @@ typedef struct kscope__session {
     size_t ngev, capgev;
     int64_t dropped;
     int64_t dropped_samples; /* PC samples lost */
+    char *command; /* the run's command a launcher gave (guarded by kscope__session_lock) */
 } kscope__session;
 
 extern kscope__session kscope__sessions[KSCOPE_MAX_SESSIONS];
@@ -112,6 +114,20 @@ typedef struct kscope__trace_args {
     uint64_t now_ticks;
 } kscope__trace_args;
 int kscope__trace_source(void *source_arg, kscope__tev_fn fn, void *fn_arg);
+
+/* The run's facts of session s into b (caller holds kscope__session_lock);
+ * b->f points into b until kscope__run_facts_done. */
+typedef struct kscope__facts_buf {
+    kscope__run_facts f;
+    char *own; /* this process's command line */
+    char host[256], start[40];
+} kscope__facts_buf;
+void kscope__run_facts_fill(const kscope__session *s, kscope__facts_buf *b);
+void kscope__run_facts_done(kscope__facts_buf *b);
+
+/* Write a whole file as profiles are written: to a temporary file beside
+ * path, flushed, then renamed over it (session.c). 0 or a KSCOPE_E*. */
+int kscope__write_profile_file(const char *path, const char *buf, size_t len);
 
 /* Zero slot s on every node and drop its events (a new session starts). */
 void kscope__reset_slot(int slot);

@@ -470,7 +470,7 @@ static char *link_target(const char *path)
 
 /* Write a whole profile to path. A symbolic link at path is followed, so the
  * link stays and the file it names is replaced. */
-static int write_file(const char *path, const char *buf, size_t len)
+int kscope__write_profile_file(const char *path, const char *buf, size_t len)
 {
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
@@ -489,7 +489,7 @@ static int write_output(kscope__session *s, const kscope__format *format, const 
     size_t len = 0;
     int rc = serialize(s, format, &buf, &len);
     if (rc == 0)
-        rc = write_file(path, buf, len);
+        rc = kscope__write_profile_file(path, buf, len);
     free(buf);
     return rc;
 }
@@ -545,6 +545,8 @@ static int write_phase(kscope__session *s)
 static void release(kscope__session *s)
 {
     kscope__sampling_detach(s);
+    free(s->command);
+    s->command = NULL;
     kscope__gpu_detach(s);
     s->in_use = 0;
     atomic_fetch_and(&kscope__trace_mask, ~(1u << s->slot));

@@ -3,8 +3,9 @@
  * (format/events.h): one track per host thread with its scopes as nested
  * slices and its marks as instants, one track per GPU stream (a process
  * per device) with kernels and copies, the launch call of each, and the
- * resource samples taken during the session as counters. Times are ns
- * since the session started.
+ * resource samples taken during the session as counters, after the run's
+ * facts (facts.c), which the writer keeps as the trace's metadata. Times
+ * are ns since the session started.
  */
 #include "core.h"
 #include "format/events.h"
@@ -420,16 +421,27 @@ static int host_tracks(trace_ctx *c, int slot, uint64_t now_ns)
     return rc;
 }
 
+static int run_facts(trace_ctx *c)
+{
+    kscope__facts_buf b;
+    kscope__run_facts_fill(c->s, &b);
+    kscope__tev e = {.kind = KSCOPE__TEV_RUN, .run = &b.f};
+    int rc = emit(c, &e);
+    kscope__run_facts_done(&b);
+    return rc;
+}
+
 /* The event source of format/events.h over one session slot; source_arg
- * is a kscope__trace_args. */
+ * is a kscope__trace_args. The caller holds kscope__session_lock. */
 int kscope__trace_source(void *source_arg, kscope__tev_fn fn, void *fn_arg)
 {
     const kscope__trace_args *a = source_arg;
     kscope__session *s = &kscope__sessions[a->slot];
     trace_ctx c = {.fn = fn, .arg = fn_arg, .s = s, .pid = (int)getpid()};
     uint64_t now_ns = kscope__ticks_to_ns(a->now_ticks);
+    int rc = run_facts(&c);
     pthread_mutex_lock(&s->lock);
-    int rc = host_tracks(&c, a->slot, now_ns);
+    rc = rc ? rc : host_tracks(&c, a->slot, now_ns);
     if (rc == 0)
         rc = launch_tracks(&c, a->slot);
     if (rc == 0)

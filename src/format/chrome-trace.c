@@ -4,10 +4,13 @@
  * [...]} with "M" events naming processes and tracks, "X" slices (host
  * scopes, kernels, copies, launch calls), "i" instants (marks), "s"/"f"
  * flow arrows from each launch to its kernel, and "C" counters. Times are
- * microseconds with nanosecond precision.
+ * microseconds with nanosecond precision. The run's facts (command, host,
+ * start time, ...) go in the top-level "metadata" object, where Chrome's
+ * own traces keep theirs; viewers that do not know it pass over it.
  */
 #include "format/events.h"
 #include "format/jsonw.h"
+#include "format/run-facts.h"
 #include "kscope.h"
 
 #include <stdlib.h>
@@ -157,9 +160,16 @@ static void counter(kscope__jsonw *w, const kscope__tev *e)
     kscope__jw_close(w, '}');
 }
 
+/* The events go into w; the run's facts, which follow the events' array,
+ * wait in meta. */
+typedef struct trace_out {
+    kscope__jsonw w, meta;
+} trace_out;
+
 static int write_event(const kscope__tev *e, void *arg)
 {
-    kscope__jsonw *w = arg;
+    trace_out *o = arg;
+    kscope__jsonw *w = &o->w;
     switch (e->kind) {
     case KSCOPE__TEV_PROCESS:
     case KSCOPE__TEV_THREAD:
@@ -180,26 +190,38 @@ static int write_event(const kscope__tev *e, void *arg)
     case KSCOPE__TEV_COUNTER:
         counter(w, e);
         break;
+    case KSCOPE__TEV_RUN:
+        kscope__jw_clear(&o->meta);
+        o->meta.need_comma = 0;
+        kscope__run_facts_json(&o->meta, e->run);
+        break;
     }
     return 0;
 }
 
 int kscope__chrome_trace_write(kscope__tev_source source, void *source_arg, char **out, size_t *len)
 {
-    kscope__jsonw w;
-    kscope__jw_init(&w);
-    kscope__jw_open(&w, '{');
-    kscope__jw_key(&w, "displayTimeUnit");
-    kscope__jw_str(&w, "us");
-    kscope__jw_key(&w, "traceEvents");
-    kscope__jw_open(&w, '[');
-    int rc = source(source_arg, write_event, &w);
-    kscope__jw_close(&w, ']');
-    kscope__jw_close(&w, '}');
-    kscope__jw_raw(&w, "\n", 1);
+    trace_out o;
+    kscope__jw_init(&o.w);
+    kscope__jw_init(&o.meta);
+    kscope__jw_open(&o.w, '{');
+    kscope__jw_key(&o.w, "displayTimeUnit");
+    kscope__jw_str(&o.w, "us");
+    kscope__jw_key(&o.w, "traceEvents");
+    kscope__jw_open(&o.w, '[');
+    int rc = source(source_arg, write_event, &o);
+    kscope__jw_close(&o.w, ']');
+    if (o.meta.len) {
+        kscope__jw_key(&o.w, "metadata");
+        kscope__jw_raw(&o.w, o.meta.buf, o.meta.len);
+    }
+    rc = rc == 0 && o.meta.failed ? KSCOPE_ENOMEM : rc;
+    kscope__jw_free(&o.meta);
+    kscope__jw_close(&o.w, '}');
+    kscope__jw_raw(&o.w, "\n", 1);
     if (rc != 0) {
-        kscope__jw_free(&w);
+        kscope__jw_free(&o.w);
         return rc < 0 ? rc : KSCOPE_EIO;
     }
-    return kscope__jw_finish(&w, out, len);
+    return kscope__jw_finish(&o.w, out, len);
 }

@@ -23,7 +23,10 @@ typedef enum {
     KSCOPE__TEV_LAUNCH,      /* the launch call of a GPU event: pid, tid, ts, dur, and the
                                 flow to its GPU event (flow_pid, flow_tid, flow_ts_ns) */
     KSCOPE__TEV_COUNTER,     /* a sampled value: pid, ts, name (the track), value */
+    KSCOPE__TEV_RUN,         /* the run's facts (run): the trace's metadata, once */
 } kscope__tev_kind;
+
+struct kscope__run_facts;
 
 /* A metric given inside a host scope. */
 typedef struct kscope__tev_metric {
@@ -53,6 +56,7 @@ typedef struct kscope__tev {
     uint64_t flow_tid;
     int64_t flow_ts_ns;
     double value;
+    const struct kscope__run_facts *run;
 } kscope__tev;
 
 /* Called for each event in order; non-zero stops the walk and is returned. */

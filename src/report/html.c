@@ -5,15 +5,22 @@
  * Data goes in <script type="application/json"> elements and is read by
  * the page with JSON.parse; escaping <, > and & keeps a name like
  * "</script><script>..." from ending the element, and escaping U+2028 and
- * U+2029 keeps the text valid everywhere JSON is.
+ * U+2029 keeps the text valid everywhere JSON is. Beside a tree profile,
+ * the launchers' file of the run's facts (PROFILE.meta.json) is read for
+ * the header.
  */
 #include "report/report.h"
+#include "format/run-facts.h"
 #include "read/read.h"
 #include "kscope.h"
+
+#include <yajl/yajl_tree.h>
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define FACTS_MAX 65536 /* bytes of a run's facts file read */
 
 /* The template's parts, generated from page/ at build time. */
 extern const char kscope__page_html[], kscope__page_css[], kscope__page_js[];
@@ -70,12 +77,94 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
-/* One profile's data element: {"name", "tree", "trace"?}. */
-static int write_profile(kscope__report_out *o, const char *path, const char *id,
-                         const kscope__report_limits *lim, char *err, size_t errlen)
+/* The run's facts beside a tree profile (PROFILE.meta.json, written by
+ * the launchers) as "run": {key: text}; scalars only, at most 64 of them.
+ * A file that is there but unreadable becomes "run_error", which the page
+ * shows among its notes, and a line in warn: the report is still made. */
+static void write_run_facts(kscope__jsonw *w, const char *path, char *warn, size_t warnlen)
 {
-    char *buf = NULL;
-    size_t len = 0;
+    char facts[4096 + 16];
+    snprintf(facts, sizeof facts, "%s%s", path, KSCOPE__FACTS_EXT);
+    FILE *f = fopen(facts, "rb");
+    if (!f)
+        return; /* none: a profile from anywhere else */
+    char *text = malloc(FACTS_MAX + 1);
+    size_t n = text ? fread(text, 1, FACTS_MAX + 1, f) : 0;
+    int bad = ferror(f);
+    fclose(f);
+    char msg[256] = "";
+    yajl_val doc = NULL;
+    if (!text || bad || n > FACTS_MAX)
+        snprintf(msg, sizeof msg, "%s",
+                 !text ? "out of memory"
+                 : bad ? "cannot read it"
+                       : "larger than 64 KiB");
+    else {
+        text[n] = 0;
+        doc = yajl_tree_parse(text, msg, sizeof msg);
+        if (doc && !YAJL_IS_OBJECT(doc))
+            snprintf(msg, sizeof msg, "not a JSON object");
+        else if (!doc && !msg[0])
+            snprintf(msg, sizeof msg, "not JSON");
+    }
+    free(text);
+    if (doc && YAJL_IS_OBJECT(doc)) {
+        kscope__jw_key(w, "run");
+        kscope__jw_open(w, '{');
+        for (size_t i = 0; i < doc->u.object.len && i < 64; i++) {
+            yajl_val v = doc->u.object.values[i];
+            if (!YAJL_IS_STRING(v) && !YAJL_IS_NUMBER(v))
+                continue;
+            kscope__jw_key(w, doc->u.object.keys[i]);
+            kscope__jw_str(w, YAJL_IS_STRING(v) ? v->u.string : v->u.number.r);
+        }
+        kscope__jw_close(w, '}');
+    } else {
+        char line[sizeof facts + sizeof msg + 64];
+        msg[strcspn(msg, "\n")] = 0;
+        snprintf(line, sizeof line, "%s: the run's facts are left out: %s", facts, msg);
+        kscope__jw_key(w, "run_error");
+        kscope__jw_str(w, line);
+        if (warnlen && !warn[0]) /* the first one */
+            snprintf(warn, warnlen, "%s", line);
+    }
+    yajl_tree_free(doc);
+}
+
+/* A trace's timeline into the profile's element (o) and its args into
+ * args, kept in memory until that element is closed. */
+static int write_trace(kscope__report_out *o, kscope__report_out *args, char **abuf, size_t *alen,
+                       const char *path, const char *buf, size_t len,
+                       const kscope__report_limits *lim, char *err, size_t errlen)
+{
+    args->f = open_memstream(abuf, alen);
+    if (!args->f) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return KSCOPE_ENOMEM;
+    }
+    kscope__jw_key(&o->w, "trace");
+    int rc = kscope__report_trace(o, args, buf, len, lim, err, errlen);
+    if (fclose(args->f) != 0 && rc == 0) {
+        snprintf(err, errlen, "out of memory");
+        rc = KSCOPE_ENOMEM;
+    }
+    args->f = NULL;
+    if (rc != 0) {
+        char what[KSCOPE__READ_ERRLEN];
+        snprintf(what, sizeof what, "%s", err);
+        snprintf(err, errlen, "%s: %s", path, what);
+    }
+    return rc;
+}
+
+/* One profile's data element: {"name", "run"?, "tree", "trace"?}, and for
+ * a trace a second one, ID-args, with its events' args. */
+static int write_profile(kscope__report_out *o, const char *path, const char *id,
+                         const kscope__report_limits *lim, char *err, size_t errlen, char *warn,
+                         size_t warnlen)
+{
+    char *buf = NULL, *abuf = NULL;
+    size_t len = 0, alen = 0;
     int rc = kscope__read_whole_file(path, &buf, &len, err, errlen);
     if (rc != 0)
         return rc;
@@ -90,38 +179,42 @@ static int write_profile(kscope__report_out *o, const char *path, const char *id
     kscope__jw_open(&o->w, '{');
     kscope__jw_key(&o->w, "name");
     kscope__jw_str(&o->w, base_name(path));
+    write_run_facts(&o->w, path, warn, warnlen);
     kscope__jw_key(&o->w, "tree");
     rc = kscope__report_tree(o, t, lim);
     kscope__format_id fmt = kscope__format_sniff(buf, len < 4096 ? len : 4096);
-    if (rc == 0 && kscope__format_get(fmt) && kscope__format_get(fmt)->kind == KSCOPE__KIND_TRACE) {
-        kscope__jw_key(&o->w, "trace");
-        rc = kscope__report_trace(o, buf, len, lim, err, errlen);
-        if (rc != 0) {
-            char what[KSCOPE__READ_ERRLEN];
-            snprintf(what, sizeof what, "%s", err);
-            snprintf(err, errlen, "%s: %s", path, what);
-        }
-    } else if (rc != 0) {
+    kscope__report_out args = {NULL, {0}};
+    kscope__jw_init(&args.w);
+    if (rc == 0 && kscope__format_get(fmt) && kscope__format_get(fmt)->kind == KSCOPE__KIND_TRACE)
+        rc = write_trace(o, &args, &abuf, &alen, path, buf, len, lim, err, errlen);
+    else if (rc != 0)
         snprintf(err, errlen, "%s: out of memory", path);
-    }
+    kscope__jw_free(&args.w);
     kscope__jw_close(&o->w, '}');
     kscope__report_flush(o);
     fputs("</script>\n", o->f);
+    if (abuf && rc == 0) {
+        fprintf(o->f, "<script type=\"application/json\" id=\"%s-args\">", id);
+        fwrite(abuf, 1, alen, o->f);
+        fputs("</script>\n", o->f);
+    }
+    free(abuf);
     kscope__ptree_free(t);
     free(buf);
     return rc;
 }
 
 static int write_page(kscope__report_out *o, const char *a, const char *b,
-                      const kscope__report_limits *lim, char *err, size_t errlen)
+                      const kscope__report_limits *lim, char *err, size_t errlen, char *warn,
+                      size_t warnlen)
 {
     const char *at = kscope__page_html;
     copy_until(o->f, &at, "<!--KSCOPE:CSS-->");
     fputs(kscope__page_css, o->f);
     copy_until(o->f, &at, "<!--KSCOPE:DATA-->");
-    int rc = write_profile(o, a, "kscope-a", lim, err, errlen);
+    int rc = write_profile(o, a, "kscope-a", lim, err, errlen, warn, warnlen);
     if (rc == 0 && b)
-        rc = write_profile(o, b, "kscope-b", lim, err, errlen);
+        rc = write_profile(o, b, "kscope-b", lim, err, errlen, warn, warnlen);
     if (rc != 0)
         return rc;
     copy_until(o->f, &at, "<!--KSCOPE:JS-->");
@@ -131,8 +224,11 @@ static int write_page(kscope__report_out *o, const char *a, const char *b,
 }
 
 int kscope__report_html(const char *out_path, const char *a, const char *b,
-                        const kscope__report_limits *lim, char *err, size_t errlen)
+                        const kscope__report_limits *lim, char *err, size_t errlen, char *warn,
+                        size_t warnlen)
 {
+    if (warnlen)
+        warn[0] = 0;
     kscope__report_limits def = kscope__report_default_limits();
     kscope__report_out o = {fopen(out_path, "w"), {0}};
     if (!o.f) {
@@ -140,7 +236,7 @@ int kscope__report_html(const char *out_path, const char *a, const char *b,
         return KSCOPE_EIO;
     }
     kscope__jw_init(&o.w);
-    int rc = write_page(&o, a, b, lim ? lim : &def, err, errlen);
+    int rc = write_page(&o, a, b, lim ? lim : &def, err, errlen, warn, warnlen);
     kscope__jw_free(&o.w);
     if (fclose(o.f) != 0 && rc == 0) {
         snprintf(err, errlen, "%s: cannot write: %s", out_path, strerror(errno));

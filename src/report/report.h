@@ -28,9 +28,13 @@ typedef struct kscope__report_limits {
 kscope__report_limits kscope__report_default_limits(void);
 
 /* Write the page for profile a (and b, for a diff; NULL for none) to
- * out_path. 0, or a negative KSCOPE_E* code with one line in err. */
+ * out_path. 0, or a negative KSCOPE_E* code with one line in err. A
+ * problem that leaves the page whole but without something (a run's facts
+ * file beside a profile that cannot be read) is one line in warn ("" when
+ * none); the page says it too. */
 int kscope__report_html(const char *out_path, const char *a, const char *b,
-                        const kscope__report_limits *lim, char *err, size_t errlen);
+                        const kscope__report_limits *lim, char *err, size_t errlen, char *warn,
+                        size_t warnlen);
 
 /* Where the page goes: JSON text is written into w, then flushed to the
  * file with the characters that could end a <script> element or a line in
@@ -48,8 +52,10 @@ int kscope__report_tree(kscope__report_out *o, const kscope__ptree *t,
                         const kscope__report_limits *lim);
 
 /* The timeline of a Chrome trace (the file's bytes) as the page's JSON
- * object. 0, or a negative code with err naming the problem. */
-int kscope__report_trace(kscope__report_out *o, const char *buf, size_t len,
-                         const kscope__report_limits *lim, char *err, size_t errlen);
+ * object (into o->w), and its events' args as a JSON document of their own
+ * (written out through args, which the page parses only when needed). 0,
+ * or a negative code with err naming the problem. */
+int kscope__report_trace(kscope__report_out *o, kscope__report_out *args, const char *buf,
+                         size_t len, const kscope__report_limits *lim, char *err, size_t errlen);
 
 #endif /* KSCOPE_REPORT_H */

@@ -1,12 +1,14 @@
 /*
  * trace-out.c - the timeline read by trace-data.c written as the page's
  * JSON (the shape is described there): slices per track in time order with
- * times as gaps (small numbers), flows paired by id, counters per series.
+ * times as gaps (small numbers), flows paired by id, counters per series,
+ * and the args of the slices and marks shown, each text once.
  */
 #include "report/report.h"
 #include "report/trace-data.h"
 #include "kscope.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,9 +64,54 @@ static void int_array(kscope__jsonw *w, const char *key)
     kscope__jw_open(w, '[');
 }
 
+/* The args document (trace-data.c): which templates it holds, those of
+ * the slices and marks shown, in the order first met (out[i]: the page's
+ * index of template i, or -1), and where their numbers go. */
+typedef struct args_map {
+    int32_t *out;
+    int32_t *order; /* the page's index -> template */
+    int32_t n;
+    kscope__report_out *doc;
+    const char *pool;
+} args_map;
+
+static int32_t args_out(args_map *m, const args_ref *a)
+{
+    if (a->tmpl < 0 || !m->out)
+        return -1;
+    if (m->out[a->tmpl] < 0) {
+        m->order[m->n] = a->tmpl;
+        m->out[a->tmpl] = m->n++;
+    }
+    return m->out[a->tmpl];
+}
+
+/* The numbers of s[0..n) as one JSON string, comma-separated (a number's
+ * text needs no escaping). */
+static void numbers(args_map *m, const slice *s, size_t n)
+{
+    kscope__jsonw *w = &m->doc->w;
+    if (w->need_comma)
+        kscope__jw_raw(w, ",", 1);
+    kscope__jw_raw(w, "\"", 1);
+    int first = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (!s[i].args.len)
+            continue;
+        if (!first)
+            kscope__jw_raw(w, ",", 1);
+        kscope__jw_raw(w, m->pool + s[i].args.off, s[i].args.len);
+        first = 0;
+        if (w->len > (1u << 20))
+            kscope__report_flush(m->doc);
+    }
+    kscope__jw_raw(w, "\"", 1);
+    w->need_comma = 1;
+}
+
 /* One track's slices s[0..n): all, or the `cap` longest, time-sorted. */
 static void write_track(kscope__report_out *o, const track *k, slice *s, size_t n, size_t cap,
-                        int64_t t0)
+                        int64_t t0, args_map *am)
 {
     kscope__jsonw *w = &o->w;
     size_t shown = n;
@@ -97,11 +144,22 @@ static void write_track(kscope__report_out *o, const track *k, slice *s, size_t 
     for (size_t i = 0; i < shown; i++)
         kscope__jw_int(w, s[i].name);
     kscope__jw_close(w, ']');
+    size_t with_args = 0;
+    for (size_t i = 0; i < shown; i++)
+        with_args += s[i].args.tmpl >= 0;
+    if (with_args) { /* else left out: most traces of other tools */
+        int_array(w, "args_i");
+        for (size_t i = 0; i < shown; i++)
+            kscope__jw_int(w, args_out(am, &s[i].args));
+        kscope__jw_close(w, ']');
+    }
     kscope__jw_close(w, '}');
     kscope__report_flush(o);
+    numbers(am, s, shown);
+    kscope__report_flush(am->doc);
 }
 
-static void write_tracks(kscope__report_out *o, tparse *p, size_t cap, int64_t t0)
+static void write_tracks(kscope__report_out *o, tparse *p, size_t cap, int64_t t0, args_map *am)
 {
     if (p->nslices)
         qsort(p->slices, p->nslices, sizeof *p->slices, by_track_ts);
@@ -112,7 +170,7 @@ static void write_tracks(kscope__report_out *o, tparse *p, size_t cap, int64_t t
         size_t end = at;
         while (end < p->nslices && p->slices[end].track == (int32_t)t)
             end++;
-        write_track(o, &p->tracks[t], p->slices + at, end - at, cap, t0);
+        write_track(o, &p->tracks[t], p->slices + at, end - at, cap, t0, am);
         at = end;
     }
     kscope__jw_close(&o->w, ']');
@@ -125,7 +183,7 @@ static void write_tracks(kscope__report_out *o, tparse *p, size_t cap, int64_t t
     kscope__jw_close(&o->w, ']');
 }
 
-static void write_marks(kscope__jsonw *w, const tparse *p, int64_t t0)
+static void write_marks(kscope__jsonw *w, const tparse *p, int64_t t0, args_map *am)
 {
     kscope__jw_key(w, "marks");
     kscope__jw_open(w, '[');
@@ -133,8 +191,42 @@ static void write_marks(kscope__jsonw *w, const tparse *p, int64_t t0)
         kscope__jw_int(w, p->marks[i].track);
         kscope__jw_int(w, p->marks[i].ts - t0);
         kscope__jw_int(w, p->marks[i].name);
+        kscope__jw_int(w, args_out(am, &p->marks[i].args));
     }
     kscope__jw_close(w, ']');
+    kscope__jw_key(&am->doc->w, "marks");
+    numbers(am, p->marks, p->nmarks);
+}
+
+/* The templates the page refers to, ending the args document. */
+static void write_templates(args_map *am, const tparse *p)
+{
+    kscope__report_out *doc = am->doc;
+    kscope__jw_key(&doc->w, "templates");
+    kscope__jw_open(&doc->w, '[');
+    for (int32_t i = 0; i < am->n; i++) {
+        kscope__jw_str(&doc->w, p->argtab.str[am->order[i]]);
+        if (doc->w.len > (1u << 20))
+            kscope__report_flush(doc);
+    }
+    kscope__jw_close(&doc->w, ']');
+    kscope__jw_close(&doc->w, '}');
+    kscope__report_flush(doc);
+}
+
+/* The scalars of the trace's "metadata" (the run's facts), and how many
+ * "B" events never ended. */
+static void write_meta(kscope__jsonw *w, const tparse *p)
+{
+    kscope__jw_key(w, "metadata");
+    kscope__jw_open(w, '{');
+    for (size_t i = 0; i < p->nmeta; i++) {
+        kscope__jw_key(w, p->meta[i].key);
+        kscope__jw_str(w, p->meta[i].value);
+    }
+    kscope__jw_close(w, '}');
+    kscope__jw_key(w, "unended");
+    kscope__jw_uint(w, p->unended);
 }
 
 /* Each "s" with the first "f" of its id: [from track, ts, to track, ts]. */
@@ -195,16 +287,16 @@ static void write_strings(kscope__report_out *o, const tparse *p)
 {
     kscope__jw_key(&o->w, "strings");
     kscope__jw_open(&o->w, '[');
-    for (size_t i = 0; i < p->nstr; i++) {
-        kscope__jw_str(&o->w, p->str[i]);
+    for (size_t i = 0; i < p->names.n; i++) {
+        kscope__jw_str(&o->w, p->names.str[i]);
         if (o->w.len > (1u << 20))
             kscope__report_flush(o);
     }
     kscope__jw_close(&o->w, ']');
 }
 
-int kscope__report_trace(kscope__report_out *o, const char *buf, size_t len,
-                         const kscope__report_limits *lim, char *err, size_t errlen)
+int kscope__report_trace(kscope__report_out *o, kscope__report_out *args, const char *buf,
+                         size_t len, const kscope__report_limits *lim, char *err, size_t errlen)
 {
     tparse p;
     memset(&p, 0, sizeof p);
@@ -214,10 +306,30 @@ int kscope__report_trace(kscope__report_out *o, const char *buf, size_t len,
         return rc;
     }
     int64_t t0 = first_time(&p);
+    args_map am = {NULL, NULL, 0, args, p.pool};
+    if (p.argtab.n) {
+        am.out = malloc(p.argtab.n * sizeof *am.out);
+        am.order = malloc(p.argtab.n * sizeof *am.order);
+        if (!am.out || !am.order) {
+            free(am.out), free(am.order);
+            kscope__report_trace_free(&p);
+            snprintf(err, errlen, "out of memory writing the timeline");
+            return KSCOPE_ENOMEM;
+        }
+        memset(am.out, -1, p.argtab.n * sizeof *am.out);
+    }
+    args->w.need_comma = 0;
+    kscope__jw_open(&args->w, '{');
+    kscope__jw_key(&args->w, "tracks");
+    kscope__jw_open(&args->w, '[');
     kscope__jw_open(&o->w, '{');
     write_strings(o, &p);
-    write_tracks(o, &p, lim->max_track_events, t0);
-    write_marks(&o->w, &p, t0);
+    write_tracks(o, &p, lim->max_track_events, t0, &am);
+    kscope__jw_close(&args->w, ']');
+    write_marks(&o->w, &p, t0, &am);
+    write_templates(&am, &p);
+    free(am.out), free(am.order);
+    write_meta(&o->w, &p);
     write_flows(&o->w, &p, t0);
     write_counters(o, &p, lim->max_track_events, t0);
     kscope__jw_key(&o->w, "t0");

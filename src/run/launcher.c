@@ -186,6 +186,30 @@ static int worth_writing(void)
     return atomic_load(&R.used) || !R.manifest || kscope__run_recorded(R.session);
 }
 
+/* Finalize the session into its profile (its path into path) and, beside
+ * a tree profile, the run's facts, taken while the session still exists.
+ * 0 when the profile was written (a facts file that could not be is
+ * reported, yet the profile stands), else the error, reported. */
+static int write_profile(char *path, size_t size)
+{
+    char *facts = NULL;
+    size_t nfacts = 0;
+    int rc = kscope_output_path(R.session, NULL, path, size);
+    int mrc = kscope__run_facts_text(R.session, &facts, &nfacts);
+    int frc = kscope__launcher_finalize();
+    if (frc < 0 || rc < 0) {
+        free(facts);
+        report_error("cannot write the profile", frc < 0 ? frc : rc);
+        return frc < 0 ? frc : rc;
+    }
+    if (mrc == 0)
+        mrc = kscope__run_facts_save(path, facts, nfacts);
+    free(facts);
+    if (mrc < 0)
+        report_error("cannot write the run's facts beside the profile", mrc);
+    return 0;
+}
+
 void kscope__run_finish(void)
 {
     pthread_mutex_lock(&R.lock);
@@ -218,11 +242,8 @@ void kscope__run_finish(void)
     uint64_t wall = kscope_now_ns() - R.start_ns;
     int64_t dropped = kscope_dropped(R.session);
     char path[4096];
-    int rc = kscope_output_path(R.session, NULL, path, sizeof path);
-    int frc = kscope__launcher_finalize();
-    if (frc < 0 || rc < 0) {
-        report_error("cannot write the profile", frc < 0 ? frc : rc);
-    } else if (R.manifest) {
+    int rc = write_profile(path, sizeof path);
+    if (rc == 0 && R.manifest) {
         char text[4096 + 64];
         snprintf(text, sizeof text, "%llu\t%lld\t%s", (unsigned long long)wall, (long long)dropped,
                  path);
@@ -456,6 +477,7 @@ static int start_locked(void)
     if (sid < 0)
         return sid;
     R.session = sid;
+    kscope__session_set_command(sid, env_or_null(KSCOPE_RUN_ENV_COMMAND));
     R.recording = 1;
     apply_gates();
     if (start_watcher() == 0)

@@ -31,6 +31,7 @@
 #define KSCOPE_RUN_ENV_DURATION "KSCOPE_RUN_DURATION" /* seconds */
 #define KSCOPE_RUN_ENV_MAIN_PID "KSCOPE_RUN_MAIN_PID" /* the command's own pid */
 #define KSCOPE_RUN_ENV_MANIFEST "KSCOPE_RUN_MANIFEST" /* file of results */
+#define KSCOPE_RUN_ENV_COMMAND  "KSCOPE_RUN_COMMAND"  /* the run's command, shell-quoted */
 
 /* Manifest lines: "<tag>\t<pid>\t<text>\n". */
 #define KSCOPE_RUN_TAG_PROFILE "profile" /* text: path written */

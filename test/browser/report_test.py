@@ -1,9 +1,11 @@
 """report_test.py - `kscope report --html` pages checked in a real headless
 Chromium: each kind of profile (tree, trace, merged ranks, diff, empty,
-hostile names, aggregated) loads with no console error and no request
-leaving the page; clicking a node zooms to it; search totals its matches;
-the timeline zooms from the keyboard; a big trace becomes interactive
-within 3 s. Screenshots are kept in the build tree (report-screens/).
+hostile names, aggregated, B/E events) loads with no console error and
+no request leaving the page; clicking a node zooms to it; search totals
+its matches; the timeline zooms from the keyboard, draws B/E pairs and
+shows a slice's args on hover; the header shows the run's facts; a big
+trace becomes interactive within 3 s; each view is pictured in the
+README. Screenshots are kept in the build tree (report-screens/).
 
 Exit 77 (skipped) when no Chromium is installed, except under CI, where
 tools/setup-deps.sh installs it and its absence is a failure."""
@@ -36,6 +38,19 @@ def report(out, *profiles, extra=()):
     return path
 
 
+def run_env():
+    """The environment for `kscope run`: in a sanitizer build, libkscope.so
+    needs the sanitizer runtime first in every process it is preloaded into
+    (as test/run-lib.sh does)."""
+    env = dict(os.environ)
+    ldd = subprocess.run(["ldd", os.path.join(BIN, "libkscope.so")], capture_output=True, text=True).stdout
+    if "libasan" in ldd:
+        asan = subprocess.run(["cc", "-print-file-name=libasan.so"], capture_output=True, text=True).stdout
+        env["LD_PRELOAD"] = asan.strip()
+        env["ASAN_OPTIONS"] = "detect_leaks=0:verify_asan_link_order=0"
+    return env
+
+
 def make_inputs():
     data = os.path.join(SRC, "test", "data", "proton")
     tree, trace = os.path.join(data, "rich_tree.hatchet"), os.path.join(data, "rich_trace.chrome_trace")
@@ -43,6 +58,9 @@ def make_inputs():
     subprocess.run([KS, "merge", "-o", merged, tree, tree], check=True, stdout=subprocess.DEVNULL)
     own = os.path.join(WORK, "example")
     subprocess.run([os.path.join(BIN, "example"), own, "trace"], check=True, stdout=subprocess.DEVNULL)
+    # a tree from `kscope run`, with the run's facts beside it
+    subprocess.run([KS, "run", "-o", WORK, "-n", "ran", "--", os.path.join(BIN, "example"), "x", "tree"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=run_env())
     empty = os.path.join(WORK, "empty.hatchet")
     with open(empty, "w") as f:
         f.write('[{"frame":{"name":"ROOT","type":"function"},"metrics":{},"children":[]},{}]')
@@ -57,17 +75,93 @@ def make_inputs():
     events.append({"name": "thread_name", "ph": "M", "pid": 1, "tid": 8, "args": {"name": "ctl\u0001\u0007"}})
     events.append({"name": "mark </b>", "ph": "i", "pid": 1, "tid": 8, "ts": 3.0, "s": "t"})
     with open(hostile, "w") as f:
-        json.dump({"traceEvents": events}, f)
+        json.dump({"traceEvents": events, "metadata": {"command": HOSTILE, "host": names[3]}}, f)
     return {"tree": tree, "trace": trace, "merged": merged, "own": own + ".chrome_trace", "empty": empty,
-            "hostile": hostile}
+            "hostile": hostile, "ran": os.path.join(WORK, "ran.hatchet"), "be": be_trace()}
+
+
+def be_trace():
+    """A trace in another tool's manner: "B"/"E" pairs (nested, out of
+    order in the file, args on both ends), an "E" with nothing open, a "B"
+    that never ends, and Chrome's own metadata."""
+    path = os.path.join(WORK, "be.json")
+    ev = [{"name": "inner", "ph": "B", "pid": 5, "tid": 1, "ts": 20, "args": {"step": 3}},
+          {"name": "outer", "ph": "B", "pid": 5, "tid": 1, "ts": 10, "args": {"phase": "load"}},
+          {"ph": "E", "pid": 5, "tid": 1, "ts": 60, "args": {"result": "ok"}},
+          {"ph": "E", "pid": 5, "tid": 1, "ts": 100},
+          {"ph": "E", "pid": 5, "tid": 2, "ts": 5},
+          {"name": "open end", "ph": "B", "pid": 5, "tid": 2, "ts": 30},
+          {"name": "x slice", "ph": "X", "pid": 5, "tid": 2, "ts": 10, "dur": 10,
+           "args": {"call_stack": ["ROOT", "a", "x slice"], "bytes": 4096}},
+          {"name": "thread_name", "ph": "M", "pid": 5, "tid": 1, "args": {"name": "worker"}},
+          {"name": "checkpoint", "ph": "i", "pid": 5, "tid": 1, "ts": 50, "s": "t",
+           "args": {"note": "has # and \" inside", "ids": [7, 8]}}]
+    with open(path, "w") as f:
+        json.dump({"traceEvents": ev, "metadata": {"command_line": "chrome --trace", "nested": {"a": 1}}}, f)
+    return path
+
+
+def hover_tip(page, box):
+    page.send("Input.dispatchMouseEvent", {"type": "mouseMoved", "x": (box["x0"] + box["x1"]) / 2,
+                                           "y": (box["y0"] + box["y1"]) / 2})
+    return page.eval("document.getElementById('tip').hidden ? '' : document.getElementById('tip').textContent")
+
+
+def timeline_checks(page):
+    """The B/E trace: slices from pairs, nested, with their args on hover."""
+    page.eval("kscopeReport.show('timeline')")
+    boxes = {b["name"]: b for b in page.eval("kscopeReport.timeline.boxes()")}
+    check("B/E pairs become slices", {"outer", "inner", "open end", "x slice"} <= set(boxes), sorted(boxes))
+    outer, inner = boxes.get("outer", {}), boxes.get("inner", {})
+    check("B/E: outer spans 10..100 us, inner 20..60 us, nested under it",
+          outer.get("dur") == 90000 and inner.get("dur") == 40000 and inner.get("depth") == 1
+          and outer.get("depth") == 0, (outer, inner))
+    check("a B never ended runs to the trace's end", boxes.get("open end", {}).get("dur") == 70000,
+          boxes.get("open end"))
+    check("the page says a slice never ended",
+          "1 slices began" in page.eval("document.getElementById('notes').textContent"))
+    tip = hover_tip(page, inner)
+    check("hover on a B/E slice shows its args, B's and E's merged",
+          "step: 3" in tip and "result: ok" in tip and "duration 40.000 us" in tip, tip)
+    tip = hover_tip(page, boxes["x slice"])
+    check("hover on an X slice shows its args", "call_stack: ROOT > a > x slice" in tip and "bytes: 4096" in tip,
+          tip)
+    tip = hover_tip(page, boxes["checkpoint"])
+    check("hover on a mark shows its args", 'note: has # and " inside' in tip and "ids: [7,8]" in tip, tip)
+    check("Chrome's command_line is the command", "chrome --trace" in page.eval(
+        "document.getElementById('fact-list').textContent"))
+
+
+def run_facts_checks(page, name, facts):
+    text = page.eval("document.getElementById('fact-list').textContent")
+    check(f"{name}: the header shows the command, host, start and version",
+          all(facts[k] in text for k in ("command", "host", "start_time", "kscope_version")), text[:300])
+
+
+def pictures_checks(page):
+    """Each view the page offers is pictured in the README, and made by
+    tools/report-screens.py (the page is a diff of two traces: every view)."""
+    views = page.eval("[...document.querySelectorAll('#tabs button')].map(b => b.dataset.view)")
+    with open(os.path.join(SRC, "README.md")) as f:
+        readme = f.read()
+    with open(os.path.join(SRC, "tools", "report-screens.py")) as f:
+        screens = f.read()
+    check("the page has the four views", sorted(views) == ["diff", "flame", "timeline", "top"], views)
+    for v in views:
+        img = f"docs/img/report-{v}.png"
+        check(f"view {v}: pictured in the README ({img}), made by tools/report-screens.py",
+              f"]({img})" in readme and os.path.isfile(os.path.join(SRC, img)) and f'("{v}",' in screens)
 
 
 def big_trace(n):
+    """n kernels on 4 streams, each with args as kscope writes them (a call
+    stack, and a correlation id, which makes every args text unique)."""
     path = os.path.join(WORK, "big.json")
     with open(path, "w") as f:
         f.write('{"traceEvents":[')
-        f.write(",".join('{"name":"k%d","cat":"kernel","ph":"X","pid":1,"tid":%d,"ts":%d.5,"dur":0.4}'
-                         % (i % 50, i % 4, i) for i in range(n)))
+        f.write(",".join('{"name":"k%d","cat":"kernel","ph":"X","pid":1,"tid":%d,"ts":%d.5,"dur":0.4,'
+                         '"args":{"call_stack":["ROOT","train","step","k%d"],"device":0,"stream":%d,'
+                         '"correlation":%d}}' % (i % 50, i % 4, i, i % 50, i % 4, i) for i in range(n)))
         f.write("]}")
     return path
 
@@ -131,8 +225,18 @@ def main():
         check("W zooms the timeline in", page.eval("kscopeReport.state.t1 - kscopeReport.state.t0") < span)
         page.screenshot(os.path.join(WORK, "trace-timeline.png"))
         loads_clean(page, "own-trace", report("own.html", inputs["own"]))
+        with open(inputs["own"]) as f:
+            run_facts_checks(page, "own trace", json.load(f)["metadata"])
         page.eval("kscopeReport.show('timeline')")
         page.screenshot(os.path.join(WORK, "own-timeline.png"))
+        loads_clean(page, "all-views", report("all.html", inputs["own"], inputs["own"]))
+        pictures_checks(page)
+        loads_clean(page, "run-tree", report("ran.html", inputs["ran"]))
+        with open(inputs["ran"] + ".meta.json") as f:
+            run_facts_checks(page, "kscope run tree", json.load(f))
+        loads_clean(page, "be-trace", report("be.html", inputs["be"]))
+        timeline_checks(page)
+        page.screenshot(os.path.join(WORK, "be-timeline.png"))
         loads_clean(page, "diff", report("diff.html", inputs["tree"], inputs["merged"]))
         page.eval("kscopeReport.show('diff')")
         check("diff lists changes", page.eval("kscopeReport.state.diffRows") > 0)
@@ -143,6 +247,8 @@ def main():
         check("hostile names run nothing", page.eval("typeof window.pwned") == "undefined")
         check("hostile names show as text", page.eval(
             f"document.body.innerText.includes({json.dumps(HOSTILE)})"))
+        check("a hostile command shows as text", page.eval(
+            f"document.getElementById('fact-list').textContent.includes({json.dumps(HOSTILE)})"))
         check("no element made from a name", page.eval("document.querySelectorAll('img').length") == 0)
         loads_clean(page, "aggregated", report("lod.html", inputs["tree"], extra=("--max-nodes", "5")))
         check("aggregation is said on the page",
@@ -151,9 +257,18 @@ def main():
         check("a request the page tried is blocked",
               not any(u.startswith("http") for u in page.requests_through()), page.requests_through())
         big = big_trace(int(os.environ.get("KSCOPE_BIG_EVENTS", "300000")))
-        took = loads_clean(page, "big", report("big.html", big), shot=False)
+        html = report("big.html", big)
+        ratio = os.path.getsize(html) / os.path.getsize(big)
+        print(f"big trace page: {ratio:.2f} x the trace's size")
+        check("a big trace's page is at most 1.2 x its size", ratio <= 1.2, f"{ratio:.2f}")
+        took = loads_clean(page, "big", html, shot=False)
         print(f"big trace page interactive in {took:.2f} s")
         check("a big trace is interactive within 3 s", took < 3.0, f"{took:.2f} s")
+        page.eval("kscopeReport.show('timeline')")
+        page.eval("kscopeReport.timeline.zoomAt(2e4 / (kscopeReport.state.t1 - kscopeReport.state.t0), 0)")
+        box = page.eval("kscopeReport.timeline.boxes().filter(b => !b.mark)[0]")
+        tip = hover_tip(page, box)
+        check("a big trace's args show on hover", "correlation:" in tip, tip)
     finally:
         browser.close()
     print(f"screenshots in {WORK}")

@@ -1,8 +1,11 @@
 /*
  * fuzz-chrome-trace.c - libFuzzer harness for the Chrome trace reader (whole
- * and fed in small chunks; both must agree) and for merging a trace.
+ * and fed in small chunks; both must agree), for merging a trace and for
+ * the HTML report's reading of a trace (its timeline, args, B/E pairs and
+ * metadata).
  */
 #include "fuzz-common.h"
+#include "report/report.h"
 
 #include <stdio.h>
 
@@ -26,6 +29,26 @@ static int read_chunked(const uint8_t *data, size_t size, kscope__ptree **out)
     return rc;
 }
 
+/* The report's timeline and args of the trace, written to nowhere. */
+static void report_trace(const uint8_t *data, size_t size)
+{
+    char err[KSCOPE__READ_ERRLEN];
+    kscope__report_limits lim = kscope__report_default_limits();
+    lim.max_track_events = 8; /* the longest-slices cut is taken too */
+    kscope__report_out o = {fopen("/dev/null", "w"), {0}}, args = {fopen("/dev/null", "w"), {0}};
+    if (o.f && args.f) {
+        kscope__jw_init(&o.w);
+        kscope__jw_init(&args.w);
+        kscope__report_trace(&o, &args, (const char *)data, size, &lim, err, sizeof err);
+        kscope__jw_free(&o.w);
+        kscope__jw_free(&args.w);
+    }
+    if (o.f)
+        fclose(o.f);
+    if (args.f)
+        fclose(args.f);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[KSCOPE__READ_ERRLEN];
@@ -45,5 +68,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t len = 0;
     if (kscope__merge_traces(&buf, &size, &name, 1, &merged, &len, err, sizeof err) == 0)
         free(merged);
+    report_trace(data, size);
     return 0;
 }

@@ -1,5 +1,7 @@
 """Normalize kscope output for golden comparison: times, pids and thread
-ids vary from run to run, so they become 0; everything else must match.
+ids vary from run to run, so they become 0, and a trace's metadata (the
+run's facts) keeps its keys with their values replaced by their names;
+everything else must match.
 
 usage: normalize.py FILE   (.hatchet, .hatchet_msgpack or .chrome_trace)
 Prints canonical JSON (sorted keys, one document) to stdout.
@@ -35,6 +37,8 @@ def trace(doc):
         if e.get("ph") == "M" and e.get("name") == "thread_name":
             e["args"]["name"] = "thread"
     doc["traceEvents"].sort(key=lambda e: json.dumps(e, sort_keys=True))
+    if "metadata" in doc:
+        doc["metadata"] = {k: k for k in doc["metadata"]}
 
 
 def main():

@@ -116,10 +116,22 @@
   const isCopy = (name) => /^(Memcpy|Memset|\[memcpy|\[memset)/.test(name);
 
   // ------------------------------------------------------------ header
-  function addFact(label, value) {
-    const f = el('span', null, 'fact');
-    f.append(el('b', label), document.createTextNode(value));
+  function addFact(label, value, cls) {
+    const f = el('span', null, 'fact' + (cls ? ' ' + cls : ''));
+    f.append(el('b', label), el('span', value));
     $('fact-list').append(f);
+  }
+  // The run's facts: the launchers' file beside a tree profile, a trace's
+  // metadata (kscope's, or Chrome's own command_line).
+  function showRun(p, label) {
+    const run = p.run || (p.trace && p.trace.metadata) || {};
+    const cmd = run.command || run.command_line;
+    if (cmd) addFact('command', cmd, 'command');
+    if (run.process) addFact('process', run.process, 'command');
+    if (run.host) addFact('host', run.host + (run.pid ? ' (pid ' + run.pid + ')' : ''));
+    if (run.start_time) addFact('started', run.start_time);
+    if (run.kscope_version) addFact('kscope', run.kscope_version);
+    if (p.runError) note(label + ': ' + p.runError);
   }
   function note(text) {
     $('notes').append(el('li', text));
@@ -141,6 +153,7 @@
   function showFacts(p, label) {
     const t = p.tree, raw = t.raw;
     addFact(label, p.name);
+    showRun(p, label);
     for (const d of raw.devices)
       addFact('device ' + d.type + ' ' + d.id, 'arch ' + d.arch + ', ' + d.sms + ' SMs' +
         (d.flops16 > 0 ? ', ' + (d.flops16 / 1e12).toFixed(1) + ' TFLOP/s fp16' : '') +
@@ -156,6 +169,9 @@
     if (raw.lod)
       note(label + ': ' + raw.lod.of + ' nodes; those under ' + raw.lod.share * 100 + '% of the total ' +
         raw.lod.metric + ' are merged into "(other)" nodes (' + raw.lod.kept + ' shown).');
+    if (p.trace && p.trace.unended)
+      note(label + ': ' + p.trace.unended + ' slices began ("B") and never ended; they are drawn to the end ' +
+        'of the trace.');
     if (p.trace) for (const tr of p.trace.tracks)
       if (tr.n > tr.ts.length)
         note(label + ': track ' + trackLabel(p.trace, tr) + ' holds ' + tr.n + ' slices; the ' +
@@ -474,9 +490,69 @@
       c.abs = ts;
       c.max = c.v.reduce((m, v) => Math.max(m, v), 0);
     }
-    for (let k = 1; k < t.marks.length; k += 3) end = Math.max(end, t.marks[k]);
+    for (let k = 1; k < t.marks.length; k += 4) end = Math.max(end, t.marks[k]);
     t.end = end;
     return end;
+  }
+  // An event's args, one line each: "key: value" (a call stack as a
+  // path, other objects as JSON), long values cut. The args document is
+  // parsed at the first hover: per args, a template with '#' for each
+  // number, and per track the numbers of its slices in order.
+  function holes(t) {
+    let n = 0, inStr = false;
+    for (let c = 0; c < t.length; c++) {
+      const ch = t[c];
+      if (inStr) { if (ch === '\\') c++; else if (ch === '"') inStr = false; }
+      else if (ch === '"') inStr = true;
+      else if (ch === '#') n++;
+    }
+    return n;
+  }
+  function fill(t, nums, at) {
+    let out = '', inStr = false;
+    for (let c = 0; c < t.length; c++) {
+      const ch = t[c];
+      if (inStr) { if (ch === '\\') { out += ch; c++; out += t[c]; continue; } if (ch === '"') inStr = false; }
+      else if (ch === '"') inStr = true;
+      else if (ch === '#') { out += nums[at++]; continue; }
+      out += ch;
+    }
+    return out;
+  }
+  // The numbers of a list of args templates, and where each item's start.
+  function numbered(doc, text, tmpl) {
+    const nums = text ? text.split(',') : [], at = new Int32Array(tmpl.length);
+    let k = 0;
+    for (let i = 0; i < tmpl.length; i++) { at[i] = k; if (tmpl[i] >= 0) k += doc.holes[tmpl[i]]; }
+    return { nums, at };
+  }
+  function argLines(trace, tr, i) {
+    const tmpl = tr ? tr.args_i : null;
+    const t = tr ? (tmpl ? tmpl[i] : -1) : trace.marks[i * 4 + 3];
+    if (t === undefined || t < 0) return [];
+    if (!trace.argsDoc) {
+      const d = load(trace.argsId) || { tracks: [], marks: '', templates: [] };
+      d.holes = d.templates.map(holes);
+      trace.argsDoc = d;
+    }
+    const d = trace.argsDoc;
+    if (tr && !tr.argNums) tr.argNums = numbered(d, d.tracks[tr.index], tmpl);
+    if (!tr && !trace.markNums) {
+      const m = [];
+      for (let k = 3; k < trace.marks.length; k += 4) m.push(trace.marks[k]);
+      trace.markNums = numbered(d, d.marks, m);
+    }
+    const n = tr ? tr.argNums : trace.markNums, text = fill(d.templates[t], n.nums, n.at[i]);
+    let a;
+    try { a = JSON.parse(text); } catch (e) { return ['args: ' + text.slice(0, 300)]; }
+    const lines = ['args:'];
+    for (const key of Object.keys(a).slice(0, 40)) {
+      const v = a[key];
+      let s = key === 'call_stack' && Array.isArray(v) ? v.join(' > ') : typeof v === 'string' ? v : JSON.stringify(v);
+      if (s.length > 300) s = s.slice(0, 300) + '…';
+      lines.push('  ' + key + ': ' + s);
+    }
+    return lines;
   }
   function lowerBound(a, v) {
     let lo = 0, hi = a.length;
@@ -531,11 +607,11 @@
     }
     function drawMarksFlows(ctx, w) {
       ctx.fillStyle = '#c0392b';
-      for (let k = 0; k < trace.marks.length; k += 3) {
+      for (let k = 0; k < trace.marks.length; k += 4) {
         const r = rowOf.get(trace.marks[k]), x = xOf(trace.marks[k + 1], w);
         if (!r || x < 0 || x > w) continue;
         ctx.beginPath(); ctx.moveTo(x - 4, r.y + 2); ctx.lineTo(x + 4, r.y + 2); ctx.lineTo(x, r.y + 12); ctx.fill();
-        hits.push([x - 4, r.y, x + 4, r.y + 12, null, trace.strings[trace.marks[k + 2]]]);
+        hits.push([x - 4, r.y, x + 4, r.y + 12, null, k]);
       }
       ctx.strokeStyle = 'rgba(40,40,40,0.45)';
       let drawn = 0;
@@ -569,7 +645,15 @@
       st.t0 = at - ns * frac; st.t1 = st.t0 + ns; draw();
     }
     function pan(frac) { const d = (st.t1 - st.t0) * frac; st.t0 += d; st.t1 += d; draw(); }
-    report.timeline = { zoomAt, pan, reset: () => { st.t0 = 0; st.t1 = Math.max(trace.end, 1); draw(); } };
+    report.timeline = { zoomAt, pan, reset: () => { st.t0 = 0; st.t1 = Math.max(trace.end, 1); draw(); },
+      // What is drawn where, in page coordinates (for tests and tools).
+      boxes: () => {
+        const r = canvas.getBoundingClientRect();
+        return hits.map((q) => ({ x0: r.left + q[0], y0: r.top + q[1], x1: r.left + q[2], y1: r.top + q[3],
+          name: q[4] ? trace.strings[q[4].name_i[q[5]]] : trace.strings[trace.marks[q[5] + 2]],
+          mark: !q[4], depth: q[4] ? q[4].depth[q[5]] : 0, start: q[4] ? q[4].abs[q[5]] : trace.marks[q[5] + 1],
+          dur: q[4] ? q[4].dur[q[5]] : 0 }));
+      } };
     canvas.addEventListener('wheel', (ev) => {
       ev.preventDefault();
       const r = canvas.getBoundingClientRect();
@@ -587,9 +671,14 @@
       const x = ev.clientX - r.left, yy = ev.clientY - r.top;
       const h = hits.find((q) => x >= q[0] && x <= q[2] && yy >= q[1] && yy <= q[3]);
       if (!h) return hideTip();
-      if (!h[4]) return showTip(ev, ['mark: ' + h[5]]);
+      if (!h[4]) {
+        const k = h[5];
+        return showTip(ev, ['mark: ' + trace.strings[trace.marks[k + 2]], 'at ' + fmtNs(trace.marks[k + 1])]
+          .concat(argLines(trace, null, k / 4)));
+      }
       const tr = h[4], i = h[5];
-      showTip(ev, [trace.strings[tr.name_i[i]], trackLabel(trace, tr), 'start ' + fmtNs(tr.abs[i]), 'duration ' + fmtNs(tr.dur[i])]);
+      showTip(ev, [trace.strings[tr.name_i[i]], trackLabel(trace, tr), 'start ' + fmtNs(tr.abs[i]),
+        'duration ' + fmtNs(tr.dur[i])].concat(argLines(trace, tr, i)));
     });
     canvas.addEventListener('mouseleave', hideTip);
     window.addEventListener('keydown', (ev) => {
@@ -605,7 +694,9 @@
   // -------------------------------------------------------------- tabs
   function main() {
     const a = load('kscope-a'), b = load('kscope-b');
-    const profiles = [a, b].filter(Boolean).map((p) => ({ name: p.name, tree: buildTree(p.tree), trace: p.trace }));
+    const profiles = [a, b].filter(Boolean).map((p) => ({ name: p.name, tree: buildTree(p.tree), trace: p.trace,
+      run: p.run, runError: p.run_error }));
+    profiles.forEach((p, k) => { if (p.trace) p.trace.argsId = k ? 'kscope-b-args' : 'kscope-a-args'; });
     for (const p of profiles) if (p.trace) p.span = prepareTrace(p.trace);
     profiles.forEach((p, k) => showFacts(p, profiles.length > 1 ? (k ? 'B' : 'A') : 'profile'));
     const views = [['flame', 'Flame graph', flameView(profiles[0])]];

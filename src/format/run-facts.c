@@ -1,0 +1,26 @@
+/*
+ * run-facts.c - the run's facts (run-facts.h) as a JSON object, for a
+ * Chrome trace's "metadata" and for the facts file beside a tree profile.
+ */
+#include "format/run-facts.h"
+
+static void field(kscope__jsonw *w, const char *key, const char *value)
+{
+    if (!value)
+        return;
+    kscope__jw_key(w, key);
+    kscope__jw_str(w, value);
+}
+
+void kscope__run_facts_json(kscope__jsonw *w, const kscope__run_facts *f)
+{
+    kscope__jw_open(w, '{');
+    field(w, "command", f->command);
+    field(w, "process", f->process);
+    field(w, "host", f->host);
+    kscope__jw_key(w, "pid");
+    kscope__jw_int(w, f->pid);
+    field(w, "start_time", f->start_time);
+    field(w, "kscope_version", f->version);
+    kscope__jw_close(w, '}');
+}
