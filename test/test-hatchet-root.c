@@ -177,7 +177,11 @@ static void test_root_own_inclusive_value(void **state)
     kscope__ptree *t = small_tree();
     assert_int_equal(kscope__pnode_set_int(t, t->root, "tokens", 5), 0);
     written w = write_json(t);
-    assert_int_equal(tu_metric_int(w.root, "tokens"), 5);
+    /* an integer of ROOT's own is written as a double: were every node's
+     * value an integer, Hatchet's column would be integer, and
+     * proton-viewer's --print-sorted cannot format one */
+    assert_true(tu_written_as_double(tu_metric(w.root, "tokens")));
+    assert_true(tu_metric_num(w.root, "tokens") == 5);
     assert_true(tu_root_lists_inclusive(w.root, "tokens"));
     assert_true(kscope__ptree_is_inclusive(w.back, "tokens"));
     assert_non_null(root_metric(w.back, "tokens"));
@@ -199,6 +203,28 @@ static void test_number_of_a_string_metric_goes_aside(void **state)
     assert_int_equal(
         YAJL_GET_INTEGER(tu_get(tu_get(tu_get(w.root, "kscope"), "metrics"), "device_id")), 1);
     assert_non_null(root_metric(w.back, "device_id"));
+    written_free(&w);
+    kscope__ptree_free(t);
+}
+
+/* A per-node metric that ROOT holds too (a merge's time_imbalance):
+ * Hatchet would add ROOT's value to every node's, so it goes aside. A
+ * metric only ROOT holds stays in ROOT's metrics. */
+static void test_per_node_metric_of_root_goes_aside(void **state)
+{
+    (void)state;
+    kscope__ptree *t = small_tree();
+    assert_int_equal(kscope__pnode_set_double(t, t->root, "time_imbalance", 1.5), 0);
+    assert_int_equal(kscope__pnode_set_double(t, t->root->children[0], "time_imbalance", 2), 0);
+    assert_int_equal(kscope__pnode_set_int(t, t->root, "dropped_records", 3), 0);
+    written w = write_json(t);
+    assert_null(tu_metric(w.root, "time_imbalance"));
+    yajl_val aside = tu_get(tu_get(w.root, "kscope"), "metrics");
+    assert_true(YAJL_GET_DOUBLE(tu_get(aside, "time_imbalance")) == 1.5);
+    assert_true(tu_metric_num(w.root, "dropped_records") == 3);
+    assert_true(kscope__pmetric_number(root_metric(w.back, "time_imbalance")) == 1.5);
+    assert_true(kscope__pmetric_number(root_metric(w.back, "dropped_records")) == 3);
+    assert_false(kscope__ptree_is_inclusive(w.back, "time_imbalance"));
     written_free(&w);
     kscope__ptree_free(t);
 }
@@ -290,6 +316,7 @@ int main(void)
         cmocka_unit_test(test_root_strings_vectors_and_zeros),
         cmocka_unit_test(test_root_own_inclusive_value),
         cmocka_unit_test(test_number_of_a_string_metric_goes_aside),
+        cmocka_unit_test(test_per_node_metric_of_root_goes_aside),
         cmocka_unit_test(test_empty_tree_opens_and_reads_empty),
         cmocka_unit_test(test_files_without_the_member),
         cmocka_unit_test(test_bad_member_is_refused),

@@ -65,7 +65,7 @@ static int set_add(name_set *s, const char *k)
 typedef struct scan {
     const kscope__pnode *root;
     name_set unsummable; /* names some node holds as a string or vector */
-    int below;           /* a node under ROOT holds a metric */
+    name_set below;      /* names nodes under ROOT hold */
     int failed;
 } scan;
 
@@ -77,14 +77,19 @@ static int is_number(const kscope__pmetric *m)
 static void scan_node(const kscope__pnode *n, void *arg)
 {
     scan *s = arg;
-    if (n != s->root && n->nmetrics > 0)
-        s->below = 1;
-    for (uint32_t i = 0; i < n->nmetrics; i++)
-        if (!is_number(&n->metrics[i]) && set_add(&s->unsummable, n->metrics[i].key) != 0)
+    for (uint32_t i = 0; i < n->nmetrics; i++) {
+        const char *k = n->metrics[i].key;
+        if (!is_number(&n->metrics[i]) && set_add(&s->unsummable, k) != 0)
             s->failed = 1;
+        if (n != s->root && set_add(&s->below, k) != 0)
+            s->failed = 1;
+    }
 }
 
-/* Sort ROOT's own metrics into numbers it lists and values set aside. */
+/* Sort ROOT's own metrics into numbers it lists and values set aside:
+ * Hatchet adds ROOT's value of a metric to those below it, right for an
+ * inclusive metric and for one only ROOT holds, wrong for a per-node one
+ * (a merge's time_imbalance), whose ROOT value goes aside. */
 static void place_own(const kscope__ptree *t, const scan *s, kscope__hroot *r)
 {
     const kscope__pnode *root = t->root;
@@ -96,7 +101,7 @@ static void place_own(const kscope__ptree *t, const scan *s, kscope__hroot *r)
             r->list_inclusive |= inclusive;
             continue;
         }
-        if (set_has(&s->unsummable, m->key))
+        if (set_has(&s->unsummable, m->key) || (!inclusive && set_has(&s->below, m->key)))
             r->aside[r->naside++] = m;
         else
             r->own[r->nown++] = m;
@@ -119,6 +124,7 @@ int kscope__hroot_plan(const kscope__ptree *t, kscope__hroot *r)
     if (!r->own || !r->aside || !r->zeros || !r->inclusive ||
         kscope__ptree_walk(t, scan_node, NULL, &s) != 0 || s.failed) {
         free(s.unsummable.slot);
+        free(s.below.slot);
         return KSCOPE_ENOMEM;
     }
     place_own(t, &s, r);
@@ -130,13 +136,14 @@ int kscope__hroot_plan(const kscope__ptree *t, kscope__hroot *r)
         else if (!kscope__pnode_metric(t->root, k))
             r->zeros[r->nzeros++] = k;
     }
-    if (r->nown + r->nzeros == 0 && !s.below) {
+    if (r->nown + r->nzeros == 0 && s.below.n == 0) {
         for (size_t i = 0; i < 2; i++) {
             r->zeros[r->nzeros++] = empty_placeholders[i];
             r->inclusive[r->ninclusive++] = empty_placeholders[i];
         }
     }
     free(s.unsummable.slot);
+    free(s.below.slot);
     return 0;
 }
 

@@ -5,15 +5,24 @@
  * Readers of the format learn from ROOT's metrics which metrics roll up:
  * LLNL Hatchet (and proton-viewer on top of it) sums every metric ROOT
  * lists over each subtree, and kscope's readers take a 0 there as "this
- * metric is inclusive". So ROOT's "metrics" hold numbers only: the 0.0
- * placeholders of inclusive scalar metrics (a double, so Hatchet's summed
- * column is floating point and proton-viewer's --print-sorted can format
- * it) and ROOT's own numbers. What Hatchet cannot sum (a vector or a
- * string) or what the 0 rule would misread goes into one more member of
- * ROOT, "kscope", which Hatchet and proton-viewer skip:
+ * metric is inclusive". So ROOT's "metrics" hold only numbers Hatchet may
+ * sum:
+ *   - 0.0 placeholders of the inclusive scalar metrics;
+ *   - ROOT's own values of inclusive metrics and of metrics no other node
+ *     holds (a per-node metric's value at ROOT, a merge's time_imbalance,
+ *     would be added to every other node's).
+ * Integers there are written as doubles, so every column Hatchet sums is
+ * floating point (a column where every node holds an integer is an
+ * integer column, which proton-viewer's --print-sorted cannot format).
+ * The rest goes into one more member of ROOT, "kscope", which Hatchet and
+ * proton-viewer skip:
  *
- *   "kscope": {"inclusive": [every inclusive metric],   (when needed)
- *              "metrics": {ROOT's own strings and vectors}}
+ *   "kscope": {"inclusive": [every inclusive metric],
+ *              "metrics": {ROOT's other values: strings, vectors, numbers
+ *                          of per-node metrics}}
+ *
+ * "inclusive" is written when the 0 rule cannot say it all (an inclusive
+ * vector has no placeholder; ROOT's own value may be 0 or not).
  *
  * A tree that holds no metric at all gets Proton's kernel placeholders
  * ("count" and "time (ns)", 0.0), so proton-viewer finds a metric and keeps
@@ -47,6 +56,14 @@ typedef struct kscope__hroot {
  * kscope__hroot_free (also after a failure). */
 int kscope__hroot_plan(const kscope__ptree *t, kscope__hroot *r);
 void kscope__hroot_free(kscope__hroot *r);
+
+/* Whether ROOT's own metric m is written as a double: an integer a
+ * double holds exactly. */
+static inline int kscope__hroot_as_double(const kscope__pmetric *m)
+{
+    return m->type == KSCOPE__V_INT && m->v.i <= (INT64_C(1) << 53) &&
+           m->v.i >= -(INT64_C(1) << 53);
+}
 
 /* Whether ROOT gets the "kscope" member at all. */
 static inline int kscope__hroot_has_aside(const kscope__hroot *r)

@@ -340,6 +340,8 @@ static int on_scalar(kscope__hjson *p, const char *s, size_t l, int is_str, int 
                 return fail(p, KSCOPE_EPARSE, "frame name under '%s' contains a NUL character",
                             node_label(lv->node->parent));
             const char *v = kscope__ptree_intern(p->t, s, l);
+            if (v && lv->key == K_NAME)
+                v = kscope__demangled(&p->names, p->t, v);
             if (!v)
                 return fail(p, KSCOPE_ENOMEM, "out of memory");
             if (lv->key == K_NAME)
@@ -688,6 +690,7 @@ void kscope__hbuild_release(kscope__hjson *p)
     p->t = NULL;
     free(p->stack);
     free(p->vec);
+    kscope__demangler_free(&p->names);
 }
 
 int kscope__hjson_event(kscope__hjson *p, kscope__hevent ev, const char *s, size_t len)

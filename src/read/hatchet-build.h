@@ -75,6 +75,7 @@ struct kscope__hjson {
     double *vec;
     size_t nvec, capvec;
     int vec_all_int;
+    kscope__demangler names; /* frame names as read */
     char err[KSCOPE__READ_ERRLEN];
     int errcode;
 };
