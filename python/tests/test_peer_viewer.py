@@ -5,8 +5,8 @@ proton-viewer prints agrees with `kscope view`, on those files and on the
 golden outputs of `kscope view` (test/golden/read).
 
 The peers live in the environment tools/peer-venv.sh makes (build-peer/venv,
-or $KSCOPE_PEER_VENV); without it the tests are skipped, saying so (.ci/run
-makes it). The viewer runs in that environment's Python, all jobs in one
+or $KSCOPE_PEER_VENV); without it the tests are skipped, saying so, or fail
+where KSCOPE_REQUIRE_PEERS=1 (.ci/run makes it and sets that). The viewer runs in that environment's Python, all jobs in one
 process (test/support/peer_viewer.py).
 
 One file of each kind: scopes with inc/exc/pty metrics (int, float,
@@ -50,8 +50,11 @@ def peer_ready():
 
 
 if not peer_ready():
-    pytest.skip(f"no peer environment with triton and llnl-hatchet at {PEER} "
-                "(make it with tools/peer-venv.sh)", allow_module_level=True)
+    why = f"no peer environment with triton and llnl-hatchet at {PEER} " \
+        "(make it with tools/peer-venv.sh)"
+    if os.environ.get("KSCOPE_REQUIRE_PEERS") == "1":  # CI makes it: never skip there
+        raise RuntimeError(why)
+    pytest.skip(why, allow_module_level=True)
 
 
 def built(*names):
