@@ -9,7 +9,8 @@ or $KSCOPE_PEER_VENV); without it the tests are skipped, saying so, or fail
 where KSCOPE_REQUIRE_PEERS=1 (.ci/run makes it and sets that). The viewer runs in that environment's Python, all jobs in one
 process (test/support/peer_viewer.py).
 
-One file of each kind: scopes with inc/exc/pty metrics (int, float,
+The golden tree of the writers (test/golden/example.hatchet.json) is one
+of the files. One file of each kind: scopes with inc/exc/pty metrics (int, float,
 vectors), cpu-timed scopes, a state above kernels, launch metadata, an
 empty session, periodic parts (the last one empty), Python context, ROOT's
 own metrics, merged ranks, converted traces and trees, string metrics, in
@@ -167,6 +168,9 @@ def cli_files(d):
                                       "device_type": "CUDA", "tag": "warm"}}]}, {}]
     (d / "strings_in.json").write_text(json.dumps(doc))
     ks("convert", d / "strings_in.json", d / "strings.hatchet")
+    # the writers' golden (test/cli-golden-core.sh): proton-viewer reads it too
+    (d / "golden_example.hatchet").write_text(
+        (REPO / "test" / "golden" / "example.hatchet.json").read_text())
 
 
 @pytest.fixture(scope="module")
