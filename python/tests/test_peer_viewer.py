@@ -27,6 +27,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import msgpack
@@ -120,14 +121,32 @@ def python_files(d):
     with proton.scope("a", metrics={"samples": [1.0, 2.0], "tok": 3}):
         busy()
     proton.finalize(s, "hatchet_msgpack")
-    s = proton.start(str(d / "py_context"), context="python")
+    # Python context: the frames a launch hook enters around each launch
+    # (_kscope.enter_frames, what the Triton hook and the torch mode call),
+    # in a process of its own so the stack is the script's alone
+    script = d / "train.py"
+    script.write_text(textwrap.dedent("""
+        import sys
+        import kscope as proton
+        from kscope import _kscope
 
-    def model_step():
-        with proton.scope("in_python"):
-            busy()
+        def launch():
+            n = _kscope.enter_frames()
+            _kscope.exit_frames(n)
 
-    model_step()
-    proton.finalize(s)
+        def model_step():
+            with proton.scope("step"):
+                launch()
+            launch()
+
+        s = proton.start(sys.argv[1], context="python")
+        for _ in range(2):
+            model_step()
+        proton.finalize(s)
+    """))
+    r = subprocess.run([sys.executable, str(script), str(d / "py_context")], capture_output=True,
+                       text=True, timeout=120, env=dict(os.environ, KSCOPE_QUIET="1"))
+    assert r.returncode == 0 and r.stderr == "", r.stderr
     s = proton.start(str(d / "py_empty"))
     proton.finalize(s)
     s = proton.start(str(d / "py_periodic"), mode="periodic_flushing")
