@@ -115,7 +115,11 @@ typedef struct kscope_session_opts {
     const char *context; /* "shadow" (default) or "python" (bindings) */
     const char *data;    /* "tree" (default) or "trace" */
     const char *backend; /* NULL (auto), "cupti" or "none" */
-    const char *mode;    /* NULL or "periodic_flushing" */
+    /* NULL, "periodic_flushing", or "pcsampling" (PC sampling: where in
+     * each kernel's source the GPU spends its time, and why its warps
+     * stall) with an optional ":interval=N", the sampling period in GPU
+     * cycles (32 to 2^31, rounded to a power of two; default 1024). */
+    const char *mode;
 } kscope_session_opts;
 
 /* Start a session and activate it. opts may be NULL (all defaults).
@@ -149,6 +153,10 @@ KSCOPE_EXTERN void kscope_free(void *p);
 
 /* Number of GPU records dropped so far by a session (0 without a GPU). */
 KSCOPE_EXTERN int64_t kscope_dropped(int session);
+
+/* Number of PC samples lost so far by a session in pcsampling mode (a
+ * sampling buffer was full, or the hardware dropped them). */
+KSCOPE_EXTERN int64_t kscope_dropped_samples(int session);
 
 /* ------------------------------------------------------------------ scopes */
 

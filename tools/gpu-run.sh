@@ -137,13 +137,16 @@ if [ "$what" != bench ] && [ "$what" != cbench ]; then
     for t in "$root"/test/gpu/${GPU_TESTS:-*}.sh; do
         name=$(basename "$t" .sh)
         echo "== $name" >>"$out/gpu-tests.log"
-        if KSCOPE_SOURCE_DIR=$root KSCOPE_BINARY_DIR=$build KSCOPE_GPU_WORK=$work \
-            timeout 300 bash "$t" >>"$out/gpu-tests.log" 2>&1; then
-            note "gpu test $name: PASS"
-        else
+        KSCOPE_SOURCE_DIR=$root KSCOPE_BINARY_DIR=$build KSCOPE_GPU_WORK=$work \
+            timeout 300 bash "$t" >>"$out/gpu-tests.log" 2>&1
+        case $? in
+        0) note "gpu test $name: PASS" ;;
+        77) note "gpu test $name: SKIP ($(grep -m1 "^SKIP  $name" "$out/gpu-tests.log" | cut -c7-))" ;;
+        *)
             note "gpu test $name: FAIL (see gpu-tests.log)"
             gpu_fail=$((gpu_fail + 1))
-        fi
+            ;;
+        esac
     done
     grep -E '^(PASS|FAIL)  |^SKIP: ' "$out/gpu-tests.log" | tee -a "$summary"
     (cd "$work" && tar czf "$out/artifacts.tar.gz" --exclude='*/capture/capture' . 2>/dev/null)
@@ -194,6 +197,16 @@ if [ "$what" != test ] && [ "$what" != gputest ]; then
         note ""
         note "kscope run on a torch loop (bench/gpu/run_bench.sh):"
         tail -n 12 "$out/run_bench.log" | tee -a "$summary"
+        # PC sampling next to Proton's (the Python package, built as the
+        # Python GPU tests build it).
+        (
+            source "$root/test/python-lib.sh"
+            KSCOPE_SOURCE_DIR=$root install_kscope "$work/pcs-bench" pcs-bench >/dev/null &&
+                timeout 240 python3 "$root/bench/gpu/pcs_bench.py" "${PCS_REPS:-2}"
+        ) >"$out/pcs_bench.log" 2>&1
+        note ""
+        note "PC sampling, kscope and Proton (bench/gpu/pcs_bench.py):"
+        grep -E '^(kernel|big|small|kscope fixed)' "$out/pcs_bench.log" | tee -a "$summary"
     fi
     python3 - "$out/bench.log" "$launches" <<'PY' | tee -a "$summary"
 import statistics, sys

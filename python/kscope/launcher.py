@@ -36,7 +36,7 @@ def parse_args(argv):
     p.add_argument("-b", "--backend", default=None, choices=["cupti", "none"], help="GPU backend (default: auto)")
     p.add_argument("-c", "--context", default="shadow", choices=["shadow", "python"], help="calling context")
     p.add_argument("-d", "--data", default="tree", choices=["tree", "trace"], help="what to record")
-    p.add_argument("-m", "--mode", default=None, help="backend mode (periodic_flushing)")
+    p.add_argument("-m", "--mode", default=None, help="periodic_flushing, or pcsampling[:interval=N] (PC samples per source line)")
     p.add_argument("-k", "--hook", default=None, choices=["triton"], help="install the Triton launch hook")
     p.add_argument("-f", "--format", default=None, choices=format_names(),
                    help="output format (default: by --data)")

@@ -24,8 +24,9 @@ _python_sessions = set()
 def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, hook=None):
     """Start a session writing to `name` (no extension; default "kscope")
     and return its id. context: "shadow" or "python"; data: "tree" or
-    "trace"; backend: None (auto), "cupti" or "none"; hook: None or
-    "triton"."""
+    "trace"; backend: None (auto), "cupti" or "none"; mode: None,
+    "periodic_flushing", "pcsampling[:interval=N]" or a kscope.mode object
+    (PCSampling(interval=N)); hook: None or "triton"."""
     if flags.command_line:
         # The launcher's session; a hook the program asks for still applies.
         if hook == "triton" and runtime_knobs() is not None:
@@ -42,6 +43,8 @@ def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, 
     if hook == "triton" and runtime_knobs() is None:
         raise RuntimeError("hook='triton' needs triton (import triton failed)")
     raise_pending()
+    if mode is not None and not isinstance(mode, str):
+        mode = str(mode)  # a mode object: kscope.mode.PCSampling, or Proton's
     session = _kscope.start(
         name if name is not None else DEFAULT_PROFILE_NAME, context, data, backend, mode or None
     )
@@ -101,6 +104,7 @@ def _finalize_now(session, output_format):
         else:
             _python_sessions.discard(session)
     _kscope.finalize(session, output_format)
+    _kscope.graph_release()
     raise_pending()
 
 

@@ -151,7 +151,9 @@ def test_finalize_all(tmp_path):
         (dict(data="table"), ValueError, "data 'table'"),
         (dict(hook="torch"), ValueError, "hook 'torch'"),
         (dict(backend="rocm"), RuntimeError, "backend 'rocm'"),
-        (dict(mode="pcsampling"), ValueError, "mode 'pcsampling'"),
+        (dict(mode="bogus"), ValueError, "mode 'bogus' is not periodic_flushing or pcsampling"),
+        (dict(mode="pcsampling:interval=3"), ValueError, "interval '3' is not a number of cycles"),
+        (dict(mode="pcsampling", data="trace"), ValueError, "use data=tree"),
     ],
 )
 def test_start_rejects_bad_options(tmp_path, kwargs, error, text):
@@ -255,3 +257,21 @@ def test_scope_inside_thread(session):
 
     walk(root)
     assert found and found[0]["metrics"]["calls"] == 1
+
+
+def test_pcsampling_mode(tmp_path):
+    """Proton's spellings: mode="pcsampling" and mode=PCSampling(interval=N);
+    without a GPU the session records what it can and writes its file."""
+    assert str(kscope.mode.PCSampling()) == "pcsampling:interval=1024"
+    assert str(kscope.mode.PCSampling(interval=2000)) == "pcsampling:interval=2000"
+    for bad in (0, -5, 1.5, True):
+        with pytest.raises(ValueError, match="Interval must be a positive integer"):
+            kscope.mode.PCSampling(interval=bad)
+    a = kscope.start(str(tmp_path / "a"), mode="pcsampling", backend="none")
+    b = kscope.start(str(tmp_path / "b"), mode=kscope.mode.PCSampling(interval=4096), backend="none")
+    c = kscope.start(str(tmp_path / "c"), mode="pc_sampling:interval=1000", backend="none")
+    with kscope.scope("s"):
+        pass
+    assert len({a, b, c}) == 3
+    kscope.finalize()
+    assert sorted(os.listdir(tmp_path)) == ["a.hatchet", "b.hatchet", "c.hatchet"]

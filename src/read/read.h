@@ -197,6 +197,20 @@ double kscope__peak_bytes(const kscope__pdevice *d);
  * KSCOPE_ENOMEM. */
 int kscope__top_print(FILE *out, const kscope__ptree *t, int top_n, int flags);
 
+/* ----------------------------------------------------- hot source lines */
+
+/* kscope__lines_print's flag: group the lines by kernel (each kernel's
+ * samples and main stall reasons, then its hottest lines). */
+#define KSCOPE__LINES_BY_KERNEL 4
+
+/* Print the hottest source lines of a profile recorded with PC sampling,
+ * added up across calling contexts by kernel and line: samples, share of
+ * all samples, the three main stall reasons, the line (and its kernel).
+ * At most top_n rows (per kernel with KSCOPE__LINES_BY_KERNEL; 0: all);
+ * flags as kscope__top_print's. Returns the number of lines found (0: the
+ * profile has no PC samples) or KSCOPE_ENOMEM. */
+int kscope__lines_print(FILE *out, const kscope__ptree *t, int top_n, int flags);
+
 /* Whether to colour output in "auto" mode: stdout is a terminal, NO_COLOR
  * is unset or empty and TERM is not "dumb". */
 int kscope__color_auto(void);

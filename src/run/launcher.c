@@ -431,7 +431,11 @@ static int start_locked(void)
     kscope_session_opts o;
     read_options(&o);
     /* Periodic parts are written as the run goes: reserve the name now. */
-    int rc = o.mode ? reserve_name(&o) : base_name(R.base, sizeof R.base);
+    int periodic = 0;
+    uint32_t interval;
+    if (o.mode && kscope__mode_parse(o.mode, &periodic, &interval) != 0)
+        periodic = 0; /* the session's start says what is wrong */
+    int rc = periodic ? reserve_name(&o) : base_name(R.base, sizeof R.base);
     if (rc < 0)
         return rc;
     o.name = R.base;

@@ -23,6 +23,7 @@
  */
 #include "gpu/cupti/cupti-about.h"
 #include "gpu/cupti/cupti-internal.h"
+#include "gpu/cupti/pcs.h"
 
 #include <cuda.h>
 #include <dlfcn.h>
@@ -98,6 +99,7 @@ static __thread kscope__gpu_meta *tl_meta;
 static __thread uint32_t tl_tid;
 static __thread int tl_call_depth;
 static __thread uint64_t tl_call_start; /* of the outermost followed call */
+static __thread uint64_t tl_call_ctx;   /* its context */
 /* Bumped at each start: a call still open when capture stopped (its exit
  * never came) must not count in a later capture. */
 static _Atomic uint32_t capture_gen;
@@ -124,34 +126,6 @@ static int domain_index(CUpti_CallbackDomain domain)
 {
     return domain == CUPTI_CB_DOMAIN_DRIVER_API;
 }
-
-/* The launch calls, runtime and driver: the runtime's do not go through
- * the driver's public entry points, so both domains are needed. Followed
- * even where CUPTI cannot name its callbacks; copies and sets are found by
- * name (see classify_calls). */
-static const struct launch_cb {
-    CUpti_CallbackDomain domain;
-    CUpti_CallbackId cbid;
-} launch_cbs[] = {
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz},
-};
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -192,15 +166,23 @@ static int load_driver(void)
     SYM(lib, drv.primary_retain, "cuDevicePrimaryCtxRetain");
     SYM(lib, drv.primary_release, "cuDevicePrimaryCtxRelease_v2");
     SYM(lib, drv.ctx_push, "cuCtxPushCurrent_v2");
+    /* Graph capture's (optional: without them kscope cannot tell whether a
+     * capture is open, nor copy a graph's values back). */
+    *(void **)&kscope__graph_fns.is_capturing = dlsym(lib, "cuStreamIsCapturing");
+    *(void **)&kscope__graph_fns.host_alloc = dlsym(lib, "cuMemHostAlloc");
+    *(void **)&kscope__graph_fns.host_free = dlsym(lib, "cuMemFreeHost");
+    *(void **)&kscope__graph_fns.copy_dtoh = dlsym(lib, "cuMemcpyDtoHAsync_v2");
     SYM(lib, drv.ctx_pop, "cuCtxPopCurrent_v2");
     if (missing)
         return load_fail(KSCOPE_ENOGPU, "CUDA driver libcuda.so.1 lacks %s (driver too old)",
                          missing);
     /* No driver call here: start() may run inside cuInit (kscope run's
      * CUDA injection), where calling back into the driver deadlocks. The
-     * device nodes say whether a GPU is there. */
+     * device nodes say whether a GPU is there (KSCOPE_GPU_DEVICE_GLOB
+     * replaces their pattern: tests with a stand-in driver). */
+    const char *nodes = getenv("KSCOPE_GPU_DEVICE_GLOB");
     glob_t g;
-    int rc = glob("/dev/nvidia[0-9]*", 0, NULL, &g);
+    int rc = glob(nodes && *nodes ? nodes : "/dev/nvidia[0-9]*", 0, NULL, &g);
     int found = rc == 0 && g.gl_pathc > 0;
     if (rc == 0)
         globfree(&g);
@@ -267,6 +249,14 @@ static int load_cupti(void)
         return load_fail(KSCOPE_ENOCUPTI,
                          "CUPTI library lacks %s (CUPTI from CUDA 12 or later is needed)", missing);
     *(void **)&cu.callback_name = dlsym(lib, "cuptiGetCallbackName");
+    kscope__pcs_load(lib); /* PC sampling's calls: optional */
+    /* All three or none: without them graph work goes to its launch. */
+    kscope__graph_api *g = &kscope__graph_fns;
+    *(void **)&g->node_id = dlsym(lib, "cuptiGetGraphNodeId");
+    *(void **)&g->graph_id = dlsym(lib, "cuptiGetGraphId");
+    *(void **)&g->exec_id = dlsym(lib, "cuptiGetGraphExecId");
+    if (!g->node_id || !g->graph_id || !g->exec_id)
+        g->node_id = NULL, g->graph_id = NULL, g->exec_id = NULL;
     return 0;
 }
 
@@ -356,7 +346,9 @@ static void deliver_to_core(void *arg, uint64_t ctx, const kscope__gpu_record *r
 {
     (void)arg;
     note_device(r->device);
-    kscope__record_gpu(ctx, r);
+    uint32_t sessions = kscope__record_gpu(ctx, r);
+    if (r->kind == KSCOPE__GPU_KERNEL && kscope__pcs_on())
+        kscope__pcs_kernel(r, ctx, sessions); /* where its PC samples go */
 }
 
 /* ------------------------------------------------------ launch callbacks */
@@ -381,8 +373,10 @@ static int profiler_api_callback(CUpti_CallbackId cbid, const CUpti_CallbackData
 
 /* A followed call begins: note who launches, from where, when. The
  * outermost call's id is the one its work carries; it also takes the
- * thread's launch metadata if the call launches kernels. */
-static void call_enter(const CUpti_CallbackData *cb, int cls)
+ * thread's launch metadata if the call launches kernels (a launch being
+ * captured hands it to the node it makes, graphs.c). */
+static void call_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                       const CUpti_CallbackData *cb, int cls)
 {
     uint32_t gen = atomic_load_explicit(&capture_gen, memory_order_relaxed);
     if (tl_gen != gen) {
@@ -394,50 +388,71 @@ static void call_enter(const CUpti_CallbackData *cb, int cls)
     if (!tl_tid)
         tl_tid = (uint32_t)syscall(SYS_gettid);
     tl_call_start = kscope_now_ns();
-    kscope__corr_launch_enter(&corr, cb->correlationId, kscope__current_ctx(), tl_tid,
-                              tl_call_start);
+    int driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+    int graph = cls == KSCOPE__CALL_LAUNCH && kscope__graphs_is_launch(driver, cbid);
+    tl_call_ctx = kscope__graphs_own_call() ? KSCOPE__CTX_OWN : kscope__current_ctx();
+    kscope__corr_launch_enter(&corr, cb->correlationId,
+                              tl_call_ctx | (graph ? KSCOPE__CTX_GRAPH : 0), tl_tid, tl_call_start);
+    if (cls == KSCOPE__CALL_LAUNCH && kscope__pcs_on())
+        kscope__pcs_launch(cb->context); /* a context that existed before sampling */
     kscope__gpu_meta *m = tl_meta;
     if (m && cls == KSCOPE__CALL_LAUNCH) {
         tl_meta = NULL;
         m->correlation = cb->correlationId;
-        kscope__corr_put_meta(&corr, m);
+        if (kscope__graphs_capturing(1))
+            kscope__graphs_call_meta(m);
+        else
+            kscope__corr_put_meta(&corr, m);
     }
+    if (graph)
+        kscope__graphs_launch_enter(driver, cbid, cb->functionParams);
     if (debug)
         atomic_fetch_add_explicit(&calls_followed, 1, memory_order_relaxed);
 }
 
-static void call_exit(const CUpti_CallbackData *cb)
+static void call_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                      const CUpti_CallbackData *cb)
 {
     if (tl_call_depth == 0 || tl_gen != atomic_load_explicit(&capture_gen, memory_order_relaxed))
         return; /* entered before capture started */
-    if (--tl_call_depth == 0)
-        kscope__corr_launch_exit(&corr, cb->correlationId, tl_call_start, kscope_now_ns());
+    if (--tl_call_depth > 0)
+        return;
+    kscope__corr_launch_exit(&corr, cb->correlationId, tl_call_start, kscope_now_ns());
+    kscope__graphs_call_done();
+    int driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+    if (kscope__graphs_is_launch(driver, cbid))
+        kscope__graphs_launch_exit(driver, cbid, cb->functionParams, tl_call_ctx, tl_call_start);
 }
 
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *data)
 {
     (void)userdata;
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+        kscope__graphs_resource(cbid, data);
+        kscope__pcs_resource(cbid, data); /* when PC sampling is on */
+        return;
+    }
     if (domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API)
         return;
     const CUpti_CallbackData *cb = data;
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API && profiler_api_callback(cbid, cb))
         return;
     int cls = cbid < CBID_MAX ? call_class[domain_index(domain)][cbid] : 0;
-    if (!cls)
-        return;
-    if (cb->callbackSite == CUPTI_API_ENTER)
-        call_enter(cb, cls);
-    else
-        call_exit(cb);
+    if (cls == KSCOPE__CALL_BEGIN_CAPTURE || cls == KSCOPE__CALL_END_CAPTURE)
+        kscope__graphs_capture_call(cls == KSCOPE__CALL_BEGIN_CAPTURE, cb);
+    else if (cls && cb->callbackSite == CUPTI_API_ENTER)
+        call_enter(domain, cbid, cb, cls);
+    else if (cls)
+        call_exit(domain, cbid, cb);
 }
 
 /* Fill call_class: the fixed launch list, then every call CUPTI names. */
 static void classify_calls(void)
 {
     memset(call_class, 0, sizeof call_class);
-    for (size_t i = 0; i < N_OF(launch_cbs); i++)
-        call_class[domain_index(launch_cbs[i].domain)][launch_cbs[i].cbid] = KSCOPE__CALL_LAUNCH;
+    for (const kscope__known_call *k = kscope__known_calls; k->cbid; k++)
+        call_class[domain_index(k->domain)][k->cbid] = k->cls;
     if (!cu.callback_name) {
         kscope__warn_once("cupti-names",
                           "this CUPTI cannot name its callbacks: copies and sets go to the root");
@@ -467,6 +482,11 @@ static int enable_call_callbacks(void)
                                     cupti_error(rc));
         }
     }
+    /* Graph nodes, graphs, execs (graphs.c). Without them graph work goes
+     * to its launch, as before profiling started. */
+    for (size_t i = 0; kscope__graph_fns.node_id && kscope__graph_resource_cbids[i]; i++)
+        cu.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                           kscope__graph_resource_cbids[i]);
     return 0;
 }
 
@@ -595,6 +615,10 @@ static int start_locked(void)
         int rc = kscope__corr_init(&corr, deliver_to_core, NULL);
         if (rc < 0)
             return rc;
+        if (kscope__graph_fns.node_id) {
+            corr.graph = kscope__graphs_lookup;
+            corr.graph_done = kscope__graphs_lookup_done;
+        }
         corr_ready = 1;
     }
     int rc = subscribe();
@@ -663,29 +687,56 @@ static void synchronize_devices(void)
     }
 }
 
-/* Block until every record of work launched so far was delivered. */
+/* Block until every record of work launched so far was delivered, then
+ * add the values of the graph launches since the last flush. Nothing while
+ * a stream capture is open: synchronising or flushing CUPTI then would end
+ * the program's capture (the core puts its flushes off until it closed). */
 static void cupti_flush(void)
 {
     pthread_mutex_lock(&state_lock);
-    if (started) {
+    if (started && !kscope__graphs_capturing(0)) {
+        size_t retired = kscope__graphs_retired();
         synchronize_devices();
         cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        if (kscope__pcs_on()) /* after the kernel records: they say where samples go */
+            kscope__pcs_flush();
+        kscope__graphs_drain();
+        kscope__graphs_flushed(retired);
     }
     pthread_mutex_unlock(&state_lock);
 }
 
-/* Stop capture after delivering everything launched so far. */
+/* Stop capture after delivering everything launched so far (what is still
+ * in flight is lost when a stream capture is open: see cupti_flush). */
 static void cupti_stop(void)
 {
     cupti_flush();
     pthread_mutex_lock(&state_lock);
     if (started) {
+        kscope__pcs_stop(1);
+        int capturing = kscope__graphs_capturing(0);
         disable_kinds(N_OF(kinds));
-        cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        if (!capturing)
+            cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         cu.unsubscribe(subscriber);
+        kscope__graphs_stop(!capturing);
         started = 0;
     }
     pthread_mutex_unlock(&state_lock);
+}
+
+/* PC sampling on or off (pcs-load.c and pcsampling.c do the work). */
+static int cupti_pc_sampling(int on, uint32_t interval)
+{
+    pthread_mutex_lock(&state_lock);
+    int rc = kscope__pcs_switch(on, interval, started ? subscriber : NULL, cu.enable_callback);
+    pthread_mutex_unlock(&state_lock);
+    return rc;
+}
+
+static int cupti_capturing(int this_thread)
+{
+    return started && kscope__graphs_capturing(this_thread);
 }
 
 /* Registered in gpu/registry.c. */
@@ -695,7 +746,12 @@ const kscope__backend kscope__cupti_backend = {
     .stop = cupti_stop,
     .flush = cupti_flush,
     .session_changed = NULL, /* launch times are always kept: no mode switch */
+    .pc_sampling = cupti_pc_sampling,
     .launch_metadata = cupti_launch_metadata,
     .range_push = kscope__nvtx_push,
     .range_pop = kscope__nvtx_pop,
+    .capturing = cupti_capturing,
+    .capture_value = kscope__graphs_value,
+    .capture_hide = kscope__graphs_hide,
+    .capture_released = kscope__graphs_released,
 };
