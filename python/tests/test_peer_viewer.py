@@ -10,15 +10,15 @@ where KSCOPE_REQUIRE_PEERS=1 (.ci/run makes it and sets that). The viewer runs i
 process (test/support/peer_viewer.py).
 
 The golden tree of the writers (test/golden/example.hatchet.json) is one
-of the files. One file of each kind: scopes with inc/exc/pty metrics (int, float,
-vectors), cpu-timed scopes, a state above kernels, launch metadata, an
-empty session, periodic parts (the last one empty), Python context, ROOT's
-own metrics, merged ranks, converted traces and trees, string metrics, in
-both encodings (proton-viewer reads JSON only: a .hatchet_msgpack is
-decoded to the same JSON first). proton-viewer's tree shows numbers only
-(`-m device_id` fails on Proton's own files too), so strings and vectors
-are checked through from_literal, and every numeric metric through
-`proton-viewer -m METRIC` and `--print-sorted`.
+of the files. One file of each kind: scopes with inc/exc/pty metrics (int,
+float, vectors), cpu-timed scopes, a state above kernels, launch metadata,
+PC samples on source lines, an empty session, periodic parts (the last one
+empty), Python context, ROOT's own metrics, merged ranks, converted traces
+and trees, string metrics, in both encodings (proton-viewer reads JSON
+only: a .hatchet_msgpack is decoded to the same JSON first).
+proton-viewer's tree shows numbers only (`-m device_id` fails on Proton's
+own files too), so strings and vectors are checked through from_literal,
+and every numeric metric through `proton-viewer -m METRIC --print-sorted`.
 """
 import ctypes
 import json
@@ -205,7 +205,8 @@ def files(tmp_path_factory):
     for want in ("rich.hatchet", "rich.hatchet_msgpack", "cpu_only.hatchet", "root.hatchet",
                  "empty.hatchet", "periodic.part_2.hatchet", "py_context.hatchet",
                  "py_periodic.part_2.hatchet", "merged_ranks.hatchet", "strings.hatchet",
-                 "conv_trace.hatchet", "conv_proton_trace.hatchet_msgpack"):
+                 "conv_trace.hatchet", "conv_proton_trace.hatchet_msgpack",
+                 "pcsampling.hatchet"):
         assert want in names, sorted(names)
     return made
 

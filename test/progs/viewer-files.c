@@ -15,6 +15,7 @@
  * DIR/torch.hatchet       the kernel of Proton's proton_run.hatchet fixture,
  *     named as kscope's recorder names it (demangled)
  * DIR/empty.hatchet       a session that recorded nothing
+ * DIR/pcsampling.hatchet  PC samples on a kernel's source lines
  * DIR/periodic.part_N.hatchet  periodic flushing; the last part is empty
  */
 #include "kscope-internal.h"
@@ -127,6 +128,33 @@ static void rich(void)
     finalize(c, NULL);
 }
 
+/* PC samples on a kernel's source lines, as a sampling backend delivers
+ * them (kscope__record_pcs), in a pcsampling session. */
+static void pcsampling(void)
+{
+    int s = start("pcsampling", "tree", "pcsampling");
+    kscope_enter("step");
+    uint64_t ctx = kscope__current_ctx();
+    launch(KSCOPE__GPU_KERNEL, "chain", 40000, NULL);
+    kscope_exit("step");
+    uint32_t names[3] = {kscope__intern("num_samples"), kscope__intern("num_stalled_samples"),
+                         kscope__intern("stalled_long_scoreboard")};
+    static const char *const lines[] = {"k.cu:12@chain", "k.cu:20@chain"};
+    for (int i = 0; i < 2; i++) {
+        uint64_t values[3] = {90 - 80 * (uint64_t)i, 80 - 79 * (uint64_t)i, 80 - 79 * (uint64_t)i};
+        kscope__pcs_record r = {ctx,
+                                kscope__intern("chain"),
+                                0,
+                                kscope__intern(lines[i]),
+                                kscope__pcs_sessions(),
+                                3,
+                                names,
+                                values};
+        kscope__record_pcs(&r);
+    }
+    finalize(s, NULL);
+}
+
 static void others(void)
 {
     int s = start("cpu_only", "tree", NULL);
@@ -156,6 +184,8 @@ static void others(void)
 
     s = start("empty", "tree", NULL);
     finalize(s, NULL);
+
+    pcsampling();
 
     s = start("periodic", "tree", "periodic_flushing");
     kscope_enter("phase0");
