@@ -6,8 +6,9 @@ golden outputs of `kscope view` (test/golden/read).
 
 The peers live in the environment tools/peer-venv.sh makes (build-peer/venv,
 or $KSCOPE_PEER_VENV); without it the tests are skipped, saying so, or fail
-where KSCOPE_REQUIRE_PEERS=1 (.ci/run makes it and sets that). The viewer runs in that environment's Python, all jobs in one
-process (test/support/peer_viewer.py).
+where KSCOPE_REQUIRE_PEERS=1 (.ci/run makes it and sets that). The viewer
+runs in that environment's Python, in one process per CPU
+(test/support/peer_viewer.py).
 
 The golden tree of the writers (test/golden/example.hatchet.json) is one
 of the files. One file of each kind: scopes with inc/exc/pty metrics (int,
