@@ -4,8 +4,9 @@
 # names) with kscope's (demangled by the recorder; the readers demangle
 # Proton's), the counts agree, and kscope's file opens in Triton's
 # proton-viewer for every numeric metric (--print-sorted too) and in
-# Hatchet's from_literal, where llnl-hatchet is installed (else that part
-# says SKIP). Exits 77 with a SKIP line without torch, triton or a GPU.
+# Hatchet's from_literal, where llnl-hatchet is installed or in .whl/peer/
+# (else that part says SKIP). Exits 77 with a SKIP line without torch,
+# triton or a GPU.
 # Run by tools/gpu-run.sh.
 #
 # Env: KSCOPE_SOURCE_DIR (repo), KSCOPE_BINARY_DIR (the build: its kscope),
@@ -69,14 +70,22 @@ if grep -q "only in" <<<"$out"; then
     fail "kernels that did not pair (Proton's mangled vs kscope's names)"
 elif ! grep -q "step > " <<<"$out"; then
     fail "no kernel under step in the diff"
+elif awk 'NR > 2 && $3 != "0" { bad = 1 } END { exit !bad }' <<<"$out"; then
+    fail "kernel counts differ between Proton's profile and kscope's"
 else
-    echo "PASS  viewer-peer: every kernel of Proton's profile pairs with kscope's"
+    echo "PASS  viewer-peer: every kernel of Proton's profile pairs with kscope's, same counts"
 fi
 grep -q '"_Z' "$work/proton.hatchet" || echo "NOTE  viewer-peer: Proton's names are not mangled here"
 
-# kscope's file in the real proton-viewer and Hatchet.
+# kscope's file in the real proton-viewer and Hatchet (Hatchet from the
+# wheels in .whl/peer/ when the machine lacks it, as peer-proton.sh).
+if ! "$PY" -c "import hatchet" 2>/dev/null && ls "$src"/.whl/peer/*.whl >/dev/null 2>&1; then
+    "$PY" -m pip install -q --no-index --no-deps --no-compile --target "$work/peer-site" \
+        "$src"/.whl/peer/*.whl >"$work/peer-site.log" 2>&1 &&
+        export PYTHONPATH=${PYTHONPATH:-}:$work/peer-site
+fi
 if ! "$PY" -c "import hatchet, triton.profiler.viewer" 2>/dev/null; then
-    echo "SKIP  viewer-peer: proton-viewer part: llnl-hatchet is not installed"
+    echo "SKIP  viewer-peer: proton-viewer part: no llnl-hatchet here and none in .whl/peer/"
     exit $status
 fi
 "$PY" - "$work/kscope.hatchet" >"$work/jobs.json" <<'PYEOF'
