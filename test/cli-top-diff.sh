@@ -16,6 +16,12 @@ golden diff-default "$KS" diff kscope/run_a.hatchet kscope/run_b.hatchet
 golden diff-metric "$KS" diff -m count --all kscope/run_a.hatchet kscope/run_b.hatchet
 golden diff-limit "$KS" diff -m time/us -n 3 proton/rich_tree.hatchet proton/rich_trace.chrome_trace
 golden diff-same "$KS" diff proton/rich_tree.hatchet proton/rich_tree.hatchet
+# Proton keeps kernel names mangled, kscope's recorder demangles them
+# (kscope/torch.hatchet: test/progs/viewer-files.c): the readers demangle, so
+# the kernel pairs up in diff and merge
+golden diff-proton-kscope "$KS" diff proton/proton_run.hatchet kscope/torch.hatchet
+"$KS" merge -o "$WORK/pk.hatchet" "$DATA/proton/proton_run.hatchet" "$DATA/kscope/torch.hatchet"
+golden merge-proton-kscope "$KS" view --full-names -m time/us,count "$WORK/pk.hatchet"
 # long kernel names: folded in top and view tables, whole with --full-names
 python3 - "$WORK" <<'PY'
 import json, sys

@@ -10,7 +10,7 @@ golden view-metrics "$KS" view -m time/us,count,util,avg_time/ns $P/rich_tree.ha
 golden view-rates "$KS" view --metrics tflop32/s,gbyte/s,flop/s,time/% $P/rich_tree.hatchet
 golden view-exclusive "$KS" view -m cpu_time/ms,cpu_wait,tokens,step_idx,cpu_time/% \
     $P/rich_tree.hatchet
-golden view-depth "$KS" view -d 1 $P/rich_tree.hatchet
+golden view-depth "$KS" view -d 2 $P/rich_tree.hatchet
 golden view-depth0 "$KS" view --depth 0 -m count $P/rich_tree.hatchet
 golden view-threshold "$KS" view -m time/us -t 40 $P/rich_tree.hatchet
 golden view-include "$KS" view -i 'inner|manual' $P/rich_tree.hatchet

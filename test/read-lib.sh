@@ -21,14 +21,17 @@ ok() {
     echo "ok: $*"
 }
 
-# golden NAME CMD...: CMD's stdout and exit status must equal
-# test/golden/read/NAME.txt (paths under the data folder print as "DATA").
+# golden NAME CMD...: CMD's stdout, exit status and stderr must equal
+# test/golden/read/NAME.txt (paths under the data folder print as "DATA");
+# stderr is part of what a command promises (nothing, on success), so its
+# lines follow the exit status, each prefixed "stderr: ".
 golden() {
     local name=$1
     shift
     local out=$WORK/$name.out rc=0
     (cd "$DATA" && "$@") >"$out" 2>"$WORK/$name.err" || rc=$?
     echo "exit $rc" >>"$out"
+    sed 's/^/stderr: /' "$WORK/$name.err" >>"$out"
     if [ "${KSCOPE_UPDATE_GOLDEN:-0}" = 1 ]; then
         mkdir -p "$GOLDEN"
         cp "$out" "$GOLDEN/$name.txt"

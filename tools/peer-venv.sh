@@ -6,6 +6,8 @@
 # later runs; prints the environment's python on its last line.
 #
 #   py=$(bash tools/peer-venv.sh | tail -1)
+#   bash tools/peer-venv.sh --no-kscope   # the peers only (CI: the
+#       proton-viewer test, python/tests/test_peer_viewer.py, brings its own)
 #
 # Env: KSCOPE_PEER_VENV (default build-peer/venv), TRITON_VERSION (3.6.0,
 # the version on the GPU machine).
@@ -23,6 +25,6 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c "import triton, hatche
         setuptools >&2
 fi
 # this checkout's kscope, rebuilt every time (it is what is tested)
-"$venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation --force-reinstall \
+[ "${1:-}" = --no-kscope ] || "$venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation --force-reinstall \
     --no-deps "$root" >&2
 echo "$venv/bin/python"

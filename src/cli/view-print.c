@@ -90,11 +90,12 @@ static void format_value(const kscope__column *c, double v, char *buf, size_t si
         fixed3(v, buf, size);
 }
 
-/* Which rows are shown: depth, threshold (ancestors of shown rows stay). */
+/* Which rows are shown: depth, threshold (ancestors of shown rows stay).
+ * -d N shows N levels, ROOT the first, as proton-viewer (Hatchet) does. */
 static void choose_rows(const view_display *d, const view_opts *o, unsigned char *show)
 {
     for (size_t i = 0; i < d->n; i++)
-        show[i] = d->depth[i] <= (uint32_t)o->depth;
+        show[i] = d->depth[i] < (uint32_t)o->depth;
     if (!o->has_threshold || d->ncols == 0)
         return;
     const double *v = d->cols[0].vals;

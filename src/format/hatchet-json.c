@@ -3,10 +3,10 @@
  * ROOT node and the device-info object, the shape proton-viewer and LLNL
  * Hatchet's literal reader load.
  *
- * Inclusive metrics are listed in ROOT with value 0 (readers learn from that
- * which metrics roll up); the walk is iterative, so depth is bounded only by
- * memory.
+ * ROOT's layout (its placeholders and its "kscope" member) is decided by
+ * hatchet-root.c; the walk is iterative, so depth is bounded only by memory.
  */
+#include "format/hatchet-root.h"
 #include "format/jsonw.h"
 #include "kscope.h"
 #include "profile/ptree.h"
@@ -41,7 +41,46 @@ static void write_metric(kscope__jsonw *w, const kscope__pmetric *m)
     }
 }
 
-static void write_node_head(kscope__jsonw *w, const kscope__ptree *t, const kscope__pnode *n)
+/* ROOT's metrics: its numbers and the placeholders, then its aside member. */
+static void write_root_metrics(kscope__jsonw *w, const kscope__hroot *r)
+{
+    kscope__jw_open(w, '{');
+    for (uint32_t i = 0; i < r->nown; i++) {
+        if (kscope__hroot_as_double(r->own[i])) {
+            kscope__jw_key(w, r->own[i]->key);
+            kscope__jw_double(w, (double)r->own[i]->v.i);
+        } else {
+            write_metric(w, r->own[i]);
+        }
+    }
+    for (uint32_t i = 0; i < r->nzeros; i++) {
+        kscope__jw_key(w, r->zeros[i]);
+        kscope__jw_double(w, 0.0);
+    }
+    kscope__jw_close(w, '}');
+    if (!kscope__hroot_has_aside(r))
+        return;
+    kscope__jw_key(w, KSCOPE__HROOT_KEY);
+    kscope__jw_open(w, '{');
+    if (r->list_inclusive) {
+        kscope__jw_key(w, KSCOPE__HROOT_INCLUSIVE);
+        kscope__jw_open(w, '[');
+        for (uint32_t i = 0; i < r->ninclusive; i++)
+            kscope__jw_str(w, r->inclusive[i]);
+        kscope__jw_close(w, ']');
+    }
+    if (r->naside > 0) {
+        kscope__jw_key(w, KSCOPE__HROOT_METRICS);
+        kscope__jw_open(w, '{');
+        for (uint32_t i = 0; i < r->naside; i++)
+            write_metric(w, r->aside[i]);
+        kscope__jw_close(w, '}');
+    }
+    kscope__jw_close(w, '}');
+}
+
+static void write_node_head(kscope__jsonw *w, const kscope__hroot *r, const kscope__ptree *t,
+                            const kscope__pnode *n)
 {
     kscope__jw_open(w, '{');
     kscope__jw_key(w, "frame");
@@ -52,18 +91,14 @@ static void write_node_head(kscope__jsonw *w, const kscope__ptree *t, const ksco
     kscope__jw_str(w, n->type ? n->type : "function");
     kscope__jw_close(w, '}');
     kscope__jw_key(w, "metrics");
-    kscope__jw_open(w, '{');
-    for (uint32_t i = 0; i < n->nmetrics; i++)
-        write_metric(w, &n->metrics[i]);
     if (n == t->root) {
-        for (uint32_t i = 0; i < t->ninclusive; i++) {
-            if (kscope__pnode_metric(n, t->inclusive[i]))
-                continue;
-            kscope__jw_key(w, t->inclusive[i]);
-            kscope__jw_int(w, 0);
-        }
+        write_root_metrics(w, r);
+    } else {
+        kscope__jw_open(w, '{');
+        for (uint32_t i = 0; i < n->nmetrics; i++)
+            write_metric(w, &n->metrics[i]);
+        kscope__jw_close(w, '}');
     }
-    kscope__jw_close(w, '}');
     kscope__jw_key(w, "children");
     kscope__jw_open(w, '[');
 }
@@ -106,12 +141,13 @@ static void write_devices(kscope__jsonw *w, const kscope__ptree *t)
 typedef struct json_walk {
     kscope__jsonw *w;
     const kscope__ptree *t;
+    const kscope__hroot *r;
 } json_walk;
 
 static void enter_node(const kscope__pnode *n, void *arg)
 {
     json_walk *jw = arg;
-    write_node_head(jw->w, jw->t, n);
+    write_node_head(jw->w, jw->r, jw->t, n);
 }
 
 static void leave_node(const kscope__pnode *n, void *arg)
@@ -124,11 +160,18 @@ static void leave_node(const kscope__pnode *n, void *arg)
 
 int kscope__hatchet_write_json(const kscope__ptree *t, char **out, size_t *len)
 {
+    kscope__hroot r;
+    if (kscope__hroot_plan(t, &r) != 0) {
+        kscope__hroot_free(&r);
+        return KSCOPE_ENOMEM;
+    }
     kscope__jsonw w;
     kscope__jw_init(&w);
-    json_walk jw = {&w, t};
+    json_walk jw = {&w, t, &r};
     kscope__jw_open(&w, '[');
-    if (kscope__ptree_walk(t, enter_node, leave_node, &jw) != 0) {
+    int rc = kscope__ptree_walk(t, enter_node, leave_node, &jw);
+    kscope__hroot_free(&r);
+    if (rc != 0) {
         kscope__jw_free(&w);
         return KSCOPE_ENOMEM;
     }

@@ -1,7 +1,9 @@
 /*
  * hatchet-msgpack.c - write a profile tree as .hatchet_msgpack: the same
- * shape as .hatchet, encoded with our MessagePack encoder (msgpackw.h).
+ * shape as .hatchet, encoded with our MessagePack encoder (msgpackw.h);
+ * ROOT's layout comes from hatchet-root.c, as for JSON.
  */
+#include "format/hatchet-root.h"
 #include "format/msgpackw.h"
 #include "kscope.h"
 #include "profile/ptree.h"
@@ -36,13 +38,46 @@ static void pack_metric(kscope__mpw *pk, const kscope__pmetric *m)
     }
 }
 
-static void pack_node_head(kscope__mpw *pk, const kscope__ptree *t, const kscope__pnode *n)
+/* ROOT's metrics, its aside member (before "children": the children's
+ * values follow the array header as the walk goes on). */
+static void pack_root_metrics(kscope__mpw *pk, const kscope__hroot *r)
 {
-    uint32_t extra = 0;
-    if (n == t->root)
-        for (uint32_t i = 0; i < t->ninclusive; i++)
-            extra += kscope__pnode_metric(n, t->inclusive[i]) == NULL;
-    kscope__mp_map(pk, 3);
+    kscope__mp_map(pk, r->nown + r->nzeros);
+    for (uint32_t i = 0; i < r->nown; i++) {
+        if (kscope__hroot_as_double(r->own[i])) {
+            kscope__mp_str(pk, r->own[i]->key);
+            kscope__mp_double(pk, (double)r->own[i]->v.i);
+        } else {
+            pack_metric(pk, r->own[i]);
+        }
+    }
+    for (uint32_t i = 0; i < r->nzeros; i++) {
+        kscope__mp_str(pk, r->zeros[i]);
+        kscope__mp_double(pk, 0.0);
+    }
+    if (!kscope__hroot_has_aside(r))
+        return;
+    kscope__mp_str(pk, KSCOPE__HROOT_KEY);
+    kscope__mp_map(pk, (uint32_t)(r->list_inclusive != 0) + (uint32_t)(r->naside > 0));
+    if (r->list_inclusive) {
+        kscope__mp_str(pk, KSCOPE__HROOT_INCLUSIVE);
+        kscope__mp_array(pk, r->ninclusive);
+        for (uint32_t i = 0; i < r->ninclusive; i++)
+            kscope__mp_str(pk, r->inclusive[i]);
+    }
+    if (r->naside > 0) {
+        kscope__mp_str(pk, KSCOPE__HROOT_METRICS);
+        kscope__mp_map(pk, r->naside);
+        for (uint32_t i = 0; i < r->naside; i++)
+            pack_metric(pk, r->aside[i]);
+    }
+}
+
+static void pack_node_head(kscope__mpw *pk, const kscope__hroot *r, const kscope__ptree *t,
+                           const kscope__pnode *n)
+{
+    int root = n == t->root;
+    kscope__mp_map(pk, 3 + (uint32_t)(root && kscope__hroot_has_aside(r)));
     kscope__mp_str(pk, "frame");
     kscope__mp_map(pk, 2);
     kscope__mp_str(pk, "name");
@@ -50,16 +85,12 @@ static void pack_node_head(kscope__mpw *pk, const kscope__ptree *t, const kscope
     kscope__mp_str(pk, "type");
     kscope__mp_str(pk, n->type ? n->type : "function");
     kscope__mp_str(pk, "metrics");
-    kscope__mp_map(pk, n->nmetrics + extra);
-    for (uint32_t i = 0; i < n->nmetrics; i++)
-        pack_metric(pk, &n->metrics[i]);
-    if (n == t->root) {
-        for (uint32_t i = 0; i < t->ninclusive; i++) {
-            if (kscope__pnode_metric(n, t->inclusive[i]))
-                continue;
-            kscope__mp_str(pk, t->inclusive[i]);
-            kscope__mp_int(pk, 0);
-        }
+    if (root) {
+        pack_root_metrics(pk, r);
+    } else {
+        kscope__mp_map(pk, n->nmetrics);
+        for (uint32_t i = 0; i < n->nmetrics; i++)
+            pack_metric(pk, &n->metrics[i]);
     }
     kscope__mp_str(pk, "children");
     kscope__mp_array(pk, n->nchildren);
@@ -102,23 +133,30 @@ static void pack_devices(kscope__mpw *pk, const kscope__ptree *t)
 typedef struct pack_walk {
     kscope__mpw *pk;
     const kscope__ptree *t;
+    const kscope__hroot *r;
 } pack_walk;
 
 static void enter_node(const kscope__pnode *n, void *arg)
 {
     pack_walk *pw = arg;
-    pack_node_head(pw->pk, pw->t, n);
+    pack_node_head(pw->pk, pw->r, pw->t, n);
 }
 
 int kscope__hatchet_write_msgpack(const kscope__ptree *t, char **out, size_t *len)
 {
+    kscope__hroot r;
+    if (kscope__hroot_plan(t, &r) != 0) {
+        kscope__hroot_free(&r);
+        return KSCOPE_ENOMEM;
+    }
     kscope__mpw w;
     kscope__mp_init(&w);
-    pack_walk pw = {&w, t};
+    pack_walk pw = {&w, t, &r};
     kscope__mp_array(&w, 2);
     /* Map and array sizes are written up front: nothing to close. */
     if (kscope__ptree_walk(t, enter_node, NULL, &pw) != 0)
         w.failed = 1;
+    kscope__hroot_free(&r);
     pack_devices(&w, t);
     return kscope__mp_finish(&w, out, len);
 }

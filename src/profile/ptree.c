@@ -476,6 +476,13 @@ int kscope__ptree_is_inclusive(const kscope__ptree *t, const char *key)
     return 0;
 }
 
+void kscope__ptree_clear_inclusive(kscope__ptree *t)
+{
+    t->ninclusive = 0;
+    if (t->inclusive_set_cap)
+        memset(t->inclusive_set, 0, t->inclusive_set_cap * sizeof *t->inclusive_set);
+}
+
 kscope__pdevice *kscope__ptree_device(kscope__ptree *t, const char *type, uint32_t id)
 {
     const char *ty = kscope__ptree_intern_cstr(t, type);

@@ -72,7 +72,8 @@ typedef struct kscope__ptree {
     kscope__pnode *root;
     kscope__pdevice *devices;
     uint32_t ndevices, capdevices;
-    /* names of metrics that roll up (listed with 0 in ROOT). */
+    /* names of metrics that roll up (listed with 0 in ROOT, or in ROOT's
+     * "kscope" member: format/hatchet-root.h). */
     const char **inclusive;
     uint32_t ninclusive, capinclusive;
     /* the same names as a hash set of interned pointers (arena; 0 empty) */
@@ -129,6 +130,8 @@ double kscope__pmetric_number(const kscope__pmetric *m);
 /* Mark a metric name as inclusive (appears with 0 in ROOT). */
 int kscope__ptree_add_inclusive(kscope__ptree *t, const char *key);
 int kscope__ptree_is_inclusive(const kscope__ptree *t, const char *key);
+/* Forget every inclusive name (a tree that holds no value). */
+void kscope__ptree_clear_inclusive(kscope__ptree *t);
 
 /* Device-info grouping ({"<type>": {"0": ..., "1": ...}}): whether device i
  * is the first of its type, and how many devices have a type. */

@@ -12,6 +12,7 @@
  * (hatchet-msgpack-read.c), so they share every check and message.
  */
 #include "read/hatchet-build.h"
+#include "format/hatchet-root.h"
 #include "kscope.h"
 
 #include <errno.h>
@@ -273,6 +274,34 @@ static int device_field(kscope__hjson *p, kscope__pdevice *d, const char *s, siz
     return 1;
 }
 
+/* ----------------------------------------------- ROOT's "kscope" object */
+
+static int is_key(const char *s, size_t l, const char *key)
+{
+    return strlen(key) == l && memcmp(s, key, l) == 0;
+}
+
+/* "inclusive" or "metrics" under ROOT's "kscope" holds the wrong kind of value. */
+static int aside_shape(kscope__hjson *p, hkey key)
+{
+    return fail(p, KSCOPE_EPARSE, "ROOT: \"%s\" in \"%s\" is not %s",
+                key == K_INCLUSIVE ? KSCOPE__HROOT_INCLUSIVE : KSCOPE__HROOT_METRICS,
+                KSCOPE__HROOT_KEY, key == K_INCLUSIVE ? "an array of names" : "an object");
+}
+
+/* One name of ROOT's list of inclusive metrics (s NULL: not a string). */
+static int listed_inclusive(kscope__hjson *p, const char *s, size_t l, int is_str)
+{
+    if (!s || !is_str)
+        return aside_shape(p, K_INCLUSIVE);
+    if (has_nul((const unsigned char *)s, l))
+        return fail(p, KSCOPE_EPARSE, "ROOT: an inclusive metric name contains a NUL character");
+    const char *k = kscope__ptree_intern(p->t, s, l);
+    if (!k || kscope__ptree_add_inclusive(p->t, k) < 0)
+        return fail(p, KSCOPE_ENOMEM, "out of memory");
+    return 1;
+}
+
 /* -------------------------------------------------------------- events */
 
 static int on_scalar(kscope__hjson *p, const char *s, size_t l, int is_str, int is_num)
@@ -287,13 +316,21 @@ static int on_scalar(kscope__hjson *p, const char *s, size_t l, int is_str, int 
         return fail(p, KSCOPE_EPARSE, "element %zu of the top-level array is not an object",
                     p->top_index++);
     case ST_NODE:
-        if (lv->key == K_FRAME || lv->key == K_METRICS || lv->key == K_CHILDREN)
+        if (lv->key == K_FRAME || lv->key == K_METRICS || lv->key == K_CHILDREN ||
+            lv->key == K_ASIDE)
             return fail(p, KSCOPE_EPARSE, "node '%s': \"%s\" is not %s", node_label(lv->node),
                         lv->key == K_FRAME     ? "frame"
                         : lv->key == K_METRICS ? "metrics"
+                        : lv->key == K_ASIDE   ? KSCOPE__HROOT_KEY
                                                : "children",
                         lv->key == K_CHILDREN ? "an array" : "an object");
         return 1;
+    case ST_ASIDE:
+        if (lv->key == K_INCLUSIVE || lv->key == K_METRICS)
+            return aside_shape(p, lv->key);
+        return 1;
+    case ST_INCLIST:
+        return listed_inclusive(p, s, l, is_str);
     case ST_FRAME:
         if (lv->key == K_NAME || lv->key == K_TYPE) {
             if (!is_str)
@@ -303,6 +340,8 @@ static int on_scalar(kscope__hjson *p, const char *s, size_t l, int is_str, int 
                 return fail(p, KSCOPE_EPARSE, "frame name under '%s' contains a NUL character",
                             node_label(lv->node->parent));
             const char *v = kscope__ptree_intern(p->t, s, l);
+            if (v && lv->key == K_NAME)
+                v = kscope__demangled(&p->names, p->t, v);
             if (!v)
                 return fail(p, KSCOPE_ENOMEM, "out of memory");
             if (lv->key == K_NAME)
@@ -407,8 +446,28 @@ static int on_start_map(void *ctx)
         }
         if (lv->key == K_CHILDREN)
             return fail(p, KSCOPE_EPARSE, "node '%s': \"children\" is not an array", node_label(n));
+        if (lv->key == K_ASIDE) {
+            if (!push(p, ST_ASIDE))
+                return 0;
+            top(p)->node = n;
+            return 1;
+        }
         return push(p, ST_SKIP);
     }
+    case ST_ASIDE: {
+        kscope__pnode *n = lv->node;
+        if (lv->key == K_INCLUSIVE)
+            return aside_shape(p, lv->key);
+        if (lv->key != K_METRICS)
+            return push(p, ST_SKIP);
+        /* ROOT's own strings and vectors: read as its metrics */
+        if (!push(p, ST_METRICS))
+            return 0;
+        top(p)->node = n;
+        return 1;
+    }
+    case ST_INCLIST:
+        return listed_inclusive(p, NULL, 0, 0);
     case ST_CHILDREN:
         return open_node(p, lv->node);
     case ST_METRICS:
@@ -446,6 +505,13 @@ static int on_map_key(void *ctx, const unsigned char *k, size_t l)
                   : l == 7 && memcmp(s, "metrics", 7) == 0  ? K_METRICS
                   : l == 8 && memcmp(s, "children", 8) == 0 ? K_CHILDREN
                                                             : K_OTHER;
+        if (lv->key == K_OTHER && lv->node == p->t->root && is_key(s, l, KSCOPE__HROOT_KEY))
+            lv->key = K_ASIDE;
+        return 1;
+    case ST_ASIDE:
+        lv->key = is_key(s, l, KSCOPE__HROOT_INCLUSIVE) ? K_INCLUSIVE
+                  : is_key(s, l, KSCOPE__HROOT_METRICS) ? K_METRICS
+                                                        : K_OTHER;
         return 1;
     case ST_FRAME:
         lv->key = l == 4 && memcmp(s, "name", 4) == 0   ? K_NAME
@@ -519,10 +585,22 @@ static int on_start_array(void *ctx)
             top(p)->node = n;
             return 1;
         }
-        if (lv->key == K_FRAME || lv->key == K_METRICS)
+        if (lv->key == K_FRAME || lv->key == K_METRICS || lv->key == K_ASIDE)
             return fail(p, KSCOPE_EPARSE, "node '%s': \"%s\" is an array, not an object",
-                        node_label(lv->node), lv->key == K_FRAME ? "frame" : "metrics");
+                        node_label(lv->node),
+                        lv->key == K_FRAME     ? "frame"
+                        : lv->key == K_METRICS ? "metrics"
+                                               : KSCOPE__HROOT_KEY);
         return push(p, ST_SKIP);
+    case ST_ASIDE:
+        if (lv->key == K_METRICS)
+            return aside_shape(p, lv->key);
+        if (lv->key != K_INCLUSIVE)
+            return push(p, ST_SKIP);
+        p->listed_inclusive = 1;
+        return push(p, ST_INCLIST);
+    case ST_INCLIST:
+        return listed_inclusive(p, NULL, 0, 0);
     case ST_METRICS: {
         kscope__pnode *n = lv->node;
         p->nvec = 0;
@@ -561,6 +639,41 @@ static int on_end_array(void *ctx)
     return ok;
 }
 
+/* ------------------------------------------------------- at the end */
+
+static void note_values(const kscope__pnode *n, void *arg)
+{
+    *(int *)arg |= n->nmetrics > 0;
+}
+
+/* ROOT's placeholders. A 0 there names an inclusive metric (the rule of
+ * Proton's files and of kscope's older ones); where ROOT lists its
+ * inclusive metrics ("kscope"), a 0 of any other metric is ROOT's own.
+ * A tree that holds no value at all is empty: the placeholders that let
+ * proton-viewer open it name nothing. 0 or KSCOPE_ENOMEM. */
+static int root_placeholders(kscope__hjson *p)
+{
+    kscope__pnode *r = p->t->root;
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < r->nmetrics; i++) {
+        kscope__pmetric *m = &r->metrics[i];
+        int zero = (m->type == KSCOPE__V_INT && m->v.i == 0) ||
+                   (m->type == KSCOPE__V_DOUBLE && m->v.d == 0.0);
+        if (zero && !p->listed_inclusive && kscope__ptree_add_inclusive(p->t, m->key) < 0)
+            return KSCOPE_ENOMEM;
+        if (!zero || !kscope__ptree_is_inclusive(p->t, m->key))
+            r->metrics[kept++] = *m;
+    }
+    r->nmetrics = kept;
+    kscope__pnode_reindex(r);
+    int values = 0;
+    if (kscope__ptree_walk(p->t, note_values, NULL, &values) != 0)
+        return KSCOPE_ENOMEM;
+    if (!values)
+        kscope__ptree_clear_inclusive(p->t);
+    return 0;
+}
+
 /* ---------------------------------------------------------------- API */
 
 int kscope__hbuild_init(kscope__hjson *p)
@@ -577,6 +690,7 @@ void kscope__hbuild_release(kscope__hjson *p)
     p->t = NULL;
     free(p->stack);
     free(p->vec);
+    kscope__demangler_free(&p->names);
 }
 
 int kscope__hjson_event(kscope__hjson *p, kscope__hevent ev, const char *s, size_t len)
@@ -638,24 +752,10 @@ int kscope__hjson_end(kscope__hjson *p, kscope__ptree **out, char *err, size_t e
                  "top-level array)");
         return KSCOPE_EPARSE;
     }
-    /* ROOT metrics equal to 0 name the inclusive metrics; keep the rest. */
-    kscope__pnode *r = p->t->root;
-    uint32_t kept = 0;
-    for (uint32_t i = 0; i < r->nmetrics; i++) {
-        kscope__pmetric *m = &r->metrics[i];
-        int zero = (m->type == KSCOPE__V_INT && m->v.i == 0) ||
-                   (m->type == KSCOPE__V_DOUBLE && m->v.d == 0.0);
-        if (zero) {
-            if (kscope__ptree_add_inclusive(p->t, m->key) < 0) {
-                snprintf(err, errlen, "out of memory");
-                return KSCOPE_ENOMEM;
-            }
-        } else {
-            r->metrics[kept++] = *m;
-        }
+    if (root_placeholders(p) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return KSCOPE_ENOMEM;
     }
-    r->nmetrics = kept;
-    kscope__pnode_reindex(r);
     *out = p->t;
     p->t = NULL;
     return 0;

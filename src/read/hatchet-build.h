@@ -22,6 +22,8 @@ typedef enum {
     ST_DEVINFO,  /* the device-info object */
     ST_DEVTYPE,  /* {"0": {...}} under a device type */
     ST_DEVICE,   /* one device's fields */
+    ST_ASIDE,    /* ROOT's "kscope" object (format/hatchet-root.h) */
+    ST_INCLIST,  /* its "inclusive" array of metric names */
     ST_SKIP,     /* an unknown value being skipped */
 } hstate;
 
@@ -33,6 +35,8 @@ typedef enum {
     K_CHILDREN,
     K_NAME,
     K_TYPE,
+    K_ASIDE,     /* ROOT's "kscope" */
+    K_INCLUSIVE, /* "inclusive" in it */
     K_OTHER,
 } hkey;
 
@@ -51,11 +55,12 @@ struct kscope__hjson {
     size_t tree_depth; /* node objects open */
     size_t top_index;  /* elements seen in the outer array */
     int seen_devinfo;
-    int done;            /* the outer array closed */
-    size_t fed;          /* bytes given so far */
-    const char *mkey;    /* pending metric key (interned) */
-    const char *devtype; /* pending device type (interned) */
-    uint32_t devid;      /* pending device index */
+    int listed_inclusive; /* ROOT named every inclusive metric */
+    int done;             /* the outer array closed */
+    size_t fed;           /* bytes given so far */
+    const char *mkey;     /* pending metric key (interned) */
+    const char *devtype;  /* pending device type (interned) */
+    uint32_t devid;       /* pending device index */
     /* the pending device field's key, copied: the parser reuses its buffer
      * before the value arrives (longer keys are not fields we read) */
     char devfield[24];
@@ -70,6 +75,7 @@ struct kscope__hjson {
     double *vec;
     size_t nvec, capvec;
     int vec_all_int;
+    kscope__demangler names; /* frame names as read */
     char err[KSCOPE__READ_ERRLEN];
     int errcode;
 };

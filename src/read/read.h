@@ -56,6 +56,23 @@ int kscope__read_hatchet_msgpack(const char *buf, size_t len, kscope__ptree **ou
 int kscope__read_chrome_trace(const char *buf, size_t len, kscope__ptree **out, char *err,
                               size_t errlen);
 
+/* Names as readers take them: a C++ mangled name ("_Z...") becomes its
+ * demangled text (read/demangle.c), so profiles that keep kernel names
+ * mangled (Proton's) pair with kscope's. A reader holds one demangler
+ * (zeroed to start) per tree it builds. */
+typedef struct kscope__demangler {
+    const char **from, **to; /* mangled -> readable, both interned in the tree */
+    uint32_t cap, n;
+} kscope__demangler;
+
+/* The readable form of `name` (interned in t), interned in t: name itself
+ * when it is no mangled name or no demangler is found; NULL when out of
+ * memory. */
+const char *kscope__demangled(kscope__demangler *d, kscope__ptree *t, const char *name);
+void kscope__demangler_free(kscope__demangler *d);
+/* Whether this process has the C++ runtime's demangler. */
+int kscope__demangle_available(void);
+
 /* Streaming .hatchet JSON parser, fed in chunks (used for large files). */
 typedef struct kscope__hjson kscope__hjson;
 kscope__hjson *kscope__hjson_new(void);

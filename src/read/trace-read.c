@@ -73,6 +73,7 @@ struct kscope__tjson {
     slice *host;
     size_t nhost, caphost;
     size_t fed;
+    kscope__demangler names; /* slice and call-stack names as read */
     char err[KSCOPE__READ_ERRLEN];
     int errcode;
 };
@@ -257,6 +258,8 @@ static int end_event(tjson *p)
     if (e->stack_bad)
         return tfail(p, KSCOPE_EPARSE, "event %zu: call_stack entry is not a plain string", i);
     const char *name = kscope__ptree_intern_cstr(p->t, e->name);
+    if (name)
+        name = kscope__demangled(&p->names, p->t, name);
     if (!name)
         return tfail(p, KSCOPE_ENOMEM, "out of memory");
     if (is_gpu(e)) {
@@ -458,6 +461,8 @@ static int on_scalar(tjson *p, const char *s, size_t l, int is_str, int is_num)
             e->capstack = cap;
         }
         const char *name = kscope__ptree_intern(p->t, s, l);
+        if (name)
+            name = kscope__demangled(&p->names, p->t, name);
         if (!name)
             return tfail(p, KSCOPE_ENOMEM, "out of memory");
         e->stack[e->nstack++] = name;
@@ -604,6 +609,7 @@ void kscope__tjson_free(kscope__tjson *p)
     free(p->ev.stack);
     free(p->ev.args);
     free(p->host);
+    kscope__demangler_free(&p->names);
     free(p);
 }
 

@@ -1,13 +1,29 @@
-"""Normalize kscope output for golden comparison: times, pids and thread
-ids vary from run to run, so they become 0, and a trace's metadata (the
-run's facts) keeps its keys with their values replaced by their names;
-everything else must match.
+"""Normalize kscope output for golden comparison: what varies from run to
+run is replaced by what does not (a trace's metadata, the run's facts,
+keeps its keys with their values replaced by their names), everything
+else must match.
 
-usage: normalize.py FILE   (.hatchet, .hatchet_msgpack or .chrome_trace)
+usage: normalize.py [--times order|exact] FILE
+       (.hatchet, .hatchet_msgpack, or a Chrome trace: .chrome_trace, .json)
 Prints canonical JSON (sorted keys, one document) to stdout.
+
+Trees: host times (wall_time, cpu_time) become 0.
+
+Traces keep their events in the file's order, and their times as:
+  order  (default, for a live run) each time becomes its rank among every
+         time the trace names (starts, and ends: ts + dur), so the golden
+         holds the order of events, which slice lies inside which, and
+         which ends before which starts - what a live run repeats - while
+         the microseconds it does not repeat are left out. dur becomes the
+         number of ranks a slice spans.
+  exact  (for output made from fixed inputs) ts relative to the first
+         event, dur as written.
+Process and thread ids become their order of first appearance (a pid
+inside a track name too).
 """
+import argparse
 import json
-import sys
+import re
 
 VOLATILE_METRICS = {"wall_time (ns)", "cpu_time (ns)"}
 
@@ -29,24 +45,64 @@ def tree(node):
         tree(c)
 
 
-def trace(doc):
-    for e in doc["traceEvents"]:
-        for k in ("ts", "dur", "pid", "tid"):
-            if k in e:
-                e[k] = 0
-        if e.get("ph") == "M" and e.get("name") == "thread_name":
-            e["args"]["name"] = "thread"
-    doc["traceEvents"].sort(key=lambda e: json.dumps(e, sort_keys=True))
+def us(x):
+    """A time as the writer's precision holds it (ns, in µs units)."""
+    return round(x, 3)
+
+
+def ids(events, key):
+    seen = {}
+    for e in events:
+        if key in e:
+            seen.setdefault(e[key], len(seen))
+    return seen
+
+
+def trace(doc, times):
+    events = doc["traceEvents"]
+    stamps = [e for e in events if "ts" in e]
+    if times == "exact":
+        t0 = min((us(e["ts"]) for e in stamps), default=0)
+        for e in stamps:
+            e["ts"] = us(us(e["ts"]) - t0)
+    else:
+        points = set()
+        for e in stamps:
+            points.add(us(e["ts"]))
+            if "dur" in e:
+                points.add(us(e["ts"] + e["dur"]))
+        rank = {t: i for i, t in enumerate(sorted(points))}
+        for e in stamps:
+            start = rank[us(e["ts"])]
+            if "dur" in e:
+                e["dur"] = rank[us(e["ts"] + e["dur"])] - start
+            e["ts"] = start
+    pids, tids = ids(events, "pid"), ids(events, "tid")
+    for e in events:
+        pid = e.get("pid")
+        if "pid" in e:
+            e["pid"] = pids[pid]
+        if "tid" in e:
+            e["tid"] = tids[e["tid"]]
+        name = e.get("args", {}).get("name") if e.get("ph") == "M" else None
+        if isinstance(name, str) and pid is not None:
+            e["args"]["name"] = re.sub(r"\b%s\b" % re.escape(str(pid)), "PID", name)
     if "metadata" in doc:
         doc["metadata"] = {k: k for k in doc["metadata"]}
 
 
 def main():
-    doc = load(sys.argv[1])
-    if isinstance(doc, list):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--times", choices=("order", "exact"), default="order")
+    ap.add_argument("file")
+    a = ap.parse_args()
+    doc = load(a.file)
+    if isinstance(doc, list) and doc and isinstance(doc[0], dict) and "frame" in doc[0]:
         tree(doc[0])
     else:
-        trace(doc)
+        if isinstance(doc, list):  # the JSON Array Format: events only
+            doc = {"traceEvents": doc}
+        trace(doc, a.times)
     print(json.dumps(doc, indent=1, sort_keys=True))
 
 

@@ -104,6 +104,31 @@ static inline long long tu_metric_int(yajl_val node, const char *key)
     return YAJL_IS_INTEGER(v) ? YAJL_GET_INTEGER(v) : -1;
 }
 
+/* A number metric as a double (-1 when absent or not a number). */
+static inline double tu_metric_num(yajl_val node, const char *key)
+{
+    yajl_val v = tu_metric(node, key);
+    return YAJL_IS_NUMBER(v) ? YAJL_GET_DOUBLE(v) : -1.0;
+}
+
+/* Whether a number was written with a fraction or exponent ("0.0"): yajl
+ * marks every number double-valid, so its raw text tells. */
+static inline int tu_written_as_double(yajl_val v)
+{
+    return YAJL_IS_NUMBER(v) && strpbrk(v->u.number.r, ".eE") != NULL;
+}
+
+/* Whether ROOT lists `key` in its "kscope" member's inclusive names. */
+static inline int tu_root_lists_inclusive(yajl_val root, const char *key)
+{
+    yajl_val list = tu_get(tu_get(root, "kscope"), "inclusive");
+    for (size_t i = 0; list && YAJL_IS_ARRAY(list) && i < list->u.array.len; i++)
+        if (YAJL_IS_STRING(list->u.array.values[i]) &&
+            strcmp(list->u.array.values[i]->u.string, key) == 0)
+            return 1;
+    return 0;
+}
+
 static inline size_t tu_nchildren(yajl_val node)
 {
     yajl_val kids = tu_get(node, "children");

@@ -1,0 +1,157 @@
+/*
+ * hatchet-root.c - ROOT's layout in a .hatchet (see hatchet-root.h): one
+ * pass over the tree finds the metric names some node holds as a string or
+ * a vector (Hatchet cannot sum those, so they get no placeholder and ROOT's
+ * own values of them go aside), then ROOT's metrics are sorted into the
+ * numbers ROOT lists and the values set aside.
+ */
+#include "format/hatchet-root.h"
+#include "kscope.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A set of interned names (pointers); slots are NULL when empty. */
+typedef struct name_set {
+    const char **slot;
+    uint32_t cap, n;
+} name_set;
+
+static uint32_t name_hash(const char *k, uint32_t cap)
+{
+    uint64_t x = (uintptr_t)k * 0x9e3779b97f4a7c15ULL;
+    return (uint32_t)(x >> 32) & (cap - 1);
+}
+
+static int set_has(const name_set *s, const char *k)
+{
+    if (!s->cap)
+        return 0;
+    for (uint32_t j = name_hash(k, s->cap); s->slot[j]; j = (j + 1) & (s->cap - 1))
+        if (s->slot[j] == k)
+            return 1;
+    return 0;
+}
+
+static int set_add(name_set *s, const char *k)
+{
+    if (set_has(s, k))
+        return 0;
+    if ((s->n + 1) * 2 > s->cap) {
+        uint32_t cap = s->cap ? s->cap * 2 : 16;
+        const char **slot = calloc(cap, sizeof *slot);
+        if (!slot)
+            return KSCOPE_ENOMEM;
+        for (uint32_t i = 0; i < s->cap; i++) {
+            if (!s->slot[i])
+                continue;
+            uint32_t j = name_hash(s->slot[i], cap);
+            while (slot[j])
+                j = (j + 1) & (cap - 1);
+            slot[j] = s->slot[i];
+        }
+        free(s->slot);
+        s->slot = slot;
+        s->cap = cap;
+    }
+    uint32_t j = name_hash(k, s->cap);
+    while (s->slot[j])
+        j = (j + 1) & (s->cap - 1);
+    s->slot[j] = k;
+    s->n++;
+    return 0;
+}
+
+typedef struct scan {
+    const kscope__pnode *root;
+    name_set unsummable; /* names some node holds as a string or vector */
+    name_set below;      /* names nodes under ROOT hold */
+    int failed;
+} scan;
+
+static int is_number(const kscope__pmetric *m)
+{
+    return m->type == KSCOPE__V_INT || m->type == KSCOPE__V_DOUBLE;
+}
+
+static void scan_node(const kscope__pnode *n, void *arg)
+{
+    scan *s = arg;
+    for (uint32_t i = 0; i < n->nmetrics; i++) {
+        const char *k = n->metrics[i].key;
+        if (!is_number(&n->metrics[i]) && set_add(&s->unsummable, k) != 0)
+            s->failed = 1;
+        if (n != s->root && set_add(&s->below, k) != 0)
+            s->failed = 1;
+    }
+}
+
+/* Sort ROOT's own metrics into numbers it lists and values set aside:
+ * Hatchet adds ROOT's value of a metric to those below it, right for an
+ * inclusive metric and for one only ROOT holds, wrong for a per-node one
+ * (a merge's time_imbalance), whose ROOT value goes aside. */
+static void place_own(const kscope__ptree *t, const scan *s, kscope__hroot *r)
+{
+    const kscope__pnode *root = t->root;
+    for (uint32_t i = 0; i < root->nmetrics; i++) {
+        const kscope__pmetric *m = &root->metrics[i];
+        int inclusive = kscope__ptree_is_inclusive(t, m->key);
+        if (!is_number(m)) {
+            r->aside[r->naside++] = m;
+            r->list_inclusive |= inclusive;
+            continue;
+        }
+        if (set_has(&s->unsummable, m->key) || (!inclusive && set_has(&s->below, m->key)))
+            r->aside[r->naside++] = m;
+        else
+            r->own[r->nown++] = m;
+        /* The 0 rule would read a 0 as "inclusive", anything else as not. */
+        if ((kscope__pmetric_number(m) == 0.0) != inclusive)
+            r->list_inclusive = 1;
+    }
+}
+
+int kscope__hroot_plan(const kscope__ptree *t, kscope__hroot *r)
+{
+    static const char *const empty_placeholders[] = {"count", "time (ns)"};
+    memset(r, 0, sizeof *r);
+    scan s = {.root = t->root};
+    uint32_t nm = t->root->nmetrics, ni = t->ninclusive + 2;
+    r->own = malloc((nm + 1) * sizeof *r->own);
+    r->aside = malloc((nm + 1) * sizeof *r->aside);
+    r->zeros = malloc(ni * sizeof *r->zeros);
+    r->inclusive = malloc(ni * sizeof *r->inclusive);
+    if (!r->own || !r->aside || !r->zeros || !r->inclusive ||
+        kscope__ptree_walk(t, scan_node, NULL, &s) != 0 || s.failed) {
+        free(s.unsummable.slot);
+        free(s.below.slot);
+        return KSCOPE_ENOMEM;
+    }
+    place_own(t, &s, r);
+    for (uint32_t i = 0; i < t->ninclusive; i++) {
+        const char *k = t->inclusive[i];
+        r->inclusive[r->ninclusive++] = k;
+        if (set_has(&s.unsummable, k))
+            r->list_inclusive = 1; /* no placeholder Hatchet could sum */
+        else if (!kscope__pnode_metric(t->root, k))
+            r->zeros[r->nzeros++] = k;
+    }
+    if (r->nown + r->nzeros == 0 && s.below.n == 0) {
+        for (size_t i = 0; i < 2; i++) {
+            r->zeros[r->nzeros++] = empty_placeholders[i];
+            r->inclusive[r->ninclusive++] = empty_placeholders[i];
+        }
+    }
+    free(s.unsummable.slot);
+    free(s.below.slot);
+    return 0;
+}
+
+void kscope__hroot_free(kscope__hroot *r)
+{
+    free(r->own);
+    free(r->aside);
+    free(r->zeros);
+    free(r->inclusive);
+    memset(r, 0, sizeof *r);
+}

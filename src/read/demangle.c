@@ -1,0 +1,108 @@
+/*
+ * demangle.c - readable frame names for the readers. A name a C++ compiler
+ * mangled (`_Z...`, as Proton leaves kernel names) is read as its
+ * demangled text, the way kscope's recorder names the kernels it sees, so
+ * `diff` and `merge` pair the nodes of Proton's profiles with kscope's and
+ * every printer shows the readable name.
+ *
+ * Demangling is the C++ runtime's __cxa_demangle, looked up at run time as
+ * the recorder does for kernel names: the toolkit links no C++
+ * runtime, and without one names stay as written. A reader keeps a small
+ * map from each mangled name it met (interned in its tree) to the readable
+ * one, so a trace naming one kernel a million times demangles it once.
+ */
+#include "read/read.h"
+#include "kscope.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef char *(*cxa_demangle_fn)(const char *mangled, char *out, size_t *len, int *status);
+static cxa_demangle_fn cxa_demangle;
+static pthread_once_t cxa_once = PTHREAD_ONCE_INIT;
+
+/* Already in the process, else the system's C++ runtime. */
+static void find_cxa_demangle(void)
+{
+    void *sym = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (!sym) {
+        void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+        sym = h ? dlsym(h, "__cxa_demangle") : NULL;
+    }
+    cxa_demangle = (cxa_demangle_fn)(uintptr_t)sym;
+}
+
+int kscope__demangle_available(void)
+{
+    pthread_once(&cxa_once, find_cxa_demangle);
+    return cxa_demangle != NULL;
+}
+
+static uint32_t slot_of(const char *k, uint32_t cap)
+{
+    uint64_t x = (uintptr_t)k * 0x9e3779b97f4a7c15ULL;
+    return (uint32_t)(x >> 32) & (cap - 1);
+}
+
+static int remember(kscope__demangler *d, const char *from, const char *to)
+{
+    if ((d->n + 1) * 2 > d->cap) {
+        uint32_t cap = d->cap ? d->cap * 2 : 64;
+        const char **f = calloc(cap, sizeof *f), **t = calloc(cap, sizeof *t);
+        if (!f || !t) {
+            free(f);
+            free(t);
+            return KSCOPE_ENOMEM;
+        }
+        for (uint32_t i = 0; i < d->cap; i++) {
+            if (!d->from[i])
+                continue;
+            uint32_t j = slot_of(d->from[i], cap);
+            while (f[j])
+                j = (j + 1) & (cap - 1);
+            f[j] = d->from[i];
+            t[j] = d->to[i];
+        }
+        free(d->from);
+        free(d->to);
+        d->from = f;
+        d->to = t;
+        d->cap = cap;
+    }
+    uint32_t j = slot_of(from, d->cap);
+    while (d->from[j])
+        j = (j + 1) & (d->cap - 1);
+    d->from[j] = from;
+    d->to[j] = to;
+    d->n++;
+    return 0;
+}
+
+const char *kscope__demangled(kscope__demangler *d, kscope__ptree *t, const char *name)
+{
+    if (name[0] != '_' || name[1] != 'Z' || !kscope__demangle_available())
+        return name;
+    for (uint32_t j = d->cap ? slot_of(name, d->cap) : 0; d->cap && d->from[j];
+         j = (j + 1) & (d->cap - 1))
+        if (d->from[j] == name)
+            return d->to[j];
+    int status = -1;
+    char *text = cxa_demangle(name, NULL, NULL, &status);
+    const char *readable = name; /* not a C++ name after all: as written */
+    if (text && status == 0)
+        readable = kscope__ptree_intern_cstr(t, text);
+    free(text);
+    if (!readable || remember(d, name, readable) != 0)
+        return NULL;
+    return readable;
+}
+
+void kscope__demangler_free(kscope__demangler *d)
+{
+    free(d->from);
+    free(d->to);
+    memset(d, 0, sizeof *d);
+}
