@@ -89,13 +89,6 @@ static double env_seconds(const char *name)
     return *end || d < 0 ? 0 : d;
 }
 
-int kscope__run_is_shared_library(const char *path)
-{
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    return strncmp(base, "libkscope.so", 12) == 0;
-}
-
 /* Only the shared libkscope acts as launcher: a copy linked statically into
  * the program (or into the kscope command itself) stays out of the way. */
 static int in_shared_library(void)
