@@ -198,9 +198,11 @@ static int load_driver(void)
                          missing);
     /* No driver call here: start() may run inside cuInit (kscope run's
      * CUDA injection), where calling back into the driver deadlocks. The
-     * device nodes say whether a GPU is there. */
+     * device nodes say whether a GPU is there (KSCOPE_GPU_DEVICE_GLOB
+     * replaces their pattern: tests with a stand-in driver). */
+    const char *nodes = getenv("KSCOPE_GPU_DEVICE_GLOB");
     glob_t g;
-    int rc = glob("/dev/nvidia[0-9]*", 0, NULL, &g);
+    int rc = glob(nodes && *nodes ? nodes : "/dev/nvidia[0-9]*", 0, NULL, &g);
     int found = rc == 0 && g.gl_pathc > 0;
     if (rc == 0)
         globfree(&g);
