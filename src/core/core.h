@@ -76,6 +76,11 @@ extern pthread_mutex_t kscope__session_lock;
 
 /* The registry of every thread that ever annotated (alive or not). */
 kscope__thread *kscope__threads(void);
+
+/* The process's main thread's state (the thread whose id is the process
+ * id), NULL until it annotates: a thread with no scope of its own launches
+ * under its current scope (kscope__current_ctx). */
+kscope__thread *kscope__main_thread(void);
 void kscope__threads_lock(void);
 void kscope__threads_unlock(void);
 

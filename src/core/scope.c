@@ -112,16 +112,32 @@ static kscope__node *gpu_ctx_node(kscope__thread *t, kscope__node *n)
     return s ? s : n;
 }
 
+/* The context of a launch from a thread with no scope and no state: the
+ * main thread's current scope, so that the kernels PyTorch's autograd
+ * threads launch during `backward()` land under the scope that called it
+ * (Proton's shadow context does the same). The main thread publishes its
+ * depth and frames with atomic stores; a frame read while it changes is
+ * still a node of its tree. Without a main thread state: the root. */
+static uint64_t inherited_ctx(const kscope__thread *t)
+{
+    kscope__thread *m = kscope__main_thread();
+    if (!m || m == t)
+        return t ? (uint64_t)(uintptr_t)&t->root : 0;
+    int d = KSCOPE__LOAD(&m->depth);
+    if (d == 0)
+        return t ? (uint64_t)(uintptr_t)&t->root : 0;
+    return (uint64_t)(uintptr_t)KSCOPE__LOAD_RELAXED(&m->stack[d].node);
+}
+
 uint64_t kscope__current_ctx(void)
 {
     if (!annotating())
         return 0;
-    /* A thread that never annotated has no scope and no state: the global
-     * root, without making it a thread state (this runs in launch
-     * callbacks, on any thread that launches). */
+    /* A thread that never annotated gets no thread state here (this runs
+     * in launch callbacks, on any thread that launches). */
     kscope__thread *t = kscope__tls;
-    if (!t)
-        return 0;
+    if (!t || (t->depth == 0 && t->nstates == 0))
+        return inherited_ctx(t);
     return (uint64_t)(uintptr_t)gpu_ctx_node(t, t->stack[t->depth].node);
 }
 
