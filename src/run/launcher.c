@@ -236,10 +236,22 @@ static void on_signal(int sig)
     raise(sig);
 }
 
+/* A coverage build (tools/coverage.sh) writes its counts at a normal exit;
+ * a process that ends through the two paths below does not get there, so
+ * they write them first. Nothing in other builds (a weak, unset symbol). */
+extern void __gcov_dump(void) __attribute__((weak));
+
+static void coverage_dump(void)
+{
+    if (__gcov_dump)
+        __gcov_dump();
+}
+
 /* Finalize, then end the process with the signal's default action. */
 static void die_of(int sig)
 {
     kscope__run_finish();
+    coverage_dump();
     for (int i = 0; i < NSIGNALS; i++)
         if (handled_signals[i] == sig)
             sigaction(sig, &R.old_action[i], NULL);
@@ -503,6 +515,7 @@ static _Noreturn void exit_now(int status)
      * process before that would cut the file short. */
     if (R.session >= 0 && (long)getpid() == R.ident.pid)
         kscope__run_finish();
+    coverage_dump();
     for (;;)
         syscall(SYS_exit_group, status);
 }

@@ -56,6 +56,7 @@ typedef struct fake_ctx {
 
 typedef struct fake_function {
     char *name;
+    struct fake_function *next;
 } fake_function;
 
 static fake_ctx primary[MAX_DEVICES];
@@ -343,14 +344,28 @@ API CUresult cuCtxSynchronize(void)
 
 /* ------------------------------------------------------------------ work */
 
+/* One handle per name, kept for the process (as a module keeps its
+ * functions). */
 API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 {
+    static fake_function *functions;
     (void)m;
-    fake_function *fn = calloc(1, sizeof *fn);
-    if (!fn || !(fn->name = strdup(name))) {
-        free(fn);
-        return CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_mutex_lock(&mu);
+    fake_function *fn = functions;
+    while (fn && strcmp(fn->name, name) != 0)
+        fn = fn->next;
+    if (!fn && (fn = calloc(1, sizeof *fn))) {
+        if ((fn->name = strdup(name))) {
+            fn->next = functions;
+            functions = fn;
+        } else {
+            free(fn);
+            fn = NULL;
+        }
     }
+    pthread_mutex_unlock(&mu);
+    if (!fn)
+        return CUDA_ERROR_OUT_OF_MEMORY;
     *f = (CUfunction)fn;
     return CUDA_SUCCESS;
 }
