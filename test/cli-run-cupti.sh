@@ -14,11 +14,9 @@ fi
 CUDA_INC=$(sed -n 's/^KSCOPE_CUDA_INCLUDE:PATH=//p' "$KSCOPE_BINARY_DIR/CMakeCache.txt")
 GPU="-I$CUDA_INC -L$FAKE -Wl,-rpath,$FAKE -l:libcuda.so.1 -ldl"
 export KSCOPE_CUPTI_LIBRARY=$FAKE/libcupti.so KSCOPE_GPU_DEVICE_GLOB=$FAKE/libcuda.so.1
-san=
-ldd "$KSCOPE_BINARY_DIR/libkscope.so" | grep -q libasan && san="-fsanitize=address,undefined"
 build run-gpu $KLINK $GPU
 mv "$WORK/run-gpu" "$WORK/gpu-shared"
-build run-gpu $san "$KSCOPE_BINARY_DIR/libkscope.a" $GPU -lpthread -lm
+build run-gpu $KSTATIC $GPU
 mv "$WORK/run-gpu" "$WORK/gpu-static"
 cd "$WORK"
 
@@ -85,7 +83,19 @@ assert k[0]["pid"] != s[0]["pid"] or k[0]["tid"] != s[0]["tid"], "kernel on the 
 assert all(abs(e["dur"] - 2.0) < 1e-6 for e in k), k
 assert all(e["ts"] >= s[0]["ts"] for e in k), "a kernel starts before its launch"
 ' || fail "trace: kernel slices"
-ok "trace data"
+# the HTML report's timeline of it: GPU tracks, launch arrows
+"$KS" report --html tr.html tr.chrome_trace >/dev/null 2>err.txt || fail "report: $(cat err.txt)"
+python3 -c '
+import json, re
+html = open("tr.html").read()
+m = re.search(r"<script type=\"application/json\" id=\"kscope-a\">(.*?)</script>", html, re.S)
+tl = json.loads(m.group(1))["trace"]
+names = [tl["strings"][t["name"]] for t in tl["tracks"]]
+assert "stream 7" in names, names
+assert {"add_kernel", "mul_kernel", "Memcpy HtoD"} <= set(tl["strings"]), tl["strings"]
+assert len(tl["flows"]) == 6 * 4, "one arrow per launch, copy included: %r" % tl["flows"]
+' || fail "report: the trace's timeline"
+ok "trace data, and its HTML timeline"
 
 # --- dropped records: counted in the profile and said in the summary
 "$KS" run -n drop -- ./gpu-shared drop >/dev/null 2>err.txt

@@ -4,13 +4,9 @@
 # the same results and error messages, as when it links libkscope.so.
 # Outside kscope run the static copy records the program's own session.
 source "${KSCOPE_SOURCE_DIR:?}/test/run-lib.sh" || exit 1
-san=
-if ldd "$KSCOPE_BINARY_DIR/libkscope.so" 2>/dev/null | grep -q libasan; then
-    san="-fsanitize=address,undefined"
-fi
 build run-api $KLINK
 mv "$WORK/run-api" "$WORK/api-shared"
-build run-api $san "$KSCOPE_BINARY_DIR/libkscope.a" -lpthread -ldl -lm
+build run-api $KSTATIC
 mv "$WORK/run-api" "$WORK/api-static"
 cd "$WORK"
 nm api-static | grep -q ' T kscope_start$' || fail "api-static does not hold its own kscope"
@@ -77,5 +73,16 @@ rm -f program-own-name.hatchet
 KSCOPE_RUN=1 ./api-static >/dev/null 2>&1
 [ -f program-own-name.hatchet ] || fail "KSCOPE_RUN=1 without libkscope.so: own profile not written"
 ok "static library on its own"
+
+# --- a libkscope.so that lacks part of the API (another build, a stand-in):
+# said once, and the program's own copy records
+echo 'int kscope_start(const void *o) { (void)o; return 99; }' >partial.c
+cc -shared -fPIC -o libkscope.so.0 partial.c
+rm -f program-own-name.hatchet
+KSCOPE_RUN=1 LD_PRELOAD=$WORK/libkscope.so.0 ./api-static >/dev/null 2>err.txt
+grep -q "libkscope.so.0 lacks kscope_profiling: the program's own kscope records instead" err.txt ||
+    fail "partial libkscope.so: not said: $(cat err.txt)"
+[ -f program-own-name.hatchet ] || fail "partial libkscope.so: the program's own profile missing"
+ok "a libkscope.so lacking the API is not deferred to"
 
 finish

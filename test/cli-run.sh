@@ -94,7 +94,9 @@ if [ "$(id -u)" -eq 0 ]; then
     # root may write anywhere: this case runs as nobody (setpriv is part of
     # util-linux), in a folder it can enter
     chmod 755 "$WORK"
-    as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+    # (a coverage build's counts go where nobody may write them)
+    mkdir -p gcov && chmod 777 gcov
+    as_user=(env GCOV_PREFIX="$WORK/gcov" setpriv --reuid=65534 --regid=65534 --clear-groups)
 fi
 "${as_user[@]}" "$KS" run -o ro -- ./run-scopes >out.txt 2>err.txt
 rc=$?

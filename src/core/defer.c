@@ -59,7 +59,7 @@ static int load_api(const char *name)
         return 0;
     const char *missing = NULL;
 #define KSCOPE__LOOK(fn, ret, args)                                                                \
-    if (!(*(void **)&api.fn = dlsym(h, "kscope_" #fn)))                                            \
+    if (!(*(void **)&api.fn = dlsym(h, "kscope_" #fn)) && !missing)                                \
         missing = "kscope_" #fn;
     KSCOPE__DEFERRED_API(KSCOPE__LOOK)
 #undef KSCOPE__LOOK
