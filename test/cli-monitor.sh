@@ -12,9 +12,12 @@ check_py() {
     if msg=$(python3 -c "$script" "$@" 2>&1); then ok "$what${msg:+: $msg}"; else fail "$what: $msg"; fi
 }
 
-# Summary of a CSV file: rows, mean CPU % (last row left out: the stop),
-# against the CPU % the process got in that time by its own account
-# (/proc, read around the run; empty for "no more than 5%").
+# Summary of a CSV file: rows, and the CPU seconds the samples add up to
+# (percent x interval), against what the process used by its own account
+# (/proc, read around the run: "CPU_SECONDS WINDOW_SECONDS"; empty for an
+# idle process, which must stay below 5%). The run's window is longer than
+# the samples' by the monitor's start and exit, in which a one-thread
+# process uses at most that much time.
 CSV_CHECK='
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
@@ -23,35 +26,44 @@ truth, most = sys.argv[2], int(sys.argv[3])
 assert 1 <= len(rows) <= most, "%d rows, at most %d" % (len(rows), most)
 ts = [float(r["t_s"]) for r in rows]
 assert ts == sorted(ts) and ts[0] > 0, "times not increasing"
+measured, prev = 0.0, 0.0
+for r in rows:
+    measured += float(r["cpu_percent"]) / 100 * (float(r["t_s"]) - prev)
+    prev = float(r["t_s"])
 body = rows[:-1] or rows
 mean = sum(float(r["cpu_percent"]) for r in body) / len(body)
 if truth:
-    assert abs(mean - float(truth)) <= 15, "mean cpu %.1f%%, the process got %s%%" % (mean, truth)
+    used, window = map(float, truth.split())
+    lo, hi = used - (window - ts[-1]) - 0.05, used + 0.05
+    assert lo <= measured <= hi, "%.3f s of CPU measured, the process used %.3f s in %.3f s" % (
+        measured, used, window)
 else:
     assert mean <= 5, "mean cpu %.1f%% for an idle process" % mean
 for r in rows:
     assert abs(float(r["cpu_percent"]) - float(r["user_percent"]) - float(r["system_percent"])) < 1e-6
     assert int(r["rss_bytes"]) > 0 and int(r["threads"]) >= 1 and r["alive"] == "1"
-print("%d rows, mean cpu %.1f%%%s" % (len(rows), mean, ", got %s%%" % truth if truth else ""))
+print("%d rows, %.3f s CPU measured, mean %.1f%%%s" % (len(rows), measured, mean,
+      ", used %s s in %s s" % tuple(truth.split()) if truth else ""))
 '
 
-# cpu_mark PID: "SECONDS CPU_SECONDS" of a process now, from /proc.
+# cpu_mark PID: "SECONDS CPU_TICKS" of a process now, from /proc (in the
+# shell itself: no process start-up between the reading and the run).
 cpu_mark() {
-    python3 -c '
-import os, sys, time
-f = open("/proc/%s/stat" % sys.argv[1]).read().rsplit(")", 1)[1].split()
-print(time.monotonic(), (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK"))' "$1"
+    local stat
+    read -r stat <"/proc/$1/stat"
+    set -- ${stat##*) }
+    echo "$EPOCHREALTIME $((${12} + ${13}))"
 }
 
-# A busy process is measured at the share of a core it got, an idle one
-# below 5%.
+# A busy process is measured at the CPU it got, an idle one below 5%.
 start_busy
 busy=$!
 before=$(cpu_mark "$busy")
 expect_rc 0 "monitor --pid (busy) for 1 s" "$KS" monitor --pid "$busy" --interval 50 \
     --duration 1 -o "$WORK/busy.csv"
-got=$(python3 -c 'import sys; t0, c0 = map(float, sys.argv[1].split()); t1, c1 = map(float, sys.argv[2].split())
-print("%.1f" % (100 * (c1 - c0) / (t1 - t0)))' "$before" "$(cpu_mark "$busy")")
+after=$(cpu_mark "$busy")
+got=$(python3 -c 'import os, sys; t0, c0 = map(float, sys.argv[1].split()); t1, c1 = map(float, sys.argv[2].split())
+print("%.3f %.3f" % ((c1 - c0) / os.sysconf("SC_CLK_TCK"), t1 - t0))' "$before" "$after")
 check_py "busy process measured at the CPU it got" "$CSV_CHECK" "$WORK/busy.csv" "$got" 22
 start_idle
 idle=$!

@@ -36,7 +36,7 @@ find "$build" -name '*.gcda' -delete
 # or a signal, src/run/launcher.c). A failing test
 # still counts what it ran; cli-layout and cli-install fail in this build by
 # design (libgcov's symbols are exported from libkscope.so).
-ctest --test-dir "$build" -j"$jobs" ${KSCOPE_COVERAGE_TESTS:+-R "$KSCOPE_COVERAGE_TESTS"} \
+ctest --test-dir "$build" -j"$jobs" --output-on-failure ${KSCOPE_COVERAGE_TESTS:+-R "$KSCOPE_COVERAGE_TESTS"} \
     >"$build/coverage-ctest.log" 2>&1 ||
     echo "coverage: failed in this build: $(sed -n 's/^.* - \([^ ]*\) (Failed)$/\1/p' \
         "$build/coverage-ctest.log" | tr '\n' ' ')(see $build/coverage-ctest.log)"
