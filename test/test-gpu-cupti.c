@@ -11,6 +11,7 @@
  * process) run this program again: `test-gpu-cupti load <case>`.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -280,6 +281,42 @@ static void test_many_buffers(void **state)
     assert_int_equal(kscope_dropped(s), 0);
 }
 
+/* Threads launch while CUPTI's thread hands buffers back: each thread's
+ * kernels land under its own scope, none lost (tools/tsan.sh runs this
+ * under ThreadSanitizer). */
+static void *launcher_thread(void *arg)
+{
+    char scope[16];
+    snprintf(scope, sizeof scope, "t%d", (int)(intptr_t)arg);
+    cuCtxSetCurrent(primary);
+    kscope_enter(scope);
+    for (int i = 0; i < 500; i++)
+        launch("threaded", 1);
+    kscope_exit(scope);
+    return NULL;
+}
+
+static void test_threads_launch(void **state)
+{
+    (void)state;
+    fake_cupti_set("per_buffer", 50);
+    int s = start("th", NULL);
+    pthread_t th[4];
+    for (intptr_t i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, launcher_thread, (void *)i), 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    yajl_val doc;
+    yajl_val root = tree_of(s, &doc, NULL);
+    for (int i = 0; i < 4; i++) {
+        char scope[16];
+        snprintf(scope, sizeof scope, "t%d", i);
+        assert_int_equal(tu_metric_int(TU_PATH(root, scope, "threaded"), "count"), 500);
+    }
+    yajl_tree_free(doc);
+    assert_int_equal(kscope_dropped(s), 0);
+}
+
 /* Records CUPTI had to drop are counted, per session and in the profile. */
 static void test_dropped_records(void **state)
 {
@@ -474,6 +511,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(test_copies_and_sets, teardown),
         cmocka_unit_test_teardown(test_launch_metadata, teardown),
         cmocka_unit_test_teardown(test_many_buffers, teardown),
+        cmocka_unit_test_teardown(test_threads_launch, teardown),
         cmocka_unit_test_teardown(test_dropped_records, teardown),
         cmocka_unit_test_teardown(test_flush_synchronizes, teardown),
         cmocka_unit_test_teardown(test_deactivated_session, teardown),
