@@ -27,7 +27,7 @@ from .oneshot import (
     maybe_reexec_under_nsys,
     profiled_region,
 )
-from .sessions import DEFAULT_PROFILE_NAME, activate, deactivate, finalize, profile, start
+from .sessions import DEFAULT_PROFILE_NAME, activate, deactivate, finalize, profile, start, step
 from .scope import (
     cpu_timed_scope,
     enter_scope,
@@ -46,7 +46,7 @@ from .tracing import (
     set_gpu_profiling_state,
     traced,
 )
-from . import cpu, data, gpu  # noqa: E402
+from . import cpu, data, gpu, mode  # noqa: E402
 from .report import report_html  # noqa: E402
 
 _kscope._configure(_wrap.decorate, context.frame_skip_prefixes())
@@ -65,6 +65,6 @@ __all__ = [
     "cpu", "cpu_timed_scope", "data", "gpu", "deactivate", "detect_backend",
     "ProfileBackend", "cuda_profiler_region", "default_profile_output", "maybe_reexec_under_nsys", "enter_scope", "enter_state",
     "exit_scope", "exit_state", "report_html", "finalize", "is_profiling_enabled", "last_error",
-    "launch_metadata", "mark", "now_ns", "profile", "profiled_region", "profiling_level",
-    "scope", "scoped", "set_gpu_profiling_state", "start", "state", "traced",
+    "launch_metadata", "mark", "mode", "now_ns", "profile", "profiled_region", "profiling_level",
+    "scope", "scoped", "set_gpu_profiling_state", "start", "state", "step", "traced",
 ]

@@ -9,8 +9,6 @@
 #include "format/events.h"
 #include "profile/ptree.h"
 
-enum { KSCOPE__T_INT = 0, KSCOPE__T_DOUBLE = 1, KSCOPE__T_INTVEC = 2, KSCOPE__T_DOUBLEVEC = 3 };
-
 /* A user metric on one node for one session. Guarded by the owner's lock. */
 struct kscope__umetric {
     const kscope__metric_def *def;
@@ -47,10 +45,18 @@ typedef struct kscope__session {
     int trace;      /* data = trace */
     int python_ctx; /* context = python */
     int periodic;   /* mode = periodic_flushing */
+    uint32_t pcs;   /* mode = pcsampling: its period in cycles (else 0) */
+    int pcs_ended;  /* its share of PC sampling was given back (finalize) */
     int phase;      /* next part number (periodic) */
     int gpu;        /* the GPU backend was started for it */
+    int phase_owed; /* a periodic part waits for a flush put off by a capture */
     int active;
+    int sampled; /* GPU capture in the sampling windows only (sampling.c) */
     uint64_t start_ns;
+    uint64_t since_ns; /* sampled: start of the part the fraction covers */
+    /* Steps begun while active, and those of them inside a window (step
+     * sampling; atomics, counted by kscope_step). */
+    uint64_t steps, sampled_steps;
     pthread_mutex_t lock; /* everything below */
     kscope__interval *iv;
     size_t niv, capiv;
@@ -62,6 +68,7 @@ typedef struct kscope__session {
     kscope__gpu_ev *gev;
     size_t ngev, capgev;
     int64_t dropped;
+    int64_t dropped_samples; /* PC samples lost */
 } kscope__session;
 
 extern kscope__session kscope__sessions[KSCOPE_MAX_SESSIONS];
@@ -109,6 +116,13 @@ int kscope__trace_source(void *source_arg, kscope__tev_fn fn, void *fn_arg);
 /* Zero slot s on every node and drop its events (a new session starts). */
 void kscope__reset_slot(int slot);
 
+/* Free a node's GPU counters for one session (PC samples included). */
+void kscope__gpustats_free(kscope__gpustats *g);
+
+/* Write a node's PC sample counts into pn (inclusive metrics, as ROOT
+ * lists them). 0 or KSCOPE_ENOMEM. */
+int kscope__pcs_metrics(kscope__ptree *t, kscope__pnode *pn, const kscope__count *c);
+
 /* Device info recorded so far, copied into a ptree. */
 void kscope__devices_to_ptree(kscope__ptree *t);
 
@@ -118,8 +132,70 @@ void kscope__devices_to_ptree(kscope__ptree *t);
  * last, flush waits for the records of work launched so far. */
 int kscope__backend_check(const char *name);
 int kscope__gpu_attach(kscope__session *s, const char *name);
+/* A session being finalized (after its flush, before it is written): the
+ * last one sampling PCs turns sampling off, so that what the backend hands
+ * over only when sampling ends still reaches it. */
+void kscope__gpu_pcs_end(kscope__session *s);
 void kscope__gpu_detach(kscope__session *s);
-void kscope__gpu_flush(kscope__session *s);
+/* Returns 1 when the flush was put off: a graph capture is open (the
+ * records come later; kscope__gpu_flush_owed does it once none is). */
+int kscope__gpu_flush(kscope__session *s);
+/* Do a flush put off during a capture, if none is open now: 1 if done.
+ * Caller holds kscope__session_lock. */
+int kscope__gpu_flush_owed(void);
+
+/* Was session s recording at host time ns? Caller holds s->lock. */
+int kscope__recording_at(const kscope__session *s, uint64_t ns);
+
+/* The node under `launch` (a launch context) for work captured under
+ * capture_ctx: <captured_at> and, below it, the capture context's path
+ * from its thread's root, made where missing. NULL out of memory. */
+kscope__node *kscope__captured_node(kscope__node *launch, uint64_t capture_ctx);
+
+/* Add one launch-metadata value named `name` (interned) to a kernel's
+ * counters: flops8..flops64 and bytes have their own, any other name is a
+ * custom metric. Caller holds the session's lock. */
+void kscope__gpustats_add(kscope__gpustats *g, uint32_t name, double value);
+
+/* The lock that guards node creation and metric lists under n: its
+ * owner thread's, or the global root's. */
+pthread_mutex_t *kscope__owner_lock(const kscope__node *n);
+
+/* Add a metric value to node n (any thread's) for session slot s. */
+int kscope__node_metric(kscope__node *n, int s, const kscope__metric_def *def, int type,
+                        const void *vals, size_t count);
+
+/* The sampled mode (sampling.c). A process has one schedule of windows,
+ * set by its first sampled session; GPU capture is on in the windows and
+ * off between them (the backend's gate), unless a session that is not
+ * sampled needs it. The windows are kept so that records, scaling and
+ * the output agree on what was sampled.
+ *
+ * sampling_resolve: the spec a session asks for (opts->sample, else
+ * $KSCOPE_SAMPLE) into *spec (NULL: not sampled); checks it against the
+ * schedule running (EINVAL, message set). Session lock held. */
+int kscope__sampling_resolve(const char *asked, const char **spec);
+/* A session started (spec from resolve) or is released: the schedule and
+ * the gate follow. Session lock held. */
+int kscope__sampling_attach(kscope__session *s, const char *spec);
+void kscope__sampling_detach(kscope__session *s);
+/* A periodic session starts its next part: the fraction starts anew. */
+void kscope__sampling_phase(kscope__session *s);
+/* The GPU backend just started (capture on, as a start leaves it). */
+void kscope__sampling_backend_started(void);
+/* Whether GPU work launched at ns fell in a window (buffer thread). */
+int kscope__sampling_in_window(uint64_t ns);
+/* A sampled session's figures into its tree: the fraction sampled and the
+ * estimated (est_) metrics at ROOT and on every GPU node. */
+int kscope__sampling_tree(kscope__session *s, kscope__ptree *t, uint64_t now_ns);
+/* The windows [open, close) that overlap [t0, t1], in order; close is
+ * UINT64_MAX for a window still open. */
+void kscope__sampling_windows(uint64_t t0, uint64_t t1,
+                              void (*fn)(uint64_t open, uint64_t close, void *arg), void *arg);
+
+/* Turn the started backend's capture on or off (its gate); 0 when there
+ * is no backend or it cannot switch (backend.c). */
+int kscope__gpu_gate(int open);
 
 /* ------------------------------------------------------------- deferral */
 
@@ -136,6 +212,8 @@ void kscope__gpu_flush(kscope__session *s);
     X(output_path, int, (int, const char *, char *, size_t))                                       \
     X(data, int, (int, const char *, char **, size_t *))                                           \
     X(dropped, int64_t, (int))                                                                     \
+    X(dropped_samples, int64_t, (int))                                                             \
+    X(step, int, (void))                                                                           \
     X(enter_ex, int, (const char *, uint32_t, uint32_t))                                           \
     X(enter_loc, int, (kscope_loc *))                                                              \
     X(exit, int, (const char *))                                                                   \

@@ -126,3 +126,14 @@ int kscope__session_gpu_on(int slot)
     kscope__session *s = slot_session(slot);
     return s ? s->gpu : 0;
 }
+
+void kscope__session_gpu_attach(int slot, const char *name)
+{
+    kscope__session *s = slot_session(slot);
+    if (!s)
+        return;
+    pthread_mutex_lock(&kscope__session_lock);
+    if (s->in_use && !s->gpu)
+        kscope__gpu_attach(s, name);
+    pthread_mutex_unlock(&kscope__session_lock);
+}

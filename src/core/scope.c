@@ -453,15 +453,16 @@ static int umetric_apply(kscope__umetric *m, int type, const void *vals, size_t 
     return 0;
 }
 
-static int tree_metric(kscope__thread *t, kscope__node *node, int s, const kscope__metric_def *def,
-                       int type, const void *vals, size_t n)
+int kscope__node_metric(kscope__node *node, int s, const kscope__metric_def *def, int type,
+                        const void *vals, size_t n)
 {
-    pthread_mutex_lock(&t->lock);
+    pthread_mutex_t *lock = kscope__owner_lock(node);
+    pthread_mutex_lock(lock);
     kscope__umetric *m = find_umetric(node, def, s);
     if (!m) {
         m = calloc(1, sizeof *m);
         if (!m) {
-            pthread_mutex_unlock(&t->lock);
+            pthread_mutex_unlock(lock);
             return kscope__fail(KSCOPE_ENOMEM, "out of memory adding metric");
         }
         m->def = def;
@@ -471,7 +472,7 @@ static int tree_metric(kscope__thread *t, kscope__node *node, int s, const kscop
         node->metrics = m;
     }
     int rc = umetric_apply(m, type, vals, n);
-    pthread_mutex_unlock(&t->lock);
+    pthread_mutex_unlock(lock);
     return rc;
 }
 
@@ -494,6 +495,17 @@ static void trace_metric(kscope__thread *t, int s, const kscope__metric_def *def
     ev_append(t, s, KSCOPE__EV_METRIC, def->id, bits, (uint32_t)type);
 }
 
+/* A metric recorded while this thread captures a graph belongs to the
+ * graph's launches, not to now: the backend keeps it for them. Returns the
+ * backend's answer (0: not capturing, the metric is recorded now). */
+static int64_t capture_metric(const kscope__metric_def *def, int type, const void *vals, size_t n)
+{
+    if (!kscope__capturing(1))
+        return 0;
+    kscope__graph_value v = {.def = def, .type = type, .n = n, .vals = vals};
+    return kscope__capture_value(&v);
+}
+
 static int add_metric(const char *name, int type, const void *vals, size_t n)
 {
     if (!name || !*name)
@@ -512,6 +524,9 @@ static int add_metric(const char *name, int type, const void *vals, size_t n)
     kscope__thread *t = kscope__thread_get();
     if (!t)
         return KSCOPE_ENOMEM;
+    int64_t kept = capture_metric(def, type, vals, n);
+    if (kept != 0)
+        return kept < 0 ? (int)kept : 0;
     kscope__node *node = t->stack[t->depth].node;
     uint32_t mask = atomic_load(&kscope__g.active_mask);
     uint32_t trace = atomic_load(&kscope__trace_mask);
@@ -523,7 +538,7 @@ static int add_metric(const char *name, int type, const void *vals, size_t n)
             return rc;
         if (trace & (1u << s))
             trace_metric(t, s, def, type, vals, n);
-        else if ((rc = tree_metric(t, node, s, def, type, vals, n)) != 0)
+        else if ((rc = kscope__node_metric(node, s, def, type, vals, n)) != 0)
             return rc;
     }
     return 0;

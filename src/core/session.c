@@ -108,7 +108,8 @@ static kscope__session *session_get(int id)
     return &kscope__sessions[id];
 }
 
-static int check_opts(const kscope_session_opts *o, int *trace, int *python, int *periodic)
+static int check_opts(const kscope_session_opts *o, int *trace, int *python, int *periodic,
+                      uint32_t *pcs)
 {
     *trace = *python = *periodic = 0;
     if (o->data && strcmp(o->data, "trace") == 0)
@@ -121,11 +122,11 @@ static int check_opts(const kscope_session_opts *o, int *trace, int *python, int
         return kscope__fail(KSCOPE_EINVAL, "context '%s' is not shadow or python", o->context);
     if (kscope__backend_check(o->backend) != 0)
         return KSCOPE_EBACKEND;
-    if (o->mode && *o->mode) {
-        if (strcmp(o->mode, "periodic_flushing") != 0)
-            return kscope__fail(KSCOPE_EINVAL, "mode '%s' is not periodic_flushing", o->mode);
-        *periodic = 1;
-    }
+    if (kscope__mode_parse(o->mode, periodic, pcs) != 0)
+        return KSCOPE_EINVAL;
+    if (*pcs && *trace)
+        return kscope__fail(KSCOPE_EINVAL,
+                            "mode '%s' records PC samples into a tree: use data=tree", o->mode);
     if (o->name && !*o->name)
         return kscope__fail(KSCOPE_EINVAL, "session name is empty");
     if (o->name && strlen(o->name) > 900)
@@ -188,8 +189,15 @@ static void set_active(kscope__session *s, int on)
 static int start_locked(const kscope_session_opts *o)
 {
     int trace, python, periodic, rc;
-    if ((rc = check_opts(o, &trace, &python, &periodic)) != 0)
+    uint32_t pcs;
+    const char *sample = NULL;
+    if ((rc = check_opts(o, &trace, &python, &periodic, &pcs)) != 0 ||
+        (rc = kscope__sampling_resolve(o->sample, &sample)) != 0)
         return rc;
+    if (sample && pcs) /* PC sampling needs every launch's callback */
+        return kscope__fail(KSCOPE_EINVAL,
+                            "sample '%s': PC sampling and the sampled mode cannot be combined",
+                            sample);
     const char *name = o->name ? o->name : "kscope";
     if ((rc = check_writable(name)) != 0)
         return rc;
@@ -211,9 +219,12 @@ static int start_locked(const kscope_session_opts *o)
     s->trace = trace;
     s->python_ctx = python;
     s->periodic = periodic;
+    s->pcs = pcs;
+    s->pcs_ended = 0;
     s->phase = 0;
+    s->phase_owed = 0;
     s->niv = s->nmtypes = s->ngev = 0;
-    s->dropped = 0;
+    s->dropped = s->dropped_samples = 0;
     s->start_ns = kscope_now_ns();
     pthread_mutex_unlock(&s->lock);
     if ((rc = interval_open(s, s->start_ns)) != 0)
@@ -224,6 +235,11 @@ static int start_locked(const kscope_session_opts *o)
         atomic_fetch_and(&kscope__trace_mask, ~(1u << slot));
     s->in_use = 1;
     kscope__gpu_attach(s, o->backend);
+    if ((rc = kscope__sampling_attach(s, sample)) != 0) {
+        kscope__gpu_detach(s);
+        s->in_use = 0;
+        return rc;
+    }
     set_active(s, 1);
     update_annotate();
     return slot;
@@ -241,11 +257,33 @@ int kscope_start(const kscope_session_opts *opts)
     return rc;
 }
 
+static int write_phase(kscope__session *s);
+
+/* Work put off while a graph capture was open (a sync or a flush would
+ * have ended it), done by the first session call after it closed: the
+ * flush, then the periodic parts that waited for it. */
+static int catch_up(void)
+{
+    if (kscope__capturing(0))
+        return 0;
+    kscope__gpu_flush_owed();
+    int rc = 0;
+    for (int i = 0; i < KSCOPE_MAX_SESSIONS; i++) {
+        kscope__session *s = &kscope__sessions[i];
+        if (s->in_use && s->phase_owed) {
+            s->phase_owed = 0;
+            int r = write_phase(s);
+            rc = rc ? rc : r;
+        }
+    }
+    return rc;
+}
+
 /* Apply fn to one session or, with KSCOPE_ALL, to every started one. */
 static int for_sessions(int id, int (*fn)(kscope__session *, const void *), const void *arg)
 {
     pthread_mutex_lock(&kscope__session_lock);
-    int rc = 0;
+    int rc = catch_up();
     if (id == KSCOPE_ALL) {
         for (int i = 0; i < KSCOPE_MAX_SESSIONS; i++)
             if (kscope__sessions[i].in_use) {
@@ -277,17 +315,20 @@ int kscope_activate(int session)
     return for_sessions(session, activate_one, NULL);
 }
 
-static int write_phase(kscope__session *s);
-
 static int deactivate_one(kscope__session *s, const void *flushing)
 {
     if (s->active) {
         set_active(s, 0);
         interval_close(s, kscope_now_ns());
     }
-    kscope__gpu_flush(s);
-    if (*(const int *)flushing && s->periodic)
+    int put_off = kscope__gpu_flush(s);
+    if (*(const int *)flushing && s->periodic) {
+        if (put_off) { /* written once the capture closed (catch_up) */
+            s->phase_owed = 1;
+            return 0;
+        }
         return write_phase(s);
+    }
     return 0;
 }
 
@@ -503,11 +544,13 @@ static int write_phase(kscope__session *s)
     __atomic_fetch_add(&s->gen, 1, __ATOMIC_RELEASE); /* threads read it as they record */
     s->ngev = 0;
     pthread_mutex_unlock(&s->lock);
+    kscope__sampling_phase(s);
     return 0;
 }
 
 static void release(kscope__session *s)
 {
+    kscope__sampling_detach(s);
     kscope__gpu_detach(s);
     s->in_use = 0;
     atomic_fetch_and(&kscope__trace_mask, ~(1u << s->slot));
@@ -526,7 +569,13 @@ static int finalize_one(kscope__session *s, const void *requested)
         set_active(s, 0);
         interval_close(s, kscope_now_ns());
     }
-    kscope__gpu_flush(s);
+    if (kscope__gpu_flush(s))
+        kscope__warn_once("capture-finalize",
+                          "session '%s' was finalized while a graph capture was open: "
+                          "records of GPU work still running then are left out",
+                          s->name);
+    kscope__gpu_pcs_end(s);
+    s->phase_owed = 0; /* its records are in this, the last part */
     path_of(s, format, path, sizeof path);
     if ((rc = write_output(s, format, path)) != 0) {
         /* Keep the session as it was: the caller may retry elsewhere. */
@@ -538,6 +587,10 @@ static int finalize_one(kscope__session *s, const void *requested)
     if (dropped > 0 && !getenv("KSCOPE_QUIET"))
         fprintf(stderr, "kscope: %s: %lld GPU records were dropped (see dropped_records)\n", path,
                 (long long)dropped);
+    int64_t lost = __atomic_load_n(&s->dropped_samples, __ATOMIC_RELAXED);
+    if (lost > 0 && !getenv("KSCOPE_QUIET"))
+        fprintf(stderr, "kscope: %s: %lld PC samples were dropped (see dropped_samples)\n", path,
+                (long long)lost);
     if (s->slot == launcher_slot)
         launcher_slot = -1;
     release(s);
@@ -567,7 +620,8 @@ int kscope_data(int session, const char *format, char **out, size_t *len)
     const kscope__format *f = NULL;
     int rc = s ? output_format(s, format, &f) : KSCOPE_ENOSESSION;
     if (rc == 0) {
-        kscope__gpu_flush(s);
+        catch_up();
+        kscope__gpu_flush(s); /* put off during a capture: the data so far */
         rc = serialize(s, f, out, len);
     }
     pthread_mutex_unlock(&kscope__session_lock);

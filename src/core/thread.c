@@ -199,7 +199,7 @@ static kscope__node *new_child(kscope__node *parent, uint32_t name, uint32_t kin
 
 static pthread_mutex_t global_root_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static pthread_mutex_t *owner_lock(kscope__node *n)
+pthread_mutex_t *kscope__owner_lock(const kscope__node *n)
 {
     return n->owner ? &n->owner->lock : &global_root_lock;
 }
@@ -237,7 +237,7 @@ kscope__node *kscope__node_child_locked(kscope__node *parent, uint32_t name, uin
     kscope__node *c = find_child(parent, name, kind, device);
     if (c)
         return c;
-    pthread_mutex_t *lk = owner_lock(parent);
+    pthread_mutex_t *lk = kscope__owner_lock(parent);
     pthread_mutex_lock(lk);
     c = find_child(parent, name, kind, device);
     if (!c)

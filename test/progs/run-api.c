@@ -65,6 +65,8 @@ int main(int argc, char **argv)
     char path[256];
     rc = kscope_output_path(sid, NULL, path, sizeof path);
     printf("path %s\n", rc >= 0 ? "ok" : kscope_last_error());
+    printf("step %d, dropped samples %lld\n", kscope_step(),
+           (long long)kscope_dropped_samples(sid));
     printf("finalize %d\n", kscope_finalize(sid, NULL));
     return 0;
 }
