@@ -542,6 +542,10 @@ int kscope__launcher_finalize(void);
 /* The launcher's session id, or -1. */
 int kscope__launcher_session(void);
 
+/* Whether a file path names the shared libkscope ("libkscope.so*"): the
+ * copy that acts for kscope run (core/defer.c). */
+int kscope__run_is_shared_library(const char *path);
+
 /* What kscope run (src/run/) needs of a session it drives: a new output
  * name; in a child forked without exec, dropping what the parent recorded;
  * whether anything was recorded; whether its GPU backend started. */

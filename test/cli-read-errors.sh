@@ -84,6 +84,11 @@ bad opt-unknown "unknown option '--bogus'" "$KS" view --bogus "$R"
 bad opt-missing-value "-m needs a value" "$KS" view "$R" -m
 bad opt-diff-profile "nope.hatchet: No such file" "$KS" view --diff-profile nope.hatchet "$R"
 bad top-limit "-n: 'many' is not a count" "$KS" top -n many "$R"
+bad top-color "--color: 'pink' is not auto, always or never" "$KS" top --color pink "$R"
+bad top-nofile "no FILE given" "$KS" top
+bad top-twofiles "more than one FILE given" "$KS" top "$R" "$R"
+bad top-unknown "unknown option '--bogus'" "$KS" top --bogus "$R"
+bad top-missing-value "-n needs a value" "$KS" top "$R" -n
 bad diff-one "expected two profiles" "$KS" diff "$R"
 bad diff-metric "metric 'nosuch' is not in this file" "$KS" diff -m nosuch "$R" "$R"
 bad merge-no-output "-o OUT is required" "$KS" merge "$R"

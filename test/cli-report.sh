@@ -87,6 +87,54 @@ check "--html, facts file not an object: said" has "$work/err.txt" "not a JSON o
 "$KS" report --html "$work/o.html" "$work/own.chrome_trace" 2>"$work/err.txt"
 check "--html, trace: its metadata in the page" sh -c \
     "grep -q '\"metadata\":{\"command\":\"[^\"]*example [^\"]*own trace\"' '$work/o.html'"
+# --html of a trace with every kind of event the timeline shows: slices on
+# named and sorted thread tracks, instant marks, a launch arrow (s/f),
+# counter tracks (one series per numeric arg, "value" by the event's name);
+# --max-track-events keeps each track's longest slices and counter samples.
+cat >"$work/kinds.json" <<'JSON'
+{"traceEvents": [
+ {"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "trainer"}},
+ {"ph": "M", "name": "thread_name", "pid": 1, "tid": 2, "args": {"name": "main"}},
+ {"ph": "M", "name": "thread_sort_index", "pid": 1, "tid": 2, "args": {"sort_index": 5}},
+ {"ph": "X", "name": "step", "pid": 1, "tid": 2, "ts": 10, "dur": 100},
+ {"ph": "X", "name": "short", "pid": 1, "tid": 2, "ts": 20, "dur": 1},
+ {"ph": "X", "name": "long", "pid": 1, "tid": 2, "ts": 30, "dur": 50},
+ {"ph": "X", "name": "kernel", "pid": 9, "tid": 7, "ts": 40, "dur": 20},
+ {"ph": "i", "name": "checkpoint", "pid": 1, "tid": 2, "ts": 60, "s": "t"},
+ {"ph": "s", "name": "launch", "id": 42, "pid": 1, "tid": 2, "ts": 35},
+ {"ph": "f", "name": "launch", "id": 42, "pid": 9, "tid": 7, "ts": 40, "bp": "e"},
+ {"ph": "C", "name": "memory", "pid": 1, "ts": 10, "args": {"value": 5}},
+ {"ph": "C", "name": "memory", "pid": 1, "ts": 50, "args": {"value": 7}},
+ {"ph": "C", "name": "memory", "pid": 1, "ts": 90, "args": {"value": 6}},
+ {"ph": "C", "name": "gpu", "pid": 1, "ts": 10, "args": {"watts": 300, "celsius": 60}}
+]}
+JSON
+"$KS" report --max-track-events 2 --html "$work/kinds.html" "$work/kinds.json" 2>"$work/err.txt"
+check "--html of every trace event kind: exit 0" test $? -eq 0
+check "--html of every trace event kind: timeline data" python3 -c '
+import json, re, sys
+html = open(sys.argv[1]).read()
+m = re.search(r"<script type=\"application/json\" id=\"kscope-a\">(.*?)</script>", html, re.S)
+t = json.loads(m.group(1))["trace"]
+S = t["strings"]
+tracks = {S[k["name"]]: k for k in t["tracks"]}
+main = tracks["main"]
+assert main["sort"] == 5 and main["n"] == 3, main
+# the 2 longest of 3 (step, long), in time order
+assert [S[i] for i in main["name_i"]] == ["step", "long"], main
+assert [S[p] for p in t["processes"][1::2]] == ["trainer"], t["processes"]
+# times in ns from the first event (t0, 10 us); along a track or a series
+# each time is a step from the one before
+assert t["t0"] == 10000 and main["ts"] == [0, 20000] and main["dur"] == [100000, 50000], main
+assert t["tracks"][1]["name"] == -1 and S[t["tracks"][1]["name_i"][0]] == "kernel"
+assert t["marks"] == [0, 50000, S.index("checkpoint"), -1], t["marks"]  # -1: no args
+assert t["flows"] == [0, 25000, 1, 30000], t["flows"]  # from track 0 to track 1
+series = {S[c["name"]]: c for c in t["counters"]}
+assert set(series) == {"memory", "gpu watts", "gpu celsius"}, sorted(series)
+mem = series["memory"]
+assert mem["n"] == 3 and mem["v"] == [5, 7] and mem["ts"] == [0, 40000], mem
+assert series["gpu watts"]["v"] == [300] and series["gpu celsius"]["v"] == [60]
+' "$work/kinds.html"
 
 echo "$fails failed"
 exit $((fails > 0))

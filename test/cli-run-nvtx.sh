@@ -4,8 +4,8 @@
 source "${KSCOPE_SOURCE_DIR:?}/test/run-lib.sh" || exit 1
 NVTX_INC=${CUDA_HOME:-/usr/local/cuda}/include
 if [ ! -f "$NVTX_INC/nvtx3/nvToolsExt.h" ]; then
-    echo "nvtx3 headers not found in $NVTX_INC: skipped"
-    exit 0
+    echo "SKIP: nvtx3 headers not found in $NVTX_INC (set CUDA_HOME)"
+    exit 77
 fi
 build run-nvtx -I"$NVTX_INC" -ldl -lpthread
 cd "$WORK"

@@ -1,6 +1,6 @@
 # cli-run-procs.sh - `kscope run` on several processes: a forking program
-# (fork without exec, and fork+exec) and mpirun -np 4 each give one file per
-# process, named by pid or by rank, each with only its own scopes.
+# (fork without exec, and fork+exec) gives one file per process, named by
+# pid or by rank, each with only its own scopes (mpirun: cli-run-mpi.sh).
 source "${KSCOPE_SOURCE_DIR:?}/test/run-lib.sh" || exit 1
 build run-fork $KLINK
 build run-scopes $KLINK
@@ -61,24 +61,4 @@ n=$(ls kscope.rank1.pid*.hatchet 2>/dev/null | wc -l)
 [ "$n" -eq 2 ] || fail "same-rank children did not get their own files: $(ls)"
 ok "rank names"
 
-# --- mpirun -np 4: four rank files, none for mpirun itself
-if command -v mpirun >/dev/null; then
-    rm -f kscope*.hatchet
-    "$KS" run -- mpirun -np 4 --oversubscribe --allow-run-as-root ./run-scopes >out.txt 2>err.txt
-    rc=$?
-    [ $rc -eq 0 ] || fail "mpirun: exit $rc: $(cat err.txt)"
-    for r in 0 1 2 3; do
-        [ -f kscope.rank$r.hatchet ] || fail "mpirun: kscope.rank$r.hatchet missing"
-        [ -f kscope.rank$r.hatchet ] && { has kscope.rank$r.hatchet work || fail "rank $r lacks work"; }
-    done
-    # With a GPU driver, a CUDA-aware mpirun initialises CUDA itself and so
-    # writes its own (empty) profile: a fifth file, kscope.hatchet.
-    [ "$GPU_DRIVER" = 1 ] && rm -f kscope.hatchet && echo "note: mpirun's own profile allowed (GPU driver)"
-    n=$(ls kscope*.hatchet | wc -l)
-    [ "$n" -eq 4 ] || fail "mpirun: expected 4 files, got $n: $(ls kscope*.hatchet)"
-    [ "$(grep -c 'program output' out.txt)" -eq 4 ] || fail "mpirun: program output changed"
-    ok "mpirun -np 4"
-else
-    echo "mpirun not installed: mpirun case skipped"
-fi
 finish

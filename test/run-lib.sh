@@ -51,6 +51,14 @@ build() {
 }
 
 KLINK="-L$KSCOPE_BINARY_DIR -Wl,-rpath,$KSCOPE_BINARY_DIR -lkscope"
+# The static library, with what a program linking it needs: the sanitizer
+# or coverage runtime of the build that made it.
+KSTATIC="$KSCOPE_BINARY_DIR/libkscope.a -lpthread -ldl -lm"
+if nm "$KSCOPE_BINARY_DIR/libkscope.a" 2>/dev/null | grep -q ' U __asan_init'; then
+    KSTATIC="-fsanitize=address,undefined $KSTATIC"
+elif nm "$KSCOPE_BINARY_DIR/libkscope.a" 2>/dev/null | grep -q ' U __gcov_init'; then
+    KSTATIC="--coverage $KSTATIC"
+fi
 
 # names FILE: every frame name of a .hatchet file, one per line.
 names() {

@@ -35,27 +35,53 @@ static void sleep_ms(int ms)
         ;
 }
 
-/* A child that spins for `spin_ms` (forever when < 0) after `idle_ms`. */
-static pid_t spawn(int idle_ms, int spin_ms)
+static double now_s(clockid_t clock)
+{
+    struct timespec t;
+    clock_gettime(clock, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* A child that spins until it used `spin_ms` of CPU (forever when < 0),
+ * after `idle_ms`; CPU time, so a loaded machine delays it but never
+ * shortens what it uses. With `done_fd` >= 0 it then writes one byte there
+ * and sleeps until killed, else it exits. */
+static pid_t spawn_ex(int idle_ms, int spin_ms, int done_fd)
 {
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         if (idle_ms > 0)
             sleep_ms(idle_ms);
-        struct timespec t0, t;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
         volatile unsigned long x = 0;
+        double t0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
         for (;;) {
             for (int i = 0; i < 100000; i++)
                 x += (unsigned long)i;
-            clock_gettime(CLOCK_MONOTONIC, &t);
-            double ms = (t.tv_sec - t0.tv_sec) * 1e3 + (t.tv_nsec - t0.tv_nsec) / 1e6;
-            if (spin_ms >= 0 && ms >= spin_ms)
-                _exit(0);
+            if (spin_ms >= 0 && (now_s(CLOCK_PROCESS_CPUTIME_ID) - t0) * 1e3 >= spin_ms)
+                break;
         }
+        if (done_fd < 0)
+            _exit(0);
+        if (write(done_fd, "d", 1) != 1)
+            _exit(1);
+        for (;;)
+            pause();
     }
     return pid;
+}
+
+static pid_t spawn(int idle_ms, int spin_ms)
+{
+    return spawn_ex(idle_ms, spin_ms, -1);
+}
+
+/* Wait (without a time limit: CTest's stops a hung test) until the
+ * recorder holds `n` samples. */
+static void wait_count(kscope_recorder *r, size_t n)
+{
+    while (kscope_recorder_count(r) < n)
+        sleep_ms(5);
 }
 
 /* A child that sleeps until killed. */
@@ -129,10 +155,14 @@ static void cpu_busy_and_idle(void **state)
     (void)state;
     pid_t busy = spawn(0, -1), idle = spawn_idle();
     kscope_cpu_proc procs[2] = {{.pid = busy}, {.pid = idle}};
+    double before = now_s(CLOCK_MONOTONIC);
     assert_int_equal(kscope_cpu_begin(procs, 2), 0);
+    double begun = now_s(CLOCK_MONOTONIC);
     sleep_ms(1000);
     kscope_cpu_stats total;
+    double updating = now_s(CLOCK_MONOTONIC);
     assert_int_equal(kscope_cpu_update(procs, 2, &total), 0);
+    double after = now_s(CLOCK_MONOTONIC);
     double busy_own = kill_and_account(busy), idle_own = kill_and_account(idle);
     double busy_used = procs[0].user + procs[0].system;
     double busy_pct = procs[0].user_percent + procs[0].system_percent;
@@ -147,7 +177,8 @@ static void cpu_busy_and_idle(void **state)
                       100 * busy_own / total.elapsed);
     assert_true(busy_pct > idle_pct);
     assert_int_equal(procs[0].exited, 0);
-    assert_true(total.elapsed > 0.9 && total.elapsed < 3.0);
+    /* the window between the two readings, as this thread saw it */
+    assert_true(total.elapsed >= updating - begun - 1e-3 && total.elapsed <= after - before + 1e-3);
     assert_true(fabs(total.user - (procs[0].user + procs[1].user)) < 1e-9);
     assert_true(fabs(total.user_percent - 100.0 * total.user / total.elapsed) < 1e-6);
     assert_int_equal(total.exited, 0);
@@ -163,10 +194,14 @@ static void cpu_exit_midway(void **state)
     pid_t child = spawn(0, 400);
     kscope_cpu_proc procs[2] = {{.pid = child}, {.pid = getpid()}};
     assert_int_equal(kscope_cpu_begin(procs, 2), 0);
-    sleep_ms(300);
-    assert_int_equal(kscope_cpu_update(procs, 2, NULL), 0);
-    double used = procs[0].user + procs[0].system;
-    assert_true(used > 0); /* it spun: how much depends on the machine's load */
+    /* until a reading shows CPU used: it takes 400 ms of CPU, seen in
+     * 10 ms ticks, so a reading before its exit does */
+    double used = 0;
+    while (used == 0) {
+        sleep_ms(10);
+        assert_int_equal(kscope_cpu_update(procs, 2, NULL), 0);
+        used = procs[0].user + procs[0].system;
+    }
     waitpid(child, NULL, 0);
     kscope_cpu_stats total;
     assert_int_equal(kscope_cpu_update(procs, 2, &total), 0);
@@ -287,23 +322,30 @@ static void recorder_refuses_bad_options(void **state)
     assert_int_equal(kscope_recorder_start(&o, NULL), KSCOPE_EINVAL);
 }
 
-/* Run a recorder of `interval_ms` for `ms`; the sample count must be
- * within `tolerance` (a fraction) of ms / interval_ms. */
-static void check_count(double interval_ms, int ms, double tolerance)
+/* Run a recorder of `interval_ms` (0: the default) until it took `n`
+ * samples: they are in order, and never more than the time it ran allows
+ * (a tick each interval, and the sample at stop). How many it takes per
+ * second on this machine is a benchmark's business
+ * (bench/bench_sampling.sh). */
+static void check_samples(double interval_ms, size_t n)
 {
     pid_t self = getpid();
     kscope_recorder_opts o = {.interval_ms = interval_ms, .pids = &self, .npids = 1, .no_gpu = 1};
     kscope_recorder *r = NULL;
+    double t0 = now_s(CLOCK_MONOTONIC);
     assert_int_equal(kscope_recorder_start(&o, &r), 0);
-    sleep_ms(ms);
+    wait_count(r, n);
     assert_int_equal(kscope_recorder_stop(r), 0);
-    double expect = ms / interval_ms;
-    double got = (double)kscope_recorder_count(r);
-    if (fabs(got - expect) > tolerance * expect)
-        fail_msg("%g ms for %d ms: %.0f samples, expected %.0f", interval_ms, ms, got, expect);
+    double ran_ms = (now_s(CLOCK_MONOTONIC) - t0) * 1e3;
+    size_t got = kscope_recorder_count(r);
+    assert_true(got >= n);
+    double every = interval_ms > 0 ? interval_ms : 100;
+    if ((double)got > ran_ms / every + 1)
+        fail_msg("%g ms for %.0f ms: %zu samples, more than the interval allows", every, ran_ms,
+                 got);
     kscope_sample prev, s;
     assert_int_equal(kscope_recorder_read(r, 0, &prev), 0);
-    for (size_t i = 1; i < kscope_recorder_count(r); i++) {
+    for (size_t i = 1; i < got; i++) {
         assert_int_equal(kscope_recorder_read(r, i, &s), 0);
         assert_true(s.t_ns > prev.t_ns);
         assert_int_equal(s.nproc, 1);
@@ -315,27 +357,12 @@ static void check_count(double interval_ms, int ms, double tolerance)
     kscope_recorder_free(r);
 }
 
-static void recorder_count_matches(void **state)
+static void recorder_samples_follow_interval(void **state)
 {
     (void)state;
-    check_count(100, 1500, 0.1); /* the default interval */
-    check_count(10, 1000, 0.1);
-    /* At 1 ms a busy machine makes the thread miss ticks, which are
-     * skipped rather than bunched: only the order of magnitude holds. */
-    check_count(1, 500, 0.5);
-}
-
-static void recorder_default_interval(void **state)
-{
-    (void)state;
-    kscope_recorder_opts o = {.no_gpu = 1};
-    kscope_recorder *r = NULL;
-    assert_int_equal(kscope_recorder_start(&o, &r), 0);
-    sleep_ms(350);
-    kscope_recorder_stop(r);
-    size_t n = kscope_recorder_count(r); /* 3 ticks and the one at stop */
-    assert_true(n >= 3 && n <= 5);
-    kscope_recorder_free(r);
+    check_samples(10, 10);
+    check_samples(1, 20);
+    check_samples(0, 3); /* the default: 100 ms */
 }
 
 static void recorder_ring_is_bounded(void **state)
@@ -345,7 +372,7 @@ static void recorder_ring_is_bounded(void **state)
     kscope_recorder *r = NULL;
     assert_int_equal(kscope_recorder_start(&o, &r), 0);
     /* 30 drops take 70 ms idle; a loaded machine gets there later. */
-    for (int waited = 0; kscope_recorder_dropped(r) <= 30 && waited < 10000; waited += 10)
+    while (kscope_recorder_dropped(r) <= 30)
         sleep_ms(10);
     assert_int_equal(kscope_recorder_stop(r), 0);
     assert_int_equal(kscope_recorder_count(r), 5);
@@ -371,7 +398,9 @@ static void count_calls(const kscope_sample *s, void *arg)
 static void recorder_cpu_and_exit(void **state)
 {
     (void)state;
-    pid_t child = spawn(0, 600);
+    int done[2];
+    assert_int_equal(pipe(done), 0);
+    pid_t child = spawn_ex(0, 600, done[1]);
     int seen = 0;
     kscope_recorder_opts o = {.interval_ms = 50,
                               .pids = &child,
@@ -382,13 +411,20 @@ static void recorder_cpu_and_exit(void **state)
     kscope_recorder *r = NULL;
     uint64_t t_start = kscope_now_ns();
     assert_int_equal(kscope_recorder_start(&o, &r), 0);
+    /* the child spun its 600 ms of CPU and now sleeps: two samples later
+     * the readings hold all it used */
+    char c;
+    assert_int_equal(read(done[0], &c, 1), 1);
+    wait_count(r, kscope_recorder_count(r) + 2);
     struct rusage ru;
+    kill(child, SIGKILL);
     assert_int_equal(wait4(child, NULL, 0, &ru), child);
-    sleep_ms(300);
+    wait_count(r, kscope_recorder_count(r) + 1); /* one after the exit */
     kscope_recorder_stop(r);
+    close(done[0]);
+    close(done[1]);
     size_t n = kscope_recorder_count(r);
     assert_int_equal((size_t)seen, n);
-    assert_true(n >= 12);
     double own = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
                  ru.ru_stime.tv_usec / 1e6;
     double measured = 0; /* CPU seconds: percent x interval */
@@ -400,9 +436,9 @@ static void recorder_cpu_and_exit(void **state)
         measured += s.cpu_percent / 100.0 * (double)(s.t_ns - prev) / 1e9;
         prev = s.t_ns;
     }
-    /* /proc counts in 10 ms ticks; the last reading may miss a few. */
-    assert_true(own > 0.1);
-    assert_true(fabs(measured - own) <= 0.15 * own + 0.03);
+    /* /proc counts in 10 ms ticks */
+    assert_true(own >= 0.6);
+    assert_true(fabs(measured - own) <= 0.1 * own + 0.03);
     assert_int_equal(s.nproc, 1);
     assert_int_equal(s.alive, 0);
     assert_int_equal(s.threads, 0);
@@ -454,13 +490,11 @@ static void session_counters_and_summary(void **state)
     uint64_t t0 = kscope_now_ns();
     assert_int_equal(kscope_recorder_start(&o, &r), 0);
     /* 12 samples take 240 ms idle; a loaded machine may take longer. */
-    for (int waited = 0; kscope_recorder_count(r) < 13 && waited < 10000; waited += 20)
-        sleep_ms(20);
+    wait_count(r, 13);
     uint64_t t1 = kscope_now_ns();
     size_t at_t1 = kscope_recorder_count(r);
     /* samples after t1 stay out */
-    for (int waited = 0; kscope_recorder_count(r) <= at_t1 + 1 && waited < 10000; waited += 20)
-        sleep_ms(20);
+    wait_count(r, at_t1 + 2);
     kscope_recorder_stop(r);
     reap(busy);
 
@@ -531,8 +565,7 @@ int main(void)
         cmocka_unit_test(port_ipv6),
         cmocka_unit_test(port_bad),
         cmocka_unit_test(recorder_refuses_bad_options),
-        cmocka_unit_test(recorder_count_matches),
-        cmocka_unit_test(recorder_default_interval),
+        cmocka_unit_test(recorder_samples_follow_interval),
         cmocka_unit_test(recorder_ring_is_bounded),
         cmocka_unit_test(recorder_cpu_and_exit),
         cmocka_unit_test(session_counters_and_summary),

@@ -402,6 +402,138 @@ static void test_msgpack_bad_inputs(void **state)
     msgpack_sbuffer_destroy(&sb);
 }
 
+/* Every MessagePack scalar kind a writer may choose for a number (ints of
+ * each width and sign, float32, float64) reads as the same value the JSON
+ * reader gives for the same document; nil, booleans and numbers past int64
+ * are refused as the JSON reader refuses them; bin and ext values are
+ * refused by name. */
+static void test_msgpack_value_kinds(void **state)
+{
+    (void)state;
+    static const char json[] =
+        "[{\"frame\": {\"name\": \"ROOT\"}, \"metrics\": {\"i8\": -5, \"i16\": -300, "
+        "\"i32\": -70000, \"i64\": -5000000000, \"u64\": 3000000000, "
+        "\"f32\": 1.5, \"f64\": 0.25}}, {}]";
+    char err[KSCOPE__READ_ERRLEN];
+    kscope__ptree *a = NULL, *b = NULL;
+    if (kscope__read_hatchet_json(json, sizeof json - 1, &a, err, sizeof err) < 0)
+        fail_msg("%s", err);
+    msgpack_sbuffer sb;
+    msgpack_packer pk;
+    msgpack_sbuffer_init(&sb);
+    msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+    msgpack_pack_array(&pk, 2);
+    msgpack_pack_map(&pk, 2);
+    pack_str(&pk, "frame");
+    msgpack_pack_map(&pk, 1);
+    pack_str(&pk, "name");
+    pack_str(&pk, "ROOT");
+    pack_str(&pk, "metrics");
+    msgpack_pack_map(&pk, 7);
+    pack_str(&pk, "i8");
+    msgpack_pack_int8(&pk, -5);
+    pack_str(&pk, "i16");
+    msgpack_pack_int16(&pk, -300);
+    pack_str(&pk, "i32");
+    msgpack_pack_int32(&pk, -70000);
+    pack_str(&pk, "i64");
+    msgpack_pack_int64(&pk, -5000000000LL);
+    pack_str(&pk, "u64");
+    msgpack_pack_uint64(&pk, 3000000000ULL);
+    pack_str(&pk, "f32");
+    msgpack_pack_float(&pk, 1.5f);
+    pack_str(&pk, "f64");
+    msgpack_pack_double(&pk, 0.25);
+    msgpack_pack_map(&pk, 0);
+    if (kscope__read_hatchet_msgpack(sb.data, sb.size, &b, err, sizeof err) < 0)
+        fail_msg("%s", err);
+    const kscope__pnode *ra = a->root, *rb = b->root;
+    assert_int_equal(ra->nmetrics, rb->nmetrics);
+    for (uint32_t k = 0; k < ra->nmetrics; k++) {
+        const kscope__pmetric *m = &ra->metrics[k];
+        const kscope__pmetric *n = NULL;
+        for (uint32_t j = 0; j < rb->nmetrics; j++)
+            if (strcmp(rb->metrics[j].key, m->key) == 0)
+                n = &rb->metrics[j];
+        if (!n)
+            fail_msg("metric '%s' lost by the MessagePack reader", m->key);
+        assert_int_equal(n->type, m->type);
+        assert_true(kscope__pmetric_number(n) == kscope__pmetric_number(m));
+    }
+    assert_close(metric(rb, "i64"), -5e9);
+    assert_close(metric(rb, "f32"), 1.5);
+    kscope__ptree_free(a);
+    kscope__ptree_free(b);
+    /* bin and ext where a value belongs */
+    for (int kind = 0; kind < 2; kind++) {
+        msgpack_sbuffer_clear(&sb);
+        msgpack_pack_array(&pk, 2);
+        msgpack_pack_map(&pk, 2);
+        pack_str(&pk, "frame");
+        msgpack_pack_map(&pk, 1);
+        pack_str(&pk, "name");
+        if (kind == 0) {
+            msgpack_pack_bin(&pk, 3);
+            msgpack_pack_bin_body(&pk, "abc", 3);
+        } else {
+            msgpack_pack_ext(&pk, 3, 7);
+            msgpack_pack_ext_body(&pk, "abc", 3);
+        }
+        msgpack_bad(&sb, kind == 0 ? "binary data where a string or number belongs"
+                                   : "a MessagePack extension value where a string");
+    }
+    /* nil and booleans where a number belongs: refused as by the JSON reader */
+    static const char *const jvalues[] = {"null", "true", "false"};
+    for (int kind = 0; kind < 3; kind++) {
+        msgpack_sbuffer_clear(&sb);
+        msgpack_pack_array(&pk, 2);
+        msgpack_pack_map(&pk, 2);
+        pack_str(&pk, "frame");
+        msgpack_pack_map(&pk, 1);
+        pack_str(&pk, "name");
+        pack_str(&pk, "ROOT");
+        pack_str(&pk, "metrics");
+        msgpack_pack_map(&pk, 1);
+        pack_str(&pk, "v");
+        if (kind == 0)
+            msgpack_pack_nil(&pk);
+        else if (kind == 1)
+            msgpack_pack_true(&pk);
+        else
+            msgpack_pack_false(&pk);
+        msgpack_pack_map(&pk, 0);
+        msgpack_bad(&sb, "metric 'v' of 'ROOT' is null or boolean, not a number");
+        char text[128];
+        snprintf(text, sizeof text,
+                 "[{\"frame\": {\"name\": \"ROOT\"}, \"metrics\": {\"v\": %s}}, {}]",
+                 jvalues[kind]);
+        JBAD(text, "metric 'v' of 'ROOT' is null or boolean, not a number");
+    }
+    /* an unsigned number past int64 is refused, as by the JSON reader */
+    msgpack_sbuffer_clear(&sb);
+    msgpack_pack_array(&pk, 2);
+    msgpack_pack_map(&pk, 2);
+    pack_str(&pk, "frame");
+    msgpack_pack_map(&pk, 1);
+    pack_str(&pk, "name");
+    pack_str(&pk, "ROOT");
+    pack_str(&pk, "metrics");
+    msgpack_pack_map(&pk, 1);
+    pack_str(&pk, "u64");
+    msgpack_pack_uint64(&pk, 18000000000000000000ULL);
+    msgpack_pack_map(&pk, 0);
+    msgpack_bad(&sb, "number 18000000000000000000 for metric 'u64' of 'ROOT' is out of range");
+    JBAD("[{\"frame\": {\"name\": \"ROOT\"}, \"metrics\": {\"u64\": 18000000000000000000}}, {}]",
+         "number 18000000000000000000 for metric 'u64' of 'ROOT' is out of range");
+    /* a map key that is not a string */
+    msgpack_sbuffer_clear(&sb);
+    msgpack_pack_array(&pk, 2);
+    msgpack_pack_map(&pk, 1);
+    msgpack_pack_array(&pk, 0);
+    msgpack_bad(&sb, "a map key is not a string");
+    msgpack_sbuffer_destroy(&sb);
+}
+
 /* ------------------------------------------------------ trace reader */
 
 static void test_trace_to_tree_proton(void **state)
@@ -521,6 +653,7 @@ int main(void)
         cmocka_unit_test(test_reads_kscope_writer_output),
         cmocka_unit_test(test_msgpack_round_trip),
         cmocka_unit_test(test_msgpack_bad_inputs),
+        cmocka_unit_test(test_msgpack_value_kinds),
         cmocka_unit_test(test_trace_to_tree_proton),
         cmocka_unit_test(test_trace_host_nesting),
         cmocka_unit_test(test_trace_bad_inputs),

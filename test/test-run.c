@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "kscope.h"
+#include "kscope-internal.h"
 #include "run/run.h"
 
 #include <fcntl.h>

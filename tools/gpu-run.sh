@@ -162,7 +162,7 @@ if [ "$what" != bench ] && [ "$what" != cbench ]; then
             ;;
         esac
     done
-    grep -E '^(PASS|FAIL)  |^SKIP: ' "$out/gpu-tests.log" | tee -a "$summary"
+    grep -E '^(PASS|FAIL|SKIP)  |^SKIP: ' "$out/gpu-tests.log" | tee -a "$summary"
     (cd "$work" && tar czf "$out/artifacts.tar.gz" --exclude='*/capture/capture' . 2>/dev/null)
 fi
 

@@ -66,15 +66,19 @@ def test_gpu_stats_with_fake_nvml(fake_nvml):
 
 
 def test_background_recorder_with_fake_nvml(fake_nvml):
+    """Samples of both GPUs; never more than 10 ms apart allows (how many a
+    second this machine gets is bench/bench_sampling.sh's)."""
     out = run_child("""
         import json, time
         import kscope.gpu as g
+        t0 = time.monotonic()
         with g.BackgroundRecorder(interval=0.01) as rec:
             time.sleep(0.3)
-        print(json.dumps({"n": len(rec.stats), "keys": sorted(rec.stats[0]),
+        ran = time.monotonic() - t0
+        print(json.dumps({"n": len(rec.stats), "ran": ran, "keys": sorted(rec.stats[0]),
                           "util": rec.stats[-1]["nv0"].utilization.gpu_usage_percent}))
     """, fake_nvml)
-    assert 20 <= out["n"] <= 45  # 30 expected at 10 ms over 0.3 s
+    assert 1 <= out["n"] <= out["ran"] / 0.01 + 1  # the ticks and the sample at stop
     assert out["keys"] == ["nv0", "nv1"] and out["util"] == 97
 
 
@@ -108,9 +112,8 @@ def test_recorder_misuse():
 
 def test_low_level_recorder_follows_processes():
     rec = _kscope.Recorder(5.0, [os.getpid()], no_gpu=True, capacity=4)
-    end = time.time() + 0.1
-    while time.time() < end:
-        pass
+    while rec.dropped == 0:  # a fifth sample: the ring of 4 is full
+        time.sleep(0.005)
     rec.stop()
     samples = rec.samples()
     assert len(samples) == 4 and rec.dropped > 0 and rec.gpus == 0
@@ -121,7 +124,12 @@ def test_low_level_recorder_follows_processes():
 
 
 def spawn(code):
-    return subprocess.Popen([sys.executable, "-c", code])
+    """A Python child running `code` once it said "ready" (its start-up,
+    slow on a loaded machine, is over before anything is measured)."""
+    p = subprocess.Popen([sys.executable, "-c", "print('ready', flush=True)\n" + code],
+                         stdout=subprocess.PIPE, text=True)
+    assert p.stdout.readline() == "ready\n"
+    return p
 
 
 def cpu_seconds(pid):
@@ -133,14 +141,15 @@ def cpu_seconds(pid):
 
 
 def test_cpu_busy_idle_and_exited():
-    busy = spawn("import time\nend = time.time() + 5\nwhile time.time() < end: pass")
-    idle = spawn("import time; time.sleep(5)")
-    short = spawn("import time; time.sleep(0.2)")
+    busy = spawn("while True: pass")
+    idle = spawn("import time; time.sleep(60)")
+    short = spawn("import time; time.sleep(60)")
     try:
-        time.sleep(0.1)
         t0, busy0 = time.monotonic(), cpu_seconds(busy.pid)
         with kcpu.CPUMetricsCollector([busy.pid, idle.pid, short.pid]) as c:
             time.sleep(0.8)
+            short.kill()  # ends while followed
+            short.wait()
             stats = c.get_stats()
         elapsed, busy_s = time.monotonic() - t0, cpu_seconds(busy.pid) - busy0
         per = {p.pid: p for p in c.processes}
@@ -152,7 +161,7 @@ def test_cpu_busy_idle_and_exited():
         assert abs(busy_pct - truth) < 20, (busy_pct, truth)
         assert busy_pct > idle_pct and idle_pct < 5
         assert per[short.pid].exited and not per[busy.pid].exited
-        assert stats.exited == 1 and stats.elapsed > 0.5
+        assert stats.exited == 1 and stats.elapsed >= 0.79
         assert stats.user_percent + stats.system_percent >= busy_pct - 1
         assert stats.threads >= 2 and stats.rss_bytes > 0
     finally:

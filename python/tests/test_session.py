@@ -3,6 +3,7 @@ output formats checked field by field."""
 import asyncio
 import json
 import os
+import re
 
 import pytest
 
@@ -259,9 +260,27 @@ def test_output_path_and_dropped(session):
     assert _kscope.dropped(sid) == 0
 
 
-def test_version_and_errors_table():
-    assert kscope.__version__ == _kscope.version()
-    assert _kscope.strerror(-1000 + 8)[0].startswith("KSCOPE_")
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def test_version_agrees_everywhere():
+    """The C library's version (kscope.h), the installed distribution's
+    (python/kscope_setup.py) and the CMake project's are one version."""
+    import importlib.metadata
+
+    with open(os.path.join(REPO, "CMakeLists.txt")) as f:
+        cmake = re.search(r"project\(kscope VERSION ([0-9.]+)", f.read()).group(1)
+    assert kscope.__version__ == cmake
+    assert importlib.metadata.version("kscope") == cmake
+
+
+def test_errors_table_follows_the_header():
+    """Each code of kscope.h's KSCOPE_ERRNO_MAP has its name and message."""
+    with open(os.path.join(REPO, "include", "kscope.h")) as f:
+        entries = re.findall(r'XX\((E[A-Z]+), "([^"]+)"\)', f.read())
+    assert len(entries) > 20
+    for i, (name, message) in enumerate(entries):
+        assert _kscope.strerror(-999 + i) == ("KSCOPE_" + name, message)
 
 
 def test_scope_inside_thread(session):

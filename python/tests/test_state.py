@@ -42,11 +42,18 @@ def test_state_decorator(session):
     path(tree(sid), "st", "x")
 
 
-def test_state_without_session_is_a_no_op():
+def test_state_without_session_is_a_no_op(tmp_path):
+    """A state entered with no session is not kept: a session started
+    while it is "open" puts a mark at ROOT, not under it."""
     with kscope.state("nothing"):
         pass
     kscope.enter_state("a")
-    kscope.exit_state()
+    sid = kscope.start(str(tmp_path / "s"))
+    kscope.mark("m")
+    root = tree(sid)
+    assert [c["frame"]["name"] for c in root["children"]] == ["m"]
+    kscope.exit_state()  # its enter was not recorded either: no error
+    kscope.finalize(sid)
 
 
 def test_exit_state_without_state():

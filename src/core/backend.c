@@ -262,10 +262,12 @@ int kscope__launch_meta_check(const kscope_launch_meta *m)
  * path may call it before every kernel. */
 int kscope_launch_metadata(const kscope_launch_meta *meta)
 {
+    const kscope__backend *b = atomic_load_explicit(&active, memory_order_acquire);
+    if (!b) /* a copy that defers never starts a backend (defer.c) */
+        KSCOPE__DEFER(launch_metadata, meta);
     int rc = kscope__launch_meta_check(meta);
     if (rc < 0)
         return rc;
-    const kscope__backend *b = atomic_load_explicit(&active, memory_order_acquire);
     return b && b->launch_metadata ? b->launch_metadata(meta) : 0;
 }
 

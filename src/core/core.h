@@ -213,4 +213,78 @@ void kscope__sampling_windows(uint64_t t0, uint64_t t1,
  * is no backend or it cannot switch (backend.c). */
 int kscope__gpu_gate(int open);
 
+/* ------------------------------------------------------------- deferral */
+
+/* The public calls a copy of the recorder linked into the program hands to
+ * the preloaded libkscope.so under kscope run (defer.c): every call that
+ * records, reads or ends a session, or reports its errors. */
+#define KSCOPE__DEFERRED_API(X)                                                                    \
+    X(profiling, int, (void))                                                                      \
+    X(set_profiling, int, (int))                                                                   \
+    X(start, int, (const kscope_session_opts *))                                                   \
+    X(activate, int, (int))                                                                        \
+    X(deactivate, int, (int, int))                                                                 \
+    X(finalize, int, (int, const char *))                                                          \
+    X(output_path, int, (int, const char *, char *, size_t))                                       \
+    X(data, int, (int, const char *, char **, size_t *))                                           \
+    X(dropped, int64_t, (int))                                                                     \
+    X(dropped_samples, int64_t, (int))                                                             \
+    X(step, int, (void))                                                                           \
+    X(enter_ex, int, (const char *, uint32_t, uint32_t))                                           \
+    X(enter_loc, int, (kscope_loc *))                                                              \
+    X(exit, int, (const char *))                                                                   \
+    X(exit_loc, int, (kscope_loc *))                                                               \
+    X(depth, int, (void))                                                                          \
+    X(state_enter, int, (const char *))                                                            \
+    X(state_exit, int, (void))                                                                     \
+    X(mark, int, (const char *))                                                                   \
+    X(metric_int, int, (const char *, int64_t))                                                    \
+    X(metric_double, int, (const char *, double))                                                  \
+    X(metric_int_vec, int, (const char *, const int64_t *, size_t))                                \
+    X(metric_double_vec, int, (const char *, const double *, size_t))                              \
+    X(launch_metadata, int, (const kscope_launch_meta *))                                          \
+    X(last_error, const char *, (void))
+
+typedef struct kscope__api {
+#define KSCOPE__API_FIELD(fn, ret, args) ret(*fn) args;
+    KSCOPE__DEFERRED_API(KSCOPE__API_FIELD)
+#undef KSCOPE__API_FIELD
+} kscope__api;
+
+enum { KSCOPE__DEFER_UNKNOWN = 0, KSCOPE__DEFER_NO = 1, KSCOPE__DEFER_YES = 2 };
+extern _Atomic int kscope__defer_state;
+extern const kscope__api *kscope__defer_api;
+
+/* Decide (once) whether this copy defers; the libkscope.so's calls or NULL. */
+const kscope__api *kscope__defer_resolve(void);
+
+/* The calls to hand over, or NULL when this copy records for itself: one
+ * load once decided. */
+static inline const kscope__api *kscope__deferred(void)
+{
+    int st = atomic_load_explicit(&kscope__defer_state, memory_order_acquire);
+    if (__builtin_expect(st == KSCOPE__DEFER_NO, 1))
+        return NULL;
+    return st == KSCOPE__DEFER_YES ? kscope__defer_api : kscope__defer_resolve();
+}
+
+/* rc of a deferred call; a failure's message is copied to this copy's
+ * kscope_last_error, which the program reads. */
+int kscope__defer_rc(const kscope__api *d, int rc);
+
+/* Hand the call to libkscope.so when this copy defers (defer.c); _VALUE
+ * for calls that cannot fail. */
+#define KSCOPE__DEFER(fn, ...)                                                                     \
+    do {                                                                                           \
+        const kscope__api *kscope__d = kscope__deferred();                                         \
+        if (__builtin_expect(kscope__d != NULL, 0))                                                \
+            return kscope__defer_rc(kscope__d, kscope__d->fn(__VA_ARGS__));                        \
+    } while (0)
+#define KSCOPE__DEFER_VALUE(fn, ...)                                                               \
+    do {                                                                                           \
+        const kscope__api *kscope__d = kscope__deferred();                                         \
+        if (__builtin_expect(kscope__d != NULL, 0))                                                \
+            return kscope__d->fn(__VA_ARGS__);                                                     \
+    } while (0)
+
 #endif

@@ -85,6 +85,7 @@ void kscope__add_dropped_samples(uint32_t sessions, int64_t n)
 
 int64_t kscope_dropped_samples(int session)
 {
+    KSCOPE__DEFER_VALUE(dropped_samples, session);
     if (session < 0 || session >= KSCOPE_MAX_SESSIONS)
         return 0;
     return __atomic_load_n(&kscope__sessions[session].dropped_samples, __ATOMIC_RELAXED);

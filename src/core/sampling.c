@@ -515,8 +515,10 @@ static void count_step(int recording)
 
 int kscope_step(void)
 {
-    if (!atomic_load_explicit(&by_step, memory_order_relaxed))
+    if (!atomic_load_explicit(&by_step, memory_order_relaxed)) {
+        KSCOPE__DEFER(step); /* a copy that defers never samples by step */
         return 0;
+    }
     pthread_mutex_lock(&gate_lock);
     pthread_mutex_lock(&S.lock);
     int live = S.users > 0 && S.sp.kind == BY_STEP;

@@ -2,7 +2,8 @@
  * scope.c - the annotation hot path: scopes, states, marks and metrics on
  * the calling thread.
  *
- * An enter/exit with no session costs one load and one branch. With
+ * An enter/exit with no session costs two loads and two branches (the
+ * second asks whether this copy defers to kscope run's library). With
  * sessions, it touches only the calling thread's state and its own nodes:
  * no lock, no allocation once the path was seen, no string copy.
  */
@@ -19,6 +20,14 @@ static inline int annotating(void)
 {
     return atomic_load_explicit(&kscope__g.annotate, memory_order_relaxed);
 }
+
+/* With no session here, a copy linked into the program hands the call to
+ * kscope run's libkscope.so (defer.c); a copy that defers never annotates. */
+#define DEFER_IDLE(...)                                                                            \
+    do {                                                                                           \
+        if (UNLIKELY(!annotating()))                                                               \
+            KSCOPE__DEFER(__VA_ARGS__);                                                            \
+    } while (0)
 
 /* Id of a name through the thread's pointer cache. The strcmp guards
  * against a pointer reused for another string. */
@@ -206,6 +215,7 @@ static int check_name(const char *name, const char *what)
 
 int kscope_enter_ex(const char *name, uint32_t color, uint32_t flags)
 {
+    DEFER_IDLE(enter_ex, name, color, flags);
     if (UNLIKELY(!name || !*name))
         return check_name(name, "scope");
     if (!annotating())
@@ -226,6 +236,7 @@ int kscope_enter(const char *name)
 
 int kscope_enter_loc(kscope_loc *loc)
 {
+    DEFER_IDLE(enter_loc, loc);
     if (!annotating())
         return 1;
     if (UNLIKELY(!loc))
@@ -277,6 +288,7 @@ static int top_is(kscope__thread *t, const char *name, uint32_t id)
 
 int kscope_exit(const char *name)
 {
+    DEFER_IDLE(exit, name);
     if (UNLIKELY(name && !*name))
         return check_name(name, "scope");
     kscope__thread *t = kscope__thread_get();
@@ -289,6 +301,7 @@ int kscope_exit(const char *name)
 
 int kscope_exit_loc(kscope_loc *loc)
 {
+    DEFER_IDLE(exit_loc, loc);
     if (UNLIKELY(!loc))
         return kscope__fail(KSCOPE_EINVAL, "scope location is NULL");
     kscope__thread *t = kscope__thread_get();
@@ -301,6 +314,8 @@ int kscope_exit_loc(kscope_loc *loc)
 
 int kscope_depth(void)
 {
+    if (UNLIKELY(!annotating()))
+        KSCOPE__DEFER_VALUE(depth);
     kscope__thread *t = kscope__thread_get();
     return t ? t->depth : 0;
 }
@@ -325,6 +340,7 @@ static int named_start(const char *name, const char *what, kscope__thread **t, u
 
 int kscope_state_enter(const char *name)
 {
+    DEFER_IDLE(state_enter, name);
     kscope__thread *t;
     uint32_t id;
     int rc = named_start(name, "state", &t, &id);
@@ -339,6 +355,7 @@ int kscope_state_enter(const char *name)
 
 int kscope_state_exit(void)
 {
+    DEFER_IDLE(state_exit);
     kscope__thread *t = kscope__thread_get();
     if (!t)
         return KSCOPE_ENOMEM;
@@ -355,6 +372,7 @@ int kscope_state_exit(void)
 
 int kscope_mark(const char *name)
 {
+    DEFER_IDLE(mark, name);
     kscope__thread *t;
     uint32_t id;
     int rc = named_start(name, "mark", &t, &id);
@@ -528,21 +546,25 @@ static int add_metric(const char *name, int type, const void *vals, size_t n)
 
 int kscope_metric_int(const char *name, int64_t value)
 {
+    DEFER_IDLE(metric_int, name, value);
     return add_metric(name, KSCOPE__T_INT, &value, 1);
 }
 
 int kscope_metric_double(const char *name, double value)
 {
+    DEFER_IDLE(metric_double, name, value);
     return add_metric(name, KSCOPE__T_DOUBLE, &value, 1);
 }
 
 int kscope_metric_int_vec(const char *name, const int64_t *values, size_t n)
 {
+    DEFER_IDLE(metric_int_vec, name, values, n);
     return add_metric(name, KSCOPE__T_INTVEC, values, n);
 }
 
 int kscope_metric_double_vec(const char *name, const double *values, size_t n)
 {
+    DEFER_IDLE(metric_double_vec, name, values, n);
     for (size_t i = 0; values && i < n; i++)
         if (!isfinite(values[i]))
             return kscope__fail(KSCOPE_EINVAL, "metric '%s' holds a value that is not finite",

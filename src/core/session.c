@@ -77,12 +77,14 @@ static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
 int kscope_profiling(void)
 {
+    KSCOPE__DEFER(profiling);
     pthread_once(&env_once, level_from_env);
     return atomic_load(&kscope__g.level);
 }
 
 int kscope_set_profiling(int level)
 {
+    KSCOPE__DEFER(set_profiling, level);
     if (level < KSCOPE_PROFILING_OFF || level > KSCOPE_PROFILING_DETAILED)
         return kscope__fail(KSCOPE_EINVAL,
                             "profiling level %d is not 0 (off), 1 (on) or 2 (detailed)", level);
@@ -245,6 +247,7 @@ static int start_locked(const kscope_session_opts *o)
 
 int kscope_start(const kscope_session_opts *opts)
 {
+    KSCOPE__DEFER(start, opts);
     kscope_session_opts defaults = {0};
     kscope_profiling();
     kscope__clock_init();
@@ -308,6 +311,7 @@ static int activate_one(kscope__session *s, const void *unused)
 
 int kscope_activate(int session)
 {
+    KSCOPE__DEFER(activate, session);
     return for_sessions(session, activate_one, NULL);
 }
 
@@ -330,6 +334,7 @@ static int deactivate_one(kscope__session *s, const void *flushing)
 
 int kscope_deactivate(int session, int flushing)
 {
+    KSCOPE__DEFER(deactivate, session, flushing);
     return for_sessions(session, deactivate_one, &flushing);
 }
 
@@ -507,6 +512,7 @@ static int path_of(kscope__session *s, const kscope__format *format, char *buf, 
 
 int kscope_output_path(int session, const char *format, char *buf, size_t size)
 {
+    KSCOPE__DEFER(output_path, session, format, buf, size);
     pthread_mutex_lock(&kscope__session_lock);
     kscope__session *s = session_get(session);
     const kscope__format *f = NULL;
@@ -595,6 +601,7 @@ static int finalize_one(kscope__session *s, const void *requested)
 
 int kscope_finalize(int session, const char *format)
 {
+    KSCOPE__DEFER(finalize, session, format);
     pthread_mutex_lock(&kscope__session_lock);
     int ignore = launcher_slot >= 0;
     pthread_mutex_unlock(&kscope__session_lock);
@@ -605,6 +612,7 @@ int kscope_finalize(int session, const char *format)
 
 int kscope_data(int session, const char *format, char **out, size_t *len)
 {
+    KSCOPE__DEFER(data, session, format, out, len);
     if (!out || !len)
         return kscope__fail(KSCOPE_EINVAL, "kscope_data needs out and len");
     *out = NULL;
@@ -629,6 +637,7 @@ void kscope_free(void *p)
 
 int64_t kscope_dropped(int session)
 {
+    KSCOPE__DEFER_VALUE(dropped, session);
     if (session < 0 || session >= KSCOPE_MAX_SESSIONS)
         return 0;
     return __atomic_load_n(&kscope__sessions[session].dropped, __ATOMIC_RELAXED);

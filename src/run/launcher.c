@@ -97,13 +97,6 @@ static double env_seconds(const char *name)
     return *end || d < 0 ? 0 : d;
 }
 
-int kscope__run_is_shared_library(const char *path)
-{
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
-    return strncmp(base, "libkscope.so", 12) == 0;
-}
-
 /* Only the shared libkscope acts as launcher: a copy linked statically into
  * the program (or into the kscope command itself) stays out of the way. */
 static int in_shared_library(void)
@@ -272,10 +265,22 @@ static void on_signal(int sig)
     raise(sig);
 }
 
+/* A coverage build (tools/coverage.sh) writes its counts at a normal exit;
+ * a process that ends through the two paths below does not get there, so
+ * they write them first. Nothing in other builds (a weak, unset symbol). */
+extern void __gcov_dump(void) __attribute__((weak));
+
+static void coverage_dump(void)
+{
+    if (__gcov_dump)
+        __gcov_dump();
+}
+
 /* Finalize, then end the process with the signal's default action. */
 static void die_of(int sig)
 {
     kscope__run_finish();
+    coverage_dump();
     for (int i = 0; i < NSIGNALS; i++)
         if (handled_signals[i] == sig)
             sigaction(sig, &R.old_action[i], NULL);
@@ -544,6 +549,7 @@ static _Noreturn void exit_now(int status)
      * process before that would cut the file short. */
     if (R.session >= 0 && (long)getpid() == R.ident.pid)
         kscope__run_finish();
+    coverage_dump();
     for (;;)
         syscall(SYS_exit_group, status);
 }

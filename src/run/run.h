@@ -111,9 +111,6 @@ int kscope__launcher_fork_child(void);
 /* Give the launcher session a new output name (no extension). */
 int kscope__launcher_rename(const char *name);
 
-/* Whether a file path names the shared libkscope ("libkscope.so*"). */
-int kscope__run_is_shared_library(const char *path);
-
 /* Report a problem of this process to `kscope run` (one line of its
  * result, which makes the run exit non-zero); the first one only. */
 void kscope__run_report_conflict(const char *msg);

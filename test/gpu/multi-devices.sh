@@ -3,7 +3,7 @@
 # nvcc against libkscope, runs its tree and trace sessions (kernels on
 # device 0 under "dev0", on device 1 under "dev1", on both under "both")
 # and checks the outputs with multi-devices.py. Prints a SKIP line and
-# exits 0 when fewer than two GPUs are visible. Run by tools/gpu-run.sh.
+# exits 77 (a skip) when fewer than two GPUs are visible. Run by tools/gpu-run.sh.
 #
 # Env: KSCOPE_SOURCE_DIR (repo), KSCOPE_BINARY_DIR (build with libkscope.so),
 #      KSCOPE_GPU_WORK (scratch folder; outputs land in
@@ -11,7 +11,7 @@
 set -euo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 source "$src/test/gpu/multi-lib.bash"
-multi_need_two_gpus multi-devices || exit 0
+multi_need_two_gpus multi-devices || exit 77
 work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/multi-devices
 rm -rf "$work" && mkdir -p "$work"
 multi_nvcc "$work/multi-devices" "$src/test/gpu/multi-devices.cu"

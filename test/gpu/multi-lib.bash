@@ -34,7 +34,7 @@ multi_need_two_gpus() {
     local n
     n=$(multi_gpu_count)
     if [ "$n" -lt 2 ]; then
-        echo "SKIP: $1: fewer than two GPUs visible (needs 2 GPUs, found $n)"
+        echo "SKIP  $1: fewer than two GPUs visible (needs 2 GPUs, found $n)"
         return 1
     fi
     echo "$1: $n GPUs visible; NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE" \

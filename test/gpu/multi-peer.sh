@@ -3,7 +3,7 @@
 # against libkscope, runs its tree and trace sessions (cudaMemcpyPeer 0->1,
 # cudaMemcpyPeerAsync 1->0, a UVA cudaMemcpy 0->1, a copy within device 0)
 # and checks with multi-peer.py that each peer copy is recorded with its
-# bytes and both device ids. Prints a SKIP line and exits 0 when fewer than
+# bytes and both device ids. Prints a SKIP line and exits 77 when fewer than
 # two GPUs are visible. Run by tools/gpu-run.sh.
 #
 # Env: KSCOPE_SOURCE_DIR (repo), KSCOPE_BINARY_DIR (build with libkscope.so),
@@ -12,7 +12,7 @@
 set -euo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 source "$src/test/gpu/multi-lib.bash"
-multi_need_two_gpus multi-peer || exit 0
+multi_need_two_gpus multi-peer || exit 77
 work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/multi-peer
 rm -rf "$work" && mkdir -p "$work"
 multi_nvcc "$work/multi-peer" "$src/test/gpu/multi-peer.cu"

@@ -6,7 +6,7 @@
 # matmul + NCCL all_reduce steps inside NVTX ranges ("warmup", "step") that
 # kscope run turns into scopes. Then `kscope merge` of the two rank files
 # into merged.hatchet and merged.chrome_trace, and multi-torchrun-check.py
-# checks it all. Prints a SKIP line and exits 0 when fewer than two GPUs
+# checks it all. Prints a SKIP line and exits 77 when fewer than two GPUs
 # are visible; fails when torch with NCCL is missing. Run by
 # tools/gpu-run.sh.
 #
@@ -18,7 +18,7 @@ set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
 source "$src/test/gpu/multi-lib.bash"
-multi_need_two_gpus multi-torchrun || exit 0
+multi_need_two_gpus multi-torchrun || exit 77
 work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/multi-torchrun
 rm -rf "$work" && mkdir -p "$work"
 ks=$bin/kscope

@@ -1,0 +1,124 @@
+# cli-run-cupti.sh - `kscope run` on a CUDA program, on the pretend GPU
+# (test/progs/fake-gpu-*.c: the stand-in driver injects libkscope at
+# cuInit, the stand-in CUPTI records the work): kernels and copies under
+# the program's scopes, the summary's kernel table, capture ranges through
+# the driver's profiler callbacks and through the interposed calls, trace
+# data, dropped records, periodic parts, a forked child, and a program
+# linked with libkscope.a.
+source "${KSCOPE_SOURCE_DIR:?}/test/run-lib.sh" || exit 1
+FAKE=$KSCOPE_BINARY_DIR/fake-gpu
+if [ ! -f "$FAKE/libcupti.so" ]; then
+    echo "SKIP: the pretend GPU is built with the CUDA headers only (this build has none)"
+    exit 77
+fi
+CUDA_INC=$(sed -n 's/^KSCOPE_CUDA_INCLUDE:PATH=//p' "$KSCOPE_BINARY_DIR/CMakeCache.txt")
+GPU="-I$CUDA_INC -L$FAKE -Wl,-rpath,$FAKE -l:libcuda.so.1 -ldl"
+export KSCOPE_CUPTI_LIBRARY=$FAKE/libcupti.so KSCOPE_GPU_DEVICE_GLOB=$FAKE/libcuda.so.1
+build run-gpu $KLINK $GPU
+mv "$WORK/run-gpu" "$WORK/gpu-shared"
+build run-gpu $KSTATIC $GPU
+mv "$WORK/run-gpu" "$WORK/gpu-static"
+cd "$WORK"
+
+# at FILE A/B/C [METRIC]: the metric (default calls, else count) of the
+# node at that path under ROOT; empty when there is no such node.
+at() {
+    python3 -c '
+import json, sys
+n = json.load(open(sys.argv[1]))[0]
+for name in sys.argv[2].split("/"):
+    n = next((c for c in n.get("children", []) if c["frame"]["name"] == name), None)
+    if n is None:
+        sys.exit(0)
+m = n["metrics"]
+print(m.get(sys.argv[3]) if len(sys.argv) > 3 else m.get("calls", m.get("count")))
+' "$@"
+}
+
+# --- kernels and copies under the program's scopes; the kernel table
+"$KS" run -- ./gpu-shared >out.txt 2>err.txt
+rc=$?
+[ $rc -eq 0 ] || fail "plain run: exit $rc: $(cat err.txt)"
+[ "$(cat out.txt)" = "gpu program done" ] || fail "program output: $(cat out.txt)"
+[ "$(at kscope.hatchet step1/add_kernel 'time (ns)')" = 2000 ] || fail "add_kernel under step1"
+[ "$(at kscope.hatchet step2/mul_kernel 'time (ns)')" = 3000 ] || fail "mul_kernel under step2"
+[ "$(at kscope.hatchet "step1/Memcpy HtoD" bytes)" = 64 ] || fail "the copy is not under step1"
+grep -Eq "^ *[0-9.]+%.* 2 .*mul_kernel$" err.txt || fail "summary lacks mul_kernel, 2 calls: $(cat err.txt)"
+grep -q "no GPU kernels" err.txt && fail "summary says no kernels"
+grep -q "not captured" err.txt && fail "the run says GPU work was lost: $(cat err.txt)"
+python3 -c '
+import json, sys
+doc = json.load(open("kscope.hatchet"))
+assert doc[1]["CUDA"]["0"]["num_sms"] == 132, doc[1]
+' || fail "device info missing"
+ok "kernels under scopes"
+
+# --- the same with the program linked with libkscope.a
+"$KS" run -n static -- ./gpu-static >/dev/null 2>err.txt || fail "static: $(cat err.txt)"
+[ "$(at static.hatchet step1/mul_kernel)" = 1 ] || fail "static: mul_kernel is not under step1"
+[ "$(at static.hatchet step2/add_kernel)" = 1 ] || fail "static: add_kernel is not under step2"
+ok "static library, kernels under its scopes"
+
+# --- capture range: the driver's profiler callbacks (a program linked
+# with the static runtime) and the interposed exported calls
+for mode in range api; do
+    "$KS" run -n "$mode" --capture-range=cudaProfilerApi -- ./gpu-shared "$mode" \
+        >/dev/null 2>err.txt || fail "$mode: $(cat err.txt)"
+    [ "$(at "$mode.hatchet" inside/in_range)" = 1 ] || fail "$mode: in_range not recorded"
+    for n in before_range after_range add_kernel step1; do
+        has "$mode.hatchet" "$n" && fail "$mode: $n recorded outside the range"
+    done
+done
+ok "capture range"
+
+# --- trace data: kernel slices on the GPU's track
+"$KS" run -n tr -d trace -- ./gpu-shared >/dev/null 2>err.txt || fail "trace: $(cat err.txt)"
+python3 -c '
+import json
+ev = json.load(open("tr.chrome_trace"))["traceEvents"]
+k = [e for e in ev if e.get("name") == "add_kernel" and e.get("ph") == "X"]
+s = [e for e in ev if e.get("name") == "step1" and e.get("ph") == "X"]
+assert len(k) == 2 and len(s) == 1, (k, s)
+assert k[0]["pid"] != s[0]["pid"] or k[0]["tid"] != s[0]["tid"], "kernel on the host track"
+assert all(abs(e["dur"] - 2.0) < 1e-6 for e in k), k
+assert all(e["ts"] >= s[0]["ts"] for e in k), "a kernel starts before its launch"
+' || fail "trace: kernel slices"
+# the HTML report's timeline of it: GPU tracks, launch arrows
+"$KS" report --html tr.html tr.chrome_trace >/dev/null 2>err.txt || fail "report: $(cat err.txt)"
+python3 -c '
+import json, re
+html = open("tr.html").read()
+m = re.search(r"<script type=\"application/json\" id=\"kscope-a\">(.*?)</script>", html, re.S)
+tl = json.loads(m.group(1))["trace"]
+names = [tl["strings"][t["name"]] for t in tl["tracks"]]
+assert "stream 7" in names, names
+assert {"add_kernel", "mul_kernel", "Memcpy HtoD"} <= set(tl["strings"]), tl["strings"]
+assert len(tl["flows"]) == 6 * 4, "one arrow per launch, copy included: %r" % tl["flows"]
+' || fail "report: the trace's timeline"
+ok "trace data, and its HTML timeline"
+
+# --- dropped records: counted in the profile and said in the summary
+"$KS" run -n drop -- ./gpu-shared drop >/dev/null 2>err.txt
+[ "$(metric_of drop.hatchet ROOT dropped_records)" = 2.0 ] || fail "dropped_records is not 2"
+grep -q "2 GPU records dropped" err.txt || fail "summary does not say 2 dropped: $(cat err.txt)"
+ok "dropped records"
+
+# --- periodic parts: each part holds its own step's kernels
+"$KS" run -n per -m periodic_flushing -- ./gpu-shared parts >/dev/null 2>err.txt ||
+    fail "parts: $(cat err.txt)"
+has per.part_0.hatchet step1 && has per.part_0.hatchet add_kernel || fail "part 0 lacks step1"
+has per.part_0.hatchet step2 && fail "part 0 holds step2"
+[ "$(at per.part_1.hatchet step2/add_kernel)" = 1 ] || fail "part 1 lacks step2's kernels"
+ok "periodic parts"
+
+# --- fork without exec: the child writes its own host scopes; the
+# parent keeps capturing
+"$KS" run -n fk -- ./gpu-shared fork >/dev/null 2>err.txt || fail "fork: $(cat err.txt)"
+child=$(ls fk.pid*.hatchet 2>/dev/null)
+[ -n "$child" ] && has "$child" child_work || fail "fork: the child's profile: $(ls)"
+[ -n "$child" ] && has "$child" add_kernel && fail "fork: the child holds the parent's kernels"
+[ "$(at fk.hatchet step1/mul_kernel)" = 1 ] && [ "$(at fk.hatchet step2/mul_kernel)" = 1 ] ||
+    fail "fork: the parent lost its kernels"
+ok "fork"
+
+finish

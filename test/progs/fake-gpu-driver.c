@@ -1,0 +1,606 @@
+/*
+ * fake-gpu-driver.c - a stand-in libcuda.so.1 for a pretend GPU, with
+ * fake-gpu-cupti.c (the stand-in libcupti): the driver calls kscope's CUPTI
+ * backend makes, and the calls of a CUDA program that kscope follows, so
+ * that a test program (or kscope run on one) profiles "GPU work" where no
+ * GPU is. Built with the CUDA headers, whose prototypes it follows.
+ *
+ * As the driver does:
+ *  - cuInit loads the library CUDA_INJECTION64_PATH names and calls its
+ *    InitializeInjection (how kscope run attaches);
+ *  - each call below runs CUPTI's callbacks at its begin and end with a
+ *    new correlation id, which its work carries; the runtime's calls
+ *    (cudaLaunchKernel, cudaMemcpy, cudaMemset, here in the same library)
+ *    do their work through the driver's internals, so no driver callback
+ *    runs under them;
+ *  - the work of a launch, copy or set is one activity record, stamped on
+ *    CUPTI's clock: a kernel starts 500 ns after its launch and runs
+ *    gridDimX microseconds; a copy or set takes 1 us;
+ *  - contexts: a device's primary context (active once retained) and
+ *    contexts made by cuCtxCreate; CUPTI's resource callbacks say when one
+ *    is made and before one is destroyed.
+ * CUPTI is reached through the fake_cupti_* functions, found among the
+ * loaded objects: with no CUPTI loaded, calls run without callbacks or
+ * records, as with the real driver.
+ *
+ * Conventions of the pretend GPU: a CUfunction comes from
+ * cuModuleGetFunction (any module, NULL too) and is named by its name;
+ * cudaLaunchKernel takes the kernel's name as its `func`; a stream is any
+ * small number cast to CUstream (its CUPTI stream id; NULL is 7); device
+ * pointers are numbers, never dereferenced. FAKE_CUDA_DEVICES sets the
+ * device count (default 1). fake_cuda_count("sync") counts context
+ * synchronisations, fake_cuda_static_profiler(1|0) runs the profiler API's
+ * callbacks as a program linked with the static runtime does (no
+ * exported function is called).
+ */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cupti.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define API         __attribute__((visibility("default")))
+#define MAX_DEVICES 8
+#define STACK_MAX   8
+
+typedef struct fake_ctx {
+    int device;
+    uint32_t uid;
+    int retained; /* primary contexts: retain count */
+} fake_ctx;
+
+typedef struct fake_function {
+    char *name;
+    struct fake_function *next;
+} fake_function;
+
+static fake_ctx primary[MAX_DEVICES];
+static _Atomic uint32_t next_corr = 1, next_uid = 1;
+static _Atomic long syncs;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static __thread fake_ctx *stack[STACK_MAX]; /* [0]: current */
+static __thread int depth;                  /* calls open on this thread */
+static __thread uint32_t outer_corr;        /* the outermost call's id */
+
+static int device_count(void)
+{
+    const char *v = getenv("FAKE_CUDA_DEVICES");
+    int n = v ? atoi(v) : 1;
+    return n < 0 ? 0 : n > MAX_DEVICES ? MAX_DEVICES : n;
+}
+
+/* ---------------------------------------------------------------- CUPTI */
+
+typedef void (*callback_fn)(CUpti_CallbackDomain, CUpti_CallbackId, const void *);
+typedef void (*record_fn)(const void *);
+typedef uint64_t (*now_fn)(void);
+
+/* A fake_cupti_* function when CUPTI is loaded, else NULL. */
+static void *cupti(const char *name)
+{
+    return dlsym(RTLD_DEFAULT, name);
+}
+
+static void callback(CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
+{
+    callback_fn fn = (callback_fn)(uintptr_t)cupti("fake_cupti_callback");
+    if (fn)
+        fn(d, id, data);
+}
+
+static void record(const void *rec)
+{
+    record_fn fn = (record_fn)(uintptr_t)cupti("fake_cupti_record");
+    if (fn)
+        fn(rec);
+}
+
+static uint64_t now(void)
+{
+    now_fn fn = (now_fn)(uintptr_t)cupti("fake_cupti_now");
+    return fn ? fn() : 0;
+}
+
+typedef struct call {
+    CUpti_CallbackDomain domain;
+    CUpti_CallbackId cbid;
+    CUpti_CallbackData data;
+    uint64_t corr_data;
+    int rc;
+} call;
+
+static void call_begin(call *c, CUpti_CallbackDomain d, CUpti_CallbackId cbid, const char *name,
+                       const char *symbol)
+{
+    memset(c, 0, sizeof *c);
+    c->domain = d;
+    c->cbid = cbid;
+    c->data.functionName = name;
+    c->data.symbolName = symbol;
+    c->data.functionReturnValue = &c->rc;
+    c->data.correlationData = &c->corr_data;
+    c->data.context = (CUcontext)stack[0];
+    c->data.contextUid = stack[0] ? stack[0]->uid : 0;
+    c->data.correlationId = atomic_fetch_add(&next_corr, 1);
+    if (depth++ == 0)
+        outer_corr = c->data.correlationId;
+    c->data.callbackSite = CUPTI_API_ENTER;
+    callback(d, cbid, &c->data);
+}
+
+/* The id the work of this call carries: the outermost call's. */
+static uint32_t work_corr(void)
+{
+    return outer_corr;
+}
+
+static void call_end(call *c, int rc)
+{
+    c->rc = rc;
+    c->data.callbackSite = CUPTI_API_EXIT;
+    callback(c->domain, c->cbid, &c->data);
+    depth--;
+}
+
+static void resource(CUpti_CallbackId id, fake_ctx *ctx)
+{
+    CUpti_ResourceData rd = {.context = (CUcontext)ctx};
+    callback(CUPTI_CB_DOMAIN_RESOURCE, id, &rd);
+}
+
+static uint32_t stream_id(CUstream s)
+{
+    return s ? (uint32_t)(uintptr_t)s : 7;
+}
+
+/* ------------------------------------------------------------ injection */
+
+API CUresult cuInit(unsigned flags)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    static void (*inject)(void);
+    (void)flags;
+    if (!device_count())
+        return CUDA_ERROR_NO_DEVICE;
+    const char *path = getenv("CUDA_INJECTION64_PATH");
+    if (path && *path) {
+        void *h = dlopen(path, RTLD_NOW);
+        int (*init)(void) = h ? (int (*)(void))(uintptr_t)dlsym(h, "InitializeInjection") : NULL;
+        inject = (void (*)(void))(uintptr_t)init;
+    }
+    if (inject)
+        pthread_once(&once, inject);
+    return CUDA_SUCCESS;
+}
+
+/* --------------------------------------------------------------- devices */
+
+API CUresult cuDeviceGetCount(int *n)
+{
+    *n = device_count();
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuDeviceGet(CUdevice *d, int i)
+{
+    if (i < 0 || i >= device_count())
+        return CUDA_ERROR_INVALID_DEVICE;
+    *d = i;
+    return CUDA_SUCCESS;
+}
+
+/* An H100 SXM's figures. */
+API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
+{
+    if (d < 0 || d >= device_count())
+        return CUDA_ERROR_INVALID_DEVICE;
+    switch (a) {
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+        *v = 9;
+        break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+        *v = 0;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+        *v = 132;
+        break;
+    case CU_DEVICE_ATTRIBUTE_CLOCK_RATE:
+        *v = 1980000;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE:
+        *v = 2619000;
+        break;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH:
+        *v = 5120;
+        break;
+    default:
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* -------------------------------------------------------------- contexts */
+
+API CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
+{
+    if (d < 0 || d >= device_count())
+        return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&mu);
+    fake_ctx *p = &primary[d];
+    int made = p->retained++ == 0;
+    if (made) {
+        p->device = d;
+        p->uid = atomic_fetch_add(&next_uid, 1);
+    }
+    pthread_mutex_unlock(&mu);
+    if (made)
+        resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, p);
+    *c = (CUcontext)p;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
+{
+    if (d < 0 || d >= device_count())
+        return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&mu);
+    int last = primary[d].retained > 0 && --primary[d].retained == 0;
+    pthread_mutex_unlock(&mu);
+    if (last)
+        resource(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, &primary[d]);
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned *flags, int *active)
+{
+    if (d < 0 || d >= device_count())
+        return CUDA_ERROR_INVALID_DEVICE;
+    pthread_mutex_lock(&mu);
+    *flags = 0;
+    *active = primary[d].retained > 0;
+    pthread_mutex_unlock(&mu);
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuCtxCreate_v4(CUcontext *c, CUctxCreateParams *params, unsigned flags, CUdevice d)
+{
+    (void)params;
+    (void)flags;
+    if (d < 0 || d >= device_count())
+        return CUDA_ERROR_INVALID_DEVICE;
+    fake_ctx *x = calloc(1, sizeof *x);
+    if (!x)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    x->device = d;
+    x->uid = atomic_fetch_add(&next_uid, 1);
+    resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, x);
+    memmove(stack + 1, stack, (STACK_MAX - 1) * sizeof *stack);
+    stack[0] = x;
+    *c = (CUcontext)x;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuCtxDestroy_v2(CUcontext c)
+{
+    fake_ctx *x = (fake_ctx *)c;
+    if (!x || (x >= primary && x < primary + MAX_DEVICES))
+        return CUDA_ERROR_INVALID_CONTEXT;
+    resource(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, x);
+    for (int i = 0; i < STACK_MAX; i++)
+        if (stack[i] == x)
+            stack[i] = NULL;
+    free(x);
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuCtxGetCurrent(CUcontext *c)
+{
+    *c = (CUcontext)stack[0];
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuCtxSetCurrent(CUcontext c)
+{
+    stack[0] = (fake_ctx *)c;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuCtxPushCurrent_v2(CUcontext c)
+{
+    if (!c)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    memmove(stack + 1, stack, (STACK_MAX - 1) * sizeof *stack);
+    stack[0] = (fake_ctx *)c;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuCtxPopCurrent_v2(CUcontext *c)
+{
+    if (!stack[0])
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (c)
+        *c = (CUcontext)stack[0];
+    memmove(stack, stack + 1, (STACK_MAX - 1) * sizeof *stack);
+    stack[STACK_MAX - 1] = NULL;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuCtxSynchronize(void)
+{
+    if (!stack[0])
+        return CUDA_ERROR_INVALID_CONTEXT;
+    call c;
+    call_begin(&c, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize,
+               "cuCtxSynchronize", NULL);
+    atomic_fetch_add(&syncs, 1);
+    call_end(&c, CUDA_SUCCESS);
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ work */
+
+/* One handle per name, kept for the process (as a module keeps its
+ * functions). */
+API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
+{
+    static fake_function *functions;
+    (void)m;
+    pthread_mutex_lock(&mu);
+    fake_function *fn = functions;
+    while (fn && strcmp(fn->name, name) != 0)
+        fn = fn->next;
+    if (!fn && (fn = calloc(1, sizeof *fn))) {
+        if ((fn->name = strdup(name))) {
+            fn->next = functions;
+            functions = fn;
+        } else {
+            free(fn);
+            fn = NULL;
+        }
+    }
+    pthread_mutex_unlock(&mu);
+    if (!fn)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    *f = (CUfunction)fn;
+    return CUDA_SUCCESS;
+}
+
+static void kernel_record(const char *name, unsigned grid_x, CUstream s)
+{
+    CUpti_ActivityKernel10 k;
+    memset(&k, 0, sizeof k);
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.name = name;
+    k.start = now() + 500;
+    k.end = k.start + (uint64_t)grid_x * 1000;
+    k.deviceId = (uint32_t)stack[0]->device;
+    k.contextId = stack[0]->uid;
+    k.streamId = stream_id(s);
+    k.correlationId = work_corr();
+    k.gridX = (int32_t)grid_x;
+    k.gridY = k.gridZ = k.blockX = k.blockY = k.blockZ = 1;
+    record(&k);
+}
+
+API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                            unsigned by, unsigned bz, unsigned shmem, CUstream s, void **params,
+                            void **extra)
+{
+    (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shmem, (void)params, (void)extra;
+    if (!stack[0])
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!f)
+        return CUDA_ERROR_INVALID_HANDLE;
+    const char *name = ((fake_function *)f)->name;
+    call c;
+    call_begin(&c, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+               "cuLaunchKernel", name);
+    kernel_record(name, gx, s);
+    call_end(&c, CUDA_SUCCESS);
+    return CUDA_SUCCESS;
+}
+
+static void copy_record(uint8_t copy_kind, size_t bytes, int src, int dst)
+{
+    uint64_t t = now();
+    if (copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_PTOP) {
+        CUpti_ActivityMemcpyPtoP4 p;
+        memset(&p, 0, sizeof p);
+        p.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
+        p.copyKind = copy_kind;
+        p.bytes = bytes;
+        p.start = t + 500;
+        p.end = p.start + 1000;
+        p.deviceId = p.srcDeviceId = (uint32_t)src;
+        p.dstDeviceId = (uint32_t)dst;
+        p.streamId = 7;
+        p.correlationId = work_corr();
+        record(&p);
+        return;
+    }
+    CUpti_ActivityMemcpy6 m;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    m.copyKind = copy_kind;
+    m.bytes = bytes;
+    m.start = t + 500;
+    m.end = m.start + 1000;
+    m.deviceId = (uint32_t)src;
+    m.contextId = stack[0]->uid;
+    m.streamId = 7;
+    m.correlationId = work_corr();
+    record(&m);
+}
+
+/* A driver call: its callbacks around its record (a runtime call passes
+ * cbid 0: it runs its own callbacks). */
+static CUresult copy(CUpti_CallbackId cbid, const char *name, uint8_t kind, size_t bytes)
+{
+    if (!stack[0])
+        return CUDA_ERROR_INVALID_CONTEXT;
+    call c;
+    if (cbid)
+        call_begin(&c, CUPTI_CB_DOMAIN_DRIVER_API, cbid, name, NULL);
+    copy_record(kind, bytes, stack[0]->device, stack[0]->device);
+    if (cbid)
+        call_end(&c, CUDA_SUCCESS);
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes)
+{
+    (void)dst, (void)src;
+    return copy(CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, "cuMemcpyHtoD_v2",
+                CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, bytes);
+}
+
+API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes)
+{
+    (void)dst, (void)src;
+    return copy(CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2, "cuMemcpyDtoH_v2",
+                CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, bytes);
+}
+
+API CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
+                          size_t bytes)
+{
+    (void)dst, (void)src;
+    if (!dst_ctx || !src_ctx)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    call c;
+    call_begin(&c, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer, "cuMemcpyPeer",
+               NULL);
+    copy_record(CUPTI_ACTIVITY_MEMCPY_KIND_PTOP, bytes, ((fake_ctx *)src_ctx)->device,
+                ((fake_ctx *)dst_ctx)->device);
+    call_end(&c, CUDA_SUCCESS);
+    return CUDA_SUCCESS;
+}
+
+static void memset_record(unsigned char v, size_t n)
+{
+    CUpti_ActivityMemset4 m;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    m.value = v;
+    m.bytes = n;
+    m.start = now() + 500;
+    m.end = m.start + 1000;
+    m.deviceId = (uint32_t)stack[0]->device;
+    m.contextId = stack[0]->uid;
+    m.streamId = 7;
+    m.correlationId = work_corr();
+    record(&m);
+}
+
+API CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n)
+{
+    (void)dst;
+    if (!stack[0])
+        return CUDA_ERROR_INVALID_CONTEXT;
+    call c;
+    call_begin(&c, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2,
+               "cuMemsetD8_v2", NULL);
+    memset_record(v, n);
+    call_end(&c, CUDA_SUCCESS);
+    return CUDA_SUCCESS;
+}
+
+/* --------------------------------------------------------- profiler API */
+
+static CUresult profiler(int start)
+{
+    call c;
+    CUpti_CallbackId id =
+        start ? CUPTI_DRIVER_TRACE_CBID_cuProfilerStart : CUPTI_DRIVER_TRACE_CBID_cuProfilerStop;
+    call_begin(&c, CUPTI_CB_DOMAIN_DRIVER_API, id, start ? "cuProfilerStart" : "cuProfilerStop",
+               NULL);
+    call_end(&c, CUDA_SUCCESS);
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuProfilerStart(void)
+{
+    return profiler(1);
+}
+
+API CUresult cuProfilerStop(void)
+{
+    return profiler(0);
+}
+
+API void fake_cuda_static_profiler(int start)
+{
+    profiler(start);
+}
+
+/* -------------------------------------------------------------- runtime */
+
+/* The primary context of device 0, as the runtime makes it current. */
+static void runtime_context(void)
+{
+    if (!stack[0]) {
+        CUcontext c;
+        cuInit(0);
+        if (cuDevicePrimaryCtxRetain(&c, 0) == CUDA_SUCCESS)
+            stack[0] = (fake_ctx *)c;
+    }
+}
+
+API cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t shmem,
+                                 cudaStream_t stream)
+{
+    (void)block, (void)args, (void)shmem;
+    runtime_context();
+    if (!stack[0])
+        return cudaErrorNoDevice;
+    call c;
+    call_begin(&c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+               "cudaLaunchKernel", func);
+    kernel_record(func, grid.x, (CUstream)stream);
+    call_end(&c, cudaSuccess);
+    return cudaSuccess;
+}
+
+API cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+    (void)dst, (void)src;
+    runtime_context();
+    if (!stack[0])
+        return cudaErrorNoDevice;
+    call c;
+    call_begin(&c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
+               "cudaMemcpy", NULL);
+    copy(0, NULL,
+         kind == cudaMemcpyHostToDevice ? CUPTI_ACTIVITY_MEMCPY_KIND_HTOD
+                                        : CUPTI_ACTIVITY_MEMCPY_KIND_DTOH,
+         count);
+    call_end(&c, cudaSuccess);
+    return cudaSuccess;
+}
+
+API cudaError_t cudaMemset(void *dst, int value, size_t count)
+{
+    (void)dst;
+    runtime_context();
+    if (!stack[0])
+        return cudaErrorNoDevice;
+    call c;
+    call_begin(&c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,
+               "cudaMemset", NULL);
+    memset_record((unsigned char)value, count);
+    call_end(&c, cudaSuccess);
+    return cudaSuccess;
+}
+
+/* ---------------------------------------------------------------- tests */
+
+/* "sync": context synchronisations so far; -1 for other names. */
+API long fake_cuda_count(const char *what)
+{
+    return strcmp(what, "sync") == 0 ? atomic_load(&syncs) : -1;
+}
