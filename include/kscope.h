@@ -193,6 +193,11 @@ KSCOPE_EXTERN int kscope_metric_double(const char *name, double value);
 KSCOPE_EXTERN int kscope_metric_int_vec(const char *name, const int64_t *values, size_t n);
 KSCOPE_EXTERN int kscope_metric_double_vec(const char *name, const double *values, size_t n);
 
+/* A text value (copied) for a "(pty)" or "(exc)" metric: the last value
+ * given wins. Any other metric refuses text with KSCOPE_EINVAL; a trace
+ * session (data = "trace") refuses it with KSCOPE_ENOTSUP. */
+KSCOPE_EXTERN int kscope_metric_str(const char *name, const char *value);
+
 /* States: at most one per thread (innermost wins); shown as the frame
  * directly above whatever is recorded under it (kernels, copies, marks). */
 KSCOPE_EXTERN int kscope_state_enter(const char *name);

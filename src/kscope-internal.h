@@ -383,8 +383,9 @@ size_t kscope__sampler_summary(uint64_t t0_ns, uint64_t t1_ns, kscope__summary_f
 
 /* ---------------------------------------------------------------- launcher */
 
-/* Start the session that `kscope run` drives. From then on the program's
- * own kscope_start returns this session and its kscope_finalize is a no-op. */
+/* Start the session that `kscope run` drives and return its public id.
+ * From then on the program's own kscope_start returns this session and its
+ * kscope_finalize is a no-op. */
 int kscope__launcher_start(const kscope_session_opts *opts);
 
 /* Finalize the launcher's session for real (default format). Returns 0, a
@@ -397,10 +398,10 @@ int kscope__launcher_session(void);
 /* What kscope run (src/run/) needs of a session it drives: a new output
  * name; in a child forked without exec, dropping what the parent recorded;
  * whether anything was recorded; whether its GPU backend started. */
-int kscope__session_rename(int slot, const char *name);
-void kscope__fork_child_reset(int slot);
-int kscope__session_recorded(int slot);
-int kscope__session_gpu_on(int slot);
+int kscope__session_rename(int id, const char *name);
+void kscope__fork_child_reset(int id);
+int kscope__session_recorded(int id);
+int kscope__session_gpu_on(int id);
 
 /* ------------------------------------------------------- kscope run hooks */
 

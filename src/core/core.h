@@ -9,7 +9,13 @@
 #include "format/events.h"
 #include "profile/ptree.h"
 
-enum { KSCOPE__T_INT = 0, KSCOPE__T_DOUBLE = 1, KSCOPE__T_INTVEC = 2, KSCOPE__T_DOUBLEVEC = 3 };
+enum {
+    KSCOPE__T_INT = 0,
+    KSCOPE__T_DOUBLE = 1,
+    KSCOPE__T_INTVEC = 2,
+    KSCOPE__T_DOUBLEVEC = 3,
+    KSCOPE__T_STRING = 4
+};
 
 /* A user metric on one node for one session. Guarded by the owner's lock. */
 struct kscope__umetric {
@@ -22,6 +28,7 @@ struct kscope__umetric {
         double d;
         int64_t *iv;
         double *dv;
+        char *s; /* KSCOPE__T_STRING, malloc'd */
     } v;
     kscope__umetric *next;
 };
@@ -42,6 +49,7 @@ typedef struct kscope__gpu_ev {
 typedef struct kscope__session {
     int in_use;
     int slot;
+    int id;       /* the public session id: never reused within a process */
     uint32_t gen; /* bumped at each start in this slot */
     char name[1024];
     int trace;      /* data = trace */
@@ -57,6 +65,7 @@ typedef struct kscope__session {
     struct {
         uint32_t base;
         uint8_t type;
+        uint8_t strict; /* given to an inclusive metric or a trace session */
     } * mtypes;
     size_t nmtypes, capmtypes;
     kscope__gpu_ev *gev;
@@ -87,8 +96,19 @@ kscope__node *kscope__node_child(kscope__thread *t, kscope__node *parent, uint32
 kscope__node *kscope__node_child_locked(kscope__node *parent, uint32_t name, uint32_t kind,
                                         uint32_t device);
 
-/* Check/record that metric `base` has value type `type` in session s. */
-int kscope__session_metric_type(kscope__session *s, const kscope__metric_def *def, int type);
+/* Check/record that metric `def` may take a value of type `type` in
+ * session s. An inclusive metric (it adds up into its parents) and any
+ * metric of a trace session keep one type per session; a (pty) or (exc)
+ * metric of a tree session keeps one type per node (checked by
+ * kscope__node_metric_type), as Proton's do, but not one that an inclusive
+ * metric of the same name holds. `negative`: the value is a negative int
+ * (int64_t rather than uint64_t in the message, as Proton names them). */
+int kscope__session_metric_type(kscope__session *s, const kscope__metric_def *def, int type,
+                                int negative);
+
+/* The message and code for a value of `type` given to metric `def` that
+ * holds `had`. */
+int kscope__metric_type_error(const kscope__metric_def *def, int had, int type, int negative);
 
 /* Build the tree of slot s into a new ptree (open scopes closed at now). */
 kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks);

@@ -381,10 +381,18 @@ static kscope__umetric *find_umetric(kscope__node *n, const kscope__metric_def *
 }
 
 /* Combine a value into a node's metric: (pty) overwrites, others add.
- * Vectors add element-wise, growing to the longer length. */
+ * Vectors add element-wise, growing to the longer length. Text replaces. */
 static int umetric_apply(kscope__umetric *m, int type, const void *vals, size_t n)
 {
     int pty = m->def->kind == KSCOPE__MK_PTY;
+    if (type == KSCOPE__T_STRING) {
+        char *copy = strdup(vals);
+        if (!copy)
+            return KSCOPE_ENOMEM;
+        free(m->v.s);
+        m->v.s = copy;
+        return 0;
+    }
     if (type == KSCOPE__T_INT) {
         m->v.i = pty ? *(const int64_t *)vals : m->v.i + *(const int64_t *)vals;
         return 0;
@@ -419,10 +427,26 @@ static int umetric_apply(kscope__umetric *m, int type, const void *vals, size_t 
     return 0;
 }
 
+/* A (pty) or (exc) metric keeps one type per node: another metric of the
+ * same name on the node (any suffix) must hold the same type. */
+static int node_type_clash(kscope__node *node, int s, const kscope__metric_def *def, int type)
+{
+    for (kscope__umetric *m = node->metrics; m; m = m->next)
+        if (m->slot == s && m->def->base == def->base && m->type != type)
+            return m->type;
+    return -1;
+}
+
 static int tree_metric(kscope__thread *t, kscope__node *node, int s, const kscope__metric_def *def,
                        int type, const void *vals, size_t n)
 {
     pthread_mutex_lock(&t->lock);
+    int had = node_type_clash(node, s, def, type);
+    if (had >= 0) {
+        pthread_mutex_unlock(&t->lock);
+        return kscope__metric_type_error(def, had, type,
+                                         type == KSCOPE__T_INT && *(const int64_t *)vals < 0);
+    }
     kscope__umetric *m = find_umetric(node, def, s);
     if (!m) {
         m = calloc(1, sizeof *m);
@@ -460,11 +484,26 @@ static void trace_metric(kscope__thread *t, int s, const kscope__metric_def *def
     ev_append(t, s, KSCOPE__EV_METRIC, def->id, bits, (uint32_t)type);
 }
 
+/* Text goes to (pty) and (exc) metrics of tree sessions only: an inclusive
+ * metric adds up to its parents, which text cannot, and a trace keeps
+ * numbers in its events. */
+static int check_text(const char *name, const kscope__metric_def *def, uint32_t trace_mask)
+{
+    if (def->kind == KSCOPE__MK_INC)
+        return kscope__fail(KSCOPE_EINVAL,
+                            "metric '%s' is text; only (pty) and (exc) metrics hold text", name);
+    if (trace_mask & atomic_load(&kscope__g.active_mask))
+        return kscope__fail(KSCOPE_ENOTSUP,
+                            "metric '%s' is text; a trace session (data=trace) keeps numbers only",
+                            name);
+    return 0;
+}
+
 static int add_metric(const char *name, int type, const void *vals, size_t n)
 {
     if (!name || !*name)
         return kscope__fail(KSCOPE_EINVAL, "metric name is NULL or empty");
-    if (type >= KSCOPE__T_INTVEC && n > 0 && !vals)
+    if ((type >= KSCOPE__T_INTVEC && n > 0 && !vals) || (type == KSCOPE__T_STRING && !vals))
         return kscope__fail(KSCOPE_EINVAL, "metric '%s' has NULL values", name);
     if (type == KSCOPE__T_DOUBLE && !isfinite(*(const double *)vals))
         return kscope__fail(KSCOPE_EINVAL, "metric '%s' is not a finite number", name);
@@ -475,16 +514,22 @@ static int add_metric(const char *name, int type, const void *vals, size_t n)
         return KSCOPE_EINVAL;
     if (reserved_metric(def->base))
         return kscope__fail(KSCOPE_ERESERVED, "metric name '%s' is reserved by kscope", name);
+    uint32_t trace = atomic_load(&kscope__trace_mask);
+    int rc;
+    if (type == KSCOPE__T_STRING && (rc = check_text(name, def, trace)) != 0)
+        return rc;
     kscope__thread *t = kscope__thread_get();
     if (!t)
         return KSCOPE_ENOMEM;
-    kscope__node *node = t->stack[t->depth].node;
+    /* Under a state, metrics land on the state's node below the scope, as
+     * kernels do (Proton places them so). */
+    kscope__node *node = gpu_ctx_node(t, t->stack[t->depth].node);
     uint32_t mask = atomic_load(&kscope__g.active_mask);
-    uint32_t trace = atomic_load(&kscope__trace_mask);
+    int negative = type == KSCOPE__T_INT && *(const int64_t *)vals < 0;
     while (mask) {
         int s = __builtin_ctz(mask);
         mask &= mask - 1;
-        int rc = kscope__session_metric_type(&kscope__sessions[s], def, type);
+        rc = kscope__session_metric_type(&kscope__sessions[s], def, type, negative);
         if (rc)
             return rc;
         if (trace & (1u << s))
@@ -508,6 +553,11 @@ int kscope_metric_double(const char *name, double value)
 int kscope_metric_int_vec(const char *name, const int64_t *values, size_t n)
 {
     return add_metric(name, KSCOPE__T_INTVEC, values, n);
+}
+
+int kscope_metric_str(const char *name, const char *value)
+{
+    return add_metric(name, KSCOPE__T_STRING, value, 1);
 }
 
 int kscope_metric_double_vec(const char *name, const double *values, size_t n)

@@ -23,6 +23,10 @@ _Atomic uint64_t kscope__deact_ticks[KSCOPE_MAX_SESSIONS];
 pthread_mutex_t kscope__session_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int launcher_slot = -1;
+/* The id the next session gets. Ids count up from 0 and are never reused
+ * (as Proton's): an id kept after its session ended cannot reach a later
+ * session that happens to take the same slot. Guarded by session_lock. */
+static int next_id;
 
 const char *kscope_version(void)
 {
@@ -96,14 +100,23 @@ int kscope_set_profiling(int level)
 
 /* ---------------------------------------------------------------- sessions */
 
+/* The started session with public id `id`, or NULL. */
+static kscope__session *session_find(int id)
+{
+    for (int i = 0; i < KSCOPE_MAX_SESSIONS; i++)
+        if (kscope__sessions[i].in_use && kscope__sessions[i].id == id)
+            return &kscope__sessions[i];
+    return NULL;
+}
+
+/* session_find, failing with Proton's words when there is none. */
 static kscope__session *session_get(int id)
 {
-    if (id < 0 || id >= KSCOPE_MAX_SESSIONS || !kscope__sessions[id].in_use) {
-        kscope__fail(KSCOPE_ENOSESSION, "session %d does not exist (never started or finalized)",
-                     id);
-        return NULL;
-    }
-    return &kscope__sessions[id];
+    kscope__session *s = session_find(id);
+    if (!s)
+        kscope__fail(KSCOPE_ENOSESSION,
+                     "Session has not been initialized: %d (never started, or finalized)", id);
+    return s;
 }
 
 static int check_opts(const kscope_session_opts *o, int *trace, int *python, int *periodic)
@@ -205,6 +218,7 @@ static int start_locked(const kscope_session_opts *o)
     pthread_mutex_lock(&s->lock);
     __atomic_fetch_add(&s->gen, 1, __ATOMIC_RELEASE); /* threads read it as they record */
     s->slot = slot;
+    s->id = next_id++;
     snprintf(s->name, sizeof s->name, "%s", name);
     s->trace = trace;
     s->python_ctx = python;
@@ -224,7 +238,7 @@ static int start_locked(const kscope_session_opts *o)
     kscope__gpu_attach(s, o->backend);
     set_active(s, 1);
     update_annotate();
-    return slot;
+    return s->id;
 }
 
 int kscope_start(const kscope_session_opts *opts)
@@ -233,7 +247,8 @@ int kscope_start(const kscope_session_opts *opts)
     kscope_profiling();
     kscope__clock_init();
     pthread_mutex_lock(&kscope__session_lock);
-    int rc = launcher_slot >= 0 ? launcher_slot : start_locked(opts ? opts : &defaults);
+    int rc = launcher_slot >= 0 ? kscope__sessions[launcher_slot].id
+                                : start_locked(opts ? opts : &defaults);
     pthread_mutex_unlock(&kscope__session_lock);
     return rc;
 }
@@ -573,9 +588,11 @@ void kscope_free(void *p)
 
 int64_t kscope_dropped(int session)
 {
-    if (session < 0 || session >= KSCOPE_MAX_SESSIONS)
-        return 0;
-    return __atomic_load_n(&kscope__sessions[session].dropped, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&kscope__session_lock);
+    kscope__session *s = session_find(session);
+    int64_t n = s ? __atomic_load_n(&s->dropped, __ATOMIC_RELAXED) : 0;
+    pthread_mutex_unlock(&kscope__session_lock);
+    return n;
 }
 
 /* ---------------------------------------------------------------- launcher */
@@ -586,9 +603,10 @@ int kscope__launcher_start(const kscope_session_opts *opts)
     kscope_profiling();
     kscope__clock_init();
     pthread_mutex_lock(&kscope__session_lock);
-    int rc = launcher_slot >= 0 ? launcher_slot : start_locked(opts ? opts : &defaults);
-    if (rc >= 0)
-        launcher_slot = rc;
+    int rc = launcher_slot >= 0 ? kscope__sessions[launcher_slot].id
+                                : start_locked(opts ? opts : &defaults);
+    if (rc >= 0 && launcher_slot < 0)
+        launcher_slot = session_find(rc)->slot;
     pthread_mutex_unlock(&kscope__session_lock);
     return rc;
 }
@@ -596,9 +614,9 @@ int kscope__launcher_start(const kscope_session_opts *opts)
 int kscope__launcher_session(void)
 {
     pthread_mutex_lock(&kscope__session_lock);
-    int s = launcher_slot;
+    int id = launcher_slot >= 0 ? kscope__sessions[launcher_slot].id : -1;
     pthread_mutex_unlock(&kscope__session_lock);
-    return s;
+    return id;
 }
 
 int kscope__launcher_finalize(void)
