@@ -194,7 +194,7 @@ KSCOPE_EXTERN int kscope_metric_int_vec(const char *name, const int64_t *values,
 KSCOPE_EXTERN int kscope_metric_double_vec(const char *name, const double *values, size_t n);
 
 /* A text value (copied) for a "(pty)" or "(exc)" metric: the last value
- * given wins. Any other metric refuses text with KSCOPE_EINVAL; a trace
+ * given wins. Any other metric refuses text with KSCOPE_EMETRICTYPE; a trace
  * session (data = "trace") refuses it with KSCOPE_ENOTSUP. */
 KSCOPE_EXTERN int kscope_metric_str(const char *name, const char *value);
 

@@ -339,6 +339,10 @@ typedef struct kscope__gpu_record {
  * a thread that never annotated; no thread state is made for it). */
 uint64_t kscope__current_ctx(void);
 
+/* Whether the calling thread's innermost scope is named `name` (so that a
+ * binding can check a named exit before it adds metrics to the scope). */
+int kscope__innermost_is(const char *name);
+
 /* Deliver one record (called from the backend's buffer thread). */
 void kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r);
 

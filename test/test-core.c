@@ -215,7 +215,7 @@ static void test_metric_text_and_per_node_types(void **state)
     assert_int_equal(kscope_metric_str("tag (exc)", "x"), 0);
     assert_int_equal(kscope_metric_double("owner (pty)", 1.0), KSCOPE_EMETRICTYPE);
     assert_non_null(strstr(kscope_last_error(), "current=std::string, new=double"));
-    assert_int_equal(kscope_metric_str("tokens", "many"), KSCOPE_EINVAL);
+    assert_int_equal(kscope_metric_str("tokens", "many"), KSCOPE_EMETRICTYPE);
     assert_non_null(strstr(kscope_last_error(), "only (pty) and (exc)"));
     assert_int_equal(kscope_metric_str("owner (pty)", NULL), KSCOPE_EINVAL);
     kscope_exit("a");

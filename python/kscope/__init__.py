@@ -58,9 +58,12 @@ launch_metadata = _kscope.launch_metadata
 color = _kscope.color
 now_ns = _kscope.now_ns
 last_error = _kscope.last_error
+SessionError = _kscope.SessionError
+MetricTypeError = _kscope.MetricTypeError
 
 __all__ = [
-    "DEFAULT_PROFILE_NAME", "Backend", "LaunchHook", "OneShotCapture", "ScopedFunction", "Trace",
+    "DEFAULT_PROFILE_NAME", "Backend", "LaunchHook", "MetricTypeError", "OneShotCapture",
+    "ScopedFunction", "SessionError", "Trace",
     "Tracer", "__version__", "activate", "add_metrics", "check_errors", "color", "context",
     "cpu", "cpu_timed_scope", "data", "gpu", "deactivate", "detect_backend",
     "ProfileBackend", "cuda_profiler_region", "default_profile_output", "maybe_reexec_under_nsys", "enter_scope", "enter_state",

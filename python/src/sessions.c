@@ -8,6 +8,7 @@
 #include "module.h"
 
 #include "format/format.h"
+#include "kscope-internal.h"
 
 /* ----------------------------------------------------------------- metrics */
 
@@ -59,7 +60,8 @@ static int add_vector_metric(const char *name, PyObject *seq)
 }
 
 /* Add one metric to the innermost scope. Accepts int, bool, float, list or
- * tuple of numbers, and anything with .item() (0-d tensors, numpy scalars). */
+ * tuple of numbers, str (for (pty) and (exc) metrics), and anything with
+ * .item() (0-d tensors, numpy scalars). */
 static int add_metric(PyObject *key, PyObject *value)
 {
     const char *name = utf8_of(key, "metric name");
@@ -75,6 +77,11 @@ static int add_metric(PyObject *key, PyObject *value)
         r = kscope_metric_int(name, v);
     } else if (PyFloat_Check(value)) {
         r = kscope_metric_double(name, PyFloat_AS_DOUBLE(value));
+    } else if (PyUnicode_Check(value)) {
+        const char *text = utf8_of(value, "metric value");
+        if (!text)
+            return -1;
+        r = kscope_metric_str(name, text);
     } else if (PyList_Check(value) || PyTuple_Check(value)) {
         PyObject *seq = PySequence_Fast(value, "metric vector");
         if (!seq)
@@ -95,8 +102,8 @@ static int add_metric(PyObject *key, PyObject *value)
         return rc;
     } else {
         PyErr_Format(PyExc_TypeError,
-                     "metric '%s' is %.100s; expected int, float, a list of numbers or a "
-                     "0-d tensor",
+                     "metric '%s' is %.100s; expected int, float, str, a list of numbers or "
+                     "a 0-d tensor",
                      name, Py_TYPE(value)->tp_name);
         return -1;
     }
@@ -332,21 +339,24 @@ static PyObject *fn_enter_scope(PyObject *m, PyObject *const *args, Py_ssize_t n
     return PyLong_FromLongLong(pushed ? id : -1);
 }
 
-/* exit_scope(name=None, *, triton_op=False) -> the id enter_scope gave.
- * A name that is not the innermost scope's raises ValueError naming both
- * and leaves the scope open. */
+/* exit_scope(name=None, *, triton_op=False, metrics=None) -> the id
+ * enter_scope gave. A name that is not the innermost scope's raises
+ * ValueError naming both and leaves the scope open; metrics land on the
+ * scope left (added just before it is left, once its name is checked). */
 static PyObject *fn_exit_scope(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                                PyObject *kwnames)
 {
     (void)m;
-    PyObject *triton_op = NULL;
+    PyObject *triton_op = NULL, *metrics = NULL;
     if (nargs > 1) {
         PyErr_Format(PyExc_TypeError,
                      "exit_scope() takes at most 1 positional argument (%zd given)", nargs);
         return NULL;
     }
-    if (kwnames && manual_kwargs(args + nargs, kwnames, &triton_op, NULL) < 0)
+    if (kwnames && manual_kwargs(args + nargs, kwnames, &triton_op, &metrics) < 0)
         return NULL;
+    if (metrics == Py_None)
+        metrics = NULL;
     const char *name = NULL;
     if (nargs == 1 && args[0] != Py_None && !(name = utf8_of(args[0], "scope name")))
         return NULL;
@@ -357,6 +367,12 @@ static PyObject *fn_exit_scope(PyObject *m, PyObject *const *args, Py_ssize_t na
         return NULL;
     }
     int64_t id = manual.id[manual.n - 1];
+    if (id && metrics) {
+        if (name && !kscope__innermost_is(name))
+            return raise_rc(kscope_exit(name)); /* the mismatch, named */
+        if (add_metrics_dict(metrics) < 0)
+            return NULL;
+    }
     if (id) {
         int rc = kscope_exit(name);
         if (rc < 0)
@@ -511,7 +527,7 @@ PyMethodDef session_functions[] = {
     {"enter_scope", (PyCFunction)(void (*)(void))fn_enter_scope, METH_FASTCALL | METH_KEYWORDS,
      "enter_scope(name, *, triton_op=False, metrics=None) -> id (-1: not recorded)"},
     {"exit_scope", (PyCFunction)(void (*)(void))fn_exit_scope, METH_FASTCALL | METH_KEYWORDS,
-     "exit_scope(name=None, *, triton_op=False) -> id of the scope left"},
+     "exit_scope(name=None, *, triton_op=False, metrics=None) -> id of the scope left"},
     {"add_metrics", fn_add_metrics, METH_O, "add_metrics(dict): on the innermost scope"},
     {"state_enter", fn_state_enter, METH_O, "state_enter(name)"},
     {"state_exit", fn_state_exit, METH_NOARGS, "state_exit()"},

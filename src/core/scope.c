@@ -259,6 +259,12 @@ static int top_is(kscope__thread *t, const char *name, uint32_t id)
     return !name || strcmp(kscope__name(top), name) == 0;
 }
 
+int kscope__innermost_is(const char *name)
+{
+    kscope__thread *t = kscope__tls;
+    return t && name && top_is(t, name, 0);
+}
+
 int kscope_exit(const char *name)
 {
     if (UNLIKELY(name && !*name))
@@ -490,7 +496,7 @@ static void trace_metric(kscope__thread *t, int s, const kscope__metric_def *def
 static int check_text(const char *name, const kscope__metric_def *def, uint32_t trace_mask)
 {
     if (def->kind == KSCOPE__MK_INC)
-        return kscope__fail(KSCOPE_EINVAL,
+        return kscope__fail(KSCOPE_EMETRICTYPE,
                             "metric '%s' is text; only (pty) and (exc) metrics hold text", name);
     if (trace_mask & atomic_load(&kscope__g.active_mask))
         return kscope__fail(KSCOPE_ENOTSUP,
