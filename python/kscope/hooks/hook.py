@@ -109,7 +109,7 @@ class HookManager:
     @classmethod
     def register(cls, hook, session):
         """Session `session` wants `hook` (active)."""
-        if cls.peer is None and not cls.active_hooks:
+        if cls.peer is None and not cls.session_hooks:
             cls.peer = peer_manager()
         if cls.peer is not None:
             cls.peer.register(hook, session)
@@ -172,7 +172,7 @@ class HookManager:
             if not any(hooks.get(hook) for hooks in cls.session_hooks.values()):
                 hook.deactivate()
                 cls.active_hooks.remove(hook)
-        if not cls.active_hooks:
+        if not cls.session_hooks:
             cls.peer = None
 
     @classmethod
