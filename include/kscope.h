@@ -184,6 +184,35 @@ KSCOPE_EXTERN int kscope_exit_loc(kscope_loc *loc);
 /* Depth of the calling thread's scope stack. */
 KSCOPE_EXTERN int kscope_depth(void);
 
+/* An async scope: one call of a scope whose work runs in steps that other
+ * work interleaves with on the same thread (a coroutine, from its first
+ * resume to its end). Its node is a child of the scope innermost at begin;
+ * it counts one call and the time from begin to end. Between resume and
+ * suspend (one step) it is the calling thread's innermost scope, so scopes,
+ * kernels and metrics of the step land under it; a trace shows each step as
+ * a slice on the thread that ran it. Caller-owned; kscope fills it. */
+typedef struct kscope_async {
+    void *node;     /* kscope's: NULL when begin recorded nothing */
+    void *thread;   /* kscope's: the thread whose stack holds the open step */
+    uint64_t start; /* ticks at begin */
+    uint32_t name;  /* kscope's */
+    uint32_t flags; /* KSCOPE_CPU_TIMED */
+    uint32_t color;
+    int open; /* a step is open */
+} kscope_async;
+
+/* Begin: counts the call. 0, 1 when nothing is recorded (no session,
+ * profiling off: the other calls then do nothing), or an error. */
+KSCOPE_EXTERN int kscope_async_begin(kscope_async *a, const char *name, uint32_t color,
+                                     uint32_t flags);
+/* Open a step on the calling thread (a resume): pushes the scope. */
+KSCOPE_EXTERN int kscope_async_resume(kscope_async *a);
+/* Close the open step (a suspension). KSCOPE_EMISMATCH, leaving the stack
+ * as it is, when another scope opened in the step is still open above it. */
+KSCOPE_EXTERN int kscope_async_suspend(kscope_async *a);
+/* End: closes an open step and adds the time since begin. */
+KSCOPE_EXTERN int kscope_async_end(kscope_async *a);
+
 /* Metrics on the calling thread's innermost scope (ROOT when none).
  * Suffixes: "(inc)" (default) rolls up to parents, "(exc)" stays on the
  * node, "(pty)" is a property (last value wins). A name keeps one type per

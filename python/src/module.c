@@ -170,7 +170,7 @@ static int module_exec(PyObject *m)
 {
     module_state *st = PyModule_GetState(m);
     if (errors_exec(m) < 0 || scopes_exec(m, st) < 0 || tracer_exec(m, st) < 0 ||
-        diag_exec(m, st) < 0)
+        async_exec(m, st) < 0 || diag_exec(m, st) < 0)
         return -1;
     if (PyModule_AddFunctions(m, session_functions) < 0 ||
         PyModule_AddFunctions(m, hook_functions) < 0 ||
@@ -198,6 +198,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->trace_type);
     Py_VISIT(st->scoped_fn_type);
     Py_VISIT(st->tracer_type);
+    Py_VISIT(st->async_type);
     Py_VISIT(st->method_type);
     Py_VISIT(st->cpu_procs_type);
     Py_VISIT(st->recorder_type);
@@ -218,6 +219,7 @@ static int module_clear(PyObject *m)
     Py_CLEAR(st->trace_type);
     Py_CLEAR(st->scoped_fn_type);
     Py_CLEAR(st->tracer_type);
+    Py_CLEAR(st->async_type);
     Py_CLEAR(st->method_type);
     Py_CLEAR(st->cpu_procs_type);
     Py_CLEAR(st->recorder_type);

@@ -116,20 +116,15 @@ uint64_t kscope__current_ctx(void)
     return (uint64_t)(uintptr_t)gpu_ctx_node(t, t->stack[t->depth].node);
 }
 
-static int push(kscope__thread *t, uint32_t name, uint32_t flags, uint32_t color)
+/* Frame flag of an async scope's step (kscope_async_resume): it counts no
+ * call and adds no time (kscope_async_begin and _end do). */
+#define STEP (1u << 31)
+
+/* Push node n (named `name`) as the thread's innermost frame. */
+static inline int push_node(kscope__thread *t, kscope__node *n, uint32_t name, uint32_t flags,
+                            uint32_t color)
 {
     int d = t->depth;
-    if (UNLIKELY(d >= KSCOPE__STACK_MAX))
-        return kscope__fail(KSCOPE_EDEPTH, "scope '%s' would nest deeper than %d levels",
-                            kscope__name(name), KSCOPE__STACK_MAX);
-    kscope__frame *pf = &t->stack[d];
-    kscope__node *n = pf->hint;
-    if (UNLIKELY(!n || n->name != name || n->parent != pf->node)) {
-        n = kscope__node_child(t, pf->node, name, KSCOPE__NODE_SCOPE);
-        if (UNLIKELY(!n))
-            return KSCOPE_ENOMEM;
-        pf->hint = n;
-    }
     uint64_t now = kscope__ticks();
     kscope__frame *f = &t->stack[d + 1];
     KSCOPE__STORE_RELAXED(&f->node, n); /* finalize may read open frames */
@@ -144,13 +139,30 @@ static int push(kscope__thread *t, uint32_t name, uint32_t flags, uint32_t color
         mask &= mask - 1;
         if (trace & (1u << s))
             ev_append(t, s, KSCOPE__EV_BEGIN, name, now, 0);
-        else
+        else if (!(flags & STEP))
             stat_add(&n->stats[s].calls, 1);
     }
     if (UNLIKELY(atomic_load_explicit(&kscope__g.level, memory_order_relaxed) ==
                  KSCOPE_PROFILING_DETAILED))
         kscope__range_push(kscope__name(name), color);
     return 0;
+}
+
+static int push(kscope__thread *t, uint32_t name, uint32_t flags, uint32_t color)
+{
+    int d = t->depth;
+    if (UNLIKELY(d >= KSCOPE__STACK_MAX))
+        return kscope__fail(KSCOPE_EDEPTH, "scope '%s' would nest deeper than %d levels",
+                            kscope__name(name), KSCOPE__STACK_MAX);
+    kscope__frame *pf = &t->stack[d];
+    kscope__node *n = pf->hint;
+    if (UNLIKELY(!n || n->name != name || n->parent != pf->node)) {
+        n = kscope__node_child(t, pf->node, name, KSCOPE__NODE_SCOPE);
+        if (UNLIKELY(!n))
+            return KSCOPE_ENOMEM;
+        pf->hint = n;
+    }
+    return push_node(t, n, name, flags, color);
 }
 
 static void pop(kscope__thread *t)
@@ -167,6 +179,8 @@ static void pop(kscope__thread *t)
             ev_append(t, s, KSCOPE__EV_END, f->name, now, 0);
             continue;
         }
+        if (UNLIKELY(f->flags & STEP))
+            continue; /* an async scope's step: its time is added at its end */
         uint64_t act = atomic_load_explicit(&kscope__act_ticks[s], memory_order_relaxed);
         uint64_t dt = now - (f->start > act ? f->start : act);
         stat_add(&n->stats[s].ticks, dt);
@@ -293,6 +307,126 @@ int kscope_depth(void)
 {
     kscope__thread *t = kscope__thread_get();
     return t ? t->depth : 0;
+}
+
+/* ------------------------------------------------------------ async scopes */
+
+int kscope_async_begin(kscope_async *a, const char *name, uint32_t color, uint32_t flags)
+{
+    if (UNLIKELY(!a))
+        return kscope__fail(KSCOPE_EINVAL, "async scope is NULL");
+    memset(a, 0, sizeof *a);
+    if (UNLIKELY(!name || !*name))
+        return check_name(name, "scope");
+    if (!annotating())
+        return 1;
+    kscope__thread *t = kscope__thread_get();
+    if (UNLIKELY(!t))
+        return KSCOPE_ENOMEM;
+    uint32_t id = name_id(t, name);
+    if (UNLIKELY(!id))
+        return kscope__fail(KSCOPE_ENOMEM, "out of memory interning '%s'", name);
+    kscope__node *n = kscope__node_child(t, t->stack[t->depth].node, id, KSCOPE__NODE_SCOPE);
+    if (UNLIKELY(!n))
+        return KSCOPE_ENOMEM;
+    uint32_t mask = atomic_load(&kscope__g.active_mask) & ~atomic_load(&kscope__trace_mask);
+    while (mask) {
+        int s = __builtin_ctz(mask);
+        mask &= mask - 1;
+        stat_add(&n->stats[s].calls, 1);
+    }
+    a->node = n;
+    a->name = id;
+    a->color = color;
+    a->flags = flags & KSCOPE_CPU_TIMED;
+    a->start = kscope__ticks();
+    return 0;
+}
+
+int kscope_async_resume(kscope_async *a)
+{
+    if (UNLIKELY(!a))
+        return kscope__fail(KSCOPE_EINVAL, "async scope is NULL");
+    if (!a->node)
+        return 1;
+    if (a->open)
+        return kscope__fail(KSCOPE_ESTATE, "async scope '%s' resumed while a step is open",
+                            kscope__name(a->name));
+    kscope__thread *t = kscope__thread_get();
+    if (UNLIKELY(!t))
+        return KSCOPE_ENOMEM;
+    if (UNLIKELY(t->depth >= KSCOPE__STACK_MAX))
+        return kscope__fail(KSCOPE_EDEPTH, "scope '%s' would nest deeper than %d levels",
+                            kscope__name(a->name), KSCOPE__STACK_MAX);
+    kscope__node *n = a->node;
+    if (UNLIKELY(n->owner != t)) {
+        /* Resumed on another thread: only the owner adds children to its
+         * nodes, so the step runs under a node of this thread's own. */
+        n = kscope__node_child(t, t->stack[t->depth].node, a->name, KSCOPE__NODE_SCOPE);
+        if (!n)
+            return KSCOPE_ENOMEM;
+    }
+    int rc = push_node(t, n, a->name, a->flags | STEP, a->color);
+    if (rc == 0) {
+        a->open = 1;
+        a->thread = t;
+    }
+    return rc;
+}
+
+int kscope_async_suspend(kscope_async *a)
+{
+    if (UNLIKELY(!a))
+        return kscope__fail(KSCOPE_EINVAL, "async scope is NULL");
+    if (!a->open)
+        return 1;
+    kscope__thread *t = kscope__thread_get();
+    if (UNLIKELY(t != a->thread))
+        return kscope__fail(KSCOPE_ESTATE, "async scope '%s' suspended on another thread",
+                            kscope__name(a->name));
+    kscope__frame *f = &t->stack[t->depth];
+    if (t->depth == 0 || !(f->flags & STEP) || f->name != a->name)
+        return kscope__fail(KSCOPE_EMISMATCH,
+                            "async scope '%s' suspended while scope '%s' opened in its step is "
+                            "still open",
+                            kscope__name(a->name), t->depth ? kscope__name(f->name) : "ROOT");
+    pop(t);
+    a->open = 0;
+    return 0;
+}
+
+int kscope_async_end(kscope_async *a)
+{
+    if (UNLIKELY(!a))
+        return kscope__fail(KSCOPE_EINVAL, "async scope is NULL");
+    if (!a->node)
+        return 1;
+    int rc = kscope_async_suspend(a);
+    if (rc < 0)
+        return rc;
+    kscope__node *n = a->node;
+    uint64_t now = kscope__ticks();
+    uint32_t mask = atomic_load(&kscope__g.active_mask) & ~atomic_load(&kscope__trace_mask);
+    /* Another thread may own n: add atomically (an owner's own adds are
+     * plain; the race is left to coroutines that move between threads). */
+    int own = n->owner == kscope__tls;
+    while (mask) {
+        int s = __builtin_ctz(mask);
+        mask &= mask - 1;
+        uint64_t act = atomic_load_explicit(&kscope__act_ticks[s], memory_order_relaxed);
+        uint64_t dt = now - (a->start > act ? a->start : act);
+        if (own) {
+            stat_add(&n->stats[s].ticks, dt);
+            if (a->flags & KSCOPE_CPU_TIMED)
+                stat_add(&n->stats[s].cpu_ticks, dt);
+        } else {
+            atomic_fetch_add_explicit(&n->stats[s].ticks, dt, memory_order_relaxed);
+            if (a->flags & KSCOPE_CPU_TIMED)
+                atomic_fetch_add_explicit(&n->stats[s].cpu_ticks, dt, memory_order_relaxed);
+        }
+    }
+    a->node = NULL;
+    return 0;
 }
 
 /* The common start of a named annotation (state, mark): 1 when nothing is
