@@ -115,7 +115,7 @@ typedef struct kscope_session_opts {
     const char *context; /* "shadow" (default) or "python" (bindings) */
     const char *data;    /* "tree" (default) or "trace" */
     const char *backend; /* NULL (auto), "cupti" or "none" */
-    const char *mode;    /* NULL or "periodic_flushing" */
+    const char *mode;    /* NULL, "periodic_flushing" or "periodic_flushing:format=<name>" */
 } kscope_session_opts;
 
 /* Start a session and activate it. opts may be NULL (all defaults).
@@ -143,6 +143,31 @@ KSCOPE_EXTERN int kscope_output_path(int session, const char *format, char *buf,
 /* Serialise a live session without ending it. On success *out is a buffer
  * allocated by kscope (free with kscope_free) of *len bytes. */
 KSCOPE_EXTERN int kscope_data(int session, const char *format, char **out, size_t *len);
+
+/* Phases (Proton's data phases): a session's data is cut into phases,
+ * numbered from 0. The current phase is the live data; advancing completes
+ * it (waiting for the GPU records of work launched so far, as
+ * kscope_deactivate with flushing does), keeps it and starts the next one
+ * empty. A session in periodic flushing mode writes each completed phase
+ * to "<name>.part_<N>.<ext>" at once instead of keeping it. kscope_finalize
+ * writes a session past phase 0 as one part file per phase kept and one
+ * for the current phase. */
+
+/* Complete the current phase; returns the new phase's number. */
+KSCOPE_EXTERN int kscope_advance_phase(int session);
+
+/* 1 when phase `phase` is complete (all its records arrived) and still
+ * held or written, 0 when not (the current phase, or a cleared one). */
+KSCOPE_EXTERN int kscope_phase_complete(int session, int phase);
+
+/* Drop the data of phase `phase` (up_to != 0: of phases 0..phase). The
+ * current phase, when cleared, goes on recording from empty. */
+KSCOPE_EXTERN int kscope_clear_phase(int session, int phase, int up_to);
+
+/* kscope_data of one phase: the current one, or a completed one still
+ * held (KSCOPE_ESTATE once cleared or written to its part file). */
+KSCOPE_EXTERN int kscope_data_phase(int session, int phase, const char *format, char **out,
+                                    size_t *len);
 
 /* Free memory returned by kscope. */
 KSCOPE_EXTERN void kscope_free(void *p);
@@ -228,7 +253,8 @@ KSCOPE_EXTERN int kscope_metric_double_vec(const char *name, const double *value
 KSCOPE_EXTERN int kscope_metric_str(const char *name, const char *value);
 
 /* States: at most one per thread (innermost wins); shown as the frame
- * directly above whatever is recorded under it (kernels, copies, marks). */
+ * directly above whatever is recorded under it (kernels, copies, marks,
+ * metrics), as Proton places them. */
 KSCOPE_EXTERN int kscope_state_enter(const char *name);
 KSCOPE_EXTERN int kscope_state_exit(void);
 

@@ -46,17 +46,34 @@ typedef struct kscope__gpu_ev {
     uint32_t src_device, dst_device; /* differ for peer copies only */
 } kscope__gpu_ev;
 
+/* A completed phase of a session (phase.c): its data as it was when the
+ * phase ended, until cleared or written (periodic flushing). */
+typedef enum {
+    KSCOPE__PHASE_KEPT,
+    KSCOPE__PHASE_WRITTEN,
+    KSCOPE__PHASE_CLEARED
+} kscope__phase_state;
+typedef struct kscope__phase {
+    kscope__phase_state state;
+    kscope__ptree *tree; /* tree sessions */
+    char *trace;         /* trace sessions: the Chrome trace */
+    size_t trace_len;
+} kscope__phase;
+
 typedef struct kscope__session {
     int in_use;
     int slot;
     int id;       /* the public session id: never reused within a process */
     uint32_t gen; /* bumped at each start in this slot */
     char name[1024];
-    int trace;      /* data = trace */
-    int python_ctx; /* context = python */
-    int periodic;   /* mode = periodic_flushing */
-    int phase;      /* next part number (periodic) */
-    int gpu;        /* the GPU backend was started for it */
+    int trace;                                /* data = trace */
+    int python_ctx;                           /* context = python */
+    int periodic;                             /* mode = periodic_flushing */
+    const struct kscope__format *part_format; /* periodic_flushing:format=...; NULL: by data */
+    int phase;                                /* the current phase (0 until advanced) */
+    kscope__phase *phases;                    /* the completed phases [0, phase) */
+    size_t capphases;
+    int gpu; /* the GPU backend was started for it */
     int active;
     uint64_t start_ns;
     pthread_mutex_t lock; /* everything below */
@@ -120,6 +137,31 @@ typedef struct kscope__trace_args {
     uint64_t now_ticks;
 } kscope__trace_args;
 int kscope__trace_source(void *source_arg, kscope__tev_fn fn, void *fn_arg);
+
+/* What session.c shares with phase.c (callers hold kscope__session_lock):
+ * the started session with public id `id` (NULL, failing, when none); the
+ * format to write (`name`, or the session's default); a serialization of
+ * the session's current data; the path of phase `phase` in a format. */
+kscope__session *kscope__session_get(int id);
+int kscope__session_format(kscope__session *s, const char *name, const struct kscope__format **out);
+int kscope__session_serialize(kscope__session *s, const struct kscope__format *f, char **out,
+                              size_t *len);
+int kscope__session_path(kscope__session *s, const struct kscope__format *f, int phase, char *buf,
+                         size_t size);
+
+/* Phases (phase.c). Complete the current phase (its GPU records flushed),
+ * keep it (or write it: periodic flushing) and start the next one empty;
+ * returns the new phase. */
+int kscope__phase_advance(kscope__session *s);
+/* Write every kept phase to its part file in format f (finalize). */
+int kscope__phase_write_kept(kscope__session *s, const struct kscope__format *f);
+/* Free what the session keeps of its phases (it ends). */
+void kscope__phase_free(kscope__session *s);
+/* Drop the current phase's data and go on recording into it. */
+void kscope__phase_reset_current(kscope__session *s);
+
+/* Write a whole profile to path, atomically (output.c). */
+int kscope__write_profile(const char *path, const char *buf, size_t len);
 
 /* Zero slot s on every node and drop its events (a new session starts). */
 void kscope__reset_slot(int slot);

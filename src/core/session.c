@@ -110,7 +110,7 @@ static kscope__session *session_find(int id)
 }
 
 /* session_find, failing with Proton's words when there is none. */
-static kscope__session *session_get(int id)
+kscope__session *kscope__session_get(int id)
 {
     kscope__session *s = session_find(id);
     if (!s)
@@ -119,9 +119,39 @@ static kscope__session *session_get(int id)
     return s;
 }
 
-static int check_opts(const kscope_session_opts *o, int *trace, int *python, int *periodic)
+/* "periodic_flushing" or "periodic_flushing:format=<name>" (Proton's mode
+ * string): 1 with *part set (NULL: the session's default), or an error. */
+static int periodic_mode(const char *mode, int trace, const kscope__format **part)
+{
+    static const char word[] = "periodic_flushing";
+    *part = NULL;
+    if (strncmp(mode, word, sizeof word - 1) != 0 ||
+        (mode[sizeof word - 1] && mode[sizeof word - 1] != ':'))
+        return kscope__fail(KSCOPE_EINVAL,
+                            "mode '%s' is not periodic_flushing[:format=hatchet|hatchet_msgpack|"
+                            "chrome_trace]",
+                            mode);
+    const char *opt = mode[sizeof word - 1] ? mode + sizeof word : "";
+    if (!*opt)
+        return 1;
+    if (strncmp(opt, "format=", 7) != 0)
+        return kscope__fail(KSCOPE_EINVAL, "mode '%s': unsupported option '%s' (only format=)",
+                            mode, opt);
+    const kscope__format *f = kscope__format_by_name(opt + 7);
+    if (!f)
+        return kscope__fail(KSCOPE_EFORMAT, "mode '%s': unsupported format '%s'", mode, opt + 7);
+    if ((f->kind == KSCOPE__KIND_TRACE) != trace)
+        return kscope__fail(KSCOPE_EFORMAT, "mode '%s': format '%s' needs data=%s", mode, f->name,
+                            trace ? "tree" : "trace");
+    *part = f;
+    return 1;
+}
+
+static int check_opts(const kscope_session_opts *o, int *trace, int *python, int *periodic,
+                      const kscope__format **part)
 {
     *trace = *python = *periodic = 0;
+    *part = NULL;
     if (o->data && strcmp(o->data, "trace") == 0)
         *trace = 1;
     else if (o->data && strcmp(o->data, "tree") != 0)
@@ -133,8 +163,9 @@ static int check_opts(const kscope_session_opts *o, int *trace, int *python, int
     if (kscope__backend_check(o->backend) != 0)
         return KSCOPE_EBACKEND;
     if (o->mode && *o->mode) {
-        if (strcmp(o->mode, "periodic_flushing") != 0)
-            return kscope__fail(KSCOPE_EINVAL, "mode '%s' is not periodic_flushing", o->mode);
+        int rc = periodic_mode(o->mode, *trace, part);
+        if (rc < 0)
+            return rc;
         *periodic = 1;
     }
     if (o->name && !*o->name)
@@ -199,7 +230,8 @@ static void set_active(kscope__session *s, int on)
 static int start_locked(const kscope_session_opts *o)
 {
     int trace, python, periodic, rc;
-    if ((rc = check_opts(o, &trace, &python, &periodic)) != 0)
+    const kscope__format *part;
+    if ((rc = check_opts(o, &trace, &python, &periodic, &part)) != 0)
         return rc;
     const char *name = o->name ? o->name : "kscope";
     if ((rc = check_writable(name)) != 0)
@@ -223,6 +255,7 @@ static int start_locked(const kscope_session_opts *o)
     s->trace = trace;
     s->python_ctx = python;
     s->periodic = periodic;
+    s->part_format = part;
     s->phase = 0;
     s->niv = s->nmtypes = s->ngev = 0;
     s->dropped = 0;
@@ -265,7 +298,7 @@ static int for_sessions(int id, int (*fn)(kscope__session *, const void *), cons
                 rc = rc ? rc : r;
             }
     } else {
-        kscope__session *s = session_get(id);
+        kscope__session *s = kscope__session_get(id);
         rc = s ? fn(s, arg) : KSCOPE_ENOSESSION;
     }
     pthread_mutex_unlock(&kscope__session_lock);
@@ -288,8 +321,6 @@ int kscope_activate(int session)
     return for_sessions(session, activate_one, NULL);
 }
 
-static int write_phase(kscope__session *s);
-
 static int deactivate_one(kscope__session *s, const void *flushing)
 {
     if (s->active) {
@@ -297,8 +328,10 @@ static int deactivate_one(kscope__session *s, const void *flushing)
         interval_close(s, kscope_now_ns());
     }
     kscope__gpu_flush(s);
-    if (*(const int *)flushing && s->periodic)
-        return write_phase(s);
+    if (*(const int *)flushing && s->periodic) {
+        int rc = kscope__phase_advance(s);
+        return rc < 0 ? rc : 0;
+    }
     return 0;
 }
 
@@ -311,11 +344,12 @@ int kscope_deactivate(int session, int flushing)
 
 /* The format to write: the one asked for, or the default for what the
  * session records; it must hold what the session records. */
-static int output_format(kscope__session *s, const char *name, const kscope__format **out)
+int kscope__session_format(kscope__session *s, const char *name, const kscope__format **out)
 {
     kscope__format_kind kind = s->trace ? KSCOPE__KIND_TRACE : KSCOPE__KIND_TREE;
-    const kscope__format *f =
-        name && *name ? kscope__format_by_name(name) : kscope__format_default(kind);
+    const kscope__format *f = name && *name    ? kscope__format_by_name(name)
+                              : s->part_format ? s->part_format
+                                               : kscope__format_default(kind);
     if (!f) {
         char names[128];
         return kscope__fail(KSCOPE_EFORMAT, "format '%s' is not %s", name,
@@ -329,7 +363,7 @@ static int output_format(kscope__session *s, const char *name, const kscope__for
     return 0;
 }
 
-static int serialize(kscope__session *s, const kscope__format *f, char **out, size_t *len)
+int kscope__session_serialize(kscope__session *s, const kscope__format *f, char **out, size_t *len)
 {
     uint64_t now = kscope__ticks();
     if (f->write_trace) {
@@ -345,148 +379,38 @@ static int serialize(kscope__session *s, const kscope__format *f, char **out, si
     return rc;
 }
 
-static int io_error(const char *path, int err)
-{
-    int code = err == ENOSPC || err == EDQUOT                  ? KSCOPE_ENOSPC
-               : err == EACCES || err == EPERM || err == EROFS ? KSCOPE_EACCES
-                                                               : KSCOPE_EIO;
-    return kscope__fail(code, "cannot write profile '%s': %s", path, strerror(err));
-}
-
-/* Write all of buf to fd: 0 or an errno (a short write is a full disk). */
-static int write_all(int fd, const char *buf, size_t len)
-{
-    size_t off = 0;
-    while (off < len) {
-        ssize_t n = write(fd, buf + off, len - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return n < 0 ? errno : ENOSPC;
-        off += (size_t)n;
-    }
-    return 0;
-}
-
-/* A target that is not a regular file (a device, a FIFO) cannot be replaced
- * by renaming: it is written in place, as the user pointed it there. */
-static int write_in_place(const char *path, const char *buf, size_t len)
-{
-    int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0)
-        return io_error(path, errno);
-    int err = write_all(fd, buf, len);
-    if (close(fd) != 0 && err == 0)
-        err = errno;
-    return err ? io_error(path, err) : 0;
-}
-
-/* Make a rename into dir durable; best effort (some file systems refuse). */
-static void sync_dir_of(const char *file)
-{
-    char *copy = strdup(file);
-    if (!copy)
-        return;
-    int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-    free(copy);
-}
-
-/* Write buf to a new file beside target, flush it to disk and rename it over
- * target: readers see the old profile or the new one, never half of one. On
- * any failure the temporary file is removed and target is left as it was. */
-static int write_replacing(const char *path, const char *target, const char *buf, size_t len)
-{
-    static _Atomic unsigned serial;
-    size_t tl = strlen(target) + 48;
-    char *tmp = malloc(tl);
-    if (!tmp)
-        return kscope__fail(KSCOPE_ENOMEM, "out of memory writing profile '%s'", path);
-    snprintf(tmp, tl, "%s.tmp.%ld.%u", target, (long)getpid(), atomic_fetch_add(&serial, 1));
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    int err = fd < 0 ? errno : write_all(fd, buf, len);
-    if (fd >= 0 && err == 0 && fsync(fd) != 0)
-        err = errno;
-    if (fd >= 0 && close(fd) != 0 && err == 0)
-        err = errno;
-    if (err == 0 && rename(tmp, target) != 0)
-        err = errno;
-    if (err && fd >= 0)
-        unlink(tmp);
-    if (err == 0)
-        sync_dir_of(target);
-    free(tmp);
-    return err ? io_error(path, err) : 0;
-}
-
-/* What the symbolic link at path names (its folder prepended to a relative
- * name), malloc'd; NULL when it cannot be read. The file need not exist. */
-static char *link_target(const char *path)
-{
-    char name[4096];
-    ssize_t n = readlink(path, name, sizeof name - 1);
-    if (n <= 0)
-        return NULL;
-    name[n] = '\0';
-    char *dir = strdup(path);
-    size_t size = strlen(path) + (size_t)n + 2;
-    char *out = dir ? malloc(size) : NULL;
-    if (out && name[0] == '/')
-        snprintf(out, size, "%s", name);
-    else if (out)
-        snprintf(out, size, "%s/%s", dirname(dir), name);
-    free(dir);
-    return out;
-}
-
-/* Write a whole profile to path. A symbolic link at path is followed, so the
- * link stays and the file it names is replaced. */
-static int write_file(const char *path, const char *buf, size_t len)
-{
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        return write_in_place(path, buf, len);
-    char *real = NULL;
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
-        real = link_target(path);
-    int rc = write_replacing(path, real ? real : path, buf, len);
-    free(real);
-    return rc;
-}
-
 static int write_output(kscope__session *s, const kscope__format *format, const char *path)
 {
     char *buf = NULL;
     size_t len = 0;
-    int rc = serialize(s, format, &buf, &len);
+    int rc = kscope__session_serialize(s, format, &buf, &len);
     if (rc == 0)
-        rc = write_file(path, buf, len);
+        rc = kscope__write_profile(path, buf, len);
     free(buf);
     return rc;
 }
 
-/* "<name>.<ext>", or "<name>.part_<N>.<ext>" in periodic flushing mode.
+/* "<name>.<ext>", or "<name>.part_<N>.<ext>" for phase N of a session in
+ * periodic flushing mode or past its first phase (Proton's names).
  * Returns the length snprintf reports. */
-static int path_of(kscope__session *s, const kscope__format *format, char *buf, size_t size)
+int kscope__session_path(kscope__session *s, const kscope__format *format, int phase, char *buf,
+                         size_t size)
 {
     char ext[32];
     kscope__format_ext(format, ext, sizeof ext);
-    if (s->periodic)
-        return snprintf(buf, size, "%s.part_%d%s", s->name, s->phase, ext);
+    if (s->periodic || s->phase > 0)
+        return snprintf(buf, size, "%s.part_%d%s", s->name, phase, ext);
     return snprintf(buf, size, "%s%s", s->name, ext);
 }
 
 int kscope_output_path(int session, const char *format, char *buf, size_t size)
 {
     pthread_mutex_lock(&kscope__session_lock);
-    kscope__session *s = session_get(session);
+    kscope__session *s = kscope__session_get(session);
     const kscope__format *f = NULL;
-    int rc = s ? output_format(s, format, &f) : KSCOPE_ENOSESSION;
+    int rc = s ? kscope__session_format(s, format, &f) : KSCOPE_ENOSESSION;
     if (rc == 0) {
-        rc = path_of(s, f, buf, size);
+        rc = kscope__session_path(s, f, s->phase, buf, size);
         if (buf == NULL || (size_t)rc >= size)
             rc = size == 0 ? rc : kscope__fail(KSCOPE_EINVAL, "path buffer too small");
     }
@@ -494,29 +418,9 @@ int kscope_output_path(int session, const char *format, char *buf, size_t size)
     return rc;
 }
 
-/* Periodic flushing: write what was recorded since the last phase to
- * <name>.part_<N>.<ext>, then start the next phase empty. */
-static int write_phase(kscope__session *s)
-{
-    const kscope__format *format = NULL;
-    char path[1100];
-    int rc = output_format(s, NULL, &format);
-    if (rc)
-        return rc;
-    path_of(s, format, path, sizeof path);
-    if ((rc = write_output(s, format, path)) != 0)
-        return rc;
-    s->phase++;
-    pthread_mutex_lock(&s->lock);
-    kscope__reset_slot(s->slot);
-    __atomic_fetch_add(&s->gen, 1, __ATOMIC_RELEASE); /* threads read it as they record */
-    s->ngev = 0;
-    pthread_mutex_unlock(&s->lock);
-    return 0;
-}
-
 static void release(kscope__session *s)
 {
+    kscope__phase_free(s);
     kscope__gpu_detach(s);
     s->in_use = 0;
     atomic_fetch_and(&kscope__trace_mask, ~(1u << s->slot));
@@ -527,7 +431,7 @@ static int finalize_one(kscope__session *s, const void *requested)
 {
     const kscope__format *format = NULL;
     char path[1100];
-    int rc = output_format(s, requested, &format);
+    int rc = kscope__session_format(s, requested, &format);
     if (rc)
         return rc;
     int was_active = s->active;
@@ -536,8 +440,9 @@ static int finalize_one(kscope__session *s, const void *requested)
         interval_close(s, kscope_now_ns());
     }
     kscope__gpu_flush(s);
-    path_of(s, format, path, sizeof path);
-    if ((rc = write_output(s, format, path)) != 0) {
+    kscope__session_path(s, format, s->phase, path, sizeof path);
+    if ((rc = kscope__phase_write_kept(s, format)) != 0 ||
+        (rc = write_output(s, format, path)) != 0) {
         /* Keep the session as it was: the caller may retry elsewhere. */
         if (was_active && interval_open(s, kscope_now_ns()) == 0)
             set_active(s, 1);
@@ -570,12 +475,12 @@ int kscope_data(int session, const char *format, char **out, size_t *len)
     *out = NULL;
     *len = 0;
     pthread_mutex_lock(&kscope__session_lock);
-    kscope__session *s = session_get(session);
+    kscope__session *s = kscope__session_get(session);
     const kscope__format *f = NULL;
-    int rc = s ? output_format(s, format, &f) : KSCOPE_ENOSESSION;
+    int rc = s ? kscope__session_format(s, format, &f) : KSCOPE_ENOSESSION;
     if (rc == 0) {
         kscope__gpu_flush(s);
-        rc = serialize(s, f, out, len);
+        rc = kscope__session_serialize(s, f, out, len);
     }
     pthread_mutex_unlock(&kscope__session_lock);
     return rc;
