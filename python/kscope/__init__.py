@@ -46,7 +46,7 @@ from .tracing import (
     set_gpu_profiling_state,
     traced,
 )
-from . import cpu, data, gpu  # noqa: E402
+from . import cpu, data, gpu, hooks, mode  # noqa: E402
 from .report import report_html  # noqa: E402
 
 _kscope._configure(_wrap.decorate, context.frame_skip_prefixes())
@@ -65,7 +65,7 @@ __all__ = [
     "DEFAULT_PROFILE_NAME", "Backend", "LaunchHook", "MetricTypeError", "OneShotCapture",
     "ScopedFunction", "SessionError", "Trace",
     "Tracer", "__version__", "activate", "add_metrics", "check_errors", "color", "context",
-    "cpu", "cpu_timed_scope", "data", "gpu", "deactivate", "detect_backend",
+    "cpu", "cpu_timed_scope", "data", "gpu", "deactivate", "detect_backend", "hooks", "mode",
     "ProfileBackend", "cuda_profiler_region", "default_profile_output", "maybe_reexec_under_nsys", "enter_scope", "enter_state",
     "exit_scope", "exit_state", "report_html", "finalize", "is_profiling_enabled", "last_error",
     "launch_metadata", "mark", "now_ns", "profile", "profiled_region", "profiling_level",

@@ -13,6 +13,7 @@ import sys
 from . import _kscope, context as _context
 from .flags import flags
 from .hooks import HookManager, LaunchHook, raise_pending, runtime_knobs
+from .mode import mode_string
 
 DEFAULT_PROFILE_NAME = "kscope"
 
@@ -48,8 +49,9 @@ def _launch_hook(hook):
 def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, hook=None):
     """Start a session writing to `name` (no extension; default "kscope")
     and return its id. context: "shadow" or "python"; data: "tree" or
-    "trace"; backend: None (auto), "cupti" or "none"; hook: None, "triton"
-    or a LaunchHook object. Returns None, starting nothing, when Triton's
+    "trace"; backend: None (auto), "cupti" or "none"; mode: None,
+    "periodic_flushing[:format=<format>]" or a kscope.mode object; hook:
+    None, "triton" or a LaunchHook object. Returns None, starting nothing, when Triton's
     knobs.proton.disable is set."""
     launch_hook = _launch_hook(hook)
     if flags.command_line:
@@ -59,6 +61,7 @@ def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, 
         return flags.command_line_session
     if proton_disabled():
         return None
+    mode = mode_string(mode)
     context = "shadow" if context is None else context
     data = "tree" if data is None else data
     if context not in _CONTEXTS:
@@ -69,7 +72,7 @@ def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, 
         raise RuntimeError("hook='triton' needs triton (import triton failed)")
     raise_pending()
     session = _kscope.start(
-        name if name is not None else DEFAULT_PROFILE_NAME, context, data, backend, mode or None
+        name if name is not None else DEFAULT_PROFILE_NAME, context, data, backend, mode
     )
     try:
         if launch_hook is not None:

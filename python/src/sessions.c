@@ -215,21 +215,71 @@ static PyObject *fn_output_path(PyObject *m, PyObject *args)
     return PyUnicode_DecodeFSDefault(buf);
 }
 
+/* data(session, format=None, phase=None): the current phase, or `phase`. */
 static PyObject *fn_data(PyObject *m, PyObject *args)
 {
     (void)m;
     int session;
     const char *format = NULL;
-    if (!PyArg_ParseTuple(args, "i|z:data", &session, &format))
+    PyObject *phase_obj = Py_None;
+    if (!PyArg_ParseTuple(args, "i|zO:data", &session, &format, &phase_obj))
         return NULL;
+    int phase = -1;
+    if (phase_obj != Py_None) {
+        long v = PyLong_AsLong(phase_obj);
+        if (v == -1 && PyErr_Occurred())
+            return NULL;
+        if (v < 0 || v > INT32_MAX) {
+            PyErr_Format(PyExc_ValueError, "phase %ld is not a phase number (0 and up)", v);
+            return NULL;
+        }
+        phase = (int)v;
+    }
     char *out = NULL;
     size_t len = 0;
     int rc;
-    Py_BEGIN_ALLOW_THREADS rc = kscope_data(session, format, &out, &len);
+    Py_BEGIN_ALLOW_THREADS rc = phase < 0 ? kscope_data(session, format, &out, &len)
+                                          : kscope_data_phase(session, phase, format, &out, &len);
     Py_END_ALLOW_THREADS if (rc < 0) return raise_rc(rc);
     PyObject *res = PyBytes_FromStringAndSize(out, (Py_ssize_t)len);
     kscope_free(out);
     return res;
+}
+
+/* advance_phase(session) -> the new phase's number. */
+static PyObject *fn_advance_phase(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int session = PyLong_AsLong(arg);
+    if (session == -1 && PyErr_Occurred())
+        return NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS rc = kscope_advance_phase(session);
+    Py_END_ALLOW_THREADS if (rc < 0) return raise_rc(rc);
+    return PyLong_FromLong(rc);
+}
+
+/* phase_complete(session, phase) -> bool. */
+static PyObject *fn_phase_complete(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int session, phase;
+    if (!PyArg_ParseTuple(args, "ii:phase_complete", &session, &phase))
+        return NULL;
+    int rc = kscope_phase_complete(session, phase);
+    if (rc < 0)
+        return raise_rc(rc);
+    return PyBool_FromLong(rc);
+}
+
+/* clear_phase(session, phase, up_to). */
+static PyObject *fn_clear_phase(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int session, phase, up_to;
+    if (!PyArg_ParseTuple(args, "iip:clear_phase", &session, &phase, &up_to))
+        return NULL;
+    return none_or_raise(kscope_clear_phase(session, phase, up_to));
 }
 
 static PyObject *fn_dropped(PyObject *m, PyObject *arg)
@@ -518,7 +568,10 @@ PyMethodDef session_functions[] = {
     {"finalize", (PyCFunction)(void (*)(void))fn_finalize, METH_VARARGS | METH_KEYWORDS,
      "finalize(session=None, output_format=None)"},
     {"output_path", fn_output_path, METH_VARARGS, "output_path(session, format=None) -> str"},
-    {"data", fn_data, METH_VARARGS, "data(session, format=None) -> bytes"},
+    {"data", fn_data, METH_VARARGS, "data(session, format=None, phase=None) -> bytes"},
+    {"advance_phase", fn_advance_phase, METH_O, "advance_phase(session) -> the new phase"},
+    {"phase_complete", fn_phase_complete, METH_VARARGS, "phase_complete(session, phase) -> bool"},
+    {"clear_phase", fn_clear_phase, METH_VARARGS, "clear_phase(session, phase, up_to)"},
     {"dropped", fn_dropped, METH_O, "dropped(session) -> GPU records lost"},
     {"enter", (PyCFunction)(void (*)(void))fn_enter, METH_VARARGS | METH_KEYWORDS,
      "enter(name, color=None, flags=0, metrics=None) -> True if recorded"},
