@@ -34,6 +34,7 @@ from .scope import (
     enter_state,
     exit_scope,
     exit_state,
+    metadata_state,
     scope,
     scoped,
     state,
@@ -68,6 +69,6 @@ __all__ = [
     "cpu", "cpu_timed_scope", "data", "gpu", "deactivate", "detect_backend", "hooks", "mode",
     "ProfileBackend", "cuda_profiler_region", "default_profile_output", "maybe_reexec_under_nsys", "enter_scope", "enter_state",
     "exit_scope", "exit_state", "report_html", "finalize", "is_profiling_enabled", "last_error",
-    "launch_metadata", "mark", "now_ns", "profile", "profiled_region", "profiling_level",
+    "launch_metadata", "mark", "metadata_state", "now_ns", "profile", "profiled_region", "profiling_level",
     "scope", "scoped", "set_gpu_profiling_state", "start", "state", "traced",
 ]

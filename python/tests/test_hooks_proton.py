@@ -176,3 +176,21 @@ def test_proton_disable_variable_without_triton(tmp_path, monkeypatch):
     monkeypatch.setenv("TRITON_PROTON_DISABLE", "1")
     assert kscope.start(str(tmp_path / "p")) is None
     assert os.listdir(tmp_path) == []
+
+
+def test_metadata_state(session):
+    sid, _ = session
+    with kscope.scope("s"):
+        with kscope.metadata_state():
+            kscope.mark("metric_work")  # stands for x.sum() on the GPU
+        kscope.mark("own_work")
+
+    @kscope.metadata_state()
+    def compute():
+        kscope.mark("decorated")
+
+    compute()
+    s = child(tree(sid), "s")
+    child(child(s, COMPUTE_METADATA_SCOPE_NAME), "metric_work")
+    child(s, "own_work")
+    child(child(tree(sid), COMPUTE_METADATA_SCOPE_NAME), "decorated")
