@@ -25,13 +25,17 @@ def _session(session):
     return session
 
 
+def _data(session, phase, fmt):
+    return _kscope.data(session, fmt, phase)
+
+
 def get(session=0, phase=0):
     """Phase `phase` of the session's tree: [ROOT node, device info], as a
     .hatchet holds. RuntimeError when the phase was cleared."""
     session = _session(session)
     if session is None:
         return None
-    return json.loads(_kscope.data(session, "hatchet", phase))
+    return json.loads(_data(session, phase, "hatchet"))
 
 
 def get_msgpack(session=0, phase=0):
@@ -39,7 +43,7 @@ def get_msgpack(session=0, phase=0):
     session = _session(session)
     if session is None:
         return None
-    return _kscope.data(session, "hatchet_msgpack", phase)
+    return _data(session, phase, "hatchet_msgpack")
 
 
 def get_trace(session=0, phase=0):
@@ -47,7 +51,7 @@ def get_trace(session=0, phase=0):
     session = _session(session)
     if session is None:
         return None
-    return json.loads(_kscope.data(session, "chrome_trace", phase))
+    return json.loads(_data(session, phase, "chrome_trace"))
 
 
 def advance_phase(session=0):

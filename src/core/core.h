@@ -161,7 +161,7 @@ void kscope__phase_free(kscope__session *s);
 void kscope__phase_reset_current(kscope__session *s);
 
 /* Write a whole profile to path, atomically (output.c). */
-int kscope__write_profile(const char *path, const char *buf, size_t len);
+int kscope__output_file(const char *path, const char *buf, size_t len);
 
 /* Zero slot s on every node and drop its events (a new session starts). */
 void kscope__reset_slot(int slot);

@@ -113,7 +113,7 @@ static char *link_target(const char *path)
 
 /* Write a whole profile to path. A symbolic link at path is followed, so the
  * link stays and the file it names is replaced. */
-int kscope__write_profile(const char *path, const char *buf, size_t len)
+int kscope__output_file(const char *path, const char *buf, size_t len)
 {
     struct stat st;
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))

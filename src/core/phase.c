@@ -68,7 +68,7 @@ static int write_part(kscope__session *s, int p)
         rc = kscope__session_serialize(s, f, &buf, &len);
     if (rc == 0) {
         kscope__session_path(s, f, p, path, sizeof path);
-        rc = kscope__write_profile(path, buf, len);
+        rc = kscope__output_file(path, buf, len);
     }
     free(buf);
     return rc;
@@ -111,7 +111,7 @@ int kscope__phase_write_kept(kscope__session *s, const kscope__format *f)
         if (ph->tree)
             rc = f->write_tree(ph->tree, &buf, &len);
         if (rc == 0)
-            rc = kscope__write_profile(path, ph->tree ? buf : ph->trace,
+            rc = kscope__output_file(path, ph->tree ? buf : ph->trace,
                                        ph->tree ? len : ph->trace_len);
         free(buf);
         if (rc)
@@ -187,9 +187,10 @@ static int kept_data(kscope__session *s, int p, const kscope__format *f, char **
                                                                : "cleared");
     if (ph->tree)
         return f->write_tree(ph->tree, out, len);
-    if (!(*out = malloc(ph->trace_len ? ph->trace_len : 1)))
+    if (!(*out = malloc(ph->trace_len + 1))) /* NUL-ended, as kscope_data's */
         return kscope__fail(KSCOPE_ENOMEM, "out of memory copying phase %d", p);
     memcpy(*out, ph->trace, ph->trace_len);
+    (*out)[ph->trace_len] = '\0';
     *len = ph->trace_len;
     return 0;
 }

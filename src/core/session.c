@@ -385,7 +385,7 @@ static int write_output(kscope__session *s, const kscope__format *format, const 
     size_t len = 0;
     int rc = kscope__session_serialize(s, format, &buf, &len);
     if (rc == 0)
-        rc = kscope__write_profile(path, buf, len);
+        rc = kscope__output_file(path, buf, len);
     free(buf);
     return rc;
 }
