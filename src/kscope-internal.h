@@ -343,6 +343,10 @@ uint64_t kscope__current_ctx(void);
  * binding can check a named exit before it adds metrics to the scope). */
 int kscope__innermost_is(const char *name);
 
+/* kscope_state_enter by interned name (kscope__intern): for a binding's
+ * own state entered on a hot path (the Triton hook). */
+int kscope__state_enter_id(uint32_t id);
+
 /* Deliver one record (called from the backend's buffer thread). */
 void kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r);
 

@@ -6,6 +6,8 @@
  */
 #include "module.h"
 
+#include "kscope-internal.h"
+
 #include <frameobject.h>
 #include <stdatomic.h>
 
@@ -194,7 +196,11 @@ static PyObject *fn_launch_id(PyObject *m, PyObject *Py_UNUSED(ignored))
 static PyObject *fn_triton_enter(PyObject *m, PyObject *lazy_dict)
 {
     module_state *st = PyModule_GetState(m);
-    int in_state = kscope_state_enter(METADATA_STATE) == 0;
+    static _Atomic uint32_t state_id; /* METADATA_STATE, interned once */
+    uint32_t id = atomic_load_explicit(&state_id, memory_order_relaxed);
+    if (!id && (id = kscope__intern(METADATA_STATE)) != 0)
+        atomic_store_explicit(&state_id, id, memory_order_relaxed);
+    int in_state = id && kscope__state_enter_id(id) == 0;
     PyObject *meta = PyObject_CallMethodNoArgs(lazy_dict, st->str_get);
     if (in_state)
         kscope_state_exit();

@@ -116,13 +116,17 @@ uint64_t kscope__current_ctx(void)
     return (uint64_t)(uintptr_t)gpu_ctx_node(t, t->stack[t->depth].node);
 }
 
-/* Frame flag of an async scope's step (kscope_async_resume): it counts no
- * call and adds no time (kscope_async_begin and _end do). */
+/* Frame flag of an async scope's step (kscope_async_resume), pushed
+ * without counting a call and popped without adding time
+ * (kscope_async_begin and _end do). */
 #define STEP (1u << 31)
 
-/* Push node n (named `name`) as the thread's innermost frame. */
-static inline int push_node(kscope__thread *t, kscope__node *n, uint32_t name, uint32_t flags,
-                            uint32_t color)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
+/* Push node n (named `name`) as the thread's innermost frame; `counted`
+ * (a constant at each call) counts a call of it. */
+static ALWAYS_INLINE int push_node(kscope__thread *t, kscope__node *n, uint32_t name,
+                                   uint32_t flags, uint32_t color, int counted)
 {
     int d = t->depth;
     uint64_t now = kscope__ticks();
@@ -139,7 +143,7 @@ static inline int push_node(kscope__thread *t, kscope__node *n, uint32_t name, u
         mask &= mask - 1;
         if (trace & (1u << s))
             ev_append(t, s, KSCOPE__EV_BEGIN, name, now, 0);
-        else if (!(flags & STEP))
+        else if (counted)
             stat_add(&n->stats[s].calls, 1);
     }
     if (UNLIKELY(atomic_load_explicit(&kscope__g.level, memory_order_relaxed) ==
@@ -162,10 +166,12 @@ static int push(kscope__thread *t, uint32_t name, uint32_t flags, uint32_t color
             return KSCOPE_ENOMEM;
         pf->hint = n;
     }
-    return push_node(t, n, name, flags, color);
+    return push_node(t, n, name, flags, color, 1);
 }
 
-static void pop(kscope__thread *t)
+/* Pop the innermost frame; `timed` (a constant at each call) adds its
+ * time. */
+static ALWAYS_INLINE void pop_frame(kscope__thread *t, int timed)
 {
     uint64_t now = kscope__ticks();
     kscope__frame *f = &t->stack[t->depth];
@@ -179,8 +185,8 @@ static void pop(kscope__thread *t)
             ev_append(t, s, KSCOPE__EV_END, f->name, now, 0);
             continue;
         }
-        if (UNLIKELY(f->flags & STEP))
-            continue; /* an async scope's step: its time is added at its end */
+        if (!timed)
+            continue;
         uint64_t act = atomic_load_explicit(&kscope__act_ticks[s], memory_order_relaxed);
         uint64_t dt = now - (f->start > act ? f->start : act);
         stat_add(&n->stats[s].ticks, dt);
@@ -191,6 +197,11 @@ static void pop(kscope__thread *t)
     if (UNLIKELY(atomic_load_explicit(&kscope__g.level, memory_order_relaxed) ==
                  KSCOPE_PROFILING_DETAILED))
         kscope__range_pop();
+}
+
+static void pop(kscope__thread *t)
+{
+    pop_frame(t, 1);
 }
 
 static int check_name(const char *name, const char *what)
@@ -366,7 +377,7 @@ int kscope_async_resume(kscope_async *a)
         if (!n)
             return KSCOPE_ENOMEM;
     }
-    int rc = push_node(t, n, a->name, a->flags | STEP, a->color);
+    int rc = push_node(t, n, a->name, a->flags | STEP, a->color, 0);
     if (rc == 0) {
         a->open = 1;
         a->thread = t;
@@ -390,7 +401,7 @@ int kscope_async_suspend(kscope_async *a)
                             "async scope '%s' suspended while scope '%s' opened in its step is "
                             "still open",
                             kscope__name(a->name), t->depth ? kscope__name(f->name) : "ROOT");
-    pop(t);
+    pop_frame(t, 0); /* a step adds no time: the scope's end adds it whole */
     a->open = 0;
     return 0;
 }
@@ -457,6 +468,20 @@ int kscope_state_enter(const char *name)
     if (t->nstates >= KSCOPE__STATE_MAX)
         return kscope__fail(KSCOPE_EDEPTH, "state '%s' nests deeper than %d states", name,
                             KSCOPE__STATE_MAX);
+    t->states[t->nstates++] = id;
+    return 0;
+}
+
+int kscope__state_enter_id(uint32_t id)
+{
+    if (!annotating())
+        return 1;
+    kscope__thread *t = kscope__thread_get();
+    if (UNLIKELY(!t))
+        return KSCOPE_ENOMEM;
+    if (UNLIKELY(t->nstates >= KSCOPE__STATE_MAX))
+        return kscope__fail(KSCOPE_EDEPTH, "state '%s' nests deeper than %d states",
+                            kscope__name(id), KSCOPE__STATE_MAX);
     t->states[t->nstates++] = id;
     return 0;
 }
