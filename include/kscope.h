@@ -115,7 +115,18 @@ typedef struct kscope_session_opts {
     const char *context; /* "shadow" (default) or "python" (bindings) */
     const char *data;    /* "tree" (default) or "trace" */
     const char *backend; /* NULL (auto), "cupti" or "none" */
-    const char *mode;    /* NULL, "periodic_flushing" or "periodic_flushing:format=<name>" */
+    /* NULL, "periodic_flushing" (optionally ":format=<name>", the format
+     * of its part files), or "pcsampling" (PC sampling: where in
+     * each kernel's source the GPU spends its time, and why its warps
+     * stall) with an optional ":interval=N", the sampling period in GPU
+     * cycles (32 to 2^31, rounded to a power of two; default 1024). */
+    const char *mode;
+    /* Sampled mode: GPU capture only in windows, host scopes always.
+     * "time:on=50ms,every=1s" (a 50 ms window each second) or
+     * "step:on=1,every=10" (one step in ten, steps marked by kscope_step);
+     * optional ",first=" delays the first window. NULL: $KSCOPE_SAMPLE, or
+     * every launch when that is unset; "" or "off": every launch. */
+    const char *sample;
 } kscope_session_opts;
 
 /* Start a session and activate it. opts may be NULL (all defaults).
@@ -172,8 +183,18 @@ KSCOPE_EXTERN int kscope_data_phase(int session, int phase, const char *format, 
 /* Free memory returned by kscope. */
 KSCOPE_EXTERN void kscope_free(void *p);
 
+/* Mark the end of one step of the program and the start of the next (a
+ * training step, a request). Sessions sampled by steps ("step:...")
+ * switch GPU capture on or off here; otherwise a no-op of one load.
+ * Returns 0. */
+KSCOPE_EXTERN int kscope_step(void);
+
 /* Number of GPU records dropped so far by a session (0 without a GPU). */
 KSCOPE_EXTERN int64_t kscope_dropped(int session);
+
+/* Number of PC samples lost so far by a session in pcsampling mode (a
+ * sampling buffer was full, or the hardware dropped them). */
+KSCOPE_EXTERN int64_t kscope_dropped_samples(int session);
 
 /* ------------------------------------------------------------------ scopes */
 

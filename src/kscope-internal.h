@@ -97,6 +97,7 @@ typedef enum {
     KSCOPE__NODE_KERNEL = 3,
     KSCOPE__NODE_COPY = 4,
     KSCOPE__NODE_ROOT = 5,
+    KSCOPE__NODE_LINE = 6, /* a source line (or PC) of a kernel: PC samples */
 } kscope__node_kind;
 
 /* Host-side counters of one node for one session slot. Written with
@@ -115,6 +116,7 @@ typedef struct kscope__gpustats {
     /* Source and destination devices: they differ for peer copies only. */
     uint32_t src_device, dst_device;
     struct kscope__custom *custom; /* launch-metadata custom metrics */
+    struct kscope__count *samples; /* PC samples: kernel and line nodes */
 } kscope__gpustats;
 
 typedef struct kscope__custom {
@@ -122,6 +124,13 @@ typedef struct kscope__custom {
     double value;
     struct kscope__custom *next;
 } kscope__custom;
+
+/* One integer metric of a node, in a list (PC sample counts). */
+typedef struct kscope__count {
+    uint32_t name; /* interned metric name */
+    uint64_t value;
+    struct kscope__count *next;
+} kscope__count;
 
 typedef struct kscope__umetric kscope__umetric;
 
@@ -257,6 +266,14 @@ extern kscope__global kscope__g;
 
 /* -------------------------------------------------------- the GPU backends */
 
+struct kscope__graph_value; /* below, with the graph functions */
+/* One timed loop of `kscope bench` (a backend's bench). */
+typedef struct kscope__bench_result {
+    double us_per_launch;
+    uint64_t records; /* the floor's activity records */
+    char device[128]; /* the device's name */
+} kscope__bench_result;
+
 /* What a GPU backend offers the core. A backend is one folder under
  * src/gpu/ plus one line of src/gpu/registry.c; the core and the command
  * line know backends only through this table. The core calls start() when
@@ -283,12 +300,46 @@ typedef struct kscope__backend {
     void (*flush)(void);
     /* Tell the backend a session started (some modes need callbacks). */
     void (*session_changed)(void);
+    /* PC sampling on (on = 1, a period of `interval` cycles) for the
+     * first session that asks for it, off (on = 0) after the last; NULL
+     * when the backend cannot sample. Returns 0 or a negative error with
+     * a message. */
+    int (*pc_sampling)(int on, uint32_t interval);
     /* kscope_launch_metadata lands here once checked (copy what you keep). */
     int (*launch_metadata)(const kscope_launch_meta *meta);
     /* Host scopes as ranges of the vendor's tools (the `detailed` level),
      * so their timeline shows them; either may be NULL. */
     void (*range_push)(const char *name, uint32_t color);
     void (*range_pop)(void);
+    /* Graph capture (each may be NULL: the backend sees none). Whether a
+     * stream capture is open: begun by the calling thread (this_thread 1)
+     * or by any thread (0). While one is, the core neither flushes nor
+     * synchronises: either would end the program's capture. */
+    int (*capturing)(int this_thread);
+    /* A metric recorded while the calling thread captures: kept with the
+     * graph and added at each of its launches (kscope__record_graph_value).
+     * Returns 1 (host values kept), a token > 1 naming kept device values
+     * (see capture_released), 0 when the thread is not capturing, or a
+     * negative error. */
+    int64_t (*capture_value)(const struct kscope__graph_value *v);
+    /* Work the calling thread launches while `on` is kscope's own (copies
+     * of metric values): it is captured, but never shown. */
+    void (*capture_hide)(int on);
+    /* Tokens of kept values whose graphs are gone (their device memory may
+     * be released): up to n into out; returns how many. */
+    size_t (*capture_released)(int64_t *out, size_t n);
+    /* Sampled sessions (core/sampling.c): turn capture off (open = 0) or
+     * back on (1) while the backend stays started. Off, a launch costs
+     * what it costs with no profiler: no callback, no activity. Never
+     * synchronizes. Returns 0, or KSCOPE_EBUSY while the program records
+     * a graph of GPU work (the core tries again later). NULL: the backend cannot
+     * switch, and the core keeps only the records of the windows. */
+    int (*gate)(int open);
+    /* `kscope bench`: time n launches of an empty kernel from this process
+     * (floor = 1: under the bare activity capture that any tracer of this
+     * interface pays). 0, or a negative KSCOPE_E* (ENOGPU: no device) with a
+     * message. NULL: the backend has no loop. */
+    int (*bench)(long n, int floor, kscope__bench_result *out);
 } kscope__backend;
 
 /* The i-th backend of the registry (src/gpu/registry.c), then those added
@@ -308,6 +359,10 @@ const kscope__backend *kscope__backend_default(void);
 /* The device type of GPU nodes and devices in the output: that of the
  * backend started last, else of the default backend, else "GPU". */
 const char *kscope__gpu_device_type(void);
+
+/* Check a sampled mode's text ("time:on=50ms,every=1s", "step:on=1,every=10",
+ * "off"): 0, or KSCOPE_EINVAL with a message naming what is wrong. */
+int kscope__sampling_check(const char *spec);
 
 /* Check a launch metadata record (KSCOPE_EINVAL, message set, or 0). */
 int kscope__launch_meta_check(const kscope_launch_meta *meta);
@@ -332,6 +387,15 @@ typedef struct kscope__gpu_record {
     uint64_t bytes;
     uint32_t correlation;
     const kscope_launch_meta *meta; /* NULL: none */
+    const char *function;           /* a kernel's own readable name, also when `name`
+                                       is launch metadata's (NULL: same as name) */
+    /* Work of a graph node captured while kscope recorded: `captured` is 1
+     * and the record goes under <captured_at> and the context the node was
+     * captured in (capture_ctx, 0: the global root), for sessions that
+     * recorded at capture_ns too. */
+    int captured;
+    uint64_t capture_ctx, capture_ns;
+    uint64_t graph_node; /* the backend's id of the graph node (0: none) */
 } kscope__gpu_record;
 
 /* The context id for work launched now on this thread: the innermost
@@ -347,8 +411,49 @@ int kscope__innermost_is(const char *name);
  * own state entered on a hot path (the Triton hook). */
 int kscope__state_enter_id(uint32_t id);
 
-/* Deliver one record (called from the backend's buffer thread). */
-void kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r);
+/* Deliver one record (called from the backend's buffer thread). Returns
+ * the sessions that recorded it (bit s: session slot s). */
+uint32_t kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r);
+
+/* ------------------------------------------------------------ PC samples */
+
+/* At most this many sample metrics (num_samples, num_stalled_samples and
+ * one per stall reason) exist in a process. */
+#define KSCOPE__PCS_METRICS 64
+
+/* PC samples of one place in one kernel, as a backend hands them over:
+ * they land on the kernel's node under `ctx` (created when missing, as a
+ * kernel record would) or, with a frame, on the frame's node below it. */
+typedef struct kscope__pcs_record {
+    uint64_t ctx;    /* the launch's calling context (0: the global root) */
+    uint32_t kernel; /* interned name of the kernel's node */
+    uint32_t device;
+    uint32_t frame;       /* interned "file:line@function"; 0: the kernel node */
+    uint32_t sessions;    /* bit s: session slot s gets them (pcsampling ones only) */
+    size_t n;             /* metrics below */
+    const uint32_t *name; /* interned metric names ("num_samples", ...) */
+    const uint64_t *value;
+} kscope__pcs_record;
+
+/* Add PC samples (backend thread; takes the sessions' locks). */
+void kscope__record_pcs(const kscope__pcs_record *r);
+
+/* The sessions that want PC samples now (bit s: slot s). */
+uint32_t kscope__pcs_sessions(void);
+
+/* Count PC samples lost (to a full buffer, or by the hardware) for the
+ * sessions in `sessions`. */
+void kscope__add_dropped_samples(uint32_t sessions, int64_t n);
+
+/* A session's mode option: NULL/"", "periodic_flushing", or "pcsampling"
+ * (also "pc_sampling") with an optional ":interval=N", N the sampling
+ * period in cycles (32 to 2^31, rounded to a power of two). Fills
+ * *periodic and *interval (0: no PC sampling; else the cycles to ask for,
+ * KSCOPE__PCS_INTERVAL when not given). KSCOPE_EINVAL with a message
+ * naming the problem. */
+int kscope__mode_parse(const char *mode, int *periodic, uint32_t *interval);
+
+#define KSCOPE__PCS_INTERVAL 1024u /* default sampling period, cycles */
 
 /* Device info for the output. */
 void kscope__set_device_info(uint32_t device, const char *arch, int64_t num_sms, int64_t clock_khz,
@@ -356,6 +461,55 @@ void kscope__set_device_info(uint32_t device, const char *arch, int64_t num_sms,
 
 /* The device type of the GPU backend ("GPU" when none). */
 const char *kscope__gpu_device_type(void);
+
+/* ------------------------------------------------------------- graphs */
+
+/* The node graph work is put under, below its launch's context: its
+ * capture context, as captured, is rebuilt beneath it. */
+#define KSCOPE__CAPTURED_AT "<captured_at>"
+
+/* Metric value types (scope metrics, graph values). */
+enum {
+    KSCOPE__T_INT = 0,
+    KSCOPE__T_DOUBLE = 1,
+    KSCOPE__T_INTVEC = 2,
+    KSCOPE__T_DOUBLEVEC = 3,
+    KSCOPE__T_STRING = 4 /* scope metrics only (kscope_metric_str) */
+};
+
+/* A metric recorded while a graph was captured: what each launch of the
+ * graph adds. */
+typedef struct kscope__graph_value {
+    const kscope__metric_def *def;
+    int type;            /* KSCOPE__T_* */
+    size_t n;            /* values (1 for a scalar) */
+    const void *vals;    /* n int64_t or double values, or NULL: */
+    uint64_t device_ptr; /* device memory each launch writes the n values to */
+    uint32_t kernel;     /* interned kernel name: a launch metric of that
+                            kernel; 0: a metric of the capture context */
+    uint32_t device;     /* the device of that kernel */
+    uint64_t ctx, ns;    /* capture context and time (the core fills them) */
+} kscope__graph_value;
+
+/* Whether a graph capture is open (the active backend's `capturing`); 0
+ * when no backend runs. */
+int kscope__capturing(int this_thread);
+
+/* Keep v (its ctx and ns are filled here) for the graph this thread
+ * captures: a token > 0, 0 when the thread does not capture, or an error. */
+int64_t kscope__capture_value(kscope__graph_value *v);
+
+/* kscope's own work begins (on = 1) or ends on this thread. */
+void kscope__capture_hide(int on);
+
+/* Tokens of kept values that are no longer needed (see the backend). */
+size_t kscope__capture_released(int64_t *out, size_t n);
+
+/* One launch of a graph produced value v: added under launch_ctx at
+ * <captured_at>/<v's capture context>, for every tree session recording at
+ * launch_ns and at v->ns. vals: v->n values of v->type. */
+void kscope__record_graph_value(uint64_t launch_ctx, uint64_t launch_ns,
+                                const kscope__graph_value *v, const void *vals);
 
 /* Count records lost by the backend for every active session. */
 void kscope__add_dropped(int64_t n);
@@ -410,6 +564,10 @@ int kscope__session_rename(int id, const char *name);
 void kscope__fork_child_reset(int id);
 int kscope__session_recorded(int id);
 int kscope__session_gpu_on(int id);
+/* Start the GPU backend `name` (NULL: the default) for a running session
+ * that has none; a backend that cannot start leaves host scopes (message
+ * set, as at a session's start). */
+void kscope__session_gpu_attach(int id, const char *name);
 
 /* ------------------------------------------------------- kscope run hooks */
 

@@ -6,6 +6,9 @@
 #
 #   install_kscope WORK LABEL   # 0, or 1 with a "FAIL  LABEL: ..." line
 #
+# With KSCOPE_WHEEL set to a wheel's path, installs that wheel instead (no
+# compiler step) and puts its `kscope` command first on PATH.
+#
 # Needs KSCOPE_SOURCE_DIR; KSCOPE_DEPS (default /tmp/kscope-deps) is where
 # tools/gpu-run.sh unpacked the build's Debian packages; PY (default
 # python3) is the interpreter.
@@ -13,6 +16,10 @@
 install_kscope() {
     local work=$1 label=$2 src=${KSCOPE_SOURCE_DIR:?} deps=${KSCOPE_DEPS:-/tmp/kscope-deps}
     local py=${PY:-python3}
+    if [ -n "${KSCOPE_WHEEL:-}" ]; then
+        install_kscope_wheel "$work" "$label" "$py"
+        return
+    fi
     if [ -d "$deps/usr/include" ]; then
         export C_INCLUDE_PATH=$deps/usr/include${C_INCLUDE_PATH:+:$C_INCLUDE_PATH}
         export LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu${LIBRARY_PATH:+:$LIBRARY_PATH}
@@ -42,6 +49,24 @@ install_kscope() {
     export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
     if ! "$py" -c "import kscope" 2>"$work/import.log"; then
         echo "FAIL  $label: import kscope failed:"
+        cat "$work/import.log"
+        return 1
+    fi
+}
+
+# The wheel alone into WORK/site: pip unpacks it, compiles nothing.
+install_kscope_wheel() {
+    local work=$1 label=$2 py=$3 site=$1/site
+    if ! "$py" -m pip install -q --no-index --no-deps --no-compile --target "$site" \
+            "$KSCOPE_WHEEL" >"$work/build.log" 2>&1; then
+        echo "FAIL  $label: the wheel $KSCOPE_WHEEL did not install:"
+        tail -20 "$work/build.log"
+        return 1
+    fi
+    export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
+    export PATH=$site/bin:$PATH
+    if ! "$py" -c "import kscope" 2>"$work/import.log"; then
+        echo "FAIL  $label: import kscope (from the wheel) failed:"
         cat "$work/import.log"
         return 1
     fi

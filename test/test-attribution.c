@@ -109,11 +109,21 @@ static void test_state_is_the_frame_above_kernels(void **state)
     yajl_tree_free(doc);
 }
 
-/* A thread that never annotated launches at the global root, and asking
- * does not give it a thread state. */
+/* A thread with no scope of its own launches under the main thread's
+ * current scope (autograd threads during backward()), and asking does not
+ * give it a thread state. */
 static void *context_of_fresh_thread(void *arg)
 {
     *(uint64_t *)arg = kscope__current_ctx();
+    return NULL;
+}
+
+/* A thread with its own scope keeps it. */
+static void *context_in_own_scope(void *arg)
+{
+    kscope_enter("worker_scope");
+    *(uint64_t *)arg = kscope__current_ctx();
+    kscope_exit("worker_scope");
     return NULL;
 }
 
@@ -127,23 +137,41 @@ static int thread_count(void)
     return n;
 }
 
-static void test_fresh_thread_launches_at_the_root(void **state)
+static uint64_t context_from_thread(void *(*fn)(void *))
+{
+    uint64_t ctx = 1;
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, fn, &ctx), 0);
+    pthread_join(th, NULL);
+    return ctx;
+}
+
+static void test_fresh_thread_launches_under_the_main_scope(void **state)
 {
     (void)state;
     int s = start("t_attr_fresh", "tree");
-    kscope_enter("main_scope"); /* this thread's scope is not the other's */
+    uint64_t at_root = context_from_thread(context_of_fresh_thread);
+    kscope_enter("backward");
     int before = thread_count();
-    uint64_t ctx = 1;
-    pthread_t th;
-    assert_int_equal(pthread_create(&th, NULL, context_of_fresh_thread, &ctx), 0);
-    pthread_join(th, NULL);
-    assert_int_equal(ctx, 0);
+    uint64_t inherited = context_from_thread(context_of_fresh_thread);
     assert_int_equal(thread_count(), before);
-    kscope_exit("main_scope");
+    uint64_t own = context_from_thread(context_in_own_scope);
+    kscope_exit("backward");
+    uint64_t after = context_from_thread(context_of_fresh_thread);
     kscope__gpu_record r = kernel("from_worker", kscope_now_ns(), 10);
-    kscope__record_gpu(ctx, &r);
+    kscope__record_gpu(inherited, &r);
+    kscope__gpu_record r0 = kernel("before_scope", kscope_now_ns(), 10);
+    kscope__record_gpu(at_root, &r0);
+    kscope__gpu_record r1 = kernel("after_scope", kscope_now_ns(), 10);
+    kscope__record_gpu(after, &r1);
+    kscope__gpu_record r2 = kernel("own", kscope_now_ns(), 10);
+    kscope__record_gpu(own, &r2);
     yajl_val doc, root = tree_of(s, &doc);
-    assert_int_equal(tu_metric_int(TU_PATH(root, "from_worker"), "count"), 1);
+    assert_int_equal(tu_metric_int(TU_PATH(root, "backward", "from_worker"), "count"), 1);
+    assert_int_equal(tu_metric_int(TU_PATH(root, "before_scope"), "count"), 1);
+    assert_int_equal(tu_metric_int(TU_PATH(root, "after_scope"), "count"), 1);
+    assert_int_equal(tu_metric_int(TU_PATH(root, "worker_scope", "own"), "count"), 1);
+    assert_null(TU_PATH(root, "backward", "worker_scope"));
     yajl_tree_free(doc);
 }
 
@@ -322,7 +350,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_kernels_land_under_the_launching_scope, teardown),
         cmocka_unit_test_teardown(test_state_is_the_frame_above_kernels, teardown),
-        cmocka_unit_test_teardown(test_fresh_thread_launches_at_the_root, teardown),
+        cmocka_unit_test_teardown(test_fresh_thread_launches_under_the_main_scope, teardown),
         cmocka_unit_test_teardown(test_paused_sessions_get_no_kernels, teardown),
         cmocka_unit_test_teardown(test_launch_metadata_names_and_metrics, teardown),
         cmocka_unit_test_teardown(test_copies_and_devices, teardown),

@@ -312,6 +312,37 @@ static void test_graph_replay(void **state)
     }
 }
 
+/* Records of a graph launch: its nodes' kernels and copies go to the
+ * launch; a copy that is no node of the graph is kscope's own copy back of
+ * the graph's values (made inside the launch call, so under its id). */
+static void test_graph_launch_own_copy(void **state)
+{
+    kscope__corr *c = *state;
+    launch(c, 77, 0x7000 | KSCOPE__CTX_GRAPH, 1, 10, 20);
+    CUpti_ActivityKernel10 k = kernel(77, "node", 30, 40);
+    k.graphNodeId = 5;
+    CUpti_ActivityMemcpy6 node_copy = copy(77, CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, 64);
+    node_copy.graphNodeId = 6;
+    CUpti_ActivityMemcpy6 own = copy(77, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, 8);
+    FEED(c, k);
+    FEED(c, node_copy);
+    FEED(c, own);
+    assert_int_equal(nseen, 2);
+    assert_int_equal(seen[0].ctx, 0x7000); /* the flag is not part of the context */
+    assert_int_equal(seen[0].rec.graph_node, 5);
+    assert_string_equal(seen[1].name, "Memcpy DtoD");
+    /* outside a graph launch a copy is the program's */
+    launch(c, 78, 0x7000, 1, 10, 20);
+    CUpti_ActivityMemcpy6 mine = copy(78, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, 8);
+    FEED(c, mine);
+    assert_int_equal(nseen, 3);
+    /* a call kscope made itself with its own id */
+    launch(c, 79, KSCOPE__CTX_OWN, 1, 10, 20);
+    CUpti_ActivityMemcpy6 ours = copy(79, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, 8);
+    FEED(c, ours);
+    assert_int_equal(nseen, 3);
+}
+
 static void test_copies_attributed(void **state)
 {
     kscope__corr *c = *state;
@@ -334,12 +365,14 @@ typedef struct race {
     uint32_t base;
 } race;
 
+/* Contexts are aligned node addresses (their low bits carry flags): the
+ * stand-ins are too. */
 static void *race_writer(void *arg)
 {
     race *r = arg;
     for (uint32_t k = 0; !atomic_load(&r->stop); k++) {
         uint32_t corr = r->base + (k % 64) * KSCOPE__CORR_SIZE; /* always one slot */
-        launch(r->c, corr, (uint64_t)corr * 3, corr + 1, (uint64_t)corr * 10,
+        launch(r->c, corr, (uint64_t)corr * 8, corr + 1, (uint64_t)corr * 10,
                (uint64_t)corr * 10 + 5);
     }
     return NULL;
@@ -367,7 +400,7 @@ static void test_concurrent_launches(void **state)
         }
         attributed++;
         uint64_t end = g->launch_end_ns;
-        wrong += seen[0].ctx != (uint64_t)corr * 3 || g->launch_tid != corr + 1 ||
+        wrong += seen[0].ctx != (uint64_t)corr * 8 || g->launch_tid != corr + 1 ||
                  g->launch_ns != (uint64_t)corr * 10 ||
                  (end != (uint64_t)corr * 10 && end != (uint64_t)corr * 10 + 5);
     }
@@ -408,6 +441,23 @@ static void test_call_classes(void **state)
         assert_int_equal(kscope__gpu_call_class(copies[i]), KSCOPE__CALL_COPY);
     for (size_t i = 0; i < sizeof others / sizeof *others; i++)
         assert_int_equal(kscope__gpu_call_class(others[i]), KSCOPE__CALL_OTHER);
+    static const char *const begins[] = {"cudaStreamBeginCapture_v10000",
+                                         "cudaStreamBeginCaptureToGraph_ptsz_v12030",
+                                         "cuStreamBeginCapture_v2"};
+    for (size_t i = 0; i < sizeof begins / sizeof *begins; i++)
+        assert_int_equal(kscope__gpu_call_class(begins[i]), KSCOPE__CALL_BEGIN_CAPTURE);
+    assert_int_equal(kscope__gpu_call_class("cudaStreamEndCapture_v10000"),
+                     KSCOPE__CALL_END_CAPTURE);
+    assert_int_equal(kscope__gpu_call_class("cuStreamEndCapture_ptsz"), KSCOPE__CALL_END_CAPTURE);
+    assert_int_equal(kscope__gpu_call_class("cudaStreamIsCapturing_v10000"), KSCOPE__CALL_OTHER);
+    /* the table followed without names: launches and captures, 0-ended */
+    int launches_n = 0, begin_n = 0, end_n = 0;
+    for (const kscope__known_call *k = kscope__known_calls; k->cbid; k++) {
+        launches_n += k->cls == KSCOPE__CALL_LAUNCH;
+        begin_n += k->cls == KSCOPE__CALL_BEGIN_CAPTURE;
+        end_n += k->cls == KSCOPE__CALL_END_CAPTURE;
+    }
+    assert_true(launches_n >= 18 && begin_n >= 10 && end_n >= 4);
 }
 
 /* ------------------------------------------------------ launch metadata */
@@ -555,6 +605,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_outer_call_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slot_reused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_graph_replay, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_graph_launch_own_copy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copies_attributed, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_launches, setup, teardown),
         cmocka_unit_test(test_call_classes),

@@ -8,7 +8,8 @@
 # all: every step; test: steps 1-4; bench: 1, 2, 5; gpu: 1, 2, 4, 5 (no ctest);
 # gputest: 1, 2, 4 (the GPU tests alone); cbench: 1, 2 and the C launch
 # benchmark of step 5 alone (MODES picks its modes); compare: 1, 2 and
-# bench/compare.sh alone.
+# bench/compare.sh alone; runbench: 1, 2 and bench/gpu/run_bench.sh alone
+# (SECTIONS picks c, torch, train; default all three).
 #
 # With BASE=DIR (an earlier checkout, carried along), step 2 also builds
 # it and step 5 ends with bench/compare.sh: this checkout against BASE,
@@ -30,7 +31,10 @@
 #      run alternately in separate processes, REPS times, medians and minima
 #      compared as ratios; kscope tree peak memory at 1k vs 1M launches;
 #      torch_bench.py (none, kscope tree and trace through ctypes, Proton,
-#      torch.profiler) likewise, TORCH_REPS times;
+#      torch.profiler) likewise, TORCH_REPS times; run_bench.sh's C section
+#      (bare, the floor as an injection, in-process kscope, kscope run tree
+#      and trace, sampled; 15 rounds, bootstrap intervals of the ratios to
+#      the floor);
 #   6. a summary table on stdout and in $OUT/summary.txt.
 #
 # Files left in $OUT: build.log ctest.log gpu-tests.log bench.log
@@ -120,6 +124,16 @@ if [ "$what" = compare ]; then
     cat "$summary"
     exit 0
 fi
+if [ "$what" = runbench ]; then
+    # What kscope costs, every way of running it, in one script.
+    KSCOPE_BINARY_DIR=$build SECTIONS=${SECTIONS:-c torch train} timeout 570 \
+        bash "$root/bench/gpu/run_bench.sh" >"$out/run_bench.log" 2>&1
+    note ""
+    note "bench/gpu/run_bench.sh (SECTIONS=${SECTIONS:-c torch train}):"
+    grep -v '^(raw results' "$out/run_bench.log" | tee -a "$summary" >/dev/null
+    cat "$summary"
+    exit 0
+fi
 
 # ---------------------------------------------------------- 3. CPU tests
 if [ "$what" = all ] || [ "$what" = test ]; then
@@ -137,13 +151,16 @@ if [ "$what" != bench ] && [ "$what" != cbench ]; then
     for t in "$root"/test/gpu/${GPU_TESTS:-*}.sh; do
         name=$(basename "$t" .sh)
         echo "== $name" >>"$out/gpu-tests.log"
-        if KSCOPE_SOURCE_DIR=$root KSCOPE_BINARY_DIR=$build KSCOPE_GPU_WORK=$work \
-            timeout 300 bash "$t" >>"$out/gpu-tests.log" 2>&1; then
-            note "gpu test $name: PASS"
-        else
+        KSCOPE_SOURCE_DIR=$root KSCOPE_BINARY_DIR=$build KSCOPE_GPU_WORK=$work \
+            timeout 300 bash "$t" >>"$out/gpu-tests.log" 2>&1
+        case $? in
+        0) note "gpu test $name: PASS" ;;
+        77) note "gpu test $name: SKIP ($(grep -m1 "^SKIP  $name" "$out/gpu-tests.log" | cut -c7-))" ;;
+        *)
             note "gpu test $name: FAIL (see gpu-tests.log)"
             gpu_fail=$((gpu_fail + 1))
-        fi
+            ;;
+        esac
     done
     grep -E '^(PASS|FAIL)  |^SKIP: ' "$out/gpu-tests.log" | tee -a "$summary"
     (cd "$work" && tar czf "$out/artifacts.tar.gz" --exclude='*/capture/capture' . 2>/dev/null)
@@ -188,12 +205,24 @@ if [ "$what" != test ] && [ "$what" != gputest ]; then
     done
     [ "$what" != cbench ] && compare
     if [ "$what" != cbench ]; then
-        # What `kscope run` costs a torch program, next to Proton's launcher.
-        KSCOPE_BINARY_DIR=$build REPS=${RUN_REPS:-3} timeout 240 bash "$root/bench/gpu/run_bench.sh" \
+        # What kscope run, in-process kscope and the sampled mode cost over
+        # the floor (runbench runs the torch and training sections too).
+        KSCOPE_BINARY_DIR=$build SECTIONS=${RUN_SECTIONS:-c} REPS=${RUN_REPS:-15} \
+            LAUNCH_BENCH=$bench_bin/launch_bench timeout 300 bash "$root/bench/gpu/run_bench.sh" \
             >"$out/run_bench.log" 2>&1
         note ""
-        note "kscope run on a torch loop (bench/gpu/run_bench.sh):"
-        tail -n 12 "$out/run_bench.log" | tee -a "$summary"
+        note "kscope's cost, every way of running it (bench/gpu/run_bench.sh):"
+        grep -v '^(raw results' "$out/run_bench.log" | tee -a "$summary"
+        # PC sampling next to Proton's (the Python package, built as the
+        # Python GPU tests build it).
+        (
+            source "$root/test/python-lib.sh"
+            KSCOPE_SOURCE_DIR=$root install_kscope "$work/pcs-bench" pcs-bench >/dev/null &&
+                timeout 240 python3 "$root/bench/gpu/pcs_bench.py" "${PCS_REPS:-2}"
+        ) >"$out/pcs_bench.log" 2>&1
+        note ""
+        note "PC sampling, kscope and Proton (bench/gpu/pcs_bench.py):"
+        grep -E '^(kernel|big|small|kscope fixed)' "$out/pcs_bench.log" | tee -a "$summary"
     fi
     python3 - "$out/bench.log" "$launches" <<'PY' | tee -a "$summary"
 import statistics, sys

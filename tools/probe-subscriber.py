@@ -7,7 +7,7 @@ import sys
 
 
 class Opts(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_char_p) for n in ("name", "context", "data", "backend", "mode")]
+    _fields_ = [(n, ctypes.c_char_p) for n in ("name", "context", "data", "backend", "mode", "sample")]
 
 
 def cupti_maps():

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tsan.sh - the tests that annotate from several threads while another
-# finalizes (test-core, test-hardening), built with ThreadSanitizer in
-# build-tsan/. Only those two are built, so it takes a few minutes on two
+# finalizes (test-core, test-hardening) and the sampled mode's switching
+# thread (test-sample), built with ThreadSanitizer in
+# build-tsan/. Only those are built, so it takes a few minutes on two
 # cores. Any race report fails the run.
 #
 #   bash tools/tsan.sh
@@ -9,6 +10,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DKSCOPE_SANITIZE=THREAD >/dev/null
-cmake --build build-tsan -j"$jobs" --target test-core test-hardening
+cmake --build build-tsan -j"$jobs" --target test-core test-hardening test-sample
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
-ctest --test-dir build-tsan --output-on-failure -R '^test-(core|hardening)$'
+ctest --test-dir build-tsan --output-on-failure -R '^test-(core|hardening|sample)$'

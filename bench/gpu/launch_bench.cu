@@ -13,8 +13,14 @@
  *              correlation needs: RUNTIME, DRIVER and EXTERNAL_CORRELATION
  *              records, one id pushed (kscope's earlier design)
  *   tree       kscope, tree session, the loop inside one scope
+ *   tree_early kscope tree, started before CUDA is initialised (as a
+ *              launcher that started capture before the program's cuInit)
  *   trace      kscope, trace session, the loop inside one scope
  *   tree_scoped kscope tree, a scope around every launch
+ *
+ * STEP_EVERY=N calls kscope_step() after every N launches in every mode
+ * (a no-op of one load unless a session samples by steps), so that
+ * `kscope run --sample step:...` around mode none samples the loop.
  *
  * Prints one line: mode, launches, microseconds per launch (loop plus the
  * final synchronise, divided by launches), peak RSS in KiB, records seen
@@ -144,21 +150,34 @@ int main(int argc, char **argv)
     char path[1024];
     snprintf(path, sizeof path, "%s/bench-%s-%ld", outdir, mode, n);
 
+    int session = -1;
+    int early = !strcmp(mode, "tree_early");
+    int kscope_mode = !strcmp(mode, "tree") || !strcmp(mode, "trace") ||
+                      !strcmp(mode, "tree_scoped") || early;
+    const char *step_env = getenv("STEP_EVERY");
+    long step_every = step_env ? atol(step_env) : 0;
+    if (early) { /* before the CUDA runtime or driver is initialised */
+        kscope_session_opts o;
+        memset(&o, 0, sizeof o);
+        o.name = path;
+        session = kscope_start(&o);
+        if (session < 0) {
+            fprintf(stderr, "kscope_start: %s\n", kscope_last_error());
+            return 1;
+        }
+    }
     CK(cudaFree(0));
     for (int i = 0; i < 2000; i++) /* warm the launch path */
         empty_kernel<<<1, 1>>>();
     CK(cudaDeviceSynchronize());
 
-    int session = -1;
-    int kscope_mode =
-        !strcmp(mode, "tree") || !strcmp(mode, "trace") || !strcmp(mode, "tree_scoped");
     int floor_mode =
         !strcmp(mode, "floor") || !strcmp(mode, "floor_ext") || !strcmp(mode, "floor_cb");
     if (floor_mode) {
         floor_start(!strcmp(mode, "floor_ext"), 1);
         if (!strcmp(mode, "floor_cb"))
             floor_callbacks();
-    } else if (kscope_mode) {
+    } else if (kscope_mode && !early) {
         kscope_session_opts o;
         memset(&o, 0, sizeof o);
         o.name = path;
@@ -168,7 +187,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "kscope_start: %s\n", kscope_last_error());
             return 1;
         }
-    } else if (strcmp(mode, "none") != 0) {
+    } else if (!early && strcmp(mode, "none") != 0) {
         fprintf(stderr, "unknown mode %s\n", mode);
         return 2;
     }
@@ -187,8 +206,11 @@ int main(int argc, char **argv)
     } else {
         if (kscope_mode)
             kscope_enter("loop");
-        for (long i = 0; i < n; i++)
+        for (long i = 0; i < n; i++) {
             empty_kernel<<<1, 1>>>();
+            if (step_every > 0 && (i + 1) % step_every == 0)
+                kscope_step();
+        }
         if (kscope_mode)
             kscope_exit("loop");
     }

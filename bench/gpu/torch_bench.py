@@ -29,7 +29,7 @@ torch.cuda.synchronize()
 
 
 class Opts(ctypes.Structure):
-    _fields_ = [(f, ctypes.c_char_p) for f in ("name", "context", "data", "backend", "mode")]
+    _fields_ = [(f, ctypes.c_char_p) for f in ("name", "context", "data", "backend", "mode", "sample")]
 
 
 def loop():

@@ -27,7 +27,7 @@ from .oneshot import (
     maybe_reexec_under_nsys,
     profiled_region,
 )
-from .sessions import DEFAULT_PROFILE_NAME, activate, deactivate, finalize, profile, start
+from .sessions import DEFAULT_PROFILE_NAME, activate, deactivate, finalize, profile, start, step
 from .scope import (
     cpu_timed_scope,
     enter_scope,
@@ -69,6 +69,7 @@ __all__ = [
     "cpu", "cpu_timed_scope", "data", "gpu", "deactivate", "detect_backend", "hooks", "mode",
     "ProfileBackend", "cuda_profiler_region", "default_profile_output", "maybe_reexec_under_nsys", "enter_scope", "enter_state",
     "exit_scope", "exit_state", "report_html", "finalize", "is_profiling_enabled", "last_error",
-    "launch_metadata", "mark", "metadata_state", "now_ns", "profile", "profiled_region", "profiling_level",
-    "scope", "scoped", "set_gpu_profiling_state", "start", "state", "traced",
+    "launch_metadata", "mark", "metadata_state", "now_ns", "profile", "profiled_region",
+    "profiling_level", "scope", "scoped", "set_gpu_profiling_state", "start", "state", "step",
+    "traced",
 ]

@@ -36,8 +36,11 @@ def parse_args(argv):
     p.add_argument("-b", "--backend", default=None, choices=["cupti", "none"], help="GPU backend (default: auto)")
     p.add_argument("-c", "--context", default="shadow", choices=["shadow", "python"], help="calling context")
     p.add_argument("-d", "--data", default="tree", choices=["tree", "trace"], help="what to record")
-    p.add_argument("-m", "--mode", default=None, help="backend mode (periodic_flushing)")
+    p.add_argument("-m", "--mode", default=None, help="periodic_flushing, or pcsampling[:interval=N] (PC samples per source line)")
     p.add_argument("-k", "--hook", default=None, choices=["triton"], help="install the Triton launch hook")
+    p.add_argument("--sample", default=None, metavar="SPEC",
+                   help="GPU capture in windows only: time:on=50ms,every=1s or step:on=1,every=10 "
+                        "(default: $KSCOPE_SAMPLE)")
     p.add_argument("-f", "--format", default=None, choices=format_names(),
                    help="output format (default: by --data)")
     p.add_argument("--include", default=None, help="regex: kernels whose launch metadata the hook takes")
@@ -118,8 +121,13 @@ def main(argv=None):
 
     if args.include or args.exclude:
         LaunchHook().configure(include=args.include, exclude=args.exclude)
-    session = _sessions.start(args.name, context=args.context, data=args.data,
-                             backend=args.backend, mode=args.mode, hook=args.hook)
+    try:
+        session = _sessions.start(args.name, context=args.context, data=args.data,
+                                 backend=args.backend, mode=args.mode, hook=args.hook,
+                                 sample=args.sample)
+    except ValueError as e:  # an option the library refused: one line, as argparse's
+        print(f"python -m kscope: {e}", file=sys.stderr)
+        return 2
     flags.command_line, flags.command_line_session = True, session
     _kscope.set_max_spans(_kscope.profiling() != 0)  # MAX-style spans record too
     prof = None

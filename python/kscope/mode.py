@@ -1,8 +1,10 @@
 """mode.py - Proton's mode objects (proton.mode), for start(mode=...).
 
 A mode is given as a string ("periodic_flushing",
-"periodic_flushing:format=hatchet_msgpack", "pcsampling") or as one of
-these objects, whose str() is the string. InstrumentationMode, Default and
+"periodic_flushing:format=hatchet_msgpack", "pcsampling" or
+"pcsampling:interval=N") or as one of these objects, whose str() is the
+string (Proton's own PCSampling objects, whose string is
+"pc_sampling:interval=N", are taken as well). InstrumentationMode, Default and
 MMA select Proton's instrumentation backend (code added to the kernels),
 which kscope does not have: start() refuses them with a clear error.
 """
@@ -35,13 +37,16 @@ class BaseMode:
 
 @dataclass(frozen=True)
 class PCSampling(BaseMode):
-    """CUPTI's PC sampling, every `interval` cycles."""
+    """PC sampling: every ``interval`` GPU cycles (32 to 2**31, rounded to a
+    power of two) each SM's warps are sampled; samples land below each
+    kernel per source line (``file:line@function``) with their stall
+    reasons (``num_samples``, ``num_stalled_samples``, ``stalled_<reason>``)."""
 
     name: str = field(default="pcsampling", init=False)
-    interval: int = 1000
+    interval: int = 1024
 
     def __post_init__(self):
-        if not isinstance(self.interval, int) or self.interval <= 0:
+        if isinstance(self.interval, bool) or not isinstance(self.interval, int) or self.interval <= 0:
             raise ValueError("Interval must be a positive integer.")
 
     def __str__(self):
@@ -110,6 +115,8 @@ def mode_string(mode):
         text = str(mode)
     elif isinstance(mode, str):
         text = mode.strip()
+    elif hasattr(mode, "name"):  # Proton's own mode objects
+        text = str(mode)
     else:
         raise TypeError(f"mode must be a str or a kscope.mode object, not {type(mode).__name__}")
     if not text:

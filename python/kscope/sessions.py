@@ -46,13 +46,17 @@ def _launch_hook(hook):
     return LaunchHook.adopt(hook)
 
 
-def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, hook=None):
+def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, hook=None,
+          sample=None):
     """Start a session writing to `name` (no extension; default "kscope")
     and return its id. context: "shadow" or "python"; data: "tree" or
     "trace"; backend: None (auto), "cupti" or "none"; mode: None,
-    "periodic_flushing[:format=<format>]" or a kscope.mode object; hook:
-    None, "triton" or a LaunchHook object. Returns None, starting nothing, when Triton's
-    knobs.proton.disable is set."""
+    "periodic_flushing[:format=<format>]", "pcsampling[:interval=N]" or a
+    kscope.mode object (PCSampling(interval=N)); hook: None, "triton" or a
+    LaunchHook object; sample: None ($KSCOPE_SAMPLE, else every launch),
+    "time:on=50ms,every=1s" or "step:on=1,every=10" (GPU work captured in
+    those windows only, steps marked by step()), "off". Returns None,
+    starting nothing, when Triton's knobs.proton.disable is set."""
     launch_hook = _launch_hook(hook)
     if flags.command_line:
         # The launcher's session; a hook the program asks for still applies.
@@ -72,7 +76,7 @@ def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, 
         raise RuntimeError("hook='triton' needs triton (import triton failed)")
     raise_pending()
     session = _kscope.start(
-        name if name is not None else DEFAULT_PROFILE_NAME, context, data, backend, mode
+        name if name is not None else DEFAULT_PROFILE_NAME, context, data, backend, mode, sample
     )
     try:
         if launch_hook is not None:
@@ -130,6 +134,7 @@ def _finalize_now(session, output_format):
         else:
             _python_sessions.discard(session)
     _kscope.finalize(session, output_format)
+    _kscope.graph_release()
     raise_pending()
 
 
@@ -166,11 +171,19 @@ def _profiling(func, **start_args):
 
 
 def profile(func=None, *, name=None, context="shadow", data="tree", backend=None, mode=None,
-            hook=None):
+            hook=None, sample=None):
     """Decorator: start a session around each call of the function (like
     Proton, the session is deactivated, not finalized, when it returns).
     Works bare (@profile) and with arguments (@profile(name=...))."""
-    start_args = dict(name=name, context=context, data=data, backend=backend, mode=mode, hook=hook)
+    start_args = dict(name=name, context=context, data=data, backend=backend, mode=mode, hook=hook,
+                      sample=sample)
     if func is None:
         return lambda f: _profiling(f, **start_args)
     return _profiling(func, **start_args)
+
+
+def step():
+    """The program's next step begins (a training step, a request):
+    sessions sampled by steps ("step:on=1,every=10") switch GPU capture
+    here. Otherwise it costs one call and does nothing."""
+    _kscope.step()

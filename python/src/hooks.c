@@ -15,6 +15,48 @@
 
 #define MAX_CUSTOM 64
 
+/* Values of a launch being captured that only its launches compute (CUDA
+ * tensors): kept for the graph, each launch adding them to the kernel named
+ * `kernel` (the metadata's name; without one the kernel cannot be found,
+ * and they are left out). Done before the metadata is handed over, so that
+ * the copies capture_tensor launches do not take it. 0, or -1 with an
+ * exception. */
+static int capture_later(const char *const *names, PyObject *const *values, int n,
+                         const char *kernel)
+{
+    if (n && !kernel) {
+        kscope__warn_once("tensor-capture-name",
+                          "tensor launch metadata recorded during a CUDA graph capture is left "
+                          "out: it needs a \"name\" to find its kernel");
+        return 0;
+    }
+    for (int i = 0; i < n; i++)
+        if (capture_tensor(names[i], values[i], kernel) < 0)
+            return -1;
+    return 0;
+}
+
+/* One number argument of launch_metadata into *out, or into the values
+ * kept for a capture (a CUDA tensor while this thread captures). 0, or -1
+ * with an exception. */
+static int meta_number(PyObject *v, double *out);
+
+static int number_arg(const char *name, PyObject *v, double *out, const char **later_names,
+                      PyObject **later, int *nlater)
+{
+    int r = meta_number(v, out);
+    if (r < 0)
+        return -1;
+    if (r == 2) {
+        later_names[*nlater] = name;
+        later[(*nlater)++] = v;
+    } else if (r == 0) {
+        PyErr_Format(PyExc_TypeError, "launch metric '%s' is not a number", name);
+        return -1;
+    }
+    return 0;
+}
+
 /* launch_metadata(name=None, flops8=0, flops16=0, flops32=0, flops64=0,
  * bytes=0, custom=None): metrics for the next kernel this thread launches. */
 static PyObject *fn_launch_metadata(PyObject *m, PyObject *args, PyObject *kwargs)
@@ -22,12 +64,19 @@ static PyObject *fn_launch_metadata(PyObject *m, PyObject *args, PyObject *kwarg
     (void)m;
     static char *kwlist[] = {"name",    "flops8", "flops16", "flops32",
                              "flops64", "bytes",  "custom",  NULL};
+    static const char *const fields[5] = {"flops8", "flops16", "flops32", "flops64", "bytes"};
     kscope_launch_meta meta = {0};
-    PyObject *custom = NULL;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zdddddO:launch_metadata", kwlist, &meta.name,
-                                     &meta.flops8, &meta.flops16, &meta.flops32, &meta.flops64,
-                                     &meta.bytes, &custom))
+    PyObject *num[5] = {NULL}, *custom = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zOOOOOO:launch_metadata", kwlist, &meta.name,
+                                     &num[0], &num[1], &num[2], &num[3], &num[4], &custom))
         return NULL;
+    double *dst[5] = {&meta.flops8, &meta.flops16, &meta.flops32, &meta.flops64, &meta.bytes};
+    const char *later_names[MAX_CUSTOM + 5];
+    PyObject *later[MAX_CUSTOM + 5];
+    int nlater = 0;
+    for (int i = 0; i < 5; i++)
+        if (num[i] && number_arg(fields[i], num[i], dst[i], later_names, later, &nlater) < 0)
+            return NULL;
     const char *names[MAX_CUSTOM];
     double values[MAX_CUSTOM];
     if (custom && custom != Py_None) {
@@ -45,23 +94,25 @@ static PyObject *fn_launch_metadata(PyObject *m, PyObject *args, PyObject *kwarg
             const char *kn = utf8_of(k, "custom metric name");
             if (!kn)
                 return NULL;
-            double d = PyFloat_AsDouble(v);
-            if (d == -1.0 && PyErr_Occurred()) {
-                PyErr_Format(PyExc_TypeError, "custom launch metric '%s' is not a number", kn);
+            int had = nlater;
+            values[meta.n_custom] = 0;
+            if (number_arg(kn, v, &values[meta.n_custom], later_names, later, &nlater) < 0)
                 return NULL;
-            }
-            names[meta.n_custom] = kn;
-            values[meta.n_custom++] = d;
+            if (nlater == had)
+                names[meta.n_custom++] = kn;
         }
         meta.custom_names = names;
         meta.custom_values = values;
     }
+    if (capture_later(later_names, later, nlater, meta.name) < 0)
+        return NULL;
     return none_or_raise(kscope_launch_metadata(&meta));
 }
 
 /* A launch_metadata value as a double: bool, int, float or anything with
  * .item() (0-d tensors). Returns 1 with *out set, 0 for a value that is
- * not a number, -1 with an exception (from .item()). */
+ * not a number, 2 for a CUDA tensor while a graph is captured (its value
+ * is not there yet: see capture_tensor), -1 with an exception. */
 static int meta_number(PyObject *v, double *out)
 {
     if (PyFloat_Check(v)) {
@@ -74,6 +125,9 @@ static int meta_number(PyObject *v, double *out)
     }
     if (v == Py_None || PyUnicode_Check(v) || !PyObject_HasAttrString(v, "item"))
         return 0;
+    int capturing = tensor_in_capture(v);
+    if (capturing)
+        return capturing < 0 ? -1 : 2;
     PyObject *item = PyObject_CallMethod(v, "item", NULL);
     if (!item)
         return -1;
@@ -108,6 +162,9 @@ static int metadata_from_dict(PyObject *meta_dict)
     double *fl[4] = {&meta.flops8, &meta.flops16, &meta.flops32, &meta.flops64};
     const char *names[MAX_CUSTOM];
     double values[MAX_CUSTOM];
+    const char *later_names[MAX_CUSTOM]; /* tensors a captured launch computes */
+    PyObject *later[MAX_CUSTOM];
+    int nlater = 0;
     Py_ssize_t pos = 0;
     PyObject *k, *v;
     while (PyDict_Next(meta_dict, &pos, &k, &v)) {
@@ -129,6 +186,13 @@ static int metadata_from_dict(PyObject *meta_dict)
             return -1;
         if (r == 0)
             continue;
+        if (r == 2) {
+            if (nlater < MAX_CUSTOM) {
+                later_names[nlater] = key;
+                later[nlater++] = v;
+            }
+            continue;
+        }
         int i = 0;
         while (i < 4 && strcmp(key, flops[i]) != 0)
             i++;
@@ -141,6 +205,8 @@ static int metadata_from_dict(PyObject *meta_dict)
             values[meta.n_custom++] = d;
         }
     }
+    if (capture_later(later_names, later, nlater, meta.name) < 0)
+        return -1;
     meta.custom_names = names;
     meta.custom_values = values;
     int rc = kscope_launch_metadata(&meta);

@@ -174,7 +174,8 @@ static int module_exec(PyObject *m)
         return -1;
     if (PyModule_AddFunctions(m, session_functions) < 0 ||
         PyModule_AddFunctions(m, hook_functions) < 0 ||
-        PyModule_AddFunctions(m, diag_functions) < 0)
+        PyModule_AddFunctions(m, diag_functions) < 0 ||
+        PyModule_AddFunctions(m, graph_functions) < 0)
         return -1;
     if (!(st->frame_names = PyDict_New()) || !(st->str_get = PyUnicode_InternFromString("get")))
         return -1;

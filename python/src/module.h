@@ -19,6 +19,7 @@
  *               states, marks, the profiling switch, colours, formats
  *   hooks.c     launch metadata, the Triton launch hook, Python frames
  *   diag.c      GPU and CPU diagnostics, the recorder, a port's processes
+ *   graphs.c    tensor metrics inside a CUDA graph capture
  */
 #ifndef KSCOPE_PY_MODULE_H
 #define KSCOPE_PY_MODULE_H
@@ -215,6 +216,18 @@ void scope_freelist_clear(void);
 extern PyMethodDef session_functions[];
 extern PyMethodDef hook_functions[];
 extern PyMethodDef diag_functions[];
+extern PyMethodDef graph_functions[];
+
+/* ------------------------------------------ tensor metrics (graphs.c) */
+
+/* Whether `value` is a CUDA tensor while this thread captures a CUDA graph
+ * (reading it now would end the capture): 1, 0, -1 with an exception. */
+int tensor_in_capture(PyObject *value);
+
+/* Keep tensor metric `name` for the graph being captured: each launch adds
+ * the value it computes (to the kernel named `kernel` launched next, or,
+ * NULL, to the innermost scope). 0, or -1 with an exception. */
+int capture_tensor(const char *name, PyObject *value, const char *kernel);
 
 #pragma GCC visibility pop
 

@@ -59,9 +59,45 @@ static int add_vector_metric(const char *name, PyObject *seq)
     return rc;
 }
 
+static int add_metric(PyObject *key, PyObject *value);
+
+/* A tensor (or numpy value): kept for the graph when captured (graphs.c),
+ * else its value now: .item() for one element, .tolist() for several. */
+static int add_tensor_metric(PyObject *key, const char *name, PyObject *value)
+{
+    int capturing = tensor_in_capture(value);
+    if (capturing)
+        return capturing < 0 ? -1 : capture_tensor(name, value, NULL);
+    PyObject *size =
+        PyObject_HasAttrString(value, "numel") ? PyObject_CallMethod(value, "numel", NULL) : NULL;
+    if (PyErr_Occurred())
+        return -1;
+    long n = size ? PyLong_AsLong(size) : 1;
+    Py_XDECREF(size);
+    if (n == -1 && PyErr_Occurred())
+        return -1;
+    PyObject *v;
+    if (n == 1) {
+        v = PyObject_CallMethod(value, "item", NULL);
+    } else { /* several elements: flat, as a vector */
+        PyObject *flat = PyObject_CallMethod(value, "reshape", "(i)", -1);
+        v = flat ? PyObject_CallMethod(flat, "tolist", NULL) : NULL;
+        Py_XDECREF(flat);
+    }
+    if (!v)
+        return -1;
+    int rc = (PyLong_Check(v) || PyFloat_Check(v) || PyList_Check(v))
+                 ? add_metric(key, v)
+                 : (PyErr_Format(PyExc_TypeError, "metric '%s': the tensor gave %.100s", name,
+                                 Py_TYPE(v)->tp_name),
+                    -1);
+    Py_DECREF(v);
+    return rc;
+}
+
 /* Add one metric to the innermost scope. Accepts int, bool, float, list or
  * tuple of numbers, str (for (pty) and (exc) metrics), and anything with
- * .item() (0-d tensors, numpy scalars). */
+ * .item() (tensors, numpy scalars). */
 static int add_metric(PyObject *key, PyObject *value)
 {
     const char *name = utf8_of(key, "metric name");
@@ -90,20 +126,11 @@ static int add_metric(PyObject *key, PyObject *value)
         Py_DECREF(seq);
         return rc;
     } else if (PyObject_HasAttrString(value, "item")) {
-        PyObject *scalar = PyObject_CallMethod(value, "item", NULL);
-        if (!scalar)
-            return -1;
-        int rc = (PyLong_Check(scalar) || PyFloat_Check(scalar))
-                     ? add_metric(key, scalar)
-                     : (PyErr_Format(PyExc_TypeError, "metric '%s': .item() gave %.100s", name,
-                                     Py_TYPE(scalar)->tp_name),
-                        -1);
-        Py_DECREF(scalar);
-        return rc;
+        return add_tensor_metric(key, name, value);
     } else {
         PyErr_Format(PyExc_TypeError,
                      "metric '%s' is %.100s; expected int, float, str, a list of numbers or "
-                     "a 0-d tensor",
+                     "a tensor",
                      name, Py_TYPE(value)->tp_name);
         return -1;
     }
@@ -134,10 +161,10 @@ int add_metrics_dict(PyObject *metrics)
 static PyObject *fn_start(PyObject *m, PyObject *args, PyObject *kwargs)
 {
     (void)m;
-    static char *kwlist[] = {"name", "context", "data", "backend", "mode", NULL};
+    static char *kwlist[] = {"name", "context", "data", "backend", "mode", "sample", NULL};
     kscope_session_opts o = {0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zzzzz:start", kwlist, &o.name, &o.context,
-                                     &o.data, &o.backend, &o.mode))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zzzzzz:start", kwlist, &o.name, &o.context,
+                                     &o.data, &o.backend, &o.mode, &o.sample))
         return NULL;
     int rc = kscope_start(&o);
     if (rc < 0)
@@ -473,6 +500,12 @@ static PyObject *fn_mark(PyObject *m, PyObject *name)
     return none_or_raise(kscope_mark(utf8));
 }
 
+static PyObject *fn_step(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    return none_or_raise(kscope_step());
+}
+
 static PyObject *fn_profiling(PyObject *m, PyObject *Py_UNUSED(ignored))
 {
     (void)m;
@@ -561,7 +594,8 @@ static PyObject *fn_formats(PyObject *m, PyObject *Py_UNUSED(ignored))
 
 PyMethodDef session_functions[] = {
     {"start", (PyCFunction)(void (*)(void))fn_start, METH_VARARGS | METH_KEYWORDS,
-     "start(name=None, context=None, data=None, backend=None, mode=None) -> session id"},
+     "start(name=None, context=None, data=None, backend=None, mode=None, sample=None) -> "
+     "session id"},
     {"activate", fn_activate, METH_VARARGS, "activate(session=None)"},
     {"deactivate", (PyCFunction)(void (*)(void))fn_deactivate, METH_VARARGS | METH_KEYWORDS,
      "deactivate(session=None, flushing=False)"},
@@ -585,6 +619,7 @@ PyMethodDef session_functions[] = {
     {"state_enter", fn_state_enter, METH_O, "state_enter(name)"},
     {"state_exit", fn_state_exit, METH_NOARGS, "state_exit()"},
     {"mark", fn_mark, METH_O, "mark(name): an instant event"},
+    {"step", fn_step, METH_NOARGS, "step(): the program's next step begins (sampled sessions)"},
     {"profiling", fn_profiling, METH_NOARGS, "profiling() -> 0 off, 1 on, 2 detailed"},
     {"set_profiling", fn_set_profiling, METH_O, "set_profiling(level)"},
     {"max_spans", fn_max_spans, METH_NOARGS, "max_spans() -> MAX's switch (Trace, traced, Tracer)"},

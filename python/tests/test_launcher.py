@@ -100,6 +100,15 @@ def test_missing_script_and_usage(tmp_path):
     assert r.returncode == 2 and "invalid choice" in r.stderr
 
 
+def test_sample_option(tmp_path, script):
+    r = run(["-n", "s", "--sample", "step:on=1,every=2", str(script)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "s.hatchet").exists()
+    r = run(["-n", "s", "--sample", "bogus", str(script)], tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and "sample 'bogus'" in r.stderr, r.stderr
+
+
 def test_script_exception_still_writes(tmp_path):
     p = tmp_path / "boom.py"
     p.write_text("import kscope\nwith kscope.scope('before_boom'):\n    pass\nraise KeyError('bad')\n")

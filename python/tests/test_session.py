@@ -151,12 +151,44 @@ def test_finalize_all(tmp_path):
         (dict(data="table"), ValueError, "data 'table'"),
         (dict(hook="torch"), ValueError, "hook 'torch'"),
         (dict(backend="rocm"), RuntimeError, "backend 'rocm'"),
-        (dict(mode="pcsampling"), ValueError, "mode 'pcsampling'"),
+        (dict(mode="bogus"), ValueError, "mode 'bogus' is not periodic_flushing or pcsampling"),
+        (dict(mode="pcsampling:interval=3"), ValueError, "interval '3' is not a number of cycles"),
+        (dict(mode="pcsampling", data="trace"), ValueError, "use data=tree"),
+        (dict(sample="sometimes"), ValueError, "sample 'sometimes'"),
+        (dict(sample="time:on=2s,every=1s"), ValueError, "on is longer than every"),
+        (dict(sample="step:on=1,every=2", mode="pcsampling"), ValueError, "cannot be combined"),
     ],
 )
 def test_start_rejects_bad_options(tmp_path, kwargs, error, text):
     with pytest.raises(error, match=text):
         kscope.start(str(tmp_path / "bad"), **kwargs)
+
+
+def test_sampled_session_and_steps(tmp_path, monkeypatch):
+    """sample= is a start option (also of @profile); step() marks steps
+    and returns None whether or not a session samples by them. GPU work
+    and what it yields are tested in C (test-sample, test-gpu-sample)."""
+    sid = kscope.start(str(tmp_path / "s"), sample="step:on=1,every=4")
+    with kscope.scope("train"):
+        for _ in range(3):
+            assert kscope.step() is None
+    assert "train" in [c["frame"]["name"] for c in tree(sid)["children"]]
+    with pytest.raises(ValueError, match="another session samples by 'step:on=1,every=4'"):
+        kscope.start(str(tmp_path / "t"), sample="step:on=1,every=5")
+    kscope.finalize(sid)
+    assert kscope.step() is None
+    monkeypatch.setenv("KSCOPE_SAMPLE", "time:on=1ms")
+    with pytest.raises(ValueError, match="KSCOPE_SAMPLE=sample 'time:on=1ms'"):
+        kscope.start(str(tmp_path / "u"))
+    sid = kscope.start(str(tmp_path / "u"), sample="off")  # the option wins over the variable
+    kscope.finalize(sid)
+
+    @kscope.profile(name=str(tmp_path / "d"), sample="time:on=10ms,every=1s")
+    def work():
+        kscope.step()
+
+    work()
+    kscope.finalize()
 
 
 def test_errors_on_unknown_session_and_format(session):
@@ -255,3 +287,21 @@ def test_scope_inside_thread(session):
 
     walk(root)
     assert found and found[0]["metrics"]["calls"] == 1
+
+
+def test_pcsampling_mode(tmp_path):
+    """Proton's spellings: mode="pcsampling" and mode=PCSampling(interval=N);
+    without a GPU the session records what it can and writes its file."""
+    assert str(kscope.mode.PCSampling()) == "pcsampling:interval=1024"
+    assert str(kscope.mode.PCSampling(interval=2000)) == "pcsampling:interval=2000"
+    for bad in (0, -5, 1.5, True):
+        with pytest.raises(ValueError, match="Interval must be a positive integer"):
+            kscope.mode.PCSampling(interval=bad)
+    a = kscope.start(str(tmp_path / "a"), mode="pcsampling", backend="none")
+    b = kscope.start(str(tmp_path / "b"), mode=kscope.mode.PCSampling(interval=4096), backend="none")
+    c = kscope.start(str(tmp_path / "c"), mode="pc_sampling:interval=1000", backend="none")
+    with kscope.scope("s"):
+        pass
+    assert len({a, b, c}) == 3
+    kscope.finalize()
+    assert sorted(os.listdir(tmp_path)) == ["a.hatchet", "b.hatchet", "c.hatchet"]

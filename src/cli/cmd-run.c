@@ -48,7 +48,12 @@ const char cmd_run_help[] =
     "  -c, --context C        shadow (default) or python (Python call stacks;\n"
     "                         a python COMMAND is run as python -m kscope)\n"
     "  -d, --data D           tree (.hatchet, default) or trace (.chrome_trace)\n"
-    "  -m, --mode M           periodic_flushing: write parts as the run goes\n"
+    "  -m, --mode M           periodic_flushing: write parts as the run goes;\n"
+    "                         pcsampling[:interval=N]: as --pc-sampling\n"
+    "      --pc-sampling[=N]  sample where each kernel's warps are every N GPU\n"
+    "                         cycles (32 to 2^31, a power of two; default 1024):\n"
+    "                         samples per source line and stall reason below\n"
+    "                         each kernel (see 'kscope top --lines')\n"
     "  -k, --hook H           launch hook for Python programs (e.g. triton)\n"
     "      --top N            kernels listed in the summary (default 10; 0: no\n"
     "                         summary)\n"
@@ -57,6 +62,15 @@ const char cmd_run_help[] =
     "                         GPU runtime's profiler start and stop\n"
     "      --delay S          start recording S seconds after each process starts\n"
     "      --duration S       stop recording S seconds after recording started\n"
+    "      --sample SPEC      sampled mode: host scopes always, {device_type} work only in\n"
+    "                         windows, with capture fully off between them:\n"
+    "                         time:on=50ms,every=1s (50 ms each second) or\n"
+    "                         step:on=1,every=10 (one step in ten; the program\n"
+    "                         marks steps with kscope_step() or kscope.step());\n"
+    "                         ,first=X delays the first window. The profile says\n"
+    "                         what fraction it sampled (sampled_fraction) and adds\n"
+    "                         est_ metrics, the recorded ones over that fraction.\n"
+    "                         Default: $KSCOPE_SAMPLE\n"
     "\n"
     "Files: <name>.hatchet for the command itself, <name>.rank<R>.hatchet for a\n"
     "process with a rank (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID),\n"
@@ -74,7 +88,9 @@ const char cmd_run_help[] =
 
 typedef struct run_opts {
     const char *name, *dir, *backend, *context, *data, *mode, *hook, *capture;
-    const char *delay, *duration;
+    const char *pcs;   /* --pc-sampling's interval ("" for the default), or NULL */
+    char pcs_mode[64]; /* the mode it makes */
+    const char *delay, *duration, *sample;
     long top;
     char **argv; /* the command */
 } run_opts;
@@ -133,7 +149,6 @@ static int check_values(const run_opts *o)
 {
     static const char *const contexts[] = {"shadow", "python", NULL};
     static const char *const datas[] = {"tree", "trace", NULL};
-    static const char *const modes[] = {"periodic_flushing", NULL};
     char list[512], msg[600];
     if (o->backend && !kscope_cli_is_backend(o->backend)) {
         kscope_cli_backend_list(list, sizeof list);
@@ -144,8 +159,12 @@ static int check_values(const run_opts *o)
         return usage_error("unknown context '%s': use shadow or python", o->context);
     if (o->data && !one_of(o->data, datas))
         return usage_error("unknown data kind '%s': use tree or trace", o->data);
-    if (o->mode && !one_of(o->mode, modes))
-        return usage_error("unknown mode '%s': use periodic_flushing", o->mode);
+    int periodic;
+    uint32_t interval;
+    if (o->mode && kscope__mode_parse(o->mode, &periodic, &interval) != 0)
+        return usage_error("%s", kscope_last_error());
+    if (o->mode && interval && o->data && strcmp(o->data, "trace") == 0)
+        return usage_error("%s", "PC sampling records into a tree: leave out -d trace");
     if (o->capture && !kscope_cli_is_capture_range(o->capture)) {
         kscope_cli_capture_list(list, sizeof list);
         snprintf(msg, sizeof msg, "unknown capture range '%%s': use %s", list);
@@ -157,6 +176,43 @@ static int check_values(const run_opts *o)
     if ((o->delay && check_seconds("--delay", o->delay)) ||
         (o->duration && check_seconds("--duration", o->duration)))
         return KSCOPE_EXIT_USAGE;
+    if (kscope__sampling_check(o->sample) != 0)
+        return usage_error("%s", kscope_last_error());
+    const char *spec = o->sample ? o->sample : getenv("KSCOPE_SAMPLE");
+    if (!o->sample && kscope__sampling_check(spec) != 0)
+        return usage_error("KSCOPE_SAMPLE: %s", kscope_last_error());
+    if (o->mode && interval && spec && *spec && strcmp(spec, "off") != 0 &&
+        strcmp(spec, "none") != 0)
+        return usage_error("sample '%s': PC sampling and the sampled mode cannot be combined",
+                           spec);
+    return 0;
+}
+
+/* --pc-sampling without a value (a pointer of its own, told apart from an
+ * empty --pc-sampling=). */
+static const char pcs_default[] = "";
+
+/* --pc-sampling[=N] becomes the mode pcsampling[:interval=N]. */
+static int pc_sampling_mode(run_opts *o)
+{
+    if (!o->pcs)
+        return 0;
+    if (o->mode)
+        return usage_error("--pc-sampling and --mode %s cannot be combined", o->mode);
+    if (o->pcs != pcs_default)
+        snprintf(o->pcs_mode, sizeof o->pcs_mode, "pcsampling:interval=%.40s", o->pcs);
+    else
+        snprintf(o->pcs_mode, sizeof o->pcs_mode, "pcsampling");
+    int periodic;
+    uint32_t interval;
+    if (kscope__mode_parse(o->pcs_mode, &periodic, &interval) != 0) {
+        fprintf(stderr,
+                "kscope run: --pc-sampling: '%s' is not a number of cycles from 32 to "
+                "2147483648 (see 'kscope run --help')\n",
+                o->pcs);
+        return KSCOPE_EXIT_USAGE;
+    }
+    o->mode = o->pcs_mode;
     return 0;
 }
 
@@ -176,6 +232,10 @@ static int parse_args(int argc, char **argv, run_opts *o)
         }
         if (a[0] != '-')
             break;
+        if (strcmp(a, "--pc-sampling") == 0 || strncmp(a, "--pc-sampling=", 14) == 0) {
+            o->pcs = a[13] ? a + 14 : pcs_default;
+            continue;
+        }
 #define OPT(s, l, field)                                                                           \
     if (!m && (m = match_opt(argc, argv, &i, s, l, &v)) == 1)                                      \
         o->field = v;
@@ -189,6 +249,7 @@ static int parse_args(int argc, char **argv, run_opts *o)
         OPT(NULL, "--capture-range", capture)
         OPT(NULL, "--delay", delay)
         OPT(NULL, "--duration", duration)
+        OPT(NULL, "--sample", sample)
 #undef OPT
         if (!m && (m = match_opt(argc, argv, &i, NULL, "--top", &top)) == 1) {
             char *end;
@@ -205,7 +266,8 @@ static int parse_args(int argc, char **argv, run_opts *o)
     if (i >= argc)
         return usage_error("%s", "no command given: kscope run [options] -- COMMAND [ARGS]");
     o->argv = argv + i;
-    return check_values(o);
+    int rc = pc_sampling_mode(o);
+    return rc ? rc : check_values(o);
 }
 
 /* ------------------------------------------------------------ the command */
@@ -436,6 +498,8 @@ static void child_env(const run_opts *o, const char *lib, const char *manifest)
             o->capture && strcmp(o->capture, "none") != 0 ? o->capture : NULL);
     set_env(KSCOPE_RUN_ENV_DELAY, o->delay);
     set_env(KSCOPE_RUN_ENV_DURATION, o->duration);
+    if (o->sample) /* else the program keeps the KSCOPE_SAMPLE it has */
+        setenv("KSCOPE_SAMPLE", o->sample, 1);
     setenv(KSCOPE_RUN_ENV_MANIFEST, manifest, 1);
     /* Every process would print its own notes (no GPU, ...) among the
      * program's output; what matters comes back through the manifest. */

@@ -27,6 +27,10 @@ const char cmd_top_help[] =
     "\n"
     "options:\n"
     "  -n, --limit N    show the N heaviest (default 20; 0 shows all)\n"
+    "      --lines      for a profile recorded with PC sampling: the hottest\n"
+    "                   source lines instead, across kernels and calling\n"
+    "                   contexts: samples, share of all samples, the three\n"
+    "                   main stall reasons, the line and its kernel\n"
     "      --color WHEN auto (default: colour on a terminal unless NO_COLOR is\n"
     "                   set), always, never\n"
     "      --full-names show kernel names whole (longer than 100 characters,\n"
@@ -38,14 +42,12 @@ const char cmd_top_help[] =
 int cmd_top(int argc, char **argv)
 {
     static const struct option longs[] = {
-        {"limit", required_argument, NULL, 'n'},
-        {"color", required_argument, NULL, 'c'},
-        {"colour", required_argument, NULL, 'c'},
-        {"full-names", no_argument, NULL, 'F'},
-        {NULL, 0, NULL, 0},
+        {"limit", required_argument, NULL, 'n'},  {"color", required_argument, NULL, 'c'},
+        {"colour", required_argument, NULL, 'c'}, {"full-names", no_argument, NULL, 'F'},
+        {"lines", no_argument, NULL, 'L'},        {NULL, 0, NULL, 0},
     };
     long limit = 20;
-    int color = kscope__color_auto(), full = 0, c;
+    int color = kscope__color_auto(), full = 0, lines = 0, c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":n:", longs, NULL)) != -1) {
@@ -73,6 +75,9 @@ int cmd_top(int argc, char **argv)
         case 'F':
             full = KSCOPE__TOP_FULL_NAMES;
             break;
+        case 'L':
+            lines = 1;
+            break;
         case ':':
             fprintf(stderr, "kscope top: %s needs a value\n", argv[optind - 1]);
             return KSCOPE_EXIT_USAGE;
@@ -93,8 +98,17 @@ int cmd_top(int argc, char **argv)
         fprintf(stderr, "kscope top: %s\n", err);
         return KSCOPE_EXIT_USAGE;
     }
-    int rc = kscope__top_print(stdout, t, (int)limit, (color ? KSCOPE__TOP_COLOR : 0) | full);
+    int flags = (color ? KSCOPE__TOP_COLOR : 0) | full;
+    int rc = lines ? kscope__lines_print(stdout, t, (int)limit, flags)
+                   : kscope__top_print(stdout, t, (int)limit, flags);
     kscope__ptree_free(t);
+    if (lines && rc == 0) {
+        char name[512];
+        fprintf(stderr,
+                "kscope top: %s has no PC samples (record with 'kscope run --pc-sampling')\n",
+                kscope__escape(argv[optind], name, sizeof name));
+        return KSCOPE_EXIT_USAGE;
+    }
     if (rc < 0) {
         fprintf(stderr, "kscope top: %s\n", kscope_strerror(rc));
         return KSCOPE_EXIT_FAIL;

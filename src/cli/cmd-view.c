@@ -42,6 +42,8 @@ const char cmd_view_help[] =
     "                         avg_cpu_time/s|ms|us|ns  cpu_time / count (or calls)\n"
     "                         wall_time/s|ms|us|ns     host wall time of a scope\n"
     "                         avg_wall_time/s|ms|us|ns wall_time / calls\n"
+    "                         est_time/s|ms|us|ns      GPU time estimated for the\n"
+    "                                                  whole run (sampled runs)\n"
     "                         flop/s, gflop/s, tflop/s flops / time (all widths\n"
     "                                                  when there is no 'flops')\n"
     "                         flop8|16|32|64/s (g, t)  flops<width> / time\n"
@@ -70,6 +72,10 @@ const char cmd_view_help[] =
     "      --full-names     show names whole (longer than 100 characters, they\n"
     "                       are folded: foo<...>(...))\n"
     "  -l, --list           list the metrics FILE holds and exit\n"
+    "      --lines          for a profile recorded with PC sampling: each\n"
+    "                       kernel's samples and main stall reasons, then its\n"
+    "                       10 hottest source lines with theirs, instead of\n"
+    "                       the tree (-m, -d, -t, -i, -e, -f do not apply)\n"
     "      --color WHEN     auto (default: colour on a terminal unless NO_COLOR\n"
     "                       is set), always, never\n"
     "  -h, --help           show this help\n"
@@ -119,7 +125,7 @@ static int add_metrics(view_opts *o, char *list)
 
 static int parse_opts(int argc, char **argv, view_opts *o)
 {
-    enum { OPT_SORT = 256, OPT_DIFF, OPT_COLOR, OPT_FULL };
+    enum { OPT_SORT = 256, OPT_DIFF, OPT_COLOR, OPT_FULL, OPT_LINES };
     static const struct option longs[] = {
         {"metrics", required_argument, NULL, 'm'},
         {"depth", required_argument, NULL, 'd'},
@@ -135,6 +141,7 @@ static int parse_opts(int argc, char **argv, view_opts *o)
         {"color", required_argument, NULL, OPT_COLOR},
         {"colour", required_argument, NULL, OPT_COLOR},
         {"full-names", no_argument, NULL, OPT_FULL},
+        {"lines", no_argument, NULL, OPT_LINES},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -189,6 +196,9 @@ static int parse_opts(int argc, char **argv, view_opts *o)
             break;
         case OPT_FULL:
             o->full_names = 1;
+            break;
+        case OPT_LINES:
+            o->lines = 1;
             break;
         case OPT_COLOR:
             if (strcmp(optarg, "always") == 0)
@@ -429,6 +439,26 @@ static int list_metrics(const kscope__ptree *t)
     return KSCOPE_EXIT_OK;
 }
 
+/* --lines: the hottest source lines per kernel. */
+static int print_lines(const kscope__ptree *t, const view_opts *o)
+{
+    int flags = KSCOPE__LINES_BY_KERNEL | (o->color ? KSCOPE__TOP_COLOR : 0) |
+                (o->full_names ? KSCOPE__TOP_FULL_NAMES : 0);
+    int n = kscope__lines_print(stdout, t, 10, flags);
+    if (n < 0) {
+        fprintf(stderr, "kscope view: %s\n", kscope_strerror(n));
+        return KSCOPE_EXIT_FAIL;
+    }
+    if (n == 0) {
+        char name[512];
+        fprintf(stderr,
+                "kscope view: %s has no PC samples (record with 'kscope run --pc-sampling')\n",
+                kscope__escape(o->file, name, sizeof name));
+        return KSCOPE_EXIT_USAGE;
+    }
+    return KSCOPE_EXIT_OK;
+}
+
 /* ------------------------------------------------------------- main */
 
 static int fill_single(view_display *d, const kscope__pflat *f)
@@ -503,6 +533,10 @@ int cmd_view(int argc, char **argv)
         rc = list_metrics(t);
         goto out;
     }
+    if (o.lines) {
+        rc = print_lines(t, &o);
+        goto out;
+    }
     ncols = compute_columns(t, &f, &o, cols, o.file);
     if (ncols < 0)
         goto out;
@@ -531,6 +565,9 @@ int cmd_view(int argc, char **argv)
         memcpy(d.cols, cols, sizeof(kscope__column) * (size_t)ncols);
     }
     rc = kscope__view_print(&d, &o) == 0 ? KSCOPE_EXIT_OK : KSCOPE_EXIT_FAIL;
+    char note[256];
+    if (rc == KSCOPE_EXIT_OK && kscope__sampled_note(t, note, sizeof note))
+        printf("\n%s\n", note);
 out:
     if (o.diff)
         for (int c = 0; c < d.ncols; c++)

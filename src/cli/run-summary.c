@@ -167,6 +167,9 @@ static void summarise(const profile_line *p, long top, FILE *out)
             p->wall_ns && !isnan(gpu) ? gpu / (double)p->wall_ns * 100.0 : 0.0);
     if (p->dropped > 0)
         fprintf(out, "; %" PRId64 " GPU records dropped", p->dropped);
+    char note[256];
+    if (kscope__sampled_note(t, note, sizeof note))
+        fprintf(out, "\n%s", note);
     fprintf(out, "\nview it with: %s view %s\n", self_command(), shown);
     kscope__ptree_free(t);
 }

@@ -26,6 +26,7 @@ typedef struct view_opts {
     frame_fmt format;
     int sort, list, color;
     int full_names; /* --full-names: long kernel names not folded */
+    int lines;      /* --lines: each kernel's hottest source lines (PC samples) */
     const char *file;
 } view_opts;
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 static int gpu_users; /* sessions that started the active backend */
+static int pcs_users; /* of them, sessions that asked for PC samples */
 /* The started backend: launch metadata goes to it, read without a lock. */
 static _Atomic(const kscope__backend *) active;
 /* The backend started last: its device type names the output's devices
@@ -103,6 +104,26 @@ static int first_start(const kscope__backend *b)
     return 0;
 }
 
+/* Turn PC sampling on for the first session that asks for it; the
+ * session records kernels anyway when it cannot start. */
+static void pcs_attach(const kscope__backend *b, kscope__session *s)
+{
+    if (!b->pc_sampling) {
+        kscope__warn_once("pcs-none", "backend %s cannot sample PCs; recording without samples",
+                          b->name);
+        s->pcs = 0;
+        return;
+    }
+    int rc = b->pc_sampling(1, s->pcs);
+    if (rc != 0) {
+        kscope__warn_once("pcs-start", "PC sampling unavailable (%s); recording without samples",
+                          kscope_last_error()[0] ? kscope_last_error() : kscope_strerror(rc));
+        s->pcs = 0;
+        return;
+    }
+    pcs_users++;
+}
+
 int kscope__gpu_attach(kscope__session *s, const char *name)
 {
     const kscope__backend *b = choose(name);
@@ -115,13 +136,28 @@ int kscope__gpu_attach(kscope__session *s, const char *name)
                           b->name);
         return 0;
     }
-    if (gpu_users == 0 && first_start(b) != 0)
+    int fresh = gpu_users == 0;
+    if (fresh && first_start(b) != 0)
         return 0;
     gpu_users++;
     s->gpu = 1;
+    if (fresh) /* a started backend captures: the sampler may shut it */
+        kscope__sampling_backend_started();
     if (b->session_changed)
         b->session_changed();
+    if (s->pcs)
+        pcs_attach(b, s);
     return 0;
+}
+
+void kscope__gpu_pcs_end(kscope__session *s)
+{
+    const kscope__backend *b = atomic_load(&active);
+    if (!s->gpu || !s->pcs || s->pcs_ended || !b)
+        return;
+    s->pcs_ended = 1;
+    if (--pcs_users == 0)
+        b->pc_sampling(0, 0);
 }
 
 void kscope__gpu_detach(kscope__session *s)
@@ -129,6 +165,7 @@ void kscope__gpu_detach(kscope__session *s)
     const kscope__backend *b = atomic_load(&active);
     if (!s->gpu || !b)
         return;
+    kscope__gpu_pcs_end(s);
     s->gpu = 0;
     if (--gpu_users == 0) {
         b->stop();
@@ -138,11 +175,70 @@ void kscope__gpu_detach(kscope__session *s)
     }
 }
 
-void kscope__gpu_flush(kscope__session *s)
+int kscope__gpu_gate(int open)
 {
     const kscope__backend *b = atomic_load(&active);
-    if (s->gpu && b && b->flush)
-        b->flush();
+    return b && b->gate ? b->gate(open) : 0;
+}
+
+/* A flush put off while a graph capture was open, owed to the sessions
+ * (kscope__session_lock held). */
+static int flush_owed;
+
+int kscope__gpu_flush(kscope__session *s)
+{
+    const kscope__backend *b = atomic_load(&active);
+    if (!s->gpu || !b || !b->flush)
+        return 0;
+    if (b->capturing && b->capturing(0)) {
+        flush_owed = 1; /* a sync or flush now would end the capture */
+        return 1;
+    }
+    flush_owed = 0;
+    b->flush();
+    return 0;
+}
+
+int kscope__gpu_flush_owed(void)
+{
+    const kscope__backend *b = atomic_load(&active);
+    if (!flush_owed || !b || (b->capturing && b->capturing(0)))
+        return 0;
+    flush_owed = 0;
+    b->flush();
+    return 1;
+}
+
+/* ---------------------------------------------------------- graph capture */
+
+int kscope__capturing(int this_thread)
+{
+    const kscope__backend *b = atomic_load_explicit(&active, memory_order_acquire);
+    return b && b->capturing ? b->capturing(this_thread) : 0;
+}
+
+int64_t kscope__capture_value(kscope__graph_value *v)
+{
+    const kscope__backend *b = atomic_load_explicit(&active, memory_order_acquire);
+    if (!b || !b->capture_value)
+        return 0;
+    v->ctx = kscope__current_ctx();
+    v->ns = kscope_now_ns();
+    return b->capture_value(v);
+}
+
+void kscope__capture_hide(int on)
+{
+    const kscope__backend *b = atomic_load_explicit(&active, memory_order_acquire);
+    if (b && b->capture_hide)
+        b->capture_hide(on);
+}
+
+size_t kscope__capture_released(int64_t *out, size_t n)
+{
+    /* Also after the backend stopped: stopping releases what it held. */
+    const kscope__backend *b = atomic_load_explicit(&last_started, memory_order_acquire);
+    return b && b->capture_released ? b->capture_released(out, n) : 0;
 }
 
 /* ------------------------------------------------------- launch metadata */

@@ -15,67 +15,60 @@ typedef struct builder {
     const kscope__thread *thr; /* thread being merged (its open frames) */
 } builder;
 
+/* Zero slot on n: host counters, GPU counters, user metrics. */
+static void reset_node(kscope__node *n, int slot)
+{
+    memset(&n->stats[slot], 0, sizeof n->stats[slot]);
+    kscope__gpustats_free(n->gpu[slot]);
+    n->gpu[slot] = NULL;
+    kscope__umetric **pm = &n->metrics;
+    while (*pm) {
+        kscope__umetric *m = *pm;
+        if (m->slot == slot) {
+            *pm = m->next;
+            if (m->type == KSCOPE__T_INTVEC)
+                free(m->v.iv);
+            else if (m->type == KSCOPE__T_DOUBLEVEC)
+                free(m->v.dv);
+            else if (m->type == KSCOPE__T_STRING)
+                free(m->v.s);
+            free(m);
+        } else {
+            pm = &m->next;
+        }
+    }
+}
+
+/* Zero slot on every node under root, holding root's owner lock. Nodes
+ * link parent -> first child -> next sibling, so a pre-order walk needs
+ * no stack. */
+static void reset_tree(kscope__node *root, int slot)
+{
+    pthread_mutex_t *lock = kscope__owner_lock(root);
+    pthread_mutex_lock(lock);
+    kscope__node *n = root;
+    while (n) {
+        reset_node(n, slot);
+        kscope__node *c = atomic_load(&n->first_child);
+        if (c) {
+            n = c;
+            continue;
+        }
+        while (n && n != root && !n->next_sibling)
+            n = n->parent;
+        n = n && n != root ? n->next_sibling : NULL;
+    }
+    pthread_mutex_unlock(lock);
+}
+
 void kscope__reset_slot(int slot)
 {
     kscope__threads_lock();
-    for (kscope__thread *t = kscope__threads(); t; t = t->next) {
-        pthread_mutex_lock(&t->lock);
-        /* Walk the whole tree iteratively: nodes link parent -> first child
-         * -> next sibling, so a pre-order walk needs no stack. */
-        kscope__node *n = &t->root;
-        while (n) {
-            memset(&n->stats[slot], 0, sizeof n->stats[slot]);
-            if (n->gpu[slot]) {
-                kscope__custom *c = n->gpu[slot]->custom;
-                while (c) {
-                    kscope__custom *next = c->next;
-                    free(c);
-                    c = next;
-                }
-                free(n->gpu[slot]);
-                n->gpu[slot] = NULL;
-            }
-            kscope__umetric **pm = &n->metrics;
-            while (*pm) {
-                kscope__umetric *m = *pm;
-                if (m->slot == slot) {
-                    *pm = m->next;
-                    if (m->type == KSCOPE__T_INTVEC)
-                        free(m->v.iv);
-                    else if (m->type == KSCOPE__T_DOUBLEVEC)
-                        free(m->v.dv);
-                    else if (m->type == KSCOPE__T_STRING)
-                        free(m->v.s);
-                    free(m);
-                } else {
-                    pm = &m->next;
-                }
-            }
-            kscope__node *c = atomic_load(&n->first_child);
-            if (c) {
-                n = c;
-                continue;
-            }
-            while (n && n != &t->root && !n->next_sibling)
-                n = n->parent;
-            n = n && n != &t->root ? n->next_sibling : NULL;
-        }
-        pthread_mutex_unlock(&t->lock);
-    }
+    for (kscope__thread *t = kscope__threads(); t; t = t->next)
+        reset_tree(&t->root, slot);
     kscope__threads_unlock();
-    /* The global root holds only GPU nodes. */
-    for (kscope__node *c = atomic_load(&kscope__g.root.first_child); c; c = c->next_sibling) {
-        if (!c->gpu[slot])
-            continue;
-        kscope__custom *m = c->gpu[slot]->custom;
-        while (m) {
-            kscope__custom *next = m->next;
-            free(m);
-            m = next;
-        }
-        free(c->gpu[slot]);
-        c->gpu[slot] = NULL;
-    }
+    /* The global root: GPU work with no context, and graph work under it. */
+    reset_tree(&kscope__g.root, slot);
 }
 
 /* Ticks a scope still open on the thread being merged adds at build time. */
@@ -266,9 +259,12 @@ static int merge_child(builder *b, kscope__pnode *pn, const kscope__node *c)
     if (!pc)
         return KSCOPE_ENOMEM;
     int created = pn->nchildren != before;
-    int gpu = c->kind == KSCOPE__NODE_KERNEL || c->kind == KSCOPE__NODE_COPY;
+    int gpu = c->kind == KSCOPE__NODE_KERNEL || c->kind == KSCOPE__NODE_COPY ||
+              c->kind == KSCOPE__NODE_LINE;
     const kscope__gpustats *g = gpu ? c->gpu[b->slot] : NULL;
     int rc = gpu ? (g && g->count ? gpu_metrics(b, pc, g) : 0) : host_metrics(b, pc, c);
+    if (rc == 0 && g && g->samples)
+        rc = kscope__pcs_metrics(b->t, pc, g->samples);
     if (rc == 0)
         rc = merge(b, pc, c);
     /* A path the session never saw is left out. */
@@ -318,10 +314,16 @@ kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks)
         kscope__sampler_summary(s->start_ns, kscope__ticks_to_ns(now_ticks), put_summary, &sc);
         rc = sc.rc;
     }
+    /* A sampled session says what fraction it sampled and estimates. */
+    if (rc == 0)
+        rc = kscope__sampling_tree(s, t, kscope__ticks_to_ns(now_ticks));
     /* Records lost on the way are counted where every reader sees them. */
     int64_t dropped = __atomic_load_n(&s->dropped, __ATOMIC_RELAXED);
     if (rc == 0 && dropped > 0)
         rc = kscope__pnode_set_int(t, t->root, "dropped_records", dropped);
+    int64_t lost = __atomic_load_n(&s->dropped_samples, __ATOMIC_RELAXED);
+    if (rc == 0 && lost > 0)
+        rc = kscope__pnode_set_int(t, t->root, "dropped_samples", lost);
     if (rc == 0)
         kscope__devices_to_ptree(t);
     if (rc != 0) {

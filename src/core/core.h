@@ -9,14 +9,6 @@
 #include "format/events.h"
 #include "profile/ptree.h"
 
-enum {
-    KSCOPE__T_INT = 0,
-    KSCOPE__T_DOUBLE = 1,
-    KSCOPE__T_INTVEC = 2,
-    KSCOPE__T_DOUBLEVEC = 3,
-    KSCOPE__T_STRING = 4
-};
-
 /* A user metric on one node for one session. Guarded by the owner's lock. */
 struct kscope__umetric {
     const kscope__metric_def *def;
@@ -55,6 +47,7 @@ typedef enum {
 } kscope__phase_state;
 typedef struct kscope__phase {
     kscope__phase_state state;
+    int incomplete;      /* ended while a graph capture put off the flush */
     kscope__ptree *tree; /* tree sessions */
     char *trace;         /* trace sessions: the Chrome trace */
     size_t trace_len;
@@ -66,16 +59,24 @@ typedef struct kscope__session {
     int id;       /* the public session id: never reused within a process */
     uint32_t gen; /* bumped at each start in this slot */
     char name[1024];
-    int trace;                                /* data = trace */
-    int python_ctx;                           /* context = python */
-    int periodic;                             /* mode = periodic_flushing */
+    int trace;      /* data = trace */
+    int python_ctx; /* context = python */
+    int periodic;   /* mode = periodic_flushing */
+    uint32_t pcs;   /* mode = pcsampling: its period in cycles (else 0) */
+    int pcs_ended;  /* its share of PC sampling was given back (finalize) */
     const struct kscope__format *part_format; /* periodic_flushing:format=...; NULL: by data */
     int phase;                                /* the current phase (0 until advanced) */
     kscope__phase *phases;                    /* the completed phases [0, phase) */
     size_t capphases;
-    int gpu; /* the GPU backend was started for it */
+    int gpu;        /* the GPU backend was started for it */
+    int phase_owed; /* a periodic part waits for a flush put off by a capture */
     int active;
+    int sampled; /* GPU capture in the sampling windows only (sampling.c) */
     uint64_t start_ns;
+    uint64_t since_ns; /* sampled: start of the part the fraction covers */
+    /* Steps begun while active, and those of them inside a window (step
+     * sampling; atomics, counted by kscope_step). */
+    uint64_t steps, sampled_steps;
     pthread_mutex_t lock; /* everything below */
     kscope__interval *iv;
     size_t niv, capiv;
@@ -88,6 +89,7 @@ typedef struct kscope__session {
     kscope__gpu_ev *gev;
     size_t ngev, capgev;
     int64_t dropped;
+    int64_t dropped_samples; /* PC samples lost */
 } kscope__session;
 
 extern kscope__session kscope__sessions[KSCOPE_MAX_SESSIONS];
@@ -102,6 +104,11 @@ extern pthread_mutex_t kscope__session_lock;
 
 /* The registry of every thread that ever annotated (alive or not). */
 kscope__thread *kscope__threads(void);
+
+/* The process's main thread's state (the thread whose id is the process
+ * id), NULL until it annotates: a thread with no scope of its own launches
+ * under its current scope (kscope__current_ctx). */
+kscope__thread *kscope__main_thread(void);
 void kscope__threads_lock(void);
 void kscope__threads_unlock(void);
 
@@ -143,6 +150,8 @@ int kscope__trace_source(void *source_arg, kscope__tev_fn fn, void *fn_arg);
  * format to write (`name`, or the session's default); a serialization of
  * the session's current data; the path of phase `phase` in a format. */
 kscope__session *kscope__session_get(int id);
+/* The started session with public id `id`, or NULL (no message set). */
+kscope__session *kscope__session_find(int id);
 int kscope__session_format(kscope__session *s, const char *name, const struct kscope__format **out);
 int kscope__session_serialize(kscope__session *s, const struct kscope__format *f, char **out,
                               size_t *len);
@@ -166,6 +175,13 @@ int kscope__output_file(const char *path, const char *buf, size_t len);
 /* Zero slot s on every node and drop its events (a new session starts). */
 void kscope__reset_slot(int slot);
 
+/* Free a node's GPU counters for one session (PC samples included). */
+void kscope__gpustats_free(kscope__gpustats *g);
+
+/* Write a node's PC sample counts into pn (inclusive metrics, as ROOT
+ * lists them). 0 or KSCOPE_ENOMEM. */
+int kscope__pcs_metrics(kscope__ptree *t, kscope__pnode *pn, const kscope__count *c);
+
 /* Device info recorded so far, copied into a ptree. */
 void kscope__devices_to_ptree(kscope__ptree *t);
 
@@ -175,7 +191,69 @@ void kscope__devices_to_ptree(kscope__ptree *t);
  * last, flush waits for the records of work launched so far. */
 int kscope__backend_check(const char *name);
 int kscope__gpu_attach(kscope__session *s, const char *name);
+/* A session being finalized (after its flush, before it is written): the
+ * last one sampling PCs turns sampling off, so that what the backend hands
+ * over only when sampling ends still reaches it. */
+void kscope__gpu_pcs_end(kscope__session *s);
 void kscope__gpu_detach(kscope__session *s);
-void kscope__gpu_flush(kscope__session *s);
+/* Returns 1 when the flush was put off: a graph capture is open (the
+ * records come later; kscope__gpu_flush_owed does it once none is). */
+int kscope__gpu_flush(kscope__session *s);
+/* Do a flush put off during a capture, if none is open now: 1 if done.
+ * Caller holds kscope__session_lock. */
+int kscope__gpu_flush_owed(void);
+
+/* Was session s recording at host time ns? Caller holds s->lock. */
+int kscope__recording_at(const kscope__session *s, uint64_t ns);
+
+/* The node under `launch` (a launch context) for work captured under
+ * capture_ctx: <captured_at> and, below it, the capture context's path
+ * from its thread's root, made where missing. NULL out of memory. */
+kscope__node *kscope__captured_node(kscope__node *launch, uint64_t capture_ctx);
+
+/* Add one launch-metadata value named `name` (interned) to a kernel's
+ * counters: flops8..flops64 and bytes have their own, any other name is a
+ * custom metric. Caller holds the session's lock. */
+void kscope__gpustats_add(kscope__gpustats *g, uint32_t name, double value);
+
+/* The lock that guards node creation and metric lists under n: its
+ * owner thread's, or the global root's. */
+pthread_mutex_t *kscope__owner_lock(const kscope__node *n);
+
+/* Add a metric value to node n (any thread's) for session slot s. */
+int kscope__node_metric(kscope__node *n, int s, const kscope__metric_def *def, int type,
+                        const void *vals, size_t count);
+
+/* The sampled mode (sampling.c). A process has one schedule of windows,
+ * set by its first sampled session; GPU capture is on in the windows and
+ * off between them (the backend's gate), unless a session that is not
+ * sampled needs it. The windows are kept so that records, scaling and
+ * the output agree on what was sampled.
+ *
+ * sampling_resolve: the spec a session asks for (opts->sample, else
+ * $KSCOPE_SAMPLE) into *spec (NULL: not sampled); checks it against the
+ * schedule running (EINVAL, message set). Session lock held. */
+int kscope__sampling_resolve(const char *asked, const char **spec);
+/* A session started (spec from resolve) or is released: the schedule and
+ * the gate follow. Session lock held. */
+int kscope__sampling_attach(kscope__session *s, const char *spec);
+void kscope__sampling_detach(kscope__session *s);
+/* A periodic session starts its next part: the fraction starts anew. */
+void kscope__sampling_phase(kscope__session *s);
+/* The GPU backend just started (capture on, as a start leaves it). */
+void kscope__sampling_backend_started(void);
+/* Whether GPU work launched at ns fell in a window (buffer thread). */
+int kscope__sampling_in_window(uint64_t ns);
+/* A sampled session's figures into its tree: the fraction sampled and the
+ * estimated (est_) metrics at ROOT and on every GPU node. */
+int kscope__sampling_tree(kscope__session *s, kscope__ptree *t, uint64_t now_ns);
+/* The windows [open, close) that overlap [t0, t1], in order; close is
+ * UINT64_MAX for a window still open. */
+void kscope__sampling_windows(uint64_t t0, uint64_t t1,
+                              void (*fn)(uint64_t open, uint64_t close, void *arg), void *arg);
+
+/* Turn the started backend's capture on or off (its gate); 0 when there
+ * is no backend or it cannot switch (backend.c). */
+int kscope__gpu_gate(int open);
 
 #endif

@@ -8,8 +8,10 @@
  * the current data as the completed phase (a tree, or a trace's bytes)
  * and starts the next phase empty; in periodic flushing mode the completed
  * phase is written to "<name>.part_<N>.<ext>" at once and not kept. A
- * completed phase is complete (all its GPU records arrived) by
- * construction; finalize writes the kept ones beside the current one.
+ * completed phase is complete (all its GPU records arrived) unless a graph
+ * capture was open when it ended (the flush is then put off, as a capture
+ * must not be broken); finalize writes the kept ones beside the current
+ * one.
  */
 #include "core.h"
 #include "format/format.h"
@@ -79,9 +81,12 @@ int kscope__phase_advance(kscope__session *s)
     int p = s->phase, rc;
     if ((rc = phase_room(s, p)) != 0)
         return rc;
-    kscope__gpu_flush(s);
+    /* Put off while a graph capture is open (a flush would end it): the
+     * phase is then kept without the records still to come. */
+    int put_off = kscope__gpu_flush(s);
     kscope__phase *ph = &s->phases[p];
     memset(ph, 0, sizeof *ph);
+    ph->incomplete = put_off != 0;
     if (s->periodic) {
         if ((rc = write_part(s, p)) != 0)
             return rc;
@@ -95,6 +100,7 @@ int kscope__phase_advance(kscope__session *s)
     }
     kscope__phase_reset_current(s);
     s->phase = p + 1;
+    kscope__sampling_phase(s);
     return s->phase;
 }
 
@@ -112,7 +118,7 @@ int kscope__phase_write_kept(kscope__session *s, const kscope__format *f)
             rc = f->write_tree(ph->tree, &buf, &len);
         if (rc == 0)
             rc = kscope__output_file(path, ph->tree ? buf : ph->trace,
-                                       ph->tree ? len : ph->trace_len);
+                                     ph->tree ? len : ph->trace_len);
         free(buf);
         if (rc)
             return rc;
@@ -157,7 +163,8 @@ int kscope_phase_complete(int session, int phase)
     kscope__session *s = kscope__session_get(session);
     int rc = s ? phase_check(s, phase) : KSCOPE_ENOSESSION;
     if (rc == 0)
-        rc = phase < s->phase && s->phases[phase].state != KSCOPE__PHASE_CLEARED;
+        rc = phase < s->phase && s->phases[phase].state != KSCOPE__PHASE_CLEARED &&
+             !s->phases[phase].incomplete;
     pthread_mutex_unlock(&kscope__session_lock);
     return rc;
 }

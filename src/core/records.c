@@ -109,13 +109,41 @@ int kscope__session_metric_type(kscope__session *s, const kscope__metric_def *de
     return 0;
 }
 
-/* Was the session recording at host time `ns`? Caller holds s->lock. */
-static int recording_at(const kscope__session *s, uint64_t ns)
+int kscope__recording_at(const kscope__session *s, uint64_t ns)
 {
     for (size_t i = s->niv; i-- > 0;)
         if (ns >= s->iv[i].start_ns && ns < s->iv[i].end_ns)
             return 1;
     return 0;
+}
+
+static void add_custom(kscope__gpustats *g, uint32_t id, double value)
+{
+    kscope__custom *c = g->custom;
+    while (c && c->name != id)
+        c = c->next;
+    if (!c && (c = calloc(1, sizeof *c)) != NULL) {
+        c->name = id;
+        c->next = g->custom;
+        g->custom = c;
+    }
+    if (c)
+        c->value += value;
+}
+
+void kscope__gpustats_add(kscope__gpustats *g, uint32_t name, double value)
+{
+    static const char *const flops[4] = {"flops8", "flops16", "flops32", "flops64"};
+    const char *n = kscope__name(name);
+    for (int i = 0; i < 4; i++)
+        if (strcmp(n, flops[i]) == 0) {
+            g->flops[i] += value;
+            return;
+        }
+    if (strcmp(n, "bytes") == 0)
+        g->meta_bytes += value;
+    else
+        add_custom(g, name, value);
 }
 
 static void add_meta(kscope__gpustats *g, const kscope_launch_meta *m)
@@ -125,19 +153,8 @@ static void add_meta(kscope__gpustats *g, const kscope_launch_meta *m)
     g->flops[2] += m->flops32;
     g->flops[3] += m->flops64;
     g->meta_bytes += m->bytes;
-    for (size_t i = 0; i < m->n_custom; i++) {
-        uint32_t id = kscope__intern(m->custom_names[i]);
-        kscope__custom *c = g->custom;
-        while (c && c->name != id)
-            c = c->next;
-        if (!c && (c = calloc(1, sizeof *c)) != NULL) {
-            c->name = id;
-            c->next = g->custom;
-            g->custom = c;
-        }
-        if (c)
-            c->value += m->custom_values[i];
-    }
+    for (size_t i = 0; i < m->n_custom; i++)
+        add_custom(g, kscope__intern(m->custom_names[i]), m->custom_values[i]);
 }
 
 /* A record's interned display name. A peer copy's name carries its
@@ -213,21 +230,46 @@ static void trace_record(kscope__session *s, uint64_t ctx, const kscope__gpu_rec
     e->correlation = r->correlation;
 }
 
-void kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r)
+enum { SKIP = 0, AT_LAUNCH = 1, CAPTURED = 2 };
+
+/* Where session s puts r, launched at `when`: graph work captured while s
+ * recorded goes under <captured_at>; captured while s was deactivated, it
+ * is left out (as Proton does); captured before s started, s knows no
+ * capture context for it and puts it under the launch, as it does the work
+ * of a graph built before profiling. Caller holds s->lock. */
+static int placement(const kscope__session *s, uint64_t when, const kscope__gpu_record *r)
+{
+    if (!kscope__recording_at(s, when))
+        return SKIP;
+    if (!r->captured || r->capture_ns < s->start_ns)
+        return AT_LAUNCH;
+    return kscope__recording_at(s, r->capture_ns) ? CAPTURED : SKIP;
+}
+
+uint32_t kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r)
 {
     kscope__node *node = ctx ? (kscope__node *)(uintptr_t)ctx : &kscope__g.root;
+    kscope__node *at = NULL; /* <captured_at>/... for graph work, made once */
     uint64_t when = r->launch_ns ? r->launch_ns : r->start_ns;
+    uint32_t recorded = 0;
     for (int i = 0; i < KSCOPE_MAX_SESSIONS; i++) {
         kscope__session *s = &kscope__sessions[i];
         if (!s->in_use)
             continue;
         pthread_mutex_lock(&s->lock);
-        if (recording_at(s, when)) {
-            if (s->trace)
-                trace_record(s, ctx, r);
-            else
-                tree_record(s, node, r);
+        int where = placement(s, when, r);
+        if (where != SKIP && s->sampled && !kscope__sampling_in_window(when))
+            where = SKIP; /* a sampled session keeps its windows' records only */
+        if (where != SKIP && s->trace) {
+            trace_record(s, ctx, r);
+        } else if (where != SKIP) {
+            if (where == CAPTURED && !at)
+                at = kscope__captured_node(node, r->capture_ctx);
+            tree_record(s, where == CAPTURED && at ? at : node, r);
         }
+        if (where != SKIP)
+            recorded |= 1u << i;
         pthread_mutex_unlock(&s->lock);
     }
+    return recorded;
 }

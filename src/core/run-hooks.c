@@ -131,3 +131,14 @@ int kscope__session_gpu_on(int id)
     kscope__session *s = id_session(id);
     return s ? s->gpu : 0;
 }
+
+void kscope__session_gpu_attach(int id, const char *name)
+{
+    kscope__session *s = id_session(id);
+    if (!s)
+        return;
+    pthread_mutex_lock(&kscope__session_lock);
+    if (s->in_use && !s->gpu)
+        kscope__gpu_attach(s, name);
+    pthread_mutex_unlock(&kscope__session_lock);
+}

@@ -103,16 +103,32 @@ static kscope__node *gpu_ctx_node(kscope__thread *t, kscope__node *n)
     return s ? s : n;
 }
 
+/* The context of a launch from a thread with no scope and no state: the
+ * main thread's current scope, so that the kernels PyTorch's autograd
+ * threads launch during `backward()` land under the scope that called it
+ * (Proton's shadow context does the same). The main thread publishes its
+ * depth and frames with atomic stores; a frame read while it changes is
+ * still a node of its tree. Without a main thread state: the root. */
+static uint64_t inherited_ctx(const kscope__thread *t)
+{
+    kscope__thread *m = kscope__main_thread();
+    if (!m || m == t)
+        return t ? (uint64_t)(uintptr_t)&t->root : 0;
+    int d = KSCOPE__LOAD(&m->depth);
+    if (d == 0)
+        return t ? (uint64_t)(uintptr_t)&t->root : 0;
+    return (uint64_t)(uintptr_t)KSCOPE__LOAD_RELAXED(&m->stack[d].node);
+}
+
 uint64_t kscope__current_ctx(void)
 {
     if (!annotating())
         return 0;
-    /* A thread that never annotated has no scope and no state: the global
-     * root, without making it a thread state (this runs in launch
-     * callbacks, on any thread that launches). */
+    /* A thread that never annotated gets no thread state here (this runs
+     * in launch callbacks, on any thread that launches). */
     kscope__thread *t = kscope__tls;
-    if (!t)
-        return 0;
+    if (!t || (t->depth == 0 && t->nstates == 0))
+        return inherited_ctx(t);
     return (uint64_t)(uintptr_t)gpu_ctx_node(t, t->stack[t->depth].node);
 }
 
@@ -602,13 +618,14 @@ static int node_type_clash(kscope__node *node, int s, const kscope__metric_def *
     return -1;
 }
 
-static int tree_metric(kscope__thread *t, kscope__node *node, int s, const kscope__metric_def *def,
-                       int type, const void *vals, size_t n)
+int kscope__node_metric(kscope__node *node, int s, const kscope__metric_def *def, int type,
+                        const void *vals, size_t n)
 {
-    pthread_mutex_lock(&t->lock);
+    pthread_mutex_t *lock = kscope__owner_lock(node);
+    pthread_mutex_lock(lock);
     int had = node_type_clash(node, s, def, type);
     if (had >= 0) {
-        pthread_mutex_unlock(&t->lock);
+        pthread_mutex_unlock(lock);
         return kscope__metric_type_error(def, had, type,
                                          type == KSCOPE__T_INT && *(const int64_t *)vals < 0);
     }
@@ -616,7 +633,7 @@ static int tree_metric(kscope__thread *t, kscope__node *node, int s, const kscop
     if (!m) {
         m = calloc(1, sizeof *m);
         if (!m) {
-            pthread_mutex_unlock(&t->lock);
+            pthread_mutex_unlock(lock);
             return kscope__fail(KSCOPE_ENOMEM, "out of memory adding metric");
         }
         m->def = def;
@@ -626,7 +643,7 @@ static int tree_metric(kscope__thread *t, kscope__node *node, int s, const kscop
         node->metrics = m;
     }
     int rc = umetric_apply(m, type, vals, n);
-    pthread_mutex_unlock(&t->lock);
+    pthread_mutex_unlock(lock);
     return rc;
 }
 
@@ -647,6 +664,17 @@ static void trace_metric(kscope__thread *t, int s, const kscope__metric_def *def
         type = KSCOPE__T_DOUBLE;
     }
     ev_append(t, s, KSCOPE__EV_METRIC, def->id, bits, (uint32_t)type);
+}
+
+/* A metric recorded while this thread captures a graph belongs to the
+ * graph's launches, not to now: the backend keeps it for them. Returns the
+ * backend's answer (0: not capturing, the metric is recorded now). */
+static int64_t capture_metric(const kscope__metric_def *def, int type, const void *vals, size_t n)
+{
+    if (!kscope__capturing(1))
+        return 0;
+    kscope__graph_value v = {.def = def, .type = type, .n = n, .vals = vals};
+    return kscope__capture_value(&v);
 }
 
 /* Text goes to (pty) and (exc) metrics of tree sessions only: an inclusive
@@ -686,6 +714,10 @@ static int add_metric(const char *name, int type, const void *vals, size_t n)
     kscope__thread *t = kscope__thread_get();
     if (!t)
         return KSCOPE_ENOMEM;
+    /* Text is the host's: recorded now, even inside a graph capture. */
+    int64_t kept = type == KSCOPE__T_STRING ? 0 : capture_metric(def, type, vals, n);
+    if (kept != 0)
+        return kept < 0 ? (int)kept : 0;
     /* Under a state, metrics land on the state's node below the scope, as
      * kernels do (Proton places them so). */
     kscope__node *node = gpu_ctx_node(t, t->stack[t->depth].node);
@@ -699,7 +731,7 @@ static int add_metric(const char *name, int type, const void *vals, size_t n)
             return rc;
         if (trace & (1u << s))
             trace_metric(t, s, def, type, vals, n);
-        else if ((rc = tree_metric(t, node, s, def, type, vals, n)) != 0)
+        else if ((rc = kscope__node_metric(node, s, def, type, vals, n)) != 0)
             return rc;
     }
     return 0;

@@ -100,8 +100,7 @@ int kscope_set_profiling(int level)
 
 /* ---------------------------------------------------------------- sessions */
 
-/* The started session with public id `id`, or NULL. */
-static kscope__session *session_find(int id)
+kscope__session *kscope__session_find(int id)
 {
     for (int i = 0; i < KSCOPE_MAX_SESSIONS; i++)
         if (kscope__sessions[i].in_use && kscope__sessions[i].id == id)
@@ -112,7 +111,7 @@ static kscope__session *session_find(int id)
 /* session_find, failing with Proton's words when there is none. */
 kscope__session *kscope__session_get(int id)
 {
-    kscope__session *s = session_find(id);
+    kscope__session *s = kscope__session_find(id);
     if (!s)
         kscope__fail(KSCOPE_ENOSESSION,
                      "Session has not been initialized: %d (never started, or finalized)", id);
@@ -148,7 +147,7 @@ static int periodic_mode(const char *mode, int trace, const kscope__format **par
 }
 
 static int check_opts(const kscope_session_opts *o, int *trace, int *python, int *periodic,
-                      const kscope__format **part)
+                      uint32_t *pcs, const kscope__format **part)
 {
     *trace = *python = *periodic = 0;
     *part = NULL;
@@ -162,12 +161,18 @@ static int check_opts(const kscope_session_opts *o, int *trace, int *python, int
         return kscope__fail(KSCOPE_EINVAL, "context '%s' is not shadow or python", o->context);
     if (kscope__backend_check(o->backend) != 0)
         return KSCOPE_EBACKEND;
-    if (o->mode && *o->mode) {
+    if (o->mode && strncmp(o->mode, "periodic_flushing", 17) == 0) {
         int rc = periodic_mode(o->mode, *trace, part);
         if (rc < 0)
             return rc;
         *periodic = 1;
+        *pcs = 0;
+    } else if (kscope__mode_parse(o->mode, periodic, pcs) != 0) {
+        return KSCOPE_EINVAL;
     }
+    if (*pcs && *trace)
+        return kscope__fail(KSCOPE_EINVAL,
+                            "mode '%s' records PC samples into a tree: use data=tree", o->mode);
     if (o->name && !*o->name)
         return kscope__fail(KSCOPE_EINVAL, "session name is empty");
     if (o->name && strlen(o->name) > 900)
@@ -230,9 +235,16 @@ static void set_active(kscope__session *s, int on)
 static int start_locked(const kscope_session_opts *o)
 {
     int trace, python, periodic, rc;
+    uint32_t pcs;
+    const char *sample = NULL;
     const kscope__format *part;
-    if ((rc = check_opts(o, &trace, &python, &periodic, &part)) != 0)
+    if ((rc = check_opts(o, &trace, &python, &periodic, &pcs, &part)) != 0 ||
+        (rc = kscope__sampling_resolve(o->sample, &sample)) != 0)
         return rc;
+    if (sample && pcs) /* PC sampling needs every launch's callback */
+        return kscope__fail(KSCOPE_EINVAL,
+                            "sample '%s': PC sampling and the sampled mode cannot be combined",
+                            sample);
     const char *name = o->name ? o->name : "kscope";
     if ((rc = check_writable(name)) != 0)
         return rc;
@@ -256,9 +268,12 @@ static int start_locked(const kscope_session_opts *o)
     s->python_ctx = python;
     s->periodic = periodic;
     s->part_format = part;
+    s->pcs = pcs;
+    s->pcs_ended = 0;
     s->phase = 0;
+    s->phase_owed = 0;
     s->niv = s->nmtypes = s->ngev = 0;
-    s->dropped = 0;
+    s->dropped = s->dropped_samples = 0;
     s->start_ns = kscope_now_ns();
     pthread_mutex_unlock(&s->lock);
     if ((rc = interval_open(s, s->start_ns)) != 0)
@@ -269,6 +284,11 @@ static int start_locked(const kscope_session_opts *o)
         atomic_fetch_and(&kscope__trace_mask, ~(1u << slot));
     s->in_use = 1;
     kscope__gpu_attach(s, o->backend);
+    if ((rc = kscope__sampling_attach(s, sample)) != 0) {
+        kscope__gpu_detach(s);
+        s->in_use = 0;
+        return rc;
+    }
     set_active(s, 1);
     update_annotate();
     return s->id;
@@ -286,11 +306,33 @@ int kscope_start(const kscope_session_opts *opts)
     return rc;
 }
 
+static int write_phase(kscope__session *s);
+
+/* Work put off while a graph capture was open (a sync or a flush would
+ * have ended it), done by the first session call after it closed: the
+ * flush, then the periodic parts that waited for it. */
+static int catch_up(void)
+{
+    if (kscope__capturing(0))
+        return 0;
+    kscope__gpu_flush_owed();
+    int rc = 0;
+    for (int i = 0; i < KSCOPE_MAX_SESSIONS; i++) {
+        kscope__session *s = &kscope__sessions[i];
+        if (s->in_use && s->phase_owed) {
+            s->phase_owed = 0;
+            int r = write_phase(s);
+            rc = rc ? rc : r;
+        }
+    }
+    return rc;
+}
+
 /* Apply fn to one session or, with KSCOPE_ALL, to every started one. */
 static int for_sessions(int id, int (*fn)(kscope__session *, const void *), const void *arg)
 {
     pthread_mutex_lock(&kscope__session_lock);
-    int rc = 0;
+    int rc = catch_up();
     if (id == KSCOPE_ALL) {
         for (int i = 0; i < KSCOPE_MAX_SESSIONS; i++)
             if (kscope__sessions[i].in_use) {
@@ -327,10 +369,13 @@ static int deactivate_one(kscope__session *s, const void *flushing)
         set_active(s, 0);
         interval_close(s, kscope_now_ns());
     }
-    kscope__gpu_flush(s);
+    int put_off = kscope__gpu_flush(s);
     if (*(const int *)flushing && s->periodic) {
-        int rc = kscope__phase_advance(s);
-        return rc < 0 ? rc : 0;
+        if (put_off) { /* written once the capture closed (catch_up) */
+            s->phase_owed = 1;
+            return 0;
+        }
+        return write_phase(s);
     }
     return 0;
 }
@@ -418,9 +463,17 @@ int kscope_output_path(int session, const char *format, char *buf, size_t size)
     return rc;
 }
 
+/* Periodic flushing: complete the current phase, written to its part. */
+static int write_phase(kscope__session *s)
+{
+    int rc = kscope__phase_advance(s);
+    return rc < 0 ? rc : 0;
+}
+
 static void release(kscope__session *s)
 {
     kscope__phase_free(s);
+    kscope__sampling_detach(s);
     kscope__gpu_detach(s);
     s->in_use = 0;
     atomic_fetch_and(&kscope__trace_mask, ~(1u << s->slot));
@@ -439,7 +492,13 @@ static int finalize_one(kscope__session *s, const void *requested)
         set_active(s, 0);
         interval_close(s, kscope_now_ns());
     }
-    kscope__gpu_flush(s);
+    if (kscope__gpu_flush(s))
+        kscope__warn_once("capture-finalize",
+                          "session '%s' was finalized while a graph capture was open: "
+                          "records of GPU work still running then are left out",
+                          s->name);
+    kscope__gpu_pcs_end(s);
+    s->phase_owed = 0; /* its records are in this, the last part */
     kscope__session_path(s, format, s->phase, path, sizeof path);
     if ((rc = kscope__phase_write_kept(s, format)) != 0 ||
         (rc = write_output(s, format, path)) != 0) {
@@ -452,6 +511,10 @@ static int finalize_one(kscope__session *s, const void *requested)
     if (dropped > 0 && !getenv("KSCOPE_QUIET"))
         fprintf(stderr, "kscope: %s: %lld GPU records were dropped (see dropped_records)\n", path,
                 (long long)dropped);
+    int64_t lost = __atomic_load_n(&s->dropped_samples, __ATOMIC_RELAXED);
+    if (lost > 0 && !getenv("KSCOPE_QUIET"))
+        fprintf(stderr, "kscope: %s: %lld PC samples were dropped (see dropped_samples)\n", path,
+                (long long)lost);
     if (s->slot == launcher_slot)
         launcher_slot = -1;
     release(s);
@@ -479,7 +542,8 @@ int kscope_data(int session, const char *format, char **out, size_t *len)
     const kscope__format *f = NULL;
     int rc = s ? kscope__session_format(s, format, &f) : KSCOPE_ENOSESSION;
     if (rc == 0) {
-        kscope__gpu_flush(s);
+        catch_up();
+        kscope__gpu_flush(s); /* put off during a capture: the data so far */
         rc = kscope__session_serialize(s, f, out, len);
     }
     pthread_mutex_unlock(&kscope__session_lock);
@@ -494,7 +558,7 @@ void kscope_free(void *p)
 int64_t kscope_dropped(int session)
 {
     pthread_mutex_lock(&kscope__session_lock);
-    kscope__session *s = session_find(session);
+    kscope__session *s = kscope__session_find(session);
     int64_t n = s ? __atomic_load_n(&s->dropped, __ATOMIC_RELAXED) : 0;
     pthread_mutex_unlock(&kscope__session_lock);
     return n;
@@ -511,7 +575,7 @@ int kscope__launcher_start(const kscope_session_opts *opts)
     int rc = launcher_slot >= 0 ? kscope__sessions[launcher_slot].id
                                 : start_locked(opts ? opts : &defaults);
     if (rc >= 0 && launcher_slot < 0)
-        launcher_slot = session_find(rc)->slot;
+        launcher_slot = kscope__session_find(rc)->slot;
     pthread_mutex_unlock(&kscope__session_lock);
     return rc;
 }

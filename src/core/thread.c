@@ -16,6 +16,7 @@ static uint32_t nthreads;
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t exit_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static kscope__thread *main_thread; /* read by any thread: atomic access */
 
 /* A thread that ends keeps its data; its open scopes close at finalize. */
 static void thread_exit(void *p)
@@ -24,9 +25,16 @@ static void thread_exit(void *p)
     atomic_store(&t->alive, 0);
 }
 
+/* After fork() the forking thread is the child's only, hence main, thread. */
+static void after_fork_child(void)
+{
+    KSCOPE__STORE(&main_thread, kscope__tls);
+}
+
 static void make_key(void)
 {
     pthread_key_create(&exit_key, thread_exit);
+    pthread_atfork(NULL, NULL, after_fork_child);
 }
 
 static void node_init(kscope__node *n, kscope__thread *owner, uint32_t kind)
@@ -61,7 +69,14 @@ kscope__thread *kscope__thread_new(void)
     registry = t;
     pthread_mutex_unlock(&registry_lock);
     kscope__tls = t;
+    if (t->tid == (uint32_t)getpid())
+        KSCOPE__STORE(&main_thread, t);
     return t;
+}
+
+kscope__thread *kscope__main_thread(void)
+{
+    return KSCOPE__LOAD(&main_thread);
 }
 
 kscope__thread *kscope__threads(void)
@@ -184,7 +199,7 @@ static kscope__node *new_child(kscope__node *parent, uint32_t name, uint32_t kin
 
 static pthread_mutex_t global_root_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static pthread_mutex_t *owner_lock(kscope__node *n)
+pthread_mutex_t *kscope__owner_lock(const kscope__node *n)
 {
     return n->owner ? &n->owner->lock : &global_root_lock;
 }
@@ -222,7 +237,7 @@ kscope__node *kscope__node_child_locked(kscope__node *parent, uint32_t name, uin
     kscope__node *c = find_child(parent, name, kind, device);
     if (c)
         return c;
-    pthread_mutex_t *lk = owner_lock(parent);
+    pthread_mutex_t *lk = kscope__owner_lock(parent);
     pthread_mutex_lock(lk);
     c = find_child(parent, name, kind, device);
     if (!c)

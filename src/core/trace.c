@@ -318,6 +318,32 @@ static int counter_tracks(trace_ctx *c, uint64_t now_ns)
     return cc.rc;
 }
 
+/* A sampled session's windows as a counter track: 1 from the moment GPU
+ * capture opened, 0 from when it closed. */
+static void window_edges(uint64_t open, uint64_t close, void *arg)
+{
+    counter_ctx *cc = arg;
+    uint64_t t0 = cc->c->s->start_ns;
+    kscope__tev e = {.kind = KSCOPE__TEV_COUNTER, .name = "gpu_sampled", .pid = cc->c->pid};
+    e.ts_ns = (int64_t)rel_ns(cc->c, open > t0 ? open : t0);
+    e.value = 1;
+    if (cc->rc == 0)
+        cc->rc = emit(cc->c, &e);
+    e.ts_ns = (int64_t)rel_ns(cc->c, close);
+    e.value = 0;
+    if (cc->rc == 0 && close != UINT64_MAX)
+        cc->rc = emit(cc->c, &e);
+}
+
+static int window_track(trace_ctx *c, uint64_t now_ns)
+{
+    counter_ctx cc = {c, 0};
+    kscope__tev e = {.kind = KSCOPE__TEV_COUNTER, .name = "gpu_sampled", .pid = c->pid};
+    cc.rc = emit(c, &e); /* 0 at the start, until the first window */
+    kscope__sampling_windows(c->s->start_ns, now_ns, window_edges, &cc);
+    return cc.rc;
+}
+
 /* Whether host_tracks named tid's track: a registered thread with events in
  * this session. Its name, when it has one, goes to *name. Registry locked. */
 static int host_track_named(trace_ctx *c, int slot, uint32_t tid, const char **name)
@@ -410,9 +436,12 @@ int kscope__trace_source(void *source_arg, kscope__tev_fn fn, void *fn_arg)
         rc = gpu_tracks(&c);
     for (size_t i = 0; i < s->ngev && rc == 0; i++)
         rc = gpu_event(&c, &s->gev[i]);
+    int sampled = s->sampled && s->gpu;
     pthread_mutex_unlock(&s->lock);
     if (rc == 0)
         rc = counter_tracks(&c, now_ns);
+    if (rc == 0 && sampled)
+        rc = window_track(&c, now_ns);
     free(c.stack);
     free(c.metrics);
     free(c.tmetrics);

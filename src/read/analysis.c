@@ -351,21 +351,21 @@ static int all_int(ctx *c, const char *key)
 /* time/ms, avg_cpu_time/us, wall_time/s ... ; 1 handled, 0 not this kind, -1 error. */
 static int time_column(ctx *c, const char *spec, kscope__column *col)
 {
-    static const char *const bases[] = {"time",         "avg_time",  "cpu_time",
-                                        "avg_cpu_time", "wall_time", "avg_wall_time"};
+    static const char *const bases[] = {"time",      "avg_time",      "cpu_time", "avg_cpu_time",
+                                        "wall_time", "avg_wall_time", "est_time"};
     const char *slash = strchr(spec, '/');
     if (!slash)
         return 0;
     size_t bl = (size_t)(slash - spec);
     int b = -1;
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 7; i++)
         if (strlen(bases[i]) == bl && strncmp(spec, bases[i], bl) == 0)
             b = i;
     double per = unit_seconds(slash + 1);
     if (b < 0 || per == 0)
         return 0;
     int avg = b % 2 == 1;
-    const char *raw = b < 2 ? "time" : b < 4 ? "cpu_time" : "wall_time";
+    const char *raw = b < 2 ? "time" : b < 4 ? "cpu_time" : b < 6 ? "wall_time" : "est_time";
     found fo;
     double *v = seconds_of(c, raw, &fo);
     if (!v)
@@ -643,4 +643,39 @@ void kscope__column_free(kscope__column *col)
 {
     free(col->vals);
     col->vals = NULL;
+}
+
+/* ------------------------------------------------------- sampled runs */
+
+/* A number at ROOT: 1 with *v set when ROOT holds it, or held 0 (which
+ * readers take as "this metric rolls up" and keep in the inclusive list). */
+static int root_number(const kscope__ptree *t, const char *key, double *v)
+{
+    const char *k = lookup_key(t, key);
+    const kscope__pmetric *m = k ? kscope__pnode_metric(t->root, k) : NULL;
+    if (m && (m->type == KSCOPE__V_INT || m->type == KSCOPE__V_DOUBLE)) {
+        *v = kscope__pmetric_number(m);
+        return 1;
+    }
+    *v = 0;
+    return k && !m && kscope__ptree_is_inclusive(t, k);
+}
+
+int kscope__sampled_note(const kscope__ptree *t, char *buf, size_t size)
+{
+    double fraction, steps, sampled, windows;
+    if (!root_number(t, "sampled_fraction", &fraction))
+        return 0;
+    root_number(t, "sample_windows", &windows);
+    if (root_number(t, "steps", &steps) && root_number(t, "sampled_steps", &sampled))
+        snprintf(buf, size,
+                 "sampled: GPU work recorded in %.0f of %.0f steps (%.2f%%); est_ metrics are "
+                 "the recorded ones over that fraction (-m est_time/ms)",
+                 sampled, steps, fraction * 100.0);
+    else
+        snprintf(buf, size,
+                 "sampled: GPU work recorded in %.0f windows, %.2f%% of the run; est_ metrics "
+                 "are the recorded ones over that fraction (-m est_time/ms)",
+                 windows, fraction * 100.0);
+    return 1;
 }

@@ -93,7 +93,11 @@ static const char *merged_key(merger *m, const char *key, int *ext)
             *ext = m->kext[i];
             return m->kto[i];
         }
-    *ext = strncmp(key, "min_", 4) == 0 ? -1 : strncmp(key, "max_", 4) == 0 ? 1 : 0;
+    /* sampled_fraction: the smallest of the ranks' (their est_ metrics
+     * are each scaled by their own). */
+    *ext = strncmp(key, "min_", 4) == 0 || strcmp(key, "sampled_fraction") == 0 ? -1
+           : strncmp(key, "max_", 4) == 0                                       ? 1
+                                                                                : 0;
     const char *k = kscope__ptree_intern_cstr(m->r, key);
     if (k && m->nkeys < 64) {
         m->kfrom[m->nkeys] = key;

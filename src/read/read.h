@@ -161,6 +161,12 @@ int kscope__column_compute(const kscope__ptree *t, const kscope__pflat *f, const
                            kscope__column *col, char *err, size_t errlen);
 void kscope__column_free(kscope__column *col);
 
+/* For a profile of a sampled session (ROOT holds sampled_fraction, or
+ * held it as 0): one line saying what was sampled and what est_ metrics
+ * are, into buf.
+ * Returns 1, or 0 (buf untouched) for a profile that was not sampled. */
+int kscope__sampled_note(const kscope__ptree *t, char *buf, size_t size);
+
 /* Peak FLOP/s of one device for operands `width` bits wide, as proton-viewer
  * computes it (gpu/devices); 0 when the arch is not known. */
 double kscope__peak_flops(const kscope__pdevice *d, int width);
@@ -179,6 +185,20 @@ double kscope__peak_bytes(const kscope__pdevice *d);
  * top_n rows (0: all). Returns the number of kernels found or
  * KSCOPE_ENOMEM. */
 int kscope__top_print(FILE *out, const kscope__ptree *t, int top_n, int flags);
+
+/* ----------------------------------------------------- hot source lines */
+
+/* kscope__lines_print's flag: group the lines by kernel (each kernel's
+ * samples and main stall reasons, then its hottest lines). */
+#define KSCOPE__LINES_BY_KERNEL 4
+
+/* Print the hottest source lines of a profile recorded with PC sampling,
+ * added up across calling contexts by kernel and line: samples, share of
+ * all samples, the three main stall reasons, the line (and its kernel).
+ * At most top_n rows (per kernel with KSCOPE__LINES_BY_KERNEL; 0: all);
+ * flags as kscope__top_print's. Returns the number of lines found (0: the
+ * profile has no PC samples) or KSCOPE_ENOMEM. */
+int kscope__lines_print(FILE *out, const kscope__ptree *t, int top_n, int flags);
 
 /* Whether to colour output in "auto" mode: stdout is a terminal, NO_COLOR
  * is unset or empty and TERM is not "dumb". */

@@ -8,6 +8,12 @@
  * finalize at exit or on SIGINT/SIGTERM so a killed process still writes
  * what it recorded.
  *
+ * GPU capture starts at the GPU runtime's injection entry (inside its
+ * initialisation, where a bare activity tracer starts too), not with the
+ * session: a process that never uses the GPU never loads the vendor's
+ * libraries, and one that does pays per launch what an in-process
+ * session pays, with nothing set up before the runtime was.
+ *
  * Signals are not handled in the handler itself (finalizing allocates and
  * takes locks): the handler writes the signal number into a pipe and a
  * watcher thread finalizes, then re-raises the signal with its default
@@ -43,6 +49,8 @@ typedef struct run_state {
     _Atomic int used;     /* the GPU runtime or NVTX used */
     _Atomic int used_gpu; /* a backend's injection entry was called */
     int want_gpu;         /* the backend was not set to "none" */
+    int gpu_tried;        /* the GPU backend was attached (or failed to be) */
+    char backend[64];     /* the backend asked for ("": the default) */
     char gpu_reason[256]; /* why GPU capture did not start */
     char base[4096];      /* output path without extension */
     const char *manifest;
@@ -431,19 +439,23 @@ static int start_locked(void)
     kscope_session_opts o;
     read_options(&o);
     /* Periodic parts are written as the run goes: reserve the name now. */
-    int rc = o.mode ? reserve_name(&o) : base_name(R.base, sizeof R.base);
+    int periodic = 0;
+    uint32_t interval;
+    if (o.mode && kscope__mode_parse(o.mode, &periodic, &interval) != 0)
+        periodic = 0; /* the session's start says what is wrong */
+    int rc = periodic ? reserve_name(&o) : base_name(R.base, sizeof R.base);
     if (rc < 0)
         return rc;
     o.name = R.base;
     R.start_ns = kscope_now_ns();
     R.window_open = R.delay_s <= 0;
+    R.want_gpu = !o.backend || strcmp(o.backend, "none") != 0;
+    snprintf(R.backend, sizeof R.backend, "%s", o.backend ? o.backend : "");
+    o.backend = "none"; /* GPU capture starts at the runtime's injection entry */
     int sid = kscope__launcher_start(&o);
     if (sid < 0)
         return sid;
     R.session = sid;
-    R.want_gpu = !o.backend || strcmp(o.backend, "none") != 0;
-    if (R.want_gpu && !kscope__run_gpu_on(sid))
-        note_gpu_reason(o.backend);
     R.recording = 1;
     apply_gates();
     if (start_watcher() == 0)
@@ -534,12 +546,28 @@ static void conflict_hook(const char *msg)
         kscope__run_report_conflict(msg);
 }
 
-/* A backend's injection entry (the GPU runtime loading libkscope). */
+/* Start GPU capture for the launcher session, once. */
+static void attach_gpu(void)
+{
+    pthread_mutex_lock(&R.lock);
+    if (R.session >= 0 && !R.finished && R.want_gpu && !R.gpu_tried) {
+        R.gpu_tried = 1;
+        const char *backend = R.backend[0] ? R.backend : NULL;
+        kscope__session_gpu_attach(R.session, backend);
+        if (!kscope__run_gpu_on(R.session))
+            note_gpu_reason(backend);
+    }
+    pthread_mutex_unlock(&R.lock);
+}
+
+/* A backend's injection entry (the GPU runtime loading libkscope, inside
+ * its initialisation): GPU capture starts here. */
 static void injected_hook(void)
 {
     atomic_store(&R.used_gpu, 1);
     kscope__run_note_use();
     kscope__run_start();
+    attach_gpu();
 }
 
 /* LD_PRELOAD entry: programs that never use the GPU are profiled too. The

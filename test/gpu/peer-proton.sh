@@ -14,11 +14,12 @@
 # Env: KSCOPE_SOURCE_DIR (repo), KSCOPE_BINARY_DIR (unused: the package
 #      builds its own library), KSCOPE_GPU_WORK (scratch folder; outputs land
 #      in $KSCOPE_GPU_WORK/peer-proton), KSCOPE_DEPS (default
-#      /tmp/kscope-deps), KSCOPE_PEER_TIMEOUT (seconds per id, default 300)
+#      /tmp/kscope-deps), KSCOPE_PEER_TIMEOUT (seconds per id, default 120),
+#      KSCOPE_PEER_JOBS (ids run at once, default 6)
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/peer-proton
-per_id=${KSCOPE_PEER_TIMEOUT:-300}
+per_id=${KSCOPE_PEER_TIMEOUT:-120}
 PY=${PYTHON:-python3}
 
 if ! "$PY" -c "import torch, triton, pytest; assert torch.cuda.is_available()" 2>/dev/null; then
@@ -29,6 +30,19 @@ fi
 rm -rf "$work" && mkdir -p "$work"
 source "$src/test/python-lib.sh"
 install_kscope "$work" peer-proton || exit 1
+# test_profile.py reads profiles through triton.profiler.viewer, which needs
+# LLNL Hatchet; the GPU machine has no registry, so its wheels travel in
+# .whl/peer/ (fetched where pip works: see the README's GPU section).
+if ! "$PY" -c "import hatchet" 2>/dev/null; then
+    if ls "$src"/.whl/peer/*.whl >/dev/null 2>&1; then
+        "$PY" -m pip install -q --no-index --no-deps --no-compile --target "$work/peer-site" \
+            "$src"/.whl/peer/*.whl >"$work/peer-site.log" 2>&1 ||
+            { echo "FAIL  peer-proton: the wheels in .whl/peer did not install:"; tail -5 "$work/peer-site.log"; exit 1; }
+        export PYTHONPATH=$PYTHONPATH:$work/peer-site
+    else
+        echo "NOTE  peer-proton: no llnl-hatchet here and none in .whl/peer: tests reading profiles through the viewer will fail"
+    fi
+fi
 
 # The tests: a copy with only the import changed.
 tests=$work/tests
@@ -74,17 +88,29 @@ for file in "$tests"/test_*.py; do
         regressed=1
         continue
     fi
+    # Ids run in parallel (KSCOPE_PEER_JOBS at once), each in its own
+    # process; the tally below reads their results in collection order.
+    mkdir -p "$work/logs" "$work/rc"
+    grep '::' "$work/$name.collect" >"$work/$name.ids"
+    export tests work per_id PY
+    tr '\n' '\0' <"$work/$name.ids" | xargs -0 -P "${KSCOPE_PEER_JOBS:-6}" -I{} bash -c '
+        id=$1; key=$(echo "$id" | tr -c "A-Za-z0-9_.-" "_")
+        # each id in a folder of its own: default output names cannot clash
+        mkdir -p "$work/cwd/$key"
+        (cd "$work/cwd/$key" && timeout "$per_id" "$PY" -m pytest -q -x -p no:cacheprovider \
+            --rootdir "$tests" "$tests/$id" \
+            >"$work/logs/$key.log" 2>&1)
+        echo $? >"$work/rc/$key"' _ {}
     pass=0 fail=0
     while IFS= read -r id; do
-        log=$work/logs/$(echo "$id" | tr -c 'A-Za-z0-9_.-' '_').log
-        mkdir -p "$work/logs"
-        if (cd "$tests" && timeout "$per_id" "$PY" -m pytest -q -x -p no:cacheprovider "$id" \
-                >"$log" 2>&1); then
+        key=$(echo "$id" | tr -c 'A-Za-z0-9_.-' '_')
+        log=$work/logs/$key.log
+        rc=$(cat "$work/rc/$key" 2>/dev/null || echo 1)
+        if [ "$rc" -eq 0 ]; then
             echo "PASS  $id"
             echo "$id" >>"$work/passed.txt"
             pass=$((pass + 1))
         else
-            rc=$?
             why=""
             [ "$rc" -eq 124 ] && why=" (timed out after ${per_id}s)"
             echo "FAIL  $id$why"
@@ -95,7 +121,7 @@ for file in "$tests"/test_*.py; do
                 regressed=1
             fi
         fi
-    done < <(grep '::' "$work/$name.collect")
+    done <"$work/$name.ids"
     echo "== $name: $pass passed, $fail failed"
 done
 echo "== failing ids:"

@@ -60,8 +60,69 @@ int kscope__gpu_call_class(const char *name)
     if ((strncmp(p, "Launch", 6) == 0 || strncmp(p, "GraphLaunch", 11) == 0) &&
         !strstr(p, "HostFunc"))
         return KSCOPE__CALL_LAUNCH;
+    if (strncmp(p, "StreamBeginCapture", 18) == 0)
+        return KSCOPE__CALL_BEGIN_CAPTURE;
+    if (strncmp(p, "StreamEndCapture", 16) == 0)
+        return KSCOPE__CALL_END_CAPTURE;
     return KSCOPE__CALL_OTHER;
 }
+
+/* The calls followed even where CUPTI cannot name its callbacks (copies
+ * and sets are found by name only). Launches come from the runtime and the
+ * driver both: the runtime's do not go through the driver's public entry
+ * points. */
+#define RT(id, cls)                                                                                \
+    {                                                                                              \
+        CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##id, cls                            \
+    }
+#define DRV(id, cls)                                                                               \
+    {                                                                                              \
+        CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##id, cls                              \
+    }
+#define LAUNCH KSCOPE__CALL_LAUNCH
+#define BEGIN  KSCOPE__CALL_BEGIN_CAPTURE
+#define END    KSCOPE__CALL_END_CAPTURE
+const kscope__known_call kscope__known_calls[] = {
+    RT(cudaLaunchKernel_v7000, LAUNCH),
+    RT(cudaLaunchKernel_ptsz_v7000, LAUNCH),
+    RT(cudaLaunchKernelExC_v11060, LAUNCH),
+    RT(cudaLaunchKernelExC_ptsz_v11060, LAUNCH),
+    RT(cudaLaunchCooperativeKernel_v9000, LAUNCH),
+    RT(cudaLaunchCooperativeKernel_ptsz_v9000, LAUNCH),
+    RT(cudaGraphLaunch_v10000, LAUNCH),
+    RT(cudaGraphLaunch_ptsz_v10000, LAUNCH),
+    DRV(cuLaunchKernel, LAUNCH),
+    DRV(cuLaunchKernel_ptsz, LAUNCH),
+    DRV(cuLaunchKernelEx, LAUNCH),
+    DRV(cuLaunchKernelEx_ptsz, LAUNCH),
+    DRV(cuLaunchCooperativeKernel, LAUNCH),
+    DRV(cuLaunchCooperativeKernel_ptsz, LAUNCH),
+    DRV(cuLaunchGrid, LAUNCH),
+    DRV(cuLaunchGridAsync, LAUNCH),
+    DRV(cuGraphLaunch, LAUNCH),
+    DRV(cuGraphLaunch_ptsz, LAUNCH),
+    /* stream captures (graphs.c) */
+    RT(cudaStreamBeginCapture_v10000, BEGIN),
+    RT(cudaStreamBeginCapture_ptsz_v10000, BEGIN),
+    RT(cudaStreamBeginCaptureToGraph_v12030, BEGIN),
+    RT(cudaStreamBeginCaptureToGraph_ptsz_v12030, BEGIN),
+    RT(cudaStreamEndCapture_v10000, END),
+    RT(cudaStreamEndCapture_ptsz_v10000, END),
+    DRV(cuStreamBeginCapture, BEGIN),
+    DRV(cuStreamBeginCapture_ptsz, BEGIN),
+    DRV(cuStreamBeginCapture_v2, BEGIN),
+    DRV(cuStreamBeginCapture_v2_ptsz, BEGIN),
+    DRV(cuStreamBeginCaptureToGraph, BEGIN),
+    DRV(cuStreamBeginCaptureToGraph_ptsz, BEGIN),
+    DRV(cuStreamEndCapture, END),
+    DRV(cuStreamEndCapture_ptsz, END),
+    {0, 0, 0},
+};
+#undef RT
+#undef DRV
+#undef LAUNCH
+#undef BEGIN
+#undef END
 
 /* ------------------------------------------------------ launching threads */
 
@@ -158,10 +219,17 @@ void kscope__corr_feed(kscope__corr *c, const CUpti_Activity *rec)
     if (!kscope__gpu_decode(rec, &r))
         return;
     if (r.kind == KSCOPE__GPU_KERNEL)
-        r.name = kscope__demangle(r.name);
+        r.name = r.function = kscope__demangle(r.name);
     uint64_t ctx = find_launch(c, &r);
+    int graph_launch = (ctx & KSCOPE__CTX_GRAPH) != 0;
+    ctx &= ~(uint64_t)KSCOPE__CTX_GRAPH;
+    if (ctx == KSCOPE__CTX_OWN || (graph_launch && !r.graph_node && r.kind == KSCOPE__GPU_MEMCPY))
+        return; /* kscope's own copy */
+    int graph = r.graph_node && c->graph ? c->graph(c->graph_arg, &r) : 0;
+    if (graph < 0)
+        return; /* kscope's own work inside a graph */
     kscope__gpu_meta *m = r.kind == KSCOPE__GPU_KERNEL ? take_meta(c, r.correlation) : NULL;
-    if (m) {
+    if (m && !r.meta) { /* a captured launch's own metadata comes first */
         r.meta = &m->meta;
         if (m->meta.name)
             r.name = m->meta.name;
@@ -170,5 +238,7 @@ void kscope__corr_feed(kscope__corr *c, const CUpti_Activity *rec)
         c->unattributed++;
     c->delivered++;
     c->deliver(c->arg, ctx, &r);
+    if (graph > 0 && c->graph_done)
+        c->graph_done(c->graph_arg);
     free(m);
 }

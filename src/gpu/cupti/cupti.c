@@ -23,6 +23,7 @@
  */
 #include "gpu/cupti/cupti-about.h"
 #include "gpu/cupti/cupti-internal.h"
+#include "gpu/cupti/pcs.h"
 
 #include <cuda.h>
 #include <dlfcn.h>
@@ -85,19 +86,22 @@ static int started;
 static CUpti_SubscriberHandle subscriber;
 static kscope__corr corr;
 static int corr_ready;
-static void *free_buffers;    /* each buffer's first word links the next */
-static uint64_t devices_seen; /* bit d: device d's info was recorded */
-static int forked_child;      /* a fork() child of a process that was capturing */
+static void *free_buffers; /* each buffer's first word links the next */
+static int forked_child;   /* a fork() child of a process that was capturing */
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 
-/* Metadata for the next launch on this thread. */
+/* Metadata for the next launch on this thread, and the capture_gen it
+ * was given in (metadata from before the gate last opened is stale). */
 static __thread kscope__gpu_meta *tl_meta;
+static __thread uint32_t tl_meta_gen;
+static _Atomic int gate_shut; /* sampled sessions: capture off between windows */
 /* This thread's OS id (0: not yet read), and how many followed calls it
  * is inside (a driver call made by a runtime call is the second). */
 static __thread uint32_t tl_tid;
 static __thread int tl_call_depth;
 static __thread uint64_t tl_call_start; /* of the outermost followed call */
+static __thread uint64_t tl_call_ctx;   /* its context */
 /* Bumped at each start: a call still open when capture stopped (its exit
  * never came) must not count in a later capture. */
 static _Atomic uint32_t capture_gen;
@@ -124,34 +128,6 @@ static int domain_index(CUpti_CallbackDomain domain)
 {
     return domain == CUPTI_CB_DOMAIN_DRIVER_API;
 }
-
-/* The launch calls, runtime and driver: the runtime's do not go through
- * the driver's public entry points, so both domains are needed. Followed
- * even where CUPTI cannot name its callbacks; copies and sets are found by
- * name (see classify_calls). */
-static const struct launch_cb {
-    CUpti_CallbackDomain domain;
-    CUpti_CallbackId cbid;
-} launch_cbs[] = {
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000},
-    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch},
-    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz},
-};
 
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -192,15 +168,23 @@ static int load_driver(void)
     SYM(lib, drv.primary_retain, "cuDevicePrimaryCtxRetain");
     SYM(lib, drv.primary_release, "cuDevicePrimaryCtxRelease_v2");
     SYM(lib, drv.ctx_push, "cuCtxPushCurrent_v2");
+    /* Graph capture's (optional: without them kscope cannot tell whether a
+     * capture is open, nor copy a graph's values back). */
+    *(void **)&kscope__graph_fns.is_capturing = dlsym(lib, "cuStreamIsCapturing");
+    *(void **)&kscope__graph_fns.host_alloc = dlsym(lib, "cuMemHostAlloc");
+    *(void **)&kscope__graph_fns.host_free = dlsym(lib, "cuMemFreeHost");
+    *(void **)&kscope__graph_fns.copy_dtoh = dlsym(lib, "cuMemcpyDtoHAsync_v2");
     SYM(lib, drv.ctx_pop, "cuCtxPopCurrent_v2");
     if (missing)
         return load_fail(KSCOPE_ENOGPU, "CUDA driver libcuda.so.1 lacks %s (driver too old)",
                          missing);
     /* No driver call here: start() may run inside cuInit (kscope run's
      * CUDA injection), where calling back into the driver deadlocks. The
-     * device nodes say whether a GPU is there. */
+     * device nodes say whether a GPU is there (KSCOPE_GPU_DEVICE_GLOB
+     * replaces their pattern: tests with a stand-in driver). */
+    const char *nodes = getenv("KSCOPE_GPU_DEVICE_GLOB");
     glob_t g;
-    int rc = glob("/dev/nvidia[0-9]*", 0, NULL, &g);
+    int rc = glob(nodes && *nodes ? nodes : "/dev/nvidia[0-9]*", 0, NULL, &g);
     int found = rc == 0 && g.gl_pathc > 0;
     if (rc == 0)
         globfree(&g);
@@ -267,6 +251,14 @@ static int load_cupti(void)
         return load_fail(KSCOPE_ENOCUPTI,
                          "CUPTI library lacks %s (CUPTI from CUDA 12 or later is needed)", missing);
     *(void **)&cu.callback_name = dlsym(lib, "cuptiGetCallbackName");
+    kscope__pcs_load(lib); /* PC sampling's calls: optional */
+    /* All three or none: without them graph work goes to its launch. */
+    kscope__graph_api *g = &kscope__graph_fns;
+    *(void **)&g->node_id = dlsym(lib, "cuptiGetGraphNodeId");
+    *(void **)&g->graph_id = dlsym(lib, "cuptiGetGraphId");
+    *(void **)&g->exec_id = dlsym(lib, "cuptiGetGraphExecId");
+    if (!g->node_id || !g->graph_id || !g->exec_id)
+        g->node_id = NULL, g->graph_id = NULL, g->exec_id = NULL;
     return 0;
 }
 
@@ -284,7 +276,6 @@ static const char *cupti_error(CUptiResult rc)
     return "unknown CUPTI error";
 }
 
-static void note_device(uint32_t ordinal);
 static void cupti_stop(void);
 
 /* Stop capture at exit, before the driver tears itself down (this handler
@@ -355,8 +346,10 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 static void deliver_to_core(void *arg, uint64_t ctx, const kscope__gpu_record *r)
 {
     (void)arg;
-    note_device(r->device);
-    kscope__record_gpu(ctx, r);
+    kscope__cupti_note_device(r->device, drv.device_get, drv.attribute);
+    uint32_t sessions = kscope__record_gpu(ctx, r);
+    if (r->kind == KSCOPE__GPU_KERNEL && kscope__pcs_on())
+        kscope__pcs_kernel(r, ctx, sessions); /* where its PC samples go */
 }
 
 /* ------------------------------------------------------ launch callbacks */
@@ -381,8 +374,10 @@ static int profiler_api_callback(CUpti_CallbackId cbid, const CUpti_CallbackData
 
 /* A followed call begins: note who launches, from where, when. The
  * outermost call's id is the one its work carries; it also takes the
- * thread's launch metadata if the call launches kernels. */
-static void call_enter(const CUpti_CallbackData *cb, int cls)
+ * thread's launch metadata if the call launches kernels (a launch being
+ * captured hands it to the node it makes, graphs.c). */
+static void call_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                       const CUpti_CallbackData *cb, int cls)
 {
     uint32_t gen = atomic_load_explicit(&capture_gen, memory_order_relaxed);
     if (tl_gen != gen) {
@@ -394,50 +389,82 @@ static void call_enter(const CUpti_CallbackData *cb, int cls)
     if (!tl_tid)
         tl_tid = (uint32_t)syscall(SYS_gettid);
     tl_call_start = kscope_now_ns();
-    kscope__corr_launch_enter(&corr, cb->correlationId, kscope__current_ctx(), tl_tid,
-                              tl_call_start);
+    int driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+    int graph = cls == KSCOPE__CALL_LAUNCH && kscope__graphs_is_launch(driver, cbid);
+    tl_call_ctx = kscope__graphs_own_call() ? KSCOPE__CTX_OWN : kscope__current_ctx();
+    kscope__corr_launch_enter(&corr, cb->correlationId,
+                              tl_call_ctx | (graph ? KSCOPE__CTX_GRAPH : 0), tl_tid, tl_call_start);
+    if (cls == KSCOPE__CALL_LAUNCH && kscope__pcs_on())
+        kscope__pcs_launch(cb->context); /* a context that existed before sampling */
     kscope__gpu_meta *m = tl_meta;
+    if (m && tl_meta_gen != gen) { /* given before the gate last opened */
+        tl_meta = NULL;
+        free(m);
+        m = NULL;
+    }
     if (m && cls == KSCOPE__CALL_LAUNCH) {
         tl_meta = NULL;
         m->correlation = cb->correlationId;
-        kscope__corr_put_meta(&corr, m);
+        if (kscope__graphs_capturing(1))
+            kscope__graphs_call_meta(m);
+        else
+            kscope__corr_put_meta(&corr, m);
     }
+    if (graph)
+        kscope__graphs_launch_enter(driver, cbid, cb->functionParams);
     if (debug)
         atomic_fetch_add_explicit(&calls_followed, 1, memory_order_relaxed);
 }
 
-static void call_exit(const CUpti_CallbackData *cb)
+static void call_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                      const CUpti_CallbackData *cb)
 {
     if (tl_call_depth == 0 || tl_gen != atomic_load_explicit(&capture_gen, memory_order_relaxed))
         return; /* entered before capture started */
-    if (--tl_call_depth == 0)
-        kscope__corr_launch_exit(&corr, cb->correlationId, tl_call_start, kscope_now_ns());
+    if (--tl_call_depth > 0)
+        return;
+    kscope__corr_launch_exit(&corr, cb->correlationId, tl_call_start, kscope_now_ns());
+    kscope__graphs_call_done();
+    int driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+    if (kscope__graphs_is_launch(driver, cbid))
+        kscope__graphs_launch_exit(driver, cbid, cb->functionParams, tl_call_ctx, tl_call_start);
 }
 
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *data)
 {
     (void)userdata;
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+        kscope__graphs_resource(cbid, data);
+        kscope__pcs_resource(cbid, data); /* when PC sampling is on */
+        return;
+    }
     if (domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API)
         return;
     const CUpti_CallbackData *cb = data;
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API && profiler_api_callback(cbid, cb))
         return;
     int cls = cbid < CBID_MAX ? call_class[domain_index(domain)][cbid] : 0;
-    if (!cls)
+    if (!cls) {
+        kscope__cupti_gate_call(domain, cbid, cb);
         return;
-    if (cb->callbackSite == CUPTI_API_ENTER)
-        call_enter(cb, cls);
-    else
-        call_exit(cb);
+    }
+    if (cls == KSCOPE__CALL_BEGIN_CAPTURE || cls == KSCOPE__CALL_END_CAPTURE) {
+        kscope__graphs_capture_call(cls == KSCOPE__CALL_BEGIN_CAPTURE, cb);
+        kscope__cupti_gate_call(domain, cbid, cb); /* the gate counts captures too */
+    } else if (cb->callbackSite == CUPTI_API_ENTER) {
+        call_enter(domain, cbid, cb, cls);
+    } else {
+        call_exit(domain, cbid, cb);
+    }
 }
 
 /* Fill call_class: the fixed launch list, then every call CUPTI names. */
 static void classify_calls(void)
 {
     memset(call_class, 0, sizeof call_class);
-    for (size_t i = 0; i < N_OF(launch_cbs); i++)
-        call_class[domain_index(launch_cbs[i].domain)][launch_cbs[i].cbid] = KSCOPE__CALL_LAUNCH;
+    for (const kscope__known_call *k = kscope__known_calls; k->cbid; k++)
+        call_class[domain_index(k->domain)][k->cbid] = k->cls;
     if (!cu.callback_name) {
         kscope__warn_once("cupti-names",
                           "this CUPTI cannot name its callbacks: copies and sets go to the root");
@@ -467,6 +494,11 @@ static int enable_call_callbacks(void)
                                     cupti_error(rc));
         }
     }
+    /* Graph nodes, graphs, execs (graphs.c). Without them graph work goes
+     * to its launch, as before profiling started. */
+    for (size_t i = 0; kscope__graph_fns.node_id && kscope__graph_resource_cbids[i]; i++)
+        cu.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                           kscope__graph_resource_cbids[i]);
     return 0;
 }
 
@@ -478,40 +510,15 @@ static int cupti_launch_metadata(const kscope_launch_meta *meta)
     int rc = kscope__gpu_meta_copy(meta, &m);
     if (rc < 0)
         return rc;
-    if (!started) { /* nothing records kernels: keep nothing for later */
+    if (!started || atomic_load_explicit(&gate_shut, memory_order_relaxed)) {
+        /* nothing records kernels: keep nothing for later */
         free(m);
         return 0;
     }
     free(tl_meta); /* two in a row: the later one wins */
     tl_meta = m;
+    tl_meta_gen = atomic_load_explicit(&capture_gen, memory_order_relaxed);
     return 0;
-}
-
-/* ------------------------------------------------------------ device info */
-
-static int attr(CUdevice d, CUdevice_attribute a)
-{
-    int v = 0;
-    return drv.attribute(&v, a, d) == CUDA_SUCCESS ? v : 0;
-}
-
-/* Record device `ordinal`'s info the first time its work shows up (on the
- * buffer thread: the program has initialised CUDA by then). */
-static void note_device(uint32_t ordinal)
-{
-    if (ordinal >= 64 || (devices_seen >> ordinal & 1))
-        return;
-    devices_seen |= 1ull << ordinal;
-    CUdevice d;
-    if (drv.device_get(&d, (int)ordinal) != CUDA_SUCCESS)
-        return;
-    char arch[16];
-    snprintf(arch, sizeof arch, "%d%d", attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
-             attr(d, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
-    kscope__set_device_info(ordinal, arch, attr(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
-                            attr(d, CU_DEVICE_ATTRIBUTE_CLOCK_RATE),
-                            attr(d, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE),
-                            attr(d, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH));
 }
 
 /* ------------------------------------------------------------- lifecycle */
@@ -595,6 +602,10 @@ static int start_locked(void)
         int rc = kscope__corr_init(&corr, deliver_to_core, NULL);
         if (rc < 0)
             return rc;
+        if (kscope__graph_fns.node_id) {
+            corr.graph = kscope__graphs_lookup;
+            corr.graph_done = kscope__graphs_lookup_done;
+        }
         corr_ready = 1;
     }
     int rc = subscribe();
@@ -611,6 +622,8 @@ static int start_locked(void)
         return rc;
     }
     started = 1;
+    atomic_store(&gate_shut, 0);
+    kscope__cupti_gate_start(subscriber, cu.enable_callback, cu.callback_name);
     /* kscope run --capture-range=cudaProfilerApi: follow the profiler API
      * (two callbacks, on calls a program makes a handful of times). */
     const char *range = getenv("KSCOPE_RUN_CAPTURE");
@@ -663,29 +676,87 @@ static void synchronize_devices(void)
     }
 }
 
-/* Block until every record of work launched so far was delivered. */
+/* Block until every record of work launched so far was delivered, then
+ * add the values of the graph launches since the last flush. Nothing while
+ * a stream capture is open: synchronising or flushing CUPTI then would end
+ * the program's capture (the core puts its flushes off until it closed). */
 static void cupti_flush(void)
 {
     pthread_mutex_lock(&state_lock);
-    if (started) {
+    if (started && !kscope__graphs_capturing(0)) {
+        size_t retired = kscope__graphs_retired();
         synchronize_devices();
         cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        if (kscope__pcs_on()) /* after the kernel records: they say where samples go */
+            kscope__pcs_flush();
+        kscope__graphs_drain();
+        kscope__graphs_flushed(retired);
     }
     pthread_mutex_unlock(&state_lock);
 }
 
-/* Stop capture after delivering everything launched so far. */
+/* Stop capture after delivering everything launched so far (what is still
+ * in flight is lost when a stream capture is open: see cupti_flush). */
 static void cupti_stop(void)
 {
     cupti_flush();
     pthread_mutex_lock(&state_lock);
     if (started) {
+        kscope__pcs_stop(1);
+        int capturing = kscope__graphs_capturing(0);
         disable_kinds(N_OF(kinds));
-        cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        if (!capturing)
+            cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         cu.unsubscribe(subscriber);
+        kscope__graphs_stop(!capturing);
         started = 0;
     }
     pthread_mutex_unlock(&state_lock);
+}
+
+/* The followed calls' callbacks on or off (state_lock held). */
+static int set_call_callbacks(uint32_t on)
+{
+    for (int d = 0; d < 2; d++)
+        for (uint32_t id = 1; id < CBID_MAX; id++)
+            if (call_class[d][id] && call_class[d][id] < KSCOPE__CALL_BEGIN_CAPTURE &&
+                cu.enable_callback(on, subscriber, domains[d], id) != CUPTI_SUCCESS)
+                return KSCOPE_ENOCUPTI;
+    return 0;
+}
+
+int kscope__cupti_switch(int on)
+{
+    pthread_mutex_lock(&state_lock);
+    int rc = 0;
+    if (started && atomic_load(&gate_shut) == on) {
+        if (on) { /* callbacks first: a kernel with a record has its launch noted */
+            atomic_fetch_add(&capture_gen, 1); /* calls open at the shut never end */
+            rc = set_call_callbacks(1);
+            for (size_t i = 0; i < N_OF(kinds) && rc == 0; i++)
+                rc = cu.activity_enable(kinds[i]) == CUPTI_SUCCESS ? 0 : KSCOPE_ENOCUPTI;
+        } else {
+            disable_kinds(N_OF(kinds));
+            rc = set_call_callbacks(0);
+        }
+        atomic_store(&gate_shut, !on);
+    }
+    pthread_mutex_unlock(&state_lock);
+    return rc;
+}
+
+/* PC sampling on or off (pcs-load.c and pcsampling.c do the work). */
+static int cupti_pc_sampling(int on, uint32_t interval)
+{
+    pthread_mutex_lock(&state_lock);
+    int rc = kscope__pcs_switch(on, interval, started ? subscriber : NULL, cu.enable_callback);
+    pthread_mutex_unlock(&state_lock);
+    return rc;
+}
+
+static int cupti_capturing(int this_thread)
+{
+    return started && kscope__graphs_capturing(this_thread);
 }
 
 /* Registered in gpu/registry.c. */
@@ -695,7 +766,14 @@ const kscope__backend kscope__cupti_backend = {
     .stop = cupti_stop,
     .flush = cupti_flush,
     .session_changed = NULL, /* launch times are always kept: no mode switch */
+    .pc_sampling = cupti_pc_sampling,
     .launch_metadata = cupti_launch_metadata,
     .range_push = kscope__nvtx_push,
     .range_pop = kscope__nvtx_pop,
+    .capturing = cupti_capturing,
+    .capture_value = kscope__graphs_value,
+    .capture_hide = kscope__graphs_hide,
+    .capture_released = kscope__graphs_released,
+    .gate = kscope__cupti_gate,
+    .bench = kscope__cupti_bench,
 };

@@ -49,6 +49,7 @@ static void decode_kernel(const CUpti_ActivityKernel10 *k, kscope__gpu_record *o
     out->stream = k->streamId;
     out->src_device = out->dst_device = k->deviceId;
     out->correlation = k->correlationId;
+    out->graph_node = k->graphNodeId;
 }
 
 static void decode_memcpy(const CUpti_ActivityMemcpy6 *m, kscope__gpu_record *out)
@@ -62,6 +63,7 @@ static void decode_memcpy(const CUpti_ActivityMemcpy6 *m, kscope__gpu_record *ou
     out->src_device = out->dst_device = m->deviceId;
     out->bytes = m->bytes;
     out->correlation = m->correlationId;
+    out->graph_node = m->graphNodeId;
 }
 
 static void decode_peer(const CUpti_ActivityMemcpyPtoP4 *m, kscope__gpu_record *out)
@@ -76,6 +78,7 @@ static void decode_peer(const CUpti_ActivityMemcpyPtoP4 *m, kscope__gpu_record *
     out->dst_device = m->dstDeviceId;
     out->bytes = m->bytes;
     out->correlation = m->correlationId;
+    out->graph_node = m->graphNodeId;
 }
 
 static void decode_memset(const CUpti_ActivityMemset4 *m, kscope__gpu_record *out)
@@ -89,6 +92,7 @@ static void decode_memset(const CUpti_ActivityMemset4 *m, kscope__gpu_record *ou
     out->src_device = out->dst_device = m->deviceId;
     out->bytes = m->bytes;
     out->correlation = m->correlationId;
+    out->graph_node = m->graphNodeId;
 }
 
 int kscope__gpu_decode(const CUpti_Activity *rec, kscope__gpu_record *out)

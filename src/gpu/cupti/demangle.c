@@ -93,10 +93,23 @@ static char *demangle_text(const char *mangled)
     return strdup(mangled);
 }
 
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *demangle_locked(const char *mangled);
+
+/* The buffer thread and PC sampling's thread both name functions. */
 const char *kscope__demangle(const char *mangled)
 {
     if (!mangled)
         return fallback_name;
+    pthread_mutex_lock(&table_lock);
+    const char *out = demangle_locked(mangled);
+    pthread_mutex_unlock(&table_lock);
+    return out;
+}
+
+static const char *demangle_locked(const char *mangled)
+{
     if (table_len * 2 >= table_cap && grow() < 0)
         return mangled; /* out of memory: the raw name still names it */
     size_t s = slot_of(mangled, table_cap);

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# cli-bench.sh - `kscope bench`: help, bad options (exit 2, one line), a
+# machine without a GPU (one line, exit 77), and, with the stand-in driver
+# and CUPTI of test/fake-cuda.c, the whole run: the floor sees one record
+# per launch, every way of running the loop gets a row with numbers, and
+# --sample changes the sampled way.
+. "$KSCOPE_SOURCE_DIR/test/run-lib.sh"
+cd "$WORK" || exit 1
+
+"$KS" help | grep -q "^  bench " || fail "kscope help does not list bench"
+"$KS" bench --help | grep -q "usage: kscope bench" || fail "bench --help"
+for args in "-n 5" "-r 2" "--rounds x" "--sample bogus" "--frob" "-n" "--child bare" \
+    "--child nope 100"; do
+    # shellcheck disable=SC2086
+    "$KS" bench $args >out.txt 2>err.txt
+    rc=$?
+    [ $rc -eq 2 ] && [ "$(wc -l <err.txt)" -eq 1 ] && [ ! -s out.txt ] ||
+        fail "bench $args: rc $rc, $(cat err.txt)"
+done
+ok "usage"
+
+if ! "$KS" version | grep -q cupti; then
+    "$KS" bench >out.txt 2>err.txt
+    rc=$?
+    [ $rc -eq 77 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q "without a GPU backend" err.txt ||
+        fail "no backend: rc $rc, $(cat err.txt)"
+    echo "skip: the launch loop (this build has no CUPTI backend)"
+    finish
+    exit 0
+fi
+if [ "$GPU_DRIVER" = 1 ]; then
+    echo "skip: no GPU (needs a machine without a GPU driver)"
+else
+    "$KS" bench >out.txt 2>err.txt
+    rc=$?
+    [ $rc -eq 77 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q "no CUDA driver" err.txt &&
+        [ ! -s out.txt ] || fail "no GPU: rc $rc, $(cat err.txt)"
+    ok "no GPU"
+fi
+
+# The stand-in: found as libcuda.so.1, with its device nodes answered.
+mkdir -p fakecuda && ln -sf "$KSCOPE_BINARY_DIR/test/libkscope_fake_cuda.so" fakecuda/libcuda.so.1
+cc -shared -fPIC -o fakedev.so "$PROGS/fake-devnodes.c" -ldl || fail "cannot build fakedev.so"
+pre=$WORK/fakedev.so
+if [ "$KS" != "$KSCOPE_CLI" ]; then # a sanitizer build: its runtime first
+    pre="$(cc -print-file-name=libasan.so) $pre"
+fi
+fake() {
+    LD_PRELOAD=$pre LD_LIBRARY_PATH=$WORK/fakecuda KSCOPE_CUPTI_LIBRARY=$WORK/fakecuda/libcuda.so.1 \
+        "$KSCOPE_CLI" bench "$@"
+}
+out=$(fake --child floor 1000) || fail "floor child"
+[ "$(echo "$out" | awk '{print $4}')" = 3000 ] || fail "the floor saw: $out (1000 + 2000 warm-up)"
+echo "$out" | grep -q "device Stand-in GPU" || fail "device name: $out"
+
+fake -n 500 -r 3 --torch-rounds 0 >out.txt 2>err.txt || fail "bench: $(cat err.txt)"
+grep -q "^kscope bench: Stand-in GPU, 500 launches per run" out.txt || fail "header: $(head -2 out.txt)"
+for way in "bare" "floor" "in-process" "kscope run" "sampled (between windows)"; do
+    grep -E "^$(printf '%s' "$way" | sed 's/[()]/\\&/g') +3 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +-?[0-9.]+ " \
+        out.txt >/dev/null || fail "row '$way': $(grep -F "$way" out.txt)"
+done
+[ ! -s err.txt ] || fail "bench wrote to stderr: $(cat err.txt)"
+fake -n 500 -r 3 --torch-rounds 0 --sample step:on=1,every=2 >out.txt 2>err.txt || fail "bench --sample"
+grep -E "^sampled +3 " out.txt >/dev/null || fail "--sample row: $(grep sampled out.txt)"
+ls "$WORK" | grep -q kscope-bench && fail "a temporary folder was left in the working folder"
+ok "launch loop"
+
+finish

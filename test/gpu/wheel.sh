@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# wheel.sh - the binary wheel on the GPU machine: installs only the wheel
+# (no compiler step, no extra packages; .whl/kscope/ carries the one built
+# for this machine's Python by `KSCOPE_WHEEL_PYTHON=python3.12 bash
+# tools/wheel.sh`), then from it alone: `kscope version` names the CUPTI
+# backend, every test/gpu/python-*.py passes, `kscope run` of a torch
+# program records its kernels under their scope and `kscope view` shows
+# them. Exits 77 with a SKIP line when no wheel for this Python was carried
+# or there is no GPU. Run by tools/gpu-run.sh.
+#
+# Env: KSCOPE_SOURCE_DIR (repo), KSCOPE_GPU_WORK (scratch folder; outputs
+#      land in $KSCOPE_GPU_WORK/wheel)
+set -uo pipefail
+src=${KSCOPE_SOURCE_DIR:?}
+work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/wheel
+PY=${PYTHON:-python3}
+tag=$("$PY" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
+wheel=$(ls "$src"/.whl/kscope/kscope-*-"$tag"-*.whl 2>/dev/null | head -1)
+if [ -z "$wheel" ]; then
+    echo "SKIP  wheel: no kscope wheel for $tag in .whl/kscope/ (build one with KSCOPE_WHEEL_PYTHON)"
+    exit 77
+fi
+if ! "$PY" -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+    echo "SKIP  wheel: needs torch and a CUDA GPU"
+    exit 77
+fi
+rm -rf "$work" && mkdir -p "$work"
+export KSCOPE_WHEEL=$wheel PY
+source "$src/test/python-lib.sh"
+# Every build tool taken away while it installs: a wheel needs none. (Only
+# then: Triton compiles its launchers with CC at run time.)
+CC=/bin/false CXX=/bin/false install_kscope "$work" wheel || exit 1
+echo "wheel: installed $(basename "$wheel")"
+status=0
+fail() { echo "FAIL  wheel: $*"; status=1; }
+
+case $(command -v kscope) in
+"$work"/site/bin/kscope) ;;
+*) fail "kscope on PATH is $(command -v kscope), not the wheel's" ;;
+esac
+kscope version >"$work/version.txt" 2>&1 || fail "kscope version failed"
+grep -q 'gpu backend: cupti' "$work/version.txt" ||
+    fail "kscope version does not name the CUPTI backend: $(cat "$work/version.txt")"
+"$PY" -c 'import kscope, sys; f = kscope.__file__; sys.exit(0 if f.startswith(sys.argv[1]) else f)' \
+    "$work/site/" || fail "import kscope did not load the wheel's package"
+
+for t in "$src"/test/gpu/python-*.py; do
+    echo "== $(basename "$t") (from the wheel)"
+    (cd "$work" && timeout 600 "$PY" "$t" "$work") >"$work/$(basename "$t").log" 2>&1 ||
+        { fail "$(basename "$t") failed from the wheel:"; tail -20 "$work/$(basename "$t").log"; }
+    grep -c '^PASS' "$work/$(basename "$t").log" | sed 's/^/   PASS lines: /'
+done
+
+cat >"$work/mm.py" <<'PYEOF'
+import torch
+import kscope
+a = torch.randn(512, 512, device="cuda")
+with kscope.scope("wheel_matmul"):
+    for _ in range(3):
+        b = a @ a
+torch.cuda.synchronize()
+PYEOF
+(cd "$work" && KSCOPE_QUIET=1 timeout 300 kscope run -n wheelrun -o "$work" -- "$PY" mm.py) \
+    >"$work/run.log" 2>&1 || { fail "kscope run failed:"; tail -20 "$work/run.log"; }
+kscope view "$work/wheelrun.hatchet" >"$work/view.txt" 2>&1 || { fail "kscope view failed:"; cat "$work/view.txt"; }
+grep -q wheel_matmul "$work/view.txt" || fail "kscope view shows no wheel_matmul scope"
+grep -A3 wheel_matmul "$work/view.txt" | grep -q -i -E 'gemm|kernel|sm90|cutlass' ||
+    fail "no kernel under wheel_matmul in kscope view"
+[ $status -eq 0 ] && echo "PASS  wheel: installed alone; kscope version, Python GPU tests, kscope run and view from it"
+exit $status

@@ -1,0 +1,224 @@
+/*
+ * test-gpu-sample.c - the CUPTI backend's gate on a machine without a GPU:
+ * a stand-in driver and CUPTI (test/fake-cuda.c) keep what the backend
+ * switched on and play launches as CUPTI would. Between the windows of a
+ * sampled session the launch callbacks and every activity kind are off
+ * (a launch calls nothing of kscope's and leaves no record), in them
+ * they are on; a switch never synchronizes or flushes, never happens
+ * while a stream captures a CUDA graph, and launch metadata given while
+ * capture was off never reaches a later kernel.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <glob.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "kscope-internal.h"
+#include "read/read.h"
+#include "support/readutil.h"
+
+#define KERNEL_KIND_BIT (1u << 10) /* CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL */
+#define NAME            "/tmp/kscope-test-gpu-sample"
+
+static void (*fake_launch)(void);
+static void (*fake_capture)(int begin, int rc);
+static int (*fake_launch_callbacks)(void);
+static int (*fake_capture_callbacks)(void);
+static unsigned (*fake_kinds)(void);
+static int (*fake_syncs)(void);
+static int (*fake_flushes)(void);
+static int (*fake_callbacks_made)(void);
+
+/* The backend looks for GPU device nodes before it loads CUPTI; this
+ * machine has none, so the test answers for them (anything else is
+ * looked up for real). */
+int glob(const char *pattern, int flags, int (*err)(const char *, int), glob_t *out)
+{
+    static int (*real)(const char *, int, int (*)(const char *, int), glob_t *);
+    if (!real)
+        *(void **)&real = dlsym(RTLD_NEXT, "glob");
+    if (strncmp(pattern, "/dev/nvidia", 11) == 0)
+        pattern = "/dev/null";
+    return real(pattern, flags, err, out);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    const char *bin = getenv("KSCOPE_BINARY_DIR");
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/test/libkscope_fake_cuda.so", bin ? bin : ".");
+    /* Loaded first, its soname (libcuda.so.1) answers the backend's dlopen. */
+    void *lib = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (!lib) {
+        fprintf(stderr, "cannot load %s: %s\n", path, dlerror());
+        return -1;
+    }
+    setenv("KSCOPE_CUPTI_LIBRARY", path, 1);
+    unsetenv("KSCOPE_SAMPLE");
+    *(void **)&fake_launch = dlsym(lib, "fake_launch");
+    *(void **)&fake_capture = dlsym(lib, "fake_capture");
+    *(void **)&fake_launch_callbacks = dlsym(lib, "fake_launch_callbacks");
+    *(void **)&fake_capture_callbacks = dlsym(lib, "fake_capture_callbacks");
+    *(void **)&fake_kinds = dlsym(lib, "fake_kinds");
+    *(void **)&fake_syncs = dlsym(lib, "fake_syncs");
+    *(void **)&fake_flushes = dlsym(lib, "fake_flushes");
+    *(void **)&fake_callbacks_made = dlsym(lib, "fake_callbacks_made");
+    return fake_launch && fake_callbacks_made ? 0 : -1;
+}
+
+static int start(const char *sample)
+{
+    kscope_session_opts o = {.name = NAME, .backend = "cupti", .sample = sample};
+    int s = kscope_start(&o);
+    if (s < 0)
+        fail_msg("kscope_start: %s", kscope_last_error());
+    assert_int_equal(kscope__session_gpu_on(s), 1);
+    return s;
+}
+
+static kscope__ptree *tree_of(int s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    assert_int_equal(kscope_data(s, "hatchet", &buf, &len), 0);
+    kscope__ptree *t = json_ok(buf);
+    kscope_free(buf);
+    return t;
+}
+
+/* Capture on: launch callbacks (runtime and driver, launches and copies)
+ * and the kernel kind; off: none of them, and no activity kind at all. */
+static void assert_capture(int on, int step)
+{
+    int cbs = fake_launch_callbacks();
+    unsigned kinds = fake_kinds();
+    if (on ? cbs != 4 || !(kinds & KERNEL_KIND_BIT) : cbs != 0 || kinds != 0)
+        fail_msg("step %d: capture should be %s: %d launch callbacks, kinds 0x%x", step,
+                 on ? "on" : "off", cbs, kinds);
+    assert_true(fake_capture_callbacks()); /* followed whatever the windows */
+}
+
+/* step:on=1,every=3: steps 0, 3 and 6 are captured. */
+static void test_gate_switches_cupti_off_between_windows(void **state)
+{
+    (void)state;
+    int s = start("step:on=1,every=3");
+    assert_int_equal(kscope_enter("train"), 0);
+    for (int step = 0; step < 9; step++) {
+        int syncs = fake_syncs(), flushes = fake_flushes();
+        if (step)
+            assert_int_equal(kscope_step(), 0);
+        assert_int_equal(fake_syncs(), syncs);     /* a switch never synchronizes */
+        assert_int_equal(fake_flushes(), flushes); /* nor flushes */
+        int on = step % 3 == 0;
+        assert_capture(on, step);
+        int made = fake_callbacks_made();
+        fake_launch();
+        fake_launch();
+        assert_int_equal(fake_callbacks_made() - made, on ? 4 : 0);
+    }
+    assert_int_equal(kscope_exit("train"), 0);
+    kscope__ptree *t = tree_of(s);
+    kscope__pnode *k = PATH(t, "train", "empty_kernel");
+    assert_close(metric(k, "count"), 6);
+    assert_close(metric(t->root, "steps"), 9);
+    assert_close(metric(t->root, "sampled_steps"), 3);
+    assert_close(metric(t->root, "sampled_fraction"), 1.0 / 3.0);
+    assert_close(metric(k, "est_count"), 18);
+    assert_close(metric(k, "est_time (ns)"), metric(k, "time (ns)") * 3);
+    kscope__ptree_free(t);
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    unlink(NAME ".hatchet");
+}
+
+/* While a stream captures a graph the gate does not move; a capture that
+ * failed to begin does not hold it, an invalidated one ends. */
+static void test_no_switch_during_graph_capture(void **state)
+{
+    (void)state;
+    int s = start("step:on=1,every=2");
+    assert_capture(1, 0);
+    fake_capture(1, 0); /* cudaStreamBeginCapture */
+    kscope_step();      /* step 1 would shut it */
+    assert_capture(1, 1);
+    kscope_step(); /* step 2: on */
+    kscope_step(); /* step 3: still capturing */
+    assert_capture(1, 3);
+    fake_capture(0, 0); /* cudaStreamEndCapture */
+    kscope_step();      /* 4: on */
+    kscope_step();      /* 5: off now */
+    assert_capture(0, 5);
+    fake_capture(1, 1); /* a begin that failed */
+    kscope_step();      /* 6: on */
+    assert_capture(1, 6);
+    fake_capture(1, 0);
+    fake_capture(0, 901); /* invalidated: the capture is over */
+    kscope_step();        /* 7: off */
+    assert_capture(0, 7);
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    unlink(NAME ".hatchet");
+}
+
+/* Launch metadata given while capture is off is not kept, nor is metadata
+ * left from before the gate last opened: it never names a later kernel. */
+static void test_stale_metadata_is_dropped(void **state)
+{
+    (void)state;
+    int s = start("step:on=1,every=2");
+    kscope_launch_meta named = {.name = "named"};
+    assert_int_equal(kscope_launch_metadata(&named), 0);
+    fake_launch(); /* step 0: "named" */
+    kscope_launch_meta early = {.name = "stale_in_window"};
+    assert_int_equal(kscope_launch_metadata(&early), 0); /* no launch follows in the window */
+    kscope_step();                                       /* 1: off */
+    kscope_launch_meta off = {.name = "stale_while_off"};
+    assert_int_equal(kscope_launch_metadata(&off), 0);
+    kscope_step(); /* 2: on */
+    fake_launch(); /* must be empty_kernel */
+    kscope__ptree *t = tree_of(s);
+    assert_close(metric(PATH(t, "named"), "count"), 1);
+    assert_close(metric(PATH(t, "empty_kernel"), "count"), 1);
+    assert_int_equal(t->root->nchildren, 2);
+    kscope__ptree_free(t);
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    unlink(NAME ".hatchet");
+}
+
+/* A session that is not sampled gets every launch. */
+static void test_full_session_captures_everything(void **state)
+{
+    (void)state;
+    int s = start("off");
+    for (int i = 0; i < 3; i++) {
+        kscope_step();
+        assert_capture(1, i);
+        fake_launch();
+    }
+    kscope__ptree *t = tree_of(s);
+    assert_close(metric(PATH(t, "empty_kernel"), "count"), 3);
+    assert_true(isnan(metric(t->root, "sampled_fraction")));
+    kscope__ptree_free(t);
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    unlink(NAME ".hatchet");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gate_switches_cupti_off_between_windows),
+        cmocka_unit_test(test_no_switch_during_graph_capture),
+        cmocka_unit_test(test_stale_metadata_is_dropped),
+        cmocka_unit_test(test_full_session_captures_everything),
+    };
+    return cmocka_run_group_tests_name("gpu-sample", tests, setup, NULL);
+}

@@ -1,0 +1,537 @@
+/*
+ * test-sample.c - the sampled mode through stand-in GPU backends: one
+ * with a gate (capture really switches off: a launch it does not see
+ * delivers nothing, as CUPTI with callbacks and activity disabled), one
+ * without (the core keeps only the windows' records). Windows open and
+ * close at the right steps and times, nothing is recorded between them,
+ * the tree says what fraction it sampled, and its est_ metrics are the
+ * measured ones divided by that fraction, exactly.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "core/core.h"
+#include "read/read.h"
+#include "support/readutil.h"
+
+/* ------------------------------------------------------- the stand-ins */
+
+static _Atomic int gate_state = 1; /* the gated stand-in's capture (the time thread sets it) */
+static _Atomic int gate_calls, refuse;
+static int syncs;
+
+static int gated_start(void)
+{
+    gate_state = 1;
+    return 0;
+}
+
+static void nothing(void) {}
+
+static void gated_flush(void)
+{
+    syncs++;
+}
+
+static int gated_gate(int open)
+{
+    gate_calls++;
+    if (refuse) /* a stream captures a CUDA graph */
+        return KSCOPE_EBUSY;
+    gate_state = open;
+    return 0;
+}
+
+static const kscope__backend gated = {
+    .name = "gated",
+    .label = "Gated",
+    .device_type = "STANDIN",
+    .needs = "nothing",
+    .start = gated_start,
+    .stop = nothing,
+    .flush = gated_flush,
+    .gate = gated_gate,
+};
+
+static const kscope__backend plain = {
+    .name = "plain",
+    .label = "Plain",
+    .device_type = "STANDIN",
+    .needs = "nothing",
+    .start = gated_start,
+    .stop = nothing,
+    .flush = nothing,
+};
+
+#define NAME "/tmp/kscope-test-sample"
+
+/* One kernel launched now from the calling thread's context, delivered as
+ * the backend's buffer thread would; `always`: also with the gate shut (a
+ * backend that cannot switch). Returns whether it was delivered. */
+static int launch(int always, uint64_t *when)
+{
+    uint64_t now = kscope_now_ns();
+    if (when)
+        *when = now;
+    if (!always && !gate_state)
+        return 0;
+    kscope__gpu_record r = {.kind = KSCOPE__GPU_KERNEL, .name = "k"};
+    r.launch_ns = now;
+    r.launch_end_ns = now + 10;
+    r.start_ns = now + 100;
+    r.end_ns = now + 1100; /* 1000 ns each */
+    kscope__record_gpu(kscope__current_ctx(), &r);
+    return 1;
+}
+
+static int start_sampled(const char *backend, const char *sample, const char *data)
+{
+    kscope_session_opts o = {.name = NAME, .backend = backend, .sample = sample, .data = data};
+    return kscope_start(&o);
+}
+
+static kscope__ptree *tree_of(int s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    assert_int_equal(kscope_data(s, "hatchet", &buf, &len), 0);
+    kscope__ptree *t = json_ok(buf);
+    kscope_free(buf);
+    assert_non_null(t);
+    return t;
+}
+
+/* Every est_ metric of a GPU node is its measured one over the fraction. */
+static void assert_estimates(kscope__ptree *t, kscope__pnode *k, double fraction)
+{
+    static const char *const keys[] = {"count", "time (ns)"};
+    for (int i = 0; i < 2; i++) {
+        char est[64];
+        snprintf(est, sizeof est, "est_%s", keys[i]);
+        assert_close(metric(k, est), metric(k, keys[i]) / fraction);
+        assert_true(kscope__ptree_is_inclusive(t, kscope__ptree_intern_cstr(t, est)));
+    }
+    assert_true(isnan(metric(k, "est_min_time (ns)")));
+    assert_true(isnan(metric(k, "est_max_time (ns)")));
+}
+
+/* ------------------------------------------------------------- parsing */
+
+static void test_specs_are_checked(void **state)
+{
+    (void)state;
+    static const char *const good[] = {"time:on=50ms,every=1s",
+                                       "time:every=2.5s,on=100ms,first=10s",
+                                       "time:on=1min,every=1h",
+                                       "step:on=1,every=10",
+                                       "step:on=3,every=3,first=0",
+                                       "off",
+                                       "",
+                                       NULL};
+    for (const char *const *g = good; *g; g++)
+        assert_int_equal(kscope__sampling_check(*g), 0);
+    static const struct {
+        const char *spec, *says;
+    } bad[] = {
+        {"sometimes", "expected time:... or step:..."},
+        {"time", "expected time:... or step:..."},
+        {"time:on=50,every=1s", "bad duration '50'"},
+        {"time:on=50ms", "needs both on= and every="},
+        {"time:on=2s,every=1s", "on is longer than every"},
+        {"time:on=100us,every=1s", "at least 1ms"},
+        {"time:on=1ms,every=1s,on=2ms", "'on' given twice"},
+        {"time:on=1ms,every=1s,often=3", "unknown key 'often'"},
+        {"time:on=1ms,every", "'every' is not key=value"},
+        {"step:on=1.5,every=10", "bad step count '1.5'"},
+        {"step:on=0,every=10", "at least 1"},
+        {"step:on=-1,every=10", "bad step count '-1'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(kscope__sampling_check(bad[i].spec), KSCOPE_EINVAL);
+        if (!strstr(kscope_last_error(), bad[i].says) || !strstr(kscope_last_error(), "sample '"))
+            fail_msg("%s: %s", bad[i].spec, kscope_last_error());
+    }
+    /* the session start refuses it with the same message */
+    assert_int_equal(start_sampled("gated", "step:on=0,every=1", NULL), KSCOPE_EINVAL);
+    assert_non_null(strstr(kscope_last_error(), "at least 1"));
+    /* and names the variable it came from */
+    setenv("KSCOPE_SAMPLE", "time:on=1d,every=2d", 1);
+    assert_int_equal(start_sampled("gated", NULL, NULL), KSCOPE_EINVAL);
+    assert_non_null(strstr(kscope_last_error(), "KSCOPE_SAMPLE=sample 'time:on=1d"));
+    unsetenv("KSCOPE_SAMPLE");
+}
+
+/* ----------------------------------------------------------- steps */
+
+/* step:on=2,every=5,first=1: steps 1, 2, 6, 7, 11 are captured. */
+static void test_step_windows(void **state)
+{
+    (void)state;
+    gate_calls = 0;
+    int s = start_sampled("gated", "step:on=2,every=5,first=1", NULL);
+    assert_true(s >= 0);
+    assert_int_equal(gate_state, 0); /* step 0 is outside */
+    assert_int_equal(kscope_enter("train"), 0);
+    static const int want[12] = {0, 1, 1, 0, 0, 0, 1, 1, 0, 0, 0, 1};
+    int delivered = 0;
+    for (int step = 0; step < 12; step++) {
+        if (step > 0)
+            assert_int_equal(kscope_step(), 0);
+        if (gate_state != want[step])
+            fail_msg("step %d: capture %s", step, gate_state ? "on" : "off");
+        for (int i = 0; i < 3; i++)
+            delivered += launch(0, NULL);
+    }
+    assert_int_equal(kscope_exit("train"), 0);
+    assert_int_equal(delivered, 15);
+    assert_int_equal(gate_calls, 6); /* off at 0, on at 1, off at 3, on 6, off 8, on 11 */
+    kscope__ptree *t = tree_of(s);
+    assert_close(metric(t->root, "sampled_fraction"), 5.0 / 12.0);
+    assert_close(metric(t->root, "steps"), 12);
+    assert_close(metric(t->root, "sampled_steps"), 5);
+    assert_close(metric(t->root, "sample_windows"), 3);
+    kscope__pnode *k = PATH(t, "train", "k");
+    assert_close(metric(k, "count"), 15);
+    assert_close(metric(k, "time (ns)"), 15000);
+    assert_estimates(t, k, 5.0 / 12.0);
+    assert_close(metric(k, "est_count"), 36);
+    /* host scopes stay on: the scope is there whatever the windows */
+    assert_close(metric(PATH(t, "train"), "calls"), 1);
+    for (uint32_t i = 0; i < t->root->nmetrics; i++)
+        assert_int_not_equal(t->root->metrics[i].type, KSCOPE__V_STRING);
+    kscope__ptree_free(t);
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    assert_int_equal(gate_state, 1);    /* left as a start leaves it */
+    assert_int_equal(kscope_step(), 0); /* nothing samples: a no-op */
+    unlink(NAME ".hatchet");
+}
+
+/* No switch while a stream captures a CUDA graph: the window waits for
+ * the next step, and the step it missed is not counted as sampled. */
+static void test_no_switch_while_capturing(void **state)
+{
+    (void)state;
+    int s = start_sampled("gated", "step:on=1,every=2", NULL);
+    assert_true(s >= 0);
+    assert_int_equal(gate_state, 1); /* step 0 */
+    assert_int_equal(launch(0, NULL), 1);
+    refuse = 1;
+    assert_int_equal(kscope_step(), 0); /* step 1 would close: refused */
+    assert_int_equal(gate_state, 1);
+    assert_int_equal(launch(0, NULL), 1); /* delivered (still on), outside the schedule */
+    refuse = 0;
+    assert_int_equal(kscope_step(), 0); /* step 2: on anyway */
+    assert_int_equal(launch(0, NULL), 1);
+    refuse = 1;
+    assert_int_equal(kscope_step(), 0); /* step 3: stays on */
+    refuse = 0;
+    assert_int_equal(kscope_step(), 0); /* step 4 on */
+    assert_int_equal(kscope_step(), 0); /* step 5 off */
+    assert_int_equal(gate_state, 0);
+    assert_int_equal(launch(0, NULL), 0);
+    refuse = 1;
+    assert_int_equal(kscope_step(), 0); /* step 6 would open: refused */
+    assert_int_equal(gate_state, 0);
+    assert_int_equal(launch(0, NULL), 0);
+    refuse = 0;
+    kscope__ptree *t = tree_of(s);
+    /* steps 0-6: the schedule's 0, 2 and 4 were captured (6 could not
+     * open); what step 1 delivered while the gate could not shut is not
+     * in a window, so not kept */
+    assert_close(metric(t->root, "steps"), 7);
+    assert_close(metric(t->root, "sampled_steps"), 3);
+    kscope__pnode *k = PATH(t, "k");
+    assert_close(metric(k, "count"), 2);
+    assert_estimates(t, k, 3.0 / 7.0);
+    kscope__ptree_free(t);
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    unlink(NAME ".hatchet");
+}
+
+/* A session that is not sampled keeps capture on; the sampled one still
+ * keeps only its windows. */
+static void test_full_session_keeps_the_gate_open(void **state)
+{
+    (void)state;
+    int a = start_sampled("gated", "step:on=1,every=3", NULL);
+    assert_true(a >= 0);
+    assert_int_equal(kscope_step(), 0); /* step 1: off */
+    assert_int_equal(gate_state, 0);
+    kscope_session_opts o = {.name = NAME "-full", .backend = "gated", .sample = "off"};
+    int b = kscope_start(&o);
+    assert_true(b >= 0);
+    assert_int_equal(gate_state, 1);
+    assert_int_equal(launch(0, NULL), 1); /* step 1: b only */
+    assert_int_equal(kscope_step(), 0);   /* step 2: off in a */
+    assert_int_equal(gate_state, 1);
+    assert_int_equal(launch(0, NULL), 1);
+    assert_int_equal(kscope_step(), 0); /* step 3: on in a */
+    assert_int_equal(launch(0, NULL), 1);
+    kscope__ptree *ta = tree_of(a), *tb = tree_of(b);
+    assert_close(metric(PATH(ta, "k"), "count"), 1);
+    assert_close(metric(PATH(tb, "k"), "count"), 3);
+    assert_true(isnan(metric(tb->root, "sampled_fraction")));
+    assert_true(isnan(metric(PATH(tb, "k"), "est_count")));
+    kscope__ptree_free(ta);
+    kscope__ptree_free(tb);
+    assert_int_equal(kscope_finalize(b, NULL), 0);
+    assert_int_equal(kscope_step(), 0); /* step 4: off, and nothing holds it open */
+    assert_int_equal(gate_state, 0);
+    assert_int_equal(kscope_finalize(a, NULL), 0);
+    unlink(NAME ".hatchet");
+    unlink(NAME "-full.hatchet");
+}
+
+static void test_one_schedule_per_process(void **state)
+{
+    (void)state;
+    int a = start_sampled("gated", "step:on=1,every=3", NULL);
+    assert_true(a >= 0);
+    int b = start_sampled("gated", "step:on=1,every=4", NULL);
+    assert_int_equal(b, KSCOPE_EINVAL);
+    assert_non_null(strstr(kscope_last_error(), "another session samples by 'step:on=1,every=3'"));
+    b = start_sampled("gated", "step:every=3,on=1", NULL); /* the same schedule */
+    assert_true(b >= 0);
+    assert_int_equal(kscope_finalize(KSCOPE_ALL, NULL), 0);
+    unlink(NAME ".hatchet");
+}
+
+/* A backend that cannot switch: the core keeps the windows' records only. */
+static void test_backend_without_gate(void **state)
+{
+    (void)state;
+    int s = start_sampled("plain", "step:on=1,every=2", NULL);
+    assert_true(s >= 0);
+    for (int step = 0; step < 6; step++) {
+        if (step)
+            kscope_step();
+        for (int i = 0; i <= step; i++)
+            launch(1, NULL); /* delivered whatever the windows */
+    }
+    kscope__ptree *t = tree_of(s);
+    kscope__pnode *k = PATH(t, "k");
+    assert_close(metric(k, "count"), 1 + 3 + 5); /* steps 0, 2, 4 */
+    assert_close(metric(t->root, "sampled_fraction"), 0.5);
+    assert_estimates(t, k, 0.5);
+    kscope__ptree_free(t);
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    unlink(NAME ".hatchet");
+}
+
+/* A figure at ROOT as readers see it: a 0 there reads as "rolls up". */
+static double root(kscope__ptree *t, const char *key)
+{
+    double v = metric(t->root, key);
+    if (isnan(v) && kscope__ptree_is_inclusive(t, kscope__ptree_intern_cstr(t, key)))
+        return 0;
+    return v;
+}
+
+static kscope__ptree *read_part(int n)
+{
+    char path[128], err[KSCOPE__READ_ERRLEN];
+    snprintf(path, sizeof path, NAME ".part_%d.hatchet", n);
+    kscope__ptree *t = NULL;
+    if (kscope__read_profile(path, &t, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    unlink(path);
+    return t;
+}
+
+/* Periodic flushing: each part says what fraction of its own steps it
+ * sampled. */
+static void test_periodic_parts(void **state)
+{
+    (void)state;
+    kscope_session_opts o = {.name = NAME,
+                             .backend = "gated",
+                             .sample = "step:on=1,every=2",
+                             .mode = "periodic_flushing"};
+    int s = kscope_start(&o);
+    assert_true(s >= 0);
+    for (int step = 0; step < 4; step++) { /* 0..3: 0 and 2 sampled */
+        if (step)
+            kscope_step();
+        launch(0, NULL);
+    }
+    assert_int_equal(kscope_deactivate(s, 1), 0); /* part 0 */
+    kscope_step();                                /* 4: not counted, the session is paused */
+    assert_int_equal(kscope_activate(s), 0);
+    launch(0, NULL);
+    kscope_step(); /* 5 */
+    launch(0, NULL);
+    assert_int_equal(kscope_finalize(s, NULL), 0); /* part 1 */
+    kscope__ptree *t = read_part(0);
+    assert_close(metric(t->root, "steps"), 4);
+    assert_close(metric(t->root, "sampled_steps"), 2);
+    assert_close(metric(PATH(t, "k"), "count"), 2);
+    kscope__ptree_free(t);
+    t = read_part(1); /* step 3 (where the part began), 5: none sampled */
+    assert_close(root(t, "steps"), 2);
+    assert_close(root(t, "sampled_steps"), 0);
+    assert_close(root(t, "sampled_fraction"), 0);
+    char note[256];
+    assert_int_equal(kscope__sampled_note(t, note, sizeof note), 1);
+    assert_non_null(strstr(note, "recorded in 0 of 2 steps (0.00%)"));
+    kscope__ptree_free(t);
+}
+
+/* -------------------------------------------------------------- time */
+
+typedef struct win_list {
+    uint64_t open[64], close[64];
+    int n;
+} win_list;
+
+static void note_window(uint64_t open, uint64_t close, void *arg)
+{
+    win_list *w = arg;
+    if (w->n < 64) {
+        w->open[w->n] = open;
+        w->close[w->n++] = close;
+    }
+}
+
+static int in_windows(const win_list *w, uint64_t t)
+{
+    for (int i = 0; i < w->n; i++)
+        if (t >= w->open[i] && t < w->close[i])
+            return 1;
+    return 0;
+}
+
+static int near_edge(const win_list *w, uint64_t t, uint64_t margin)
+{
+    for (int i = 0; i < w->n; i++)
+        if ((t + margin > w->open[i] && t < w->open[i] + margin) ||
+            (w->close[i] != UINT64_MAX && t + margin > w->close[i] && t < w->close[i] + margin))
+            return 1;
+    return 0;
+}
+
+#define TIME_LAUNCHES 500
+
+/* time:on=20ms,every=60ms over ~300 ms: the records kept are exactly the
+ * launches inside the windows noted, capture is off between them, and the
+ * fraction is the windows' share of the session's time. */
+static void test_time_windows(void **state)
+{
+    (void)state;
+    static uint64_t when[TIME_LAUNCHES];
+    static int seen[TIME_LAUNCHES];
+    uint64_t t_start = kscope_now_ns();
+    int s = start_sampled("gated", "time:on=20ms,every=60ms", NULL);
+    assert_true(s >= 0);
+    for (int i = 0; i < TIME_LAUNCHES; i++) {
+        seen[i] = launch(0, &when[i]);
+        usleep(600);
+    }
+    uint64_t t_before = kscope_now_ns();
+    kscope__ptree *t = tree_of(s);
+    uint64_t t_after = kscope_now_ns();
+    win_list w = {.n = 0};
+    kscope__sampling_windows(t_start, t_after, note_window, &w);
+    assert_true(w.n >= 2);
+    int kept = 0;
+    for (int i = 0; i < TIME_LAUNCHES; i++) {
+        kept += seen[i] && in_windows(&w, when[i]);
+        /* well away from a window's edge, capture was on inside and off outside */
+        if (!near_edge(&w, when[i], 2000000) && seen[i] != in_windows(&w, when[i]))
+            fail_msg("launch %d at +%.1f ms: capture %s", i, (when[i] - t_start) / 1e6,
+                     seen[i] ? "on outside a window" : "off in a window");
+    }
+    /* In order, apart, none much longer than asked (a loaded machine may
+     * open one late, so shorter is fine: the windows are what was done). */
+    for (int i = 0; i + 1 < w.n; i++) {
+        double len = (double)(w.close[i] - w.open[i]) / 1e6;
+        if (w.close[i] > w.open[i + 1] || len > 60)
+            fail_msg("window %d: %.1f ms long, next %.1f ms after it opened", i, len,
+                     (double)(w.open[i + 1] - w.open[i]) / 1e6);
+    }
+    kscope__pnode *k = PATH(t, "k");
+    assert_close(metric(k, "count"), kept);
+    double f = metric(t->root, "sampled_fraction");
+    assert_estimates(t, k, f);
+    /* the windows' share of [session start, tree built] */
+    double lo = 1, hi = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t end = pass ? t_after : t_before, in = 0;
+        for (int i = 0; i < w.n; i++) {
+            uint64_t c = w.close[i] < end ? w.close[i] : end;
+            in += c > w.open[i] ? c - w.open[i] : 0;
+        }
+        double share = (double)in / (double)(end - t_start);
+        lo = share < lo ? share : lo;
+        hi = share > hi ? share : hi;
+    }
+    if (f < lo * 0.98 || f > hi * 1.02 || f < 0.1 || f > 0.6)
+        fail_msg("sampled_fraction %.4f, windows' share %.4f-%.4f", f, lo, hi);
+    assert_close(metric(t->root, "sample_windows"), w.n);
+    kscope__ptree_free(t);
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    assert_int_equal(gate_state, 1);
+    unlink(NAME ".hatchet");
+}
+
+/* A sampled trace shows the windows as a counter track. */
+static void test_trace_shows_windows(void **state)
+{
+    (void)state;
+    int s = start_sampled("gated", "step:on=1,every=2", "trace");
+    assert_true(s >= 0);
+    launch(0, NULL);
+    kscope_step();
+    launch(0, NULL);
+    kscope_step();
+    launch(0, NULL);
+    char *buf = NULL;
+    size_t len = 0;
+    assert_int_equal(kscope_data(s, "chrome_trace", &buf, &len), 0);
+    int counters = 0, kernels = 0;
+    for (const char *p = buf; (p = strstr(p, "\"name\":\"gpu_sampled\"")) != NULL; p++)
+        counters++;
+    for (const char *p = buf; (p = strstr(p, "\"name\":\"k\"")) != NULL; p++)
+        kernels++;
+    kscope_free(buf);
+    assert_int_equal(counters, 4); /* 0 at the start; 1, 0, 1 at the switches */
+    assert_int_equal(kernels, 2);
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    unlink(NAME ".chrome_trace");
+    unlink(NAME ".json");
+}
+
+/* A test that failed half-way leaves no session for the next one. */
+static int finalize_all(void **state)
+{
+    (void)state;
+    kscope_finalize(KSCOPE_ALL, NULL);
+    refuse = 0;
+    return 0;
+}
+
+int main(void)
+{
+    if (kscope__backend_register(&gated) != 0 || kscope__backend_register(&plain) != 0)
+        return 1;
+    unsetenv("KSCOPE_SAMPLE");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_specs_are_checked, finalize_all),
+        cmocka_unit_test_teardown(test_step_windows, finalize_all),
+        cmocka_unit_test_teardown(test_no_switch_while_capturing, finalize_all),
+        cmocka_unit_test_teardown(test_full_session_keeps_the_gate_open, finalize_all),
+        cmocka_unit_test_teardown(test_one_schedule_per_process, finalize_all),
+        cmocka_unit_test_teardown(test_backend_without_gate, finalize_all),
+        cmocka_unit_test_teardown(test_periodic_parts, finalize_all),
+        cmocka_unit_test_teardown(test_time_windows, finalize_all),
+        cmocka_unit_test_teardown(test_trace_shows_windows, finalize_all),
+    };
+    return cmocka_run_group_tests_name("sample", tests, NULL, NULL);
+}
