@@ -115,7 +115,8 @@ typedef struct kscope_session_opts {
     const char *context; /* "shadow" (default) or "python" (bindings) */
     const char *data;    /* "tree" (default) or "trace" */
     const char *backend; /* NULL (auto), "cupti" or "none" */
-    /* NULL, "periodic_flushing", or "pcsampling" (PC sampling: where in
+    /* NULL, "periodic_flushing" (optionally ":format=<name>", the format
+     * of its part files), or "pcsampling" (PC sampling: where in
      * each kernel's source the GPU spends its time, and why its warps
      * stall) with an optional ":interval=N", the sampling period in GPU
      * cycles (32 to 2^31, rounded to a power of two; default 1024). */
@@ -153,6 +154,31 @@ KSCOPE_EXTERN int kscope_output_path(int session, const char *format, char *buf,
 /* Serialise a live session without ending it. On success *out is a buffer
  * allocated by kscope (free with kscope_free) of *len bytes. */
 KSCOPE_EXTERN int kscope_data(int session, const char *format, char **out, size_t *len);
+
+/* Phases (Proton's data phases): a session's data is cut into phases,
+ * numbered from 0. The current phase is the live data; advancing completes
+ * it (waiting for the GPU records of work launched so far, as
+ * kscope_deactivate with flushing does), keeps it and starts the next one
+ * empty. A session in periodic flushing mode writes each completed phase
+ * to "<name>.part_<N>.<ext>" at once instead of keeping it. kscope_finalize
+ * writes a session past phase 0 as one part file per phase kept and one
+ * for the current phase. */
+
+/* Complete the current phase; returns the new phase's number. */
+KSCOPE_EXTERN int kscope_advance_phase(int session);
+
+/* 1 when phase `phase` is complete (all its records arrived) and still
+ * held or written, 0 when not (the current phase, or a cleared one). */
+KSCOPE_EXTERN int kscope_phase_complete(int session, int phase);
+
+/* Drop the data of phase `phase` (up_to != 0: of phases 0..phase). The
+ * current phase, when cleared, goes on recording from empty. */
+KSCOPE_EXTERN int kscope_clear_phase(int session, int phase, int up_to);
+
+/* kscope_data of one phase: the current one, or a completed one still
+ * held (KSCOPE_ESTATE once cleared or written to its part file). */
+KSCOPE_EXTERN int kscope_data_phase(int session, int phase, const char *format, char **out,
+                                    size_t *len);
 
 /* Free memory returned by kscope. */
 KSCOPE_EXTERN void kscope_free(void *p);
@@ -204,6 +230,35 @@ KSCOPE_EXTERN int kscope_exit_loc(kscope_loc *loc);
 /* Depth of the calling thread's scope stack. */
 KSCOPE_EXTERN int kscope_depth(void);
 
+/* An async scope: one call of a scope whose work runs in steps that other
+ * work interleaves with on the same thread (a coroutine, from its first
+ * resume to its end). Its node is a child of the scope innermost at begin;
+ * it counts one call and the time from begin to end. Between resume and
+ * suspend (one step) it is the calling thread's innermost scope, so scopes,
+ * kernels and metrics of the step land under it; a trace shows each step as
+ * a slice on the thread that ran it. Caller-owned; kscope fills it. */
+typedef struct kscope_async {
+    void *node;     /* kscope's: NULL when begin recorded nothing */
+    void *thread;   /* kscope's: the thread whose stack holds the open step */
+    uint64_t start; /* ticks at begin */
+    uint32_t name;  /* kscope's */
+    uint32_t flags; /* KSCOPE_CPU_TIMED */
+    uint32_t color;
+    int open; /* a step is open */
+} kscope_async;
+
+/* Begin: counts the call. 0, 1 when nothing is recorded (no session,
+ * profiling off: the other calls then do nothing), or an error. */
+KSCOPE_EXTERN int kscope_async_begin(kscope_async *a, const char *name, uint32_t color,
+                                     uint32_t flags);
+/* Open a step on the calling thread (a resume): pushes the scope. */
+KSCOPE_EXTERN int kscope_async_resume(kscope_async *a);
+/* Close the open step (a suspension). KSCOPE_EMISMATCH, leaving the stack
+ * as it is, when another scope opened in the step is still open above it. */
+KSCOPE_EXTERN int kscope_async_suspend(kscope_async *a);
+/* End: closes an open step and adds the time since begin. */
+KSCOPE_EXTERN int kscope_async_end(kscope_async *a);
+
 /* Metrics on the calling thread's innermost scope (ROOT when none).
  * Suffixes: "(inc)" (default) rolls up to parents, "(exc)" stays on the
  * node, "(pty)" is a property (last value wins). A name keeps one type per
@@ -213,8 +268,14 @@ KSCOPE_EXTERN int kscope_metric_double(const char *name, double value);
 KSCOPE_EXTERN int kscope_metric_int_vec(const char *name, const int64_t *values, size_t n);
 KSCOPE_EXTERN int kscope_metric_double_vec(const char *name, const double *values, size_t n);
 
+/* A text value (copied) for a "(pty)" or "(exc)" metric: the last value
+ * given wins. Any other metric refuses text with KSCOPE_EMETRICTYPE; a trace
+ * session (data = "trace") refuses it with KSCOPE_ENOTSUP. */
+KSCOPE_EXTERN int kscope_metric_str(const char *name, const char *value);
+
 /* States: at most one per thread (innermost wins); shown as the frame
- * directly above whatever is recorded under it (kernels, copies, marks). */
+ * directly above whatever is recorded under it (kernels, copies, marks,
+ * metrics), as Proton places them. */
 KSCOPE_EXTERN int kscope_state_enter(const char *name);
 KSCOPE_EXTERN int kscope_state_exit(void);
 

@@ -192,7 +192,7 @@ def setup_kscope(repo, package_root, build_base="build"):
         version="0.1.0",
         description="Profiler for GPU programs: Proton- and MAX-compatible Python API",
         python_requires=">=3.11",
-        packages=["kscope"],
+        packages=["kscope", "kscope.hooks"],
         package_dir={"": package_root},
         ext_modules=[ext],
         entry_points={"console_scripts": ["kscope-py = kscope.launcher:main",

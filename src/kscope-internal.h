@@ -403,6 +403,14 @@ typedef struct kscope__gpu_record {
  * a thread that never annotated; no thread state is made for it). */
 uint64_t kscope__current_ctx(void);
 
+/* Whether the calling thread's innermost scope is named `name` (so that a
+ * binding can check a named exit before it adds metrics to the scope). */
+int kscope__innermost_is(const char *name);
+
+/* kscope_state_enter by interned name (kscope__intern): for a binding's
+ * own state entered on a hot path (the Triton hook). */
+int kscope__state_enter_id(uint32_t id);
+
 /* Deliver one record (called from the backend's buffer thread). Returns
  * the sessions that recorded it (bit s: session slot s). */
 uint32_t kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r);
@@ -461,7 +469,13 @@ const char *kscope__gpu_device_type(void);
 #define KSCOPE__CAPTURED_AT "<captured_at>"
 
 /* Metric value types (scope metrics, graph values). */
-enum { KSCOPE__T_INT = 0, KSCOPE__T_DOUBLE = 1, KSCOPE__T_INTVEC = 2, KSCOPE__T_DOUBLEVEC = 3 };
+enum {
+    KSCOPE__T_INT = 0,
+    KSCOPE__T_DOUBLE = 1,
+    KSCOPE__T_INTVEC = 2,
+    KSCOPE__T_DOUBLEVEC = 3,
+    KSCOPE__T_STRING = 4 /* scope metrics only (kscope_metric_str) */
+};
 
 /* A metric recorded while a graph was captured: what each launch of the
  * graph adds. */
@@ -531,8 +545,9 @@ size_t kscope__sampler_summary(uint64_t t0_ns, uint64_t t1_ns, kscope__summary_f
 
 /* ---------------------------------------------------------------- launcher */
 
-/* Start the session that `kscope run` drives. From then on the program's
- * own kscope_start returns this session and its kscope_finalize is a no-op. */
+/* Start the session that `kscope run` drives and return its public id.
+ * From then on the program's own kscope_start returns this session and its
+ * kscope_finalize is a no-op. */
 int kscope__launcher_start(const kscope_session_opts *opts);
 
 /* Finalize the launcher's session for real (default format). Returns 0, a
@@ -549,22 +564,22 @@ int kscope__run_is_shared_library(const char *path);
 /* What kscope run (src/run/) needs of a session it drives: a new output
  * name; in a child forked without exec, dropping what the parent recorded;
  * whether anything was recorded; whether its GPU backend started. */
-int kscope__session_rename(int slot, const char *name);
-void kscope__fork_child_reset(int slot);
-int kscope__session_recorded(int slot);
-int kscope__session_gpu_on(int slot);
+int kscope__session_rename(int id, const char *name);
+void kscope__fork_child_reset(int id);
+int kscope__session_recorded(int id);
+int kscope__session_gpu_on(int id);
 /* Start the GPU backend `name` (NULL: the default) for a running session
  * that has none; a backend that cannot start leaves host scopes (message
  * set, as at a session's start). */
-void kscope__session_gpu_attach(int slot, const char *name);
+void kscope__session_gpu_attach(int id, const char *name);
 
 /* The run's facts (format/run-facts.h; core/facts.c). A launcher names the
- * run's command of its session (NULL: the process's own command line, the
+ * run's command of its session (public id; NULL: the process's own command line, the
  * default); a trace session writes the facts into its metadata. */
-int kscope__session_set_command(int slot, const char *command);
+int kscope__session_set_command(int session, const char *command);
 /* The facts of a started session as one JSON object and a newline, into a
  * malloc'd buffer: 0 or a negative KSCOPE_E*. */
-int kscope__run_facts_text(int slot, char **out, size_t *len);
+int kscope__run_facts_text(int session, char **out, size_t *len);
 /* Write text to "<profile>.meta.json" beside a tree profile, replacing it
  * atomically; nothing for a trace (its metadata holds the facts). */
 int kscope__run_facts_save(const char *profile, const char *text, size_t len);

@@ -58,7 +58,7 @@ static void test_errors_have_names_and_messages(void **state)
     assert_string_equal(kscope_strerror(12345), "unknown error");
     assert_true(KSCOPE_EINVAL < 0 && KSCOPE_ESTATE < 0);
     assert_int_equal(kscope_finalize(5, NULL), KSCOPE_ENOSESSION);
-    assert_non_null(strstr(kscope_last_error(), "session 5"));
+    assert_non_null(strstr(kscope_last_error(), "Session has not been initialized: 5"));
 }
 
 static void test_nested_scopes_make_a_tree(void **state)
@@ -203,12 +203,71 @@ static void test_metric_type_mismatch_and_reserved(void **state)
     kscope_enter("s");
     assert_int_equal(kscope_metric_int("tokens", 1), 0);
     assert_int_equal(kscope_metric_double("tokens", 1.0), KSCOPE_EMETRICTYPE);
-    assert_non_null(strstr(kscope_last_error(), "'tokens' is int"));
+    assert_non_null(strstr(kscope_last_error(),
+                           "Metric value type mismatch for valueId 0 (tokens): "
+                           "current=int64_t, new=double"));
     assert_int_equal(kscope_metric_double("tokens (exc)", 1.0), KSCOPE_EMETRICTYPE);
     assert_int_equal(kscope_metric_int("cpu_time (ns)", 1), KSCOPE_ERESERVED);
     assert_non_null(strstr(kscope_last_error(), "reserved"));
     assert_int_equal(kscope_metric_int("wall_time (ns)", 1), KSCOPE_ERESERVED);
     kscope_exit("s");
+}
+
+/* Text goes to (pty) and (exc) metrics, whose type is kept per node (as
+ * Proton keeps it); an inclusive metric refuses text. */
+static void test_metric_text_and_per_node_types(void **state)
+{
+    (void)state;
+    int s = start_tree("t_mtext");
+    kscope_enter("a");
+    assert_int_equal(kscope_metric_str("owner (pty)", "me"), 0);
+    assert_int_equal(kscope_metric_str("owner (pty)", "you"), 0); /* last wins */
+    assert_int_equal(kscope_metric_str("tag (exc)", "x"), 0);
+    assert_int_equal(kscope_metric_double("owner (pty)", 1.0), KSCOPE_EMETRICTYPE);
+    assert_non_null(strstr(kscope_last_error(), "current=std::string, new=double"));
+    assert_int_equal(kscope_metric_str("tokens", "many"), KSCOPE_EMETRICTYPE);
+    assert_non_null(strstr(kscope_last_error(), "only (pty) and (exc)"));
+    assert_int_equal(kscope_metric_str("owner (pty)", NULL), KSCOPE_EINVAL);
+    kscope_exit("a");
+    kscope_enter("b");
+    assert_int_equal(kscope_metric_double("owner (pty)", 2.0), 0); /* another node */
+    kscope_exit("b");
+    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val owner = tu_metric(TU_PATH(root, "a"), "owner");
+    assert_true(YAJL_IS_STRING(owner));
+    assert_string_equal(YAJL_GET_STRING(owner), "you");
+    assert_string_equal(YAJL_GET_STRING(tu_metric(TU_PATH(root, "a"), "tag")), "x");
+    assert_true(YAJL_IS_DOUBLE(tu_metric(TU_PATH(root, "b"), "owner")));
+    yajl_tree_free(doc);
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    kscope_session_opts o = {.name = "t_mtext_trace", .data = "trace", .backend = "none"};
+    s = kscope_start(&o);
+    assert_true(s >= 0);
+    assert_int_equal(kscope_metric_str("owner (pty)", "me"), KSCOPE_ENOTSUP);
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    unlink("t_mtext.hatchet");
+    unlink("t_mtext_trace.chrome_trace");
+}
+
+/* A metric given under a state lands on the state's node below the scope,
+ * as a kernel would (Proton's placement). */
+static void test_metric_under_state(void **state)
+{
+    (void)state;
+    int s = start_tree("t_mstate");
+    kscope_enter("outer");
+    assert_int_equal(kscope_state_enter("st"), 0);
+    kscope_enter("inner");
+    assert_int_equal(kscope_metric_double("a", 1.0), 0);
+    kscope_exit("inner");
+    assert_int_equal(kscope_state_exit(), 0);
+    kscope_exit("outer");
+    yajl_val doc, root = tree_of(s, &doc);
+    assert_null(tu_metric(TU_PATH(root, "outer", "inner"), "a"));
+    assert_true(tu_metric(TU_PATH(root, "outer", "inner", "st"), "a") != NULL);
+    yajl_tree_free(doc);
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    unlink("t_mstate.hatchet");
 }
 
 static void test_metric_types_are_per_session(void **state)
@@ -357,6 +416,27 @@ static void test_several_sessions_at_once(void **state)
     assert_int_equal(access("t_multi_a.hatchet", R_OK), 0);
     assert_int_equal(access("t_multi_b.chrome_trace", R_OK), 0);
     assert_int_equal(kscope_finalize(a, NULL), KSCOPE_ENOSESSION);
+}
+
+/* Ids count up and are never reused, though the slot behind them is: an id
+ * kept after its session ended must not reach the next session. */
+static void test_session_ids_never_repeat(void **state)
+{
+    (void)state;
+    int a = start_tree("t_ids_a");
+    assert_int_equal(kscope_finalize(a, NULL), 0);
+    int b = start_tree("t_ids_b");
+    assert_int_equal(b, a + 1);
+    assert_int_equal(kscope_activate(a), KSCOPE_ENOSESSION);
+    assert_non_null(strstr(kscope_last_error(), "Session has not been initialized"));
+    assert_int_equal(kscope_deactivate(a, 0), KSCOPE_ENOSESSION);
+    assert_int_equal(kscope_dropped(a), 0);
+    char path[256];
+    assert_true(kscope_output_path(b, NULL, path, sizeof path) > 0);
+    assert_string_equal(path, "t_ids_b.hatchet");
+    assert_int_equal(kscope_finalize(b, NULL), 0);
+    unlink("t_ids_a.hatchet");
+    unlink("t_ids_b.hatchet");
 }
 
 static void test_session_options_are_checked(void **state)
@@ -671,6 +751,9 @@ int main(void)
         cmocka_unit_test_teardown(test_strings_are_escaped, teardown),
         cmocka_unit_test_teardown(test_too_deep_is_refused, teardown),
         cmocka_unit_test_teardown(test_periodic_flushing_writes_parts, teardown),
+        cmocka_unit_test_teardown(test_session_ids_never_repeat, teardown),
+        cmocka_unit_test_teardown(test_metric_text_and_per_node_types, teardown),
+        cmocka_unit_test_teardown(test_metric_under_state, teardown),
         cmocka_unit_test_teardown(test_many_threads_lose_nothing, teardown),
         cmocka_unit_test_teardown(test_finalize_closes_scopes_open_on_other_threads, teardown),
     };

@@ -314,12 +314,21 @@ static void queue(batch b)
 }
 
 /* A kernel record of `fn` that ran `ns` under ctx, as the backend hands it. */
+/* The slot bit of session `id` (the backend names sessions by slot; ids
+ * count up and are never reused). */
+static uint32_t bit(int id)
+{
+    kscope__session *s = kscope__session_find(id);
+    assert_non_null(s);
+    return 1u << s->slot;
+}
+
 static void kernel(const char *fn, uint64_t ctx, uint64_t ns, int session)
 {
     kscope__gpu_record r = {.kind = KSCOPE__GPU_KERNEL, .name = fn, .function = fn};
     r.start_ns = 1000;
     r.end_ns = 1000 + ns;
-    kscope__pcs_kernel(&r, ctx, 1u << session);
+    kscope__pcs_kernel(&r, ctx, bit(session));
 }
 
 static yajl_val tree_of(int s, yajl_val *doc)
@@ -669,7 +678,7 @@ static void test_devices_apart(void **state)
     kscope__gpu_record r = {.kind = KSCOPE__GPU_KERNEL, .name = "chain", .function = "chain"};
     r.end_ns = 100;
     r.device = 1;
-    kscope__pcs_kernel(&r, 0, 1u << s);
+    kscope__pcs_kernel(&r, 0, bit(s));
     batch b = {.n = 1};
     b.pcs[0] = (fake_pc){"chain", 0x10, {FN_LONG}, {6}, 1};
     queue(b);

@@ -21,6 +21,15 @@
 #include "kscope-internal.h"
 #include "support/testutil.h"
 
+/* The slot bit of session `id` (the backend names sessions by slot; ids
+ * count up and are never reused). */
+static uint32_t bit(int id)
+{
+    kscope__session *s = kscope__session_find(id);
+    assert_non_null(s);
+    return 1u << s->slot;
+}
+
 /* ------------------------------------------------------ stand-ins */
 
 static int pcs_calls, pcs_on, pcs_interval, pcs_fail, delivered_at_off;
@@ -169,7 +178,7 @@ static void test_samples_land_on_lines_below_kernels(void **state)
     kscope_enter("step");
     uint64_t ctx = kscope__current_ctx();
     kscope_exit("step");
-    uint32_t all = 1u << s | 1u << plain;
+    uint32_t all = bit(s) | bit(plain);
     deliver(ctx, "chain", "k.cu:12@chain", all, 90, 80);
     deliver(ctx, "chain", "k.cu:20@chain", all, 10, 1);
     deliver(ctx, "chain", "k.cu:12@chain", all, 10, 10); /* adds up */
@@ -206,8 +215,8 @@ static void test_samples_go_to_the_sessions_named(void **state)
     (void)state;
     int a = start("t_pcs_a", "pcsampling");
     int b = start("t_pcs_b", "pc_sampling:interval=4096");
-    assert_int_equal(kscope__pcs_sessions(), 1u << a | 1u << b);
-    deliver(0, "k", "f.py:3@k", 1u << b, 5, 5);
+    assert_int_equal(kscope__pcs_sessions(), bit(a) | bit(b));
+    deliver(0, "k", "f.py:3@k", bit(b), 5, 5);
     yajl_val doc, root = tree_of(a, &doc);
     assert_null(TU_PATH(root, "k"));
     yajl_tree_free(doc);
@@ -239,11 +248,13 @@ static void test_a_new_session_starts_empty(void **state)
 {
     (void)state;
     int s = start("t_pcs_first", "pcsampling");
-    deliver(0, "k", "a.cu:1@k", 1u << s, 3, 3);
-    kscope__add_dropped_samples(1u << s, 2);
+    deliver(0, "k", "a.cu:1@k", bit(s), 3, 3);
+    uint32_t first = bit(s);
+    kscope__add_dropped_samples(first, 2);
     assert_int_equal(kscope_finalize(s, NULL), 0);
     int again = start("t_pcs_second", "pcsampling");
-    assert_int_equal(again, s);
+    assert_int_equal(bit(again), first); /* the same slot, a new id */
+    assert_int_equal(again, s + 1);
     assert_int_equal(kscope_dropped_samples(again), 0);
     yajl_val doc, root = tree_of(again, &doc);
     assert_null(TU_PATH(root, "k"));

@@ -34,6 +34,7 @@ from .scope import (
     enter_state,
     exit_scope,
     exit_state,
+    metadata_state,
     scope,
     scoped,
     state,
@@ -46,7 +47,7 @@ from .tracing import (
     set_gpu_profiling_state,
     traced,
 )
-from . import cpu, data, gpu, mode  # noqa: E402
+from . import cpu, data, gpu, hooks, mode  # noqa: E402
 from .report import report_html  # noqa: E402
 
 _kscope._configure(_wrap.decorate, context.frame_skip_prefixes())
@@ -58,13 +59,17 @@ launch_metadata = _kscope.launch_metadata
 color = _kscope.color
 now_ns = _kscope.now_ns
 last_error = _kscope.last_error
+SessionError = _kscope.SessionError
+MetricTypeError = _kscope.MetricTypeError
 
 __all__ = [
-    "DEFAULT_PROFILE_NAME", "Backend", "LaunchHook", "OneShotCapture", "ScopedFunction", "Trace",
+    "DEFAULT_PROFILE_NAME", "Backend", "LaunchHook", "MetricTypeError", "OneShotCapture",
+    "ScopedFunction", "SessionError", "Trace",
     "Tracer", "__version__", "activate", "add_metrics", "check_errors", "color", "context",
-    "cpu", "cpu_timed_scope", "data", "gpu", "deactivate", "detect_backend",
+    "cpu", "cpu_timed_scope", "data", "gpu", "deactivate", "detect_backend", "hooks", "mode",
     "ProfileBackend", "cuda_profiler_region", "default_profile_output", "maybe_reexec_under_nsys", "enter_scope", "enter_state",
     "exit_scope", "exit_state", "report_html", "finalize", "is_profiling_enabled", "last_error",
-    "launch_metadata", "mark", "mode", "now_ns", "profile", "profiled_region", "profiling_level",
-    "scope", "scoped", "set_gpu_profiling_state", "start", "state", "step", "traced",
+    "launch_metadata", "mark", "metadata_state", "now_ns", "profile", "profiled_region",
+    "profiling_level", "scope", "scoped", "set_gpu_profiling_state", "start", "state", "step",
+    "traced",
 ]

@@ -2,11 +2,13 @@
 
 A plain function becomes a `ScopedFunction` (C, vectorcall): it enters the
 scope, calls the function and leaves the scope without Python frames in
-between. An async function becomes an async function whose coroutine runs its
-steps inside the scope: the scope is entered when the coroutine resumes
-and left when it suspends, so coroutines interleaved on one event loop
-never leave scopes out of order on the thread's stack. The scope's time
-is the time the coroutine ran, and its count the times it was resumed.
+between. An async function becomes an async function whose coroutine runs
+inside an async scope (_kscope.AsyncScope, kscope_async_* in C): one call
+per await of the coroutine and its time from first resume to end, as for a
+plain call. Each step (resume to suspension) is the thread's innermost
+scope while it runs, so coroutines interleaved on one event loop never
+leave scopes out of order on the thread's stack, and what a step does
+lands under the coroutine's scope.
 """
 import functools
 import inspect
@@ -21,12 +23,13 @@ def _is_async(func):
 
 
 class _StepScoped:
-    """Awaitable that drives `coro`, wrapping its steps in a scope.
+    """Awaitable that drives `coro` inside an async scope.
 
-    The scope is entered when the coroutine resumes and left when it
-    suspends, unless the coroutine itself left scopes open across the
-    suspension (a `with scope(...)` around an await): then ours stays open
-    under them until a later suspension, or the end, finds them closed.
+    The scope's call begins at the first resume and ends when the coroutine
+    returns or raises; each step opens on resume and closes on suspension,
+    unless the coroutine itself left scopes open across the suspension (a
+    `with scope(...)` around an await): then the step stays open under them
+    until a later suspension, or the end, finds them closed.
     """
 
     __slots__ = ("coro", "name", "color", "flags", "metrics")
@@ -39,34 +42,29 @@ class _StepScoped:
         self.metrics = metrics
 
     def __await__(self):
-        coro, name, color, flags = self.coro, self.name, self.color, self.flags
-        metrics = self.metrics
-        depth, enter, leave = _kscope.depth, _kscope.enter, _kscope.exit
+        coro = self.coro
+        scope = _kscope.AsyncScope(self.name, self.color, self.flags)
+        if not scope.begin(self.metrics):  # nothing recorded: just drive it
+            return (yield from coro.__await__())
+        resume, suspend = scope.resume, scope.suspend
         value, error = None, None
-        is_open, base = False, 0
         while True:
-            if not is_open:
-                base = depth()
-                is_open = enter(name, color, flags, metrics)
-                metrics = None  # added once per call, not once per step
             try:
                 if error is None:
                     yielded = coro.send(value)
                 else:
                     yielded = coro.throw(error)
             except BaseException as done:
-                if is_open:
-                    leave(name)
+                scope.end()
                 if isinstance(done, StopIteration):
                     return done.value
                 raise
-            if is_open and depth() == base + 1:
-                leave(name)
-                is_open = False
+            suspend()
             try:
                 value, error = (yield yielded), None
             except BaseException as exc:  # forwarded into the coroutine
                 value, error = None, exc
+            resume()
 
 
 def wrap(func, name, metrics=None, color=None, flags=0, max_span=False):

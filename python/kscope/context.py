@@ -67,7 +67,7 @@ def enable(session):
     _sessions.add(session)
     LaunchHook().python_frames = True
     try:
-        HookManager.register(session)
+        HookManager.register(LaunchHook(), session)
     except RuntimeError:
         pass  # no triton: torch (below) and scopes still work
     triton = sys.modules.get("triton")

@@ -1,8 +1,12 @@
-"""data.py - a live session's data without writing a file.
+"""data.py - a live session's data without writing a file (Proton's
+proton.data).
 
-get(session) parses the session's tree (.hatchet JSON) into Python lists
-and dicts; get_msgpack(session) returns the same tree as MessagePack
-bytes (.hatchet_msgpack); get_trace(session) parses a data="trace"
+A session's data is cut into phases (numbered from 0; the current one is
+live): advance_phase() completes the current phase and starts the next,
+is_phase_complete() says whether a phase's GPU records have all arrived,
+clear() drops phases. get(session, phase=0) parses a phase's tree
+(.hatchet JSON) into Python lists and dicts; get_msgpack() returns it as
+MessagePack bytes (.hatchet_msgpack); get_trace() parses a data="trace"
 session's Chrome trace. The session keeps running.
 """
 import json
@@ -21,25 +25,62 @@ def _session(session):
     return session
 
 
-def get(session=0):
-    """The session's tree: [ROOT node, device info], as a .hatchet holds."""
+def _data(session, phase, fmt):
+    return _kscope.data(session, fmt, phase)
+
+
+def get(session=0, phase=0):
+    """Phase `phase` of the session's tree: [ROOT node, device info], as a
+    .hatchet holds. RuntimeError when the phase was cleared."""
     session = _session(session)
     if session is None:
         return None
-    return json.loads(_kscope.data(session, "hatchet"))
+    return json.loads(_data(session, phase, "hatchet"))
 
 
-def get_msgpack(session=0):
-    """The session's tree as .hatchet_msgpack bytes."""
+def get_msgpack(session=0, phase=0):
+    """Phase `phase` of the session's tree as .hatchet_msgpack bytes."""
     session = _session(session)
     if session is None:
         return None
-    return _kscope.data(session, "hatchet_msgpack")
+    return _data(session, phase, "hatchet_msgpack")
 
 
-def get_trace(session=0):
-    """The session's timeline as a Chrome trace dict."""
+def get_trace(session=0, phase=0):
+    """Phase `phase` of the session's timeline as a Chrome trace dict."""
     session = _session(session)
     if session is None:
         return None
-    return json.loads(_kscope.data(session, "chrome_trace"))
+    return json.loads(_data(session, phase, "chrome_trace"))
+
+
+def advance_phase(session=0):
+    """Complete the current phase (waiting for the GPU records of the work
+    launched so far) and start the next; returns the new phase's number.
+    In periodic flushing mode the completed phase is written to
+    <name>.part_<N>.<ext> at once."""
+    session = _session(session)
+    if session is None:
+        return None
+    return _kscope.advance_phase(session)
+
+
+def is_phase_complete(session=0, phase=0):
+    """Whether every GPU record of phase `phase` has arrived (a completed
+    phase, not cleared); the current phase never is."""
+    session = _session(session)
+    if session is None:
+        return False
+    return _kscope.phase_complete(session, phase)
+
+
+is_phase_flushed = is_phase_complete  # Proton's earlier name
+
+
+def clear(session=0, phase=0, clear_up_to_phase=False):
+    """Drop the data of phase `phase` (with clear_up_to_phase, of every
+    phase up to it). A cleared current phase goes on recording from empty."""
+    session = _session(session)
+    if session is None:
+        return
+    _kscope.clear_phase(session, phase, bool(clear_up_to_phase))

@@ -57,6 +57,17 @@ class state:
         return wrapper
 
 
+def metadata_state():
+    """The state for work done to compute metrics (Proton's
+    metadata_state): `with kscope.metadata_state(): total = x.sum()` shows
+    that kernel under "__proton_launch_metadata", where the Triton hook puts
+    the work of launch_metadata, not among the program's own kernels. A
+    context manager and decorator, as `state`."""
+    from .hooks.launch import COMPUTE_METADATA_SCOPE_NAME
+
+    return state(COMPUTE_METADATA_SCOPE_NAME)
+
+
 _state_local = threading.local()
 
 

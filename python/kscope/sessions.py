@@ -8,17 +8,42 @@ is ignored, so a Proton-style script runs unchanged under the launcher.
 import functools
 import inspect
 import os
+import sys
 
 from . import _kscope, context as _context
 from .flags import flags
-from .hooks import HookManager, raise_pending, runtime_knobs
+from .hooks import HookManager, LaunchHook, raise_pending, runtime_knobs
+from .mode import mode_string
 
 DEFAULT_PROFILE_NAME = "kscope"
 
 _CONTEXTS = ("shadow", "python")
 _DATA = ("tree", "trace")
-_HOOKS = (None, "triton")
 _python_sessions = set()
+
+
+def proton_disabled():
+    """Triton's `knobs.proton.disable` (TRITON_PROTON_DISABLE): start()
+    then starts nothing and returns None, as Proton's does. Read from
+    Triton's knobs when Triton is loaded, else from the variable."""
+    triton = sys.modules.get("triton")
+    knobs = getattr(triton, "knobs", None)
+    proton = getattr(knobs, "proton", None)
+    if proton is not None and hasattr(proton, "disable"):
+        return bool(proton.disable)
+    return os.environ.get("TRITON_PROTON_DISABLE", "").strip().lower() in ("1", "true", "on", "yes")
+
+
+def _launch_hook(hook):
+    """The hook object start(hook=...) registers: None, or kscope's
+    LaunchHook for "triton" or a LaunchHook object (kscope's or Triton's)."""
+    if hook is None:
+        return None
+    if hook == "triton":
+        return LaunchHook()
+    if isinstance(hook, str):
+        raise ValueError(f"hook '{hook}' is not None or 'triton'")
+    return LaunchHook.adopt(hook)
 
 
 def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, hook=None,
@@ -26,36 +51,36 @@ def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, 
     """Start a session writing to `name` (no extension; default "kscope")
     and return its id. context: "shadow" or "python"; data: "tree" or
     "trace"; backend: None (auto), "cupti" or "none"; mode: None,
-    "periodic_flushing", "pcsampling[:interval=N]" or a kscope.mode object
-    (PCSampling(interval=N)); hook: None or "triton"; sample: None
-    ($KSCOPE_SAMPLE, else every launch), "time:on=50ms,every=1s" or
-    "step:on=1,every=10" (GPU work captured in those windows only, steps
-    marked by step()), "off"."""
+    "periodic_flushing[:format=<format>]", "pcsampling[:interval=N]" or a
+    kscope.mode object (PCSampling(interval=N)); hook: None, "triton" or a
+    LaunchHook object; sample: None ($KSCOPE_SAMPLE, else every launch),
+    "time:on=50ms,every=1s" or "step:on=1,every=10" (GPU work captured in
+    those windows only, steps marked by step()), "off". Returns None,
+    starting nothing, when Triton's knobs.proton.disable is set."""
+    launch_hook = _launch_hook(hook)
     if flags.command_line:
         # The launcher's session; a hook the program asks for still applies.
-        if hook == "triton" and runtime_knobs() is not None:
-            HookManager.register(flags.command_line_session)
+        if launch_hook is not None and runtime_knobs() is not None:
+            HookManager.register(launch_hook, flags.command_line_session)
         return flags.command_line_session
+    if proton_disabled():
+        return None
+    mode = mode_string(mode)
     context = "shadow" if context is None else context
     data = "tree" if data is None else data
     if context not in _CONTEXTS:
         raise ValueError(f"context '{context}' is not one of {', '.join(_CONTEXTS)}")
     if data not in _DATA:
         raise ValueError(f"data '{data}' is not one of {', '.join(_DATA)}")
-    if hook not in _HOOKS:
-        raise ValueError(f"hook '{hook}' is not None or 'triton'")
-    if hook == "triton" and runtime_knobs() is None:
+    if launch_hook is not None and runtime_knobs() is None:
         raise RuntimeError("hook='triton' needs triton (import triton failed)")
     raise_pending()
-    if mode is not None and not isinstance(mode, str):
-        mode = str(mode)  # a mode object: kscope.mode.PCSampling, or Proton's
     session = _kscope.start(
-        name if name is not None else DEFAULT_PROFILE_NAME, context, data, backend, mode or None,
-        sample
+        name if name is not None else DEFAULT_PROFILE_NAME, context, data, backend, mode, sample
     )
     try:
-        if hook == "triton":
-            HookManager.register(session)
+        if launch_hook is not None:
+            HookManager.register(launch_hook, session)
         if context == "python":
             _python_sessions.add(session)
             _context.enable(session)

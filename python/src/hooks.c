@@ -9,6 +9,7 @@
 #include "kscope-internal.h"
 
 #include <frameobject.h>
+#include <stdatomic.h>
 
 /* --------------------------------------------------------- launch metadata */
 
@@ -135,6 +136,15 @@ static int meta_number(PyObject *v, double *out)
     return rc;
 }
 
+/* Launch ids (Proton's hooks.launch.id): one per launch whose metadata was
+ * handed on, counting up over the process; each thread keeps its last. */
+static _Atomic int64_t launch_ids;
+static _Thread_local int64_t last_launch_id;
+
+/* The state around launch_metadata's evaluation (Proton's
+ * COMPUTE_METADATA_SCOPE_NAME): GPU work done there is shown under it. */
+#define METADATA_STATE "__proton_launch_metadata"
+
 /* What Triton's launch_metadata function returned, as
  * kscope_launch_metadata: "name", flops8/16/32/64, "bytes", and every other
  * number as a custom metric ("function" and "stream" are Triton's, not
@@ -204,6 +214,7 @@ static int metadata_from_dict(PyObject *meta_dict)
         raise_rc(rc);
         return -1;
     }
+    last_launch_id = atomic_fetch_add_explicit(&launch_ids, 1, memory_order_relaxed) + 1;
     return 0;
 }
 
@@ -233,15 +244,32 @@ static PyObject *fn_launch_metadata_dict(PyObject *m, PyObject *meta_dict)
     return metadata_from_dict(meta_dict) < 0 ? NULL : Py_NewRef(Py_None);
 }
 
+/* launch_id() -> the id of this thread's last launch with metadata, or None. */
+static PyObject *fn_launch_id(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    if (last_launch_id == 0)
+        Py_RETURN_NONE;
+    return PyLong_FromLongLong(last_launch_id);
+}
+
 /* triton_enter(lazy_dict): the Triton launch hook's common case in C (no
  * include/exclude filter, no python context): evaluate the kernel's
- * launch_metadata (lazy_dict.get()) and hand it to the next launch. It
- * never raises into Triton's launcher: the first exception is kept for
- * take_hook_error(), and the launch goes on without metadata. */
+ * launch_metadata (lazy_dict.get(), inside the metadata state) and hand it
+ * to the next launch. It never raises into Triton's launcher: the first
+ * exception is kept for take_hook_error(), and the launch goes on without
+ * metadata. */
 static PyObject *fn_triton_enter(PyObject *m, PyObject *lazy_dict)
 {
     module_state *st = PyModule_GetState(m);
+    static _Atomic uint32_t state_id; /* METADATA_STATE, interned once */
+    uint32_t id = atomic_load_explicit(&state_id, memory_order_relaxed);
+    if (!id && (id = kscope__intern(METADATA_STATE)) != 0)
+        atomic_store_explicit(&state_id, id, memory_order_relaxed);
+    int in_state = id && kscope__state_enter_id(id) == 0;
     PyObject *meta = PyObject_CallMethodNoArgs(lazy_dict, st->str_get);
+    if (in_state)
+        kscope_state_exit();
     int rc = meta ? metadata_from_dict(meta) : -1;
     Py_XDECREF(meta);
     if (rc < 0) {
@@ -372,6 +400,8 @@ PyMethodDef hook_functions[] = {
      "launch_metadata_dict(meta): a Triton launch_metadata dict for the next kernel"},
     {"triton_enter", fn_triton_enter, METH_O,
      "triton_enter(lazy_dict): the Triton launch hook without filters (never raises)"},
+    {"launch_id", fn_launch_id, METH_NOARGS,
+     "launch_id() -> this thread's last launch id (hooks.launch.id), or None"},
     {"take_hook_error", fn_take_hook_error, METH_NOARGS,
      "take_hook_error(): the first exception triton_enter kept, or None; forgets it"},
     {"enter_frames", fn_enter_frames, METH_NOARGS, "enter_frames() -> scopes entered"},

@@ -14,13 +14,47 @@
  * profiling switch, Python frames as scopes, diagnostics) is a thin
  * function. C errors become Python exceptions carrying kscope_last_error():
  * a mismatched exit is a ValueError naming both scopes, a metric type
- * mismatch a TypeError, and so on. See module.h for the files' areas.
+ * mismatch a MetricTypeError (a TypeError and a RuntimeError), and so on.
+ * See module.h for the files' areas.
  */
 #include "module.h"
 
 /* ------------------------------------------------------------------ errors */
 
-/* ------------------------------------------------------------------ errors */
+/* kscope.SessionError (ValueError, RuntimeError) and kscope.MetricTypeError
+ * (TypeError, RuntimeError): kscope's own classes for a session that does
+ * not exist and a metric given another type than before, with Proton's
+ * class (RuntimeError, from its C++ runtime_error) as a second base, so
+ * that a handler written for either library catches them. Process-wide,
+ * like the sessions they report on; made once, by the first module exec. */
+static PyObject *session_error, *metric_type_error;
+
+static int errors_exec(PyObject *m)
+{
+    if (!session_error) {
+        PyObject *bases = PyTuple_Pack(2, PyExc_ValueError, PyExc_RuntimeError);
+        session_error =
+            bases ? PyErr_NewExceptionWithDoc(
+                        "kscope.SessionError",
+                        "No session with this id (never started, or finalized).", bases, NULL)
+                  : NULL;
+        Py_XDECREF(bases);
+        bases = PyTuple_Pack(2, PyExc_TypeError, PyExc_RuntimeError);
+        metric_type_error =
+            bases
+                ? PyErr_NewExceptionWithDoc("kscope.MetricTypeError",
+                                            "A metric given another type than before in a session.",
+                                            bases, NULL)
+                : NULL;
+        Py_XDECREF(bases);
+        if (!session_error || !metric_type_error)
+            return -1;
+    }
+    if (PyModule_AddObjectRef(m, "SessionError", session_error) < 0 ||
+        PyModule_AddObjectRef(m, "MetricTypeError", metric_type_error) < 0)
+        return -1;
+    return 0;
+}
 
 /* The Python exception class for a kscope error code. */
 static PyObject *exception_for(int rc)
@@ -28,8 +62,10 @@ static PyObject *exception_for(int rc)
     switch (rc) {
     case KSCOPE_ENOMEM:
         return PyExc_MemoryError;
+    case KSCOPE_ENOSESSION:
+        return session_error;
     case KSCOPE_EMETRICTYPE:
-        return PyExc_TypeError;
+        return metric_type_error;
     case KSCOPE_EDEPTH:
         return PyExc_RecursionError;
     case KSCOPE_EIO:
@@ -47,7 +83,7 @@ static PyObject *exception_for(int rc)
     case KSCOPE_EBUSY:
     case KSCOPE_ESTATE:
         return PyExc_RuntimeError;
-    default: /* EINVAL, ENOSESSION, EFORMAT, EDATA, EMISMATCH, EEMPTY, ... */
+    default: /* EINVAL, EFORMAT, EDATA, EMISMATCH, EEMPTY, ... */
         return PyExc_ValueError;
     }
 }
@@ -133,7 +169,8 @@ PyTypeObject *add_type(PyObject *m, PyType_Spec *spec, const char *name, vectorc
 static int module_exec(PyObject *m)
 {
     module_state *st = PyModule_GetState(m);
-    if (scopes_exec(m, st) < 0 || tracer_exec(m, st) < 0 || diag_exec(m, st) < 0)
+    if (errors_exec(m) < 0 || scopes_exec(m, st) < 0 || tracer_exec(m, st) < 0 ||
+        async_exec(m, st) < 0 || diag_exec(m, st) < 0)
         return -1;
     if (PyModule_AddFunctions(m, session_functions) < 0 ||
         PyModule_AddFunctions(m, hook_functions) < 0 ||
@@ -162,6 +199,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->trace_type);
     Py_VISIT(st->scoped_fn_type);
     Py_VISIT(st->tracer_type);
+    Py_VISIT(st->async_type);
     Py_VISIT(st->method_type);
     Py_VISIT(st->cpu_procs_type);
     Py_VISIT(st->recorder_type);
@@ -182,6 +220,7 @@ static int module_clear(PyObject *m)
     Py_CLEAR(st->trace_type);
     Py_CLEAR(st->scoped_fn_type);
     Py_CLEAR(st->tracer_type);
+    Py_CLEAR(st->async_type);
     Py_CLEAR(st->method_type);
     Py_CLEAR(st->cpu_procs_type);
     Py_CLEAR(st->recorder_type);

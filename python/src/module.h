@@ -14,6 +14,7 @@
  *   scopes.c    scope, cpu_timed_scope, Trace and their __enter__/__exit__,
  *               ScopedFunction (the decorators), the scope cache
  *   tracer.c    MAX's Tracer
+ *   async.c     AsyncScope, the scope of a coroutine (async decorators)
  *   sessions.c  sessions, enter/exit, enter_scope/exit_scope, metrics,
  *               states, marks, the profiling switch, colours, formats
  *   hooks.c     launch metadata, the Triton launch hook, Python frames
@@ -45,6 +46,7 @@ typedef struct {
     PyTypeObject *trace_type;     /* kscope.Trace (MAX) */
     PyTypeObject *scoped_fn_type; /* what the decorators return */
     PyTypeObject *tracer_type;    /* kscope.Tracer (MAX) */
+    PyTypeObject *async_type;     /* what async decorators drive */
     PyTypeObject *method_type;    /* __enter__/__exit__ of the scope types */
     PyTypeObject *cpu_procs_type; /* resource diagnostics */
     PyTypeObject *recorder_type;
@@ -201,6 +203,7 @@ PyTypeObject *add_type(PyObject *m, PyType_Spec *spec, const char *name, vectorc
  * an exception. */
 int scopes_exec(PyObject *m, module_state *st);
 int tracer_exec(PyObject *m, module_state *st);
+int async_exec(PyObject *m, module_state *st);
 int diag_exec(PyObject *m, module_state *st);
 
 /* The scope cache's references to the types in st (scopes.c), and the

@@ -98,7 +98,8 @@ static int add_tensor_metric(PyObject *key, const char *name, PyObject *value)
 }
 
 /* Add one metric to the innermost scope. Accepts int, bool, float, list or
- * tuple of numbers, and anything with .item() (tensors, numpy scalars). */
+ * tuple of numbers, str (for (pty) and (exc) metrics), and anything with
+ * .item() (tensors, numpy scalars). */
 static int add_metric(PyObject *key, PyObject *value)
 {
     const char *name = utf8_of(key, "metric name");
@@ -114,6 +115,11 @@ static int add_metric(PyObject *key, PyObject *value)
         r = kscope_metric_int(name, v);
     } else if (PyFloat_Check(value)) {
         r = kscope_metric_double(name, PyFloat_AS_DOUBLE(value));
+    } else if (PyUnicode_Check(value)) {
+        const char *text = utf8_of(value, "metric value");
+        if (!text)
+            return -1;
+        r = kscope_metric_str(name, text);
     } else if (PyList_Check(value) || PyTuple_Check(value)) {
         PyObject *seq = PySequence_Fast(value, "metric vector");
         if (!seq)
@@ -125,8 +131,8 @@ static int add_metric(PyObject *key, PyObject *value)
         return add_tensor_metric(key, name, value);
     } else {
         PyErr_Format(PyExc_TypeError,
-                     "metric '%s' is %.100s; expected int, float, a list of numbers or a "
-                     "tensor",
+                     "metric '%s' is %.100s; expected int, float, str, a list of numbers or "
+                     "a tensor",
                      name, Py_TYPE(value)->tp_name);
         return -1;
     }
@@ -238,17 +244,31 @@ static PyObject *fn_output_path(PyObject *m, PyObject *args)
     return PyUnicode_DecodeFSDefault(buf);
 }
 
+/* data(session, format=None, phase=None): the current phase, or `phase`. */
 static PyObject *fn_data(PyObject *m, PyObject *args)
 {
     (void)m;
     int session;
     const char *format = NULL;
-    if (!PyArg_ParseTuple(args, "i|z:data", &session, &format))
+    PyObject *phase_obj = Py_None;
+    if (!PyArg_ParseTuple(args, "i|zO:data", &session, &format, &phase_obj))
         return NULL;
+    int phase = -1;
+    if (phase_obj != Py_None) {
+        long v = PyLong_AsLong(phase_obj);
+        if (v == -1 && PyErr_Occurred())
+            return NULL;
+        if (v < 0 || v > INT32_MAX) {
+            PyErr_Format(PyExc_ValueError, "phase %ld is not a phase number (0 and up)", v);
+            return NULL;
+        }
+        phase = (int)v;
+    }
     char *out = NULL;
     size_t len = 0;
     int rc;
-    Py_BEGIN_ALLOW_THREADS rc = kscope_data(session, format, &out, &len);
+    Py_BEGIN_ALLOW_THREADS rc = phase < 0 ? kscope_data(session, format, &out, &len)
+                                          : kscope_data_phase(session, phase, format, &out, &len);
     Py_END_ALLOW_THREADS if (rc < 0) return raise_rc(rc);
     PyObject *res = PyBytes_FromStringAndSize(out, (Py_ssize_t)len);
     kscope_free(out);
@@ -286,6 +306,42 @@ static PyObject *fn_save_run_facts(PyObject *m, PyObject *args)
     if (rc < 0)
         return raise_rc(rc);
     Py_RETURN_NONE;
+}
+
+/* advance_phase(session) -> the new phase's number. */
+static PyObject *fn_advance_phase(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int session = PyLong_AsLong(arg);
+    if (session == -1 && PyErr_Occurred())
+        return NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS rc = kscope_advance_phase(session);
+    Py_END_ALLOW_THREADS if (rc < 0) return raise_rc(rc);
+    return PyLong_FromLong(rc);
+}
+
+/* phase_complete(session, phase) -> bool. */
+static PyObject *fn_phase_complete(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int session, phase;
+    if (!PyArg_ParseTuple(args, "ii:phase_complete", &session, &phase))
+        return NULL;
+    int rc = kscope_phase_complete(session, phase);
+    if (rc < 0)
+        return raise_rc(rc);
+    return PyBool_FromLong(rc);
+}
+
+/* clear_phase(session, phase, up_to). */
+static PyObject *fn_clear_phase(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int session, phase, up_to;
+    if (!PyArg_ParseTuple(args, "iip:clear_phase", &session, &phase, &up_to))
+        return NULL;
+    return none_or_raise(kscope_clear_phase(session, phase, up_to));
 }
 
 static PyObject *fn_dropped(PyObject *m, PyObject *arg)
@@ -395,21 +451,24 @@ static PyObject *fn_enter_scope(PyObject *m, PyObject *const *args, Py_ssize_t n
     return PyLong_FromLongLong(pushed ? id : -1);
 }
 
-/* exit_scope(name=None, *, triton_op=False) -> the id enter_scope gave.
- * A name that is not the innermost scope's raises ValueError naming both
- * and leaves the scope open. */
+/* exit_scope(name=None, *, triton_op=False, metrics=None) -> the id
+ * enter_scope gave. A name that is not the innermost scope's raises
+ * ValueError naming both and leaves the scope open; metrics land on the
+ * scope left (added just before it is left, once its name is checked). */
 static PyObject *fn_exit_scope(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
                                PyObject *kwnames)
 {
     (void)m;
-    PyObject *triton_op = NULL;
+    PyObject *triton_op = NULL, *metrics = NULL;
     if (nargs > 1) {
         PyErr_Format(PyExc_TypeError,
                      "exit_scope() takes at most 1 positional argument (%zd given)", nargs);
         return NULL;
     }
-    if (kwnames && manual_kwargs(args + nargs, kwnames, &triton_op, NULL) < 0)
+    if (kwnames && manual_kwargs(args + nargs, kwnames, &triton_op, &metrics) < 0)
         return NULL;
+    if (metrics == Py_None)
+        metrics = NULL;
     const char *name = NULL;
     if (nargs == 1 && args[0] != Py_None && !(name = utf8_of(args[0], "scope name")))
         return NULL;
@@ -420,6 +479,12 @@ static PyObject *fn_exit_scope(PyObject *m, PyObject *const *args, Py_ssize_t na
         return NULL;
     }
     int64_t id = manual.id[manual.n - 1];
+    if (id && metrics) {
+        if (name && !kscope__innermost_is(name))
+            return raise_rc(kscope_exit(name)); /* the mismatch, named */
+        if (add_metrics_dict(metrics) < 0)
+            return NULL;
+    }
     if (id) {
         int rc = kscope_exit(name);
         if (rc < 0)
@@ -572,7 +637,10 @@ PyMethodDef session_functions[] = {
     {"finalize", (PyCFunction)(void (*)(void))fn_finalize, METH_VARARGS | METH_KEYWORDS,
      "finalize(session=None, output_format=None)"},
     {"output_path", fn_output_path, METH_VARARGS, "output_path(session, format=None) -> str"},
-    {"data", fn_data, METH_VARARGS, "data(session, format=None) -> bytes"},
+    {"data", fn_data, METH_VARARGS, "data(session, format=None, phase=None) -> bytes"},
+    {"advance_phase", fn_advance_phase, METH_O, "advance_phase(session) -> the new phase"},
+    {"phase_complete", fn_phase_complete, METH_VARARGS, "phase_complete(session, phase) -> bool"},
+    {"clear_phase", fn_clear_phase, METH_VARARGS, "clear_phase(session, phase, up_to)"},
     {"dropped", fn_dropped, METH_O, "dropped(session) -> GPU records lost"},
     {"run_facts", fn_run_facts, METH_O, "run_facts(session) -> the run's facts as JSON text"},
     {"save_run_facts", fn_save_run_facts, METH_VARARGS,
@@ -584,7 +652,7 @@ PyMethodDef session_functions[] = {
     {"enter_scope", (PyCFunction)(void (*)(void))fn_enter_scope, METH_FASTCALL | METH_KEYWORDS,
      "enter_scope(name, *, triton_op=False, metrics=None) -> id (-1: not recorded)"},
     {"exit_scope", (PyCFunction)(void (*)(void))fn_exit_scope, METH_FASTCALL | METH_KEYWORDS,
-     "exit_scope(name=None, *, triton_op=False) -> id of the scope left"},
+     "exit_scope(name=None, *, triton_op=False, metrics=None) -> id of the scope left"},
     {"add_metrics", fn_add_metrics, METH_O, "add_metrics(dict): on the innermost scope"},
     {"state_enter", fn_state_enter, METH_O, "state_enter(name)"},
     {"state_exit", fn_state_exit, METH_NOARGS, "state_exit()"},

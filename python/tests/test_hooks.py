@@ -215,7 +215,7 @@ def test_hook_without_triton(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "triton", None)
     with pytest.raises(RuntimeError, match="triton"):
         kscope.start(str(tmp_path / "h"), hook="triton")
-    assert HookManager.sessions == {}
+    assert dict(HookManager.session_hooks) == {} and HookManager.active_hooks == []
     assert os.listdir(tmp_path) == []  # no session was started, no file written
 
 

@@ -250,8 +250,39 @@ def test_async_decorator(session):
     assert asyncio.run(coro(4)) == 8
     assert _kscope.depth() == 0
     node = child(tree(sid), "coro")
-    assert node["metrics"]["calls"] >= 1
+    assert node["metrics"]["calls"] == 1  # one await, three resumes
     child(node, "inside")
+
+
+@pytest.mark.parametrize("decorator", [kscope.scope("slow"), kscope.cpu_timed_scope("slow"),
+                                       kscope.traced(message="slow")])
+def test_async_call_counts_once_with_its_wall_time(session, decorator):
+    sid, _ = session
+    kscope.set_gpu_profiling_state("on")
+
+    @decorator
+    async def slow():
+        for _ in range(5):
+            await asyncio.sleep(0.001)
+
+    asyncio.run(slow())
+    node = child(tree(sid), "slow")
+    assert node["metrics"]["calls"] == 1
+    assert node["metrics"]["wall_time (ns)"] >= 5_000_000
+
+
+def test_async_metrics_once_per_call(session):
+    sid, _ = session
+
+    @kscope.scope("m", {"tokens": 2})
+    async def m():
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+
+    asyncio.run(m())
+    asyncio.run(m())
+    node = child(tree(sid), "m")
+    assert node["metrics"]["calls"] == 2 and node["metrics"]["tokens"] == 4
 
 
 def test_async_interleaved_tasks_never_mismatch(session):
@@ -268,7 +299,7 @@ def test_async_interleaved_tasks_never_mismatch(session):
 
     assert asyncio.run(main()) == [0, 1, 2, 3]
     assert _kscope.depth() == 0
-    assert child(tree(sid), "task")["metrics"]["calls"] >= 4
+    assert child(tree(sid), "task")["metrics"]["calls"] == 4
 
 
 def test_async_exception_propagates(session):

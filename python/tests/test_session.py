@@ -194,14 +194,14 @@ def test_sampled_session_and_steps(tmp_path, monkeypatch):
 
 def test_errors_on_unknown_session_and_format(session):
     sid, _ = session
-    with pytest.raises(ValueError, match="session 7"):
-        kscope.finalize(7)
-    with pytest.raises(ValueError, match="session 7"):
-        kscope.activate(7)
+    with pytest.raises(ValueError, match="Session has not been initialized: 1000"):
+        kscope.finalize(1000)
+    with pytest.raises(ValueError, match="Session has not been initialized: 1000"):
+        kscope.activate(1000)
     with pytest.raises(ValueError, match="format 'csv'"):
         kscope.finalize(sid, "csv")
-    with pytest.raises(ValueError, match="session"):
-        kscope.data.get(7)
+    with pytest.raises(ValueError, match="Session"):
+        kscope.data.get(1000)
     assert kscope.data.get(None) is None
     assert kscope.last_error()  # the C message of the last failure
 

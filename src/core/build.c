@@ -30,6 +30,8 @@ static void reset_node(kscope__node *n, int slot)
                 free(m->v.iv);
             else if (m->type == KSCOPE__T_DOUBLEVEC)
                 free(m->v.dv);
+            else if (m->type == KSCOPE__T_STRING)
+                free(m->v.s);
             free(m);
         } else {
             pm = &m->next;
@@ -102,6 +104,8 @@ static int add_user_metric(builder *b, kscope__pnode *pn, const kscope__umetric 
     case KSCOPE__T_DOUBLE:
         return pty ? kscope__pnode_set_double(b->t, pn, key, m->v.d)
                    : kscope__pnode_add_double(b->t, pn, key, m->v.d);
+    case KSCOPE__T_STRING:
+        return kscope__pnode_set_string(b->t, pn, key, m->v.s);
     default: {
         /* Vectors from several threads add element-wise. */
         kscope__vtype vt = m->type == KSCOPE__T_INTVEC ? KSCOPE__V_INTVEC : KSCOPE__V_DOUBLEVEC;

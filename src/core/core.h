@@ -21,6 +21,7 @@ struct kscope__umetric {
         double d;
         int64_t *iv;
         double *dv;
+        char *s; /* KSCOPE__T_STRING, malloc'd */
     } v;
     kscope__umetric *next;
 };
@@ -38,9 +39,25 @@ typedef struct kscope__gpu_ev {
     uint32_t src_device, dst_device; /* differ for peer copies only */
 } kscope__gpu_ev;
 
+/* A completed phase of a session (phase.c): its data as it was when the
+ * phase ended, until cleared or written (periodic flushing). */
+typedef enum {
+    KSCOPE__PHASE_KEPT,
+    KSCOPE__PHASE_WRITTEN,
+    KSCOPE__PHASE_CLEARED
+} kscope__phase_state;
+typedef struct kscope__phase {
+    kscope__phase_state state;
+    int incomplete;      /* ended while a graph capture put off the flush */
+    kscope__ptree *tree; /* tree sessions */
+    char *trace;         /* trace sessions: the Chrome trace */
+    size_t trace_len;
+} kscope__phase;
+
 typedef struct kscope__session {
     int in_use;
     int slot;
+    int id;       /* the public session id: never reused within a process */
     uint32_t gen; /* bumped at each start in this slot */
     char name[1024];
     int trace;      /* data = trace */
@@ -48,7 +65,10 @@ typedef struct kscope__session {
     int periodic;   /* mode = periodic_flushing */
     uint32_t pcs;   /* mode = pcsampling: its period in cycles (else 0) */
     int pcs_ended;  /* its share of PC sampling was given back (finalize) */
-    int phase;      /* next part number (periodic) */
+    const struct kscope__format *part_format; /* periodic_flushing:format=...; NULL: by data */
+    int phase;                                /* the current phase (0 until advanced) */
+    kscope__phase *phases;                    /* the completed phases [0, phase) */
+    size_t capphases;
     int gpu;        /* the GPU backend was started for it */
     int phase_owed; /* a periodic part waits for a flush put off by a capture */
     int active;
@@ -64,6 +84,7 @@ typedef struct kscope__session {
     struct {
         uint32_t base;
         uint8_t type;
+        uint8_t strict; /* given to an inclusive metric or a trace session */
     } * mtypes;
     size_t nmtypes, capmtypes;
     kscope__gpu_ev *gev;
@@ -101,8 +122,19 @@ kscope__node *kscope__node_child(kscope__thread *t, kscope__node *parent, uint32
 kscope__node *kscope__node_child_locked(kscope__node *parent, uint32_t name, uint32_t kind,
                                         uint32_t device);
 
-/* Check/record that metric `base` has value type `type` in session s. */
-int kscope__session_metric_type(kscope__session *s, const kscope__metric_def *def, int type);
+/* Check/record that metric `def` may take a value of type `type` in
+ * session s. An inclusive metric (it adds up into its parents) and any
+ * metric of a trace session keep one type per session; a (pty) or (exc)
+ * metric of a tree session keeps one type per node (checked by
+ * kscope__node_metric_type), as Proton's do, but not one that an inclusive
+ * metric of the same name holds. `negative`: the value is a negative int
+ * (int64_t rather than uint64_t in the message, as Proton names them). */
+int kscope__session_metric_type(kscope__session *s, const kscope__metric_def *def, int type,
+                                int negative);
+
+/* The message and code for a value of `type` given to metric `def` that
+ * holds `had`. */
+int kscope__metric_type_error(const kscope__metric_def *def, int had, int type, int negative);
 
 /* Build the tree of slot s into a new ptree (open scopes closed at now). */
 kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks);
@@ -125,9 +157,32 @@ typedef struct kscope__facts_buf {
 void kscope__run_facts_fill(const kscope__session *s, kscope__facts_buf *b);
 void kscope__run_facts_done(kscope__facts_buf *b);
 
-/* Write a whole file as profiles are written: to a temporary file beside
- * path, flushed, then renamed over it (session.c). 0 or a KSCOPE_E*. */
-int kscope__write_profile_file(const char *path, const char *buf, size_t len);
+/* What session.c shares with phase.c (callers hold kscope__session_lock):
+ * the started session with public id `id` (NULL, failing, when none); the
+ * format to write (`name`, or the session's default); a serialization of
+ * the session's current data; the path of phase `phase` in a format. */
+kscope__session *kscope__session_get(int id);
+/* The started session with public id `id`, or NULL (no message set). */
+kscope__session *kscope__session_find(int id);
+int kscope__session_format(kscope__session *s, const char *name, const struct kscope__format **out);
+int kscope__session_serialize(kscope__session *s, const struct kscope__format *f, char **out,
+                              size_t *len);
+int kscope__session_path(kscope__session *s, const struct kscope__format *f, int phase, char *buf,
+                         size_t size);
+
+/* Phases (phase.c). Complete the current phase (its GPU records flushed),
+ * keep it (or write it: periodic flushing) and start the next one empty;
+ * returns the new phase. */
+int kscope__phase_advance(kscope__session *s);
+/* Write every kept phase to its part file in format f (finalize). */
+int kscope__phase_write_kept(kscope__session *s, const struct kscope__format *f);
+/* Free what the session keeps of its phases (it ends). */
+void kscope__phase_free(kscope__session *s);
+/* Drop the current phase's data and go on recording into it. */
+void kscope__phase_reset_current(kscope__session *s);
+
+/* Write a whole profile to path, atomically (output.c). */
+int kscope__output_file(const char *path, const char *buf, size_t len);
 
 /* Zero slot s on every node and drop its events (a new session starts). */
 void kscope__reset_slot(int slot);

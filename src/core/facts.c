@@ -93,15 +93,18 @@ static char *own_command_line(void)
     return out;
 }
 
-int kscope__session_set_command(int slot, const char *command)
+int kscope__session_set_command(int session, const char *command)
 {
-    if (slot < 0 || slot >= KSCOPE_MAX_SESSIONS)
-        return kscope__fail(KSCOPE_ENOSESSION, "no session %d", slot);
     char *copy = command ? strdup(command) : NULL;
     if (command && !copy)
         return kscope__fail(KSCOPE_ENOMEM, "out of memory keeping the command");
     pthread_mutex_lock(&kscope__session_lock);
-    kscope__session *s = &kscope__sessions[slot];
+    kscope__session *s = kscope__session_find(session);
+    if (!s) {
+        pthread_mutex_unlock(&kscope__session_lock);
+        free(copy);
+        return kscope__fail(KSCOPE_ENOSESSION, "no session %d", session);
+    }
     free(s->command);
     s->command = copy;
     pthread_mutex_unlock(&kscope__session_lock);
@@ -147,17 +150,18 @@ void kscope__run_facts_done(kscope__facts_buf *b)
     b->own = NULL;
 }
 
-int kscope__run_facts_text(int slot, char **out, size_t *len)
+int kscope__run_facts_text(int session, char **out, size_t *len)
 {
     *out = NULL;
     *len = 0;
     pthread_mutex_lock(&kscope__session_lock);
-    if (slot < 0 || slot >= KSCOPE_MAX_SESSIONS || !kscope__sessions[slot].in_use) {
+    kscope__session *s = kscope__session_find(session);
+    if (!s) {
         pthread_mutex_unlock(&kscope__session_lock);
-        return kscope__fail(KSCOPE_ENOSESSION, "session %d does not exist", slot);
+        return kscope__fail(KSCOPE_ENOSESSION, "session %d does not exist", session);
     }
     kscope__facts_buf b;
-    kscope__run_facts_fill(&kscope__sessions[slot], &b);
+    kscope__run_facts_fill(s, &b);
     pthread_mutex_unlock(&kscope__session_lock);
     kscope__jsonw w;
     kscope__jw_init(&w);
@@ -178,7 +182,7 @@ int kscope__run_facts_save(const char *profile, const char *text, size_t len)
     if (!path)
         return kscope__fail(KSCOPE_ENOMEM, "out of memory writing the run's facts");
     snprintf(path, size, "%s%s", profile, KSCOPE__FACTS_EXT);
-    int rc = kscope__write_profile_file(path, text, len);
+    int rc = kscope__output_file(path, text, len);
     free(path);
     return rc;
 }

@@ -77,7 +77,7 @@ void kscope__record_graph_value(uint64_t launch_ctx, uint64_t launch_ns,
         /* (a session that started after the capture has no place for it) */
         if (!recording)
             continue;
-        if (!v->kernel && kscope__session_metric_type(s, v->def, v->type) != 0) {
+        if (!v->kernel && kscope__session_metric_type(s, v->def, v->type, 0) != 0) {
             kscope__warn_once("graph-metric-type", "a graph's metric is left out: %s",
                               kscope_last_error());
             continue;

@@ -85,10 +85,11 @@ void kscope__add_dropped_samples(uint32_t sessions, int64_t n)
 
 int64_t kscope_dropped_samples(int session)
 {
-    KSCOPE__DEFER_VALUE(dropped_samples, session);
-    if (session < 0 || session >= KSCOPE_MAX_SESSIONS)
-        return 0;
-    return __atomic_load_n(&kscope__sessions[session].dropped_samples, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&kscope__session_lock);
+    kscope__session *s = kscope__session_find(session);
+    int64_t n = s ? __atomic_load_n(&s->dropped_samples, __ATOMIC_RELAXED) : 0;
+    pthread_mutex_unlock(&kscope__session_lock);
+    return n;
 }
 
 /* Add `value` to metric `name` of the list at *head. 0, or -1 out of memory. */

@@ -57,19 +57,39 @@ void kscope__add_dropped(int64_t n)
             __atomic_fetch_add(&kscope__sessions[s].dropped, n, __ATOMIC_RELAXED);
 }
 
-int kscope__session_metric_type(kscope__session *s, const kscope__metric_def *def, int type)
+int kscope__metric_type_error(const kscope__metric_def *def, int had, int type, int negative)
 {
-    static const char *names[] = {"int", "float", "int vector", "float vector"};
+    /* The value types by Proton's (C++) names, which its message uses. */
+    static const char *names[] = {"int64_t", "double", "std::vector<int64_t>",
+                                  "std::vector<double>", "std::string"};
+    const char *now = type == KSCOPE__T_INT && !negative ? "uint64_t" : names[type];
+    /* Proton's words (valueId 0: a user metric holds one value). */
+    return kscope__fail(KSCOPE_EMETRICTYPE,
+                        "Metric value type mismatch for valueId 0 (%s): current=%s, new=%s",
+                        kscope__name(def->base), names[had], now);
+}
+
+int kscope__session_metric_type(kscope__session *s, const kscope__metric_def *def, int type,
+                                int negative)
+{
+    int strict = s->trace || def->kind == KSCOPE__MK_INC;
     pthread_mutex_lock(&s->lock);
+    size_t same = s->nmtypes;
     for (size_t i = 0; i < s->nmtypes; i++) {
         if (s->mtypes[i].base != def->base)
             continue;
         int had = s->mtypes[i].type;
+        if (had == type) {
+            same = i;
+        } else if (strict || s->mtypes[i].strict) {
+            pthread_mutex_unlock(&s->lock);
+            return kscope__metric_type_error(def, had, type, negative);
+        }
+    }
+    if (same < s->nmtypes) {
+        s->mtypes[same].strict |= (uint8_t)strict;
         pthread_mutex_unlock(&s->lock);
-        if (had == type)
-            return 0;
-        return kscope__fail(KSCOPE_EMETRICTYPE, "metric '%s' is %s in this session, not %s",
-                            kscope__name(def->base), names[had], names[type]);
+        return 0;
     }
     if (s->nmtypes == s->capmtypes) {
         size_t cap = s->capmtypes ? s->capmtypes * 2 : 16;
@@ -83,6 +103,7 @@ int kscope__session_metric_type(kscope__session *s, const kscope__metric_def *de
     }
     s->mtypes[s->nmtypes].base = def->base;
     s->mtypes[s->nmtypes].type = (uint8_t)type;
+    s->mtypes[s->nmtypes].strict = (uint8_t)strict;
     s->nmtypes++;
     pthread_mutex_unlock(&s->lock);
     return 0;

@@ -44,18 +44,21 @@ void kscope__gpu_injected(void)
 
 /* ------------------------------------------------------ sessions of run */
 
-static kscope__session *slot_session(int slot)
+/* The session with public id `id` (kscope run knows sessions by id), or
+ * NULL. */
+static kscope__session *id_session(int id)
 {
-    if (slot < 0 || slot >= KSCOPE_MAX_SESSIONS)
-        return NULL;
-    return &kscope__sessions[slot];
+    for (int i = 0; i < KSCOPE_MAX_SESSIONS; i++)
+        if (kscope__sessions[i].in_use && kscope__sessions[i].id == id)
+            return &kscope__sessions[i];
+    return NULL;
 }
 
-int kscope__session_rename(int slot, const char *name)
+int kscope__session_rename(int id, const char *name)
 {
-    kscope__session *s = slot_session(slot);
+    kscope__session *s = id_session(id);
     if (!s)
-        return kscope__fail(KSCOPE_ENOSESSION, "no session %d to rename", slot);
+        return kscope__fail(KSCOPE_ENOSESSION, "no session %d to rename", id);
     pthread_mutex_lock(&s->lock);
     snprintf(s->name, sizeof s->name, "%s", name);
     pthread_mutex_unlock(&s->lock);
@@ -64,11 +67,12 @@ int kscope__session_rename(int slot, const char *name)
 
 /* A child forked without exec inherits a copy of the parent's session: it
  * keeps the settings and drops the data, so it writes its own work only. */
-void kscope__fork_child_reset(int slot)
+void kscope__fork_child_reset(int id)
 {
-    kscope__session *s = slot_session(slot);
+    kscope__session *s = id_session(id);
     if (!s)
         return;
+    int slot = s->slot;
     /* Another thread of the parent may have held these at the fork. */
     pthread_mutex_init(&s->lock, NULL);
     kscope__reset_slot(slot);
@@ -104,11 +108,12 @@ static int events_recorded(const kscope__thread *t, int slot)
            atomic_load_explicit(&head->n, memory_order_relaxed) > 0;
 }
 
-int kscope__session_recorded(int slot)
+int kscope__session_recorded(int id)
 {
-    kscope__session *s = slot_session(slot);
+    kscope__session *s = id_session(id);
     if (!s)
         return 0;
+    int slot = s->slot;
     pthread_mutex_lock(&s->lock);
     int any = s->ngev > 0;
     pthread_mutex_unlock(&s->lock);
@@ -121,15 +126,15 @@ int kscope__session_recorded(int slot)
     return any;
 }
 
-int kscope__session_gpu_on(int slot)
+int kscope__session_gpu_on(int id)
 {
-    kscope__session *s = slot_session(slot);
+    kscope__session *s = id_session(id);
     return s ? s->gpu : 0;
 }
 
-void kscope__session_gpu_attach(int slot, const char *name)
+void kscope__session_gpu_attach(int id, const char *name)
 {
-    kscope__session *s = slot_session(slot);
+    kscope__session *s = id_session(id);
     if (!s)
         return;
     pthread_mutex_lock(&kscope__session_lock);

@@ -141,20 +141,19 @@ uint64_t kscope__current_ctx(void)
     return (uint64_t)(uintptr_t)gpu_ctx_node(t, t->stack[t->depth].node);
 }
 
-static int push(kscope__thread *t, uint32_t name, uint32_t flags, uint32_t color)
+/* Frame flag of an async scope's step (kscope_async_resume), pushed
+ * without counting a call and popped without adding time
+ * (kscope_async_begin and _end do). */
+#define STEP (1u << 31)
+
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+
+/* Push node n (named `name`) as the thread's innermost frame; `counted`
+ * (a constant at each call) counts a call of it. */
+static ALWAYS_INLINE int push_node(kscope__thread *t, kscope__node *n, uint32_t name,
+                                   uint32_t flags, uint32_t color, int counted)
 {
     int d = t->depth;
-    if (UNLIKELY(d >= KSCOPE__STACK_MAX))
-        return kscope__fail(KSCOPE_EDEPTH, "scope '%s' would nest deeper than %d levels",
-                            kscope__name(name), KSCOPE__STACK_MAX);
-    kscope__frame *pf = &t->stack[d];
-    kscope__node *n = pf->hint;
-    if (UNLIKELY(!n || n->name != name || n->parent != pf->node)) {
-        n = kscope__node_child(t, pf->node, name, KSCOPE__NODE_SCOPE);
-        if (UNLIKELY(!n))
-            return KSCOPE_ENOMEM;
-        pf->hint = n;
-    }
     uint64_t now = kscope__ticks();
     kscope__frame *f = &t->stack[d + 1];
     KSCOPE__STORE_RELAXED(&f->node, n); /* finalize may read open frames */
@@ -169,7 +168,7 @@ static int push(kscope__thread *t, uint32_t name, uint32_t flags, uint32_t color
         mask &= mask - 1;
         if (trace & (1u << s))
             ev_append(t, s, KSCOPE__EV_BEGIN, name, now, 0);
-        else
+        else if (counted)
             stat_add(&n->stats[s].calls, 1);
     }
     if (UNLIKELY(atomic_load_explicit(&kscope__g.level, memory_order_relaxed) ==
@@ -178,7 +177,26 @@ static int push(kscope__thread *t, uint32_t name, uint32_t flags, uint32_t color
     return 0;
 }
 
-static void pop(kscope__thread *t)
+static int push(kscope__thread *t, uint32_t name, uint32_t flags, uint32_t color)
+{
+    int d = t->depth;
+    if (UNLIKELY(d >= KSCOPE__STACK_MAX))
+        return kscope__fail(KSCOPE_EDEPTH, "scope '%s' would nest deeper than %d levels",
+                            kscope__name(name), KSCOPE__STACK_MAX);
+    kscope__frame *pf = &t->stack[d];
+    kscope__node *n = pf->hint;
+    if (UNLIKELY(!n || n->name != name || n->parent != pf->node)) {
+        n = kscope__node_child(t, pf->node, name, KSCOPE__NODE_SCOPE);
+        if (UNLIKELY(!n))
+            return KSCOPE_ENOMEM;
+        pf->hint = n;
+    }
+    return push_node(t, n, name, flags, color, 1);
+}
+
+/* Pop the innermost frame; `timed` (a constant at each call) adds its
+ * time. */
+static ALWAYS_INLINE void pop_frame(kscope__thread *t, int timed)
 {
     uint64_t now = kscope__ticks();
     kscope__frame *f = &t->stack[t->depth];
@@ -192,6 +210,8 @@ static void pop(kscope__thread *t)
             ev_append(t, s, KSCOPE__EV_END, f->name, now, 0);
             continue;
         }
+        if (!timed)
+            continue;
         uint64_t act = atomic_load_explicit(&kscope__act_ticks[s], memory_order_relaxed);
         uint64_t dt = now - (f->start > act ? f->start : act);
         stat_add(&n->stats[s].ticks, dt);
@@ -202,6 +222,11 @@ static void pop(kscope__thread *t)
     if (UNLIKELY(atomic_load_explicit(&kscope__g.level, memory_order_relaxed) ==
                  KSCOPE_PROFILING_DETAILED))
         kscope__range_pop();
+}
+
+static void pop(kscope__thread *t)
+{
+    pop_frame(t, 1);
 }
 
 static int check_name(const char *name, const char *what)
@@ -286,6 +311,12 @@ static int top_is(kscope__thread *t, const char *name, uint32_t id)
     return !name || strcmp(kscope__name(top), name) == 0;
 }
 
+int kscope__innermost_is(const char *name)
+{
+    kscope__thread *t = kscope__tls;
+    return t && name && top_is(t, name, 0);
+}
+
 int kscope_exit(const char *name)
 {
     DEFER_IDLE(exit, name);
@@ -320,6 +351,126 @@ int kscope_depth(void)
     return t ? t->depth : 0;
 }
 
+/* ------------------------------------------------------------ async scopes */
+
+int kscope_async_begin(kscope_async *a, const char *name, uint32_t color, uint32_t flags)
+{
+    if (UNLIKELY(!a))
+        return kscope__fail(KSCOPE_EINVAL, "async scope is NULL");
+    memset(a, 0, sizeof *a);
+    if (UNLIKELY(!name || !*name))
+        return check_name(name, "scope");
+    if (!annotating())
+        return 1;
+    kscope__thread *t = kscope__thread_get();
+    if (UNLIKELY(!t))
+        return KSCOPE_ENOMEM;
+    uint32_t id = name_id(t, name);
+    if (UNLIKELY(!id))
+        return kscope__fail(KSCOPE_ENOMEM, "out of memory interning '%s'", name);
+    kscope__node *n = kscope__node_child(t, t->stack[t->depth].node, id, KSCOPE__NODE_SCOPE);
+    if (UNLIKELY(!n))
+        return KSCOPE_ENOMEM;
+    uint32_t mask = atomic_load(&kscope__g.active_mask) & ~atomic_load(&kscope__trace_mask);
+    while (mask) {
+        int s = __builtin_ctz(mask);
+        mask &= mask - 1;
+        stat_add(&n->stats[s].calls, 1);
+    }
+    a->node = n;
+    a->name = id;
+    a->color = color;
+    a->flags = flags & KSCOPE_CPU_TIMED;
+    a->start = kscope__ticks();
+    return 0;
+}
+
+int kscope_async_resume(kscope_async *a)
+{
+    if (UNLIKELY(!a))
+        return kscope__fail(KSCOPE_EINVAL, "async scope is NULL");
+    if (!a->node)
+        return 1;
+    if (a->open)
+        return kscope__fail(KSCOPE_ESTATE, "async scope '%s' resumed while a step is open",
+                            kscope__name(a->name));
+    kscope__thread *t = kscope__thread_get();
+    if (UNLIKELY(!t))
+        return KSCOPE_ENOMEM;
+    if (UNLIKELY(t->depth >= KSCOPE__STACK_MAX))
+        return kscope__fail(KSCOPE_EDEPTH, "scope '%s' would nest deeper than %d levels",
+                            kscope__name(a->name), KSCOPE__STACK_MAX);
+    kscope__node *n = a->node;
+    if (UNLIKELY(n->owner != t)) {
+        /* Resumed on another thread: only the owner adds children to its
+         * nodes, so the step runs under a node of this thread's own. */
+        n = kscope__node_child(t, t->stack[t->depth].node, a->name, KSCOPE__NODE_SCOPE);
+        if (!n)
+            return KSCOPE_ENOMEM;
+    }
+    int rc = push_node(t, n, a->name, a->flags | STEP, a->color, 0);
+    if (rc == 0) {
+        a->open = 1;
+        a->thread = t;
+    }
+    return rc;
+}
+
+int kscope_async_suspend(kscope_async *a)
+{
+    if (UNLIKELY(!a))
+        return kscope__fail(KSCOPE_EINVAL, "async scope is NULL");
+    if (!a->open)
+        return 1;
+    kscope__thread *t = kscope__thread_get();
+    if (UNLIKELY(t != a->thread))
+        return kscope__fail(KSCOPE_ESTATE, "async scope '%s' suspended on another thread",
+                            kscope__name(a->name));
+    kscope__frame *f = &t->stack[t->depth];
+    if (t->depth == 0 || !(f->flags & STEP) || f->name != a->name)
+        return kscope__fail(KSCOPE_EMISMATCH,
+                            "async scope '%s' suspended while scope '%s' opened in its step is "
+                            "still open",
+                            kscope__name(a->name), t->depth ? kscope__name(f->name) : "ROOT");
+    pop_frame(t, 0); /* a step adds no time: the scope's end adds it whole */
+    a->open = 0;
+    return 0;
+}
+
+int kscope_async_end(kscope_async *a)
+{
+    if (UNLIKELY(!a))
+        return kscope__fail(KSCOPE_EINVAL, "async scope is NULL");
+    if (!a->node)
+        return 1;
+    int rc = kscope_async_suspend(a);
+    if (rc < 0)
+        return rc;
+    kscope__node *n = a->node;
+    uint64_t now = kscope__ticks();
+    uint32_t mask = atomic_load(&kscope__g.active_mask) & ~atomic_load(&kscope__trace_mask);
+    /* Another thread may own n: add atomically (an owner's own adds are
+     * plain; the race is left to coroutines that move between threads). */
+    int own = n->owner == kscope__tls;
+    while (mask) {
+        int s = __builtin_ctz(mask);
+        mask &= mask - 1;
+        uint64_t act = atomic_load_explicit(&kscope__act_ticks[s], memory_order_relaxed);
+        uint64_t dt = now - (a->start > act ? a->start : act);
+        if (own) {
+            stat_add(&n->stats[s].ticks, dt);
+            if (a->flags & KSCOPE_CPU_TIMED)
+                stat_add(&n->stats[s].cpu_ticks, dt);
+        } else {
+            atomic_fetch_add_explicit(&n->stats[s].ticks, dt, memory_order_relaxed);
+            if (a->flags & KSCOPE_CPU_TIMED)
+                atomic_fetch_add_explicit(&n->stats[s].cpu_ticks, dt, memory_order_relaxed);
+        }
+    }
+    a->node = NULL;
+    return 0;
+}
+
 /* The common start of a named annotation (state, mark): 1 when nothing is
  * to be recorded, an error, or 0 with the thread and the name's id set. */
 static int named_start(const char *name, const char *what, kscope__thread **t, uint32_t *id)
@@ -349,6 +500,20 @@ int kscope_state_enter(const char *name)
     if (t->nstates >= KSCOPE__STATE_MAX)
         return kscope__fail(KSCOPE_EDEPTH, "state '%s' nests deeper than %d states", name,
                             KSCOPE__STATE_MAX);
+    t->states[t->nstates++] = id;
+    return 0;
+}
+
+int kscope__state_enter_id(uint32_t id)
+{
+    if (!annotating())
+        return 1;
+    kscope__thread *t = kscope__thread_get();
+    if (UNLIKELY(!t))
+        return KSCOPE_ENOMEM;
+    if (UNLIKELY(t->nstates >= KSCOPE__STATE_MAX))
+        return kscope__fail(KSCOPE_EDEPTH, "state '%s' nests deeper than %d states",
+                            kscope__name(id), KSCOPE__STATE_MAX);
     t->states[t->nstates++] = id;
     return 0;
 }
@@ -415,10 +580,18 @@ static kscope__umetric *find_umetric(kscope__node *n, const kscope__metric_def *
 }
 
 /* Combine a value into a node's metric: (pty) overwrites, others add.
- * Vectors add element-wise, growing to the longer length. */
+ * Vectors add element-wise, growing to the longer length. Text replaces. */
 static int umetric_apply(kscope__umetric *m, int type, const void *vals, size_t n)
 {
     int pty = m->def->kind == KSCOPE__MK_PTY;
+    if (type == KSCOPE__T_STRING) {
+        char *copy = strdup(vals);
+        if (!copy)
+            return KSCOPE_ENOMEM;
+        free(m->v.s);
+        m->v.s = copy;
+        return 0;
+    }
     if (type == KSCOPE__T_INT) {
         m->v.i = pty ? *(const int64_t *)vals : m->v.i + *(const int64_t *)vals;
         return 0;
@@ -453,11 +626,27 @@ static int umetric_apply(kscope__umetric *m, int type, const void *vals, size_t 
     return 0;
 }
 
+/* A (pty) or (exc) metric keeps one type per node: another metric of the
+ * same name on the node (any suffix) must hold the same type. */
+static int node_type_clash(kscope__node *node, int s, const kscope__metric_def *def, int type)
+{
+    for (kscope__umetric *m = node->metrics; m; m = m->next)
+        if (m->slot == s && m->def->base == def->base && m->type != type)
+            return m->type;
+    return -1;
+}
+
 int kscope__node_metric(kscope__node *node, int s, const kscope__metric_def *def, int type,
                         const void *vals, size_t n)
 {
     pthread_mutex_t *lock = kscope__owner_lock(node);
     pthread_mutex_lock(lock);
+    int had = node_type_clash(node, s, def, type);
+    if (had >= 0) {
+        pthread_mutex_unlock(lock);
+        return kscope__metric_type_error(def, had, type,
+                                         type == KSCOPE__T_INT && *(const int64_t *)vals < 0);
+    }
     kscope__umetric *m = find_umetric(node, def, s);
     if (!m) {
         m = calloc(1, sizeof *m);
@@ -506,11 +695,26 @@ static int64_t capture_metric(const kscope__metric_def *def, int type, const voi
     return kscope__capture_value(&v);
 }
 
+/* Text goes to (pty) and (exc) metrics of tree sessions only: an inclusive
+ * metric adds up to its parents, which text cannot, and a trace keeps
+ * numbers in its events. */
+static int check_text(const char *name, const kscope__metric_def *def, uint32_t trace_mask)
+{
+    if (def->kind == KSCOPE__MK_INC)
+        return kscope__fail(KSCOPE_EMETRICTYPE,
+                            "metric '%s' is text; only (pty) and (exc) metrics hold text", name);
+    if (trace_mask & atomic_load(&kscope__g.active_mask))
+        return kscope__fail(KSCOPE_ENOTSUP,
+                            "metric '%s' is text; a trace session (data=trace) keeps numbers only",
+                            name);
+    return 0;
+}
+
 static int add_metric(const char *name, int type, const void *vals, size_t n)
 {
     if (!name || !*name)
         return kscope__fail(KSCOPE_EINVAL, "metric name is NULL or empty");
-    if (type >= KSCOPE__T_INTVEC && n > 0 && !vals)
+    if ((type >= KSCOPE__T_INTVEC && n > 0 && !vals) || (type == KSCOPE__T_STRING && !vals))
         return kscope__fail(KSCOPE_EINVAL, "metric '%s' has NULL values", name);
     if (type == KSCOPE__T_DOUBLE && !isfinite(*(const double *)vals))
         return kscope__fail(KSCOPE_EINVAL, "metric '%s' is not a finite number", name);
@@ -521,19 +725,26 @@ static int add_metric(const char *name, int type, const void *vals, size_t n)
         return KSCOPE_EINVAL;
     if (reserved_metric(def->base))
         return kscope__fail(KSCOPE_ERESERVED, "metric name '%s' is reserved by kscope", name);
+    uint32_t trace = atomic_load(&kscope__trace_mask);
+    int rc;
+    if (type == KSCOPE__T_STRING && (rc = check_text(name, def, trace)) != 0)
+        return rc;
     kscope__thread *t = kscope__thread_get();
     if (!t)
         return KSCOPE_ENOMEM;
-    int64_t kept = capture_metric(def, type, vals, n);
+    /* Text is the host's: recorded now, even inside a graph capture. */
+    int64_t kept = type == KSCOPE__T_STRING ? 0 : capture_metric(def, type, vals, n);
     if (kept != 0)
         return kept < 0 ? (int)kept : 0;
-    kscope__node *node = t->stack[t->depth].node;
+    /* Under a state, metrics land on the state's node below the scope, as
+     * kernels do (Proton places them so). */
+    kscope__node *node = gpu_ctx_node(t, t->stack[t->depth].node);
     uint32_t mask = atomic_load(&kscope__g.active_mask);
-    uint32_t trace = atomic_load(&kscope__trace_mask);
+    int negative = type == KSCOPE__T_INT && *(const int64_t *)vals < 0;
     while (mask) {
         int s = __builtin_ctz(mask);
         mask &= mask - 1;
-        int rc = kscope__session_metric_type(&kscope__sessions[s], def, type);
+        rc = kscope__session_metric_type(&kscope__sessions[s], def, type, negative);
         if (rc)
             return rc;
         if (trace & (1u << s))
@@ -560,6 +771,11 @@ int kscope_metric_int_vec(const char *name, const int64_t *values, size_t n)
 {
     DEFER_IDLE(metric_int_vec, name, values, n);
     return add_metric(name, KSCOPE__T_INTVEC, values, n);
+}
+
+int kscope_metric_str(const char *name, const char *value)
+{
+    return add_metric(name, KSCOPE__T_STRING, value, 1);
 }
 
 int kscope_metric_double_vec(const char *name, const double *values, size_t n)

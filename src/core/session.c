@@ -23,6 +23,10 @@ _Atomic uint64_t kscope__deact_ticks[KSCOPE_MAX_SESSIONS];
 pthread_mutex_t kscope__session_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static int launcher_slot = -1;
+/* The id the next session gets. Ids count up from 0 and are never reused
+ * (as Proton's): an id kept after its session ended cannot reach a later
+ * session that happens to take the same slot. Guarded by session_lock. */
+static int next_id;
 
 const char *kscope_version(void)
 {
@@ -98,20 +102,57 @@ int kscope_set_profiling(int level)
 
 /* ---------------------------------------------------------------- sessions */
 
-static kscope__session *session_get(int id)
+kscope__session *kscope__session_find(int id)
 {
-    if (id < 0 || id >= KSCOPE_MAX_SESSIONS || !kscope__sessions[id].in_use) {
-        kscope__fail(KSCOPE_ENOSESSION, "session %d does not exist (never started or finalized)",
-                     id);
-        return NULL;
-    }
-    return &kscope__sessions[id];
+    for (int i = 0; i < KSCOPE_MAX_SESSIONS; i++)
+        if (kscope__sessions[i].in_use && kscope__sessions[i].id == id)
+            return &kscope__sessions[i];
+    return NULL;
+}
+
+/* session_find, failing with Proton's words when there is none. */
+kscope__session *kscope__session_get(int id)
+{
+    kscope__session *s = kscope__session_find(id);
+    if (!s)
+        kscope__fail(KSCOPE_ENOSESSION,
+                     "Session has not been initialized: %d (never started, or finalized)", id);
+    return s;
+}
+
+/* "periodic_flushing" or "periodic_flushing:format=<name>" (Proton's mode
+ * string): 1 with *part set (NULL: the session's default), or an error. */
+static int periodic_mode(const char *mode, int trace, const kscope__format **part)
+{
+    static const char word[] = "periodic_flushing";
+    *part = NULL;
+    if (strncmp(mode, word, sizeof word - 1) != 0 ||
+        (mode[sizeof word - 1] && mode[sizeof word - 1] != ':'))
+        return kscope__fail(KSCOPE_EINVAL,
+                            "mode '%s' is not periodic_flushing[:format=hatchet|hatchet_msgpack|"
+                            "chrome_trace]",
+                            mode);
+    const char *opt = mode[sizeof word - 1] ? mode + sizeof word : "";
+    if (!*opt)
+        return 1;
+    if (strncmp(opt, "format=", 7) != 0)
+        return kscope__fail(KSCOPE_EINVAL, "mode '%s': unsupported option '%s' (only format=)",
+                            mode, opt);
+    const kscope__format *f = kscope__format_by_name(opt + 7);
+    if (!f)
+        return kscope__fail(KSCOPE_EFORMAT, "mode '%s': unsupported format '%s'", mode, opt + 7);
+    if ((f->kind == KSCOPE__KIND_TRACE) != trace)
+        return kscope__fail(KSCOPE_EFORMAT, "mode '%s': format '%s' needs data=%s", mode, f->name,
+                            trace ? "tree" : "trace");
+    *part = f;
+    return 1;
 }
 
 static int check_opts(const kscope_session_opts *o, int *trace, int *python, int *periodic,
-                      uint32_t *pcs)
+                      uint32_t *pcs, const kscope__format **part)
 {
     *trace = *python = *periodic = 0;
+    *part = NULL;
     if (o->data && strcmp(o->data, "trace") == 0)
         *trace = 1;
     else if (o->data && strcmp(o->data, "tree") != 0)
@@ -122,8 +163,15 @@ static int check_opts(const kscope_session_opts *o, int *trace, int *python, int
         return kscope__fail(KSCOPE_EINVAL, "context '%s' is not shadow or python", o->context);
     if (kscope__backend_check(o->backend) != 0)
         return KSCOPE_EBACKEND;
-    if (kscope__mode_parse(o->mode, periodic, pcs) != 0)
+    if (o->mode && strncmp(o->mode, "periodic_flushing", 17) == 0) {
+        int rc = periodic_mode(o->mode, *trace, part);
+        if (rc < 0)
+            return rc;
+        *periodic = 1;
+        *pcs = 0;
+    } else if (kscope__mode_parse(o->mode, periodic, pcs) != 0) {
         return KSCOPE_EINVAL;
+    }
     if (*pcs && *trace)
         return kscope__fail(KSCOPE_EINVAL,
                             "mode '%s' records PC samples into a tree: use data=tree", o->mode);
@@ -191,7 +239,8 @@ static int start_locked(const kscope_session_opts *o)
     int trace, python, periodic, rc;
     uint32_t pcs;
     const char *sample = NULL;
-    if ((rc = check_opts(o, &trace, &python, &periodic, &pcs)) != 0 ||
+    const kscope__format *part;
+    if ((rc = check_opts(o, &trace, &python, &periodic, &pcs, &part)) != 0 ||
         (rc = kscope__sampling_resolve(o->sample, &sample)) != 0)
         return rc;
     if (sample && pcs) /* PC sampling needs every launch's callback */
@@ -215,10 +264,12 @@ static int start_locked(const kscope_session_opts *o)
     pthread_mutex_lock(&s->lock);
     __atomic_fetch_add(&s->gen, 1, __ATOMIC_RELEASE); /* threads read it as they record */
     s->slot = slot;
+    s->id = next_id++;
     snprintf(s->name, sizeof s->name, "%s", name);
     s->trace = trace;
     s->python_ctx = python;
     s->periodic = periodic;
+    s->part_format = part;
     s->pcs = pcs;
     s->pcs_ended = 0;
     s->phase = 0;
@@ -242,7 +293,7 @@ static int start_locked(const kscope_session_opts *o)
     }
     set_active(s, 1);
     update_annotate();
-    return slot;
+    return s->id;
 }
 
 int kscope_start(const kscope_session_opts *opts)
@@ -252,7 +303,8 @@ int kscope_start(const kscope_session_opts *opts)
     kscope_profiling();
     kscope__clock_init();
     pthread_mutex_lock(&kscope__session_lock);
-    int rc = launcher_slot >= 0 ? launcher_slot : start_locked(opts ? opts : &defaults);
+    int rc = launcher_slot >= 0 ? kscope__sessions[launcher_slot].id
+                                : start_locked(opts ? opts : &defaults);
     pthread_mutex_unlock(&kscope__session_lock);
     return rc;
 }
@@ -291,7 +343,7 @@ static int for_sessions(int id, int (*fn)(kscope__session *, const void *), cons
                 rc = rc ? rc : r;
             }
     } else {
-        kscope__session *s = session_get(id);
+        kscope__session *s = kscope__session_get(id);
         rc = s ? fn(s, arg) : KSCOPE_ENOSESSION;
     }
     pthread_mutex_unlock(&kscope__session_lock);
@@ -342,11 +394,12 @@ int kscope_deactivate(int session, int flushing)
 
 /* The format to write: the one asked for, or the default for what the
  * session records; it must hold what the session records. */
-static int output_format(kscope__session *s, const char *name, const kscope__format **out)
+int kscope__session_format(kscope__session *s, const char *name, const kscope__format **out)
 {
     kscope__format_kind kind = s->trace ? KSCOPE__KIND_TRACE : KSCOPE__KIND_TREE;
-    const kscope__format *f =
-        name && *name ? kscope__format_by_name(name) : kscope__format_default(kind);
+    const kscope__format *f = name && *name    ? kscope__format_by_name(name)
+                              : s->part_format ? s->part_format
+                                               : kscope__format_default(kind);
     if (!f) {
         char names[128];
         return kscope__fail(KSCOPE_EFORMAT, "format '%s' is not %s", name,
@@ -360,7 +413,7 @@ static int output_format(kscope__session *s, const char *name, const kscope__for
     return 0;
 }
 
-static int serialize(kscope__session *s, const kscope__format *f, char **out, size_t *len)
+int kscope__session_serialize(kscope__session *s, const kscope__format *f, char **out, size_t *len)
 {
     uint64_t now = kscope__ticks();
     if (f->write_trace) {
@@ -376,137 +429,27 @@ static int serialize(kscope__session *s, const kscope__format *f, char **out, si
     return rc;
 }
 
-static int io_error(const char *path, int err)
-{
-    int code = err == ENOSPC || err == EDQUOT                  ? KSCOPE_ENOSPC
-               : err == EACCES || err == EPERM || err == EROFS ? KSCOPE_EACCES
-                                                               : KSCOPE_EIO;
-    return kscope__fail(code, "cannot write profile '%s': %s", path, strerror(err));
-}
-
-/* Write all of buf to fd: 0 or an errno (a short write is a full disk). */
-static int write_all(int fd, const char *buf, size_t len)
-{
-    size_t off = 0;
-    while (off < len) {
-        ssize_t n = write(fd, buf + off, len - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return n < 0 ? errno : ENOSPC;
-        off += (size_t)n;
-    }
-    return 0;
-}
-
-/* A target that is not a regular file (a device, a FIFO) cannot be replaced
- * by renaming: it is written in place, as the user pointed it there. */
-static int write_in_place(const char *path, const char *buf, size_t len)
-{
-    int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0)
-        return io_error(path, errno);
-    int err = write_all(fd, buf, len);
-    if (close(fd) != 0 && err == 0)
-        err = errno;
-    return err ? io_error(path, err) : 0;
-}
-
-/* Make a rename into dir durable; best effort (some file systems refuse). */
-static void sync_dir_of(const char *file)
-{
-    char *copy = strdup(file);
-    if (!copy)
-        return;
-    int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-    free(copy);
-}
-
-/* Write buf to a new file beside target, flush it to disk and rename it over
- * target: readers see the old profile or the new one, never half of one. On
- * any failure the temporary file is removed and target is left as it was. */
-static int write_replacing(const char *path, const char *target, const char *buf, size_t len)
-{
-    static _Atomic unsigned serial;
-    size_t tl = strlen(target) + 48;
-    char *tmp = malloc(tl);
-    if (!tmp)
-        return kscope__fail(KSCOPE_ENOMEM, "out of memory writing profile '%s'", path);
-    snprintf(tmp, tl, "%s.tmp.%ld.%u", target, (long)getpid(), atomic_fetch_add(&serial, 1));
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    int err = fd < 0 ? errno : write_all(fd, buf, len);
-    if (fd >= 0 && err == 0 && fsync(fd) != 0)
-        err = errno;
-    if (fd >= 0 && close(fd) != 0 && err == 0)
-        err = errno;
-    if (err == 0 && rename(tmp, target) != 0)
-        err = errno;
-    if (err && fd >= 0)
-        unlink(tmp);
-    if (err == 0)
-        sync_dir_of(target);
-    free(tmp);
-    return err ? io_error(path, err) : 0;
-}
-
-/* What the symbolic link at path names (its folder prepended to a relative
- * name), malloc'd; NULL when it cannot be read. The file need not exist. */
-static char *link_target(const char *path)
-{
-    char name[4096];
-    ssize_t n = readlink(path, name, sizeof name - 1);
-    if (n <= 0)
-        return NULL;
-    name[n] = '\0';
-    char *dir = strdup(path);
-    size_t size = strlen(path) + (size_t)n + 2;
-    char *out = dir ? malloc(size) : NULL;
-    if (out && name[0] == '/')
-        snprintf(out, size, "%s", name);
-    else if (out)
-        snprintf(out, size, "%s/%s", dirname(dir), name);
-    free(dir);
-    return out;
-}
-
-/* Write a whole profile to path. A symbolic link at path is followed, so the
- * link stays and the file it names is replaced. */
-int kscope__write_profile_file(const char *path, const char *buf, size_t len)
-{
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        return write_in_place(path, buf, len);
-    char *real = NULL;
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
-        real = link_target(path);
-    int rc = write_replacing(path, real ? real : path, buf, len);
-    free(real);
-    return rc;
-}
-
 static int write_output(kscope__session *s, const kscope__format *format, const char *path)
 {
     char *buf = NULL;
     size_t len = 0;
-    int rc = serialize(s, format, &buf, &len);
+    int rc = kscope__session_serialize(s, format, &buf, &len);
     if (rc == 0)
-        rc = kscope__write_profile_file(path, buf, len);
+        rc = kscope__output_file(path, buf, len);
     free(buf);
     return rc;
 }
 
-/* "<name>.<ext>", or "<name>.part_<N>.<ext>" in periodic flushing mode.
+/* "<name>.<ext>", or "<name>.part_<N>.<ext>" for phase N of a session in
+ * periodic flushing mode or past its first phase (Proton's names).
  * Returns the length snprintf reports. */
-static int path_of(kscope__session *s, const kscope__format *format, char *buf, size_t size)
+int kscope__session_path(kscope__session *s, const kscope__format *format, int phase, char *buf,
+                         size_t size)
 {
     char ext[32];
     kscope__format_ext(format, ext, sizeof ext);
-    if (s->periodic)
-        return snprintf(buf, size, "%s.part_%d%s", s->name, s->phase, ext);
+    if (s->periodic || s->phase > 0)
+        return snprintf(buf, size, "%s.part_%d%s", s->name, phase, ext);
     return snprintf(buf, size, "%s%s", s->name, ext);
 }
 
@@ -514,11 +457,11 @@ int kscope_output_path(int session, const char *format, char *buf, size_t size)
 {
     KSCOPE__DEFER(output_path, session, format, buf, size);
     pthread_mutex_lock(&kscope__session_lock);
-    kscope__session *s = session_get(session);
+    kscope__session *s = kscope__session_get(session);
     const kscope__format *f = NULL;
-    int rc = s ? output_format(s, format, &f) : KSCOPE_ENOSESSION;
+    int rc = s ? kscope__session_format(s, format, &f) : KSCOPE_ENOSESSION;
     if (rc == 0) {
-        rc = path_of(s, f, buf, size);
+        rc = kscope__session_path(s, f, s->phase, buf, size);
         if (buf == NULL || (size_t)rc >= size)
             rc = size == 0 ? rc : kscope__fail(KSCOPE_EINVAL, "path buffer too small");
     }
@@ -526,30 +469,16 @@ int kscope_output_path(int session, const char *format, char *buf, size_t size)
     return rc;
 }
 
-/* Periodic flushing: write what was recorded since the last phase to
- * <name>.part_<N>.<ext>, then start the next phase empty. */
+/* Periodic flushing: complete the current phase, written to its part. */
 static int write_phase(kscope__session *s)
 {
-    const kscope__format *format = NULL;
-    char path[1100];
-    int rc = output_format(s, NULL, &format);
-    if (rc)
-        return rc;
-    path_of(s, format, path, sizeof path);
-    if ((rc = write_output(s, format, path)) != 0)
-        return rc;
-    s->phase++;
-    pthread_mutex_lock(&s->lock);
-    kscope__reset_slot(s->slot);
-    __atomic_fetch_add(&s->gen, 1, __ATOMIC_RELEASE); /* threads read it as they record */
-    s->ngev = 0;
-    pthread_mutex_unlock(&s->lock);
-    kscope__sampling_phase(s);
-    return 0;
+    int rc = kscope__phase_advance(s);
+    return rc < 0 ? rc : 0;
 }
 
 static void release(kscope__session *s)
 {
+    kscope__phase_free(s);
     kscope__sampling_detach(s);
     free(s->command);
     s->command = NULL;
@@ -563,7 +492,7 @@ static int finalize_one(kscope__session *s, const void *requested)
 {
     const kscope__format *format = NULL;
     char path[1100];
-    int rc = output_format(s, requested, &format);
+    int rc = kscope__session_format(s, requested, &format);
     if (rc)
         return rc;
     int was_active = s->active;
@@ -578,8 +507,9 @@ static int finalize_one(kscope__session *s, const void *requested)
                           s->name);
     kscope__gpu_pcs_end(s);
     s->phase_owed = 0; /* its records are in this, the last part */
-    path_of(s, format, path, sizeof path);
-    if ((rc = write_output(s, format, path)) != 0) {
+    kscope__session_path(s, format, s->phase, path, sizeof path);
+    if ((rc = kscope__phase_write_kept(s, format)) != 0 ||
+        (rc = write_output(s, format, path)) != 0) {
         /* Keep the session as it was: the caller may retry elsewhere. */
         if (was_active && interval_open(s, kscope_now_ns()) == 0)
             set_active(s, 1);
@@ -618,13 +548,13 @@ int kscope_data(int session, const char *format, char **out, size_t *len)
     *out = NULL;
     *len = 0;
     pthread_mutex_lock(&kscope__session_lock);
-    kscope__session *s = session_get(session);
+    kscope__session *s = kscope__session_get(session);
     const kscope__format *f = NULL;
-    int rc = s ? output_format(s, format, &f) : KSCOPE_ENOSESSION;
+    int rc = s ? kscope__session_format(s, format, &f) : KSCOPE_ENOSESSION;
     if (rc == 0) {
         catch_up();
         kscope__gpu_flush(s); /* put off during a capture: the data so far */
-        rc = serialize(s, f, out, len);
+        rc = kscope__session_serialize(s, f, out, len);
     }
     pthread_mutex_unlock(&kscope__session_lock);
     return rc;
@@ -637,10 +567,11 @@ void kscope_free(void *p)
 
 int64_t kscope_dropped(int session)
 {
-    KSCOPE__DEFER_VALUE(dropped, session);
-    if (session < 0 || session >= KSCOPE_MAX_SESSIONS)
-        return 0;
-    return __atomic_load_n(&kscope__sessions[session].dropped, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&kscope__session_lock);
+    kscope__session *s = kscope__session_find(session);
+    int64_t n = s ? __atomic_load_n(&s->dropped, __ATOMIC_RELAXED) : 0;
+    pthread_mutex_unlock(&kscope__session_lock);
+    return n;
 }
 
 /* ---------------------------------------------------------------- launcher */
@@ -651,9 +582,10 @@ int kscope__launcher_start(const kscope_session_opts *opts)
     kscope_profiling();
     kscope__clock_init();
     pthread_mutex_lock(&kscope__session_lock);
-    int rc = launcher_slot >= 0 ? launcher_slot : start_locked(opts ? opts : &defaults);
-    if (rc >= 0)
-        launcher_slot = rc;
+    int rc = launcher_slot >= 0 ? kscope__sessions[launcher_slot].id
+                                : start_locked(opts ? opts : &defaults);
+    if (rc >= 0 && launcher_slot < 0)
+        launcher_slot = kscope__session_find(rc)->slot;
     pthread_mutex_unlock(&kscope__session_lock);
     return rc;
 }
@@ -661,9 +593,9 @@ int kscope__launcher_start(const kscope_session_opts *opts)
 int kscope__launcher_session(void)
 {
     pthread_mutex_lock(&kscope__session_lock);
-    int s = launcher_slot;
+    int id = launcher_slot >= 0 ? kscope__sessions[launcher_slot].id : -1;
     pthread_mutex_unlock(&kscope__session_lock);
-    return s;
+    return id;
 }
 
 int kscope__launcher_finalize(void)

@@ -13,27 +13,27 @@
 
 int kscope__launcher_rename(const char *name)
 {
-    int slot = kscope__launcher_session();
-    if (slot < 0)
+    int id = kscope__launcher_session();
+    if (id < 0)
         return kscope__fail(KSCOPE_ENOSESSION, "no launcher session to rename");
-    return kscope__session_rename(slot, name);
+    return kscope__session_rename(id, name);
 }
 
 int kscope__launcher_fork_child(void)
 {
-    int slot = kscope__launcher_session();
-    if (slot < 0)
+    int id = kscope__launcher_session();
+    if (id < 0)
         return kscope__fail(KSCOPE_ENOSESSION, "no launcher session to carry over the fork");
-    kscope__fork_child_reset(slot);
+    kscope__fork_child_reset(id);
     return 0;
 }
 
-int kscope__run_recorded(int slot)
+int kscope__run_recorded(int id)
 {
-    return kscope__session_recorded(slot);
+    return kscope__session_recorded(id);
 }
 
-int kscope__run_gpu_on(int slot)
+int kscope__run_gpu_on(int id)
 {
-    return kscope__session_gpu_on(slot);
+    return kscope__session_gpu_on(id);
 }

@@ -96,13 +96,13 @@ void kscope__run_profiler_api(int starting);
  * profile, even an empty one. */
 void kscope__run_note_use(void);
 
-/* Whether session slot recorded anything (a scope, mark, state, kernel or
+/* Whether session `id` recorded anything (a scope, mark, state, kernel or
  * copy) in this process. Processes of a run that recorded nothing and used
  * neither the GPU runtime nor NVTX (shells, mpirun) write no file. */
-int kscope__run_recorded(int slot);
+int kscope__run_recorded(int id);
 
-/* Whether session slot captures GPU work (its GPU backend started). */
-int kscope__run_gpu_on(int slot);
+/* Whether session `id` captures GPU work (its GPU backend started). */
+int kscope__run_gpu_on(int id);
 
 /* In a child forked without exec: drop what the parent recorded before the
  * fork from the launcher session (the parent keeps it). */
