@@ -287,7 +287,10 @@ static int run_capture(char *const argv[], const char *dir, char *out, size_t ou
     while (ne > 0 && ebuf[ne - 1] == '\n')
         ebuf[--ne] = '\0';
     const char *last = strrchr(ebuf, '\n');
-    snprintf(err, errsz, "%s", last ? last + 1 : ebuf);
+    const char *line = last ? last + 1 : ebuf;
+    size_t n = strlen(line) < errsz ? strlen(line) : errsz - 1; /* the line, cut to fit */
+    memcpy(err, line, n);
+    err[n] = '\0';
     int status = 0;
     if (pid < 0 || waitpid(pid, &status, 0) < 0)
         return -1;
