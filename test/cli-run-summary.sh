@@ -12,7 +12,8 @@ cc -std=gnu11 -o bin/kscope "$PROGS/run-report.c" "$KSCOPE_SOURCE_DIR/src/cli/ru
     -I"$KSCOPE_SOURCE_DIR/src" -I"$KSCOPE_SOURCE_DIR/include" "$KSCOPE_BINARY_DIR/libkscope_toolkit.a" "$KSCOPE_BINARY_DIR/libkscope.a" \
     $(pkg-config --libs msgpack-c 2>/dev/null || pkg-config --libs msgpack) -lyajl -lpthread -ldl \
     -lm -lstdc++ $(ldd "$KSCOPE_BINARY_DIR/libkscope.so" | grep libasan >/dev/null &&
-        echo -fsanitize=address,undefined) || exit 1
+        echo -fsanitize=address,undefined) \
+    $(nm "$KSCOPE_BINARY_DIR/libkscope.a" | grep -q ' U __gcov_init' && echo --coverage) || exit 1
 data=$KSCOPE_SOURCE_DIR/test/data/kscope/run_a.hatchet
 cp "$data" a.hatchet
 

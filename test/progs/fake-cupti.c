@@ -136,6 +136,26 @@ static uint64_t now(void)
 }
 
 /* Queue a kernel record (graph_node 0: not graph work). */
+/* A kernel name that lives as long as the process, as CUPTI's do: a
+ * record may be read after the node that named it was destroyed (mu held). */
+static const char *kept_name(const char *name)
+{
+    static struct kept {
+        struct kept *next;
+        char name[64];
+    } * kept;
+    for (struct kept *k = kept; k; k = k->next)
+        if (strcmp(k->name, name) == 0)
+            return k->name;
+    struct kept *k = calloc(1, sizeof *k);
+    if (!k)
+        return "";
+    snprintf(k->name, sizeof k->name, "%s", name);
+    k->next = kept;
+    kept = k;
+    return k->name;
+}
+
 static void kernel_record(const char *name, uint32_t corr, uint64_t graph_node)
 {
     pthread_mutex_lock(&mu);
@@ -143,7 +163,7 @@ static void kernel_record(const char *name, uint32_t corr, uint64_t graph_node)
         CUpti_ActivityKernel10 *k = (CUpti_ActivityKernel10 *)recs[nrecs++];
         memset(k, 0, SLOT);
         k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-        k->name = name;
+        k->name = kept_name(name);
         k->start = now();
         k->end = k->start + 1000;
         k->correlationId = corr;
