@@ -170,7 +170,9 @@ static void write_tracks(kscope__report_out *o, tparse *p, size_t cap, int64_t t
         size_t end = at;
         while (end < p->nslices && p->slices[end].track == (int32_t)t)
             end++;
-        write_track(o, &p->tracks[t], p->slices + at, end - at, cap, t0, am);
+        /* no slice at all (tracks of marks or metadata only): no array */
+        slice *first = p->slices ? p->slices + at : NULL;
+        write_track(o, &p->tracks[t], first, end - at, cap, t0, am);
         at = end;
     }
     kscope__jw_close(&o->w, ']');
