@@ -152,8 +152,8 @@ int main(int argc, char **argv)
 
     int session = -1;
     int early = !strcmp(mode, "tree_early");
-    int kscope_mode = !strcmp(mode, "tree") || !strcmp(mode, "trace") ||
-                      !strcmp(mode, "tree_scoped") || early;
+    int kscope_mode =
+        !strcmp(mode, "tree") || !strcmp(mode, "trace") || !strcmp(mode, "tree_scoped") || early;
     const char *step_env = getenv("STEP_EVERY");
     long step_every = step_env ? atol(step_env) : 0;
     if (early) { /* before the CUDA runtime or driver is initialised */

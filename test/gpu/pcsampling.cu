@@ -16,13 +16,12 @@
     do {                                                                                           \
         cudaError_t e_ = (x);                                                                      \
         if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "pcsampling: %s: %s\n", #x, cudaGetErrorString(e_));                  \
+            fprintf(stderr, "pcsampling: %s: %s\n", #x, cudaGetErrorString(e_));                   \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
 
-__global__ void chase_and_compute(const unsigned *next, unsigned n, int hops, int iters,
-                                  float *out)
+__global__ void chase_and_compute(const unsigned *next, unsigned n, int hops, int iters, float *out)
 {
     unsigned tid = blockIdx.x * blockDim.x + threadIdx.x;
     unsigned i = (tid * 2654435761u) % n;
