@@ -281,6 +281,9 @@ typedef struct kscope__bench_result {
  * flush() blocks until every record of work launched so far was delivered.
  * A registry entry with start == NULL is a backend this build left out:
  * asking for it warns, naming what the build needed (`needs`). */
+/* The states of a backend's gate (kscope__backend.gate). */
+enum { KSCOPE__GATE_SHUT = 0, KSCOPE__GATE_OPEN = 1, KSCOPE__GATE_QUIET = 2 };
+
 typedef struct kscope__backend {
     const char *name;        /* the backend= option's value */
     const char *label;       /* how messages name its interface */
@@ -328,13 +331,17 @@ typedef struct kscope__backend {
     /* Tokens of kept values whose graphs are gone (their device memory may
      * be released): up to n into out; returns how many. */
     size_t (*capture_released)(int64_t *out, size_t n);
-    /* Sampled sessions (core/sampling.c): turn capture off (open = 0) or
-     * back on (1) while the backend stays started. Off, a launch costs
-     * what it costs with no profiler: no callback, no activity. Never
-     * synchronizes. Returns 0, or KSCOPE_EBUSY while the program records
-     * a graph of GPU work (the core tries again later). NULL: the backend cannot
-     * switch, and the core keeps only the records of the windows. */
-    int (*gate)(int open);
+    /* Sampled sessions (core/sampling.c): turn capture off
+     * (KSCOPE__GATE_SHUT), back on (KSCOPE__GATE_OPEN), or to
+     * KSCOPE__GATE_QUIET, while the backend stays started. Quiet, new
+     * launches are not followed but the work launched before (still queued
+     * on the GPU when a window closes) keeps delivering its records. Shut,
+     * a launch costs what it costs with no profiler: no callback, no
+     * activity. Never synchronizes. Returns 0, or KSCOPE_EBUSY while the
+     * program records a graph of GPU work (the core tries again later).
+     * NULL: the backend cannot switch, and the core keeps only the records
+     * of the windows. */
+    int (*gate)(int state);
     /* `kscope bench`: time n launches of an empty kernel from this process
      * (floor = 1: under the bare activity capture that any tracer of this
      * interface pays). 0, or a negative KSCOPE_E* (ENOGPU: no device) with a

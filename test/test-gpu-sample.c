@@ -4,7 +4,9 @@
  * switched on and play launches as CUPTI would. Between the windows of a
  * sampled session the launch callbacks and every activity kind are off
  * (a launch calls nothing of kscope's and leaves no record), in them
- * they are on; a switch never synchronizes or flushes, never happens
+ * they are on, and for a step after one only the activity is on (quiet:
+ * the window's queued kernels still deliver); a switch never synchronizes
+ * or flushes, never happens
  * while a stream captures a CUDA graph, and launch metadata given while
  * capture was off never reaches a later kernel.
  */
@@ -96,19 +98,26 @@ static kscope__ptree *tree_of(int s)
     return t;
 }
 
-/* Capture on: launch callbacks (runtime and driver, launches and copies)
- * and the kernel kind; off: none of them, and no activity kind at all. */
-static void assert_capture(int on, int step)
+enum { SHUT, OPEN, QUIET };
+
+/* Open: launch callbacks (runtime and driver, launches and copies) and
+ * the kernel kind; quiet: the kernel kind and no callback; shut: none of
+ * them, and no activity kind at all. */
+static void assert_capture(int state, int step)
 {
+    static const char *const names[] = {"shut", "open", "quiet"};
     int cbs = fake_launch_callbacks();
     unsigned kinds = fake_kinds();
-    if (on ? cbs != 4 || !(kinds & KERNEL_KIND_BIT) : cbs != 0 || kinds != 0)
+    int ok = state == OPEN    ? cbs == 4 && (kinds & KERNEL_KIND_BIT)
+             : state == QUIET ? cbs == 0 && (kinds & KERNEL_KIND_BIT)
+                              : cbs == 0 && kinds == 0;
+    if (!ok)
         fail_msg("step %d: capture should be %s: %d launch callbacks, kinds 0x%x", step,
-                 on ? "on" : "off", cbs, kinds);
+                 names[state], cbs, kinds);
     assert_true(fake_capture_callbacks()); /* followed whatever the windows */
 }
 
-/* step:on=1,every=3: steps 0, 3 and 6 are captured. */
+/* step:on=1,every=3: steps 0, 3 and 6 are captured, 1, 4 and 7 quiet. */
 static void test_gate_switches_cupti_off_between_windows(void **state)
 {
     (void)state;
@@ -121,7 +130,7 @@ static void test_gate_switches_cupti_off_between_windows(void **state)
         assert_int_equal(fake_syncs(), syncs);     /* a switch never synchronizes */
         assert_int_equal(fake_flushes(), flushes); /* nor flushes */
         int on = step % 3 == 0;
-        assert_capture(on, step);
+        assert_capture(on ? OPEN : step % 3 == 1 ? QUIET : SHUT, step);
         int made = fake_callbacks_made();
         fake_launch();
         fake_launch();
@@ -147,24 +156,24 @@ static void test_no_switch_during_graph_capture(void **state)
 {
     (void)state;
     int s = start("step:on=1,every=2");
-    assert_capture(1, 0);
+    assert_capture(OPEN, 0);
     fake_capture(1, 0); /* cudaStreamBeginCapture */
-    kscope_step();      /* step 1 would shut it */
-    assert_capture(1, 1);
+    kscope_step();      /* step 1 would quiet it */
+    assert_capture(OPEN, 1);
     kscope_step(); /* step 2: on */
     kscope_step(); /* step 3: still capturing */
-    assert_capture(1, 3);
+    assert_capture(OPEN, 3);
     fake_capture(0, 0); /* cudaStreamEndCapture */
     kscope_step();      /* 4: on */
-    kscope_step();      /* 5: off now */
-    assert_capture(0, 5);
+    kscope_step();      /* 5: quiet now */
+    assert_capture(QUIET, 5);
     fake_capture(1, 1); /* a begin that failed */
     kscope_step();      /* 6: on */
-    assert_capture(1, 6);
+    assert_capture(OPEN, 6);
     fake_capture(1, 0);
     fake_capture(0, 901); /* invalidated: the capture is over */
-    kscope_step();        /* 7: off */
-    assert_capture(0, 7);
+    kscope_step();        /* 7: quiet */
+    assert_capture(QUIET, 7);
     assert_int_equal(kscope_finalize(s, NULL), 0);
     unlink(NAME ".hatchet");
 }
@@ -201,7 +210,7 @@ static void test_full_session_captures_everything(void **state)
     int s = start("off");
     for (int i = 0; i < 3; i++) {
         kscope_step();
-        assert_capture(1, i);
+        assert_capture(OPEN, i);
         fake_launch();
     }
     kscope__ptree *t = tree_of(s);

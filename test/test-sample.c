@@ -24,7 +24,9 @@
 
 /* ------------------------------------------------------- the stand-ins */
 
-static _Atomic int gate_state = 1; /* the gated stand-in's capture (the time thread sets it) */
+/* The gated stand-in's capture of new launches (the time thread sets it),
+ * and whether it is quiet (work launched before still delivers). */
+static _Atomic int gate_state = 1, gate_quiet;
 static _Atomic int gate_calls, refuse;
 static int syncs;
 
@@ -46,7 +48,8 @@ static int gated_gate(int open)
     gate_calls++;
     if (refuse) /* a stream captures a CUDA graph */
         return KSCOPE_EBUSY;
-    gate_state = open;
+    gate_state = open == KSCOPE__GATE_OPEN;
+    gate_quiet = open == KSCOPE__GATE_QUIET;
     return 0;
 }
 
@@ -88,6 +91,22 @@ static int launch(int always, uint64_t *when)
     r.launch_end_ns = now + 10;
     r.start_ns = now + 100;
     r.end_ns = now + 1100; /* 1000 ns each */
+    kscope__record_gpu(kscope__current_ctx(), &r);
+    return 1;
+}
+
+/* A record of a kernel launched at `when` that the GPU runs now: the
+ * stand-in delivers it while its activity is on (open or quiet), as CUPTI
+ * does. Returns whether it was delivered. */
+static int ran_now(uint64_t when)
+{
+    if (!gate_state && !gate_quiet)
+        return 0;
+    kscope__gpu_record r = {.kind = KSCOPE__GPU_KERNEL, .name = "late"};
+    r.launch_ns = when;
+    r.launch_end_ns = when + 10;
+    r.start_ns = kscope_now_ns();
+    r.end_ns = r.start_ns + 1000;
     kscope__record_gpu(kscope__current_ctx(), &r);
     return 1;
 }
@@ -192,7 +211,8 @@ static void test_step_windows(void **state)
     }
     assert_int_equal(kscope_exit("train"), 0);
     assert_int_equal(delivered, 15);
-    assert_int_equal(gate_calls, 6); /* off at 0, on at 1, off at 3, on 6, off 8, on 11 */
+    /* off at 0, on at 1, quiet at 3, off 4, on 6, quiet 8, off 9, on 11 */
+    assert_int_equal(gate_calls, 8);
     kscope__ptree *t = tree_of(s);
     assert_close(metric(t->root, "sampled_fraction"), 5.0 / 12.0);
     assert_close(metric(t->root, "steps"), 12);
@@ -251,6 +271,35 @@ static void test_no_switch_while_capturing(void **state)
     kscope__pnode *k = PATH(t, "k");
     assert_close(metric(k, "count"), 2);
     assert_estimates(t, k, 3.0 / 7.0);
+    kscope__ptree_free(t);
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    unlink(NAME ".hatchet");
+}
+
+/* A window's kernels that the GPU runs after the window closed (the host
+ * runs ahead of the GPU) keep their records: the gate is quiet for a step
+ * (no new launch followed, activity on), then shuts. */
+static void test_window_work_after_close(void **state)
+{
+    (void)state;
+    int s = start_sampled("gated", "step:on=1,every=3", NULL);
+    assert_true(s >= 0);
+    uint64_t queued;
+    assert_int_equal(launch(1, &queued), 1); /* step 0: launched, not run yet */
+    assert_int_equal(kscope_step(), 0);      /* step 1: the window closes */
+    assert_int_equal(gate_state, 0);
+    assert_int_equal(gate_quiet, 1);
+    assert_int_equal(launch(0, NULL), 0); /* not followed */
+    assert_int_equal(ran_now(queued), 1); /* the window's kernel runs now */
+    uint64_t queued_late;
+    launch(1, &queued_late);
+    assert_int_equal(kscope_step(), 0); /* step 2: shut */
+    assert_int_equal(gate_quiet, 0);
+    assert_int_equal(ran_now(queued), 0);
+    kscope__ptree *t = tree_of(s);
+    assert_close(metric(PATH(t, "late"), "count"), 1);
+    assert_close(metric(PATH(t, "k"), "count"), 1); /* the step-0 launch; not step 1's */
+    assert_close(metric(t->root, "sampled_steps"), 1);
     kscope__ptree_free(t);
     assert_int_equal(kscope_finalize(s, NULL), 0);
     unlink(NAME ".hatchet");
@@ -526,6 +575,7 @@ int main(void)
         cmocka_unit_test_teardown(test_specs_are_checked, finalize_all),
         cmocka_unit_test_teardown(test_step_windows, finalize_all),
         cmocka_unit_test_teardown(test_no_switch_while_capturing, finalize_all),
+        cmocka_unit_test_teardown(test_window_work_after_close, finalize_all),
         cmocka_unit_test_teardown(test_full_session_keeps_the_gate_open, finalize_all),
         cmocka_unit_test_teardown(test_one_schedule_per_process, finalize_all),
         cmocka_unit_test_teardown(test_backend_without_gate, finalize_all),

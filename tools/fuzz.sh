@@ -25,7 +25,13 @@ for n in "${names[@]}"; do
     rm -rf "$work"
     cp -r "test/fuzz/corpus/$n" "$work"
     echo "fuzz.sh: fuzz-$n for ${secs}s"
-    # pipefail: a finding fails the subshell, and set -e the script
-    (cd build-fuzz && "./test/fuzz/fuzz-$n" -max_total_time="$secs" -max_len=65536 \
-        -print_final_stats=1 "corpus-$n" 2>&1 | tail -4)
+    # A finding fails the run and its report is shown (the log keeps all).
+    log=build-fuzz/fuzz-$n.log
+    if ! (cd build-fuzz && "./test/fuzz/fuzz-$n" -max_total_time="$secs" -max_len=65536 \
+        -seed="${FUZZ_SEED:-0}" -print_final_stats=1 "corpus-$n" >"fuzz-$n.log" 2>&1); then
+        grep -v '^#[0-9]' "$log" | tail -60
+        echo "fuzz.sh: fuzz-$n found a problem; the input is in build-fuzz/ (log: $log)" >&2
+        exit 1
+    fi
+    tail -4 "$log"
 done

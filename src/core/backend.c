@@ -175,10 +175,10 @@ void kscope__gpu_detach(kscope__session *s)
     }
 }
 
-int kscope__gpu_gate(int open)
+int kscope__gpu_gate(int state)
 {
     const kscope__backend *b = atomic_load(&active);
-    return b && b->gate ? b->gate(open) : 0;
+    return b && b->gate ? b->gate(state) : 0;
 }
 
 /* A flush put off while a graph capture was open, owed to the sessions

@@ -264,9 +264,9 @@ int kscope__sampling_tree(kscope__session *s, kscope__ptree *t, uint64_t now_ns)
 void kscope__sampling_windows(uint64_t t0, uint64_t t1,
                               void (*fn)(uint64_t open, uint64_t close, void *arg), void *arg);
 
-/* Turn the started backend's capture on or off (its gate); 0 when there
+/* Set the started backend's gate to a KSCOPE__GATE_* state; 0 when there
  * is no backend or it cannot switch (backend.c). */
-int kscope__gpu_gate(int open);
+int kscope__gpu_gate(int state);
 
 /* ------------------------------------------------------------- deferral */
 

@@ -8,6 +8,10 @@
  * has one schedule, set by its first sampled session. In a window the GPU
  * backend captures as usual; between windows its gate is shut (no launch
  * callback, no activity), so a launch costs what it costs without kscope.
+ * Right after a window the gate is quiet for a while (a step, or the
+ * window's length and at least 100 ms): launches are no longer followed,
+ * but the kernels the window launched that the GPU has not run yet still
+ * deliver their records.
  * A session that is not sampled keeps the gate open; sampled sessions
  * then keep only the records of the windows.
  *
@@ -38,7 +42,8 @@ enum { BY_TIME = 1, BY_STEP = 2 };
 #define MS            1000000ull
 #define MAX_DURATION  (1000000ull * 1000000000ull) /* 10^6 s */
 #define MAX_STEPS     1000000000000ull
-#define RETRY_NS      MS /* a refused switch is tried again this soon */
+#define RETRY_NS      MS         /* a refused switch is tried again this soon */
+#define TAIL_MIN_NS   (100 * MS) /* time windows: the GPU's lag behind the host */
 #define SAMPLE_ENV    "KSCOPE_SAMPLE"
 #define SPEC_TEXT_MAX 128
 
@@ -58,15 +63,16 @@ static struct {
     int users;  /* sampled sessions */
     int forced; /* sessions not sampled that capture GPU work */
     uint64_t t0, step;
-    int want;  /* the schedule says: capture */
-    int open;  /* the backend's capture is on (a started backend's is) */
-    int retry; /* the last switch was refused */
+    int want; /* the schedule says: capture */
+    int gate; /* the backend's KSCOPE__GATE_* (a started backend's is open) */
+    uint64_t quiet_since, quiet_step; /* when the gate went quiet */
+    int retry;                        /* the last switch was refused */
     window *win;
     size_t nwin, capwin;
     int th_on, th_stop;
     pthread_t th;
     pthread_cond_t cond;
-} S = {.lock = PTHREAD_MUTEX_INITIALIZER, .open = 1};
+} S = {.lock = PTHREAD_MUTEX_INITIALIZER, .gate = KSCOPE__GATE_OPEN};
 
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int by_step; /* kscope_step has windows to switch */
@@ -227,30 +233,64 @@ static void note_windows(int recording, uint64_t t)
     }
 }
 
+/* How long the work a time window launched gets to reach the GPU and
+ * deliver its records after the window closes: the window's length, and
+ * no less than TAIL_MIN_NS. */
+static uint64_t tail_ns(const spec *sp)
+{
+    return sp->on > TAIL_MIN_NS ? sp->on : TAIL_MIN_NS;
+}
+
+/* Whether the quiet tail after a window is over: a step later (steps),
+ * or tail_ns after the close (time). S.lock held. */
+static int tail_over(uint64_t now)
+{
+    if (S.sp.kind == BY_STEP)
+        return S.step > S.quiet_step;
+    return now >= S.quiet_since + tail_ns(&S.sp);
+}
+
+/* The gate state the schedule asks for now: open in a window (or with no
+ * sampled session, or one that is not sampled), quiet just after a window
+ * (the GPU still runs what it launched: a training loop's host is ahead
+ * of its GPU by most of a step), shut after that. S.lock held. */
+static int target_state(uint64_t now)
+{
+    if (S.users == 0 || S.want || S.forced)
+        return KSCOPE__GATE_OPEN;
+    int window_open = S.nwin > 0 && S.win[S.nwin - 1].close == UINT64_MAX;
+    if (S.gate == KSCOPE__GATE_OPEN && window_open)
+        return KSCOPE__GATE_QUIET;
+    if (S.gate == KSCOPE__GATE_QUIET && !tail_over(now))
+        return KSCOPE__GATE_QUIET;
+    return KSCOPE__GATE_SHUT;
+}
+
 /* Bring the backend's gate and the windows in line with the schedule.
  * gate_lock held, S.lock not: the gate may block on the backend. Returns
  * whether the schedule's GPU capture is on. */
 static int sync_gate(void)
 {
     pthread_mutex_lock(&S.lock);
-    int target = S.users == 0 || S.want || S.forced;
-    int cur = S.open;
+    int cur = S.gate, target = target_state(kscope_now_ns());
     pthread_mutex_unlock(&S.lock);
     int rc = 0;
-    uint64_t shut_at = 0;
-    if (target && !cur) {
-        rc = kscope__gpu_gate(1);
-    } else if (!target && cur) {
-        shut_at = kscope_now_ns(); /* launches from here on are outside */
-        rc = kscope__gpu_gate(0);
+    uint64_t closed_at = 0;
+    if (target != cur) {
+        if (cur == KSCOPE__GATE_OPEN)
+            closed_at = kscope_now_ns(); /* launches from here on are outside */
+        rc = kscope__gpu_gate(target);
     }
     uint64_t now = kscope_now_ns();
     pthread_mutex_lock(&S.lock);
-    if (rc == 0)
-        S.open = target;
+    if (rc == 0 && target != cur) {
+        S.gate = target;
+        S.quiet_since = now;
+        S.quiet_step = S.step;
+    }
     S.retry = rc != 0;
-    int recording = S.users > 0 && S.want && S.open;
-    note_windows(recording, recording || !shut_at || rc ? now : shut_at);
+    int recording = S.users > 0 && S.want && S.gate == KSCOPE__GATE_OPEN;
+    note_windows(recording, recording || !closed_at || rc ? now : closed_at);
     pthread_mutex_unlock(&S.lock);
     return recording;
 }
@@ -297,6 +337,8 @@ static void *time_main(void *arg)
         pthread_mutex_lock(&S.lock);
         now = kscope_now_ns();
         uint64_t next = S.retry ? now + RETRY_NS : next_change(&S.sp, S.t0, now);
+        if (S.gate == KSCOPE__GATE_QUIET && S.quiet_since + tail_ns(&S.sp) < next)
+            next = S.quiet_since + tail_ns(&S.sp);
         wait_for(next > now ? next - now : 0);
         pthread_mutex_unlock(&S.lock);
     }
@@ -481,7 +523,7 @@ void kscope__sampling_backend_started(void)
     recount_forced(NULL);
     pthread_mutex_lock(&gate_lock);
     pthread_mutex_lock(&S.lock);
-    S.open = 1;
+    S.gate = KSCOPE__GATE_OPEN;
     pthread_mutex_unlock(&S.lock);
     sync_gate();
     pthread_mutex_unlock(&gate_lock);
@@ -492,7 +534,7 @@ void kscope__sampling_phase(kscope__session *s)
     if (!s->sampled)
         return;
     pthread_mutex_lock(&S.lock);
-    int recording = S.users > 0 && S.want && S.open;
+    int recording = S.users > 0 && S.want && S.gate == KSCOPE__GATE_OPEN;
     pthread_mutex_unlock(&S.lock);
     set_sampled(s, 1, recording, kscope_now_ns());
 }

@@ -106,9 +106,12 @@ typedef const void *nvtx_domain; /* our handle: the interned domain name */
 
 /* ------------------------------------------------------- open ranges */
 
-#define OPEN_MAX    256
-#define CROSS_ENDS  64
-#define DEFAULT_DOM ((nvtx_domain) "")
+#define OPEN_MAX   256
+#define CROSS_ENDS 64
+/* The default domain's handle: one object, so handles compare by address
+ * (two "" literals need not be one object). */
+static const char default_domain_name[] = "";
+#define DEFAULT_DOM ((nvtx_domain)default_domain_name)
 
 typedef struct open_range {
     nvtx_domain domain;

@@ -302,9 +302,9 @@ void kscope__cupti_note_device(uint32_t ordinal, CUresult (*device_get)(CUdevice
 
 /* ------------------------------------------------------- sampling gate */
 
-/* The backend's gate (kscope__backend.gate, gate.c): capture off or on
- * for sampled sessions; KSCOPE_EBUSY while a stream captures a graph. */
-int kscope__cupti_gate(int open);
+/* The backend's gate (kscope__backend.gate, gate.c): a KSCOPE__GATE_*
+ * state for sampled sessions; KSCOPE_EBUSY while a stream captures a graph. */
+int kscope__cupti_gate(int state);
 
 /* Capture started: follow the stream-capture calls through CUPTI's
  * cuptiEnableCallback and cuptiGetCallbackName (which may be NULL). */
@@ -318,9 +318,10 @@ void kscope__cupti_gate_start(CUpti_SubscriberHandle subscriber,
 void kscope__cupti_gate_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                              const CUpti_CallbackData *cb);
 
-/* cupti.c, for the gate: the followed calls' callbacks and the activity
- * kinds off (on = 0) or back on (1). Never synchronizes. 0 or KSCOPE_E*. */
-int kscope__cupti_switch(int on);
+/* cupti.c, for the gate: open, the followed calls' callbacks and the
+ * activity kinds on; quiet, the callbacks off and the activity still on;
+ * shut, both off. Never synchronizes. 0 or KSCOPE_E*. */
+int kscope__cupti_switch(int state);
 
 /* ------------------------------------------------------------------ bench */
 

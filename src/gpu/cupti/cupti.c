@@ -95,7 +95,8 @@ static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
  * was given in (metadata from before the gate last opened is stale). */
 static __thread kscope__gpu_meta *tl_meta;
 static __thread uint32_t tl_meta_gen;
-static _Atomic int gate_shut; /* sampled sessions: capture off between windows */
+/* Sampled sessions: KSCOPE__GATE_OPEN, or QUIET/SHUT between windows. */
+static _Atomic int gate_state = KSCOPE__GATE_OPEN;
 /* This thread's OS id (0: not yet read), and how many followed calls it
  * is inside (a driver call made by a runtime call is the second). */
 static __thread uint32_t tl_tid;
@@ -510,7 +511,7 @@ static int cupti_launch_metadata(const kscope_launch_meta *meta)
     int rc = kscope__gpu_meta_copy(meta, &m);
     if (rc < 0)
         return rc;
-    if (!started || atomic_load_explicit(&gate_shut, memory_order_relaxed)) {
+    if (!started || atomic_load_explicit(&gate_state, memory_order_relaxed) != KSCOPE__GATE_OPEN) {
         /* nothing records kernels: keep nothing for later */
         free(m);
         return 0;
@@ -622,7 +623,7 @@ static int start_locked(void)
         return rc;
     }
     started = 1;
-    atomic_store(&gate_shut, 0);
+    atomic_store(&gate_state, KSCOPE__GATE_OPEN);
     kscope__cupti_gate_start(subscriber, cu.enable_callback, cu.callback_name);
     /* kscope run --capture-range=cudaProfilerApi: follow the profiler API
      * (two callbacks, on calls a program makes a handful of times). */
@@ -725,21 +726,23 @@ static int set_call_callbacks(uint32_t on)
     return 0;
 }
 
-int kscope__cupti_switch(int on)
+int kscope__cupti_switch(int state)
 {
     pthread_mutex_lock(&state_lock);
-    int rc = 0;
-    if (started && atomic_load(&gate_shut) == on) {
-        if (on) { /* callbacks first: a kernel with a record has its launch noted */
+    int rc = 0, was = atomic_load(&gate_state);
+    if (started && was != state) {
+        if (state == KSCOPE__GATE_OPEN)        /* a kernel with a record has its launch noted */
             atomic_fetch_add(&capture_gen, 1); /* calls open at the shut never end */
-            rc = set_call_callbacks(1);
+        if ((state == KSCOPE__GATE_OPEN) != (was == KSCOPE__GATE_OPEN))
+            rc = set_call_callbacks(state == KSCOPE__GATE_OPEN);
+        /* activity stays on while quiet: the window's queued work delivers */
+        if (rc == 0 && was == KSCOPE__GATE_SHUT) {
             for (size_t i = 0; i < N_OF(kinds) && rc == 0; i++)
                 rc = cu.activity_enable(kinds[i]) == CUPTI_SUCCESS ? 0 : KSCOPE_ENOCUPTI;
-        } else {
+        } else if (rc == 0 && state == KSCOPE__GATE_SHUT) {
             disable_kinds(N_OF(kinds));
-            rc = set_call_callbacks(0);
         }
-        atomic_store(&gate_shut, !on);
+        atomic_store(&gate_state, state);
     }
     pthread_mutex_unlock(&state_lock);
     return rc;

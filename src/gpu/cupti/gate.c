@@ -3,10 +3,13 @@
  * between the windows, back on in them, never while the program captures
  * a CUDA graph, and never with a synchronization.
  *
- * Off is what a launch costs with no profiler: the callbacks of the
+ * Shut is what a launch costs with no profiler: the callbacks of the
  * launch, copy and set calls are disabled and so are the activity kinds
  * (cupti.c's kscope__cupti_switch; enabling and disabling them neither
- * synchronizes nor touches a stream). Only the stream-capture calls keep
+ * synchronizes nor touches a stream). Quiet, between a window's close and
+ * shut, only the callbacks are off: the kernels the window launched that
+ * the GPU has not run yet still get their records (the activity kinds,
+ * turned off, would lose them). Only the stream-capture calls keep
  * a callback, which a program makes a handful of times: they count the
  * captures in progress. While one is, the gate does not move and says
  * KSCOPE_EBUSY (the core tries again later); a capture that begins waits
@@ -125,10 +128,10 @@ void kscope__cupti_gate_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
         capture_ended();
 }
 
-int kscope__cupti_gate(int open)
+int kscope__cupti_gate(int state)
 {
     pthread_mutex_lock(&gate_lock);
-    int rc = atomic_load(&captures) > 0 ? KSCOPE_EBUSY : kscope__cupti_switch(open);
+    int rc = atomic_load(&captures) > 0 ? KSCOPE_EBUSY : kscope__cupti_switch(state);
     pthread_mutex_unlock(&gate_lock);
     return rc;
 }
