@@ -24,6 +24,7 @@
  * only as numbers and string-table indices.
  */
 #include "report/trace-data.h"
+#include "read/read.h"
 #include "kscope.h"
 
 #include <yajl/yajl_parse.h>
@@ -163,7 +164,7 @@ static int end_placed(tparse *p, int32_t track, int32_t name, char ph)
     args_ref args;
     if (kscope__report_args_take(p, &args) != 0)
         return 0;
-    if (ph == 'X' && p->has_dur && isfinite(p->dur) && p->dur >= 0) {
+    if (ph == 'X' && p->has_dur && p->dur >= 0 && p->dur <= KSCOPE__TRACE_US_MAX) {
         if (!GROW(p->slices, p->nslices, p->capslices))
             return 0;
         p->slices[p->nslices++] = (slice){ns(p->ts), ns(p->dur), track, name, args};
@@ -188,8 +189,8 @@ static int end_event(tparse *p)
         return 0;
     if (ph == 'M')
         return end_meta(p, pid, tid);
-    if (!p->has_ts || !isfinite(p->ts))
-        return 1; /* nothing to place */
+    if (!p->has_ts || !(fabs(p->ts) <= KSCOPE__TRACE_US_MAX))
+        return 1; /* nothing to place (the tree reader refuses the file) */
     if (ph == 'C')
         return end_counter(p, pid);
     int32_t track = track_of(p, pid, tid), name = intern(p, p->has_name ? p->name : "");
