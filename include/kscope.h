@@ -189,6 +189,17 @@ KSCOPE_EXTERN void kscope_free(void *p);
  * Returns 0. */
 KSCOPE_EXTERN int kscope_step(void);
 
+/* NVTX ranges (nvtxRangePush/Pop, nvtxRangeStart/End, domains, marks) as
+ * kscope scopes and marks, in-process. on = 1: NVTX instances that
+ * initialize after this call (NVTX does at its first call in each library)
+ * report to kscope: NVTX_INJECTION64_PATH is set to the shared library
+ * kscope is in, unless it already names it; ranges opened from then on
+ * become scopes. on = 0: later ranges and marks are ignored. Under kscope
+ * run ranges are on from the start. Returns 0, KSCOPE_ESTATE when
+ * NVTX_INJECTION64_PATH names another tool (Nsight Systems, say), or
+ * KSCOPE_ENOTSUP when kscope is linked statically into the program. */
+KSCOPE_EXTERN int kscope_nvtx_ranges(int on);
+
 /* Number of GPU records dropped so far by a session (0 without a GPU). */
 KSCOPE_EXTERN int64_t kscope_dropped(int session);
 

@@ -621,4 +621,9 @@ void kscope__report_conflict(const char *msg);
  * start the launcher session and note that the process used the GPU. */
 void kscope__gpu_injected(void);
 
+/* NVTX: hand our callbacks to an NVTX instance (core/nvtx-ranges.c), for
+ * the injection entries. Returns 1 on success, 0 on failure, as NVTX
+ * expects. */
+int kscope__nvtx_attach(const void *(*get_export_table)(uint32_t id));
+
 #endif /* KSCOPE_INTERNAL_H */

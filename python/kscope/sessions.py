@@ -9,6 +9,7 @@ import functools
 import inspect
 import os
 import sys
+import warnings
 
 from . import _kscope, context as _context
 from .flags import flags
@@ -32,6 +33,26 @@ def proton_disabled():
     if proton is not None and hasattr(proton, "disable"):
         return bool(proton.disable)
     return os.environ.get("TRITON_PROTON_DISABLE", "").strip().lower() in ("1", "true", "on", "yes")
+
+
+def nvtx_wanted():
+    """Triton's `knobs.proton.enable_nvtx` (TRITON_ENABLE_NVTX, default
+    on): NVTX ranges (torch.cuda.nvtx, the nvtx package, C libraries)
+    become scopes of the sessions started in this process."""
+    triton = sys.modules.get("triton")
+    knobs = getattr(getattr(triton, "knobs", None), "proton", None)
+    if knobs is not None and hasattr(knobs, "enable_nvtx"):
+        return knobs.enable_nvtx is None or bool(knobs.enable_nvtx)
+    value = os.environ.get("TRITON_ENABLE_NVTX", "").strip().lower()
+    return value not in ("0", "false", "off", "no")
+
+
+def _nvtx_ranges():
+    """Ranges on or off as nvtx_wanted() says; a reason they cannot reach
+    kscope (NVTX_INJECTION64_PATH names another tool) is a warning."""
+    why = _kscope.nvtx_ranges(nvtx_wanted())
+    if why is not None:
+        warnings.warn(why, RuntimeWarning, stacklevel=3)
 
 
 def _launch_hook(hook):
@@ -79,6 +100,7 @@ def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, 
         name if name is not None else DEFAULT_PROFILE_NAME, context, data, backend, mode, sample
     )
     try:
+        _nvtx_ranges()
         if launch_hook is not None:
             HookManager.register(launch_hook, session)
         if context == "python":

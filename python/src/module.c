@@ -127,6 +127,19 @@ static PyObject *fn_strerror(PyObject *m, PyObject *arg)
     return Py_BuildValue("(ss)", kscope_err_name(rc), kscope_strerror(rc));
 }
 
+/* nvtx_ranges(on) -> None, or the one-line reason NVTX ranges cannot
+ * reach kscope (another tool's injection). */
+static PyObject *fn_nvtx_ranges(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int on = PyObject_IsTrue(arg);
+    if (on < 0)
+        return NULL;
+    if (kscope_nvtx_ranges(on) != 0)
+        return PyUnicode_FromString(kscope_last_error());
+    Py_RETURN_NONE;
+}
+
 /* _configure(decorate, frame_skip): hooks set by the package at import. */
 static PyObject *fn_configure(PyObject *m, PyObject *args)
 {
@@ -144,6 +157,7 @@ static PyMethodDef module_functions[] = {
     {"version", fn_version, METH_NOARGS, "version() -> library version"},
     {"last_error", fn_last_error, METH_NOARGS, "last_error() -> this thread's last message"},
     {"strerror", fn_strerror, METH_O, "strerror(code) -> (name, message)"},
+    {"nvtx_ranges", fn_nvtx_ranges, METH_O, "nvtx_ranges(on) -> None, or why not"},
     {"_configure", fn_configure, METH_VARARGS, "_configure(decorate, frame_skip)"},
     {NULL, NULL, 0, NULL},
 };

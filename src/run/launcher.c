@@ -3,7 +3,7 @@
  * process: start the launcher session from the KSCOPE_RUN_* environment at
  * the first entry point that fires (preload constructor, a GPU backend's
  * injection entry through kscope__gpu_injected, NVTX's
- * InitializeInjectionNvtx2 in nvtx.c), gate recording by --delay/--duration
+ * InitializeInjectionNvtx2 in nvtx-entry.c), gate recording by --delay/--duration
  * and by the program's profiler start/stop calls (--capture-range), and
  * finalize at exit or on SIGINT/SIGTERM so a killed process still writes
  * what it recorded.

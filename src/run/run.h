@@ -115,9 +115,4 @@ int kscope__launcher_rename(const char *name);
  * result, which makes the run exit non-zero); the first one only. */
 void kscope__run_report_conflict(const char *msg);
 
-/* The NVTX side (nvtx.c, which uses the launcher, never the reverse): hand
- * our callbacks to an NVTX instance. Returns 1 on success, 0 on failure, as
- * NVTX expects. */
-int kscope__nvtx_attach(const void *(*get_export_table)(uint32_t id));
-
 #endif

@@ -1,7 +1,16 @@
 /*
- * nvtx.c - kscope as the NVTX injection: existing NVTX annotations (C code
- * on nvtx3, torch's nvtx module, the nvtx Python package) become kscope scopes
- * and marks on the calling thread, with the kernels they launch under them.
+ * nvtx-ranges.c - kscope as the NVTX injection: existing NVTX annotations
+ * (C code on nvtx3, torch's nvtx module, the nvtx Python package) become
+ * kscope scopes and marks on the calling thread, with the kernels they
+ * launch under them.
+ *
+ * Under kscope run the command line points NVTX_INJECTION64_PATH at
+ * libkscope.so, whose InitializeInjectionNvtx2 (run/nvtx-entry.c) also
+ * starts the launcher session. In a program that starts its own session,
+ * kscope_nvtx_ranges(1) points it at the library kscope is in (libkscope.so
+ * or the Python extension, already loaded: nothing new is loaded), whose
+ * entry is the weak one below; NVTX instances that initialize after that
+ * call report to kscope. kscope_nvtx_ranges(0) has later ranges ignored.
  *
  * An NVTX instance calls InitializeInjectionNvtx2 (below) at its first
  * use with a function that returns its export tables; from the callbacks
@@ -20,10 +29,10 @@
  * leaves it at its next NVTX call (or at finalize).
  */
 #define _GNU_SOURCE
-#include "kscope-internal.h"
-#include "run/run.h"
+#include "core/core.h"
 
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +135,7 @@ typedef struct nvtx_thread {
     open_range r[OPEN_MAX];
     int n;
     int overflow; /* pushes beyond OPEN_MAX still to be popped */
+    int ignored;  /* pushes made while ranges were off, still to be popped */
     /* Start/end ranges closed early by an enclosing pop (see range_pop):
      * their own end, when it comes, has nothing left to do. */
     nvtx_range_id closed[CLOSED_IDS];
@@ -134,6 +144,10 @@ typedef struct nvtx_thread {
 
 static __thread nvtx_thread tls_nvtx;
 static _Atomic uint64_t next_range_id = 1;
+/* Whether new ranges and marks become scopes (kscope_nvtx_ranges). */
+static _Atomic int ranges_on = 1;
+/* A start/end range started while ranges were off: its end is ignored. */
+#define IGNORED_ID (1ull << 63)
 /* Start/end ranges ended on a thread other than their own. */
 static _Atomic nvtx_range_id cross_ends[CROSS_ENDS];
 static _Atomic int cross_pending;
@@ -235,8 +249,11 @@ static int domain_level(const nvtx_thread *t, nvtx_domain dom)
 static int range_push(nvtx_domain dom, const char *name, uint32_t color)
 {
     nvtx_thread *t = &tls_nvtx;
-    int level = domain_level(t, dom) + t->overflow;
-    open_range_enter(t, dom, 0, name, color);
+    int level = domain_level(t, dom) + t->overflow + t->ignored;
+    if (atomic_load_explicit(&ranges_on, memory_order_relaxed))
+        open_range_enter(t, dom, 0, name, color);
+    else
+        t->ignored++;
     return level;
 }
 
@@ -260,6 +277,10 @@ static void close_inner(nvtx_thread *t, int i)
 static int range_pop(nvtx_domain dom)
 {
     nvtx_thread *t = &tls_nvtx;
+    if (t->ignored > 0) { /* the innermost push was made while off */
+        t->ignored--;
+        return domain_level(t, dom) + t->overflow + t->ignored;
+    }
     if (t->overflow > 0 && dom == DEFAULT_DOM) {
         t->overflow--;
         return domain_level(t, dom) + t->overflow;
@@ -287,6 +308,8 @@ static int closed_early(const nvtx_thread *t, nvtx_range_id id)
 static nvtx_range_id range_start(nvtx_domain dom, const char *name, uint32_t color)
 {
     nvtx_range_id id = atomic_fetch_add(&next_range_id, 1);
+    if (!atomic_load_explicit(&ranges_on, memory_order_relaxed))
+        return id | IGNORED_ID;
     open_range_enter(&tls_nvtx, dom, id, name, color);
     return id;
 }
@@ -294,6 +317,8 @@ static nvtx_range_id range_start(nvtx_domain dom, const char *name, uint32_t col
 static void range_end(nvtx_range_id id)
 {
     nvtx_thread *t = &tls_nvtx;
+    if (id & IGNORED_ID)
+        return;
     for (int i = t->n - 1; i >= 0; i--) {
         if (t->r[i].id == id) {
             t->r[i].ended = 1;
@@ -321,12 +346,14 @@ static void range_end(nvtx_range_id id)
 static void cb_mark_ex(const nvtx_attrs *a)
 {
     char buf[512];
-    kscope_mark(attrs_name(a, buf, sizeof buf));
+    if (atomic_load_explicit(&ranges_on, memory_order_relaxed))
+        kscope_mark(attrs_name(a, buf, sizeof buf));
 }
 
 static void cb_mark_a(const char *msg)
 {
-    kscope_mark(msg ? msg : "");
+    if (atomic_load_explicit(&ranges_on, memory_order_relaxed))
+        kscope_mark(msg ? msg : "");
 }
 
 static void cb_mark_w(const wchar_t *msg)
@@ -506,16 +533,27 @@ static int fill_module(const nvtx_callbacks_table *cb, int module, const slot *s
     return 1;
 }
 
-/* The NVTX instance compiled into the shared libkscope itself (it emits
- * host scopes as NVTX ranges for Nsight) must not call back into kscope. */
+/* Whether the object at `path` is the program itself (kscope linked
+ * statically into it), not a shared object. */
+static int is_main_program(const char *path)
+{
+    char a[PATH_MAX], b[PATH_MAX];
+    if (!path || !*path)
+        return 1; /* dladdr names the main program "" on some systems */
+    return realpath(path, a) && realpath("/proc/self/exe", b) && strcmp(a, b) == 0;
+}
+
+/* The NVTX instance compiled into the shared object kscope is in (it emits
+ * host scopes as NVTX ranges for Nsight) must not call back into kscope.
+ * In a program linked with the static library, the program's instance is
+ * also its own annotations': that one is attached. */
 static int is_own_instance(const void *get_export_table)
 {
     Dl_info self, other;
     if (!dladdr((void *)&is_own_instance, &self) ||
         !dladdr((void *)(uintptr_t)get_export_table, &other))
         return 0;
-    return self.dli_fbase == other.dli_fbase && self.dli_fname &&
-           kscope__run_is_shared_library(self.dli_fname);
+    return self.dli_fbase == other.dli_fbase && !is_main_program(self.dli_fname);
 }
 
 int kscope__nvtx_attach(const void *(*get_export_table)(uint32_t id))
@@ -533,14 +571,45 @@ int kscope__nvtx_attach(const void *(*get_export_table)(uint32_t id))
     return ok;
 }
 
-/* NVTX_INJECTION64_PATH entry, called by each NVTX instance at its first
- * use: the launcher session starts, and our callbacks replace NVTX's
- * no-ops. (Defined here, not in launcher.c: the NVTX side uses the
- * launcher, never the other way.) */
-KSCOPE_EXTERN int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t));
-KSCOPE_EXTERN int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t))
+/* Whether the shared object at `path` is a kscope (it has this call). */
+static int is_kscope(const char *path)
 {
-    kscope__run_note_use();
-    kscope__run_start();
+    void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+    int yes = h && dlsym(h, "kscope_nvtx_ranges");
+    if (h)
+        dlclose(h);
+    return yes;
+}
+
+int kscope_nvtx_ranges(int on)
+{
+    atomic_store(&ranges_on, on != 0);
+    if (!on)
+        return 0;
+    Dl_info self;
+    if (!dladdr((void *)&kscope_nvtx_ranges, &self) || is_main_program(self.dli_fname))
+        return kscope__fail(KSCOPE_ENOTSUP,
+                            "NVTX ranges: kscope is linked into the program itself, which "
+                            "NVTX cannot load as its injection; link libkscope.so or use "
+                            "kscope run");
+    const char *cur = getenv("NVTX_INJECTION64_PATH");
+    if (cur && *cur && strcmp(cur, self.dli_fname) != 0 && !is_kscope(cur))
+        return kscope__fail(KSCOPE_ESTATE,
+                            "NVTX ranges: NVTX_INJECTION64_PATH names another tool (%.300s); "
+                            "NVTX reports to it, not to kscope",
+                            cur);
+    if (!cur || !*cur)
+        setenv("NVTX_INJECTION64_PATH", self.dli_fname, 1);
+    return 0;
+}
+
+/* NVTX_INJECTION64_PATH entry of the library kscope is in, called by each
+ * NVTX instance at its first use. libkscope.so has a strong one that also
+ * starts kscope run's session (run/nvtx-entry.c). */
+__attribute__((weak)) KSCOPE_EXTERN int
+InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t));
+__attribute__((weak)) KSCOPE_EXTERN int
+InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t))
+{
     return kscope__nvtx_attach(get_export_table);
 }
