@@ -148,13 +148,71 @@ static const char *display_path(const char *path)
     return path;
 }
 
+/* Periodic flushing names its files "<base>.part_<N><ext>" and reports
+ * the last. Returns N and the length of <base>, or 0 when path is not a
+ * part after the first. */
+static long last_part(const char *path, size_t *base_len)
+{
+    const char *p = NULL;
+    for (const char *q = strstr(path, ".part_"); q; q = strstr(q + 1, ".part_"))
+        p = q;
+    if (!p || strchr(p, '/'))
+        return 0;
+    char *end;
+    long n = strtol(p + 6, &end, 10);
+    if (end == p + 6 || *end != '.' || n < 1 || n > 1000000)
+        return 0;
+    *base_len = (size_t)(p - path);
+    return n;
+}
+
+/* Parts 0..n of the periodic profile whose last part is `path`, read and
+ * summed into one tree; NULL with err when one cannot be read. */
+static kscope__ptree *read_parts(const char *path, size_t base_len, long n, char *err,
+                                 size_t errlen)
+{
+    const char *ext = strchr(path + base_len + 6, '.');
+    kscope__merger *mg = kscope__merger_new();
+    int rc = mg ? 0 : KSCOPE_ENOMEM;
+    if (!mg)
+        snprintf(err, errlen, "out of memory");
+    for (long i = 0; i <= n && rc == 0; i++) {
+        char part[4200];
+        snprintf(part, sizeof part, "%.*s.part_%ld%s", (int)base_len, path, i, ext);
+        kscope__ptree *t = NULL;
+        rc = kscope__read_profile(part, &t, err, errlen);
+        rc = rc ? rc : kscope__merger_add(mg, t, err, errlen);
+        kscope__ptree_free(t);
+    }
+    kscope__ptree *all = NULL;
+    if (rc == 0 && kscope__merger_finish(mg, &all, err, errlen) != 0)
+        all = NULL;
+    kscope__merger_free(mg);
+    return all;
+}
+
+/* The profile of path, or of all its parts; NULL with err. */
+static kscope__ptree *read_back(const profile_line *p, const char *shown, FILE *out, char *err,
+                                size_t errlen)
+{
+    size_t base_len = 0, shown_len = 0;
+    long n = last_part(p->path, &base_len);
+    if (n > 0 && last_part(shown, &shown_len) == n) {
+        fprintf(out, "\nkscope: profile of pid %ld: %ld parts, %.*s.part_0%s to %s\n", p->pid,
+                n + 1, (int)shown_len, shown, strchr(shown + shown_len + 6, '.'), shown);
+        return read_parts(p->path, base_len, n, err, errlen);
+    }
+    fprintf(out, "\nkscope: profile of pid %ld: %s\n", p->pid, shown);
+    kscope__ptree *t = NULL;
+    return kscope__read_profile(p->path, &t, err, errlen) == 0 ? t : NULL;
+}
+
 static void summarise(const profile_line *p, long top, FILE *out)
 {
     char err[KSCOPE__READ_ERRLEN];
-    kscope__ptree *t = NULL;
     const char *shown = display_path(p->path);
-    fprintf(out, "\nkscope: profile of pid %ld: %s\n", p->pid, shown);
-    if (kscope__read_profile(p->path, &t, err, sizeof err) != 0) {
+    kscope__ptree *t = read_back(p, shown, out, err, sizeof err);
+    if (!t) {
         fprintf(out, "kscope run: cannot read back %s\n", err);
         return;
     }

@@ -115,7 +115,7 @@ int kscope__session_recorded(int id)
         return 0;
     int slot = s->slot;
     pthread_mutex_lock(&s->lock);
-    int any = s->ngev > 0;
+    int any = s->ngev > 0 || s->phase > 0; /* an ended phase was recorded */
     pthread_mutex_unlock(&s->lock);
     any = any || siblings_recorded(atomic_load(&kscope__g.root.first_child), slot);
     kscope__threads_lock();
