@@ -229,7 +229,16 @@ static void summarise(const profile_line *p, long top, FILE *out)
     char note[256];
     if (kscope__sampled_note(t, note, sizeof note))
         fprintf(out, "\n%s", note);
-    fprintf(out, "\nview it with: %s view %s\n", self_command(), shown);
+    size_t base_len = 0;
+    if (last_part(shown, &base_len) > 0) /* parts: each alone, or all summed */
+        fprintf(out,
+                "\nview them with: %s view %.*s.part_0%s (each part), or %s merge -o %.*s%s "
+                "%.*s.part_*%s (all summed)\n",
+                self_command(), (int)base_len, shown, strchr(shown + base_len + 6, '.'),
+                self_command(), (int)base_len, shown, strchr(shown + base_len + 6, '.'),
+                (int)base_len, shown, strchr(shown + base_len + 6, '.'));
+    else
+        fprintf(out, "\nview it with: %s view %s\n", self_command(), shown);
     kscope__ptree_free(t);
 }
 
