@@ -632,10 +632,6 @@ static void test_trace_bad_inputs(void **state)
     trace_bad("{\"other\":1}", "no \"traceEvents\"");
     trace_bad("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":0,\"dur\":-1}]}", "dur >= 0");
     trace_bad("{\"traceEvents\":[{\"ph\":\"X\",\"ts\":0,\"dur\":1}]}", "\"name\"");
-    trace_bad("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":-1e16,\"dur\":1}]}",
-              "beyond 4e15 us");
-    trace_bad("{\"traceEvents\":[{\"ph\":\"X\",\"name\":\"a\",\"ts\":0,\"dur\":5e15}]}",
-              "beyond 4e15 us");
     trace_bad("{\"traceEvents\":[7]}", "not an object");
     char deep[300] = "{\"traceEvents\":[{\"args\":{\"a\":";
     size_t dl = strlen(deep);

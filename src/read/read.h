@@ -22,10 +22,6 @@
 /* Deepest calling context accepted by the readers (ROOT is level 0). */
 #define KSCOPE__READ_MAX_DEPTH 4096
 
-/* Largest |ts| and dur a Chrome trace may give, in microseconds (about 127
- * years): in nanoseconds any two of them differ by less than 2^63. */
-#define KSCOPE__TRACE_US_MAX 4e15
-
 /* Room for one reader error line. */
 #define KSCOPE__READ_ERRLEN 512
 

@@ -6,6 +6,7 @@
  *     "args_i": [args template, -1: none]}], "marks": [track, ts, name,
  *    args template, ...], "flows": [from, from_ts, to, to_ts, ...],
  *    "counters": [{"name", "pid", "ts", "v"}], "t0": ns, "unended": count,
+ *    "unplaced": count of events with times beyond PLACEABLE_US,
  *    "metadata": {key: value}}
  *
  * and, as a document of its own that the page parses at the first hover,
@@ -24,7 +25,6 @@
  * only as numbers and string-table indices.
  */
 #include "report/trace-data.h"
-#include "read/read.h"
 #include "kscope.h"
 
 #include <yajl/yajl_parse.h>
@@ -121,6 +121,11 @@ static int32_t track_of(tparse *p, int32_t pid, int32_t tid)
     return find_or_add(&p->tracks, &p->ntracks, &p->captracks, pid, tid);
 }
 
+/* The timeline places times in int64 nanoseconds; |ts| and dur beyond
+ * this many microseconds (about 127 years) could not be subtracted, and
+ * their events are counted as unplaced instead. */
+#define PLACEABLE_US 4e15
+
 static int64_t ns(double us)
 {
     return (int64_t)llround(us * 1000.0);
@@ -164,7 +169,7 @@ static int end_placed(tparse *p, int32_t track, int32_t name, char ph)
     args_ref args;
     if (kscope__report_args_take(p, &args) != 0)
         return 0;
-    if (ph == 'X' && p->has_dur && p->dur >= 0 && p->dur <= KSCOPE__TRACE_US_MAX) {
+    if (ph == 'X' && p->has_dur && isfinite(p->dur) && p->dur >= 0) {
         if (!GROW(p->slices, p->nslices, p->capslices))
             return 0;
         p->slices[p->nslices++] = (slice){ns(p->ts), ns(p->dur), track, name, args};
@@ -189,8 +194,12 @@ static int end_event(tparse *p)
         return 0;
     if (ph == 'M')
         return end_meta(p, pid, tid);
-    if (!p->has_ts || !(fabs(p->ts) <= KSCOPE__TRACE_US_MAX))
-        return 1; /* nothing to place (the tree reader refuses the file) */
+    if (!p->has_ts || !isfinite(p->ts))
+        return 1; /* nothing to place */
+    if (!(fabs(p->ts) <= PLACEABLE_US) || (p->has_dur && !(fabs(p->dur) <= PLACEABLE_US))) {
+        p->unplaced++;
+        return 1;
+    }
     if (ph == 'C')
         return end_counter(p, pid);
     int32_t track = track_of(p, pid, tid), name = intern(p, p->has_name ? p->name : "");

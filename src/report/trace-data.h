@@ -87,6 +87,7 @@ typedef struct tparse {
     size_t nslices, capslices, nmarks, capmarks;
     be_event *be;
     size_t nbe, capbe, unended;
+    size_t unplaced; /* events whose times the timeline cannot hold */
     flow_end *flows;
     size_t nflows, capflows;
     sample *samples;

@@ -229,6 +229,8 @@ static void write_meta(kscope__jsonw *w, const tparse *p)
     kscope__jw_close(w, '}');
     kscope__jw_key(w, "unended");
     kscope__jw_uint(w, p->unended);
+    kscope__jw_key(w, "unplaced");
+    kscope__jw_uint(w, p->unplaced);
 }
 
 /* Each "s" with the first "f" of its id: [from track, ts, to track, ts]. */

@@ -172,6 +172,9 @@
     if (p.trace && p.trace.unended)
       note(label + ': ' + p.trace.unended + ' slices began ("B") and never ended; they are drawn to the end ' +
         'of the trace.');
+    if (p.trace && p.trace.unplaced)
+      note(label + ': ' + p.trace.unplaced + ' events have a time or duration beyond 4e15 us (127 years) ' +
+        'and are not on the timeline.');
     if (p.trace) for (const tr of p.trace.tracks)
       if (tr.n > tr.ts.length)
         note(label + ': track ' + trackLabel(p.trace, tr) + ' holds ' + tr.n + ' slices; the ' +
