@@ -10,6 +10,12 @@ golden top-lines "$KS" top --lines kscope/pcsampling.hatchet
 golden top-lines-limit "$KS" top --lines -n 1 kscope/pcsampling.hatchet
 golden view-lines "$KS" view --lines kscope/pcsampling.hatchet
 golden view-samples "$KS" view -m num_samples,stalled_long_scoreboard kscope/pcsampling.hatchet
+# Proton's PC-sampling frames name the kernel mangled ("file:line@_Z...",
+# "_Z...+0xOFFSET"): read demangled, so diff and merge pair them with
+# kscope's, and the merged lines add up.
+golden diff-lines "$KS" diff -m num_samples kscope/pcsampling.hatchet proton/pcsampling.hatchet
+golden merge-lines sh -c "'$KS' merge -o '$WORK/merged-pcs.hatchet' kscope/pcsampling.hatchet \
+    proton/pcsampling.hatchet >/dev/null && '$KS' view --lines '$WORK/merged-pcs.hatchet'"
 bad top-lines-none "has no PC samples (record with 'kscope run --pc-sampling')" \
     "$KS" top --lines kscope/run_a.hatchet
 bad view-lines-none "has no PC samples" "$KS" view --lines kscope/run_a.hatchet

@@ -26,6 +26,12 @@ check "scopes by inclusive GPU time, with their context" has "$work/rich.txt" \
     " 29.84%     70.624 us         -  train > step > matmul"
 check "nothing on stderr" test ! -s "$work/err.txt"
 
+"$KS" report -n 2 "$src/test/data/kscope/pcsampling.hatchet" >"$work/pcs.txt"
+check "PC samples: the hottest lines with their main stall reasons" has "$work/pcs.txt" \
+    "      1000   87.0%  long_scoreboard 89%, selected 6%, wait 5%     /src/pcs.cu:41@chain_kernel(float*, int)  [chain_kernel(float*, int)]"
+check "PC samples: -n limits the lines" test "$(grep -c '@chain_kernel\|no line information' "$work/pcs.txt")" -eq 2
+check "no PC samples: no lines section" sh -c "! grep -q 'source lines' '$work/rich.txt'"
+
 "$bin/example" "$work/host" >/dev/null
 "$KS" report -n 2 "$work/host.hatchet" >"$work/host.txt"
 check "host-only profile: no GPU time" has "$work/host.txt" "GPU time: 0 ns"

@@ -19,6 +19,9 @@ golden view-include-exclude "$KS" view -m time/us --include 'step' --exclude 'in
     $P/rich_tree.hatchet
 golden view-sort "$KS" view --sort -m time/us,count $P/rich_tree.hatchet
 golden view-sort-threshold "$KS" view --print-sorted -t 0.04 $P/rich_tree.hatchet
+# a per-node metric: every frame listed (its largest first), none dropped;
+# the tree keeps -d, the list every depth
+golden view-print-sorted-exclusive "$KS" view --print-sorted -m cpu_time/ms,count -d 2 $P/rich_tree.hatchet
 golden view-list-proton "$KS" view -l $P/rich_tree.hatchet
 golden view-list-kscope "$KS" view --list $K/run_a.hatchet
 golden view-kscope "$KS" view -m time/us,calls,wall_time/ms,avg_wall_time/us,util,count \

@@ -54,6 +54,28 @@ static void test_tree_names(void **state)
     kscope__ptree_free(t);
 }
 
+/* PC-sampling frames below a kernel name its function too: Proton's keep
+ * it mangled, kscope's recorder demangles it; an offset stays as written. */
+static void test_line_frames(void **state)
+{
+    (void)state;
+    kscope__ptree *t = json_ok(
+        "[{\"frame\":{\"name\":\"ROOT\"},\"metrics\":{\"num_samples\":0},\"children\":["
+        "{\"frame\":{\"name\":\"_Z6kernelPf\"},\"metrics\":{\"count\":1},\"children\":["
+        "{\"frame\":{\"name\":\"/src/k.cu:41@_Z6kernelPf\"},\"metrics\":{\"num_samples\":3}},"
+        "{\"frame\":{\"name\":\"_Z6kernelPf+0x1a0\"},\"metrics\":{\"num_samples\":2}},"
+        "{\"frame\":{\"name\":\"/src/k.cu:9@_Zbad\"},\"metrics\":{\"num_samples\":1}},"
+        "{\"frame\":{\"name\":\"a@b:3@_Z3foov+0x10\"},\"metrics\":{\"num_samples\":1}}"
+        "]}]},{}]");
+    kscope__pnode *k = t->root->children[0];
+    assert_string_equal(k->name, "kernel(float*)");
+    assert_string_equal(k->children[0]->name, "/src/k.cu:41@kernel(float*)");
+    assert_string_equal(k->children[1]->name, "kernel(float*)+0x1a0");
+    assert_string_equal(k->children[2]->name, "/src/k.cu:9@_Zbad"); /* not C++ */
+    assert_string_equal(k->children[3]->name, "a@b:3@foo()+0x10");
+    kscope__ptree_free(t);
+}
+
 /* A trace names a kernel in its events and its call stacks; both read
  * demangled, so the stack and the event meet in one node. */
 static void test_trace_names(void **state)
@@ -80,6 +102,7 @@ int main(void)
         cmocka_unit_test_setup(test_proton_fixture_reads_demangled, need_demangler),
         cmocka_unit_test_setup(test_tree_names, need_demangler),
         cmocka_unit_test_setup(test_trace_names, need_demangler),
+        cmocka_unit_test_setup(test_line_frames, need_demangler),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

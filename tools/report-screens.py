@@ -1,8 +1,9 @@
 """report-screens.py - the README's pictures of the HTML report, one per
 view, made from the bundled example run under `kscope run` (and, for the
 top kernels, Proton's file in test/data/proton/, as the example launches
-no kernels); test/browser/report_test.py checks that each view the page
-has is pictured here and in the README:
+no kernels, and for the source lines a profile with PC samples from
+test/data/kscope/); test/browser/report_test.py checks that each view the
+page has is pictured here and in the README:
     python3 tools/report-screens.py [BUILD_DIR]   # writes docs/img/report-*.png
 Needs chromium (tools/setup-deps.sh) and a build (tools/demo.sh)."""
 import os
@@ -39,7 +40,9 @@ shots = [("flame", page_for("tree", example("a", "tree")), "kscopeReport.search(
          ("timeline", page_for("trace", example("t", "trace")), "kscopeReport.show('timeline')"),
          ("top", page_for("top", os.path.join(ROOT, "test/data/proton/rich_tree.hatchet")),
           "kscopeReport.show('top')"),
-         ("diff", page_for("diff", example("b", "tree"), example("c", "tree")), "kscopeReport.show('diff')")]
+         ("diff", page_for("diff", example("b", "tree"), example("c", "tree")), "kscopeReport.show('diff')"),
+         ("lines", page_for("lines", os.path.join(ROOT, "test/data/kscope/pcsampling.hatchet")),
+          "kscopeReport.show('lines')")]
 browser = cdp.Browser(cdp.find_chromium())
 try:
     page = browser.open_page()

@@ -5,7 +5,8 @@ A session's data is cut into phases (numbered from 0; the current one is
 live): advance_phase() completes the current phase and starts the next,
 is_phase_complete() says whether a phase's GPU records have all arrived,
 clear() drops phases. get(session, phase=0) parses a phase's tree
-(.hatchet JSON) into Python lists and dicts; get_msgpack() returns it as
+(.hatchet JSON) into Python lists and dicts (a list that also reads as
+the file's text, for Triton 3.6's viewer); get_msgpack() returns it as
 MessagePack bytes (.hatchet_msgpack); get_trace() parses a data="trace"
 session's Chrome trace. The session keeps running.
 """
@@ -29,13 +30,28 @@ def _data(session, phase, fmt):
     return _kscope.data(session, fmt, phase)
 
 
+class Tree(list):
+    """What get() returns: the list [ROOT node, device info], as Proton's
+    data.get returns it (json.loads of the .hatchet text). It also reads
+    like a file holding that text (read()), because Triton 3.6's
+    `viewer.get_raw_metrics` json.load()s a file where later viewers take
+    the data itself: Proton's test_get_data hands it the data."""
+
+    __slots__ = ()
+
+    def read(self, size=-1):
+        """The tree as .hatchet JSON text (all of it; size is ignored)."""
+        return json.dumps(self)
+
+
 def get(session=0, phase=0):
     """Phase `phase` of the session's tree: [ROOT node, device info], as a
-    .hatchet holds. RuntimeError when the phase was cleared."""
+    .hatchet holds (a Tree: a list). RuntimeError when the phase was
+    cleared."""
     session = _session(session)
     if session is None:
         return None
-    return json.loads(_data(session, phase, "hatchet"))
+    return Tree(json.loads(_data(session, phase, "hatchet")))
 
 
 def get_msgpack(session=0, phase=0):

@@ -255,10 +255,9 @@ static PyObject *fn_launch_id(PyObject *m, PyObject *Py_UNUSED(ignored))
 
 /* triton_enter(lazy_dict): the Triton launch hook's common case in C (no
  * include/exclude filter, no python context): evaluate the kernel's
- * launch_metadata (lazy_dict.get(), inside the metadata state) and hand it
- * to the next launch. It never raises into Triton's launcher: the first
- * exception is kept for take_hook_error(), and the launch goes on without
- * metadata. */
+ * launch_metadata (lazy_dict.get()) and read its values, inside the
+ * metadata state, and hand them to the next launch. It never raises into Triton's launcher: the
+ * first exception is kept for take_hook_error(), and the launch goes on without metadata. */
 static PyObject *fn_triton_enter(PyObject *m, PyObject *lazy_dict)
 {
     module_state *st = PyModule_GetState(m);
@@ -268,9 +267,11 @@ static PyObject *fn_triton_enter(PyObject *m, PyObject *lazy_dict)
         atomic_store_explicit(&state_id, id, memory_order_relaxed);
     int in_state = id && kscope__state_enter_id(id) == 0;
     PyObject *meta = PyObject_CallMethodNoArgs(lazy_dict, st->str_get);
+    /* still in the state: reading a tensor's value (.item()) copies it
+     * from the GPU, work of the metadata's, not of the scope's */
+    int rc = meta ? metadata_from_dict(meta) : -1;
     if (in_state)
         kscope_state_exit();
-    int rc = meta ? metadata_from_dict(meta) : -1;
     Py_XDECREF(meta);
     if (rc < 0) {
         if (!PyErr_ExceptionMatches(PyExc_Exception))

@@ -57,3 +57,24 @@ def test_without_a_session():
     assert kscope.data.get(None) is None
     assert kscope.data.get_msgpack(None) is None
     assert kscope.data.get_trace(None) is None
+
+
+def test_get_reads_as_its_json_text_and_equals_msgpack(session):
+    """Proton's test_get_data: after deactivate, get() equals the decoded
+    get_msgpack() exactly, and it reads like a file of its JSON text, as
+    Triton 3.6's viewer.get_raw_metrics (json.load of a file) wants it."""
+    import json
+
+    msgpack = pytest.importorskip("msgpack")
+    sid, _ = session
+    with kscope.scope("test"):
+        for _ in range(2):
+            with kscope.scope("foo"):
+                pass
+    kscope.deactivate(sid)
+    database = kscope.data.get(sid)
+    assert isinstance(database, list) and len(database) == 2
+    assert json.load(database) == database
+    unpacked = msgpack.loads(kscope.data.get_msgpack(sid), raw=False, strict_map_key=False)
+    assert database == unpacked
+    assert child(child(database[0], "test"), "foo")["metrics"]["calls"] == 2

@@ -194,3 +194,62 @@ def test_metadata_state(session):
     child(child(s, COMPUTE_METADATA_SCOPE_NAME), "metric_work")
     child(s, "own_work")
     child(child(tree(sid), COMPUTE_METADATA_SCOPE_NAME), "decorated")
+
+
+class TensorMetric:
+    """A 0-d GPU tensor as launch_metadata returns it (Proton's
+    test_tensor_metrics_hook): reading its value (.item()) copies it to the
+    host, GPU work that belongs to the metadata state, not to the scope."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def item(self):
+        kscope.mark("copy_to_host")  # stands for the device-to-host copy
+        return self.value
+
+
+def test_tensor_metric_values_are_read_inside_the_state(session):
+    sid, _ = session
+    with kscope.scope("s"):
+        _kscope.triton_enter(FakeLazyDict("k", {"flops": TensorMetric(8.0)}))  # the C hook
+        hook = LaunchHook()
+        hook.fast = False
+        try:
+            hook.enter(FakeLazyDict("k2", {"flops": TensorMetric(2.0)}))  # the Python hook
+        finally:
+            hook.fast = True
+    kscope.check_errors()
+    s = path(tree(sid), "s")
+    assert child(child(s, COMPUTE_METADATA_SCOPE_NAME), "copy_to_host")["metrics"]["calls"] == 2
+    assert [c["frame"]["name"] for c in s["children"]] == [COMPUTE_METADATA_SCOPE_NAME]
+
+
+def test_tritons_launch_id_is_set_when_its_launch_module_is_loaded(fake_triton, tmp_path,
+                                                                   monkeypatch):
+    """Proton's test_hook_multiple_threads reads Triton's own
+    `triton.profiler.hooks.launch.id` (a ContextVar) after each launch: with
+    that module loaded, kscope's hook sets it to kscope's launch id, in the
+    launching thread's context."""
+    import contextvars
+
+    mod = types.ModuleType("triton.profiler.hooks.launch")
+    mod.id = contextvars.ContextVar("id", default=None)
+    monkeypatch.setitem(sys.modules, "triton.profiler.hooks.launch", mod)
+    sid = kscope.start(str(tmp_path / "h"), hook="triton")
+    seen = []
+
+    def worker(name):
+        for _ in range(20):
+            fake_triton.launch_enter_hook(FakeLazyDict(name, {}))
+            seen.append(mod.id.get())
+            assert mod.id.get() == launch_mod.id.get()
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in ("foo", "bar")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    kscope.finalize(sid)
+    assert None not in seen and len(set(seen)) == 40
+    assert mod.id.get() is None  # this thread launched nothing

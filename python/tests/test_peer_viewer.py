@@ -537,10 +537,17 @@ def test_view_goldens_agree_with_proton_viewer(golden_runs):
 
 
 def test_sorted_golden_agrees_with_proton_viewer(golden_runs):
+    """`view --print-sorted` prints what proton-viewer --print-sorted does:
+    the tree, then its frames but ROOT sorted by the first metric."""
     r = golden_runs[len(GOLDEN_VIEWS)]
     assert r["rc"] == 0, r.get("error")
-    _, listed = parse_viewer_tree(r["out"], 1)
-    _, rows = parse_kscope_view((GOLDEN / "view-sort-threshold.txt").read_text())
+    tree, listed = parse_viewer_tree(r["out"], 1)
+    text = (GOLDEN / "view-sort-threshold.txt").read_text()
+    mine_tree, _, sorted_part = text.partition("\nSorted by time/ms, largest first:\n")
+    assert sorted_part, text
+    _, tree_rows = parse_kscope_view(mine_tree)
+    assert [n for _, n, _, _ in tree_rows] == [n for _, n, _, _ in tree], (mine_tree, r["out"])
+    _, rows = parse_kscope_view(sorted_part)
     mine = sorted((n, float(v[0])) for _, n, v, _ in rows)
     theirs = sorted((n, float(v)) for n, v in listed)
     assert len(mine) == len(theirs), (mine, theirs)
@@ -566,3 +573,35 @@ def test_list_goldens_agree_with_proton_viewer(golden_runs):
         assert inc == inc_pv, (golden, inc, inc_pv)
         assert exc <= exc_pv and exc_pv - exc <= {"name", "device_id", "device_type"}, \
             (golden, exc, exc_pv)
+
+
+def test_data_get_opens_in_the_viewer(tmp_path):
+    """Proton's test_get_data: proton.data.get(session) goes straight to
+    Triton 3.6's viewer.get_raw_metrics (which json.load()s a file), and
+    Hatchet's query on the GraphFrame finds the leaves. Runs in the peer
+    environment with this package (same interpreter) on its path."""
+    pkg = os.path.dirname(os.path.dirname(os.path.abspath(proton.__file__)))
+    code = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {pkg!r})
+        import msgpack
+        import kscope as proton
+        import triton.profiler.viewer as viewer
+        s = proton.start({str(tmp_path / "get")!r}, context="shadow")
+        with proton.scope("test"):
+            for _ in range(2):
+                with proton.scope("foo"):
+                    pass
+        proton.deactivate(s, flushing=True)
+        database = proton.data.get(s)
+        gf, _, _, _ = viewer.get_raw_metrics(database)
+        foo = gf.filter("MATCH ('*', c) WHERE c.'name' =~ '.*foo.*' AND c IS LEAF").dataframe
+        assert len(foo) == 1 and int(foo["calls"].values[0]) == 2, foo
+        unpacked = msgpack.loads(proton.data.get_msgpack(s), raw=False, strict_map_key=False)
+        assert database == unpacked
+        proton.finalize()
+        print("ok")
+    """)
+    r = subprocess.run([str(PEER_PY), "-c", code], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, KSCOPE_QUIET="1"))
+    assert r.returncode == 0 and r.stdout.strip().endswith("ok"), r.stderr[-3000:]

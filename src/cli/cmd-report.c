@@ -27,13 +27,16 @@ const char cmd_report_help[] =
     "  - GPU time: kernels and copies, launches, bytes copied;\n"
     "  - dropped records, when the profile counted any;\n"
     "  - the top N kernels by total GPU time (as `kscope top`);\n"
+    "  - with PC samples, the N hottest source lines and their main stall\n"
+    "    reasons (as `kscope top --lines`);\n"
     "  - the top N scopes by GPU time under them (inclusive) and by host wall\n"
     "    time, each with its calling context.\n"
     "\n"
     "With --html, write one HTML page that opens offline in a browser: a\n"
     "flame graph of the calling-context tree (width by any metric, click to\n"
-    "zoom, search), a timeline for traces, the top kernels, and with PROFILE2\n"
-    "a diff (PROFILE -> PROFILE2). Very large profiles are aggregated (the\n"
+    "zoom, search), a timeline for traces, the top kernels, each kernel's\n"
+    "hottest source lines (PC samples), and with PROFILE2 a diff (PROFILE ->\n"
+    "PROFILE2). Very large profiles are aggregated (the\n"
     "page says where): tree nodes under 0.01% of the total merge into\n"
     "\"(other)\" past 200000 nodes; a timeline track keeps its 250000 longest\n"
     "slices.\n"
@@ -212,6 +215,15 @@ static int report_one(const char *path, long n, FILE *out)
         kscope__top_print(out, t, (int)n, 0);
         report_scopes(&f, incl, calls, "scopes by GPU time under them:", kernel_ns + copy_ns, n,
                       out);
+    }
+    /* PC samples: the hottest lines (bytes' array is free again) */
+    kscope__pflat_values(t, &f, "num_samples", 0, bytes);
+    int sampled = 0;
+    for (size_t i = 0; i < f.n && !sampled; i++)
+        sampled = bytes[i] > 0;
+    if (sampled) {
+        fprintf(out, "\nhottest source lines (PC samples):\n");
+        kscope__lines_print(out, t, (int)n, 0);
     }
     double wall_total = 0;
     for (size_t i = 0; i < f.n; i++)

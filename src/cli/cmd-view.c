@@ -68,6 +68,9 @@ const char cmd_view_help[] =
     "                       function_line, file_function\n"
     "      --sort           print a flat list sorted by the first metric\n"
     "                       (largest first) instead of the tree\n"
+    "      --print-sorted   as proton-viewer: the tree, then every frame\n"
+    "                       but ROOT sorted by the first metric, at any depth\n"
+    "                       (-t, -i, -e apply); frames without a value last\n"
     "      --diff-profile OTHER\n"
     "                       show FILE minus OTHER for every metric, nodes\n"
     "                       matched by calling-context path\n"
@@ -127,7 +130,7 @@ static int add_metrics(view_opts *o, char *list)
 
 static int parse_opts(int argc, char **argv, view_opts *o)
 {
-    enum { OPT_SORT = 256, OPT_DIFF, OPT_COLOR, OPT_FULL, OPT_LINES };
+    enum { OPT_SORT = 256, OPT_PRINT_SORTED, OPT_DIFF, OPT_COLOR, OPT_FULL, OPT_LINES };
     static const struct option longs[] = {
         {"metrics", required_argument, NULL, 'm'},
         {"depth", required_argument, NULL, 'd'},
@@ -137,8 +140,8 @@ static int parse_opts(int argc, char **argv, view_opts *o)
         {"format", required_argument, NULL, 'f'},
         {"list", no_argument, NULL, 'l'},
         {"sort", no_argument, NULL, OPT_SORT},
-        {"print-sorted", no_argument, NULL, OPT_SORT},
-        {"print_sorted", no_argument, NULL, OPT_SORT},
+        {"print-sorted", no_argument, NULL, OPT_PRINT_SORTED},
+        {"print_sorted", no_argument, NULL, OPT_PRINT_SORTED},
         {"diff-profile", required_argument, NULL, OPT_DIFF},
         {"color", required_argument, NULL, OPT_COLOR},
         {"colour", required_argument, NULL, OPT_COLOR},
@@ -192,6 +195,9 @@ static int parse_opts(int argc, char **argv, view_opts *o)
             break;
         case OPT_SORT:
             o->sort = 1;
+            break;
+        case OPT_PRINT_SORTED:
+            o->print_sorted = 1;
             break;
         case OPT_DIFF:
             o->diff = optarg;

@@ -91,11 +91,12 @@ static void format_value(const kscope__column *c, double v, char *buf, size_t si
 }
 
 /* Which rows are shown: depth, threshold (ancestors of shown rows stay).
- * -d N shows N levels, ROOT the first, as proton-viewer (Hatchet) does. */
-static void choose_rows(const view_display *d, const view_opts *o, unsigned char *show)
+ * -d N shows N levels, ROOT the first, as proton-viewer (Hatchet) does;
+ * depth < 0: every level. */
+static void choose_rows(const view_display *d, const view_opts *o, long depth, unsigned char *show)
 {
     for (size_t i = 0; i < d->n; i++)
-        show[i] = d->depth[i] < (uint32_t)o->depth;
+        show[i] = depth < 0 || d->depth[i] < (uint32_t)depth;
     if (!o->has_threshold || d->ncols == 0)
         return;
     const double *v = d->cols[0].vals;
@@ -257,6 +258,24 @@ static int print_tree(const view_display *d, const view_opts *o, const unsigned 
     return 0;
 }
 
+/* --print-sorted, as proton-viewer: the tree (-d applies), then every
+ * frame but ROOT at any depth, sorted by the first metric, in columns as
+ * wide as both need. */
+static int print_tree_and_sorted(const view_display *d, const view_opts *o, unsigned char *show,
+                                 int *width, double *maxv, char **nb, size_t *nbcap)
+{
+    choose_rows(d, o, -1, show); /* the list's rows hold the tree's */
+    measure_columns(d, show, width, maxv);
+    choose_rows(d, o, o->depth, show);
+    print_header(d, width, o->color);
+    if (print_tree(d, o, show, width, maxv, nb, nbcap) < 0)
+        return -1;
+    choose_rows(d, o, -1, show);
+    printf("\nSorted by %s, largest first:\n", d->ncols ? d->cols[0].title : "tree order");
+    print_header(d, width, o->color);
+    return print_sorted(d, o, show, width, maxv, nb, nbcap);
+}
+
 int kscope__view_print(const view_display *d, const view_opts *o)
 {
     unsigned char *show = malloc(d->n);
@@ -265,8 +284,10 @@ int kscope__view_print(const view_display *d, const view_opts *o)
     char *nb = NULL;
     size_t nbcap = 0;
     int rc = -1;
-    if (show && width && maxv) {
-        choose_rows(d, o, show);
+    if (show && width && maxv && o->print_sorted) {
+        rc = print_tree_and_sorted(d, o, show, width, maxv, &nb, &nbcap);
+    } else if (show && width && maxv) {
+        choose_rows(d, o, o->depth, show);
         measure_columns(d, show, width, maxv);
         print_header(d, width, o->color);
         rc = o->sort ? print_sorted(d, o, show, width, maxv, &nb, &nbcap)

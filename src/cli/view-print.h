@@ -25,8 +25,9 @@ typedef struct view_opts {
     const char *include, *exclude, *diff;
     frame_fmt format;
     int sort, list, color;
-    int full_names; /* --full-names: long kernel names not folded */
-    int lines;      /* --lines: each kernel's hottest source lines (PC samples) */
+    int print_sorted; /* --print-sorted: the tree, then the frames sorted */
+    int full_names;   /* --full-names: long kernel names not folded */
+    int lines;        /* --lines: each kernel's hottest source lines (PC samples) */
     const char *file;
 } view_opts;
 
@@ -41,8 +42,8 @@ typedef struct view_display {
     int ncols;
 } view_display;
 
-/* Print d to stdout as o asks (rows by depth and threshold, the tree or
- * the --sort list, colours, frame formats). 0, or -1 when out of memory. */
+/* Print d to stdout as o asks (rows by depth and threshold, the tree,
+ * the --sort list or both, colours, frame formats). 0, or -1 when out of memory. */
 int kscope__view_print(const view_display *d, const view_opts *o);
 
 #endif

@@ -1,7 +1,9 @@
 /*
  * demangle.c - readable frame names for the readers. A name a C++ compiler
  * mangled (`_Z...`, as Proton leaves kernel names) is read as its
- * demangled text, the way kscope's recorder names the kernels it sees, so
+ * demangled text, the way kscope's recorder names the kernels it sees, and
+ * so is the function in a PC-sampling frame ("file:line@_Z...",
+ * "_Z...+0x1a0"), so
  * `diff` and `merge` pair the nodes of Proton's profiles with kscope's and
  * every printer shows the readable name.
  *
@@ -81,20 +83,58 @@ static int remember(kscope__demangler *d, const char *from, const char *to)
     return 0;
 }
 
+/* Where the C++ name in a frame name starts, or NULL for none: the whole
+ * name, or the function of a PC-sampling frame ("file:line@_Z...", and
+ * "_Z...+0xOFFSET" for code without line information). */
+static const char *mangled_part(const char *name)
+{
+    if (name[0] == '_' && name[1] == 'Z')
+        return name;
+    const char *at = strstr(name, "@_Z");
+    return at ? at + 1 : NULL;
+}
+
+/* The demangled text of name, whose C++ part starts at fn and ends at a
+ * "+0x" offset or the name's end (prefix and offset kept), interned in t;
+ * name itself when it does not demangle; NULL when out of memory. */
+static const char *demangle_frame(kscope__ptree *t, const char *name, const char *fn)
+{
+    const char *off = strstr(fn, "+0x");
+    size_t fnlen = off ? (size_t)(off - fn) : strlen(fn);
+    char *part = malloc(fnlen + 1);
+    if (!part)
+        return NULL;
+    memcpy(part, fn, fnlen);
+    part[fnlen] = '\0';
+    int status = -1;
+    char *text = cxa_demangle(part, NULL, NULL, &status);
+    free(part);
+    const char *readable = name; /* not a C++ name after all: as written */
+    if (text && status == 0) {
+        size_t pre = (size_t)(fn - name), len = strlen(text), post = strlen(fn + fnlen);
+        char *whole = malloc(pre + len + post + 1);
+        if (whole) {
+            memcpy(whole, name, pre);
+            memcpy(whole + pre, text, len);
+            memcpy(whole + pre + len, fn + fnlen, post + 1);
+        }
+        readable = whole ? kscope__ptree_intern_cstr(t, whole) : NULL;
+        free(whole);
+    }
+    free(text);
+    return readable;
+}
+
 const char *kscope__demangled(kscope__demangler *d, kscope__ptree *t, const char *name)
 {
-    if (name[0] != '_' || name[1] != 'Z' || !kscope__demangle_available())
+    const char *fn = mangled_part(name);
+    if (!fn || !kscope__demangle_available())
         return name;
     for (uint32_t j = d->cap ? slot_of(name, d->cap) : 0; d->cap && d->from[j];
          j = (j + 1) & (d->cap - 1))
         if (d->from[j] == name)
             return d->to[j];
-    int status = -1;
-    char *text = cxa_demangle(name, NULL, NULL, &status);
-    const char *readable = name; /* not a C++ name after all: as written */
-    if (text && status == 0)
-        readable = kscope__ptree_intern_cstr(t, text);
-    free(text);
+    const char *readable = demangle_frame(t, name, fn);
     if (!readable || remember(d, name, readable) != 0)
         return NULL;
     return readable;

@@ -8,7 +8,7 @@
  * without line information), and on the kernel's own node when it has no
  * line information at all. Lines are added up across calling contexts by
  * (kernel, line); their "stalled_<reason>" counts say why the warps there
- * waited.
+ * waited. The HTML report gets the same rows as JSON (kscope__lines_json).
  */
 #include "kscope.h"
 #include "read/read.h"
@@ -225,6 +225,133 @@ int kscope__lines_print(FILE *out, const kscope__ptree *t, int top_n, int flags)
                 print_row(out, &s, &s.rows[i], flags, "", 1);
         }
     }
+    free(s.rows);
+    return rc ? rc : (int)s.n;
+}
+
+/* ------------------------------------------------------ the report's JSON */
+
+/* One kernel's rows added up: its samples and reasons. */
+typedef struct kgroup {
+    const char *kernel;
+    lrow sum;
+} kgroup;
+
+static int by_group_samples(const void *a, const void *b)
+{
+    const kgroup *x = a, *y = b;
+    if (x->sum.samples != y->sum.samples)
+        return x->sum.samples < y->sum.samples ? 1 : -1;
+    return strcmp(x->kernel, y->kernel);
+}
+
+/* The kernels of s (rows sorted), heaviest first, into *out; their count,
+ * or -1 when out of memory. */
+static long group_kernels(const lset *s, kgroup **out)
+{
+    kgroup *g = malloc(s->n * sizeof *g);
+    if (!g)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        size_t k = 0;
+        while (k < n && g[k].kernel != s->rows[i].kernel)
+            k++;
+        if (k == n) {
+            memset(&g[n], 0, sizeof g[n]);
+            g[n++].kernel = s->rows[i].kernel;
+        }
+        g[k].sum.samples += s->rows[i].samples;
+        for (size_t r = 0; r < s->nreasons; r++)
+            g[k].sum.reason[r] += s->rows[i].reason[r];
+    }
+    qsort(g, n, sizeof *g, by_group_samples);
+    *out = g;
+    return (long)n;
+}
+
+/* A count: whole numbers as integers (samples are), others as doubles. */
+static void write_count(kscope__jsonw *w, double v)
+{
+    if (v > -9e15 && v < 9e15 && v == (double)(int64_t)v)
+        kscope__jw_int(w, (int64_t)v);
+    else
+        kscope__jw_double(w, v);
+}
+
+/* "samples": n, "r": [samples per reason, in s->reason's order] */
+static void write_counts(kscope__jsonw *w, const lset *s, const lrow *r)
+{
+    kscope__jw_key(w, "samples");
+    write_count(w, r->samples);
+    kscope__jw_key(w, "r");
+    kscope__jw_open(w, '[');
+    for (size_t k = 0; k < s->nreasons; k++)
+        write_count(w, r->reason[k]);
+    kscope__jw_close(w, ']');
+}
+
+static void write_kernel(kscope__jsonw *w, const lset *s, const kgroup *g, int top_n)
+{
+    kscope__jw_open(w, '{');
+    kscope__jw_key(w, "name");
+    kscope__jw_str(w, g->kernel);
+    write_counts(w, s, &g->sum);
+    int shown = 0, more = 0;
+    kscope__jw_key(w, "lines");
+    kscope__jw_open(w, '[');
+    for (size_t i = 0; i < s->n; i++) {
+        if (s->rows[i].kernel != g->kernel)
+            continue;
+        if (top_n > 0 && shown == top_n) {
+            more++;
+            continue;
+        }
+        kscope__jw_open(w, '{');
+        kscope__jw_key(w, "line");
+        if (s->rows[i].line)
+            kscope__jw_str(w, s->rows[i].line);
+        else
+            kscope__jw_literal(w, "null");
+        write_counts(w, s, &s->rows[i]);
+        kscope__jw_close(w, '}');
+        shown++;
+    }
+    kscope__jw_close(w, ']');
+    kscope__jw_key(w, "more");
+    kscope__jw_int(w, more);
+    kscope__jw_close(w, '}');
+}
+
+int kscope__lines_json(kscope__jsonw *w, const char *key, const kscope__ptree *t, int top_n)
+{
+    lset s = {0};
+    kgroup *g = NULL;
+    long ng = 0;
+    int rc = collect(t, &s);
+    if (rc == 0 && s.n) {
+        qsort(s.rows, s.n, sizeof *s.rows, by_samples);
+        ng = group_kernels(&s, &g);
+        rc = ng < 0 ? KSCOPE_ENOMEM : 0;
+    }
+    if (rc == 0 && s.n) {
+        kscope__jw_key(w, key);
+        kscope__jw_open(w, '{');
+        kscope__jw_key(w, "total");
+        write_count(w, s.total);
+        kscope__jw_key(w, "reasons"); /* without "stalled_" */
+        kscope__jw_open(w, '[');
+        for (size_t k = 0; k < s.nreasons; k++)
+            kscope__jw_str(w, s.reason[k] + 8);
+        kscope__jw_close(w, ']');
+        kscope__jw_key(w, "kernels");
+        kscope__jw_open(w, '[');
+        for (long k = 0; k < ng; k++)
+            write_kernel(w, &s, &g[k], top_n);
+        kscope__jw_close(w, ']');
+        kscope__jw_close(w, '}');
+    }
+    free(g);
     free(s.rows);
     return rc ? rc : (int)s.n;
 }

@@ -13,6 +13,7 @@
 #define KSCOPE_READ_H
 
 #include "format/format.h"
+#include "format/jsonw.h"
 #include "profile/ptree.h"
 
 #include <stddef.h>
@@ -216,6 +217,15 @@ int kscope__top_print(FILE *out, const kscope__ptree *t, int top_n, int flags);
  * flags as kscope__top_print's. Returns the number of lines found (0: the
  * profile has no PC samples) or KSCOPE_ENOMEM. */
 int kscope__lines_print(FILE *out, const kscope__ptree *t, int top_n, int flags);
+
+/* The same lines as JSON, for the HTML report: when the profile has PC
+ * samples, `key`: {"total": samples, "reasons": [stall reasons, without
+ * "stalled_"], "kernels": [{"name", "samples", "r": [samples per reason],
+ * "lines": [{"line": "file:line@function" (null: no line information),
+ * "samples", "r"}, ...hottest first, at most top_n (0: all)], "more":
+ * lines left out}, ...heaviest first]}; nothing when it has none. Returns
+ * the number of lines found or KSCOPE_ENOMEM. */
+int kscope__lines_json(kscope__jsonw *w, const char *key, const kscope__ptree *t, int top_n);
 
 /* Whether to colour output in "auto" mode: stdout is a terminal, NO_COLOR
  * is unset or empty and TERM is not "dumb". */

@@ -7,7 +7,9 @@
  * "</script><script>..." from ending the element, and escaping U+2028 and
  * U+2029 keeps the text valid everywhere JSON is. Beside a tree profile,
  * the launchers' file of the run's facts (PROFILE.meta.json) is read for
- * the header.
+ * the header; a profile with PC samples gets its kernels' hottest source
+ * lines (read/lines.c). page/lines.js, which draws them, goes before the
+ * page's script.
  */
 #include "report/report.h"
 #include "format/run-facts.h"
@@ -20,10 +22,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FACTS_MAX 65536 /* bytes of a run's facts file read */
+#define FACTS_MAX        65536 /* bytes of a run's facts file read */
+#define LINES_PER_KERNEL 100   /* source lines shown per kernel */
 
 /* The template's parts, generated from page/ at build time. */
-extern const char kscope__page_html[], kscope__page_css[], kscope__page_js[];
+extern const char kscope__page_html[], kscope__page_css[], kscope__page_js[],
+    kscope__page_lines_js[];
 
 kscope__report_limits kscope__report_default_limits(void)
 {
@@ -182,6 +186,8 @@ static int write_profile(kscope__report_out *o, const char *path, const char *id
     write_run_facts(&o->w, path, warn, warnlen);
     kscope__jw_key(&o->w, "tree");
     rc = kscope__report_tree(o, t, lim);
+    if (rc == 0) /* a profile with PC samples: its kernels' hottest lines */
+        rc = kscope__lines_json(&o->w, "lines", t, LINES_PER_KERNEL) < 0 ? KSCOPE_ENOMEM : 0;
     kscope__format_id fmt = kscope__format_sniff(buf, len < 4096 ? len : 4096);
     kscope__report_out args = {NULL, {0}};
     kscope__jw_init(&args.w);
@@ -218,6 +224,7 @@ static int write_page(kscope__report_out *o, const char *a, const char *b,
     if (rc != 0)
         return rc;
     copy_until(o->f, &at, "<!--KSCOPE:JS-->");
+    fputs(kscope__page_lines_js, o->f);
     fputs(kscope__page_js, o->f);
     copy_until(o->f, &at, "<!--KSCOPE:END-->");
     return 0;

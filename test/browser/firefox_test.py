@@ -1,6 +1,8 @@
 """firefox_test.py - `kscope report --html` pages open and render in a
 headless Firefox ESR (Debian's firefox-esr, `--headless --screenshot`): the
-flame graph of a tree, the timeline of a trace and the diff of two trees.
+flame graph of a tree, the timeline of a trace, the diff of two trees and
+the source lines of a profile with PC samples (its hottest line's share
+bar, 91% of its kernel, is the long bar there).
 A screenshot shows what the page's script drew, so each one must hold a
 long bar in a colour of the drawing (ROOT in the flame graph and the diff,
 the whole-run scope in the timeline); a page whose script failed shows the
@@ -144,7 +146,8 @@ def main():
     subprocess.run([KS, "merge", "-o", merged, tree, tree], check=True, stdout=subprocess.DEVNULL)
     pages = [("flame", report("tree", os.path.join(WORK, "ff-a.hatchet")) + "#flame"),
              ("timeline", report("trace", os.path.join(WORK, "ff-t.chrome_trace")) + "#timeline"),
-             ("diff", report("diff", tree, merged) + "#diff")]
+             ("diff", report("diff", tree, merged) + "#diff"),
+             ("lines", report("lines", os.path.join(SRC, "test", "data", "kscope", "pcsampling.hatchet")) + "#lines")]
     print("firefox:", subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip())
     for view, page in pages:
         try:
@@ -153,7 +156,8 @@ def main():
             check(f"{view}: Firefox opens the page", False, e)
             continue
         bar, width = longest_drawn_bar(png)
-        check(f"{view}: Firefox draws it (a {bar} px bar of the drawing in {width} px)", bar >= width // 2,
+        want = 130 if view == "lines" else width // 2  # lines: 91% of a 160 px share bar
+        check(f"{view}: Firefox draws it (a {bar} px bar of the drawing in {width} px)", bar >= want,
               f"see {png}")
     print(f"screenshots in {WORK}")
     sys.exit(1 if fails else 0)

@@ -1,8 +1,9 @@
 """report_test.py - `kscope report --html` pages checked in a real headless
 Chromium: each kind of profile (tree, trace, merged ranks, diff, empty,
-hostile names, aggregated, B/E events) loads with no console error and
-no request leaving the page; clicking a node zooms to it; search totals
-its matches; the timeline zooms from the keyboard, draws B/E pairs and
+hostile names, aggregated, B/E events, PC samples) loads with no console
+error and no request leaving the page; clicking a node zooms to it; search
+totals its matches; a profile with PC samples lists each kernel's hottest
+source lines with their main stall reasons (as `kscope view --lines`); the timeline zooms from the keyboard, draws B/E pairs and
 shows a slice's args on hover; the header shows the run's facts; a big
 trace becomes interactive within 3 s; each view is pictured in the
 README. Screenshots are kept in the build tree (report-screens/).
@@ -138,19 +139,58 @@ def run_facts_checks(page, name, facts):
           all(facts[k] in text for k in ("command", "host", "start_time", "kscope_version")), text[:300])
 
 
-def pictures_checks(page):
+def pictures_checks(page, want):
     """Each view the page offers is pictured in the README, and made by
-    tools/report-screens.py (the page is a diff of two traces: every view)."""
+    tools/report-screens.py (a diff of two traces has every view but the
+    source lines, which a profile with PC samples adds)."""
     views = page.eval("[...document.querySelectorAll('#tabs button')].map(b => b.dataset.view)")
     with open(os.path.join(SRC, "README.md")) as f:
         readme = f.read()
     with open(os.path.join(SRC, "tools", "report-screens.py")) as f:
         screens = f.read()
-    check("the page has the four views", sorted(views) == ["diff", "flame", "timeline", "top"], views)
+    check(f"the page has the views {want}", sorted(views) == sorted(want), views)
     for v in views:
         img = f"docs/img/report-{v}.png"
         check(f"view {v}: pictured in the README ({img}), made by tools/report-screens.py",
               f"]({img})" in readme and os.path.isfile(os.path.join(SRC, img)) and f'("{v}",' in screens)
+
+
+def pcs_hostile():
+    """A profile with PC samples whose kernel and line names are markup."""
+    path = os.path.join(WORK, "pcs-hostile.hatchet")
+    line = {"frame": {"name": "/x.cu:1@" + HOSTILE}, "metrics": {"num_samples": 5, "stalled_wait": 5},
+            "children": []}
+    kernel = {"frame": {"name": HOSTILE}, "metrics": {"count": 1, "time (ns)": 10, "device_type": "CUDA",
+                                                       "device_id": "0"}, "children": [line]}
+    with open(path, "w") as f:
+        json.dump([{"frame": {"name": "ROOT"}, "metrics": {"count": 0, "time (ns)": 0, "num_samples": 0},
+                    "children": [kernel]}, {}], f)
+    return path
+
+
+def lines_checks(page):
+    """kscope's PC-sampling fixture: the kernels heaviest first, each line
+    with its samples and main stall reasons, as `kscope view --lines`
+    prints them (test/golden/read/view-lines.txt)."""
+    page.eval("kscopeReport.show('lines')")
+    got = page.eval("kscopeReport.lines")
+    check("source lines: the kernels, heaviest first",
+          [k["name"] for k in got] == ["chain_kernel(float*, int)", "elementwise_kernel"], got)
+    chain = got[0] if got else {"lines": []}
+    check("source lines: a kernel's samples and main stall reasons",
+          chain.get("samples") == 1100 and chain.get("reasons") == "long_scoreboard 81%, selected 11%, wait 5%",
+          chain)
+    want = [{"line": "/src/pcs.cu:41@chain_kernel(float*, int)", "samples": 1000,
+             "reasons": "long_scoreboard 89%, selected 6%, wait 5%"},
+            {"line": "/src/pcs.cu:47@chain_kernel(float*, int)", "samples": 100,
+             "reasons": "selected 60%, math_pipe_throttle 40%"}]
+    check("source lines: hottest first, each with its main stall reasons", chain["lines"] == want,
+          chain["lines"])
+    text = page.eval("document.getElementById('view-lines').innerText")
+    check("source lines: shown in the view, a kernel without line information said so",
+          "/src/pcs.cu:41@chain_kernel(float*, int)" in text and "long_scoreboard 89%, selected 6%, wait 5%" in text
+          and "(no line information)" in text and "87.0%" in text, text[:400])
+    page.screenshot(os.path.join(WORK, "lines-view.png"))
 
 
 def big_trace(n):
@@ -229,8 +269,26 @@ def main():
             run_facts_checks(page, "own trace", json.load(f)["metadata"])
         page.eval("kscopeReport.show('timeline')")
         page.screenshot(os.path.join(WORK, "own-timeline.png"))
+        check("a profile without PC samples has no source-lines view",
+              page.eval("document.querySelector('#tabs [data-view=lines]')") is None)
         loads_clean(page, "all-views", report("all.html", inputs["own"], inputs["own"]))
-        pictures_checks(page)
+        pictures_checks(page, ["diff", "flame", "timeline", "top"])
+        loads_clean(page, "pcsampling", report("pcs.html", os.path.join(SRC, "test", "data", "kscope",
+                                                                        "pcsampling.hatchet")))
+        pictures_checks(page, ["flame", "top", "lines"])
+        lines_checks(page)
+        loads_clean(page, "proton-pcsampling", report("proton-pcs.html", os.path.join(
+            SRC, "test", "data", "proton", "pcsampling.hatchet")))
+        page.eval("kscopeReport.show('lines')")
+        got = page.eval("kscopeReport.lines")
+        check("Proton's PC samples: the kernel and its lines read demangled",
+              got and got[0]["name"] == "chain_kernel(float*, int)"
+              and got[0]["lines"][0]["line"] == "/src/pcs.cu:41@chain_kernel(float*, int)"
+              and got[0]["lines"][2]["line"] == "chain_kernel(float*, int)+0x1a0", got)
+        loads_clean(page, "pcs-hostile", report("pcs-hostile.html", pcs_hostile()))
+        page.eval("kscopeReport.show('lines')")
+        check("hostile line names run nothing and show as text", page.eval("typeof window.pwned") == "undefined"
+              and page.eval(f"document.getElementById('view-lines').innerText.includes({json.dumps(HOSTILE)})"))
         loads_clean(page, "run-tree", report("ran.html", inputs["ran"]))
         with open(inputs["ran"] + ".meta.json") as f:
             run_facts_checks(page, "kscope run tree", json.load(f))

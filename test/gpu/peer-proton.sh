@@ -108,6 +108,9 @@ for file in "$tests"/test_*.py; do
         rc=$(cat "$work/rc/$key" 2>/dev/null || echo 1)
         if [ "$rc" -eq 0 ]; then
             echo "PASS  $id"
+            if [ -f "$baseline" ] && ! grep -qxF "$id" "$baseline"; then
+                echo "      new: passes, not yet in baseline.txt (add it)"
+            fi
             echo "$id" >>"$work/passed.txt"
             pass=$((pass + 1))
         else

@@ -9,18 +9,23 @@ flops8/16/32/64, bytes, custom numbers). The enter hook hands those to
 kscope_launch_metadata, so they land on the node of the kernel launched
 next on this thread. `metadata.get()` runs inside the state
 COMPUTE_METADATA_SCOPE_NAME, so GPU work it does (a tensor's .item()) is
-shown under that frame, not mistaken for the kernel's. Include/exclude
+shown under that frame, not mistaken for the kernel's. Reading the values
+(a GPU tensor's .item()) happens inside that state too. Include/exclude
 regular expressions on the kernel name (LaunchHook.configure) skip kernels
-before launch_metadata is evaluated. With context="python" the hook also
+before launch_metadata is evaluated. When Triton's own launch module is
+loaded, its `id` context variable is set to kscope's launch id after each
+launch, as Proton's hook does. With context="python" the hook also
 enters one scope per frame of the launching Python stack and leaves them
 after the launch.
 
-In the common case (no filter, no python context) the hook Triton calls is
+In the common case (no filter, no python context, no Triton launch module
+loaded) the hook Triton calls is
 _kscope.triton_enter, in C, and no exit hook is installed: a Python hook
 costs a few hundred ns more per launch. The installed hooks are swapped
 whenever the filter or the python context changes.
 """
 import re
+import sys
 import threading
 
 from .. import _kscope
@@ -42,6 +47,13 @@ class _LaunchId:
 
 
 id = _LaunchId()  # noqa: A001 - Proton's name
+
+
+def _tritons_id():
+    """Triton's own `triton.profiler.hooks.launch.id` (a ContextVar) when
+    that module is loaded (a program or test that imports Triton's hooks
+    reads it after a launch), else None. kscope never imports it."""
+    return getattr(sys.modules.get("triton.profiler.hooks.launch"), "id", None)
 
 
 class LaunchHook(Hook):
@@ -87,8 +99,10 @@ class LaunchHook(Hook):
 
     def hooks(self):
         """The (enter, exit) callables Triton should call now; exit None
-        when nothing is to be done after a launch."""
-        if self.fast and not self._filtered and not self._python_frames:
+        when nothing is to be done after a launch. The C hook alone when
+        there is nothing for Python to do: no filter, no python context,
+        no Triton launch id to set."""
+        if self.fast and not self._filtered and not self._python_frames and _tritons_id() is None:
             return _kscope.triton_enter, None
         return self.enter, (self.exit if self._python_frames else None)
 
@@ -108,6 +122,9 @@ class LaunchHook(Hook):
                 _kscope.triton_enter(metadata)  # the C hook (under Triton's dispatcher)
             elif not self._filtered or self.matches(metadata.data.get("name")):
                 frames = self._record(metadata)
+            tritons_id = _tritons_id()
+            if tritons_id is not None:  # Proton's LaunchHook sets it per launch
+                tritons_id.set(_kscope.launch_id())
         except Exception as exc:  # never raise into Triton's launcher
             keep_error(exc)
         if self._python_frames:
@@ -117,24 +134,20 @@ class LaunchHook(Hook):
             stack.append(frames)
 
     def _record(self, metadata):
-        """Evaluate launch_metadata (inside its state), filter on the name it
-        gives, enter the Python frames; returns the frames entered."""
+        """Evaluate launch_metadata and hand its values on, inside its state
+        (reading a GPU tensor's value is GPU work of the metadata's), unless
+        the name it gives is filtered out; then enter the Python frames.
+        Returns the frames entered."""
         in_state = _kscope.state_enter(COMPUTE_METADATA_SCOPE_NAME)
         try:
             meta = metadata.get()
+            if self._filtered and not self.matches(meta.get("name")):
+                return 0
+            _kscope.launch_metadata_dict(meta)
         finally:
             if in_state:
                 _kscope.state_exit()
-        if self._filtered and not self.matches(meta.get("name")):
-            return 0
-        frames = _kscope.enter_frames() if self._python_frames else 0
-        try:
-            _kscope.launch_metadata_dict(meta)
-        except BaseException:
-            if frames:
-                _kscope.exit_frames(frames)
-            raise
-        return frames
+        return _kscope.enter_frames() if self._python_frames else 0
 
     def exit(self, metadata):
         if not self._python_frames:

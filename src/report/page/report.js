@@ -1,6 +1,7 @@
 // report.js - the HTML report's views, drawn from the JSON data elements
 // the writer embedded: a flame graph (icicle) of the calling-context tree,
-// a timeline for traces, the top kernels and, with two profiles, a diff.
+// a timeline for traces, the top kernels, the hottest source lines of a
+// profile with PC samples (lines.js) and, with two profiles, a diff.
 // Names are data: they reach the page only through textContent and canvas
 // text, never as markup. window.kscopeReport exposes the state for tests.
 (function () {
@@ -698,7 +699,7 @@
   function main() {
     const a = load('kscope-a'), b = load('kscope-b');
     const profiles = [a, b].filter(Boolean).map((p) => ({ name: p.name, tree: buildTree(p.tree), trace: p.trace,
-      run: p.run, runError: p.run_error }));
+      run: p.run, runError: p.run_error, lines: p.lines }));
     profiles.forEach((p, k) => { if (p.trace) p.trace.argsId = k ? 'kscope-b-args' : 'kscope-a-args'; });
     for (const p of profiles) if (p.trace) p.span = prepareTrace(p.trace);
     profiles.forEach((p, k) => showFacts(p, profiles.length > 1 ? (k ? 'B' : 'A') : 'profile'));
@@ -706,6 +707,8 @@
     if (profiles[0].trace) views.push(['timeline', 'Timeline', timelineView(profiles[0].trace)]);
     topView(profiles[0].tree);
     views.push(['top', 'Top kernels', null]);
+    if (profiles[0].lines) // PC samples: each kernel's hottest source lines (lines.js)
+      views.push(['lines', 'Source lines', () => { report.lines = window.kscopeLinesView(profiles[0].lines, $('lines-list')); }]);
     if (profiles[1]) views.push(['diff', 'Diff A → B', diffView(profiles[0], profiles[1])]);
     const drawn = {};
     function show(name) {
