@@ -84,7 +84,8 @@ def make_inputs():
 def be_trace():
     """A trace in another tool's manner: "B"/"E" pairs (nested, out of
     order in the file, args on both ends), an "E" with nothing open, a "B"
-    that never ends, and Chrome's own metadata."""
+    that never ends, a slice 3000 years in (beyond what the timeline
+    places), and Chrome's own metadata."""
     path = os.path.join(WORK, "be.json")
     ev = [{"name": "inner", "ph": "B", "pid": 5, "tid": 1, "ts": 20, "args": {"step": 3}},
           {"name": "outer", "ph": "B", "pid": 5, "tid": 1, "ts": 10, "args": {"phase": "load"}},
@@ -94,6 +95,7 @@ def be_trace():
           {"name": "open end", "ph": "B", "pid": 5, "tid": 2, "ts": 30},
           {"name": "x slice", "ph": "X", "pid": 5, "tid": 2, "ts": 10, "dur": 10,
            "args": {"call_stack": ["ROOT", "a", "x slice"], "bytes": 4096}},
+          {"name": "far away", "ph": "X", "pid": 5, "tid": 2, "ts": 1e17, "dur": 1},
           {"name": "thread_name", "ph": "M", "pid": 5, "tid": 1, "args": {"name": "worker"}},
           {"name": "checkpoint", "ph": "i", "pid": 5, "tid": 1, "ts": 50, "s": "t",
            "args": {"note": "has # and \" inside", "ids": [7, 8]}}]
@@ -121,6 +123,9 @@ def timeline_checks(page):
           boxes.get("open end"))
     check("the page says a slice never ended",
           "1 slices began" in page.eval("document.getElementById('notes').textContent"))
+    check("a slice too far in time is not drawn, and the page says so",
+          "far away" not in boxes and "1 events have a time or duration beyond 4e15 us"
+          in page.eval("document.getElementById('notes').textContent"))
     tip = hover_tip(page, inner)
     check("hover on a B/E slice shows its args, B's and E's merged",
           "step: 3" in tip and "result: ok" in tip and "duration 40.000 us" in tip, tip)
