@@ -3,6 +3,7 @@
 # options, and each error case.
 source "${KSCOPE_SOURCE_DIR:?}/test/run-lib.sh" || exit 1
 build run-scopes $KLINK
+build run-window $KLINK
 cd "$WORK"
 
 # --- a plain run: file written, program's own start/finalize ignored
@@ -60,6 +61,14 @@ grep -q "no process recorded anything" err.txt || fail "no-data message missing:
 "$KS" run --duration 100 -- ./run-scopes >/dev/null 2>&1
 has kscope.hatchet work || fail "--duration 100 lost the scopes"
 ok "delay and duration"
+
+# --- a window that opens and closes while the program runs: a scope before
+# it, one in it, one after it, each a second away from the window's edges
+"$KS" run --delay 1 --duration 2 -- ./run-window 0:before 2:inside 4:after >/dev/null 2>err.txt
+has kscope.hatchet inside || fail "--delay 1 --duration 2 lost the scope in its window: $(cat err.txt)"
+has kscope.hatchet before && fail "--delay 1 recorded a scope before the window"
+has kscope.hatchet after && fail "--duration 2 recorded a scope after the window"
+ok "the window opens and closes during the run"
 
 # --- Python-level options hand a python command to `python -m kscope`
 mkdir -p fakebin
