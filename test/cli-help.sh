@@ -16,6 +16,29 @@ for c in $cmds; do
 done
 ok "help texts of: $(tr '\n' ' ' <<<"$cmds")"
 
+# no command: the overview on stderr, exit 2; -h/--help and -V/--version
+# are help and version; a word that is no command is one line, exit 2.
+rc=0
+"$KS" >"$WORK/out" 2>"$WORK/err" || rc=$?
+[ "$rc" = 2 ] && [ ! -s "$WORK/out" ] && grep -q "^usage: kscope <command>" "$WORK/err" &&
+    ok "no command: usage on stderr, exit 2" || fail "no command: exit $rc, $(head -3 "$WORK/err")"
+for flag in -h --help; do
+    [ "$("$KS" $flag)" = "$("$KS" help)" ] || fail "kscope $flag is not kscope help"
+done
+for flag in -V --version; do
+    v=$("$KS" $flag) && [ "$v" = "$("$KS" version)" ] && grep -q "^kscope [0-9]" <<<"$v" ||
+        fail "kscope $flag: $v"
+done
+ok "-h, --help, -V, --version"
+for args in "frobnicate" "help frobnicate"; do
+    rc=0
+    # shellcheck disable=SC2086
+    err=$("$KS" $args 2>&1 >/dev/null) || rc=$?
+    [ "$rc" = 2 ] && [ "$err" = "kscope: 'frobnicate' is not a command. See 'kscope help'." ] ||
+        fail "kscope $args: $err (exit $rc)"
+done
+ok "an unknown command: one line, exit 2"
+
 for typed in profile record; do
     rc=0
     err=$("$KS" "$typed" -- true 2>&1) || rc=$?

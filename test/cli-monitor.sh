@@ -207,6 +207,21 @@ for r in rows:
     assert r["nv1_power_w"] == "" and r["nv1_used_bytes"] == str(2 << 30)
     assert r["nv0_process_used_bytes"] == ""
 ' "$WORK/gpu.csv"
+expect_rc 0 "monitor GPUs as a table on stdout" "$KS" monitor --interval 50 --duration 0.3
+check_py "GPU table: a column group per GPU, absent fields as -" '
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+assert lines[0].split()[:6] == ["time_s", "cpu_%", "rss_MiB", "thr", "|", "nv0"], lines[0]
+assert lines[0].count("| nv") == 2, lines[0]
+assert len(lines) >= 2
+for row in lines[1:]:
+    cols = row.split()
+    assert cols[1:4] == ["-", "-", "-"], row  # no process followed
+    g0 = cols[cols.index("nv0") + 1:cols.index("nv1") - 1]
+    g1 = cols[cols.index("nv1") + 1:]
+    assert g0 == ["97", "10240", "-", "1755", "412.3", "61", "sw_power_cap,hw_thermal_slowdown"], g0
+    assert g1 == ["-", "2048", "-", "1754", "-", "-", "-"], g1
+' "$WORK/out"
 expect_rc 0 "--no-gpu leaves GPUs out" "$KS" monitor --no-gpu --pid "$idle" --duration 0.2 \
     -o "$WORK/nogpu.csv"
 head -1 "$WORK/nogpu.csv" | grep -q nv0 && fail "--no-gpu wrote GPU columns" || ok "no GPU columns"
@@ -228,6 +243,16 @@ expect_rc 1 "nothing to monitor" "$KS" monitor --duration 0.1
 expect_err "nothing to monitor" "says there is nothing to monitor"
 expect_rc 1 "unwritable output" "$KS" monitor --pid "$idle" --duration 0.1 -o /nonexistent/dir/x.csv
 expect_err "cannot write '/nonexistent/dir/x.csv'" "names the unwritable file"
+expect_rc 2 "unknown option" "$KS" monitor --bogus
+expect_err "unknown option '--bogus'" "names the unknown option"
+expect_rc 2 "--duration without a value" "$KS" monitor --duration
+expect_err "--duration needs a value" "says --duration needs a value"
+expect_rc 2 "--duration 0" "$KS" monitor --duration 0 -- true
+expect_err "bad --duration '0' (seconds, above 0)" "names the refused duration"
+expect_rc 2 "--port out of range" "$KS" monitor --port 99999
+expect_err "bad --port '99999' (expected 1..65535)" "names the refused port"
+expect_rc 2 "--pid with --port" "$KS" monitor --pid "$idle" --port 80
+expect_err "--pid and --port cannot be combined" "says they cannot be combined"
 expect_rc 0 "help" "$KS" help monitor
 grep -q -- "--interval MS" "$WORK/out" && ok "help describes --interval" || fail "help lacks --interval"
 

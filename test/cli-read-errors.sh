@@ -98,9 +98,37 @@ bad merge-jobs "-j: '0' is not a number from 1 to 8" "$KS" merge -j 0 -o "$W/x.h
 bad convert-ext "cannot tell the output format" "$KS" convert "$R" "$W/x.txt"
 bad convert-to "--to: 'xml' is not hatchet" "$KS" convert --to xml "$R" "$W/x.hatchet"
 bad convert-args "expected IN and OUT" "$KS" convert "$R"
+bad convert-unknown "unknown option '--bogus'" "$KS" convert --bogus "$R" "$W/x.hatchet"
+bad convert-to-value "--to needs a value" "$KS" convert "$R" "$W/x.hatchet" --to
+bad diff-count "-n: 'x' is not a count (a whole number >= 0)" "$KS" diff -n x "$R" "$R"
+bad diff-count-negative "-n: '-3' is not a count" "$KS" diff -n -3 "$R" "$R"
+bad diff-missing-value "-n needs a value" "$KS" diff "$R" "$R" -n
+bad diff-unknown "unknown option '--bogus'" "$KS" diff --bogus "$R" "$R"
+bad merge-missing-value "-o needs a value" "$KS" merge -o
+bad merge-unknown "unknown option '--bogus'" "$KS" merge --bogus -o "$W/x.hatchet" "$R"
+bad report-unknown "unknown option '--bogus'" "$KS" report --bogus "$R"
+bad report-n-value "-n needs a value" "$KS" report -n
+bad report-html-value "--html needs a value" "$KS" report --html
+bad report-max-nodes-value "--max-nodes needs a value" "$KS" report --max-nodes
+bad view-many-metrics "-m: at most 16 metrics" "$KS" view -m a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q "$R"
+long=$(printf 'a%.0s' $(seq 4200))
+bad merge-long-out "path too long" "$KS" merge -o "$W/$long.json" "$DATA/kscope/trace_host.json"
 # an unwritable output is a failure (1), not a usage error
 rc=0
 "$KS" convert "$R" /nonexistent-dir/x.hatchet 2>"$W/w.err" || rc=$?
 [ $rc = 1 ] && grep -q "cannot write" "$W/w.err" && ok "unwritable OUT: exit 1" ||
     fail "unwritable OUT: exit $rc: $(cat "$W/w.err")"
+# an OUT that is a folder: merge says so and leaves nothing behind
+mkdir -p "$W/outdir.json" "$W/outdir.hatchet"
+for out in outdir.json outdir.hatchet; do
+    in=$DATA/kscope/trace_host.json
+    [ "$out" = outdir.json ] || in=$R
+    rc=0
+    "$KS" merge -o "$W/$out" "$in" 2>"$W/m.err" || rc=$?
+    [ $rc = 1 ] && grep -q "$out: write failed: Is a directory" "$W/m.err" &&
+        [ "$(wc -l <"$W/m.err")" = 1 ] && [ -z "$(ls "$W/$out")" ] &&
+        ok "merge into a folder ($out): exit 1, one line" ||
+        fail "merge into a folder ($out): exit $rc: $(cat "$W/m.err")"
+done
+ls "$W" | grep -q '\.tmp' && fail "a failed merge left a temporary file: $(ls "$W")"
 finish

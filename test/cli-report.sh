@@ -39,6 +39,32 @@ check "host-only profile: scopes by wall time with calls" has "$work/host.txt" \
     "         4  train > step"
 check "-n limits the rows" test "$(grep -c ' train' "$work/host.txt")" -eq 2
 
+# copies and sets apart from kernels, records CUPTI dropped, seconds; two
+# files: one summary each, a blank line between
+cat >"$work/copies.hatchet" <<'JSON'
+[{"frame": {"name": "ROOT", "type": "function"},
+  "metrics": {"time (ns)": 0, "count": 0, "dropped_records": 5},
+  "children": [{"frame": {"name": "step", "type": "function"}, "metrics": {}, "children": [
+    {"frame": {"name": "[memcpy HtoD]", "type": "function"}, "children": [],
+     "metrics": {"time (ns)": 2000, "count": 2, "bytes": 4096, "device_id": "0", "device_type": "CUDA"}},
+    {"frame": {"name": "gemm", "type": "function"}, "children": [],
+     "metrics": {"time (ns)": 1500000000, "count": 3, "device_id": "0", "device_type": "CUDA"}}]}]},
+ {}]
+JSON
+"$KS" report "$work/copies.hatchet" "$work/host.hatchet" >"$work/two.txt" 2>"$work/err.txt"
+check "copies: exit 0, nothing on stderr" test $? -eq 0 -a ! -s "$work/err.txt"
+check "copies and sets counted apart from kernels" has "$work/two.txt" \
+    "GPU time: 1.500 s (kernels 1.500 s in 3 launches; copies and sets 2.000 us in 2, 4096 bytes)"
+check "dropped records said" has "$work/two.txt" \
+    "dropped records: 5 (the GPU totals are short by that many)"
+check "two files: two summaries, a blank line between" python3 -c '
+import sys
+text = open(sys.argv[1]).read()
+heads = [l for l in text.splitlines() if l.startswith("== ")]
+assert [h.rsplit("/", 1)[1] for h in heads] == ["copies.hatchet", "host.hatchet"], heads
+assert "\n\n== " in text
+' "$work/two.txt"
+
 "$KS" report "$work/missing.hatchet" >"$work/out.txt" 2>"$work/err.txt"
 check "missing file: exit 2" test $? -eq 2
 check "missing file: one line naming it" test "$(wc -l <"$work/err.txt")" -eq 1

@@ -3,6 +3,8 @@
 # options, and each error case.
 source "${KSCOPE_SOURCE_DIR:?}/test/run-lib.sh" || exit 1
 build run-scopes $KLINK
+build run-window $KLINK
+build run-sleep $KLINK
 cd "$WORK"
 
 # --- a plain run: file written, program's own start/finalize ignored
@@ -60,6 +62,22 @@ grep -q "no process recorded anything" err.txt || fail "no-data message missing:
 "$KS" run --duration 100 -- ./run-scopes >/dev/null 2>&1
 has kscope.hatchet work || fail "--duration 100 lost the scopes"
 ok "delay and duration"
+
+# --- a window that opens and closes while the program runs: a scope before
+# it, one in it, one after it, each a second away from the window's edges
+"$KS" run --delay 1 --duration 2 -- ./run-window 0:before 2:inside 4:after >/dev/null 2>err.txt
+has kscope.hatchet inside || fail "--delay 1 --duration 2 lost the scope in its window: $(cat err.txt)"
+has kscope.hatchet before && fail "--delay 1 recorded a scope before the window"
+has kscope.hatchet after && fail "--duration 2 recorded a scope after the window"
+ok "the window opens and closes during the run"
+
+# --- without the TSC (KSCOPE_NO_TSC: the clock reads CLOCK_MONOTONIC): a
+# scope around a one-second sleep lasts at least that second
+KSCOPE_NO_TSC=1 "$KS" run --top 0 -- ./run-sleep 1 >/dev/null 2>err.txt
+ns=$(metric_of kscope.hatchet waiting "wall_time (ns)")
+python3 -c 'import sys; assert 1e9 <= float(sys.argv[1]) < 600e9' "$ns" 2>/dev/null ||
+    fail "KSCOPE_NO_TSC: the 1 s scope lasted '$ns' ns: $(cat err.txt)"
+ok "the clock without the TSC"
 
 # --- Python-level options hand a python command to `python -m kscope`
 mkdir -p fakebin

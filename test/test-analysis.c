@@ -2,7 +2,7 @@
  * test-analysis.c - the analysis built on the profile readers: derived
  * metrics against hand-computed values (util on arch 90 with the Proton
  * fixture's device info), tree matching, merging and the top-kernels
- * table.
+ * table, also on a profile larger than their first allocations.
  */
 #include "kscope.h"
 #include "read/read.h"
@@ -384,6 +384,86 @@ static void test_top_table(void **state)
     kscope__ptree_free(t);
 }
 
+/* A profile larger than the toolkit's first allocations: 2500 steps under
+ * ROOT, each with one of 100 kernels whose names Proton would keep mangled
+ * ("_Z5k0042v"). Kernel k runs (k + 1) us per launch, 25 launches. */
+static char *big_profile_json(void)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    fprintf(f, "[{\"frame\": {\"name\": \"ROOT\", \"type\": \"function\"}, \"metrics\": "
+               "{\"time (ns)\": 0, \"count\": 0}, \"children\": [");
+    for (int s = 0; s < 2500; s++) {
+        int k = s % 100;
+        fprintf(f,
+                "%s{\"frame\": {\"name\": \"step_%d\", \"type\": \"function\"}, \"metrics\": {}, "
+                "\"children\": [{\"frame\": {\"name\": \"_Z5k%04dv\", \"type\": \"function\"}, "
+                "\"metrics\": {\"time (ns)\": %d, \"count\": 1, \"device_id\": \"0\", "
+                "\"device_type\": \"CUDA\"}, \"children\": []}]}",
+                s ? ", " : "", s, k, (k + 1) * 1000);
+    }
+    fprintf(f, "]}, {}]");
+    fclose(f);
+    return text;
+}
+
+static void test_big_profile(void **state)
+{
+    (void)state;
+    char *json = big_profile_json();
+    kscope__ptree *t = json_ok(json);
+    free(json);
+    assert_int_equal(t->root->nchildren, 2500);
+    const char *k99 = kscope__demangle_available() ? "k0099()" : "_Z5k0099v";
+    assert_string_equal(PATH(t, "step_2499")->children[0]->name, k99);
+
+    kscope__pflat f;
+    assert_int_equal(kscope__pflat_build(t, &f), 0);
+    assert_int_equal(f.n, 5001);
+    assert_string_equal(f.node[5000]->name, k99); /* preorder: the last step's kernel last */
+    assert_int_equal(f.parent[5000], 4999);
+    assert_int_equal(f.depth[5000], 2);
+    kscope__column c;
+    double *ms = column(t, &f, "time/ms", &c);
+    assert_close(ms[0], 25 * 5050 * 1e-3); /* sum over k of 25 (k + 1) us */
+    kscope__column_free(&c);
+    kscope__pflat_free(&f);
+
+    /* every kernel one row, the heaviest first */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_int_equal(kscope__top_print(out, t, 0, 0), 100);
+    fclose(out);
+    char want[128];
+    snprintf(want, sizeof want,
+             "     2.500 ms         25   100.000 us   100.000 us   100.000 us  %s\n", k99);
+    const char *first = strstr(text, want);
+    assert_non_null(first);
+    assert_null(strstr(text, "more; -n 0 shows all"));
+    for (int k = 0; k < 99; k++) { /* each lighter kernel below it */
+        char name[32];
+        snprintf(name, sizeof name, kscope__demangle_available() ? "k%04d()\n" : "_Z5k%04dv\n", k);
+        const char *row = strstr(text, name);
+        assert_non_null(row);
+        assert_true(row > first);
+    }
+    free(text);
+
+    /* merged with itself: every node's time doubles, nothing is added */
+    kscope__ptree *two[2] = {t, t}, *m = NULL;
+    char err[KSCOPE__READ_ERRLEN];
+    assert_int_equal(kscope__merge_trees(two, 2, &m, err, sizeof err), 0);
+    assert_int_equal(m->root->nchildren, 2500);
+    kscope__pnode *k = PATH(m, "step_2499", k99);
+    assert_close(metric(k, "time (ns)"), 200000);
+    assert_close(metric(k, "count"), 2);
+    assert_close(metric(k, "time_rank_max (ns)"), 100000);
+    kscope__ptree_free(m);
+    kscope__ptree_free(t);
+}
+
 static void test_format_ns_and_escapes(void **state)
 {
     (void)state;
@@ -419,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_merge_traces_copy_values_as_written),
         cmocka_unit_test(test_top_table),
         cmocka_unit_test(test_format_ns_and_escapes),
+        cmocka_unit_test(test_big_profile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,10 @@
 /*
  * test-run.c - unit tests of the launcher's library side: process naming by
- * rank and pid, output-name reservation (with and without a manifest), the
- * manifest lines, the NVTX injection's callback tables, and the test of
- * whether a process recorded anything.
+ * rank and pid, output-name reservation (with and without a manifest) and
+ * the names that cannot be had, the manifest lines, the NVTX injection's
+ * callback tables (wide-character calls, unnamed events, the limits on open
+ * ranges and on ends from other threads), and the test of whether a
+ * process recorded anything.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,11 +18,13 @@
 #include "run/run.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <wchar.h>
 
 static const char *const rank_vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID",
                                         KSCOPE_RUN_ENV_MAIN_PID};
@@ -202,6 +206,65 @@ static void test_claim_exclusive(void **state)
     rm_rf(dir);
 }
 
+/* Names that cannot be had: each a code and a message naming the path. */
+static void test_claim_errors(void **state)
+{
+    (void)state;
+    char *dir = temp_dir();
+    char manifest[128], base[128], out[256], small[8];
+    snprintf(manifest, sizeof manifest, "%s/manifest", dir);
+    snprintf(base, sizeof base, "%s/k", dir);
+    close(open(manifest, O_CREAT | O_WRONLY, 0600));
+
+    /* the path does not fit the caller's buffer */
+    assert_int_equal(kscope__run_claim(manifest, base, ".hatchet", 1, small, sizeof small),
+                     KSCOPE_EINVAL);
+    assert_non_null(strstr(kscope_last_error(), "is too long"));
+    assert_int_equal(kscope__run_claim(NULL, base, ".hatchet", 1, small, sizeof small),
+                     KSCOPE_EINVAL);
+    assert_non_null(strstr(kscope_last_error(), "is too long"));
+
+    /* a folder that is a file: the reason, not a retry */
+    char under_file[256];
+    snprintf(under_file, sizeof under_file, "%s/k", manifest);
+    assert_int_equal(kscope__run_claim(NULL, under_file, ".hatchet", 1, out, sizeof out),
+                     KSCOPE_EIO);
+    assert_non_null(strstr(kscope_last_error(), "Not a directory"));
+
+    /* a thousand processes of one name: the next is told, in both modes */
+    for (int i = 0; i < 1000; i++)
+        assert_int_equal(kscope__run_claim(manifest, base, ".hatchet", 9, out, sizeof out), 0);
+    assert_int_equal(kscope__run_claim(manifest, base, ".hatchet", 9, out, sizeof out), KSCOPE_EIO);
+    assert_non_null(strstr(kscope_last_error(), "no free output name for"));
+    for (int i = 0; i < 1000; i++)
+        assert_int_equal(kscope__run_claim(NULL, base, ".x", 9, out, sizeof out), 0);
+    assert_int_equal(kscope__run_claim(NULL, base, ".x", 9, out, sizeof out), KSCOPE_EIO);
+    assert_non_null(strstr(kscope_last_error(), "no free output name for"));
+
+    /* a manifest line longer than a line may be is cut, still one line */
+    char long_text[6000];
+    memset(long_text, 'x', sizeof long_text - 1);
+    long_text[sizeof long_text - 1] = 0;
+    unlink(manifest);
+    close(open(manifest, O_CREAT | O_WRONLY, 0600));
+    assert_int_equal(kscope__run_manifest_add(manifest, KSCOPE_RUN_TAG_ERROR, 1, long_text), 0);
+    char *text = slurp(manifest);
+    assert_int_equal(strncmp(text, "error\t1\txxx", 11), 0);
+    assert_true(strlen(text) < 4200);
+    assert_ptr_equal(strchr(text, '\n'), text + strlen(text) - 1);
+    rm_rf(dir);
+}
+
+/* Without kscope run's session the launcher's own calls refuse. */
+static void test_launcher_calls_need_a_session(void **state)
+{
+    (void)state;
+    assert_int_equal(kscope__launcher_rename("x"), KSCOPE_ENOSESSION);
+    assert_non_null(strstr(kscope_last_error(), "no launcher session to rename"));
+    assert_int_equal(kscope__launcher_fork_child(), KSCOPE_ENOSESSION);
+    assert_non_null(strstr(kscope_last_error(), "no launcher session"));
+}
+
 /* ------------------------------------------------------------------ NVTX */
 
 typedef void (*fnp)(void);
@@ -375,6 +438,174 @@ static void test_nvtx_ranges(void **state)
     unlink("/tmp/kscope-test-run-nvtx.hatchet");
 }
 
+typedef void (*mark_w_fn)(const wchar_t *);
+typedef uint64_t (*start_w_fn)(const wchar_t *);
+typedef int (*push_w_fn)(const wchar_t *);
+typedef const void *(*create_w_fn)(const wchar_t *);
+typedef const void *(*register_w_fn)(const void *, const wchar_t *);
+typedef int (*push_ex_fn)(const void *);
+typedef void (*mark_ex_fn)(const void *);
+
+/* nvtxEventAttributes_t as NVTX lays it out. */
+typedef struct fake_attrs {
+    uint16_t version, size;
+    uint32_t category;
+    int32_t color_type;
+    uint32_t color;
+    int32_t payload_type, reserved0;
+    uint64_t payload;
+    int32_t message_type;
+    const void *message;
+} fake_attrs;
+
+static char *session_json(int sid)
+{
+    char *json = NULL;
+    size_t len = 0;
+    assert_int_equal(kscope_data(sid, "hatchet", &json, &len), 0);
+    return json;
+}
+
+/* The wide-character entry points, and events without a usable name. */
+static void test_nvtx_wide_and_unnamed(void **state)
+{
+    (void)state;
+    attach_fake();
+    int sid = kscope_start(&(kscope_session_opts){.name = "/tmp/kscope-test-run-nvtx-w"});
+    assert_true(sid >= 0);
+    push_w_fn push_w = (push_w_fn)core_fns[10];
+    mark_w_fn mark_w = (mark_w_fn)core_fns[3];
+    start_w_fn start_w = (start_w_fn)core_fns[6];
+    end_fn end = (end_fn)core_fns[7];
+    pop_fn pop = (pop_fn)core_fns[11];
+    create_a_fn create = (create_a_fn)core2_fns[12];
+    create_w_fn create_w = (create_w_fn)core2_fns[13];
+    register_w_fn reg_w = (register_w_fn)core2_fns[11];
+    push_ex_fn push_ex = (push_ex_fn)core_fns[8];
+    mark_ex_fn mark_ex = (mark_ex_fn)core_fns[1];
+    ((void (*)(const void *))core2_fns[15])(NULL); /* nvtxInitialize: nothing to do */
+
+    int d0 = kscope_depth();
+    assert_int_equal(push_w(L"wide-push"), 0);
+    mark_w(L"wide-mark");
+    uint64_t id = start_w(L"wide-start");
+    assert_int_equal(kscope_depth(), d0 + 2);
+    end(id);
+    assert_int_equal(pop(), 0);
+    assert_int_equal(kscope_depth(), d0);
+
+    const void *dom = create_w(L"wide-lib");
+    assert_ptr_equal(dom, create("wide-lib"));
+    assert_ptr_equal(create_w(NULL), create(""));
+    assert_string_equal(reg_w(dom, L"wide-reg"), "wide-reg");
+    assert_string_equal(reg_w(dom, NULL), "");
+
+    /* no attributes, an unknown message type, text the locale cannot
+     * narrow: marks and ranges without a name, still balanced */
+    mark_ex(NULL);
+    fake_attrs odd = {3, sizeof odd, 0, 0, 0, 0, 0, 0, 9, "ignored"};
+    assert_int_equal(push_ex(&odd), 0);
+    fake_attrs wide = {3, sizeof wide, 0, 0, 0, 0, 0, 0, 2, L"caf\u00e9"};
+    assert_int_equal(push_ex(&wide), 1);
+    assert_int_equal(pop(), 1);
+    assert_int_equal(pop(), 0);
+    assert_int_equal(kscope_depth(), d0);
+
+    char *json = session_json(sid);
+    assert_non_null(strstr(json, "\"wide-push\""));
+    assert_non_null(strstr(json, "\"wide-mark\""));
+    assert_non_null(strstr(json, "\"wide-start\""));
+    kscope_free(json);
+    assert_int_equal(kscope_finalize(sid, NULL), 0);
+    unlink("/tmp/kscope-test-run-nvtx-w.hatchet");
+}
+
+/* More ranges open than a thread keeps, a kscope scope between a range
+ * and its end, more ends from other threads than are kept. */
+static uint64_t cross_ids[65];
+
+static void *end_all(void *arg)
+{
+    end_fn end = (end_fn)(uintptr_t)arg;
+    for (int i = 0; i < 65; i++)
+        end(cross_ids[i]);
+    return NULL;
+}
+
+static void test_nvtx_limits(void **state)
+{
+    (void)state;
+    attach_fake();
+    int sid = kscope_start(&(kscope_session_opts){.name = "/tmp/kscope-test-run-nvtx-l"});
+    assert_true(sid >= 0);
+    push_a_fn push = (push_a_fn)core_fns[9];
+    pop_fn pop = (pop_fn)core_fns[11];
+    start_a_fn start = (start_a_fn)core_fns[5];
+    end_fn end = (end_fn)core_fns[7];
+    int d0 = kscope_depth();
+
+    /* 258 pushes: the last two are not kept, yet every level is right */
+    for (int i = 0; i < 256; i++)
+        assert_int_equal(push("deep"), i);
+    assert_int_equal(push("beyond"), 256);
+    assert_int_equal(push("beyond"), 257);
+    for (int i = 257; i >= 0; i--)
+        assert_int_equal(pop(), i);
+    assert_int_equal(kscope_depth(), d0);
+
+    /* a range whose end comes while a kscope scope opened inside it is
+     * still open ends when that scope has ended, at the next NVTX call */
+    assert_int_equal(push("a"), 0);
+    kscope_enter("inside");
+    assert_int_equal(pop(), 0);
+    assert_int_equal(kscope_depth(), d0 + 2);
+    kscope_exit("inside");
+    assert_int_equal(kscope_depth(), d0 + 1);
+    assert_int_equal(push("b"), 0);
+    assert_int_equal(kscope_depth(), d0 + 1);
+    assert_int_equal(pop(), 0);
+    assert_int_equal(kscope_depth(), d0);
+
+    /* 65 ranges ended on another thread: 64 are handed back, the last
+     * one's end is lost (with a warning) and it stays open until its own
+     * thread ends it again */
+    for (int i = 0; i < 65; i++)
+        cross_ids[i] = start("cross");
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, end_all, (void *)(uintptr_t)end), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(push("collect"), 0); /* collects the 64 ends handed back */
+    assert_int_equal(pop(), 0);
+    assert_int_equal(kscope_depth(), d0 + 65);
+    end(cross_ids[64]);
+    assert_int_equal(kscope_depth(), d0);
+
+    assert_int_equal(kscope_finalize(sid, NULL), 0);
+    unlink("/tmp/kscope-test-run-nvtx-l.hatchet");
+}
+
+/* An NVTX instance without the CORE2 module's table is refused. */
+static int core_only_table(int module, fnp ***out, unsigned int *size)
+{
+    return module == 1 ? fake_module_table(module, out, size) : 0;
+}
+
+static struct {
+    size_t size;
+    int (*get)(int, fnp ***, unsigned int *);
+} core_only_callbacks = {sizeof core_only_callbacks, core_only_table};
+
+static const void *core_only_export_table(uint32_t id)
+{
+    return id == 1 ? (const void *)&core_only_callbacks : NULL;
+}
+
+static void test_nvtx_attach_needs_both_modules(void **state)
+{
+    (void)state;
+    assert_int_equal(kscope__nvtx_attach(core_only_export_table), 0);
+}
+
 /* ------------------------------------------------------------ recorded */
 
 static void test_recorded(void **state)
@@ -423,11 +654,21 @@ static void test_not_launched(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_ident_rank_order), cmocka_unit_test(test_ident_main),
-        cmocka_unit_test(test_base_path),        cmocka_unit_test(test_claim_manifest),
-        cmocka_unit_test(test_claim_exclusive),  cmocka_unit_test(test_nvtx_attach_rejects),
-        cmocka_unit_test(test_nvtx_ranges),      cmocka_unit_test(test_recorded),
-        cmocka_unit_test(test_not_launched),     cmocka_unit_test(test_shared_library_name),
+        cmocka_unit_test(test_ident_rank_order),
+        cmocka_unit_test(test_ident_main),
+        cmocka_unit_test(test_base_path),
+        cmocka_unit_test(test_claim_manifest),
+        cmocka_unit_test(test_claim_exclusive),
+        cmocka_unit_test(test_nvtx_attach_rejects),
+        cmocka_unit_test(test_nvtx_ranges),
+        cmocka_unit_test(test_recorded),
+        cmocka_unit_test(test_claim_errors),
+        cmocka_unit_test(test_launcher_calls_need_a_session),
+        cmocka_unit_test(test_nvtx_wide_and_unnamed),
+        cmocka_unit_test(test_nvtx_limits),
+        cmocka_unit_test(test_nvtx_attach_needs_both_modules),
+        cmocka_unit_test(test_not_launched),
+        cmocka_unit_test(test_shared_library_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

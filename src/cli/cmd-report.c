@@ -293,6 +293,11 @@ int cmd_report(int argc, char **argv)
             html = argv[++first];
             continue;
         }
+        if (first + 1 == argc &&
+            (limit || strcmp(argv[first], "-n") == 0 || strcmp(argv[first], "--html") == 0)) {
+            fprintf(stderr, "kscope report: %s needs a value\n", argv[first]);
+            return KSCOPE_EXIT_USAGE;
+        }
         fprintf(stderr, "kscope report: unknown option '%s' (see `kscope report --help`)\n",
                 argv[first]);
         return KSCOPE_EXIT_USAGE;

@@ -373,15 +373,18 @@ static int time_column(ctx *c, const char *spec, kscope__column *col)
     col->inclusive = fo.inclusive && !avg;
     if (avg) {
         found fc, fk;
-        double *count =
-            match_metric(c->list, c->nlist, "count", &fc) ? values_of(c, "count", &fc) : NULL;
-        double *calls =
-            match_metric(c->list, c->nlist, "calls", &fk) ? values_of(c, "calls", &fk) : NULL;
-        if (!count && !calls) {
-            snprintf(c->err, c->errlen,
-                     "%s needs a 'count' or 'calls' metric, which this file "
-                     "lacks",
-                     spec);
+        double *count = NULL, *calls = NULL;
+        int nomem = 0; /* values_of said so in c->err */
+        if (match_metric(c->list, c->nlist, "count", &fc))
+            nomem |= !(count = values_of(c, "count", &fc));
+        if (match_metric(c->list, c->nlist, "calls", &fk))
+            nomem |= !(calls = values_of(c, "calls", &fk));
+        if (nomem || (!count && !calls)) {
+            if (!nomem)
+                snprintf(c->err, c->errlen,
+                         "%s needs a 'count' or 'calls' metric, which this file lacks", spec);
+            free(count);
+            free(calls);
             free(v);
             return -1;
         }

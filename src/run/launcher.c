@@ -280,7 +280,6 @@ static void coverage_dump(void)
 static void die_of(int sig)
 {
     kscope__run_finish();
-    coverage_dump();
     for (int i = 0; i < NSIGNALS; i++)
         if (handled_signals[i] == sig)
             sigaction(sig, &R.old_action[i], NULL);
@@ -290,6 +289,7 @@ static void die_of(int sig)
     sigemptyset(&set);
     sigaddset(&set, sig);
     pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    coverage_dump(); /* last: the counts of the lines above are in it */
     raise(sig);
     _exit(128 + sig);
 }
