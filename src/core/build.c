@@ -329,7 +329,7 @@ kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks)
     if (rc == 0 && lost > 0)
         rc = kscope__pnode_set_int(t, t->root, "dropped_samples", lost);
     int64_t dlost = __atomic_load_n(&s->dscope_lost, __ATOMIC_RELAXED);
-    if (rc == 0 && s->dscope)
+    if (rc == 0 && dlost > 0)
         rc = kscope__pnode_set_int(t, t->root, "device_scopes_lost", dlost);
     if (rc == 0)
         kscope__devices_to_ptree(t);

@@ -228,6 +228,7 @@ static void trace_record(kscope__session *s, uint64_t ctx, const kscope__gpu_rec
     e->stream = r->stream;
     e->launch_tid = r->launch_tid;
     e->correlation = r->correlation;
+    e->parent = 0;
 }
 
 /* Where session s puts r, launched at `when`: graph work captured while s

@@ -201,7 +201,8 @@ static int64_t advance(kscope__dsbuf *b, uint64_t end, int final)
     return lost;
 }
 
-int64_t kscope__dsbuf_scan(kscope__dsbuf *b, kscope__dsgrids *g, int final)
+/* One pass: at most one lap of the buffer from w. */
+static int64_t scan_once(kscope__dsbuf *b, kscope__dsgrids *g, int final)
 {
     int64_t lost = 0;
     uint64_t end = scan_end(b);
@@ -236,6 +237,17 @@ int64_t kscope__dsbuf_scan(kscope__dsbuf *b, kscope__dsgrids *g, int final)
             lost++;
     }
     return lost + advance(b, end, final);
+}
+
+int64_t kscope__dsbuf_scan(kscope__dsbuf *b, kscope__dsgrids *g, int final)
+{
+    int64_t lost = 0;
+    uint64_t before;
+    do { /* keep-newest: the next lap may hold more */
+        before = b->w;
+        lost += scan_once(b, g, final);
+    } while ((b->flags & KSCOPE_DEVICE_RING) && b->w > before);
+    return lost;
 }
 
 int64_t kscope__dsbuf_overflow(kscope__dsbuf *b, uint64_t next)

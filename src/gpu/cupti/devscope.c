@@ -62,9 +62,17 @@ typedef struct ds_ctx {
     CUdeviceptr ctl;
     kscope_device_ctl *host; /* pinned: the control block's first copy, the symbol's value */
     uint64_t *value;         /* pinned: 8 bytes copied in or out */
+    void *recs;              /* pinned, mapped: `room` records */
+    CUdeviceptr recs_dev;
+    uint64_t room;
     kscope__dsbuf buf;
     double ns_per_cycle;
 } ds_ctx;
+
+/* Record buffers outgrown: a kernel that read the old control block may
+ * still write one, so they are kept for the process. */
+static void *retired[MAX_CTX * 8];
+static int nretired;
 
 typedef struct ds_mod {
     CUmodule mod;
@@ -88,6 +96,7 @@ static struct {
     uint32_t uid;
 } waiting[MAX_WAIT];
 static _Atomic int nwaiting;
+static int restart;           /* turned on during a capture: restart_all at its end */
 static kscope__dsgrids grids; /* buffer thread (cupti.c's buffer lock) */
 
 int kscope__ds_on(void)
@@ -146,31 +155,26 @@ static int put_value(ds_ctx *c, CUdeviceptr dst, uint64_t v)
     return rc;
 }
 
-/* Make ctx's buffer (ctx current, no capture open). */
-static int ctx_make(ds_ctx *c, CUcontext ctx, uint32_t uid)
+/* (Re)start c's buffer with the options now: empty, claims from 0, in a
+ * buffer that fits (ctx current, no capture open). */
+static int ctx_config(ds_ctx *c)
 {
-    memset(c, 0, sizeof *c);
-    c->ctx = ctx;
-    c->uid = uid;
     size_t bytes = (size_t)opts.records * sizeof(kscope_device_record);
-    void *recs = NULL;
-    CUdeviceptr recs_dev = 0;
-    CUdevice dev;
-    int khz = 0;
-    if (fn.stream_create(&c->stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS ||
-        fn.stream_id(ctx, c->stream, &c->stream_id) != CUPTI_SUCCESS ||
-        fn.mem_alloc(&c->ctl, sizeof(kscope_device_ctl)) != CUDA_SUCCESS ||
-        fn.host_alloc((void **)&c->host, sizeof(kscope_device_ctl) + 64,
-                      CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS ||
-        fn.host_alloc(&recs, bytes, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) !=
-            CUDA_SUCCESS ||
-        fn.host_dptr(&recs_dev, recs, 0) != CUDA_SUCCESS)
-        return kscope__fail(KSCOPE_ENOMEM, "device scopes: cannot allocate a %zu-byte buffer",
-                            bytes);
-    memset(recs, 0, bytes);
-    c->value = (uint64_t *)((char *)c->host + sizeof(kscope_device_ctl));
+    if (c->room < opts.records) {
+        void *recs = NULL;
+        CUdeviceptr dev = 0;
+        if (fn.host_alloc(&recs, bytes, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) !=
+                CUDA_SUCCESS ||
+            fn.host_dptr(&dev, recs, 0) != CUDA_SUCCESS)
+            return kscope__fail(KSCOPE_ENOMEM, "device scopes: cannot allocate a %zu-byte buffer",
+                                bytes);
+        if (c->recs && nretired < (int)(sizeof retired / sizeof retired[0]))
+            retired[nretired++] = c->recs;
+        c->recs = recs, c->recs_dev = dev, c->room = opts.records;
+    }
+    memset(c->recs, 0, bytes);
     memset(c->host, 0, sizeof *c->host);
-    c->host->records = (kscope_device_record *)(uintptr_t)recs_dev;
+    c->host->records = (kscope_device_record *)(uintptr_t)c->recs_dev;
     c->host->capacity = opts.records;
     c->host->flags = opts.flags;
     c->host->every = opts.every;
@@ -180,10 +184,29 @@ static int ctx_make(ds_ctx *c, CUcontext ctx, uint32_t uid)
     kscope__graphs_hide(0);
     if (!ok)
         return kscope__fail(KSCOPE_ENOGPU, "device scopes: cannot set up the control block");
+    kscope__dsbuf_free(&c->buf);
+    return kscope__dsbuf_init(&c->buf, c->recs, opts.records, opts.flags, c->uid);
+}
+
+/* Make ctx's state (ctx current, no capture open). */
+static int ctx_make(ds_ctx *c, CUcontext ctx, uint32_t uid)
+{
+    memset(c, 0, sizeof *c);
+    c->ctx = ctx;
+    c->uid = uid;
+    CUdevice dev;
+    int khz = 0;
+    if (fn.stream_create(&c->stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS ||
+        fn.stream_id(ctx, c->stream, &c->stream_id) != CUPTI_SUCCESS ||
+        fn.mem_alloc(&c->ctl, sizeof(kscope_device_ctl)) != CUDA_SUCCESS ||
+        fn.host_alloc((void **)&c->host, sizeof(kscope_device_ctl) + 64,
+                      CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS)
+        return kscope__fail(KSCOPE_ENOMEM, "device scopes: cannot set up a context");
+    c->value = (uint64_t *)((char *)c->host + sizeof(kscope_device_ctl));
     if (fn.ctx_device(&dev) == CUDA_SUCCESS &&
         fn.attribute(&khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev) == CUDA_SUCCESS && khz > 0)
         c->ns_per_cycle = 1e6 / khz;
-    return kscope__dsbuf_init(&c->buf, recs, opts.records, opts.flags, uid);
+    return ctx_config(c);
 }
 
 /* ctx's state, made when missing (-1: cannot). */
@@ -277,10 +300,14 @@ static int attach(CUfunction f, CUcontext ctx, uint32_t uid)
     return 1;
 }
 
+static void restart_all(void);
+
 static void attach_waiting(void)
 {
     if (kscope__graphs_capturing(0))
         return;
+    if (restart)
+        restart_all();
     int n = atomic_load(&nwaiting);
     for (int i = 0; i < n; i++) {
         CUcontext popped;
@@ -326,9 +353,9 @@ static CUfunction launched(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, c
 void kscope__ds_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                        const CUpti_CallbackData *cb)
 {
-    if (!kscope__ds_on() || cb->callbackSite != CUPTI_API_ENTER)
+    if (!kscope__ds_on() || cb->callbackSite != CUPTI_API_ENTER || !cb->functionParams)
         return;
-    if (atomic_load_explicit(&nwaiting, memory_order_relaxed)) {
+    if (atomic_load_explicit(&nwaiting, memory_order_relaxed) || restart) {
         pthread_mutex_lock(&ds_lock);
         attach_waiting();
         pthread_mutex_unlock(&ds_lock);
@@ -351,7 +378,7 @@ void kscope__ds_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 
 void kscope__ds_capture_ended(void)
 {
-    if (!kscope__ds_on() || !atomic_load(&nwaiting))
+    if (!kscope__ds_on() || (!atomic_load(&nwaiting) && !restart))
         return;
     pthread_mutex_lock(&ds_lock);
     attach_waiting();
@@ -370,6 +397,24 @@ void kscope__ds_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
 }
 
 /* --------------------------------------------------------------- on, off */
+
+static void point_all(int v);
+
+/* Every context's buffer restarts with the options, every module is
+ * pointed at it (lock held, no capture open). */
+static void restart_all(void)
+{
+    for (int i = 0; i < nctx; i++) {
+        CUcontext popped;
+        int pushed = fn.ctx_push(ctxs[i].ctx) == CUDA_SUCCESS;
+        if (ctx_config(&ctxs[i]) != 0)
+            kscope__warn_once("dscope-alloc", "%s", kscope_last_error());
+        if (pushed)
+            fn.ctx_pop(&popped);
+    }
+    point_all(1);
+    restart = 0;
+}
 
 /* Point every attached module's symbol at its buffer (v = 1) or at NULL. */
 static void point_all(int v)
@@ -396,14 +441,17 @@ int kscope__ds_switch(int turn_on, const kscope__devscope_opts *o,
     int rc = 0;
     if (turn_on && !kscope__ds_on()) {
         if ((rc = load()) == 0) {
-            if (nctx && memcmp(&opts, o, sizeof opts) != 0)
-                kscope__warn_once("dscope-opts", "device scopes keep the options they first had");
-            else if (!nctx)
-                opts = *o;
             if (subscriber)
                 enable(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);
-            if (!kscope__graphs_capturing(0))
-                point_all(1);
+            if (kscope__graphs_capturing(0)) { /* the buffers as they were */
+                kscope__warn_once("dscope-capture", "device scopes began while a graph capture "
+                                                    "was open: they record from its end");
+                opts = *o;
+                restart = 1;
+            } else {
+                opts = *o;
+                restart_all();
+            }
             atomic_store(&on, 1);
         }
     } else if (!turn_on && kscope__ds_on()) {
