@@ -27,6 +27,7 @@
 #include "gpu/cupti/devscope.h"
 
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -465,6 +466,25 @@ int kscope__ds_switch(int turn_on, const kscope__devscope_opts *o,
 
 /* -------------------------------------------------------------- reading */
 
+/* KSCOPE_DSCOPE_DEBUG=1: a line per buffer read (claims read, the last
+ * launch reported, the grid id at the first claim not read). */
+static void debug_line(const char *when, const kscope__dsbuf *b)
+{
+    static int debug = -1;
+    if (debug < 0) {
+        const char *e = getenv("KSCOPE_DSCOPE_DEBUG");
+        debug = e && *e && strcmp(e, "0") != 0;
+    }
+    if (!debug)
+        return;
+    const volatile kscope_device_record *r = &b->recs[b->w & (b->cap - 1)];
+    fprintf(stderr,
+            "kscope: device scopes %s: context %u, claims read %llu of %llu seen, last grid "
+            "%u, next slot tag %u grid %u\n",
+            when, b->context_id, (unsigned long long)b->w, (unsigned long long)b->hi, b->max_grid,
+            r->tag, r->grid);
+}
+
 void kscope__ds_buffer_begin(uint8_t *buffer, size_t valid, kscope__ds_next_fn next)
 {
     if (!kscope__ds_on() && !nctx)
@@ -490,8 +510,10 @@ void kscope__ds_buffer_begin(uint8_t *buffer, size_t valid, kscope__ds_next_fn n
         return;
     pthread_mutex_lock(&ds_lock);
     int64_t lost = 0;
-    for (int i = 0; i < nctx; i++)
+    for (int i = 0; i < nctx; i++) {
         lost += kscope__dsbuf_scan(&ctxs[i].buf, &grids, 0);
+        debug_line("read", &ctxs[i].buf);
+    }
     pthread_mutex_unlock(&ds_lock);
     if (lost)
         kscope__add_devscope_lost(lost);
@@ -535,6 +557,7 @@ void kscope__ds_flush(int final)
     for (int i = 0; i < nctx; i++) {
         ds_ctx *c = &ctxs[i];
         lost += kscope__dsbuf_scan(&c->buf, &none, final);
+        debug_line(final >= 2 ? "stop" : "flush", &c->buf);
         CUcontext popped;
         int pushed = fn.ctx_push(c->ctx) == CUDA_SUCCESS;
         kscope__graphs_hide(1);
