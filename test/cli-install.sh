@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # The install rules: install into a fresh prefix (the C API and the device
-# header), then, with no
-# LD_LIBRARY_PATH anywhere, build the bundled example against it with
+# header), then, with no LD_LIBRARY_PATH anywhere, build the bundled example against it with
 # pkg-config (shared and static) and with a CMake project's
 # find_package(kscope) (kscope::kscope and kscope::kscope_static), run them,
 # and run the installed kscope (version, kscope run, view). The prefix is
