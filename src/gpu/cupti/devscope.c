@@ -223,7 +223,8 @@ static int ctx_index(CUcontext ctx, uint32_t uid)
                           kscope_last_error());
         return -1;
     }
-    return nctx++;
+    __atomic_store_n(&nctx, nctx + 1, __ATOMIC_RELEASE); /* the buffer thread reads it */
+    return nctx - 1;
 }
 
 /* ------------------------------------------------------------ attaching */
@@ -487,7 +488,7 @@ static void debug_line(const char *when, const kscope__dsbuf *b)
 
 void kscope__ds_buffer_begin(uint8_t *buffer, size_t valid, kscope__ds_next_fn next)
 {
-    if (!kscope__ds_on() && !nctx)
+    if (!kscope__ds_on() && !__atomic_load_n(&nctx, __ATOMIC_ACQUIRE))
         return;
     CUpti_Activity *rec = NULL;
     int any = 0;
@@ -521,10 +522,11 @@ void kscope__ds_buffer_begin(uint8_t *buffer, size_t valid, kscope__ds_next_fn n
 
 int kscope__ds_delivered(uint64_t ctx, const kscope__gpu_record *r)
 {
-    if (!nctx)
+    int n_ctx = __atomic_load_n(&nctx, __ATOMIC_ACQUIRE);
+    if (!n_ctx)
         return 0;
     if (r->kind != KSCOPE__GPU_KERNEL) {
-        for (int i = 0; i < nctx; i++) /* kscope's own copies */
+        for (int i = 0; i < n_ctx; i++) /* kscope's own copies */
             if (ctxs[i].uid == r->context_id && ctxs[i].stream_id == r->stream)
                 return 1;
         return 0;
@@ -535,7 +537,7 @@ int kscope__ds_delivered(uint64_t ctx, const kscope__gpu_record *r)
     if (!n)
         return 0;
     double ns = 0;
-    for (int i = 0; i < nctx; i++)
+    for (int i = 0; i < n_ctx; i++)
         if (ctxs[i].uid == r->context_id)
             ns = ctxs[i].ns_per_cycle;
     kscope__record_devscopes(ctx, r, recs, n, (opts.flags & KSCOPE_DEVICE_CLOCK64) != 0, ns);
