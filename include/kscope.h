@@ -127,6 +127,13 @@ typedef struct kscope_session_opts {
      * optional ",first=" delays the first window. NULL: $KSCOPE_SAMPLE, or
      * every launch when that is unset; "" or "off": every launch. */
     const char *sample;
+    /* Device-side scopes (kscope/device.h) of the kernels: NULL or "off":
+     * none; "on" (or ""): the defaults; else comma-separated options:
+     * clock=globaltimer|clock64, granularity=warp|cta, sample=N (every
+     * Nth warp or CTA), buffer=N[k|M] (records per context, rounded up to
+     * a power of two; default 1M), full=keep-first|keep-newest. The
+     * first session's options hold while several record them. */
+    const char *device_scopes;
 } kscope_session_opts;
 
 /* Start a session and activate it. opts may be NULL (all defaults).
@@ -206,6 +213,10 @@ KSCOPE_EXTERN int64_t kscope_dropped(int session);
 /* Number of PC samples lost so far by a session in pcsampling mode (a
  * sampling buffer was full, or the hardware dropped them). */
 KSCOPE_EXTERN int64_t kscope_dropped_samples(int session);
+
+/* Number of device-side scope records lost so far by a session (its
+ * buffer was full, or no kernel launch was found for them). */
+KSCOPE_EXTERN int64_t kscope_device_scopes_lost(int session);
 
 /* ------------------------------------------------------------------ scopes */
 

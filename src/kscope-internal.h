@@ -97,7 +97,8 @@ typedef enum {
     KSCOPE__NODE_KERNEL = 3,
     KSCOPE__NODE_COPY = 4,
     KSCOPE__NODE_ROOT = 5,
-    KSCOPE__NODE_LINE = 6, /* a source line (or PC) of a kernel: PC samples */
+    KSCOPE__NODE_LINE = 6,     /* a source line (or PC) of a kernel: PC samples */
+    KSCOPE__NODE_DEVSCOPE = 7, /* a device-side scope of a kernel */
 } kscope__node_kind;
 
 /* Host-side counters of one node for one session slot. Written with
@@ -266,7 +267,8 @@ extern kscope__global kscope__g;
 
 /* -------------------------------------------------------- the GPU backends */
 
-struct kscope__graph_value; /* below, with the graph functions */
+struct kscope__graph_value;   /* below, with the graph functions */
+struct kscope__devscope_opts; /* below, with device scopes */
 /* One timed loop of `kscope bench` (a backend's bench). */
 typedef struct kscope__bench_result {
     double us_per_launch;
@@ -347,6 +349,10 @@ typedef struct kscope__backend {
      * interface pays). 0, or a negative KSCOPE_E* (ENOGPU: no device) with a
      * message. NULL: the backend has no loop. */
     int (*bench)(long n, int floor, kscope__bench_result *out);
+    /* Device-side scopes on (on = 1, with the options of the first session
+     * that asks) or off (on = 0, after the last). NULL: the backend has
+     * none. 0 or a negative error with a message. */
+    int (*device_scopes)(int on, const struct kscope__devscope_opts *o);
 } kscope__backend;
 
 /* The i-th backend of the registry (src/gpu/registry.c), then those added
@@ -378,6 +384,7 @@ typedef enum {
     KSCOPE__GPU_KERNEL = 1,
     KSCOPE__GPU_MEMCPY = 2,
     KSCOPE__GPU_MEMSET = 3,
+    KSCOPE__GPU_DEVSCOPE = 4, /* trace sessions only: one device-side scope */
 } kscope__gpu_kind;
 
 /* One GPU activity, as the backend hands it to the core. Times are on the
@@ -403,6 +410,8 @@ typedef struct kscope__gpu_record {
     int captured;
     uint64_t capture_ctx, capture_ns;
     uint64_t graph_node; /* the backend's id of the graph node (0: none) */
+    uint64_t grid_id;    /* kernels: the launch's grid id (device-side scopes) */
+    uint32_t context_id; /* the backend's id of the work's context */
 } kscope__gpu_record;
 
 /* The context id for work launched now on this thread: the innermost
@@ -468,6 +477,49 @@ void kscope__set_device_info(uint32_t device, const char *arch, int64_t num_sms,
 
 /* The device type of the GPU backend ("GPU" when none). */
 const char *kscope__gpu_device_type(void);
+
+/* -------------------------------------------------------- device scopes */
+
+/* A session's device_scopes option, parsed (core/devscope.c). */
+typedef struct kscope__devscope_opts {
+    uint32_t flags;   /* KSCOPE_DEVICE_* of kscope/device.h */
+    uint32_t every;   /* record every Nth warp or CTA */
+    uint64_t records; /* buffer capacity per context, a power of two */
+} kscope__devscope_opts;
+
+#define KSCOPE__DEVSCOPE_RECORDS (1u << 20) /* default capacity, records */
+
+/* Parse "" / "1" / "on" (defaults) or comma-separated key=value pairs:
+ * clock=globaltimer|clock64, granularity=warp|cta, sample=N (every Nth
+ * warp or CTA, 1 to 2^20), buffer=N[k|M] (records, 1k to 256M, rounded up
+ * to a power of two), full=keep-first|keep-newest. KSCOPE_EINVAL with a
+ * one-line message naming the bad part. */
+int kscope__devscope_parse(const char *spec, kscope__devscope_opts *o);
+
+/* One device-side scope instance, decoded (the backend's clock units). */
+typedef struct kscope__devscope_rec {
+    uint32_t name;  /* interned scope name */
+    uint16_t sm;    /* SM */
+    uint16_t warp;  /* warp slot on the SM */
+    uint64_t start; /* ns or cycles */
+    uint64_t dur;
+} kscope__devscope_rec;
+
+/* Add the device-side scopes of kernel launch r (delivered with context
+ * ctx): children of its kernel node in tree sessions, slices on per-SM
+ * tracks in trace sessions (placed in [r->start_ns, r->end_ns]; cycles go
+ * through `ns_per_cycle`). Every session recording device scopes that
+ * recorded r gets them. Backend's buffer thread. */
+void kscope__record_devscopes(uint64_t ctx, const kscope__gpu_record *r,
+                              const kscope__devscope_rec *recs, size_t n, int cycles,
+                              double ns_per_cycle);
+
+/* Count device-scope records lost (buffer full, or no launch found for
+ * them) for every session recording device scopes. */
+void kscope__add_devscope_lost(int64_t n);
+
+/* Whether any session records device scopes now. */
+int kscope__devscope_wanted(void);
 
 /* ------------------------------------------------------------- graphs */
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The install rules: install into a fresh prefix, then, with no
-# LD_LIBRARY_PATH anywhere, build the bundled example against it with
+# The install rules: install into a fresh prefix (the C API and the device
+# header), then, with no LD_LIBRARY_PATH anywhere, build the bundled example against it with
 # pkg-config (shared and static) and with a CMake project's
 # find_package(kscope) (kscope::kscope and kscope::kscope_static), run them,
 # and run the installed kscope (version, kscope run, view). The prefix is
@@ -12,7 +12,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
 cmake --install "$bin" --prefix "$prefix" >/dev/null
-for f in include/kscope.h bin/kscope; do
+for f in include/kscope.h include/kscope/device.h bin/kscope; do
     [ -e "$prefix/$f" ] || { echo "not installed: $f"; exit 1; }
 done
 pcdir=$(dirname "$(find "$prefix" -name kscope.pc | head -1)")

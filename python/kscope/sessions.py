@@ -67,8 +67,23 @@ def _launch_hook(hook):
     return LaunchHook.adopt(hook)
 
 
+def _device_scopes(value):
+    """The device_scopes option as the C API takes it: None/False (off),
+    True ("on"), a string of options, or a dict of them."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return "on"
+    if isinstance(value, dict):
+        return ",".join(f"{k}={v}" for k, v in value.items())
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"device_scopes must be None, a bool, a str or a dict, not "
+                    f"{type(value).__name__}")
+
+
 def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, hook=None,
-          sample=None):
+          sample=None, device_scopes=None):
     """Start a session writing to `name` (no extension; default "kscope")
     and return its id. context: "shadow" or "python"; data: "tree" or
     "trace"; backend: None (auto), "cupti" or "none"; mode: None,
@@ -76,7 +91,11 @@ def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, 
     kscope.mode object (PCSampling(interval=N)); hook: None, "triton" or a
     LaunchHook object; sample: None ($KSCOPE_SAMPLE, else every launch),
     "time:on=50ms,every=1s" or "step:on=1,every=10" (GPU work captured in
-    those windows only, steps marked by step()), "off". Returns None,
+    those windows only, steps marked by step()), "off"; device_scopes:
+    None (off), True, or options of the device-side scopes of kernels
+    built with kscope/device.h, as "clock=clock64,granularity=cta" or
+    {"clock": "clock64", "sample": 4} (clock, granularity, sample,
+    buffer, full; see the README). Returns None,
     starting nothing, when Triton's knobs.proton.disable is set."""
     launch_hook = _launch_hook(hook)
     if flags.command_line:
@@ -95,9 +114,11 @@ def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, 
         raise ValueError(f"data '{data}' is not one of {', '.join(_DATA)}")
     if launch_hook is not None and runtime_knobs() is None:
         raise RuntimeError("hook='triton' needs triton (import triton failed)")
+    dscopes = _device_scopes(device_scopes)
     raise_pending()
     session = _kscope.start(
-        name if name is not None else DEFAULT_PROFILE_NAME, context, data, backend, mode, sample
+        name if name is not None else DEFAULT_PROFILE_NAME, context, data, backend, mode, sample,
+        dscopes
     )
     try:
         _nvtx_ranges()

@@ -163,10 +163,11 @@ int add_metrics_dict(PyObject *metrics)
 static PyObject *fn_start(PyObject *m, PyObject *args, PyObject *kwargs)
 {
     (void)m;
-    static char *kwlist[] = {"name", "context", "data", "backend", "mode", "sample", NULL};
+    static char *kwlist[] = {"name", "context", "data",          "backend",
+                             "mode", "sample",  "device_scopes", NULL};
     kscope_session_opts o = {0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zzzzzz:start", kwlist, &o.name, &o.context,
-                                     &o.data, &o.backend, &o.mode, &o.sample))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zzzzzzz:start", kwlist, &o.name, &o.context,
+                                     &o.data, &o.backend, &o.mode, &o.sample, &o.device_scopes))
         return NULL;
     int rc = kscope_start(&o);
     if (rc < 0)

@@ -158,11 +158,31 @@ def test_finalize_all(tmp_path):
         (dict(sample="sometimes"), ValueError, "sample 'sometimes'"),
         (dict(sample="time:on=2s,every=1s"), ValueError, "on is longer than every"),
         (dict(sample="step:on=1,every=2", mode="pcsampling"), ValueError, "cannot be combined"),
+        (dict(device_scopes="clock=wall"), ValueError, "clock is globaltimer or clock64"),
+        (dict(device_scopes={"sample": 0}), ValueError, "sample is a whole number"),
+        (dict(device_scopes={"buffer": "12"}), ValueError, "buffer is a number of records"),
+        (dict(device_scopes="full=drop"), ValueError, "full is keep-first or keep-newest"),
+        (dict(device_scopes="colour=red"), ValueError, "unknown option"),
+        (dict(device_scopes=3), TypeError, "device_scopes must be"),
+        (dict(device_scopes=True, sample="step:on=1,every=2"), ValueError,
+         "device scopes and the sampled mode"),
     ],
 )
 def test_start_rejects_bad_options(tmp_path, kwargs, error, text):
     with pytest.raises(error, match=text):
         kscope.start(str(tmp_path / "bad"), **kwargs)
+
+
+@pytest.mark.parametrize("value", [True, "on", "clock=clock64,granularity=cta",
+                                   {"sample": 4, "buffer": "1k", "full": "keep-newest"}])
+def test_device_scopes_option(tmp_path, value):
+    """device_scopes= takes True, a string or a dict of options; with no
+    GPU the session records host scopes and writes ROOT without losses."""
+    sid = kscope.start(str(tmp_path / "d"), device_scopes=value)
+    kscope.enter_scope("host")
+    kscope.exit_scope("host")
+    kscope.finalize(sid)
+    assert (tmp_path / "d.hatchet").exists()
 
 
 def test_sampled_session_and_steps(tmp_path, monkeypatch):

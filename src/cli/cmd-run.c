@@ -54,6 +54,14 @@ const char cmd_run_help[] =
     "                         cycles (32 to 2^31, a power of two; default 1024):\n"
     "                         samples per source line and stall reason below\n"
     "                         each kernel (see 'kscope top --lines')\n"
+    "      --device-scopes[=OPTS]\n"
+    "                         record the device-side scopes of kernels built with\n"
+    "                         kscope/device.h (children of each kernel; per-SM\n"
+    "                         tracks with -d trace). OPTS, comma-separated:\n"
+    "                         clock=globaltimer|clock64, granularity=warp|cta,\n"
+    "                         sample=N (every Nth warp or CTA), buffer=N[k|M]\n"
+    "                         (records per context; default 1M),\n"
+    "                         full=keep-first|keep-newest\n"
     "  -k, --hook H           launch hook for Python programs (e.g. triton)\n"
     "      --top N            kernels listed in the summary (default 10; 0: no\n"
     "                         summary)\n"
@@ -91,6 +99,7 @@ typedef struct run_opts {
     const char *pcs;   /* --pc-sampling's interval ("" for the default), or NULL */
     char pcs_mode[64]; /* the mode it makes */
     const char *delay, *duration, *sample;
+    const char *dscopes; /* --device-scopes's options ("on" without), or NULL */
     long top;
     char **argv; /* the command */
 } run_opts;
@@ -181,9 +190,15 @@ static int check_values(const run_opts *o)
     const char *spec = o->sample ? o->sample : getenv("KSCOPE_SAMPLE");
     if (!o->sample && kscope__sampling_check(spec) != 0)
         return usage_error("KSCOPE_SAMPLE: %s", kscope_last_error());
-    if (o->mode && interval && spec && *spec && strcmp(spec, "off") != 0 &&
-        strcmp(spec, "none") != 0)
+    int sampled = spec && *spec && strcmp(spec, "off") != 0 && strcmp(spec, "none") != 0;
+    if (o->mode && interval && sampled)
         return usage_error("sample '%s': PC sampling and the sampled mode cannot be combined",
+                           spec);
+    kscope__devscope_opts d;
+    if (o->dscopes && kscope__devscope_parse(o->dscopes, &d) != 0)
+        return usage_error("%s", kscope_last_error());
+    if (o->dscopes && sampled)
+        return usage_error("sample '%s': device scopes and the sampled mode cannot be combined",
                            spec);
     return 0;
 }
@@ -234,6 +249,10 @@ static int parse_args(int argc, char **argv, run_opts *o)
             break;
         if (strcmp(a, "--pc-sampling") == 0 || strncmp(a, "--pc-sampling=", 14) == 0) {
             o->pcs = a[13] ? a + 14 : pcs_default;
+            continue;
+        }
+        if (strcmp(a, "--device-scopes") == 0 || strncmp(a, "--device-scopes=", 16) == 0) {
+            o->dscopes = a[15] ? a + 16 : "on";
             continue;
         }
 #define OPT(s, l, field)                                                                           \
@@ -509,6 +528,7 @@ static void child_env(const run_opts *o, const char *lib, const char *manifest)
     set_env(KSCOPE_RUN_ENV_CONTEXT, o->context);
     set_env(KSCOPE_RUN_ENV_DATA, o->data);
     set_env(KSCOPE_RUN_ENV_MODE, o->mode);
+    set_env(KSCOPE_RUN_ENV_DSCOPES, o->dscopes);
     set_env(KSCOPE_RUN_ENV_HOOK, o->hook);
     set_env(KSCOPE_RUN_ENV_CAPTURE,
             o->capture && strcmp(o->capture, "none") != 0 ? o->capture : NULL);

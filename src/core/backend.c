@@ -9,8 +9,9 @@
 
 #include <string.h>
 
-static int gpu_users; /* sessions that started the active backend */
-static int pcs_users; /* of them, sessions that asked for PC samples */
+static int gpu_users;    /* sessions that started the active backend */
+static int pcs_users;    /* of them, sessions that asked for PC samples */
+static int dscope_users; /* of them, sessions recording device scopes */
 /* The started backend: launch metadata goes to it, read without a lock. */
 static _Atomic(const kscope__backend *) active;
 /* The backend started last: its device type names the output's devices
@@ -124,6 +125,32 @@ static void pcs_attach(const kscope__backend *b, kscope__session *s)
     pcs_users++;
 }
 
+/* Turn device scopes on for the first session that asks; the others
+ * share its options (said once when theirs differ). */
+static void dscope_attach(const kscope__backend *b, kscope__session *s)
+{
+    int rc = b->device_scopes ? b->device_scopes(1, &s->dso) : KSCOPE_ENOTSUP;
+    if (rc != 0) {
+        kscope__warn_once("dscope-start", "device scopes unavailable (%s); recording without them",
+                          rc == KSCOPE_ENOTSUP     ? "this backend has none"
+                          : kscope_last_error()[0] ? kscope_last_error()
+                                                   : kscope_strerror(rc));
+        s->dscope = 0;
+        return;
+    }
+    dscope_users++;
+}
+
+void kscope__gpu_dscope_end(kscope__session *s)
+{
+    const kscope__backend *b = atomic_load(&active);
+    if (!s->gpu || !s->dscope || s->dscope_ended || !b)
+        return;
+    s->dscope_ended = 1;
+    if (--dscope_users == 0)
+        b->device_scopes(0, NULL);
+}
+
 int kscope__gpu_attach(kscope__session *s, const char *name)
 {
     const kscope__backend *b = choose(name);
@@ -147,6 +174,8 @@ int kscope__gpu_attach(kscope__session *s, const char *name)
         b->session_changed();
     if (s->pcs)
         pcs_attach(b, s);
+    if (s->dscope)
+        dscope_attach(b, s);
     return 0;
 }
 
@@ -166,6 +195,7 @@ void kscope__gpu_detach(kscope__session *s)
     if (!s->gpu || !b)
         return;
     kscope__gpu_pcs_end(s);
+    kscope__gpu_dscope_end(s);
     s->gpu = 0;
     if (--gpu_users == 0) {
         b->stop();

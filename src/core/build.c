@@ -259,10 +259,14 @@ static int merge_child(builder *b, kscope__pnode *pn, const kscope__node *c)
     if (!pc)
         return KSCOPE_ENOMEM;
     int created = pn->nchildren != before;
+    int dev = c->kind == KSCOPE__NODE_DEVSCOPE;
     int gpu = c->kind == KSCOPE__NODE_KERNEL || c->kind == KSCOPE__NODE_COPY ||
-              c->kind == KSCOPE__NODE_LINE;
+              c->kind == KSCOPE__NODE_LINE || dev;
     const kscope__gpustats *g = gpu ? c->gpu[b->slot] : NULL;
-    int rc = gpu ? (g && g->count ? gpu_metrics(b, pc, g) : 0) : host_metrics(b, pc, c);
+    int rc = gpu ? 0 : host_metrics(b, pc, c);
+    if (g && g->count)
+        rc = dev ? kscope__devscope_metrics(b->t, pc, g, kscope__sessions[b->slot].dso.flags & 1u)
+                 : gpu_metrics(b, pc, g);
     if (rc == 0 && g && g->samples)
         rc = kscope__pcs_metrics(b->t, pc, g->samples);
     if (rc == 0)
@@ -324,6 +328,9 @@ kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks)
     int64_t lost = __atomic_load_n(&s->dropped_samples, __ATOMIC_RELAXED);
     if (rc == 0 && lost > 0)
         rc = kscope__pnode_set_int(t, t->root, "dropped_samples", lost);
+    int64_t dlost = __atomic_load_n(&s->dscope_lost, __ATOMIC_RELAXED);
+    if (rc == 0 && dlost > 0)
+        rc = kscope__pnode_set_int(t, t->root, "device_scopes_lost", dlost);
     if (rc == 0)
         kscope__devices_to_ptree(t);
     if (rc != 0) {

@@ -37,7 +37,13 @@ typedef struct kscope__gpu_ev {
     uint64_t ctx;
     uint32_t name, kind, device, stream, launch_tid, correlation;
     uint32_t src_device, dst_device; /* differ for peer copies only */
+    uint32_t parent;                 /* device scopes: the kernel's name */
 } kscope__gpu_ev;
+
+/* The track (tid) of a device scope's slice: its SM and warp slot, apart
+ * from stream ids. */
+#define KSCOPE__DEVSCOPE_TRACK(sm, warp) (1u << 30 | (uint32_t)(sm) << 8 | ((warp)&0xffu))
+#define KSCOPE__DEVSCOPE_IS_TRACK(tid)   (((tid) >> 30) == 1u)
 
 /* A completed phase of a session (phase.c): its data as it was when the
  * phase ended, until cleared or written (periodic flushing). */
@@ -90,7 +96,11 @@ typedef struct kscope__session {
     kscope__gpu_ev *gev;
     size_t ngev, capgev;
     int64_t dropped;
-    int64_t dropped_samples; /* PC samples lost */
+    int64_t dropped_samples;   /* PC samples lost */
+    int dscope;                /* records device-side scopes (devscope.c) */
+    kscope__devscope_opts dso; /* their options */
+    int dscope_ended;          /* its share of device scopes was given back */
+    int64_t dscope_lost;       /* device-scope records lost */
     char *command; /* the run's command a launcher gave (guarded by kscope__session_lock) */
 } kscope__session;
 
@@ -135,6 +145,18 @@ int kscope__session_metric_type(kscope__session *s, const kscope__metric_def *de
 /* The message and code for a value of `type` given to metric `def` that
  * holds `had`. */
 int kscope__metric_type_error(const kscope__metric_def *def, int had, int type, int negative);
+
+/* Where session s puts GPU record r launched at `when` (records.c):
+ * nowhere, under its launch's context, or under <captured_at>. Caller
+ * holds s->lock. */
+enum { KSCOPE__PLACE_SKIP = 0, KSCOPE__PLACE_LAUNCH = 1, KSCOPE__PLACE_CAPTURED = 2 };
+int kscope__gpu_placement(const kscope__session *s, uint64_t when, const kscope__gpu_record *r);
+/* A GPU record's interned node name (launch metadata's name first). */
+uint32_t kscope__gpu_record_name(const kscope__gpu_record *r);
+
+/* A device scope node's metrics (devscope.c); cycles: clock64 units. */
+int kscope__devscope_metrics(kscope__ptree *t, kscope__pnode *pn, const kscope__gpustats *g,
+                             int cycles);
 
 /* Build the tree of slot s into a new ptree (open scopes closed at now). */
 kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks);
@@ -207,6 +229,8 @@ int kscope__gpu_attach(kscope__session *s, const char *name);
  * last one sampling PCs turns sampling off, so that what the backend hands
  * over only when sampling ends still reaches it. */
 void kscope__gpu_pcs_end(kscope__session *s);
+/* Likewise for device scopes: the last one recording them turns them off. */
+void kscope__gpu_dscope_end(kscope__session *s);
 void kscope__gpu_detach(kscope__session *s);
 /* Returns 1 when the flush was put off: a graph capture is open (the
  * records come later; kscope__gpu_flush_owed does it once none is). */
@@ -284,6 +308,7 @@ int kscope__gpu_gate(int state);
     X(data, int, (int, const char *, char **, size_t *))                                           \
     X(dropped, int64_t, (int))                                                                     \
     X(dropped_samples, int64_t, (int))                                                             \
+    X(device_scopes_lost, int64_t, (int))                                                          \
     X(step, int, (void))                                                                           \
     X(enter_ex, int, (const char *, uint32_t, uint32_t))                                           \
     X(enter_loc, int, (kscope_loc *))                                                              \

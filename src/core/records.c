@@ -160,7 +160,7 @@ static void add_meta(kscope__gpustats *g, const kscope_launch_meta *m)
 /* A record's interned display name. A peer copy's name carries its
  * direction ("Memcpy PtoP 0->1") so that copies each way between the same
  * devices stay apart: tree nodes are keyed by name and device only. */
-static uint32_t record_name(const kscope__gpu_record *r)
+uint32_t kscope__gpu_record_name(const kscope__gpu_record *r)
 {
     const char *name = r->meta && r->meta->name ? r->meta->name : r->name;
     if (!name || !*name)
@@ -174,7 +174,7 @@ static uint32_t record_name(const kscope__gpu_record *r)
 
 static void tree_record(kscope__session *s, kscope__node *ctx, const kscope__gpu_record *r)
 {
-    uint32_t id = record_name(r);
+    uint32_t id = kscope__gpu_record_name(r);
     uint32_t kind = r->kind == KSCOPE__GPU_KERNEL ? KSCOPE__NODE_KERNEL : KSCOPE__NODE_COPY;
     kscope__node *n = kscope__node_child_locked(ctx, id, kind, r->device);
     if (!n) {
@@ -220,7 +220,7 @@ static void trace_record(kscope__session *s, uint64_t ctx, const kscope__gpu_rec
     e->launch_end_ns = r->launch_end_ns;
     e->bytes = r->bytes;
     e->ctx = ctx;
-    e->name = record_name(r);
+    e->name = kscope__gpu_record_name(r);
     e->kind = r->kind;
     e->device = r->device;
     e->src_device = r->src_device;
@@ -228,15 +228,20 @@ static void trace_record(kscope__session *s, uint64_t ctx, const kscope__gpu_rec
     e->stream = r->stream;
     e->launch_tid = r->launch_tid;
     e->correlation = r->correlation;
+    e->parent = 0;
 }
-
-enum { SKIP = 0, AT_LAUNCH = 1, CAPTURED = 2 };
 
 /* Where session s puts r, launched at `when`: graph work captured while s
  * recorded goes under <captured_at>; captured while s was deactivated, it
  * is left out (as Proton does); captured before s started, s knows no
  * capture context for it and puts it under the launch, as it does the work
  * of a graph built before profiling. Caller holds s->lock. */
+enum {
+    SKIP = KSCOPE__PLACE_SKIP,
+    AT_LAUNCH = KSCOPE__PLACE_LAUNCH,
+    CAPTURED = KSCOPE__PLACE_CAPTURED
+};
+
 static int placement(const kscope__session *s, uint64_t when, const kscope__gpu_record *r)
 {
     if (!kscope__recording_at(s, when))
@@ -244,6 +249,14 @@ static int placement(const kscope__session *s, uint64_t when, const kscope__gpu_
     if (!r->captured || r->capture_ns < s->start_ns)
         return AT_LAUNCH;
     return kscope__recording_at(s, r->capture_ns) ? CAPTURED : SKIP;
+}
+
+int kscope__gpu_placement(const kscope__session *s, uint64_t when, const kscope__gpu_record *r)
+{
+    int where = placement(s, when, r);
+    if (where != SKIP && s->sampled && !kscope__sampling_in_window(when))
+        where = SKIP;
+    return where;
 }
 
 uint32_t kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r)
@@ -257,9 +270,7 @@ uint32_t kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r)
         if (!s->in_use)
             continue;
         pthread_mutex_lock(&s->lock);
-        int where = placement(s, when, r);
-        if (where != SKIP && s->sampled && !kscope__sampling_in_window(when))
-            where = SKIP; /* a sampled session keeps its windows' records only */
+        int where = kscope__gpu_placement(s, when, r);
         if (where != SKIP && s->trace) {
             trace_record(s, ctx, r);
         } else if (where != SKIP) {

@@ -247,6 +247,14 @@ static int start_locked(const kscope_session_opts *o)
         return kscope__fail(KSCOPE_EINVAL,
                             "sample '%s': PC sampling and the sampled mode cannot be combined",
                             sample);
+    kscope__devscope_opts dso;
+    int dscope = o->device_scopes && strcmp(o->device_scopes, "off") != 0;
+    if (dscope && (rc = kscope__devscope_parse(o->device_scopes, &dso)) != 0)
+        return rc;
+    if (dscope && sample) /* every launch's records must meet their kernel */
+        return kscope__fail(KSCOPE_EINVAL,
+                            "sample '%s': device scopes and the sampled mode cannot be combined",
+                            sample);
     const char *name = o->name ? o->name : "kscope";
     if ((rc = check_writable(name)) != 0)
         return rc;
@@ -276,6 +284,10 @@ static int start_locked(const kscope_session_opts *o)
     s->phase_owed = 0;
     s->niv = s->nmtypes = s->ngev = 0;
     s->dropped = s->dropped_samples = 0;
+    s->dscope = dscope;
+    s->dso = dscope ? dso : (kscope__devscope_opts){0};
+    s->dscope_ended = 0;
+    s->dscope_lost = 0;
     s->start_ns = kscope_now_ns();
     pthread_mutex_unlock(&s->lock);
     if ((rc = interval_open(s, s->start_ns)) != 0)
@@ -506,6 +518,7 @@ static int finalize_one(kscope__session *s, const void *requested)
                           "records of GPU work still running then are left out",
                           s->name);
     kscope__gpu_pcs_end(s);
+    kscope__gpu_dscope_end(s);
     s->phase_owed = 0; /* its records are in this, the last part */
     kscope__session_path(s, format, s->phase, path, sizeof path);
     if ((rc = kscope__phase_write_kept(s, format)) != 0 ||
@@ -523,6 +536,12 @@ static int finalize_one(kscope__session *s, const void *requested)
     if (lost > 0 && !getenv("KSCOPE_QUIET"))
         fprintf(stderr, "kscope: %s: %lld PC samples were dropped (see dropped_samples)\n", path,
                 (long long)lost);
+    int64_t dlost = __atomic_load_n(&s->dscope_lost, __ATOMIC_RELAXED);
+    if (dlost > 0 && !getenv("KSCOPE_QUIET"))
+        fprintf(stderr,
+                "kscope: %s: %lld device-scope records were lost (see device_scopes_lost; a "
+                "larger buffer= keeps them)\n",
+                path, (long long)dlost);
     if (s->slot == launcher_slot)
         launcher_slot = -1;
     release(s);

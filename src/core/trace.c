@@ -223,18 +223,20 @@ static size_t gpu_stack(trace_ctx *c, uint64_t ctx, uint32_t kernel)
 
 static int gpu_event(trace_ctx *c, const kscope__gpu_ev *g)
 {
-    static const char *cats[] = {"gpu", "kernel", "memcpy", "memset"};
+    static const char *cats[] = {"gpu", "kernel", "memcpy", "memset", "device_scope"};
     kscope__tev e = {
         .kind = KSCOPE__TEV_GPU,
         .name = kscope__name(g->name),
-        .cat = g->kind <= 3 ? cats[g->kind] : "gpu",
+        .cat = g->kind <= 4 ? cats[g->kind] : "gpu",
         .pid = GPU_PID_BASE + (int)g->device,
         .tid = g->stream,
         .ts_ns = (int64_t)rel_ns(c, g->start_ns),
         .dur_ns = (int64_t)(g->end_ns > g->start_ns ? g->end_ns - g->start_ns : 0),
         .gpu = {g->device, g->stream, g->correlation, g->src_device, g->dst_device, g->bytes}};
     e.stack = c->names;
-    e.nstack = gpu_stack(c, g->ctx, g->name);
+    e.nstack = gpu_stack(c, g->ctx, g->parent ? g->parent : g->name);
+    if (g->parent) /* a device scope: below its kernel */
+        c->names[e.nstack++] = kscope__name(g->name);
     int rc = emit(c, &e);
     if (rc != 0 || !g->launch_ns || !g->launch_tid)
         return rc;
@@ -253,41 +255,44 @@ static int gpu_event(trace_ctx *c, const kscope__gpu_ev *g)
     return emit(c, &l);
 }
 
-/* Name each device's process and each stream's track once. Distinct
- * (device, stream) pairs are few, so a short list does. */
+/* Whether key (device << 32 | stream, + 1) is in the open-addressing set
+ * of cap slots (a power of two); added when not. */
+static int seen_add(uint64_t *set, size_t cap, uint64_t key)
+{
+    size_t j = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+    for (; set[j]; j = (j + 1) & (cap - 1))
+        if (set[j] == key)
+            return 1;
+    set[j] = key;
+    return 0;
+}
+
+/* Name each device's process and each track once: a stream's, or, for
+ * device scopes, an SM's warp slot's (thousands of them: hence the set). */
 static int gpu_tracks(trace_ctx *c)
 {
+    size_t cap = 64;
+    while (cap < 4 * c->s->ngev + 64)
+        cap <<= 1;
+    uint64_t *seen = calloc(cap, sizeof *seen);
+    if (!seen)
+        return KSCOPE_ENOMEM;
     int rc = 0;
-    struct pair {
-        uint32_t device, stream;
-    } *seen = NULL;
-    size_t nseen = 0, cap = 0;
-    for (size_t i = 0; i < c->s->ngev; i++) {
+    for (size_t i = 0; i < c->s->ngev && rc == 0; i++) {
         const kscope__gpu_ev *e = &c->s->gev[i];
-        int dev_seen = 0, stream_seen = 0;
-        for (size_t j = 0; j < nseen && !stream_seen; j++) {
-            dev_seen |= seen[j].device == e->device;
-            stream_seen = seen[j].device == e->device && seen[j].stream == e->stream;
-        }
-        if (stream_seen)
+        if (seen_add(seen, cap, ((uint64_t)e->device << 32 | e->stream) + 1))
             continue;
-        if (nseen == cap) {
-            cap = cap ? cap * 2 : 16;
-            struct pair *p = realloc(seen, cap * sizeof *p);
-            if (!p) {
-                free(seen);
-                return KSCOPE_ENOMEM;
-            }
-            seen = p;
-        }
-        seen[nseen++] = (struct pair){e->device, e->stream};
         char label[64];
         int pid = GPU_PID_BASE + (int)e->device;
-        if (!dev_seen) {
+        if (!seen_add(seen, cap, ((uint64_t)(e->device | 1u << 31) << 32) + 1)) {
             snprintf(label, sizeof label, "GPU %u (%s)", e->device, kscope__gpu_device_type());
-            rc = rc ? rc : name_track(c, KSCOPE__TEV_PROCESS, pid, 0, label);
+            rc = name_track(c, KSCOPE__TEV_PROCESS, pid, 0, label);
         }
-        snprintf(label, sizeof label, "stream %u", e->stream);
+        if (KSCOPE__DEVSCOPE_IS_TRACK(e->stream))
+            snprintf(label, sizeof label, "SM %u warp %u", (e->stream >> 8) & 0x3fffffu,
+                     e->stream & 0xffu);
+        else
+            snprintf(label, sizeof label, "stream %u", e->stream);
         rc = rc ? rc : name_track(c, KSCOPE__TEV_THREAD, pid, e->stream, label);
     }
     free(seen);

@@ -410,6 +410,7 @@ static void read_options(kscope_session_opts *o)
     o->context = env_or_null(KSCOPE_RUN_ENV_CONTEXT);
     o->data = env_or_null(KSCOPE_RUN_ENV_DATA);
     o->mode = env_or_null(KSCOPE_RUN_ENV_MODE);
+    o->device_scopes = env_or_null(KSCOPE_RUN_ENV_DSCOPES);
     R.capture = capture_range_known(env_or_null(KSCOPE_RUN_ENV_CAPTURE));
     R.delay_s = env_seconds(KSCOPE_RUN_ENV_DELAY);
     R.duration_s = env_seconds(KSCOPE_RUN_ENV_DURATION);

@@ -25,7 +25,12 @@
  *
  * Conventions of the pretend GPU: a CUfunction comes from
  * cuModuleGetFunction (any module, NULL too) and is named by its name;
- * cudaLaunchKernel takes the kernel's name as its `func`; a stream is any
+ * cudaLaunchKernel takes the kernel's name as its `func`; cuModuleLoadData
+ * takes a fake_image (size, bytes: the "cubin" CUPTI's module callback
+ * gets), and a module whose bytes name kscope_device_buffer has that
+ * symbol (8 bytes of host memory: "device" memory is host memory, a
+ * device pointer its address); cuFuncGetModule knows a function got from
+ * a module; kernels get increasing grid ids (fake_cuda_next_grid); a stream is any
  * small number cast to CUstream (its CUPTI stream id; NULL is 7); device
  * pointers are numbers, never dereferenced. FAKE_CUDA_DEVICES sets the
  * device count (default 1). fake_cuda_count("sync") counts context
@@ -54,18 +59,27 @@ typedef struct fake_ctx {
     int retained; /* primary contexts: retain count */
 } fake_ctx;
 
+typedef struct fake_module {
+    uint32_t id;
+    int has_symbol;  /* its image names kscope_device_buffer */
+    uint64_t symbol; /* that symbol's "device" memory */
+} fake_module;
+
 typedef struct fake_function {
     char *name;
+    fake_module *module; /* set when got from a module */
     struct fake_function *next;
 } fake_function;
 
 static fake_ctx primary[MAX_DEVICES];
-static _Atomic uint32_t next_corr = 1, next_uid = 1;
+static _Atomic uint32_t next_corr = 1, next_uid = 1, next_module = 1, next_stream = 100;
+static _Atomic uint64_t next_grid = 1;
 static _Atomic long syncs;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static __thread fake_ctx *stack[STACK_MAX]; /* [0]: current */
 static __thread int depth;                  /* calls open on this thread */
 static __thread uint32_t outer_corr;        /* the outermost call's id */
+static __thread const void *tl_params;      /* the next call's parameters */
 
 static int device_count(void)
 {
@@ -124,6 +138,8 @@ static void call_begin(call *c, CUpti_CallbackDomain d, CUpti_CallbackId cbid, c
     c->data.symbolName = symbol;
     c->data.functionReturnValue = &c->rc;
     c->data.correlationData = &c->corr_data;
+    c->data.functionParams = tl_params;
+    tl_params = NULL;
     c->data.context = (CUcontext)stack[0];
     c->data.contextUid = stack[0] ? stack[0]->uid : 0;
     c->data.correlationId = atomic_fetch_add(&next_corr, 1);
@@ -349,7 +365,6 @@ API CUresult cuCtxSynchronize(void)
 API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
 {
     static fake_function *functions;
-    (void)m;
     pthread_mutex_lock(&mu);
     fake_function *fn = functions;
     while (fn && strcmp(fn->name, name) != 0)
@@ -363,6 +378,8 @@ API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
             fn = NULL;
         }
     }
+    if (fn && m)
+        fn->module = (fake_module *)m;
     pthread_mutex_unlock(&mu);
     if (!fn)
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -382,6 +399,7 @@ static void kernel_record(const char *name, unsigned grid_x, CUstream s)
     k.contextId = stack[0]->uid;
     k.streamId = stream_id(s);
     k.correlationId = work_corr();
+    k.gridId = (int64_t)atomic_fetch_add(&next_grid, 1);
     k.gridX = (int32_t)grid_x;
     k.gridY = k.gridZ = k.blockX = k.blockY = k.blockZ = 1;
     record(&k);
@@ -397,6 +415,8 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     if (!f)
         return CUDA_ERROR_INVALID_HANDLE;
     const char *name = ((fake_function *)f)->name;
+    cuLaunchKernel_params p = {f, gx, gy, gz, bx, by, bz, shmem, s, params, extra};
+    tl_params = &p;
     call c;
     call_begin(&c, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
                "cuLaunchKernel", name);
@@ -595,6 +615,164 @@ API cudaError_t cudaMemset(void *dst, int value, size_t count)
     memset_record((unsigned char)value, count);
     call_end(&c, cudaSuccess);
     return cudaSuccess;
+}
+
+/* ------------------------------------------------- modules, memory, streams */
+
+/* A module: `image` points to a fake_image (size, bytes), which stands
+ * for a cubin; CUPTI's module callback gets its bytes. */
+typedef struct fake_image {
+    size_t size;
+    const char *bytes;
+} fake_image;
+
+API CUresult cuModuleLoadData(CUmodule *m, const void *image)
+{
+    const fake_image *im = image;
+    fake_module *fm = calloc(1, sizeof *fm);
+    if (!fm)
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    fm->id = atomic_fetch_add(&next_module, 1);
+    fm->has_symbol = memmem(im->bytes, im->size, "kscope_device_buffer", 20) != NULL;
+    CUpti_ModuleResourceData md = {fm->id, im->size, im->bytes};
+    CUpti_ResourceData rd = {.context = (CUcontext)stack[0], .resourceDescriptor = &md};
+    callback(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED, &rd);
+    *m = (CUmodule)fm;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuFuncGetModule(CUmodule *m, CUfunction f)
+{
+    fake_function *fn = (fake_function *)f;
+    if (!fn || !fn->module)
+        return CUDA_ERROR_NOT_FOUND;
+    *m = (CUmodule)fn->module;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *bytes, CUmodule m, const char *name)
+{
+    fake_module *fm = (fake_module *)m;
+    if (!fm || !fm->has_symbol || strcmp(name, "kscope_device_buffer") != 0)
+        return CUDA_ERROR_NOT_FOUND;
+    *p = (CUdeviceptr)(uintptr_t)&fm->symbol;
+    *bytes = sizeof fm->symbol;
+    return CUDA_SUCCESS;
+}
+
+/* "Device" memory is host memory here; a device pointer is its address. */
+API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
+{
+    void *m = calloc(1, bytes);
+    *p = (CUdeviceptr)(uintptr_t)m;
+    return m ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+API CUresult cuMemHostAlloc(void **p, size_t bytes, unsigned flags)
+{
+    (void)flags;
+    *p = calloc(1, bytes);
+    return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+API CUresult cuMemFreeHost(void *p)
+{
+    free(p);
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flags)
+{
+    (void)flags;
+    *d = (CUdeviceptr)(uintptr_t)p;
+    return CUDA_SUCCESS;
+}
+
+/* An async copy on stream s: done at once, with its callbacks and its
+ * record on s, as a copy of the program's would have. */
+static CUresult copy_on(CUpti_CallbackId cbid, const char *name, uint8_t kind, void *dst,
+                        const void *src, size_t bytes, CUstream s)
+{
+    call c;
+    call_begin(&c, CUPTI_CB_DOMAIN_DRIVER_API, cbid, name, NULL);
+    memcpy(dst, src, bytes);
+    CUpti_ActivityMemcpy6 m;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    m.copyKind = kind;
+    m.bytes = bytes;
+    m.start = now() + 500;
+    m.end = m.start + 1000;
+    m.deviceId = (uint32_t)stack[0]->device;
+    m.contextId = stack[0]->uid;
+    m.streamId = stream_id(s);
+    m.correlationId = work_corr();
+    record(&m);
+    call_end(&c, CUDA_SUCCESS);
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes, CUstream s)
+{
+    return copy_on(CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync_v2",
+                   CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, (void *)(uintptr_t)dst, src, bytes, s);
+}
+
+API CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes, CUstream s)
+{
+    return copy_on(CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2, "cuMemcpyDtoHAsync_v2",
+                   CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, dst, (const void *)(uintptr_t)src, bytes, s);
+}
+
+API CUresult cuStreamCreate(CUstream *s, unsigned flags)
+{
+    (void)flags;
+    *s = (CUstream)(uintptr_t)atomic_fetch_add(&next_stream, 1);
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuStreamSynchronize(CUstream s)
+{
+    (void)s;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuCtxGetDevice(CUdevice *d)
+{
+    if (!stack[0])
+        return CUDA_ERROR_INVALID_CONTEXT;
+    *d = stack[0]->device;
+    return CUDA_SUCCESS;
+}
+
+/* Stream captures: the calls and their callbacks (no graph is made). */
+API CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
+{
+    cuStreamBeginCapture_v2_params p = {s, mode};
+    tl_params = &p;
+    call c;
+    call_begin(&c, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2,
+               "cuStreamBeginCapture_v2", NULL);
+    call_end(&c, CUDA_SUCCESS);
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuStreamEndCapture(CUstream s, CUgraph *g)
+{
+    *g = NULL;
+    cuStreamEndCapture_params p = {s, g};
+    tl_params = &p;
+    call c;
+    call_begin(&c, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture,
+               "cuStreamEndCapture", NULL);
+    call_end(&c, CUDA_SUCCESS);
+    return CUDA_SUCCESS;
+}
+
+/* The grid id the next kernel launched gets. */
+API uint64_t fake_cuda_next_grid(void)
+{
+    return atomic_load(&next_grid);
 }
 
 /* ---------------------------------------------------------------- tests */

@@ -23,6 +23,7 @@
  */
 #include "gpu/cupti/cupti-about.h"
 #include "gpu/cupti/cupti-internal.h"
+#include "gpu/cupti/devscope.h"
 #include "gpu/cupti/pcs.h"
 
 #include <cuda.h>
@@ -326,10 +327,12 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     pthread_mutex_lock(&buffer_lock);
     size_t n = 0;
     CUpti_Activity *rec = NULL;
+    kscope__ds_buffer_begin(buffer, valid, cu.get_next_record); /* device scopes */
     while (cu.get_next_record(buffer, valid, &rec) == CUPTI_SUCCESS) {
         kscope__corr_feed(&corr, rec);
         n++;
     }
+    kscope__ds_buffer_end();
     if (debug)
         fprintf(stderr,
                 "kscope: cupti buffer: %zu records, %zu bytes; delivered %llu, unattributed "
@@ -347,8 +350,12 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 static void deliver_to_core(void *arg, uint64_t ctx, const kscope__gpu_record *r)
 {
     (void)arg;
+    if (r->kind != KSCOPE__GPU_KERNEL && kscope__ds_delivered(ctx, r)) /* device scopes' copy */
+        return;
     kscope__cupti_note_device(r->device, drv.device_get, drv.attribute);
     uint32_t sessions = kscope__record_gpu(ctx, r);
+    if (r->kind == KSCOPE__GPU_KERNEL)
+        kscope__ds_delivered(ctx, r);
     if (r->kind == KSCOPE__GPU_KERNEL && kscope__pcs_on())
         kscope__pcs_kernel(r, ctx, sessions); /* where its PC samples go */
 }
@@ -385,6 +392,8 @@ static void call_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
         tl_gen = gen;
         tl_call_depth = 0;
     }
+    if (cls == KSCOPE__CALL_LAUNCH)
+        kscope__ds_launch(domain, cbid, cb); /* attaches device scopes */
     if (tl_call_depth++ > 0)
         return;
     if (!tl_tid)
@@ -438,6 +447,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
     if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
         kscope__graphs_resource(cbid, data);
         kscope__pcs_resource(cbid, data); /* when PC sampling is on */
+        kscope__ds_resource(cbid, data);  /* when device scopes are on */
         return;
     }
     if (domain != CUPTI_CB_DOMAIN_DRIVER_API && domain != CUPTI_CB_DOMAIN_RUNTIME_API)
@@ -453,6 +463,8 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
     if (cls == KSCOPE__CALL_BEGIN_CAPTURE || cls == KSCOPE__CALL_END_CAPTURE) {
         kscope__graphs_capture_call(cls == KSCOPE__CALL_BEGIN_CAPTURE, cb);
         kscope__cupti_gate_call(domain, cbid, cb); /* the gate counts captures too */
+        if (cls == KSCOPE__CALL_END_CAPTURE && cb->callbackSite == CUPTI_API_EXIT)
+            kscope__ds_capture_ended();
     } else if (cb->callbackSite == CUPTI_API_ENTER) {
         call_enter(domain, cbid, cb, cls);
     } else {
@@ -690,6 +702,7 @@ static void cupti_flush(void)
         cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         if (kscope__pcs_on()) /* after the kernel records: they say where samples go */
             kscope__pcs_flush();
+        kscope__ds_flush(1);
         kscope__graphs_drain();
         kscope__graphs_flushed(retired);
     }
@@ -705,6 +718,8 @@ static void cupti_stop(void)
     if (started) {
         kscope__pcs_stop(1);
         int capturing = kscope__graphs_capturing(0);
+        if (!capturing)
+            kscope__ds_flush(2);
         disable_kinds(N_OF(kinds));
         if (!capturing)
             cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -757,6 +772,11 @@ static int cupti_pc_sampling(int on, uint32_t interval)
     return rc;
 }
 
+static int cupti_device_scopes(int on, const kscope__devscope_opts *o)
+{
+    return kscope__ds_switch(on, o, started ? subscriber : NULL, cu.enable_callback);
+}
+
 static int cupti_capturing(int this_thread)
 {
     return started && kscope__graphs_capturing(this_thread);
@@ -779,4 +799,5 @@ const kscope__backend kscope__cupti_backend = {
     .capture_released = kscope__graphs_released,
     .gate = kscope__cupti_gate,
     .bench = kscope__cupti_bench,
+    .device_scopes = cupti_device_scopes,
 };

@@ -50,6 +50,8 @@ static void decode_kernel(const CUpti_ActivityKernel10 *k, kscope__gpu_record *o
     out->src_device = out->dst_device = k->deviceId;
     out->correlation = k->correlationId;
     out->graph_node = k->graphNodeId;
+    out->grid_id = (uint64_t)k->gridId;
+    out->context_id = k->contextId;
 }
 
 static void decode_memcpy(const CUpti_ActivityMemcpy6 *m, kscope__gpu_record *out)
@@ -64,6 +66,7 @@ static void decode_memcpy(const CUpti_ActivityMemcpy6 *m, kscope__gpu_record *ou
     out->bytes = m->bytes;
     out->correlation = m->correlationId;
     out->graph_node = m->graphNodeId;
+    out->context_id = m->contextId;
 }
 
 static void decode_peer(const CUpti_ActivityMemcpyPtoP4 *m, kscope__gpu_record *out)

@@ -1,0 +1,114 @@
+// devscope_bench.cu - what device-side scopes cost a kernel: a memory-bound
+// kernel (a triad over 3 x 64 MiB) and a compute-bound one (FMA chains),
+// each about 1 ms on an H100/H200, with its work cut into S scopes per
+// thread (S = 0, 1, 4, 16; S = 0 has no scope at all). Run as
+//   devscope_bench mem|comp S [LAUNCHES]
+// it prints "median_us <t>": the median kernel time over LAUNCHES (default
+// 200) launches, timed with CUDA events. devscope_bench.sh runs it bare and
+// under kscope with and without device scopes.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <cuda_runtime.h>
+#include <kscope/device.h>
+
+#define CHECK(x)                                                                                   \
+    do {                                                                                           \
+        cudaError_t e_ = (x);                                                                      \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                              \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+template <int S> __global__ void mem(const float4 *a, const float4 *b, float4 *c, size_t n)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    size_t per = (n + stride - 1) / stride; // elements per thread
+    size_t chunk = S ? (per + S - 1) / S : per;
+    size_t i0 = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+#pragma unroll 1
+    for (int s = 0; s < (S ? S : 1); s++) {
+        kscope_device_t sc = {0, 0};
+        if (S)
+            sc = KSCOPE_DEVICE_ENTER("chunk");
+        for (size_t k = s * chunk; k < (s + 1) * chunk && k < per; k++) {
+            size_t i = i0 + k * stride;
+            if (i < n) {
+                float4 x = a[i], y = b[i];
+                c[i] = make_float4(x.x + 2.f * y.x, x.y + 2.f * y.y, x.z + 2.f * y.z,
+                                   x.w + 2.f * y.w);
+            }
+        }
+        if (S)
+            kscope_device_exit(sc);
+    }
+}
+
+template <int S> __global__ void comp(float *out, int iters)
+{
+    float x = threadIdx.x * 1e-3f, y = 1.0001f, z = 0.9999f, w = 0.5f;
+    int chunk = S ? iters / S : iters;
+#pragma unroll 1
+    for (int s = 0; s < (S ? S : 1); s++) {
+        kscope_device_t sc = {0, 0};
+        if (S)
+            sc = KSCOPE_DEVICE_ENTER("chunk");
+#pragma unroll 8
+        for (int k = 0; k < chunk; k++) {
+            x = fmaf(x, y, z);
+            w = fmaf(w, z, x);
+            y = fmaf(y, w, 1e-7f);
+            z = fmaf(z, x, -1e-7f);
+        }
+        if (S)
+            kscope_device_exit(sc);
+    }
+    if (x + y + z + w == 12345.f)
+        out[threadIdx.x] = x;
+}
+
+template <int S> void launch(bool is_mem, void **p, size_t n)
+{
+    if (is_mem)
+        mem<S><<<132 * 8, 256>>>((const float4 *)p[0], (const float4 *)p[1], (float4 *)p[2], n);
+    else
+        comp<S><<<132 * 4, 256>>>((float *)p[0], 16384);
+}
+
+int main(int argc, char **argv)
+{
+    bool is_mem = argc > 1 && !strcmp(argv[1], "mem");
+    int scopes = argc > 2 ? atoi(argv[2]) : 0;
+    int launches = argc > 3 ? atoi(argv[3]) : 200;
+    size_t n = (64u << 20) / sizeof(float4);
+    void *p[3];
+    for (int i = 0; i < 3; i++) {
+        CHECK(cudaMalloc(&p[i], n * sizeof(float4)));
+        CHECK(cudaMemset(p[i], 0, n * sizeof(float4)));
+    }
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    std::vector<float> t;
+    for (int i = 0; i < launches + 10; i++) {
+        CHECK(cudaEventRecord(e0));
+        switch (scopes) {
+        case 0: launch<0>(is_mem, p, n); break;
+        case 1: launch<1>(is_mem, p, n); break;
+        case 4: launch<4>(is_mem, p, n); break;
+        default: launch<16>(is_mem, p, n); break;
+        }
+        CHECK(cudaEventRecord(e1));
+        CHECK(cudaEventSynchronize(e1));
+        float ms;
+        CHECK(cudaEventElapsedTime(&ms, e0, e1));
+        if (i >= 10) // warm-up
+            t.push_back(ms * 1000.f);
+    }
+    std::sort(t.begin(), t.end());
+    printf("median_us %.2f\n", t[t.size() / 2]);
+    return 0;
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# devscope_bench.sh - the cost of device-side scopes: devscope_bench.cu's
+# memory-bound and compute-bound kernels (about 1 ms each) with 0, 1, 4 and
+# 16 scopes per thread, each run bare, under kscope run (no device scopes),
+# and under kscope run --device-scopes at warp and at CTA granularity.
+# Prints one line per kernel and scope count: median kernel times (us) and
+# the slowdown ratios against the bare run and against kscope without
+# device scopes (what the scopes themselves cost).
+# Env: KSCOPE_SOURCE_DIR (repo, default .), KSCOPE_BINARY_DIR (with kscope),
+#      OUT (where the binary and logs go; default a temporary folder).
+set -uo pipefail
+src=${KSCOPE_SOURCE_DIR:-.}
+bin=${KSCOPE_BINARY_DIR:?}
+work=${OUT:-$(mktemp -d)}/devscope_bench
+mkdir -p "$work"
+export PATH=$PATH:/usr/local/cuda/bin
+nvcc -O3 -arch=native -I"$src/include" -o "$work/bench" "$src/bench/gpu/devscope_bench.cu" ||
+    exit 1
+cd "$work"
+med() { sed -n 's/^median_us //p' "$1"; }
+printf '%-5s %3s %9s %9s %9s %9s %8s %8s %8s %8s\n' kernel S bare_us kscope_us warp_us cta_us \
+    warp/bare warp/ks cta/bare cta/ks
+for k in mem comp; do
+    for s in 0 1 4 16; do
+        ./bench "$k" "$s" >bare.txt 2>&1
+        "$bin/kscope" run --top 0 -n ks -- ./bench "$k" "$s" >ks.txt 2>&1
+        "$bin/kscope" run --top 0 -n warp --device-scopes -- ./bench "$k" "$s" >warp.txt 2>&1
+        "$bin/kscope" run --top 0 -n cta --device-scopes=granularity=cta -- ./bench "$k" "$s" \
+            >cta.txt 2>&1
+        b=$(med bare.txt) q=$(med ks.txt) w=$(med warp.txt) c=$(med cta.txt)
+        python3 - "$k" "$s" "$b" "$q" "$w" "$c" <<'PY'
+import sys
+k, s, b, q, w, c = sys.argv[1], sys.argv[2], *map(float, sys.argv[3:])
+print(f"{k:5s} {s:>3s} {b:9.1f} {q:9.1f} {w:9.1f} {c:9.1f} {w/b:8.3f} {w/q:8.3f} {c/b:8.3f} {c/q:8.3f}")
+PY
+    done
+done

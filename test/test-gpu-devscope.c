@@ -1,0 +1,479 @@
+/*
+ * test-gpu-devscope.c - device-side scopes on the pretend GPU
+ * (test/progs/fake-gpu-*.c): the backend attaches a module's buffer at its
+ * first launch (not while a capture is open), and kernels write records
+ * with the device header's own code, compiled here for the host
+ * (KSCOPE_DEVICE_EMULATE: the special registers are this file's
+ * kscope_emu_* functions). Then: records read per launch, names from the
+ * module's bytes, tree and trace output, sampling, both full policies and
+ * their exact lost counts, options rejected with one-line errors, and a
+ * buffer's reader on hand-made records (torn halves, overwritten claims).
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <cuda.h>
+#include <cupti.h>
+
+#define KSCOPE_DEVICE_EMULATE
+#include "kscope/device.h"
+
+#include "gpu/cupti/devscope.h"
+#include "kscope-internal.h"
+#include "support/testutil.h"
+
+uint64_t fake_cuda_next_grid(void);
+
+/* ------------------------------------------------- the emulated device */
+
+static struct {
+    uint64_t grid, clock;
+    uint32_t sm, warpid, lane, leader, warp_index, cta_index;
+    int cta_leader;
+} emu;
+
+uint64_t kscope_emu_gridid(void)
+{
+    return emu.grid;
+}
+uint64_t kscope_emu_clock(int clock64)
+{
+    return clock64 ? emu.clock * 2 : emu.clock;
+}
+uint32_t kscope_emu_smid(void)
+{
+    return emu.sm;
+}
+uint32_t kscope_emu_warpid(void)
+{
+    return emu.warpid;
+}
+uint32_t kscope_emu_lane(void)
+{
+    return emu.lane;
+}
+uint32_t kscope_emu_leader(void)
+{
+    return emu.leader;
+}
+uint32_t kscope_emu_warp_index(void)
+{
+    return emu.warp_index;
+}
+uint32_t kscope_emu_cta_index(void)
+{
+    return emu.cta_index;
+}
+int kscope_emu_cta_leader(void)
+{
+    return emu.cta_leader;
+}
+
+typedef struct fake_image {
+    size_t size;
+    const char *bytes;
+} fake_image;
+
+static CUcontext primary;
+
+/* A module with the symbol (or not) and the given marked names. */
+static CUmodule load_module(int with_symbol, const char *const *names, size_t n)
+{
+    static char bytes[4][512];
+    static int next;
+    char *b = bytes[next++ % 4];
+    size_t len = 0;
+    if (with_symbol)
+        len += (size_t)sprintf(b, "ELF...kscope_device_buffer") + 1;
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)sprintf(b + len, "%s%s", KSCOPE_DEVICE_MARK, names[i]) + 1;
+    fake_image im = {len + 8, b};
+    CUmodule m;
+    assert_int_equal(cuModuleLoadData(&m, &im), CUDA_SUCCESS);
+    return m;
+}
+
+static uint64_t symbol_of(CUmodule m)
+{
+    CUdeviceptr p;
+    size_t size;
+    if (cuModuleGetGlobal_v2(&p, &size, m, "kscope_device_buffer") != CUDA_SUCCESS)
+        return 0;
+    return *(uint64_t *)(uintptr_t)p;
+}
+
+/* Launch f (grid gx "us"), then run its body: `warps` warps of 32 lanes on
+ * SM (w % 4), each timing scope `name` for dur(w) units. */
+static void run(CUfunction f, CUmodule m, const char *name, int warps, uint64_t (*dur)(int))
+{
+    emu.grid = fake_cuda_next_grid();
+    assert_int_equal(cuLaunchKernel(f, 50, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL), CUDA_SUCCESS);
+    kscope_device_buffer = (kscope_device_ctl *)(uintptr_t)symbol_of(m);
+    for (int w = 0; w < warps; w++) {
+        emu.sm = (uint32_t)w % 4;
+        emu.warpid = (uint32_t)w / 4;
+        emu.warp_index = emu.cta_index = (uint32_t)w;
+        emu.cta_leader = 1;
+        for (uint32_t lane = 0; lane < 32; lane++) {
+            emu.lane = lane;
+            emu.leader = 0;
+            emu.clock = 1000;
+            kscope_device_t s =
+                kscope_device_enter(kscope_device_hash(name, KSCOPE_DEVICE_HASH_SEED), name);
+            emu.clock = 1000 + dur(w);
+            kscope_device_exit(s);
+            emu.cta_leader = 0;
+        }
+    }
+}
+
+static uint64_t by_warp(int w)
+{
+    return 100 * (uint64_t)(w + 1);
+}
+
+static const char *str(yajl_val v)
+{
+    return v && YAJL_IS_STRING(v) ? v->u.string : "";
+}
+
+static int start(const char *data, const char *dscopes)
+{
+    kscope_session_opts o = {
+        .name = "dscope", .data = data, .backend = "cupti", .device_scopes = dscopes};
+    int s = kscope_start(&o);
+    assert_true(s >= 0);
+    return s;
+}
+
+static yajl_val tree_of(int s, yajl_val *doc)
+{
+    char *buf;
+    size_t len;
+    assert_int_equal(kscope_data(s, "hatchet", &buf, &len), 0);
+    if (getenv("DS_DEBUG"))
+        fprintf(stderr, "%s\n", buf);
+    *doc = tu_parse(buf);
+    kscope_free(buf);
+    assert_non_null(*doc);
+    return (*doc)->u.array.values[0];
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    kscope_finalize(KSCOPE_ALL, NULL);
+    kscope_device_buffer = NULL;
+    cuCtxSetCurrent(primary);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- tests */
+
+/* A module's first launch attaches it; its kernels' scopes become children
+ * of the kernel's node with count, total, min, avg and max; a module
+ * without the symbol is left alone; kscope's own copies are not shown. */
+static void test_tree(void **state)
+{
+    (void)state;
+    int s = start(NULL, "on"); /* modules load after: their names are learnt */
+    const char *names[] = {"load", "math"};
+    CUmodule m = load_module(1, names, 2), plain = load_module(0, NULL, 0);
+    CUfunction f, g;
+    assert_int_equal(cuModuleGetFunction(&f, m, "scoped_kernel"), CUDA_SUCCESS);
+    assert_int_equal(cuModuleGetFunction(&g, plain, "plain_kernel"), CUDA_SUCCESS);
+    assert_int_equal(symbol_of(m), 0);
+    kscope_enter("step");
+    run(f, m, "load", 4, by_warp); /* 100..400 */
+    run(f, m, "math", 2, by_warp); /* 100, 200 */
+    run(f, m, "load", 4, by_warp);
+    assert_int_equal(cuLaunchKernel(g, 10, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL), CUDA_SUCCESS);
+    kscope_exit("step");
+    assert_true(symbol_of(m) != 0);
+    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val k = tu_path(root, (const char *[]){"step", "scoped_kernel", NULL});
+    assert_non_null(k);
+    assert_int_equal(tu_metric_int(k, "count"), 3);
+    yajl_val load = tu_child(k, "load"), math = tu_child(k, "math");
+    assert_non_null(load);
+    assert_non_null(math);
+    assert_int_equal(tu_metric_int(load, "device_count"), 8);
+    assert_int_equal(tu_metric_int(load, "device_time (ns)"), 2000);
+    assert_int_equal(tu_metric_int(load, "device_min_time (ns)"), 100);
+    assert_int_equal(tu_metric_int(load, "device_max_time (ns)"), 400);
+    assert_true(tu_metric_num(load, "device_avg_time (ns)") == 250.0);
+    assert_int_equal(tu_metric_int(math, "device_count"), 2);
+    yajl_val p = tu_path(root, (const char *[]){"step", "plain_kernel", NULL});
+    assert_non_null(p);
+    assert_int_equal(tu_nchildren(p), 0);
+    assert_null(tu_child(root, "Memcpy HtoD")); /* kscope's own copies */
+    assert_null(tu_child(tu_child(root, "step"), "Memcpy HtoD"));
+    assert_null(tu_metric(root, "device_scopes_lost")); /* shown once some are lost */
+    assert_int_equal(kscope_device_scopes_lost(s), 0);
+    yajl_tree_free(doc);
+}
+
+/* A name the module's bytes never marked keeps its id. */
+static void test_unknown_name(void **state)
+{
+    (void)state;
+    CUmodule m = load_module(1, NULL, 0);
+    CUfunction f;
+    assert_int_equal(cuModuleGetFunction(&f, m, "anon_kernel"), CUDA_SUCCESS);
+    int s = start(NULL, NULL);
+    kscope_finalize(s, NULL); /* device scopes off: nothing attached */
+    assert_int_equal(symbol_of(m), 0);
+    s = start(NULL, "on");
+    run(f, m, "never-marked", 1, by_warp);
+    char want[32];
+    snprintf(want, sizeof want, "scope_%08x",
+             kscope_device_hash("never-marked", KSCOPE_DEVICE_HASH_SEED));
+    yajl_val doc, root = tree_of(s, &doc);
+    assert_non_null(tu_child(tu_child(root, "anon_kernel"), want));
+    yajl_tree_free(doc);
+}
+
+/* Keep-first: the first records stay, the rest are counted exactly. */
+static void test_keep_first(void **state)
+{
+    (void)state;
+    int s = start(NULL, "buffer=1k");
+    const char *names[] = {"x"};
+    CUmodule m = load_module(1, names, 1);
+    CUfunction f;
+    assert_int_equal(cuModuleGetFunction(&f, m, "kf_kernel"), CUDA_SUCCESS);
+    run(f, m, "x", 1500, by_warp);
+    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val x = tu_child(tu_child(root, "kf_kernel"), "x");
+    assert_int_equal(tu_metric_int(x, "device_count"), 1024);
+    assert_int_equal(tu_metric_int(x, "device_max_time (ns)"), 102400); /* warps 0..1023 */
+    assert_true(tu_metric_num(root, "device_scopes_lost") == 476);
+    assert_int_equal(kscope_device_scopes_lost(s), 476);
+    yajl_tree_free(doc);
+}
+
+/* Keep-newest: the newest records stay, the overwritten ones are lost. */
+static void test_keep_newest(void **state)
+{
+    (void)state;
+    int s = start(NULL, "buffer=1k,full=keep-newest");
+    const char *names[] = {"y"};
+    CUmodule m = load_module(1, names, 1);
+    CUfunction f;
+    assert_int_equal(cuModuleGetFunction(&f, m, "kn_kernel"), CUDA_SUCCESS);
+    run(f, m, "y", 1500, by_warp);
+    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val y = tu_child(tu_child(root, "kn_kernel"), "y");
+    assert_int_equal(tu_metric_int(y, "device_count"), 1024);
+    assert_int_equal(tu_metric_int(y, "device_min_time (ns)"), 47700); /* warp 476 on */
+    assert_int_equal(kscope_device_scopes_lost(s), 476);
+    /* later launches still read: the buffer goes round */
+    run(f, m, "y", 10, by_warp);
+    yajl_tree_free(doc);
+    root = tree_of(s, &doc);
+    y = tu_child(tu_child(root, "kn_kernel"), "y");
+    assert_int_equal(tu_metric_int(y, "device_count"), 1034);
+    yajl_tree_free(doc);
+}
+
+/* sample=N: every Nth warp (or CTA); granularity=cta: one thread per CTA;
+ * clock64: cycles. */
+static void test_sampling(void **state)
+{
+    (void)state;
+    int s = start(NULL, "sample=4");
+    const char *names[] = {"w", "c"};
+    CUmodule m = load_module(1, names, 2);
+    CUfunction f;
+    assert_int_equal(cuModuleGetFunction(&f, m, "samp_kernel"), CUDA_SUCCESS);
+    run(f, m, "w", 16, by_warp);
+    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val w = tu_child(tu_child(root, "samp_kernel"), "w");
+    assert_int_equal(tu_metric_int(w, "device_count"), 4);
+    assert_int_equal(tu_metric_int(w, "device_time (ns)"), 100 + 500 + 900 + 1300);
+    yajl_tree_free(doc);
+    kscope_finalize(s, NULL);
+    /* one thread per CTA (each warp here is a CTA), every 2nd CTA, cycles */
+    s = start(NULL, "granularity=cta,sample=2,clock=clock64");
+    run(f, m, "c", 16, by_warp);
+    root = tree_of(s, &doc);
+    yajl_val c = tu_child(tu_child(root, "samp_kernel"), "c");
+    assert_int_equal(tu_metric_int(c, "device_count"), 8);
+    assert_int_equal(tu_metric_int(c, "device_cycles"),
+                     2 * (100 + 300 + 500 + 700 + 900 + 1100 + 1300 + 1500));
+    assert_int_equal(tu_metric_int(c, "device_max_cycles"), 3000);
+    assert_null(tu_metric(c, "device_time (ns)"));
+    yajl_tree_free(doc);
+}
+
+/* The trace: each record a slice on its SM's warp-slot track, inside its
+ * kernel's slice. */
+static void test_trace(void **state)
+{
+    (void)state;
+    int s = start("trace", "on");
+    const char *names[] = {"t"};
+    CUmodule m = load_module(1, names, 1);
+    CUfunction f;
+    assert_int_equal(cuModuleGetFunction(&f, m, "trace_kernel"), CUDA_SUCCESS);
+    run(f, m, "t", 8, by_warp);
+    char *buf;
+    size_t len;
+    assert_int_equal(kscope_data(s, "chrome_trace", &buf, &len), 0);
+    assert_non_null(strstr(buf, "\"SM 3 warp 1\""));
+    assert_non_null(strstr(buf, "\"device_scope\""));
+    yajl_val doc = tu_parse(buf);
+    yajl_val ev = tu_get(doc, "traceEvents");
+    double k0 = -1, k1 = -1;
+    int n = 0;
+    for (size_t i = 0; i < ev->u.array.len; i++) {
+        yajl_val e = ev->u.array.values[i];
+        if (strcmp(str(tu_get(e, "name")), "trace_kernel") != 0)
+            continue;
+        k0 = YAJL_GET_DOUBLE(tu_get(e, "ts"));
+        k1 = k0 + YAJL_GET_DOUBLE(tu_get(e, "dur"));
+    }
+    for (size_t i = 0; i < ev->u.array.len; i++) {
+        yajl_val e = ev->u.array.values[i];
+        if (strcmp(str(tu_get(e, "cat")), "device_scope") != 0)
+            continue;
+        double ts = YAJL_GET_DOUBLE(tu_get(e, "ts")), dur = YAJL_GET_DOUBLE(tu_get(e, "dur"));
+        assert_true(ts >= k0 && ts + dur <= k1 + 0.001);
+        n++;
+    }
+    assert_int_equal(n, 8);
+    yajl_tree_free(doc);
+    kscope_free(buf);
+}
+
+/* A module first launched while a stream captures waits for the capture's
+ * end: no allocation, no copy during it. */
+static void test_capture_waits(void **state)
+{
+    (void)state;
+    int s = start(NULL, "on");
+    const char *names[] = {"cap"};
+    CUmodule m = load_module(1, names, 1);
+    CUfunction f;
+    assert_int_equal(cuModuleGetFunction(&f, m, "cap_kernel"), CUDA_SUCCESS);
+    CUstream st = (CUstream)(uintptr_t)3;
+    assert_int_equal(cuStreamBeginCapture_v2(st, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
+    assert_int_equal(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, st, NULL, NULL), CUDA_SUCCESS);
+    assert_int_equal(symbol_of(m), 0);
+    CUgraph g;
+    assert_int_equal(cuStreamEndCapture(st, &g), CUDA_SUCCESS);
+    assert_true(symbol_of(m) != 0);
+    kscope_finalize(s, NULL);
+}
+
+/* Bad options: one line naming the problem; a good one starts. */
+static void test_options(void **state)
+{
+    (void)state;
+    static const char *bad[][2] = {
+        {"clock=wall", "clock is globaltimer or clock64"},
+        {"granularity=block", "granularity is warp or cta"},
+        {"sample=0", "sample is a whole number"},
+        {"sample=x", "sample is a whole number"},
+        {"buffer=10", "buffer is a number of records from 1k"},
+        {"buffer=1G", "buffer is a number of records"},
+        {"full=drop", "full is keep-first or keep-newest"},
+        {"speed=1", "unknown option"},
+        {"clock", "expected key=value"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        kscope_session_opts o = {.name = "dscope", .device_scopes = bad[i][0]};
+        assert_int_equal(kscope_start(&o), KSCOPE_EINVAL);
+        assert_non_null(strstr(kscope_last_error(), bad[i][1]));
+        assert_non_null(strstr(kscope_last_error(), bad[i][0]));
+        assert_null(strchr(kscope_last_error(), '\n'));
+    }
+    kscope_session_opts o = {
+        .name = "dscope", .device_scopes = "on", .sample = "step:on=1,every=2"};
+    assert_int_equal(kscope_start(&o), KSCOPE_EINVAL);
+    assert_non_null(strstr(kscope_last_error(), "device scopes and the sampled mode"));
+    kscope__devscope_opts d;
+    assert_int_equal(kscope__devscope_parse(
+                         "clock=clock64,granularity=cta,sample=3,buffer=3k,full=keep-newest", &d),
+                     0);
+    assert_int_equal(d.flags, KSCOPE_DEVICE_CLOCK64 | KSCOPE_DEVICE_CTA | KSCOPE_DEVICE_RING);
+    assert_int_equal(d.every, 3);
+    assert_int_equal(d.records, 4096);
+    assert_int_equal(kscope__devscope_parse(NULL, &d), 0);
+    assert_int_equal(d.records, KSCOPE__DEVSCOPE_RECORDS);
+    assert_int_equal(d.every, 1);
+}
+
+/* The reader on hand-made records: half-written ones wait, a launch not
+ * yet finished waits, overwritten claims are counted once. */
+static void test_reader(void **state)
+{
+    (void)state;
+    static kscope_device_record recs[8];
+    memset(recs, 0, sizeof recs);
+    kscope__dsbuf b;
+    assert_int_equal(kscope__dsbuf_init(&b, recs, 8, KSCOPE_DEVICE_RING, 5), 0);
+    kscope__dsgrids g = {0};
+    /* claim 0 whole (grid 1), claim 1 half-written (grid 1), claim 2 grid 2 */
+    recs[0] = (kscope_device_record){1, 1, 10, 1, 77, 5, 0, 0};
+    recs[1] = (kscope_device_record){2, 1, 10, 0, 0, 0, 0, 0};
+    recs[2] = (kscope_device_record){3, 2, 10, 3, 77, 6, 0, 0};
+    assert_int_equal(kscope__dsgrids_expect(&g, 5, 1), 0);
+    assert_int_equal(kscope__dsbuf_scan(&b, &g, 0), 0);
+    size_t n;
+    const kscope__devscope_rec *r = kscope__dsgrids_take(&g, 5, 1, &n);
+    assert_int_equal(n, 1);
+    assert_int_equal(r[0].dur, 5);
+    assert_int_equal(b.w, 1); /* claim 1 is not whole yet */
+    recs[1] = (kscope_device_record){2, 1, 10, 2, 77, 7, 0, 0};
+    assert_int_equal(kscope__dsbuf_scan(&b, &g, 0), 0);
+    r = kscope__dsgrids_take(&g, 5, 1, &n);
+    assert_int_equal(n, 1);
+    assert_int_equal(r[0].dur, 7);
+    assert_int_equal(b.w, 2); /* claim 2's launch has not finished */
+    /* claims 3..12 written, wrapping over 2..4 (grid 2 never finished) */
+    for (uint32_t i = 3; i < 13; i++)
+        recs[i % 8] = (kscope_device_record){i + 1, 3, 10, i + 1, 77, i, 0, 0};
+    kscope__dsgrids_clear(&g);
+    assert_int_equal(kscope__dsgrids_expect(&g, 5, 3), 0);
+    assert_int_equal(kscope__dsbuf_scan(&b, &g, 0), 3); /* claims 2, 3, 4 overwritten */
+    r = kscope__dsgrids_take(&g, 5, 3, &n);
+    assert_int_equal(n, 8); /* claims 5..12, over two laps */
+    assert_int_equal(r[7].dur, 12);
+    assert_int_equal(b.w, 13);
+    assert_int_equal(kscope__dsbuf_scan(&b, &g, 0), 0);
+    kscope__dsgrids_free(&g);
+    kscope__dsbuf_free(&b);
+}
+
+int main(void)
+{
+    setenv("FAKE_CUDA_DEVICES", "1", 1);
+    setenv("KSCOPE_CUPTI_LIBRARY", FAKE_GPU_CUPTI, 1);
+    setenv("KSCOPE_GPU_DEVICE_GLOB", FAKE_GPU_DRIVER, 1);
+    setenv("KSCOPE_QUIET", "1", 1);
+    CUdevice d;
+    if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&d, 0) != CUDA_SUCCESS ||
+        cuDevicePrimaryCtxRetain(&primary, d) != CUDA_SUCCESS)
+        return 1;
+    cuCtxSetCurrent(primary);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_options),
+        cmocka_unit_test(test_reader),
+        cmocka_unit_test_teardown(test_tree, teardown),
+        cmocka_unit_test_teardown(test_unknown_name, teardown),
+        cmocka_unit_test_teardown(test_keep_first, teardown),
+        cmocka_unit_test_teardown(test_keep_newest, teardown),
+        cmocka_unit_test_teardown(test_sampling, teardown),
+        cmocka_unit_test_teardown(test_trace, teardown),
+        cmocka_unit_test_teardown(test_capture_waits, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
