@@ -85,14 +85,12 @@ static void CUPTIAPI floor_complete(CUcontext ctx, uint32_t stream, uint8_t *buf
 /* Turn the floor on; *flush is what delivers its last records. */
 static int floor_start(CUptiResult (**flush)(uint32_t))
 {
-    const char *env = getenv("KSCOPE_CUPTI_LIBRARY");
-    const char *names[] = {env && *env ? env : "libcupti.so.13", "libcupti.so",
-                           "/usr/local/cuda/lib64/libcupti.so"};
-    void *lib = NULL;
-    for (size_t i = 0; i < 3 && !lib; i++)
-        lib = dlopen(names[i], RTLD_NOW | RTLD_GLOBAL);
+    char tried[2048];
+    void *lib = kscope__cupti_open(tried, sizeof tried);
     if (!lib)
-        return kscope__fail(KSCOPE_ENOCUPTI, "CUPTI library not found (%s)", names[0]);
+        return kscope__fail(
+            KSCOPE_ENOCUPTI,
+            "CUPTI library not found (tried %s); set KSCOPE_CUPTI_LIBRARY to its path", tried);
     CUptiResult (*reg)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
     CUptiResult (*enable)(CUpti_ActivityKind);
     *(void **)&reg = dlsym(lib, "cuptiActivityRegisterCallbacks");

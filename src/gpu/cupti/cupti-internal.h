@@ -300,6 +300,12 @@ void kscope__released_free(kscope__released *rel);
 void kscope__cupti_note_device(uint32_t ordinal, CUresult (*device_get)(CUdevice *, int),
                                CUresult (*attribute)(int *, CUdevice_attribute, CUdevice));
 
+/* ------------------------------------------------------------ library */
+
+/* dlopen CUPTI (cupti-lib.c): $KSCOPE_CUPTI_LIBRARY if set, else the usual
+ * names and places. NULL when none loads; `tried` lists them. */
+void *kscope__cupti_open(char *tried, size_t size);
+
 /* ------------------------------------------------------- sampling gate */
 
 /* The backend's gate (kscope__backend.gate, gate.c): a KSCOPE__GATE_*

@@ -196,43 +196,10 @@ static int load_driver(void)
     return 0;
 }
 
-/* dlopen CUPTI: KSCOPE_CUPTI_LIBRARY if set, else the usual places. */
-static void *open_cupti(char *tried, size_t size)
-{
-    const char *env = getenv("KSCOPE_CUPTI_LIBRARY");
-    const char *home = getenv("CUDA_HOME");
-    char home_path[4096] = "";
-    if (home && *home)
-        snprintf(home_path, sizeof home_path, "%s/lib64/libcupti.so", home);
-    const char *candidates[] = {
-        "libcupti.so.13",
-        "libcupti.so",
-        home_path,
-        "/usr/local/cuda/lib64/libcupti.so",
-        "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
-    };
-    size_t n = N_OF(candidates);
-    if (env && *env) {
-        candidates[0] = env;
-        n = 1;
-    }
-    tried[0] = '\0';
-    for (size_t i = 0; i < n; i++) {
-        if (!candidates[i][0])
-            continue;
-        void *lib = dlopen(candidates[i], RTLD_NOW | RTLD_GLOBAL);
-        if (lib)
-            return lib;
-        size_t used = strlen(tried);
-        snprintf(tried + used, size - used, "%s%s", used ? ", " : "", candidates[i]);
-    }
-    return NULL;
-}
-
 static int load_cupti(void)
 {
     char tried[2048];
-    void *lib = open_cupti(tried, sizeof tried);
+    void *lib = kscope__cupti_open(tried, sizeof tried);
     if (!lib)
         return load_fail(KSCOPE_ENOCUPTI,
                          "CUPTI library not found (tried %s); set KSCOPE_CUPTI_LIBRARY to its path",
