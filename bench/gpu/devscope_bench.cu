@@ -18,7 +18,7 @@
     do {                                                                                           \
         cudaError_t e_ = (x);                                                                      \
         if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                              \
+            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                               \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
@@ -38,8 +38,8 @@ template <int S> __global__ void mem(const float4 *a, const float4 *b, float4 *c
             size_t i = i0 + k * stride;
             if (i < n) {
                 float4 x = a[i], y = b[i];
-                c[i] = make_float4(x.x + 2.f * y.x, x.y + 2.f * y.y, x.z + 2.f * y.z,
-                                   x.w + 2.f * y.w);
+                c[i] =
+                    make_float4(x.x + 2.f * y.x, x.y + 2.f * y.y, x.z + 2.f * y.z, x.w + 2.f * y.w);
             }
         }
         if (S)
@@ -96,10 +96,18 @@ int main(int argc, char **argv)
     for (int i = 0; i < launches + 10; i++) {
         CHECK(cudaEventRecord(e0));
         switch (scopes) {
-        case 0: launch<0>(is_mem, p, n); break;
-        case 1: launch<1>(is_mem, p, n); break;
-        case 4: launch<4>(is_mem, p, n); break;
-        default: launch<16>(is_mem, p, n); break;
+        case 0:
+            launch<0>(is_mem, p, n);
+            break;
+        case 1:
+            launch<1>(is_mem, p, n);
+            break;
+        case 4:
+            launch<4>(is_mem, p, n);
+            break;
+        default:
+            launch<16>(is_mem, p, n);
+            break;
         }
         CHECK(cudaEventRecord(e1));
         CHECK(cudaEventSynchronize(e1));

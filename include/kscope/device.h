@@ -103,7 +103,10 @@ typedef struct kscope_device_t {
 #if defined(__CUDACC__)
 __host__ __device__ __forceinline__ void kscope_device_exit(kscope_device_t) {}
 #else
-static inline void kscope_device_exit(kscope_device_t s) { (void)s; }
+static inline void kscope_device_exit(kscope_device_t s)
+{
+    (void)s;
+}
 #endif
 #define KSCOPE_DEVICE_ENTER(name) (kscope_device_t{0, 0})
 #define KSCOPE_DEVICE_SCOPE(name) ((void)0)
@@ -114,7 +117,7 @@ static inline void kscope_device_exit(kscope_device_t s) { (void)s; }
 #define KSCOPE__DEV    __device__ __forceinline__
 #define KSCOPE__GLOBAL __device__
 #else /* tests of kscope run this code on the host: they define these */
-#define KSCOPE__DEV    static inline
+#define KSCOPE__DEV static inline
 #define KSCOPE__GLOBAL
 uint64_t kscope_emu_gridid(void), kscope_emu_clock(int clock64);
 uint32_t kscope_emu_smid(void), kscope_emu_warpid(void), kscope_emu_lane(void);
@@ -176,22 +179,22 @@ KSCOPE__DEV int kscope__dev_recorder(uint32_t flags, uint32_t every)
 }
 /* Keep the marked name in the cubin: its address is used once kscope
  * attached (one instruction there), never read. */
-#define KSCOPE__KEEP(p) asm volatile("" ::"l"(p))
-#define KSCOPE__ATOMIC_ADD(p, v) atomicAdd((p), (v))
+#define KSCOPE__KEEP(p)                  asm volatile("" ::"l"(p))
+#define KSCOPE__ATOMIC_ADD(p, v)         atomicAdd((p), (v))
 #define KSCOPE__STORE16(dst, a, b, c, d) (*(uint4 *)(dst) = make_uint4((a), (b), (c), (d)))
 #else
-#define kscope__dev_clock(f)        kscope_emu_clock(((f)&KSCOPE_DEVICE_CLOCK64) != 0)
-#define kscope__dev_sreg_smid()     kscope_emu_smid()
-#define kscope__dev_sreg_warpid()   kscope_emu_warpid()
-#define kscope__dev_gridid()        kscope_emu_gridid()
+#define kscope__dev_clock(f)      kscope_emu_clock(((f)&KSCOPE_DEVICE_CLOCK64) != 0)
+#define kscope__dev_sreg_smid()   kscope_emu_smid()
+#define kscope__dev_sreg_warpid() kscope_emu_warpid()
+#define kscope__dev_gridid()      kscope_emu_gridid()
 KSCOPE__DEV int kscope__dev_recorder(uint32_t flags, uint32_t every)
 {
     if (flags & KSCOPE_DEVICE_CTA)
         return kscope_emu_cta_leader() && kscope_emu_cta_index() % every == 0;
     return kscope_emu_lane() == kscope_emu_leader() && kscope_emu_warp_index() % every == 0;
 }
-#define KSCOPE__KEEP(p)          ((void)(p))
-#define KSCOPE__ATOMIC_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+#define KSCOPE__KEEP(p)           ((void)(p))
+#define KSCOPE__ATOMIC_ADD(p, v)  __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
 #define KSCOPE__STORE16(dst, a, b, c, d)                                                           \
     do {                                                                                           \
         uint32_t *q_ = (uint32_t *)(dst);                                                          \
@@ -240,17 +243,21 @@ KSCOPE__DEV void kscope_device_exit(kscope_device_t s)
 template <uint32_t V> struct kscope__device_id {
     static constexpr uint32_t value = V;
 };
-#define KSCOPE__DEVICE_ID(name) (kscope__device_id<kscope_device_hash(name, KSCOPE_DEVICE_HASH_SEED)>::value)
+#define KSCOPE__DEVICE_ID(name)                                                                    \
+    (kscope__device_id<kscope_device_hash(name, KSCOPE_DEVICE_HASH_SEED)>::value)
 #define KSCOPE_DEVICE_ENTER(name)                                                                  \
     kscope_device_enter(KSCOPE__DEVICE_ID(name), KSCOPE_DEVICE_MARK name)
 /* Closes the scope when it leaves the block. */
 struct kscope__device_scope {
     kscope_device_t s;
     KSCOPE__DEV kscope__device_scope(kscope_device_t v) : s(v) {}
-    KSCOPE__DEV ~kscope__device_scope() { kscope_device_exit(s); }
+    KSCOPE__DEV ~kscope__device_scope()
+    {
+        kscope_device_exit(s);
+    }
 };
-#define KSCOPE__CAT2(a, b)        a##b
-#define KSCOPE__CAT(a, b)         KSCOPE__CAT2(a, b)
+#define KSCOPE__CAT2(a, b) a##b
+#define KSCOPE__CAT(a, b)  KSCOPE__CAT2(a, b)
 #define KSCOPE_DEVICE_SCOPE(name)                                                                  \
     kscope__device_scope KSCOPE__CAT(kscope__dscope_, __LINE__)(KSCOPE_DEVICE_ENTER(name))
 #else /* C emulation (kscope's tests) */

@@ -18,21 +18,21 @@
 #include <stdint.h>
 
 /* Environment variables set by `kscope run` for the processes it drives. */
-#define KSCOPE_RUN_ENV_ON       "KSCOPE_RUN"          /* "1": act as launcher */
-#define KSCOPE_RUN_ENV_NAME     "KSCOPE_RUN_NAME"     /* base name of the outputs */
-#define KSCOPE_RUN_ENV_DIR      "KSCOPE_RUN_DIR"      /* output directory */
-#define KSCOPE_RUN_ENV_BACKEND  "KSCOPE_RUN_BACKEND"  /* session option */
-#define KSCOPE_RUN_ENV_CONTEXT  "KSCOPE_RUN_CONTEXT"  /* session option */
-#define KSCOPE_RUN_ENV_DATA     "KSCOPE_RUN_DATA"     /* session option */
-#define KSCOPE_RUN_ENV_MODE     "KSCOPE_RUN_MODE"     /* session option */
+#define KSCOPE_RUN_ENV_ON       "KSCOPE_RUN"               /* "1": act as launcher */
+#define KSCOPE_RUN_ENV_NAME     "KSCOPE_RUN_NAME"          /* base name of the outputs */
+#define KSCOPE_RUN_ENV_DIR      "KSCOPE_RUN_DIR"           /* output directory */
+#define KSCOPE_RUN_ENV_BACKEND  "KSCOPE_RUN_BACKEND"       /* session option */
+#define KSCOPE_RUN_ENV_CONTEXT  "KSCOPE_RUN_CONTEXT"       /* session option */
+#define KSCOPE_RUN_ENV_DATA     "KSCOPE_RUN_DATA"          /* session option */
+#define KSCOPE_RUN_ENV_MODE     "KSCOPE_RUN_MODE"          /* session option */
 #define KSCOPE_RUN_ENV_DSCOPES  "KSCOPE_RUN_DEVICE_SCOPES" /* session option */
-#define KSCOPE_RUN_ENV_HOOK     "KSCOPE_RUN_HOOK"     /* for python -m kscope */
-#define KSCOPE_RUN_ENV_CAPTURE  "KSCOPE_RUN_CAPTURE"  /* a backend's capture_range */
-#define KSCOPE_RUN_ENV_DELAY    "KSCOPE_RUN_DELAY"    /* seconds */
-#define KSCOPE_RUN_ENV_DURATION "KSCOPE_RUN_DURATION" /* seconds */
-#define KSCOPE_RUN_ENV_MAIN_PID "KSCOPE_RUN_MAIN_PID" /* the command's own pid */
-#define KSCOPE_RUN_ENV_MANIFEST "KSCOPE_RUN_MANIFEST" /* file of results */
-#define KSCOPE_RUN_ENV_COMMAND  "KSCOPE_RUN_COMMAND"  /* the run's command, shell-quoted */
+#define KSCOPE_RUN_ENV_HOOK     "KSCOPE_RUN_HOOK"          /* for python -m kscope */
+#define KSCOPE_RUN_ENV_CAPTURE  "KSCOPE_RUN_CAPTURE"       /* a backend's capture_range */
+#define KSCOPE_RUN_ENV_DELAY    "KSCOPE_RUN_DELAY"         /* seconds */
+#define KSCOPE_RUN_ENV_DURATION "KSCOPE_RUN_DURATION"      /* seconds */
+#define KSCOPE_RUN_ENV_MAIN_PID "KSCOPE_RUN_MAIN_PID"      /* the command's own pid */
+#define KSCOPE_RUN_ENV_MANIFEST "KSCOPE_RUN_MANIFEST"      /* file of results */
+#define KSCOPE_RUN_ENV_COMMAND  "KSCOPE_RUN_COMMAND"       /* the run's command, shell-quoted */
 
 /* Manifest lines: "<tag>\t<pid>\t<text>\n". */
 #define KSCOPE_RUN_TAG_PROFILE "profile" /* text: path written */

@@ -16,12 +16,12 @@
     do {                                                                                           \
         cudaError_t e_ = (x);                                                                      \
         if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                              \
+            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                               \
             exit(1);                                                                               \
         }                                                                                          \
     } while (0)
 
-#define SPIN 100000ll
+#define SPIN  100000ll
 #define WARPS 8 // per block
 
 __device__ void spin(long long cycles)
