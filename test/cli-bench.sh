@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # cli-bench.sh - `kscope bench`: help, bad options (exit 2, one line), a
-# machine without a GPU (one line, exit 77), and, with the stand-in driver
-# and CUPTI of test/fake-cuda.c, the whole run: the floor sees one record
+# machine without a GPU (one line, exit 77), and, on the pretend GPU
+# (test/progs/fake-gpu-*.c), the whole run: the floor sees one record
 # per launch, every way of running the loop gets a row with numbers, and
 # --sample changes the sampled way.
 . "$KSCOPE_SOURCE_DIR/test/run-lib.sh"
@@ -38,23 +38,23 @@ else
     ok "no GPU"
 fi
 
-# The stand-in: found as libcuda.so.1, with its device nodes answered.
-mkdir -p fakecuda && ln -sf "$KSCOPE_BINARY_DIR/test/libkscope_fake_cuda.so" fakecuda/libcuda.so.1
-cc -shared -fPIC -o fakedev.so "$PROGS/fake-devnodes.c" -ldl || fail "cannot build fakedev.so"
-pre=$WORK/fakedev.so
-if [ "$KS" != "$KSCOPE_CLI" ]; then # a sanitizer build: its runtime first
-    pre="$(cc -print-file-name=libasan.so) $pre"
+# The pretend GPU: its driver found as libcuda.so.1, a file for its device node.
+FAKE=$KSCOPE_BINARY_DIR/fake-gpu
+if [ ! -f "$FAKE/libcupti.so" ]; then
+    echo "skip: the launch loop (the pretend GPU is built with the CUDA headers only)"
+    finish
+    exit 0
 fi
 fake() {
-    LD_PRELOAD=$pre LD_LIBRARY_PATH=$WORK/fakecuda KSCOPE_CUPTI_LIBRARY=$WORK/fakecuda/libcuda.so.1 \
-        "$KSCOPE_CLI" bench "$@"
+    LD_LIBRARY_PATH=$FAKE KSCOPE_CUPTI_LIBRARY=$FAKE/libcupti.so \
+        KSCOPE_GPU_DEVICE_GLOB=$FAKE/libcuda.so.1 "$KSCOPE_CLI" bench "$@"
 }
 out=$(fake --child floor 1000) || fail "floor child"
 [ "$(echo "$out" | awk '{print $4}')" = 3000 ] || fail "the floor saw: $out (1000 + 2000 warm-up)"
-echo "$out" | grep -q "device Stand-in GPU" || fail "device name: $out"
+echo "$out" | grep -q "device Pretend GPU" || fail "device name: $out"
 
 fake -n 500 -r 3 --torch-rounds 0 >out.txt 2>err.txt || fail "bench: $(cat err.txt)"
-grep -q "^kscope bench: Stand-in GPU, 500 launches per run" out.txt || fail "header: $(head -2 out.txt)"
+grep -q "^kscope bench: Pretend GPU, 500 launches per run" out.txt || fail "header: $(head -2 out.txt)"
 for way in "bare" "floor" "in-process" "kscope run" "sampled (between windows)"; do
     grep -E "^$(printf '%s' "$way" | sed 's/[()]/\\&/g') +3 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +-?[0-9.]+ " \
         out.txt >/dev/null || fail "row '$way': $(grep -F "$way" out.txt)"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # cli-run-sample.sh - `kscope run --sample`: bad specs are refused with
 # one line (exit 2), the spec reaches the program as KSCOPE_SAMPLE, and a
-# CUDA program run with the stand-in driver and CUPTI (test/fake-cuda.c,
-# found as libcuda.so.1) is captured in its windows only: the profile
+# CUDA program run on the pretend GPU (test/progs/fake-gpu-*.c: the
+# stand-in driver injects libkscope at cuInit) is captured in its windows
+# only: the profile
 # says what it sampled, its est_ metrics scale exactly, and the run's
 # summary and `kscope view` say so.
 . "$KSCOPE_SOURCE_DIR/test/run-lib.sh"
@@ -35,17 +36,17 @@ out=$("$KS" run --sample step:on=1,every=5 -- sh -c 'echo "$KSCOPE_SAMPLE"' 2>/d
 [ "$out" = "step:on=1,every=5" ] || fail "KSCOPE_SAMPLE in the program: '$out'"
 ok "environment"
 
-# --- a CUDA program with the stand-in driver and CUPTI
-fake=$KSCOPE_BINARY_DIR/test/libkscope_fake_cuda.so
-if ! "$KS" version | grep -q cupti || [ ! -e "$fake" ]; then
+# --- a CUDA program on the pretend GPU
+FAKE=$KSCOPE_BINARY_DIR/fake-gpu
+if ! "$KS" version | grep -q cupti || [ ! -f "$FAKE/libcupti.so" ]; then
     echo "skip: sampled GPU capture (this build has no CUPTI backend)"
     finish
     exit 0
 fi
-mkdir -p fakecuda && ln -sf "$fake" fakecuda/libcuda.so.1
-build run-sample $KLINK -ldl -rdynamic
+CUDA_INC=$(sed -n 's/^KSCOPE_CUDA_INCLUDE:PATH=//p' "$KSCOPE_BINARY_DIR/CMakeCache.txt")
+build run-sample $KLINK -I"$CUDA_INC" -L"$FAKE" -Wl,-rpath,"$FAKE" -l:libcuda.so.1
 fakerun() {
-    LD_LIBRARY_PATH=$WORK/fakecuda KSCOPE_CUPTI_LIBRARY=$WORK/fakecuda/libcuda.so.1 "$KS" run "$@"
+    KSCOPE_CUPTI_LIBRARY=$FAKE/libcupti.so KSCOPE_GPU_DEVICE_GLOB=$FAKE/libcuda.so.1 "$KS" run "$@"
 }
 
 # one step in five of ten: steps 0 and 5, two launches each

@@ -1,18 +1,16 @@
 /*
- * test-gpu-sample.c - the CUPTI backend's gate on a machine without a GPU:
- * a stand-in driver and CUPTI (test/fake-cuda.c) keep what the backend
- * switched on and play launches as CUPTI would. Between the windows of a
- * sampled session the launch callbacks and every activity kind are off
- * (a launch calls nothing of kscope's and leaves no record), in them
- * they are on, and for a step after one only the activity is on (quiet:
- * the window's queued kernels still deliver); a switch never synchronizes
- * or flushes, never happens
- * while a stream captures a CUDA graph, and launch metadata given while
- * capture was off never reaches a later kernel.
+ * test-gpu-sample.c - the CUPTI backend's gate on a machine without a GPU,
+ * on the pretend GPU (test/progs/fake-gpu-driver.c and fake-gpu-cupti.c),
+ * which keeps what the backend switched on and runs CUPTI's callbacks and
+ * records around each launch. Between the windows of a sampled session
+ * the launch callbacks and every activity kind are off (a launch calls
+ * nothing of kscope's and leaves no record), in them they are on, and for
+ * a step after one only the activity is on (quiet: the window's queued
+ * kernels still deliver); a switch never synchronizes or flushes, never
+ * happens while a stream captures a CUDA graph, and launch metadata given
+ * while capture was off never reaches a later kernel.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
-#include <glob.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,59 +21,80 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <cupti.h>
 
 #include "kscope-internal.h"
 #include "read/read.h"
 #include "support/readutil.h"
 
-#define KERNEL_KIND_BIT (1u << 10) /* CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL */
-#define NAME            "/tmp/kscope-test-gpu-sample"
+#define NAME "/tmp/kscope-test-gpu-sample"
 
-static void (*fake_launch)(void);
-static void (*fake_capture)(int begin, int rc);
-static int (*fake_launch_callbacks)(void);
-static int (*fake_capture_callbacks)(void);
-static unsigned (*fake_kinds)(void);
-static int (*fake_syncs)(void);
-static int (*fake_flushes)(void);
-static int (*fake_callbacks_made)(void);
+/* The pretend GPU's controls (fake-gpu-*.c). */
+long fake_cupti_count(const char *what);
+long fake_cuda_count(const char *what);
+void fake_cuda_set(const char *what, long v);
 
-/* The backend looks for GPU device nodes before it loads CUPTI; this
- * machine has none, so the test answers for them (anything else is
- * looked up for real). */
-int glob(const char *pattern, int flags, int (*err)(const char *, int), glob_t *out)
+static long callback_on(CUpti_CallbackDomain d, int id)
 {
-    static int (*real)(const char *, int, int (*)(const char *, int), glob_t *);
-    if (!real)
-        *(void **)&real = dlsym(RTLD_NEXT, "glob");
-    if (strncmp(pattern, "/dev/nvidia", 11) == 0)
-        pattern = "/dev/null";
-    return real(pattern, flags, err, out);
+    char what[64];
+    snprintf(what, sizeof what, "callback %d %d", (int)d, id);
+    return fake_cupti_count(what);
 }
 
-static int setup(void **state)
+/* A cudaLaunchKernel of an empty kernel (1 us). */
+static void fake_launch(void)
 {
-    (void)state;
-    const char *bin = getenv("KSCOPE_BINARY_DIR");
-    static char path[4096];
-    snprintf(path, sizeof path, "%s/test/libkscope_fake_cuda.so", bin ? bin : ".");
-    /* Loaded first, its soname (libcuda.so.1) answers the backend's dlopen. */
-    void *lib = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-    if (!lib) {
-        fprintf(stderr, "cannot load %s: %s\n", path, dlerror());
-        return -1;
-    }
-    setenv("KSCOPE_CUPTI_LIBRARY", path, 1);
-    unsetenv("KSCOPE_SAMPLE");
-    *(void **)&fake_launch = dlsym(lib, "fake_launch");
-    *(void **)&fake_capture = dlsym(lib, "fake_capture");
-    *(void **)&fake_launch_callbacks = dlsym(lib, "fake_launch_callbacks");
-    *(void **)&fake_capture_callbacks = dlsym(lib, "fake_capture_callbacks");
-    *(void **)&fake_kinds = dlsym(lib, "fake_kinds");
-    *(void **)&fake_syncs = dlsym(lib, "fake_syncs");
-    *(void **)&fake_flushes = dlsym(lib, "fake_flushes");
-    *(void **)&fake_callbacks_made = dlsym(lib, "fake_callbacks_made");
-    return fake_launch && fake_callbacks_made ? 0 : -1;
+    dim3 grid = {1, 1, 1}, block = {1, 1, 1};
+    assert_int_equal(cudaLaunchKernel("empty_kernel", grid, block, NULL, 0, NULL), cudaSuccess);
+}
+
+/* cudaStreamBeginCapture (begin = 1) or cudaStreamEndCapture, returning rc. */
+static void fake_capture(int begin, int rc)
+{
+    cudaStream_t s = (cudaStream_t)(uintptr_t)100;
+    cudaGraph_t g;
+    fake_cuda_set("capture_rc", rc);
+    cudaError_t r = begin ? cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal)
+                          : cudaStreamEndCapture(s, &g);
+    fake_cuda_set("capture_rc", 0);
+    assert_int_equal(r, rc);
+}
+
+/* How many launch callbacks are on (the runtime's and the driver's). */
+static int fake_launch_callbacks(void)
+{
+    return (
+        int)(callback_on(CUPTI_CB_DOMAIN_RUNTIME_API,
+                         CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) +
+             callback_on(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel) +
+             callback_on(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020) +
+             callback_on(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2));
+}
+
+/* Whether the stream-capture calls are followed. */
+static int fake_capture_callbacks(void)
+{
+    return callback_on(CUPTI_CB_DOMAIN_RUNTIME_API,
+                       CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000) &&
+           callback_on(CUPTI_CB_DOMAIN_RUNTIME_API,
+                       CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000);
+}
+
+static long fake_syncs(void)
+{
+    return fake_cuda_count("sync");
+}
+
+static long fake_flushes(void)
+{
+    return fake_cupti_count("flushes");
+}
+
+static long fake_callbacks_made(void)
+{
+    return fake_cupti_count("callbacks");
 }
 
 static int start(const char *sample)
@@ -107,13 +126,16 @@ static void assert_capture(int state, int step)
 {
     static const char *const names[] = {"shut", "open", "quiet"};
     int cbs = fake_launch_callbacks();
-    unsigned kinds = fake_kinds();
-    int ok = state == OPEN    ? cbs == 4 && (kinds & KERNEL_KIND_BIT)
-             : state == QUIET ? cbs == 0 && (kinds & KERNEL_KIND_BIT)
+    long kinds = fake_cupti_count("kinds");
+    char what[32];
+    snprintf(what, sizeof what, "kind %d", (int)CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    long kernels = fake_cupti_count(what);
+    int ok = state == OPEN    ? cbs == 4 && kernels == 1
+             : state == QUIET ? cbs == 0 && kernels == 1
                               : cbs == 0 && kinds == 0;
     if (!ok)
-        fail_msg("step %d: capture should be %s: %d launch callbacks, kinds 0x%x", step,
-                 names[state], cbs, kinds);
+        fail_msg("step %d: capture should be %s: %d launch callbacks, %ld kinds, kernel kind %ld",
+                 step, names[state], cbs, kinds, kernels);
     assert_true(fake_capture_callbacks()); /* followed whatever the windows */
 }
 
@@ -124,14 +146,14 @@ static void test_gate_switches_cupti_off_between_windows(void **state)
     int s = start("step:on=1,every=3");
     assert_int_equal(kscope_enter("train"), 0);
     for (int step = 0; step < 9; step++) {
-        int syncs = fake_syncs(), flushes = fake_flushes();
+        long syncs = fake_syncs(), flushes = fake_flushes();
         if (step)
             assert_int_equal(kscope_step(), 0);
         assert_int_equal(fake_syncs(), syncs);     /* a switch never synchronizes */
         assert_int_equal(fake_flushes(), flushes); /* nor flushes */
         int on = step % 3 == 0;
         assert_capture(on ? OPEN : step % 3 == 1 ? QUIET : SHUT, step);
-        int made = fake_callbacks_made();
+        long made = fake_callbacks_made();
         fake_launch();
         fake_launch();
         assert_int_equal(fake_callbacks_made() - made, on ? 4 : 0);
@@ -223,11 +245,21 @@ static void test_full_session_captures_everything(void **state)
 
 int main(void)
 {
+    /* The pretend GPU: its CUPTI, and a file standing for its device node. */
+    setenv("KSCOPE_CUPTI_LIBRARY", FAKE_GPU_CUPTI, 1);
+    setenv("KSCOPE_GPU_DEVICE_GLOB", FAKE_GPU_DRIVER, 1);
+    unsetenv("KSCOPE_SAMPLE");
+    CUdevice d;
+    CUcontext primary;
+    if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&d, 0) != CUDA_SUCCESS ||
+        cuDevicePrimaryCtxRetain(&primary, d) != CUDA_SUCCESS ||
+        cuCtxSetCurrent(primary) != CUDA_SUCCESS)
+        return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gate_switches_cupti_off_between_windows),
         cmocka_unit_test(test_no_switch_during_graph_capture),
         cmocka_unit_test(test_stale_metadata_is_dropped),
         cmocka_unit_test(test_full_session_captures_everything),
     };
-    return cmocka_run_group_tests_name("gpu-sample", tests, setup, NULL);
+    return cmocka_run_group_tests_name("gpu-sample", tests, NULL, NULL);
 }

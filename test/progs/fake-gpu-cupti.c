@@ -61,7 +61,7 @@ static int worker_on;
 static pthread_t worker;
 static size_t dropped, drop_next, per_buffer;
 static struct {
-    long requested, completed, flushes, records, delivered, distinct;
+    long requested, completed, flushes, records, delivered, distinct, callbacks;
 } counts;
 static uint8_t *seen[256]; /* buffers handed out so far (the first 256) */
 
@@ -81,6 +81,7 @@ API void fake_cupti_callback(CUpti_CallbackDomain d, CUpti_CallbackId id, const 
     CUpti_CallbackFunc fn =
         subscribed && d < CUPTI_CB_DOMAIN_SIZE && id < MAX_ID && cb_on[d][id] ? sub_fn : NULL;
     void *arg = sub_arg;
+    counts.callbacks += fn != NULL;
     pthread_mutex_unlock(&mu);
     if (fn)
         fn(arg, d, id, data);
@@ -175,6 +176,13 @@ static const struct {
      "cudaLaunchKernel_v7000"},
     {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020, "cudaMemcpy_v3020"},
     {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020, "cudaMemset_v3020"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000,
+     "cudaStreamBeginCapture_v10000"},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000,
+     "cudaStreamEndCapture_v10000"},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2,
+     "cuStreamBeginCapture_v2"},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture, "cuStreamEndCapture"},
 };
 
 API CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain d, uint32_t id, const char **name)
@@ -464,10 +472,11 @@ API void fake_cupti_set(const char *what, long v)
 }
 
 /* Counters and state for tests: "subscribed", "kind <n>" (1: enabled),
- * "callback <domain> <id>" (1: enabled), "timestamp" (1: a clock was
- * registered), "requested", "completed", "flushes", "records" (of enabled
- * kinds), "delivered" (in buffers handed back), "distinct" (buffers by
- * address); -1 for other names. */
+ * "kinds" (how many kinds are enabled), "callback <domain> <id>" (1:
+ * enabled), "callbacks" (made to the subscriber so far), "timestamp" (1: a
+ * clock was registered), "requested", "completed", "flushes", "records"
+ * (of enabled kinds), "delivered" (in buffers handed back), "distinct"
+ * (buffers by address); -1 for other names. */
 API long fake_cupti_count(const char *what)
 {
     int a = 0, b = 0;
@@ -480,6 +489,11 @@ API long fake_cupti_count(const char *what)
     else if (sscanf(what, "callback %d %d", &a, &b) == 2 && a > 0 && a < CUPTI_CB_DOMAIN_SIZE &&
              b >= 0 && b < MAX_ID)
         v = subscribed && cb_on[a][b];
+    else if (strcmp(what, "kinds") == 0)
+        for (v = 0, a = 0; a < CUPTI_ACTIVITY_KIND_COUNT; a++)
+            v += kind_on[a];
+    else if (strcmp(what, "callbacks") == 0)
+        v = counts.callbacks;
     else if (strcmp(what, "timestamp") == 0)
         v = clock_fn != NULL;
     else if (strcmp(what, "requested") == 0)

@@ -10,9 +10,9 @@
  *    InitializeInjection (how kscope run attaches);
  *  - each call below runs CUPTI's callbacks at its begin and end with a
  *    new correlation id, which its work carries; the runtime's calls
- *    (cudaLaunchKernel, cudaMemcpy, cudaMemset, here in the same library)
- *    do their work through the driver's internals, so no driver callback
- *    runs under them;
+ *    (fake-gpu-runtime.c, in the same library) do their work through the
+ *    driver's internals (fake-gpu.h), so no driver callback runs under
+ *    them;
  *  - the work of a launch, copy or set is one activity record, stamped on
  *    CUPTI's clock: a kernel starts 500 ns after its launch and runs
  *    gridDimX microseconds; a copy or set takes 1 us;
@@ -33,21 +33,26 @@
  * a module; kernels get increasing grid ids (fake_cuda_next_grid); a stream is any
  * small number cast to CUstream (its CUPTI stream id; NULL is 7); device
  * pointers are numbers, never dereferenced. FAKE_CUDA_DEVICES sets the
- * device count (default 1). fake_cuda_count("sync") counts context
- * synchronisations, fake_cuda_static_profiler(1|0) runs the profiler API's
- * callbacks as a program linked with the static runtime does (no
- * exported function is called).
+ * device count (default 1). cuModuleLoadData also takes PTX text (it
+ * starts with ".version"), as the real driver does. fake_cuda_count("sync")
+ * counts context synchronisations, fake_cuda_static_profiler(1|0) runs the
+ * profiler API's callbacks as a program linked with the static runtime
+ * does (no exported function is called). Stream captures are in
+ * fake-gpu-runtime.c.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <cupti.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "fake-gpu.h"
 
 #define API         __attribute__((visibility("default")))
 #define MAX_DEVICES 8
@@ -94,39 +99,59 @@ typedef void (*callback_fn)(CUpti_CallbackDomain, CUpti_CallbackId, const void *
 typedef void (*record_fn)(const void *);
 typedef uint64_t (*now_fn)(void);
 
-/* A fake_cupti_* function when CUPTI is loaded, else NULL. */
-static void *cupti(const char *name)
+/* The fake_cupti_* functions, NULL while no CUPTI is loaded. They are
+ * looked up again only after objects were loaded or unloaded: a dlsym
+ * on every call would cost a launch more than CUPTI's work on it, and
+ * `kscope bench` compares the two. */
+static _Atomic(callback_fn) cupti_callback;
+static _Atomic(record_fn) cupti_record;
+static _Atomic(now_fn) cupti_now;
+
+static int loads_of(struct dl_phdr_info *info, size_t size, void *out)
 {
-    return dlsym(RTLD_DEFAULT, name);
+    (void)size;
+    *(unsigned long long *)out = info->dlpi_adds + info->dlpi_subs;
+    return 1; /* the counts are the same for every object */
+}
+
+static void find_cupti(void)
+{
+    static _Atomic unsigned long long seen = ~0ull;
+    unsigned long long loads = 0;
+    dl_iterate_phdr(loads_of, &loads);
+    if (loads == atomic_load(&seen))
+        return;
+    atomic_store(&cupti_callback,
+                 (callback_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "fake_cupti_callback"));
+    atomic_store(&cupti_record, (record_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "fake_cupti_record"));
+    atomic_store(&cupti_now, (now_fn)(uintptr_t)dlsym(RTLD_DEFAULT, "fake_cupti_now"));
+    atomic_store(&seen, loads);
 }
 
 static void callback(CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
 {
-    callback_fn fn = (callback_fn)(uintptr_t)cupti("fake_cupti_callback");
+    find_cupti();
+    callback_fn fn = atomic_load(&cupti_callback);
     if (fn)
         fn(d, id, data);
 }
 
 static void record(const void *rec)
 {
-    record_fn fn = (record_fn)(uintptr_t)cupti("fake_cupti_record");
+    find_cupti();
+    record_fn fn = atomic_load(&cupti_record);
     if (fn)
         fn(rec);
 }
 
 static uint64_t now(void)
 {
-    now_fn fn = (now_fn)(uintptr_t)cupti("fake_cupti_now");
+    find_cupti();
+    now_fn fn = atomic_load(&cupti_now);
     return fn ? fn() : 0;
 }
 
-typedef struct call {
-    CUpti_CallbackDomain domain;
-    CUpti_CallbackId cbid;
-    CUpti_CallbackData data;
-    uint64_t corr_data;
-    int rc;
-} call;
+typedef fake_gpu_call call;
 
 static void call_begin(call *c, CUpti_CallbackDomain d, CUpti_CallbackId cbid, const char *name,
                        const char *symbol)
@@ -207,6 +232,17 @@ API CUresult cuDeviceGet(CUdevice *d, int i)
     if (i < 0 || i >= device_count())
         return CUDA_ERROR_INVALID_DEVICE;
     *d = i;
+    return CUDA_SUCCESS;
+}
+
+API CUresult cuDeviceGetName(char *name, int len, CUdevice d)
+{
+    if (d < 0 || d >= device_count())
+        return CUDA_ERROR_INVALID_DEVICE;
+    if (!name || len <= 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    strncpy(name, "Pretend GPU", (size_t)len);
+    name[len - 1] = '\0';
     return CUDA_SUCCESS;
 }
 
@@ -387,7 +423,7 @@ API CUresult cuModuleGetFunction(CUfunction *f, CUmodule m, const char *name)
     return CUDA_SUCCESS;
 }
 
-static void kernel_record(const char *name, unsigned grid_x, CUstream s)
+void fake_gpu_kernel_record(const char *name, unsigned grid_x, CUstream s)
 {
     CUpti_ActivityKernel10 k;
     memset(&k, 0, sizeof k);
@@ -420,7 +456,7 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     call c;
     call_begin(&c, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
                "cuLaunchKernel", name);
-    kernel_record(name, gx, s);
+    fake_gpu_kernel_record(name, gx, s);
     call_end(&c, CUDA_SUCCESS);
     return CUDA_SUCCESS;
 }
@@ -459,7 +495,7 @@ static void copy_record(uint8_t copy_kind, size_t bytes, int src, int dst)
 
 /* A driver call: its callbacks around its record (a runtime call passes
  * cbid 0: it runs its own callbacks). */
-static CUresult copy(CUpti_CallbackId cbid, const char *name, uint8_t kind, size_t bytes)
+CUresult fake_gpu_copy(CUpti_CallbackId cbid, const char *name, uint8_t kind, size_t bytes)
 {
     if (!stack[0])
         return CUDA_ERROR_INVALID_CONTEXT;
@@ -475,15 +511,15 @@ static CUresult copy(CUpti_CallbackId cbid, const char *name, uint8_t kind, size
 API CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes)
 {
     (void)dst, (void)src;
-    return copy(CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, "cuMemcpyHtoD_v2",
-                CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, bytes);
+    return fake_gpu_copy(CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, "cuMemcpyHtoD_v2",
+                         CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, bytes);
 }
 
 API CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes)
 {
     (void)dst, (void)src;
-    return copy(CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2, "cuMemcpyDtoH_v2",
-                CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, bytes);
+    return fake_gpu_copy(CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoH_v2, "cuMemcpyDtoH_v2",
+                         CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, bytes);
 }
 
 API CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
@@ -501,7 +537,7 @@ API CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, C
     return CUDA_SUCCESS;
 }
 
-static void memset_record(unsigned char v, size_t n)
+void fake_gpu_memset_record(unsigned char v, size_t n)
 {
     CUpti_ActivityMemset4 m;
     memset(&m, 0, sizeof m);
@@ -525,7 +561,7 @@ API CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n)
     call c;
     call_begin(&c, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2,
                "cuMemsetD8_v2", NULL);
-    memset_record(v, n);
+    fake_gpu_memset_record(v, n);
     call_end(&c, CUDA_SUCCESS);
     return CUDA_SUCCESS;
 }
@@ -560,8 +596,9 @@ API void fake_cuda_static_profiler(int start)
 
 /* -------------------------------------------------------------- runtime */
 
-/* The primary context of device 0, as the runtime makes it current. */
-static void runtime_context(void)
+/* The primary context of device 0, as the runtime makes it current;
+ * whether this thread has a current context. */
+int fake_gpu_runtime_context(void)
 {
     if (!stack[0]) {
         CUcontext c;
@@ -569,58 +606,25 @@ static void runtime_context(void)
         if (cuDevicePrimaryCtxRetain(&c, 0) == CUDA_SUCCESS)
             stack[0] = (fake_ctx *)c;
     }
+    return stack[0] != NULL;
 }
 
-API cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t shmem,
-                                 cudaStream_t stream)
+void fake_gpu_call_begin(fake_gpu_call *c, CUpti_CallbackDomain d, CUpti_CallbackId cbid,
+                         const char *name, const char *symbol, const void *params)
 {
-    (void)block, (void)args, (void)shmem;
-    runtime_context();
-    if (!stack[0])
-        return cudaErrorNoDevice;
-    call c;
-    call_begin(&c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
-               "cudaLaunchKernel", func);
-    kernel_record(func, grid.x, (CUstream)stream);
-    call_end(&c, cudaSuccess);
-    return cudaSuccess;
+    tl_params = params;
+    call_begin(c, d, cbid, name, symbol);
 }
 
-API cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+void fake_gpu_call_end(fake_gpu_call *c, int rc)
 {
-    (void)dst, (void)src;
-    runtime_context();
-    if (!stack[0])
-        return cudaErrorNoDevice;
-    call c;
-    call_begin(&c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020,
-               "cudaMemcpy", NULL);
-    copy(0, NULL,
-         kind == cudaMemcpyHostToDevice ? CUPTI_ACTIVITY_MEMCPY_KIND_HTOD
-                                        : CUPTI_ACTIVITY_MEMCPY_KIND_DTOH,
-         count);
-    call_end(&c, cudaSuccess);
-    return cudaSuccess;
-}
-
-API cudaError_t cudaMemset(void *dst, int value, size_t count)
-{
-    (void)dst;
-    runtime_context();
-    if (!stack[0])
-        return cudaErrorNoDevice;
-    call c;
-    call_begin(&c, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020,
-               "cudaMemset", NULL);
-    memset_record((unsigned char)value, count);
-    call_end(&c, cudaSuccess);
-    return cudaSuccess;
+    call_end(c, rc);
 }
 
 /* ------------------------------------------------- modules, memory, streams */
 
 /* A module: `image` points to a fake_image (size, bytes), which stands
- * for a cubin; CUPTI's module callback gets its bytes. */
+ * for a cubin, or to PTX text; CUPTI's module callback gets its bytes. */
 typedef struct fake_image {
     size_t size;
     const char *bytes;
@@ -628,13 +632,19 @@ typedef struct fake_image {
 
 API CUresult cuModuleLoadData(CUmodule *m, const void *image)
 {
-    const fake_image *im = image;
+    if (!image)
+        return CUDA_ERROR_INVALID_IMAGE;
+    fake_image im;
+    if (memcmp(image, ".version", 8) == 0) /* PTX: NUL-terminated text */
+        im = (fake_image){strlen(image), image};
+    else
+        im = *(const fake_image *)image;
     fake_module *fm = calloc(1, sizeof *fm);
     if (!fm)
         return CUDA_ERROR_OUT_OF_MEMORY;
     fm->id = atomic_fetch_add(&next_module, 1);
-    fm->has_symbol = memmem(im->bytes, im->size, "kscope_device_buffer", 20) != NULL;
-    CUpti_ModuleResourceData md = {fm->id, im->size, im->bytes};
+    fm->has_symbol = memmem(im.bytes, im.size, "kscope_device_buffer", 20) != NULL;
+    CUpti_ModuleResourceData md = {fm->id, im.size, im.bytes};
     CUpti_ResourceData rd = {.context = (CUcontext)stack[0], .resourceDescriptor = &md};
     callback(CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED, &rd);
     *m = (CUmodule)fm;
@@ -742,30 +752,6 @@ API CUresult cuCtxGetDevice(CUdevice *d)
     if (!stack[0])
         return CUDA_ERROR_INVALID_CONTEXT;
     *d = stack[0]->device;
-    return CUDA_SUCCESS;
-}
-
-/* Stream captures: the calls and their callbacks (no graph is made). */
-API CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode)
-{
-    cuStreamBeginCapture_v2_params p = {s, mode};
-    tl_params = &p;
-    call c;
-    call_begin(&c, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2,
-               "cuStreamBeginCapture_v2", NULL);
-    call_end(&c, CUDA_SUCCESS);
-    return CUDA_SUCCESS;
-}
-
-API CUresult cuStreamEndCapture(CUstream s, CUgraph *g)
-{
-    *g = NULL;
-    cuStreamEndCapture_params p = {s, g};
-    tl_params = &p;
-    call c;
-    call_begin(&c, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture,
-               "cuStreamEndCapture", NULL);
-    call_end(&c, CUDA_SUCCESS);
     return CUDA_SUCCESS;
 }
 
