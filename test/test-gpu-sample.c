@@ -82,9 +82,10 @@ static int fake_capture_callbacks(void)
                        CUPTI_RUNTIME_TRACE_CBID_cudaStreamEndCapture_v10000);
 }
 
+/* Synchronizations of a context or a stream. */
 static long fake_syncs(void)
 {
-    return fake_cuda_count("sync");
+    return fake_cuda_count("sync") + fake_cuda_count("stream_sync");
 }
 
 static long fake_flushes(void)

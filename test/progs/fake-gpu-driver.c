@@ -35,9 +35,10 @@
  * pointers are numbers, never dereferenced. FAKE_CUDA_DEVICES sets the
  * device count (default 1). cuModuleLoadData also takes PTX text (it
  * starts with ".version"), as the real driver does. fake_cuda_count("sync")
- * counts context synchronisations, fake_cuda_static_profiler(1|0) runs the
- * profiler API's callbacks as a program linked with the static runtime
- * does (no exported function is called). Stream captures are in
+ * counts context synchronisations ("stream_sync" stream ones),
+ * fake_cuda_static_profiler(1|0) runs the profiler API's callbacks as a
+ * program linked with the static runtime does (no exported function is
+ * called). The runtime's calls and stream captures are in
  * fake-gpu-runtime.c.
  */
 #define _GNU_SOURCE
@@ -79,7 +80,7 @@ typedef struct fake_function {
 static fake_ctx primary[MAX_DEVICES];
 static _Atomic uint32_t next_corr = 1, next_uid = 1, next_module = 1, next_stream = 100;
 static _Atomic uint64_t next_grid = 1;
-static _Atomic long syncs;
+static _Atomic long syncs, stream_syncs;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static __thread fake_ctx *stack[STACK_MAX]; /* [0]: current */
 static __thread int depth;                  /* calls open on this thread */
@@ -744,6 +745,7 @@ API CUresult cuStreamCreate(CUstream *s, unsigned flags)
 API CUresult cuStreamSynchronize(CUstream s)
 {
     (void)s;
+    atomic_fetch_add(&stream_syncs, 1);
     return CUDA_SUCCESS;
 }
 
@@ -763,8 +765,11 @@ API uint64_t fake_cuda_next_grid(void)
 
 /* ---------------------------------------------------------------- tests */
 
-/* "sync": context synchronisations so far; -1 for other names. */
+/* "sync": context synchronisations so far, "stream_sync": stream ones;
+ * -1 for other names. */
 API long fake_cuda_count(const char *what)
 {
+    if (strcmp(what, "stream_sync") == 0)
+        return atomic_load(&stream_syncs);
     return strcmp(what, "sync") == 0 ? atomic_load(&syncs) : -1;
 }
