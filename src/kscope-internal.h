@@ -66,6 +66,10 @@ uint64_t kscope__ticks_to_ns(uint64_t ticks);
 /* Convert a duration in ticks to ns. */
 uint64_t kscope__ticks_delta_ns(uint64_t dt);
 void kscope__clock_init(void);
+/* Refit ticks to ns if the run has grown since the last fit (clock.c says
+ * when this is called); kscope__refits counts the refits, for tests. */
+void kscope__clock_refresh(void);
+extern uint64_t kscope__refits;
 
 /* --------------------------------------------------------------- interning */
 

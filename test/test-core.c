@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "kscope-internal.h"
 #include "kscope.h"
 #include "support/testutil.h"
 
@@ -721,6 +722,38 @@ static void test_finalize_closes_scopes_open_on_other_threads(void **state)
     yajl_tree_free(doc);
 }
 
+/* A paused session reads the same every time: reading never refits the
+ * clock (Proton's test_get_data compares two reads), while the session's
+ * own steps do. */
+static void test_paused_session_reads_alike(void **state)
+{
+    (void)state;
+    kscope_session_opts o = {.name = "/tmp/kscope-test-core-alike"};
+    int s = kscope_start(&o);
+    assert_true(s >= 0);
+    assert_int_equal(kscope_enter("test"), 0);
+    usleep(2000);
+    assert_int_equal(kscope_exit("test"), 0);
+    assert_int_equal(kscope_deactivate(s, 1), 0);
+    char *first = NULL, *again = NULL;
+    size_t n1 = 0, n2 = 0;
+    assert_int_equal(kscope_data(s, "hatchet", &first, &n1), 0);
+    uint64_t refits = __atomic_load_n(&kscope__refits, __ATOMIC_RELAXED);
+    usleep(100000); /* the run grows: a fit made now would be a new one */
+    assert_int_equal(kscope_data(s, "hatchet", &again, &n2), 0);
+    assert_int_equal(__atomic_load_n(&kscope__refits, __ATOMIC_RELAXED), refits);
+    assert_int_equal(n1, n2);
+    assert_memory_equal(first, again, n1);
+    kscope_free(first);
+    kscope_free(again);
+    if (kscope__use_tsc) { /* the session's own step refits a grown run */
+        assert_int_equal(kscope_activate(s), 0);
+        assert_true(__atomic_load_n(&kscope__refits, __ATOMIC_RELAXED) > refits);
+    }
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    unlink("/tmp/kscope-test-core-alike.hatchet");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -756,6 +789,7 @@ int main(void)
         cmocka_unit_test_teardown(test_metric_under_state, teardown),
         cmocka_unit_test_teardown(test_many_threads_lose_nothing, teardown),
         cmocka_unit_test_teardown(test_finalize_closes_scopes_open_on_other_threads, teardown),
+        cmocka_unit_test_teardown(test_paused_session_reads_alike, teardown),
     };
     return cmocka_run_group_tests_name("core", tests, NULL, NULL);
 }

@@ -295,6 +295,8 @@ kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks)
     if (!t)
         return NULL;
     kscope__session *s = &kscope__sessions[slot];
+    if (s->active) /* a paused session reads the same each time */
+        kscope__clock_refresh();
     builder b = {t, slot, s->active ? now_ticks : atomic_load(&kscope__deact_ticks[slot]), NULL};
     int rc = 0;
     /* Lock order, as in kscope__record_gpu: session, then threads. */

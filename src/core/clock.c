@@ -6,6 +6,10 @@
  * CLOCK_MONOTONIC in ns. Ticks become nanoseconds of CLOCK_MONOTONIC through
  * a linear map fitted between two (tsc, ns) pairs; the second pair is
  * refreshed as the run grows longer, so the slope sharpens as it goes on.
+ * It is refreshed at the sessions' own steps (start, activate, deactivate,
+ * a phase's end, finalize) and when an active session is read, never by
+ * reading a paused one: two reads of the same data convert alike (Proton's
+ * test_get_data compares data.get with get_msgpack).
  */
 #include "kscope-internal.h"
 
@@ -128,12 +132,20 @@ static void refit(void)
     pthread_mutex_unlock(&fit_lock);
 }
 
+uint64_t kscope__refits;
+
+void kscope__clock_refresh(void)
+{
+    if (kscope__use_tsc && fit_is_stale(monotonic_ns())) {
+        refit();
+        __atomic_fetch_add(&kscope__refits, 1, __ATOMIC_RELAXED);
+    }
+}
+
 uint64_t kscope__ticks_to_ns(uint64_t ticks)
 {
     if (!kscope__use_tsc)
         return ticks;
-    if (fit_is_stale(monotonic_ns()))
-        refit();
     int64_t dt = (int64_t)(ticks - base_tsc);
     return base_ns + (uint64_t)(int64_t)((double)dt * ns_per_tick);
 }
@@ -142,7 +154,5 @@ uint64_t kscope__ticks_delta_ns(uint64_t dt)
 {
     if (!kscope__use_tsc)
         return dt;
-    if (fit_is_stale(monotonic_ns()))
-        refit();
     return (uint64_t)((double)dt * ns_per_tick + 0.5);
 }

@@ -314,6 +314,7 @@ int kscope_start(const kscope_session_opts *opts)
     kscope_session_opts defaults = {0};
     kscope_profiling();
     kscope__clock_init();
+    kscope__clock_refresh();
     pthread_mutex_lock(&kscope__session_lock);
     int rc = launcher_slot >= 0 ? kscope__sessions[launcher_slot].id
                                 : start_locked(opts ? opts : &defaults);
@@ -376,6 +377,7 @@ static int activate_one(kscope__session *s, const void *unused)
 int kscope_activate(int session)
 {
     KSCOPE__DEFER(activate, session);
+    kscope__clock_refresh();
     return for_sessions(session, activate_one, NULL);
 }
 
@@ -399,6 +401,7 @@ static int deactivate_one(kscope__session *s, const void *flushing)
 int kscope_deactivate(int session, int flushing)
 {
     KSCOPE__DEFER(deactivate, session, flushing);
+    kscope__clock_refresh(); /* what is read while paused converts alike */
     return for_sessions(session, deactivate_one, &flushing);
 }
 
@@ -551,6 +554,7 @@ static int finalize_one(kscope__session *s, const void *requested)
 int kscope_finalize(int session, const char *format)
 {
     KSCOPE__DEFER(finalize, session, format);
+    kscope__clock_refresh();
     pthread_mutex_lock(&kscope__session_lock);
     int ignore = launcher_slot >= 0;
     pthread_mutex_unlock(&kscope__session_lock);

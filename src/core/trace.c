@@ -443,6 +443,8 @@ int kscope__trace_source(void *source_arg, kscope__tev_fn fn, void *fn_arg)
     const kscope__trace_args *a = source_arg;
     kscope__session *s = &kscope__sessions[a->slot];
     trace_ctx c = {.fn = fn, .arg = fn_arg, .s = s, .pid = (int)getpid()};
+    if (s->active) /* a paused session reads the same each time */
+        kscope__clock_refresh();
     uint64_t now_ns = kscope__ticks_to_ns(a->now_ticks);
     int rc = run_facts(&c);
     pthread_mutex_lock(&s->lock);
