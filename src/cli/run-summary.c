@@ -149,9 +149,9 @@ static const char *display_path(const char *path)
 }
 
 /* Periodic flushing names its files "<base>.part_<N><ext>" and reports
- * the last. Returns N and the length of <base>, or 0 when path is not a
- * part after the first. */
-static long last_part(const char *path, size_t *base_len)
+ * the last. Returns N, the length of <base> and <ext>, or 0 when path is
+ * not a part after the first. */
+static long last_part(const char *path, size_t *base_len, const char **ext)
 {
     const char *p = NULL;
     for (const char *q = strstr(path, ".part_"); q; q = strstr(q + 1, ".part_"))
@@ -163,15 +163,15 @@ static long last_part(const char *path, size_t *base_len)
     if (end == p + 6 || *end != '.' || n < 1 || n > 1000000)
         return 0;
     *base_len = (size_t)(p - path);
+    *ext = end;
     return n;
 }
 
 /* Parts 0..n of the periodic profile whose last part is `path`, read and
  * summed into one tree; NULL with err when one cannot be read. */
-static kscope__ptree *read_parts(const char *path, size_t base_len, long n, char *err,
-                                 size_t errlen)
+static kscope__ptree *read_parts(const char *path, size_t base_len, const char *ext, long n,
+                                 char *err, size_t errlen)
 {
-    const char *ext = strchr(path + base_len + 6, '.');
     kscope__merger *mg = kscope__merger_new();
     int rc = mg ? 0 : KSCOPE_ENOMEM;
     if (!mg)
@@ -196,11 +196,12 @@ static kscope__ptree *read_back(const profile_line *p, const char *shown, FILE *
                                 size_t errlen)
 {
     size_t base_len = 0, shown_len = 0;
-    long n = last_part(p->path, &base_len);
-    if (n > 0 && last_part(shown, &shown_len) == n) {
+    const char *ext = NULL;
+    long n = last_part(p->path, &base_len, &ext);
+    if (n > 0 && last_part(shown, &shown_len, &ext) == n) {
         fprintf(out, "\nkscope: profile of pid %ld: %ld parts, %.*s.part_0%s to %s\n", p->pid,
-                n + 1, (int)shown_len, shown, strchr(shown + shown_len + 6, '.'), shown);
-        return read_parts(p->path, base_len, n, err, errlen);
+                n + 1, (int)shown_len, shown, ext, shown);
+        return read_parts(p->path, base_len, ext, n, err, errlen);
     }
     fprintf(out, "\nkscope: profile of pid %ld: %s\n", p->pid, shown);
     kscope__ptree *t = NULL;
@@ -230,13 +231,13 @@ static void summarise(const profile_line *p, long top, FILE *out)
     if (kscope__sampled_note(t, note, sizeof note))
         fprintf(out, "\n%s", note);
     size_t base_len = 0;
-    if (last_part(shown, &base_len) > 0) /* parts: each alone, or all summed */
+    const char *ext = NULL;
+    if (last_part(shown, &base_len, &ext) > 0) /* parts: each alone, or all summed */
         fprintf(out,
                 "\nview them with: %s view %.*s.part_0%s (each part), or %s merge -o %.*s%s "
                 "%.*s.part_*%s (all summed)\n",
-                self_command(), (int)base_len, shown, strchr(shown + base_len + 6, '.'),
-                self_command(), (int)base_len, shown, strchr(shown + base_len + 6, '.'),
-                (int)base_len, shown, strchr(shown + base_len + 6, '.'));
+                self_command(), (int)base_len, shown, ext, self_command(), (int)base_len, shown,
+                ext, (int)base_len, shown, ext);
     else
         fprintf(out, "\nview it with: %s view %s\n", self_command(), shown);
     kscope__ptree_free(t);

@@ -12,14 +12,7 @@
 #include <cuda_runtime.h>
 #include <kscope/device.h>
 
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                               \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "gpu-check.h"
 
 #define SPIN  100000ll
 #define WARPS 8 // per block
@@ -84,8 +77,8 @@ int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "phases";
     int *out;
-    CHECK(cudaMalloc(&out, 1 << 24));
-    CHECK(cudaMemset(out, 0, 1 << 24));
+    CK(cudaMalloc(&out, 1 << 24));
+    CK(cudaMemset(out, 0, 1 << 24));
     if (!strcmp(mode, "phases")) {
         for (int i = 0; i < 5; i++)
             phases<<<132, 32 * WARPS>>>(out);
@@ -96,31 +89,31 @@ int main(int argc, char **argv)
         small<<<64, 32 * WARPS>>>(out, 10);
     } else if (!strcmp(mode, "graph")) {
         cudaStream_t s1, s2;
-        CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
-        CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+        CK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+        CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
         cudaGraph_t g;
         cudaGraphExec_t ge;
-        CHECK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
+        CK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
         graphed<<<16, 32 * WARPS, 0, s1>>>(out);
-        CHECK(cudaStreamEndCapture(s1, &g));
-        CHECK(cudaGraphInstantiate(&ge, g, 0));
+        CK(cudaStreamEndCapture(s1, &g));
+        CK(cudaGraphInstantiate(&ge, g, 0));
         for (int i = 0; i < 3; i++)
-            CHECK(cudaGraphLaunch(ge, s1));
-        CHECK(cudaStreamSynchronize(s1));
+            CK(cudaGraphLaunch(ge, s1));
+        CK(cudaStreamSynchronize(s1));
         graphed<<<16, 32 * WARPS, 0, s1>>>(out);
         graphed<<<16, 32 * WARPS, 0, s2>>>(out + 1024);
-        CHECK(cudaGraphExecDestroy(ge));
-        CHECK(cudaGraphDestroy(g));
+        CK(cudaGraphExecDestroy(ge));
+        CK(cudaGraphDestroy(g));
     } else if (!strcmp(mode, "plain")) {
         float *x;
         int n = 1 << 24;
-        CHECK(cudaMalloc(&x, n * sizeof(float)));
+        CK(cudaMalloc(&x, n * sizeof(float)));
         for (int i = 0; i < 200; i++)
             plain<<<264, 256>>>(x, n);
-        CHECK(cudaFree(x));
+        CK(cudaFree(x));
     }
-    CHECK(cudaDeviceSynchronize());
-    CHECK(cudaFree(out));
+    CK(cudaDeviceSynchronize());
+    CK(cudaFree(out));
     printf("%s done\n", mode);
     return 0;
 }

@@ -23,23 +23,7 @@
 
 #include "kscope.h"
 
-#define CK(x)                                                                                      \
-    do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));    \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-
-#define KS(x)                                                                                      \
-    do {                                                                                           \
-        int r_ = (x);                                                                              \
-        if (r_ < 0) {                                                                              \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, kscope_last_error());       \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "gpu-check.h"
 
 __global__ void k_ones(int *p)
 {

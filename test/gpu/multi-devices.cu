@@ -20,23 +20,7 @@
 
 #include "kscope.h"
 
-#define CK(x)                                                                                      \
-    do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));    \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-
-#define KS(x)                                                                                      \
-    do {                                                                                           \
-        int r_ = (x);                                                                              \
-        if (r_ < 0) {                                                                              \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, kscope_last_error());       \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "gpu-check.h"
 
 enum { A0_LAUNCHES = 30, B0_LAUNCHES = 20, A1_LAUNCHES = 40, B1_LAUNCHES = 10, MIX_LAUNCHES = 25 };
 
