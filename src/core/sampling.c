@@ -274,13 +274,9 @@ static int sync_gate(void)
     pthread_mutex_lock(&S.lock);
     int cur = S.gate, target = target_state(kscope_now_ns());
     pthread_mutex_unlock(&S.lock);
-    int rc = 0;
-    uint64_t closed_at = 0;
-    if (target != cur) {
-        if (cur == KSCOPE__GATE_OPEN)
-            closed_at = kscope_now_ns(); /* launches from here on are outside */
-        rc = kscope__gpu_gate(target);
-    }
+    int rc = target != cur ? kscope__gpu_gate(target) : 0;
+    /* A window closes once the gate has moved: a launch that got through
+     * while it moved is inside, whenever its record is delivered. */
     uint64_t now = kscope_now_ns();
     pthread_mutex_lock(&S.lock);
     if (rc == 0 && target != cur) {
@@ -290,7 +286,7 @@ static int sync_gate(void)
     }
     S.retry = rc != 0;
     int recording = S.users > 0 && S.want && S.gate == KSCOPE__GATE_OPEN;
-    note_windows(recording, recording || !closed_at || rc ? now : closed_at);
+    note_windows(recording, now);
     pthread_mutex_unlock(&S.lock);
     return recording;
 }
