@@ -431,6 +431,10 @@ int kscope__innermost_is(const char *name);
  * own state entered on a hot path (the Triton hook). */
 int kscope__state_enter_id(uint32_t id);
 
+/* The interned name of the calling thread's innermost state; 0 when none
+ * is set (or the thread never annotated). */
+uint32_t kscope__state_top(void);
+
 /* Deliver one record (called from the backend's buffer thread). Returns
  * the sessions that recorded it (bit s: session slot s). */
 uint32_t kscope__record_gpu(uint64_t ctx, const kscope__gpu_record *r);

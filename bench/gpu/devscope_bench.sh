@@ -28,6 +28,13 @@ for k in mem comp; do
         "$bin/kscope" run --top 0 -n cta --device-scopes=granularity=cta -- ./bench "$k" "$s" \
             >cta.txt 2>&1
         b=$(med bare.txt) q=$(med ks.txt) w=$(med warp.txt) c=$(med cta.txt)
+        if [ -z "$b" ] || [ -z "$q" ] || [ -z "$w" ] || [ -z "$c" ]; then
+            echo "$k $s: a run printed no median; its end:"
+            for f in bare ks warp cta; do
+                grep -q '^median_us' $f.txt || tail -n 3 $f.txt | sed "s/^/    $f: /"
+            done
+            continue
+        fi
         python3 - "$k" "$s" "$b" "$q" "$w" "$c" <<'PY'
 import sys
 k, s, b, q, w, c = sys.argv[1], sys.argv[2], *map(float, sys.argv[3:])

@@ -26,10 +26,16 @@
  * final synchronise, divided by launches), peak RSS in KiB, records seen
  * (floor modes) or dropped (kscope modes).
  *
+ * Built with -DLAUNCH_BENCH_NO_CUPTI (and without -lcupti) it has no floor
+ * modes: `kscope run` refuses a program that links CUPTI itself, since
+ * only one CUPTI client can profile a process.
+ *
  * usage: launch_bench MODE [LAUNCHES] [OUTDIR]
  */
 #include <cuda_runtime.h>
+#ifndef LAUNCH_BENCH_NO_CUPTI
 #include <cupti.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +63,8 @@ static double now_s(void)
 }
 
 /* ------------------------------------------------------- the bare floor */
+
+#ifndef LAUNCH_BENCH_NO_CUPTI
 
 #define FLOOR_BUF (4u << 20)
 static void *floor_free;
@@ -139,6 +147,16 @@ static void floor_stop(void)
 {
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
+#else
+static unsigned long long floor_records;
+static void floor_start(int, int)
+{
+    fprintf(stderr, "launch_bench: built without CUPTI (LAUNCH_BENCH_NO_CUPTI): no floor modes\n");
+    exit(2);
+}
+static void floor_callbacks(void) {}
+static void floor_stop(void) {}
+#endif
 
 /* ---------------------------------------------------------------- main */
 

@@ -22,8 +22,9 @@
 #   torch  run_loop.py, LAUNCHES x.add_(1) on one element, TORCH_REPS rounds:
 #          bare, floor, run_tree, sampled_off, sampled_10, proton, torch_profiler
 #   train  train_step.py, a small GPT training step (6 layers, bf16, AdamW),
-#          TRAIN_STEPS timed steps, TRAIN_REPS rounds: bare, run_full,
-#          run_sampled (step:on=1,every=10); then the top-10 kernels' shares
+#          TRAIN_STEPS timed steps, TRAIN_REPS rounds: bare, floor, run_none,
+#          run_full, run_sampled (step:on=1,every=10), sampled_off, proton;
+#          then the top-10 kernels' shares
 #          of GPU time in the last round's full and sampled profiles.
 #
 # Each table gives per mode the median and quartiles, the ratio to bare,
@@ -76,17 +77,27 @@ rounds() {
     done
 }
 
+# failures RESULTS ERRLOG: when a run failed, the end of what the runs said
+# on stderr (a failed mode is reported, never silently left out)
+failures() {
+    grep -q ' fail$' "$1" && [ -s "$2" ] || return 0
+    echo "some runs failed; the last lines of $2:"
+    tail -n 12 "$2" | sed 's/^/    /'
+}
+
 have_torch() {
     python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null
 }
 
 # ------------------------------------------------------------- C loop
 c_mode() {
-    local lb=$launch_bench out
+    # launch_bench_plain (no CUPTI linked) wherever the CUPTI-linked build is
+    # not needed: kscope run refuses a program that links CUPTI itself
+    local lb=$launch_bench_plain out
     case $1 in
     bare) out=$("$lb" none "$n" "$work/out") ;;
     floor) out=$(CUDA_INJECTION64_PATH=$work/floor.so "$lb" none "$n" "$work/out") ;;
-    floor_cb) out=$("$lb" floor_cb "$n" "$work/out") ;;
+    floor_cb) out=$("$launch_bench" floor_cb "$n" "$work/out") ;;
     inproc) out=$("$lb" tree "$n" "$work/out") ;;
     inproc_early) out=$("$lb" tree_early "$n" "$work/out") ;;
     run_none) out=$("$ks" run -b none -o "$work/out" --top 0 -- "$lb" none "$n" "$work/out") ;;
@@ -106,12 +117,20 @@ c_section() {
         echo "run_bench: cannot build launch_bench (see $work/nvcc.log)"
         return
     fi
+    launch_bench_plain=$work/launch_bench_plain
+    if ! nvcc -O2 -std=c++17 -arch=native -DLAUNCH_BENCH_NO_CUPTI -o "$launch_bench_plain" \
+        "$src/bench/gpu/launch_bench.cu" -I"$src/include" -I"$cuda/include" -L"$bin" -lkscope \
+        -Xlinker -rpath,"$bin" >>"$work/nvcc.log" 2>&1; then
+        echo "run_bench: cannot build launch_bench without CUPTI (see $work/nvcc.log)"
+        return
+    fi
     export STEP_EVERY=1000 # a step mark every 1000 launches, in every mode
     local modes=(bare floor floor_cb inproc inproc_early run_none run_tree run_trace sampled_off sampled_10)
     rounds "$work/c.txt" "${REPS:-15}" c_mode "${modes[@]}"
     unset STEP_EVERY
     python3 "$stats" "$work/c.txt" "C loop: $n empty kernels, ${REPS:-15} rounds" "us per launch" \
         bare floor "${modes[@]}"
+    failures "$work/c.txt" "$work/c.err"
 }
 
 # ---------------------------------------------------------- torch loop
@@ -139,6 +158,7 @@ torch_section() {
     rounds "$work/torch.txt" "${TORCH_REPS:-5}" torch_mode "${modes[@]}"
     python3 "$stats" "$work/torch.txt" "torch loop: $n x.add_(1), ${TORCH_REPS:-5} rounds" \
         "us per launch" bare floor "${modes[@]}"
+    failures "$work/torch.txt" "$work/torch.err"
 }
 
 # ------------------------------------------------------ training step
@@ -146,31 +166,37 @@ train_mode() {
     local step=("$src/bench/gpu/train_step.py" "${TRAIN_STEPS:-30}")
     case $1 in
     bare) python3 "${step[@]}" ;;
+    floor) CUDA_INJECTION64_PATH=$work/floor.so python3 "${step[@]}" ;;
+    run_none) "$ks" run -b none -o "$work/train" --top 0 -- python3 "${step[@]}" ;;
     run_full) "$ks" run -n full -o "$work/train" --top 0 -- python3 "${step[@]}" ;;
     run_sampled) "$ks" run -n sampled --sample "$ten_spec" -o "$work/train" --top 0 -- python3 "${step[@]}" ;;
+    sampled_off) "$ks" run -n off --sample "$off_spec" -o "$work/train" --top 0 -- python3 "${step[@]}" ;;
+    proton) (cd "$work/train" && "${proton_cmd[@]}" "${step[@]}") ;;
     esac 2>>"$work/train.err" | awk '/^ms_per_step/ {print $2}'
 }
 
 train_section() {
     mkdir -p "$work/train"
-    local modes=(bare run_full run_sampled)
+    local modes=(bare floor run_none run_full run_sampled sampled_off proton)
     rounds "$work/train.txt" "${TRAIN_REPS:-3}" train_mode "${modes[@]}"
     python3 "$stats" "$work/train.txt" \
         "training step (GPT, 6 layers, bf16): ${TRAIN_STEPS:-30} steps, ${TRAIN_REPS:-3} rounds" \
-        "ms per step" bare - "${modes[@]}"
+        "ms per step" bare floor "${modes[@]}"
+    failures "$work/train.txt" "$work/train.err"
     python3 - "$work/train/full.hatchet" "$work/train/sampled.hatchet" <<'PY'
 import json, sys
 
 def shares(path):
-    """GPU time per kernel name (all contexts), as a share of the total,
-    and the profile's sampled_fraction."""
+    """GPU time per kernel name (all contexts; copies and memsets left
+    out: they are mostly the model's upload, in step 0, the first window),
+    as a share of the total, and the profile's sampled_fraction."""
     root = json.load(open(path))[0]
     per, stack = {}, [root]
     while stack:
         node = stack.pop()
         m = node.get("metrics", {})
-        if "device_id" in m and m.get("time (ns)"):
-            name = node["frame"]["name"]
+        name = node["frame"]["name"]
+        if "device_id" in m and m.get("time (ns)") and not name.startswith(("Memcpy", "Memset")):
             per[name] = per.get(name, 0) + m["time (ns)"]
         stack.extend(node.get("children", []))
     total = sum(per.values()) or 1

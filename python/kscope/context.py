@@ -7,11 +7,15 @@ Python can see:
   - Triton launches, through the launch hook (installed for python-context
     sessions even without hook="triton");
   - torch operations, through a TorchFunctionMode pushed on the thread that
-    started the session (when torch is imported by then).
+    started the session, or, when torch is not imported yet (`kscope run
+    -c python` starts the session before the program runs), on the thread
+    that imports it, right after its import.
 Kernels launched from C with no Python call around them stay under the
 scopes open at the time, as with context="shadow". Frames of kscope and of
 Triton's own package (its launcher and hook chain) are left out.
 """
+import importlib.abc
+import importlib.util
 import os
 import sys
 
@@ -59,6 +63,57 @@ def _make_torch_mode():
     return _PythonContextMode()
 
 
+def _push_torch_mode():
+    global _torch_mode
+    if _torch_mode is None and _sessions:
+        _torch_mode = _make_torch_mode()
+        _torch_mode.__enter__()
+
+
+class _AfterTorchImport(importlib.abc.MetaPathFinder):
+    """Waits for `import torch` (one shot): torch's own loader runs, then
+    the mode is pushed. Any failure leaves the import as it was."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch":
+            return None
+        _forget_torch_import()
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        run_torch = spec.loader.exec_module
+
+        def exec_module(module):
+            run_torch(module)
+            try:
+                _push_torch_mode()
+            except Exception:  # never break the program's import
+                pass
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+_torch_import = None
+
+
+def _wait_for_torch_import():
+    global _torch_import
+    if _torch_import is None:
+        _torch_import = _AfterTorchImport()
+        sys.meta_path.insert(0, _torch_import)
+
+
+def _forget_torch_import():
+    global _torch_import
+    if _torch_import is not None:
+        try:
+            sys.meta_path.remove(_torch_import)
+        except ValueError:
+            pass
+        _torch_import = None
+
+
 def enable(session):
     """Called by start(context="python")."""
     global _torch_mode
@@ -73,9 +128,10 @@ def enable(session):
     triton = sys.modules.get("triton")
     if triton is not None and getattr(triton, "__file__", None):
         skip_frames_under(os.path.dirname(triton.__file__))
-    if _torch_mode is None and "torch" in sys.modules:
-        _torch_mode = _make_torch_mode()
-        _torch_mode.__enter__()
+    if "torch" in sys.modules:
+        _push_torch_mode()
+    else:
+        _wait_for_torch_import()
 
 
 def disable(session=None):
@@ -90,6 +146,7 @@ def disable(session=None):
     if _sessions:
         return
     LaunchHook().python_frames = False
+    _forget_torch_import()
     if _torch_mode is not None:
         mode, _torch_mode = _torch_mode, None
         try:

@@ -15,6 +15,20 @@
 
 #define MAX_CUSTOM 64
 
+/* The state around launch_metadata's evaluation (Proton's
+ * COMPUTE_METADATA_SCOPE_NAME): GPU work done there is shown under it. */
+#define METADATA_STATE "__proton_launch_metadata"
+
+/* METADATA_STATE's interned name, interned once (0 if that failed). */
+static uint32_t metadata_state_id(void)
+{
+    static _Atomic uint32_t state_id;
+    uint32_t id = atomic_load_explicit(&state_id, memory_order_relaxed);
+    if (!id && (id = kscope__intern(METADATA_STATE)) != 0)
+        atomic_store_explicit(&state_id, id, memory_order_relaxed);
+    return id;
+}
+
 /* Values of a launch being captured that only its launches compute (CUDA
  * tensors): kept for the graph, each launch adding them to the kernel named
  * `kernel` (the metadata's name; without one the kernel cannot be found,
@@ -30,10 +44,16 @@ static int capture_later(const char *const *names, PyObject *const *values, int 
                           "out: it needs a \"name\" to find its kernel");
         return 0;
     }
-    for (int i = 0; i < n; i++)
-        if (capture_tensor(names[i], values[i], kernel) < 0)
-            return -1;
-    return 0;
+    /* A value lands where its kernel launches: under the scopes open now,
+     * not under the metadata state the hook evaluates it in. */
+    uint32_t state = n ? kscope__state_top() : 0;
+    int hidden = state && state == metadata_state_id() && kscope_state_exit() == 0;
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = capture_tensor(names[i], values[i], kernel);
+    if (hidden)
+        kscope__state_enter_id(state);
+    return rc;
 }
 
 /* One number argument of launch_metadata into *out, or into the values
@@ -141,9 +161,6 @@ static int meta_number(PyObject *v, double *out)
 static _Atomic int64_t launch_ids;
 static _Thread_local int64_t last_launch_id;
 
-/* The state around launch_metadata's evaluation (Proton's
- * COMPUTE_METADATA_SCOPE_NAME): GPU work done there is shown under it. */
-#define METADATA_STATE "__proton_launch_metadata"
 
 /* What Triton's launch_metadata function returned, as
  * kscope_launch_metadata: "name", flops8/16/32/64, "bytes", and every other
@@ -261,10 +278,7 @@ static PyObject *fn_launch_id(PyObject *m, PyObject *Py_UNUSED(ignored))
 static PyObject *fn_triton_enter(PyObject *m, PyObject *lazy_dict)
 {
     module_state *st = PyModule_GetState(m);
-    static _Atomic uint32_t state_id; /* METADATA_STATE, interned once */
-    uint32_t id = atomic_load_explicit(&state_id, memory_order_relaxed);
-    if (!id && (id = kscope__intern(METADATA_STATE)) != 0)
-        atomic_store_explicit(&state_id, id, memory_order_relaxed);
+    uint32_t id = metadata_state_id();
     int in_state = id && kscope__state_enter_id(id) == 0;
     PyObject *meta = PyObject_CallMethodNoArgs(lazy_dict, st->str_get);
     /* still in the state: reading a tensor's value (.item()) copies it

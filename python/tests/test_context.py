@@ -86,6 +86,46 @@ def test_torch_function_mode_wraps_ops_in_frames(tmp_path, monkeypatch):
     assert op(5) == (0, 6)
 
 
+def test_torch_imported_after_start_gets_the_mode(tmp_path, monkeypatch):
+    """`kscope run -c python` starts the session before the program
+    imports torch: the mode is pushed right after that import (a stand-in
+    torch package on disk), and a session that ends first leaves the
+    import alone."""
+    import sys
+
+    pkg = tmp_path / "torch"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from . import overrides\nimported = True\n")
+    (pkg / "overrides.py").write_text(
+        "active = []\n"
+        "class TorchFunctionMode:\n"
+        "    def __enter__(self):\n"
+        "        active.append(self)\n"
+        "        return self\n"
+        "    def __exit__(self, *exc):\n"
+        "        active.remove(self)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("torch", "torch.overrides"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    monkeypatch.setattr(context, "_torch_mode", None)
+
+    sid = kscope.start(str(tmp_path / "late"), context="python")
+    import torch  # noqa: F401 - the stand-in
+
+    assert torch.imported and len(torch.overrides.active) == 1
+    kscope.finalize(sid)
+    assert torch.overrides.active == []
+
+    for name in ("torch", "torch.overrides"):
+        del sys.modules[name]
+    sid = kscope.start(str(tmp_path / "gone"), context="python")
+    kscope.finalize(sid)
+    import torch  # noqa: F811 - imported again, after the session ended
+
+    assert torch.overrides.active == [] and not any(
+        type(f).__name__ == "_AfterTorchImport" for f in sys.meta_path)
+
+
 def test_context_depth(session):
     sid, _ = session
     assert kscope.context.depth(sid) == 0

@@ -232,6 +232,49 @@ def test_deactivate_scopes_and_tensor_metrics_in_a_capture(fake_gpu, tmp_path):
     """)
 
 
+def test_triton_hook_tensor_metric_in_a_capture_lands_on_its_kernel(fake_gpu, tmp_path):
+    """Proton's test_multiple_sessions_cudagraph_metric_kernels and
+    test_periodic_flushing_cudagraph: the Triton hook evaluates
+    launch_metadata inside the "__proton_launch_metadata" state, but a
+    tensor value captured there belongs to the kernel it describes, under
+    the scopes of the launch (both the C hook and the Python hook)."""
+    run(fake_gpu, tmp_path, """
+        from kscope.hooks import LaunchHook
+        s = kscope.start(sys.argv[2], hook=None)
+        x = FakeCudaTensor([1.0])
+
+        class Lazy:  # Triton's LazyDict
+            def __init__(self, name):
+                self.data = {"name": name}
+            def get(self):
+                return {"name": self.data["name"], "bytes": 16, "flops": x}
+
+        hook = LaunchHook()
+        begin()
+        with kscope.scope("c_hook"):
+            _kscope.triton_enter(Lazy("foo_c"))
+            gpu.fake_launch(stream, b"foo_c")
+        hook.configure(include="foo")  # a filter: the Python hook
+        with kscope.scope("py_hook"):
+            hook.enter(Lazy("foo_py"))
+            gpu.fake_launch(stream, b"foo_py")
+        hook.configure()
+        g = end()
+        e = gpu.fake_instantiate(g)
+        for c in FakeCudaTensor.copies:
+            c.buf[0] = 3.0
+        with kscope.scope("replay"):
+            gpu.fake_graph_launch(e, stream)
+        kscope.finalize()
+        root = json.load(open(sys.argv[2] + ".hatchet"))[0]
+        at = child(child(root, "replay"), "<captured_at>")
+        for scope, kernel in (("c_hook", "foo_c"), ("py_hook", "foo_py")):
+            m = child(child(at, scope), kernel)["metrics"]
+            assert (m["count"], m["bytes"], m["flops"]) == (1, 16, 3.0), m
+        assert "__proton_launch_metadata" not in names(at), names(at)
+    """)
+
+
 def test_stopping_forgets_the_values(fake_gpu, tmp_path):
     """Once the last session ends kscope no longer sees graphs destroyed: the
     copies are let go, and later launches add no values."""

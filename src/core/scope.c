@@ -518,6 +518,12 @@ int kscope__state_enter_id(uint32_t id)
     return 0;
 }
 
+uint32_t kscope__state_top(void)
+{
+    kscope__thread *t = kscope__tls;
+    return t && t->nstates ? t->states[t->nstates - 1] : 0;
+}
+
 int kscope_state_exit(void)
 {
     DEFER_IDLE(state_exit);

@@ -17,8 +17,10 @@ def tree(path):
 
 
 def find(node, name):
+    """The first node below `node` named `name`; a kernel matches by its
+    name without the demangled argument list ("phases" for "phases(int*)")."""
     for c in node.get("children", []):
-        if c["frame"]["name"] == name:
+        if c["frame"]["name"].split("(")[0] == name:
             return c
         f = find(c, name)
         if f:

@@ -25,14 +25,15 @@ fail() {
     echo "FAIL  run-paths: $1"
     status=1
 }
-# at FILE A/B/C METRIC: that metric of the node at the path under ROOT
-# (kernels summed over their nodes when the last name is a kernel's)
+# at FILE A/B/C METRIC: that metric of the node at the path under ROOT; a
+# kernel matches by its name without the argument list ("mark_kernel" for
+# "mark_kernel(int*)")
 at() {
     python3 - "$@" <<'PY'
 import json, sys
 n = json.load(open(sys.argv[1]))[0]
 for name in sys.argv[2].split("/") if sys.argv[2] else []:
-    n = next((c for c in n.get("children", []) if c["frame"]["name"] == name), None)
+    n = next((c for c in n.get("children", []) if c["frame"]["name"].split("(")[0] == name), None)
     if n is None:
         sys.exit(0)
 print(n["metrics"].get(sys.argv[3], ""))
