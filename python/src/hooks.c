@@ -161,7 +161,6 @@ static int meta_number(PyObject *v, double *out)
 static _Atomic int64_t launch_ids;
 static _Thread_local int64_t last_launch_id;
 
-
 /* What Triton's launch_metadata function returned, as
  * kscope_launch_metadata: "name", flops8/16/32/64, "bytes", and every other
  * number as a custom metric ("function" and "stream" are Triton's, not
