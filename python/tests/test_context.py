@@ -109,21 +109,25 @@ def test_torch_imported_after_start_gets_the_mode(tmp_path, monkeypatch):
         monkeypatch.delitem(sys.modules, name, raising=False)
     monkeypatch.setattr(context, "_torch_mode", None)
 
-    sid = kscope.start(str(tmp_path / "late"), context="python")
-    import torch  # noqa: F401 - the stand-in
+    try:
+        sid = kscope.start(str(tmp_path / "late"), context="python")
+        import torch  # noqa: F401 - the stand-in
 
-    assert torch.imported and len(torch.overrides.active) == 1
-    kscope.finalize(sid)
-    assert torch.overrides.active == []
+        assert torch.imported and len(torch.overrides.active) == 1
+        kscope.finalize(sid)
+        assert torch.overrides.active == []
 
-    for name in ("torch", "torch.overrides"):
-        del sys.modules[name]
-    sid = kscope.start(str(tmp_path / "gone"), context="python")
-    kscope.finalize(sid)
-    import torch  # noqa: F811 - imported again, after the session ended
+        for name in ("torch", "torch.overrides"):
+            del sys.modules[name]
+        sid = kscope.start(str(tmp_path / "gone"), context="python")
+        kscope.finalize(sid)
+        import torch  # noqa: F811 - imported again, after the session ended
 
-    assert torch.overrides.active == [] and not any(
-        type(f).__name__ == "_AfterTorchImport" for f in sys.meta_path)
+        assert torch.overrides.active == [] and not any(
+            type(f).__name__ == "_AfterTorchImport" for f in sys.meta_path)
+    finally:  # later tests must not find the stand-in
+        for name in ("torch", "torch.overrides"):
+            sys.modules.pop(name, None)
 
 
 def test_context_depth(session):
