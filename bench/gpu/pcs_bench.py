@@ -17,6 +17,14 @@ and mode the median time per launch, the slowdown against none, the
 added time per launch, and the samples per launch; last, kscope's fixed
 cost per launch (the small kernel's added time).
 
+Samples are counted two ways. `num_samples` is each profile's own total.
+`once` counts every hardware sample once: kscope collects each stall
+reason's all-samples counter only, so it equals its num_samples; Proton
+also collects the "_not_issued" counters (a subset of the same samples)
+and adds them to num_samples, so a sample taken while its warp was not
+issued counts twice there. Proton's num_stalled_samples leaves the
+not-issued counters out, so it is Proton's `once`.
+
     python3 bench/gpu/pcs_bench.py [REPS]      (env: BIG, SMALL launches)
 """
 import json
@@ -75,15 +83,16 @@ def calibrate():
     return max(1, round((1.0e-3 - base) / slope)), max(1, round((0.07e-3 - base) / slope))
 
 
-def samples_below(path, name):
-    """Samples in the subtrees of the nodes named `name` of a .hatchet."""
+def samples_below(path, name, metric):
+    """`metric` summed over the subtrees of the nodes named `name` of a
+    .hatchet, and the dropped samples."""
     root = json.load(open(path))[0]
     total, stack = 0, [(root, False)]
     while stack:
         node, inside = stack.pop()
         inside = inside or node["frame"]["name"] == name
         if inside:
-            total += node["metrics"].get("num_samples", 0)
+            total += node["metrics"].get(metric, 0)
         stack.extend((c, inside) for c in node.get("children", []))
     return total, root["metrics"].get("dropped_samples", 0)
 
@@ -110,8 +119,11 @@ def child(mode, n_big, n_small, launches_big, launches_small):
     if prof:
         prof.finalize()
         for kernel, launches in ((big, launches_big), (small, launches_small)):
-            s, dropped = samples_below(path + ".hatchet", kernel.__name__)
-            res[kernel.__name__ + "_samples"] = s / (launches + 3)
+            file, name = path + ".hatchet", kernel.__name__
+            s, dropped = samples_below(file, name, "num_samples")
+            once = s if mode != "proton" else samples_below(file, name, "num_stalled_samples")[0]
+            res[name + "_samples"] = s / (launches + 3)
+            res[name + "_once"] = once / (launches + 3)
             res["dropped"] = dropped
     print("RESULT " + json.dumps(res), flush=True)
 
@@ -142,14 +154,15 @@ def main():
         return statistics.median(vals) if vals else float("nan")
 
     print(f"{'kernel':6} {'mode':9} {'ms/launch':>10} {'slowdown':>9} {'added us':>9} "
-          f"{'samples/launch':>15}")
+          f"{'num_samples/launch':>19} {'once/launch':>12}")
     for k in ("big", "small"):
         base = med("none", k)
         for mode in runs:
             t = med(mode, k)
             s = med(mode, k + "_samples") if mode != "none" else float("nan")
+            once = med(mode, k + "_once") if mode != "none" else float("nan")
             print(f"{k:6} {mode:9} {t * 1e3:10.3f} {t / base:8.2f}x {(t - base) * 1e6:9.1f} "
-                  f"{s:15.0f}")
+                  f"{s:19.0f} {once:12.0f}")
     print(f"kscope fixed cost per launch (small kernel): "
           f"{(med('kscope', 'small') - med('none', 'small')) * 1e6:.1f} us; dropped samples "
           f"{med('kscope', 'dropped'):.0f}")
