@@ -46,9 +46,17 @@ assert p["device_count"] == 12 and p["device_time (ns)"] == 3000, p
 assert p["device_min_time (ns)"] == 100 and p["device_max_time (ns)"] == 400, p
 PY
 
+# --- kscope view's default adds the scopes' column (their own time is not
+# the host's or the GPU's): phase's average is 3000 ns over 12 records
+"$KS" view tree.hatchet >view.txt 2>err.txt || fail "view of device scopes: $(cat err.txt)"
+head -1 view.txt | grep -q "device_avg_time (ns)" || fail "no device column: $(head -1 view.txt)"
+grep -E '^ +[0-9.]+ +250\.000 .*phase$' view.txt >/dev/null ||
+    fail "phase's average is not 250 ns: $(cat view.txt)"
+
 # --- without the option nothing is attached
 "$KS" run --top 0 -n off -- ./run-devscope >out.txt 2>err.txt || fail "plain run failed"
 grep -q "attached 0" out.txt || fail "attached without --device-scopes: $(cat out.txt)"
+"$KS" view off.hatchet | head -1 | grep -q device_ && fail "a device column without device scopes"
 
 # --- a trace: per-SM tracks, options passed through, a small ring
 "$KS" run --top 0 -n tr -d trace --device-scopes=clock=clock64,full=keep-newest,buffer=1k \

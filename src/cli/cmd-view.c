@@ -34,7 +34,8 @@ const char cmd_view_help[] =
     "options:\n"
     "  -m, --metrics LIST   comma-separated metrics, one column each (default:\n"
     "                       time/ms; wall_time/ms for a run without GPU work;\n"
-    "                       else the file's first metric). Names ignore\n"
+    "                       else the file's first metric; and device_avg_time\n"
+    "                       or _cycles with device-side scopes). Names ignore\n"
     "                       case and units. Besides any raw metric (count,\n"
     "                       calls, bytes, ...):\n"
     "                         time/s|ms|us|ns          GPU time\n"
@@ -401,6 +402,14 @@ static int compute_columns(const kscope__ptree *t, const kscope__pflat *f, const
             return -1;
         if (rc > 0)
             specs[n++] = first;
+        /* device-side scopes have no host or GPU time of their own: their
+         * column comes along, so the default view never shows them as 0 */
+        static char device[32];
+        rc = kscope__device_scope_metric(t, device, sizeof device);
+        if (rc < 0)
+            return -1;
+        if (rc > 0 && (n == 0 || strcmp(first, device) != 0))
+            specs[n++] = device;
     }
     for (int i = 0; i < n; i++) {
         char err[KSCOPE__READ_ERRLEN];

@@ -144,6 +144,24 @@ int kscope__default_metric(const kscope__ptree *t, char *buf, size_t size)
     return n > 0;
 }
 
+int kscope__device_scope_metric(const kscope__ptree *t, char *buf, size_t size)
+{
+    static const char *const averages[] = {"device_avg_time (ns)", "device_avg_cycles"};
+    kscope__metric_info *list;
+    int n = kscope__metric_list(t, &list);
+    if (n < 0)
+        return n;
+    int found = 0;
+    for (size_t a = 0; a < 2 && !found; a++)
+        for (int i = 0; i < n && !found; i++)
+            if (strcmp(list[i].name, averages[a]) == 0) {
+                snprintf(buf, size, "%s", a == 0 ? "device_avg_time" : "device_avg_cycles");
+                found = 1;
+            }
+    free(list);
+    return found;
+}
+
 /* The metric list being built, with a hash set of its names (interned
  * pointers) so a tree naming many metrics is listed in linear time. */
 typedef struct mlist {

@@ -161,6 +161,12 @@ int kscope__metric_list_flat(const kscope__ptree *t, const kscope__pflat *f,
  * metric at all, or KSCOPE_ENOMEM. */
 int kscope__default_metric(const kscope__ptree *t, char *buf, size_t size);
 
+/* The device-scope column `kscope view` adds to its default: the average
+ * per record ("device_avg_time" or "device_avg_cycles") when t holds
+ * device-side scopes, copied into buf. Returns 1, 0 when it holds none,
+ * or KSCOPE_ENOMEM. */
+int kscope__device_scope_metric(const kscope__ptree *t, char *buf, size_t size);
+
 /* One column of `kscope view`: a metric spec resolved against a tree. */
 typedef struct kscope__column {
     char title[96]; /* header, e.g. "time/ms" */
