@@ -9,7 +9,8 @@
 # gputest: 1, 2, 4 (the GPU tests alone); cbench: 1, 2 and the C launch
 # benchmark of step 5 alone (MODES picks its modes); compare: 1, 2 and
 # bench/compare.sh alone; runbench: 1, 2 and bench/gpu/run_bench.sh alone
-# (SECTIONS picks c, torch, train; default all three).
+# (SECTIONS picks c, torch, train; default all three); devbench: 1, 2 and
+# bench/gpu/devscope_bench.sh alone; pcsbench: 1, 2 and pcs_bench.py alone.
 #
 # With BASE=DIR (an earlier checkout, carried along), step 2 also builds
 # it and step 5 ends with bench/compare.sh: this checkout against BASE,
@@ -34,11 +35,13 @@
 #      torch.profiler) likewise, TORCH_REPS times; run_bench.sh's C section
 #      (bare, the floor as an injection, in-process kscope, kscope run tree
 #      and trace, sampled; 15 rounds, bootstrap intervals of the ratios to
-#      the floor);
+#      the floor); pcs_bench.py (PC sampling next to Proton's);
+#      devscope_bench.sh (device scopes, and each part of a record alone);
 #   6. a summary table on stdout and in $OUT/summary.txt.
 #
 # Files left in $OUT: build.log ctest.log gpu-tests.log bench.log
-# summary.txt artifacts.tar.gz (the GPU tests' outputs).
+# summary.txt artifacts.tar.gz (the GPU tests' outputs); the benchmarks add
+# run_bench.log, pcs_bench.log and devscope_bench.log.
 # Env: REPS (default 5), LAUNCHES (default 20000), TORCH_REPS (default 3),
 # GPU_TESTS (a glob of test/gpu/*.sh names to run; default all).
 set -u
@@ -121,6 +124,29 @@ compare() {
 }
 if [ "$what" = compare ]; then
     compare
+    cat "$summary"
+    exit 0
+fi
+if [ "$what" = devbench ]; then
+    # Device scopes' cost, and each part of a record alone.
+    KSCOPE_SOURCE_DIR=$root KSCOPE_BINARY_DIR=$build OUT=$work timeout 400 \
+        bash "$root/bench/gpu/devscope_bench.sh" >"$out/devscope_bench.log" 2>&1
+    note ""
+    note "device scopes (bench/gpu/devscope_bench.sh):"
+    tee -a "$summary" <"$out/devscope_bench.log" >/dev/null
+    cat "$summary"
+    exit 0
+fi
+if [ "$what" = pcsbench ]; then
+    # PC sampling next to Proton's, alone.
+    (
+        source "$root/test/python-lib.sh"
+        KSCOPE_SOURCE_DIR=$root install_kscope "$work/pcs-bench" pcs-bench >/dev/null &&
+            timeout 400 python3 "$root/bench/gpu/pcs_bench.py" "${PCS_REPS:-2}"
+    ) >"$out/pcs_bench.log" 2>&1
+    note ""
+    note "PC sampling, kscope and Proton (bench/gpu/pcs_bench.py):"
+    grep -E '^(kernel|big|small|kscope fixed)' "$out/pcs_bench.log" | tee -a "$summary" >/dev/null
     cat "$summary"
     exit 0
 fi
@@ -223,6 +249,12 @@ if [ "$what" != test ] && [ "$what" != gputest ]; then
         note ""
         note "PC sampling, kscope and Proton (bench/gpu/pcs_bench.py):"
         grep -E '^(kernel|big|small|kscope fixed)' "$out/pcs_bench.log" | tee -a "$summary"
+        # Device scopes' cost, and each part of a record alone.
+        KSCOPE_SOURCE_DIR=$root KSCOPE_BINARY_DIR=$build OUT=$work timeout 400 \
+            bash "$root/bench/gpu/devscope_bench.sh" >"$out/devscope_bench.log" 2>&1
+        note ""
+        note "device scopes (bench/gpu/devscope_bench.sh):"
+        tee -a "$summary" <"$out/devscope_bench.log"
     fi
     python3 - "$out/bench.log" "$launches" <<'PY' | tee -a "$summary"
 import statistics, sys
