@@ -6,22 +6,11 @@
 // it prints "median_us <t>": the median kernel time over LAUNCHES (default
 // 200) launches, timed with CUDA events. devscope_bench.sh runs it bare and
 // under kscope with and without device scopes.
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <vector>
-#include <cuda_runtime.h>
+
 #include <kscope/device.h>
 
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                               \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "bench-time.h"
 
 template <int S> __global__ void mem(const float4 *a, const float4 *b, float4 *c, size_t n)
 {
@@ -85,16 +74,8 @@ int main(int argc, char **argv)
     int launches = argc > 3 ? atoi(argv[3]) : 200;
     size_t n = (64u << 20) / sizeof(float4);
     void *p[3];
-    for (int i = 0; i < 3; i++) {
-        CHECK(cudaMalloc(&p[i], n * sizeof(float4)));
-        CHECK(cudaMemset(p[i], 0, n * sizeof(float4)));
-    }
-    cudaEvent_t e0, e1;
-    CHECK(cudaEventCreate(&e0));
-    CHECK(cudaEventCreate(&e1));
-    std::vector<float> t;
-    for (int i = 0; i < launches + 10; i++) {
-        CHECK(cudaEventRecord(e0));
+    zeroed_buffers(p, 3, n * sizeof(float4));
+    float t = median_kernel_us(launches, [&] {
         switch (scopes) {
         case 0:
             launch<0>(is_mem, p, n);
@@ -109,14 +90,7 @@ int main(int argc, char **argv)
             launch<16>(is_mem, p, n);
             break;
         }
-        CHECK(cudaEventRecord(e1));
-        CHECK(cudaEventSynchronize(e1));
-        float ms;
-        CHECK(cudaEventElapsedTime(&ms, e0, e1));
-        if (i >= 10) // warm-up
-            t.push_back(ms * 1000.f);
-    }
-    std::sort(t.begin(), t.end());
-    printf("median_us %.2f\n", t[t.size() / 2]);
+    });
+    printf("median_us %.2f\n", t);
     return 0;
 }

@@ -20,7 +20,8 @@ mkdir -p "$work"
 export PATH=$PATH:/usr/local/cuda/bin
 nvcc -O3 -arch=native -I"$src/include" -o "$work/bench" "$src/bench/gpu/devscope_bench.cu" ||
     exit 1
-nvcc -O3 -arch=native -o "$work/parts" "$src/bench/gpu/devscope_parts.cu" || exit 1
+nvcc -O3 -arch=native -I"$src/include" -o "$work/parts" "$src/bench/gpu/devscope_parts.cu" ||
+    exit 1
 cd "$work"
 med() { sed -n 's/^median_us //p' "$1"; }
 printf '%-5s %3s %9s %9s %9s %9s %8s %8s %8s %8s\n' kernel S bare_us kscope_us warp_us cta_us \

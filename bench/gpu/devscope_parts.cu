@@ -19,22 +19,9 @@
 // the part that makes a memory-bound kernel slow under device scopes is
 // measured alone (claim contention on one address, or traffic to host
 // memory over the bus).
-#include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <vector>
 
-#include <cuda_runtime.h>
-
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                               \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "bench-time.h"
 
 enum part { NONE, CLOCK, ATOMIC, SHARDED, HOST, DEVICE, RECORD, SHARDREC, NPARTS };
 static const char *const part_names[NPARTS] = {"none", "clock",  "atomic", "sharded",
@@ -137,38 +124,21 @@ int main(int argc, char **argv)
     }
     size_t n = (64u << 20) / sizeof(float4);
     void *buf[3];
-    for (int i = 0; i < 3; i++) {
-        CHECK(cudaMalloc(&buf[i], n * sizeof(float4)));
-        CHECK(cudaMemset(buf[i], 0, n * sizeof(float4)));
-    }
+    zeroed_buffers(buf, 3, n * sizeof(float4));
     sinks s;
     s.slots = 1ull << 20; // kscope's default buffer: 1M records of 32 bytes
-    CHECK(cudaMalloc(&s.counter, sizeof *s.counter));
-    CHECK(cudaMalloc(&s.shards, 256 * 16 * sizeof *s.shards));
-    CHECK(cudaMemset(s.counter, 0, sizeof *s.counter));
-    CHECK(cudaMemset(s.shards, 0, 256 * 16 * sizeof *s.shards));
-    CHECK(cudaMalloc(&s.dev, s.slots * 2 * sizeof(uint4)));
-    CHECK(cudaHostAlloc(&s.host, s.slots * 2 * sizeof(uint4), cudaHostAllocMapped));
-    cudaEvent_t e0, e1;
-    CHECK(cudaEventCreate(&e0));
-    CHECK(cudaEventCreate(&e1));
-    std::vector<float> t;
-    for (int i = 0; i < launches + 10; i++) {
-        CHECK(cudaEventRecord(e0));
+    zeroed_buffers((void **)&s.counter, 1, sizeof *s.counter);
+    zeroed_buffers((void **)&s.shards, 1, 256 * 16 * sizeof *s.shards);
+    CK(cudaMalloc(&s.dev, s.slots * 2 * sizeof(uint4)));
+    CK(cudaHostAlloc(&s.host, s.slots * 2 * sizeof(uint4), cudaHostAllocMapped));
+    float t = median_kernel_us(launches, [&] {
         if (scopes == 1)
             launch<1>(p, buf, n, s);
         else if (scopes == 4)
             launch<4>(p, buf, n, s);
         else
             launch<16>(p, buf, n, s);
-        CHECK(cudaEventRecord(e1));
-        CHECK(cudaEventSynchronize(e1));
-        float ms;
-        CHECK(cudaEventElapsedTime(&ms, e0, e1));
-        if (i >= 10) // warm-up
-            t.push_back(ms * 1000.f);
-    }
-    std::sort(t.begin(), t.end());
-    printf("median_us %.2f\n", t[t.size() / 2]);
+    });
+    printf("median_us %.2f\n", t);
     return 0;
 }
