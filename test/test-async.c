@@ -12,6 +12,7 @@
 
 #include "kscope.h"
 #include "support/testutil.h"
+#include "support/session-tree.h"
 
 #include <string.h>
 #include <unistd.h>
@@ -31,17 +32,6 @@ static int start(const char *name, const char *data)
     int s = kscope_start(&o);
     assert_true(s >= 0);
     return s;
-}
-
-static yajl_val tree_of(int session, yajl_val *doc)
-{
-    char *buf;
-    size_t len;
-    assert_int_equal(kscope_data(session, "hatchet", &buf, &len), 0);
-    *doc = tu_parse(buf);
-    kscope_free(buf);
-    assert_non_null(*doc);
-    return (*doc)->u.array.values[0];
 }
 
 /* Two "coroutines" interleaved on one thread: each counts one call and
@@ -70,7 +60,7 @@ static void test_interleaved_async_scopes(void **state)
     assert_int_equal(kscope_depth(), 1);
     assert_int_equal(kscope_exit("outer"), 0);
 
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree(s, &doc);
     yajl_val ta = TU_PATH(root, "outer", "task_a"), tb = TU_PATH(root, "outer", "task_b");
     assert_int_equal(tu_metric_int(ta, "calls"), 1);
     assert_int_equal(tu_metric_int(tb, "calls"), 1);

@@ -14,6 +14,7 @@
 #include "core/core.h"
 #include "kscope-internal.h"
 #include "support/testutil.h"
+#include "support/session-tree.h"
 
 static int teardown(void **state)
 {
@@ -45,17 +46,6 @@ static kscope__gpu_record kernel(const char *name, uint64_t launch, uint64_t dur
     return r;
 }
 
-static yajl_val tree_of(int s, yajl_val *doc)
-{
-    char *buf;
-    size_t len;
-    assert_int_equal(kscope_data(s, "hatchet", &buf, &len), 0);
-    *doc = tu_parse(buf);
-    kscope_free(buf);
-    assert_non_null(*doc);
-    return (*doc)->u.array.values[0];
-}
-
 static void test_kernels_land_under_the_launching_scope(void **state)
 {
     (void)state;
@@ -73,7 +63,7 @@ static void test_kernels_land_under_the_launching_scope(void **state)
     kscope__gpu_record orphan = kernel("orphan", t0, 10);
     kscope__record_gpu(0, &orphan);
     kscope__set_device_info(0, "90", 132, 1980000, 3201000, 6016);
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree(s, &doc);
     yajl_val k = TU_PATH(root, "train", "step", "add_kernel");
     assert_non_null(k);
     assert_int_equal(tu_metric_int(k, "count"), 3);
@@ -104,7 +94,7 @@ static void test_state_is_the_frame_above_kernels(void **state)
     kscope_exit("step");
     kscope__gpu_record r = kernel("attn", kscope_now_ns(), 50);
     kscope__record_gpu(ctx, &r);
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree(s, &doc);
     assert_int_equal(tu_metric_int(TU_PATH(root, "step", "prefill", "attn"), "count"), 1);
     assert_null(TU_PATH(root, "step", "attn"));
     yajl_tree_free(doc);
@@ -167,7 +157,7 @@ static void test_fresh_thread_launches_under_the_main_scope(void **state)
     kscope__record_gpu(after, &r1);
     kscope__gpu_record r2 = kernel("own", kscope_now_ns(), 10);
     kscope__record_gpu(own, &r2);
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree(s, &doc);
     assert_int_equal(tu_metric_int(TU_PATH(root, "backward", "from_worker"), "count"), 1);
     assert_int_equal(tu_metric_int(TU_PATH(root, "before_scope"), "count"), 1);
     assert_int_equal(tu_metric_int(TU_PATH(root, "after_scope"), "count"), 1);
@@ -185,10 +175,10 @@ static void test_paused_sessions_get_no_kernels(void **state)
     kscope__gpu_record r = kernel("k", kscope_now_ns(), 10);
     kscope__record_gpu(0, &r);
     kscope_activate(b);
-    yajl_val doc, root = tree_of(a, &doc);
+    yajl_val doc, root = tu_session_tree(a, &doc);
     assert_int_equal(tu_metric_int(TU_PATH(root, "k"), "count"), 1);
     yajl_tree_free(doc);
-    root = tree_of(b, &doc);
+    root = tu_session_tree(b, &doc);
     assert_null(TU_PATH(root, "k"));
     yajl_tree_free(doc);
 }
@@ -209,7 +199,7 @@ static void test_launch_metadata_names_and_metrics(void **state)
     r.meta = &m;
     kscope__record_gpu(0, &r);
     kscope__record_gpu(0, &r);
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree(s, &doc);
     yajl_val k = TU_PATH(root, "matmul_fp16");
     assert_non_null(k);
     assert_true(YAJL_GET_DOUBLE(tu_metric(k, "flops16")) == 4e9);
@@ -232,7 +222,7 @@ static void test_copies_and_devices(void **state)
     k1.device = 1;
     kscope__record_gpu(0, &k0);
     kscope__record_gpu(0, &k1);
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree(s, &doc);
     assert_int_equal(tu_metric_int(TU_PATH(root, "[memcpy HtoD]"), "bytes"), 4096);
     int same = 0, dev1 = 0;
     yajl_val kids = tu_get(root, "children");
@@ -336,12 +326,12 @@ static void test_dropped_records_are_reported(void **state)
 {
     (void)state;
     int s = start("t_attr_dropped", "tree");
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree(s, &doc);
     assert_null(tu_metric(root, "dropped_records"));
     yajl_tree_free(doc);
     kscope__add_dropped(5);
     assert_int_equal(kscope_dropped(s), 5);
-    root = tree_of(s, &doc);
+    root = tu_session_tree(s, &doc);
     assert_true(tu_metric_num(root, "dropped_records") == 5);
     yajl_tree_free(doc);
 }

@@ -28,6 +28,7 @@
 #include "gpu/cupti/devscope.h"
 #include "kscope-internal.h"
 #include "support/testutil.h"
+#include "support/session-tree.h"
 
 uint64_t fake_cuda_next_grid(void);
 
@@ -100,6 +101,16 @@ static CUmodule load_module(int with_symbol, const char *const *names, size_t n)
     return m;
 }
 
+/* Kernel `kernel` of a new module that has kscope's symbol and the
+ * scope names `names` (the module into *m). */
+static CUfunction kernel_in(CUmodule *m, const char *kernel, const char *const *names, size_t n)
+{
+    *m = load_module(1, names, n);
+    CUfunction f;
+    assert_int_equal(cuModuleGetFunction(&f, *m, kernel), CUDA_SUCCESS);
+    return f;
+}
+
 static uint64_t symbol_of(CUmodule m)
 {
     CUdeviceptr p;
@@ -153,19 +164,6 @@ static int start(const char *data, const char *dscopes)
     return s;
 }
 
-static yajl_val tree_of(int s, yajl_val *doc)
-{
-    char *buf;
-    size_t len;
-    assert_int_equal(kscope_data(s, "hatchet", &buf, &len), 0);
-    if (getenv("DS_DEBUG"))
-        fprintf(stderr, "%s\n", buf);
-    *doc = tu_parse(buf);
-    kscope_free(buf);
-    assert_non_null(*doc);
-    return (*doc)->u.array.values[0];
-}
-
 static int teardown(void **state)
 {
     (void)state;
@@ -197,7 +195,7 @@ static void test_tree(void **state)
     assert_int_equal(cuLaunchKernel(g, 10, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL), CUDA_SUCCESS);
     kscope_exit("step");
     assert_true(symbol_of(m) != 0);
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree(s, &doc);
     yajl_val k = tu_path(root, (const char *[]){"step", "scoped_kernel", NULL});
     assert_non_null(k);
     assert_int_equal(tu_metric_int(k, "count"), 3);
@@ -235,7 +233,7 @@ static void test_unknown_name(void **state)
     char want[32];
     snprintf(want, sizeof want, "scope_%08x",
              kscope_device_hash("never-marked", KSCOPE_DEVICE_HASH_SEED));
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree(s, &doc);
     assert_non_null(tu_child(tu_child(root, "anon_kernel"), want));
     yajl_tree_free(doc);
 }
@@ -246,11 +244,10 @@ static void test_keep_first(void **state)
     (void)state;
     int s = start(NULL, "buffer=1k");
     const char *names[] = {"x"};
-    CUmodule m = load_module(1, names, 1);
-    CUfunction f;
-    assert_int_equal(cuModuleGetFunction(&f, m, "kf_kernel"), CUDA_SUCCESS);
+    CUmodule m;
+    CUfunction f = kernel_in(&m, "kf_kernel", names, 1);
     run(f, m, "x", 1500, by_warp);
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree(s, &doc);
     yajl_val x = tu_child(tu_child(root, "kf_kernel"), "x");
     assert_int_equal(tu_metric_int(x, "device_count"), 1024);
     assert_int_equal(tu_metric_int(x, "device_max_time (ns)"), 102400); /* warps 0..1023 */
@@ -265,11 +262,10 @@ static void test_keep_newest(void **state)
     (void)state;
     int s = start(NULL, "buffer=1k,full=keep-newest");
     const char *names[] = {"y"};
-    CUmodule m = load_module(1, names, 1);
-    CUfunction f;
-    assert_int_equal(cuModuleGetFunction(&f, m, "kn_kernel"), CUDA_SUCCESS);
+    CUmodule m;
+    CUfunction f = kernel_in(&m, "kn_kernel", names, 1);
     run(f, m, "y", 1500, by_warp);
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree(s, &doc);
     yajl_val y = tu_child(tu_child(root, "kn_kernel"), "y");
     assert_int_equal(tu_metric_int(y, "device_count"), 1024);
     assert_int_equal(tu_metric_int(y, "device_min_time (ns)"), 47700); /* warp 476 on */
@@ -277,7 +273,7 @@ static void test_keep_newest(void **state)
     /* later launches still read: the buffer goes round */
     run(f, m, "y", 10, by_warp);
     yajl_tree_free(doc);
-    root = tree_of(s, &doc);
+    root = tu_session_tree(s, &doc);
     y = tu_child(tu_child(root, "kn_kernel"), "y");
     assert_int_equal(tu_metric_int(y, "device_count"), 1034);
     yajl_tree_free(doc);
@@ -290,11 +286,10 @@ static void test_sampling(void **state)
     (void)state;
     int s = start(NULL, "sample=4");
     const char *names[] = {"w", "c"};
-    CUmodule m = load_module(1, names, 2);
-    CUfunction f;
-    assert_int_equal(cuModuleGetFunction(&f, m, "samp_kernel"), CUDA_SUCCESS);
+    CUmodule m;
+    CUfunction f = kernel_in(&m, "samp_kernel", names, 2);
     run(f, m, "w", 16, by_warp);
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree(s, &doc);
     yajl_val w = tu_child(tu_child(root, "samp_kernel"), "w");
     assert_int_equal(tu_metric_int(w, "device_count"), 4);
     assert_int_equal(tu_metric_int(w, "device_time (ns)"), 100 + 500 + 900 + 1300);
@@ -303,7 +298,7 @@ static void test_sampling(void **state)
     /* one thread per CTA (each warp here is a CTA), every 2nd CTA, cycles */
     s = start(NULL, "granularity=cta,sample=2,clock=clock64");
     run(f, m, "c", 16, by_warp);
-    root = tree_of(s, &doc);
+    root = tu_session_tree(s, &doc);
     yajl_val c = tu_child(tu_child(root, "samp_kernel"), "c");
     assert_int_equal(tu_metric_int(c, "device_count"), 8);
     assert_int_equal(tu_metric_int(c, "device_cycles"),
@@ -320,9 +315,8 @@ static void test_trace(void **state)
     (void)state;
     int s = start("trace", "on");
     const char *names[] = {"t"};
-    CUmodule m = load_module(1, names, 1);
-    CUfunction f;
-    assert_int_equal(cuModuleGetFunction(&f, m, "trace_kernel"), CUDA_SUCCESS);
+    CUmodule m;
+    CUfunction f = kernel_in(&m, "trace_kernel", names, 1);
     run(f, m, "t", 8, by_warp);
     char *buf;
     size_t len;
@@ -360,9 +354,8 @@ static void test_capture_waits(void **state)
     (void)state;
     int s = start(NULL, "on");
     const char *names[] = {"cap"};
-    CUmodule m = load_module(1, names, 1);
-    CUfunction f;
-    assert_int_equal(cuModuleGetFunction(&f, m, "cap_kernel"), CUDA_SUCCESS);
+    CUmodule m;
+    CUfunction f = kernel_in(&m, "cap_kernel", names, 1);
     CUstream st = (CUstream)(uintptr_t)3;
     assert_int_equal(cuStreamBeginCapture_v2(st, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
     assert_int_equal(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, st, NULL, NULL), CUDA_SUCCESS);

@@ -32,6 +32,7 @@
 #include "gpu/cupti/cupti-internal.h"
 #include "kscope-internal.h"
 #include "support/testutil.h"
+#include "support/session-tree.h"
 
 /* The pretend GPU's controls (fake-cupti.c). */
 CUstream fake_stream(int i);
@@ -50,17 +51,6 @@ static int start(const char *name, const char *mode)
     int s = kscope_start(&o);
     assert_true(s >= 0);
     return s;
-}
-
-static yajl_val tree_of(int s, yajl_val *doc)
-{
-    char *buf;
-    size_t len;
-    assert_int_equal(kscope_data(s, "hatchet", &buf, &len), 0);
-    *doc = tu_parse(buf);
-    kscope_free(buf);
-    assert_non_null(*doc);
-    return (*doc)->u.array.values[0];
 }
 
 /* Is a node named `name` anywhere under n? */
@@ -145,7 +135,7 @@ static void test_graph_built_before_profiling(void **state)
     assert_int_equal(count_of(err, "Cannot find graph for graphExecId:"), 1);
     assert_non_null(strstr(err, "start profiling before the graph is created"));
     kscope_deactivate(sid, 0);
-    yajl_val doc, root = tree_of(sid, &doc);
+    yajl_val doc, root = tu_session_tree(sid, &doc);
     for (int i = 0; i < 2; i++) {
         yajl_val r = tu_child(root, i ? "replay1" : "replay0");
         assert_non_null(r);
@@ -201,7 +191,7 @@ static void test_deactivate_during_capture(void **state)
     fake_graph_launch(e, s);
     kscope_exit("test0");
 
-    yajl_val doc, root = tree_of(sid, &doc);
+    yajl_val doc, root = tu_session_tree(sid, &doc);
     assert_non_null(tu_child(root, "warmup"));
     yajl_val at = TU_PATH(root, "test0", KSCOPE__CAPTURED_AT);
     assert_non_null(at);
@@ -257,8 +247,8 @@ static void test_sessions_during_capture(void **state)
     kscope_exit("session1_replay");
     assert_nothing_done_in_capture();
 
-    yajl_val doc0, root0 = tree_of(s0, &doc0);
-    yajl_val doc1, root1 = tree_of(s1, &doc1);
+    yajl_val doc0, root0 = tu_session_tree(s0, &doc0);
+    yajl_val doc1, root1 = tu_session_tree(s1, &doc1);
     yajl_val foo0 = TU_PATH(root0, "session0_replay", KSCOPE__CAPTURED_AT, "foo");
     assert_int_equal(tu_metric_int(foo0, "count"), 1);
     assert_false(has_node(root0, "bar"));
@@ -354,7 +344,7 @@ static void test_metrics_during_capture(void **state)
     kscope_exit("test1");
     assert_true(fake_count("dtoh") >= 40);
 
-    yajl_val doc, root = tree_of(sid, &doc);
+    yajl_val doc, root = tu_session_tree(sid, &doc);
     yajl_val at0 = TU_PATH(root, "test0", KSCOPE__CAPTURED_AT);
     yajl_val at1 = TU_PATH(root, "test1", KSCOPE__CAPTURED_AT);
     assert_int_equal(tu_metric_int(tu_child(at0, "scope_a"), "bytes"), 160);
@@ -398,7 +388,7 @@ static void test_no_capture_no_change(void **state)
     kscope_enter("s");
     assert_int_equal(kscope_metric_int("bytes", 3), 0);
     kscope_exit("s");
-    yajl_val doc, root = tree_of(sid, &doc);
+    yajl_val doc, root = tu_session_tree(sid, &doc);
     assert_int_equal(tu_metric_int(tu_child(root, "s"), "bytes"), 3);
     yajl_tree_free(doc);
     assert_int_equal(kscope_finalize(sid, NULL), 0);

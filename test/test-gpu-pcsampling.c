@@ -22,6 +22,7 @@
 #include "core/core.h"
 #include "gpu/cupti/pcs.h"
 #include "support/testutil.h"
+#include "support/session-tree.h"
 
 /* ------------------------------------------------------------ stand-ins */
 
@@ -331,17 +332,6 @@ static void kernel(const char *fn, uint64_t ctx, uint64_t ns, int session)
     kscope__pcs_kernel(&r, ctx, bit(session));
 }
 
-static yajl_val tree_of(int s, yajl_val *doc)
-{
-    char *buf;
-    size_t len;
-    assert_int_equal(kscope_data(s, "hatchet", &buf, &len), 0);
-    *doc = tu_parse(buf);
-    kscope_free(buf);
-    assert_non_null(*doc);
-    return (*doc)->u.array.values[0];
-}
-
 static char captured[4096];
 
 /* Run fn with stderr going to `captured`. */
@@ -525,7 +515,7 @@ static void test_samples_to_lines_and_contexts(void **state)
     two.pcs[0] = (fake_pc){"helper", 0x60, {FN_LONG}, {6}, 1};
     queue(two);
     kscope__pcs_flush();
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree(s, &doc);
     /* chain ran 3:1 under A and B: its samples split so */
     yajl_val la = TU_PATH(root, "A", "chain", "/src/k.cu:12@chain");
     yajl_val lb = TU_PATH(root, "B", "chain", "/src/k.cu:12@chain");
@@ -555,7 +545,7 @@ static void test_samples_to_lines_and_contexts(void **state)
     three.pcs[0] = (fake_pc){"chain", 0x10, {FN_LONG}, {8}, 1};
     queue(three);
     kscope__pcs_flush();
-    root = tree_of(s, &doc);
+    root = tu_session_tree(s, &doc);
     assert_int_equal(
         tu_metric_int(TU_PATH(root, "A", "chain", "/src/k.cu:12@chain"), "num_samples"), 81);
     assert_int_equal(
@@ -579,7 +569,7 @@ static void test_remaining_records_are_taken(void **state)
     }
     kscope__pcs_flush();
     assert_int_equal(F.nqueue, 0);
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree(s, &doc);
     assert_int_equal(tu_metric_int(TU_PATH(root, "chain", "/src/k.cu:12@chain"), "num_samples"), 3);
     yajl_tree_free(doc);
 }
@@ -595,7 +585,7 @@ static void full_buffer(void)
     queue(full);
     kscope__pcs_flush();
     assert_int_equal(kscope_dropped_samples(s), 12);
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree(s, &doc);
     assert_true(tu_metric_num(root, "dropped_samples") == 12);
     yajl_tree_free(doc);
 }
@@ -622,7 +612,7 @@ static void test_unloaded_module_keeps_its_lines(void **state)
     b.pcs[0] = (fake_pc){"chain", 0x20, {FN_MATH}, {9}, 1};
     queue(b);
     kscope__pcs_flush();
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree(s, &doc);
     assert_int_equal(tu_metric_int(TU_PATH(root, "chain", "/src/k.cu:20@chain"), "num_samples"), 9);
     yajl_tree_free(doc);
 }
@@ -639,7 +629,7 @@ static void test_unknown_cubin_has_no_lines(void **state)
     b.pcs[0] = (fake_pc){"chain", 0x20, {FN_MATH}, {3}, 1};
     queue(b);
     kscope__pcs_flush();
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree(s, &doc);
     assert_int_equal(tu_metric_int(TU_PATH(root, "chain"), "num_samples"), 3);
     assert_int_equal(tu_nchildren(TU_PATH(root, "chain")), 0);
     yajl_tree_free(doc);
@@ -657,7 +647,7 @@ static void test_records_left_at_disable(void **state)
     F.leftover = (fake_pc){"chain", 0x10, {FN_LONG}, {11}, 1};
     F.has_leftover = 1;
     kscope__pcs_stop(0);
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree(s, &doc);
     assert_int_equal(tu_metric_int(TU_PATH(root, "chain", "/src/k.cu:12@chain"), "num_samples"),
                      11);
     yajl_tree_free(doc);
@@ -683,7 +673,7 @@ static void test_devices_apart(void **state)
     b.pcs[0] = (fake_pc){"chain", 0x10, {FN_LONG}, {6}, 1};
     queue(b);
     kscope__pcs_flush();
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree(s, &doc);
     assert_null(TU_PATH(root, "on0", "chain"));
     assert_int_equal(tu_metric_int(TU_PATH(root, "chain", "/src/k.cu:12@chain"), "num_samples"), 6);
     yajl_tree_free(doc);

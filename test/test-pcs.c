@@ -20,6 +20,7 @@
 #include "core/core.h"
 #include "kscope-internal.h"
 #include "support/testutil.h"
+#include "support/session-tree.h"
 
 /* The slot bit of session `id` (the backend names sessions by slot; ids
  * count up and are never reused). */
@@ -93,17 +94,6 @@ static int start(const char *name, const char *mode)
     int s = kscope_start(&o);
     assert_true(s >= 0);
     return s;
-}
-
-static yajl_val tree_of(int s, yajl_val *doc)
-{
-    char *buf;
-    size_t len;
-    assert_int_equal(kscope_data(s, "hatchet", &buf, &len), 0);
-    *doc = tu_parse(buf);
-    kscope_free(buf);
-    assert_non_null(*doc);
-    return (*doc)->u.array.values[0];
 }
 
 /* Deliver `samples` samples of one place, `stalled` of them long
@@ -184,7 +174,7 @@ static void test_samples_land_on_lines_below_kernels(void **state)
     deliver(ctx, "chain", "k.cu:12@chain", all, 10, 10); /* adds up */
     deliver(0, "elementwise", NULL, all, 7, 3);          /* no lines: the kernel itself */
     deliver(ctx, "chain", "k.cu:30@chain", all, 0, 0);   /* nothing: no node */
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree(s, &doc);
     yajl_val hot = TU_PATH(root, "step", "chain", "k.cu:12@chain");
     assert_non_null(hot);
     assert_int_equal(tu_metric_int(hot, "num_samples"), 100);
@@ -201,7 +191,7 @@ static void test_samples_land_on_lines_below_kernels(void **state)
     assert_null(tu_metric(root, "dropped_samples"));
     yajl_tree_free(doc);
     /* the session that did not ask has no sample and no node for them */
-    root = tree_of(plain, &doc);
+    root = tu_session_tree(plain, &doc);
     assert_non_null(TU_PATH(root, "step"));
     assert_null(TU_PATH(root, "step", "chain"));
     assert_null(TU_PATH(root, "elementwise"));
@@ -217,10 +207,10 @@ static void test_samples_go_to_the_sessions_named(void **state)
     int b = start("t_pcs_b", "pc_sampling:interval=4096");
     assert_int_equal(kscope__pcs_sessions(), bit(a) | bit(b));
     deliver(0, "k", "f.py:3@k", bit(b), 5, 5);
-    yajl_val doc, root = tree_of(a, &doc);
+    yajl_val doc, root = tu_session_tree(a, &doc);
     assert_null(TU_PATH(root, "k"));
     yajl_tree_free(doc);
-    root = tree_of(b, &doc);
+    root = tu_session_tree(b, &doc);
     assert_int_equal(tu_metric_int(TU_PATH(root, "k", "f.py:3@k"), "num_samples"), 5);
     yajl_tree_free(doc);
 }
@@ -235,10 +225,10 @@ static void test_dropped_samples_are_counted(void **state)
     assert_int_equal(kscope_dropped_samples(plain), 0);
     assert_int_equal(kscope_dropped_samples(-1), 0);
     assert_int_equal(kscope_dropped_samples(KSCOPE_MAX_SESSIONS), 0);
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree(s, &doc);
     assert_true(tu_metric_num(root, "dropped_samples") == 1234);
     yajl_tree_free(doc);
-    root = tree_of(plain, &doc);
+    root = tu_session_tree(plain, &doc);
     assert_null(tu_metric(root, "dropped_samples"));
     yajl_tree_free(doc);
 }
@@ -256,7 +246,7 @@ static void test_a_new_session_starts_empty(void **state)
     assert_int_equal(bit(again), first); /* the same slot, a new id */
     assert_int_equal(again, s + 1);
     assert_int_equal(kscope_dropped_samples(again), 0);
-    yajl_val doc, root = tree_of(again, &doc);
+    yajl_val doc, root = tu_session_tree(again, &doc);
     assert_null(TU_PATH(root, "k"));
     assert_null(tu_metric(root, "dropped_samples"));
     yajl_tree_free(doc);
@@ -331,7 +321,7 @@ static void start_failing(void)
     kscope_enter("still_recorded");
     kscope_exit(NULL);
     yajl_val doc;
-    yajl_val root = tree_of(s, &doc);
+    yajl_val root = tu_session_tree(s, &doc);
     assert_non_null(TU_PATH(root, "still_recorded"));
     yajl_tree_free(doc);
 }

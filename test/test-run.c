@@ -316,6 +316,46 @@ static const void *no_callbacks_table(uint32_t id)
     return NULL;
 }
 
+typedef int (*push_a_fn)(const char *);
+typedef int (*pop_fn)(void);
+typedef uint64_t (*start_a_fn)(const char *);
+typedef void (*end_fn)(uint64_t);
+typedef void (*mark_a_fn)(const char *);
+typedef const void *(*create_a_fn)(const char *);
+typedef const void *(*register_a_fn)(const void *, const char *);
+typedef int (*dpop_fn)(const void *);
+typedef void (*mark_w_fn)(const wchar_t *);
+typedef uint64_t (*start_w_fn)(const wchar_t *);
+typedef int (*push_w_fn)(const wchar_t *);
+typedef const void *(*create_w_fn)(const wchar_t *);
+typedef const void *(*register_w_fn)(const void *, const wchar_t *);
+typedef int (*push_ex_fn)(const void *);
+typedef void (*mark_ex_fn)(const void *);
+typedef int (*dpush_fn)(const void *, const void *);
+typedef void (*init_fn)(const void *);
+
+/* The NVTX entry points kscope filled in, by name (their slots in the
+ * core and core2 tables are NVTX's). */
+static struct {
+    mark_ex_fn mark_ex;
+    mark_a_fn mark;
+    mark_w_fn mark_w;
+    start_a_fn start;
+    start_w_fn start_w;
+    end_fn end;
+    push_ex_fn push_ex;
+    push_a_fn push;
+    push_w_fn push_w;
+    pop_fn pop;
+    dpush_fn dpush;
+    dpop_fn dpop;
+    register_a_fn reg;
+    register_w_fn reg_w;
+    create_a_fn create;
+    create_w_fn create_w;
+    init_fn init;
+} nv;
+
 static void attach_fake(void)
 {
     for (int i = 0; i < 16; i++) {
@@ -325,6 +365,23 @@ static void attach_fake(void)
     }
     core_table[0] = core2_table[0] = NULL;
     assert_int_equal(kscope__nvtx_attach(fake_export_table), 1);
+    nv.mark_ex = (mark_ex_fn)core_fns[1];
+    nv.mark = (mark_a_fn)core_fns[2];
+    nv.mark_w = (mark_w_fn)core_fns[3];
+    nv.start = (start_a_fn)core_fns[5];
+    nv.start_w = (start_w_fn)core_fns[6];
+    nv.end = (end_fn)core_fns[7];
+    nv.push_ex = (push_ex_fn)core_fns[8];
+    nv.push = (push_a_fn)core_fns[9];
+    nv.push_w = (push_w_fn)core_fns[10];
+    nv.pop = (pop_fn)core_fns[11];
+    nv.dpush = (dpush_fn)core2_fns[4];
+    nv.dpop = (dpop_fn)core2_fns[5];
+    nv.reg = (register_a_fn)core2_fns[10];
+    nv.reg_w = (register_w_fn)core2_fns[11];
+    nv.create = (create_a_fn)core2_fns[12];
+    nv.create_w = (create_w_fn)core2_fns[13];
+    nv.init = (init_fn)core2_fns[15];
 }
 
 typedef int (*push_a_fn)(const char *);
@@ -355,11 +412,11 @@ static void test_nvtx_ranges(void **state)
 
     int sid = kscope_start(&(kscope_session_opts){.name = "/tmp/kscope-test-run-nvtx"});
     assert_true(sid >= 0);
-    push_a_fn push = (push_a_fn)core_fns[9];
-    pop_fn pop = (pop_fn)core_fns[11];
-    start_a_fn start = (start_a_fn)core_fns[5];
-    end_fn end = (end_fn)core_fns[7];
-    mark_a_fn mark = (mark_a_fn)core_fns[2];
+    push_a_fn push = nv.push;
+    pop_fn pop = nv.pop;
+    start_a_fn start = nv.start;
+    end_fn end = nv.end;
+    mark_a_fn mark = nv.mark;
 
     int d0 = kscope_depth();
     assert_int_equal(push("a"), 0);
@@ -380,9 +437,9 @@ static void test_nvtx_ranges(void **state)
     assert_int_equal(kscope_depth(), d0);
 
     /* a domain push/pop does not pop the default domain's range */
-    create_a_fn create = (create_a_fn)core2_fns[12];
-    register_a_fn reg = (register_a_fn)core2_fns[10];
-    dpop_fn dpop = (dpop_fn)core2_fns[5];
+    create_a_fn create = nv.create;
+    register_a_fn reg = nv.reg;
+    dpop_fn dpop = nv.dpop;
     const void *dom = create("lib");
     assert_ptr_equal(dom, create("lib"));
     assert_ptr_not_equal(dom, create("other"));
@@ -400,7 +457,7 @@ static void test_nvtx_ranges(void **state)
         int32_t message_type;
         const void *message;
     } attrs = {3, sizeof attrs, 0, 1, 0xFF123456u, 0, 0, 0, 3, s1};
-    int (*dpush)(const void *, const void *) = (int (*)(const void *, const void *))core2_fns[4];
+    dpush_fn dpush = nv.dpush;
     assert_int_equal(dpush(dom, &attrs), 0);
     assert_int_equal(kscope_depth(), d0 + 2);
     assert_int_equal(dpop(dom), 0);
@@ -438,14 +495,6 @@ static void test_nvtx_ranges(void **state)
     unlink("/tmp/kscope-test-run-nvtx.hatchet");
 }
 
-typedef void (*mark_w_fn)(const wchar_t *);
-typedef uint64_t (*start_w_fn)(const wchar_t *);
-typedef int (*push_w_fn)(const wchar_t *);
-typedef const void *(*create_w_fn)(const wchar_t *);
-typedef const void *(*register_w_fn)(const void *, const wchar_t *);
-typedef int (*push_ex_fn)(const void *);
-typedef void (*mark_ex_fn)(const void *);
-
 /* nvtxEventAttributes_t as NVTX lays it out. */
 typedef struct fake_attrs {
     uint16_t version, size;
@@ -473,17 +522,17 @@ static void test_nvtx_wide_and_unnamed(void **state)
     attach_fake();
     int sid = kscope_start(&(kscope_session_opts){.name = "/tmp/kscope-test-run-nvtx-w"});
     assert_true(sid >= 0);
-    push_w_fn push_w = (push_w_fn)core_fns[10];
-    mark_w_fn mark_w = (mark_w_fn)core_fns[3];
-    start_w_fn start_w = (start_w_fn)core_fns[6];
-    end_fn end = (end_fn)core_fns[7];
-    pop_fn pop = (pop_fn)core_fns[11];
-    create_a_fn create = (create_a_fn)core2_fns[12];
-    create_w_fn create_w = (create_w_fn)core2_fns[13];
-    register_w_fn reg_w = (register_w_fn)core2_fns[11];
-    push_ex_fn push_ex = (push_ex_fn)core_fns[8];
-    mark_ex_fn mark_ex = (mark_ex_fn)core_fns[1];
-    ((void (*)(const void *))core2_fns[15])(NULL); /* nvtxInitialize: nothing to do */
+    push_w_fn push_w = nv.push_w;
+    mark_w_fn mark_w = nv.mark_w;
+    start_w_fn start_w = nv.start_w;
+    end_fn end = nv.end;
+    pop_fn pop = nv.pop;
+    create_a_fn create = nv.create;
+    create_w_fn create_w = nv.create_w;
+    register_w_fn reg_w = nv.reg_w;
+    push_ex_fn push_ex = nv.push_ex;
+    mark_ex_fn mark_ex = nv.mark_ex;
+    nv.init(NULL); /* nvtxInitialize: nothing to do */
 
     int d0 = kscope_depth();
     assert_int_equal(push_w(L"wide-push"), 0);
@@ -538,10 +587,10 @@ static void test_nvtx_limits(void **state)
     attach_fake();
     int sid = kscope_start(&(kscope_session_opts){.name = "/tmp/kscope-test-run-nvtx-l"});
     assert_true(sid >= 0);
-    push_a_fn push = (push_a_fn)core_fns[9];
-    pop_fn pop = (pop_fn)core_fns[11];
-    start_a_fn start = (start_a_fn)core_fns[5];
-    end_fn end = (end_fn)core_fns[7];
+    push_a_fn push = nv.push;
+    pop_fn pop = nv.pop;
+    start_a_fn start = nv.start;
+    end_fn end = nv.end;
     int d0 = kscope_depth();
 
     /* 258 pushes: the last two are not kept, yet every level is right */

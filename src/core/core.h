@@ -212,6 +212,17 @@ void kscope__reset_slot(int slot);
 /* Free a node's GPU counters for one session (PC samples included). */
 void kscope__gpustats_free(kscope__gpustats *g);
 
+/* Count one duration in a node's GPU counters (count, time, min, max). */
+static inline void kscope__gpustats_time(kscope__gpustats *g, uint64_t dur)
+{
+    if (g->count == 0 || dur < g->min_ns)
+        g->min_ns = dur;
+    if (dur > g->max_ns)
+        g->max_ns = dur;
+    g->count++;
+    g->time_ns += dur;
+}
+
 /* Write a node's PC sample counts into pn (inclusive metrics, as ROOT
  * lists them). 0 or KSCOPE_ENOMEM. */
 int kscope__pcs_metrics(kscope__ptree *t, kscope__pnode *pn, const kscope__count *c);

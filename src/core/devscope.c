@@ -44,6 +44,16 @@ static int parse_count(const char *v, int suffix, uint64_t lo, uint64_t hi, uint
     return 0;
 }
 
+/* The options that pick one of two values; the second sets `flag`. */
+static const struct {
+    const char *key, *off, *on;
+    uint32_t flag;
+} choices[] = {
+    {"clock", "globaltimer", "clock64", KSCOPE_DEVICE_CLOCK64},
+    {"granularity", "warp", "cta", KSCOPE_DEVICE_CTA},
+    {"full", "keep-first", "keep-newest", KSCOPE_DEVICE_RING},
+};
+
 /* One key=value of the option into o. */
 static int parse_pair(const char *spec, const char *pair, kscope__devscope_opts *o)
 {
@@ -53,22 +63,23 @@ static int parse_pair(const char *spec, const char *pair, kscope__devscope_opts 
     size_t klen = (size_t)(eq - pair);
     const char *v = eq + 1;
     uint64_t n;
-#define KEY(k) (klen == sizeof(k) - 1 && strncmp(pair, k, klen) == 0)
-    if (KEY("clock")) {
-        if (strcmp(v, "globaltimer") == 0)
-            o->flags &= ~KSCOPE_DEVICE_CLOCK64;
-        else if (strcmp(v, "clock64") == 0)
-            o->flags |= KSCOPE_DEVICE_CLOCK64;
-        else
-            return bad(spec, pair, "clock is globaltimer or clock64");
-    } else if (KEY("granularity")) {
-        if (strcmp(v, "warp") == 0)
-            o->flags &= ~KSCOPE_DEVICE_CTA;
-        else if (strcmp(v, "cta") == 0)
-            o->flags |= KSCOPE_DEVICE_CTA;
-        else
-            return bad(spec, pair, "granularity is warp or cta");
-    } else if (KEY("sample")) {
+#define KEY(k) (klen == strlen(k) && strncmp(pair, k, klen) == 0)
+    for (size_t i = 0; i < sizeof choices / sizeof *choices; i++) {
+        if (!KEY(choices[i].key))
+            continue;
+        if (strcmp(v, choices[i].off) == 0)
+            o->flags &= ~choices[i].flag;
+        else if (strcmp(v, choices[i].on) == 0)
+            o->flags |= choices[i].flag;
+        else {
+            char why[96];
+            snprintf(why, sizeof why, "%s is %s or %s", choices[i].key, choices[i].off,
+                     choices[i].on);
+            return bad(spec, pair, why);
+        }
+        return 0;
+    }
+    if (KEY("sample")) {
         if (parse_count(v, 0, 1, 1u << 20, &n) != 0)
             return bad(spec, pair, "sample is a whole number of warps or CTAs from 1 to 1048576");
         o->every = (uint32_t)n;
@@ -79,13 +90,6 @@ static int parse_pair(const char *spec, const char *pair, kscope__devscope_opts 
         while (p < n)
             p <<= 1;
         o->records = p;
-    } else if (KEY("full")) {
-        if (strcmp(v, "keep-first") == 0)
-            o->flags &= ~KSCOPE_DEVICE_RING;
-        else if (strcmp(v, "keep-newest") == 0)
-            o->flags |= KSCOPE_DEVICE_RING;
-        else
-            return bad(spec, pair, "full is keep-first or keep-newest");
     } else {
         return bad(spec, pair, "unknown option (clock, granularity, sample, buffer, full)");
     }
@@ -142,12 +146,7 @@ static int tree_add(kscope__session *s, kscope__node *n, uint64_t dur, uint32_t 
     if (!g && (g = n->gpu[s->slot] = calloc(1, sizeof *g)) == NULL)
         return -1;
     g->device = g->src_device = g->dst_device = device;
-    if (g->count == 0 || dur < g->min_ns)
-        g->min_ns = dur;
-    if (dur > g->max_ns)
-        g->max_ns = dur;
-    g->count++;
-    g->time_ns += dur;
+    kscope__gpustats_time(g, dur);
     return 0;
 }
 

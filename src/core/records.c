@@ -186,13 +186,7 @@ static void tree_record(kscope__session *s, kscope__node *ctx, const kscope__gpu
         s->dropped++;
         return;
     }
-    uint64_t dur = r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
-    if (g->count == 0 || dur < g->min_ns)
-        g->min_ns = dur;
-    if (dur > g->max_ns)
-        g->max_ns = dur;
-    g->count++;
-    g->time_ns += dur;
+    kscope__gpustats_time(g, r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0);
     g->bytes += r->bytes;
     g->device = r->device;
     g->src_device = r->src_device;

@@ -1,0 +1,25 @@
+/*
+ * session-tree.h - a live session's calling-context tree in the C tests:
+ * what kscope_data gives as .hatchet, parsed with yajl. Include after
+ * cmocka.h, kscope.h and testutil.h. KSCOPE_TEST_PRINT=1 prints each tree
+ * read on stderr (for debugging a test).
+ */
+#ifndef KSCOPE_SESSION_TREE_H
+#define KSCOPE_SESSION_TREE_H
+
+/* Session s's tree: ROOT, with the parsed document in *doc (the caller
+ * frees it with yajl_tree_free). */
+static inline yajl_val tu_session_tree(int s, yajl_val *doc)
+{
+    char *buf;
+    size_t len;
+    assert_int_equal(kscope_data(s, "hatchet", &buf, &len), 0);
+    if (getenv("KSCOPE_TEST_PRINT"))
+        fprintf(stderr, "%s\n", buf);
+    *doc = tu_parse(buf);
+    kscope_free(buf);
+    assert_non_null(*doc);
+    return (*doc)->u.array.values[0];
+}
+
+#endif
