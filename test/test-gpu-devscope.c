@@ -31,6 +31,7 @@
 #include "support/session-tree.h"
 
 uint64_t fake_cuda_next_grid(void);
+long fake_cupti_count(const char *what);
 
 /* ------------------------------------------------- the emulated device */
 
@@ -122,14 +123,16 @@ static uint64_t symbol_of(CUmodule m)
 
 /* Launch f (grid gx "us"), then run its body: `warps` warps of 32 lanes on
  * SM (w % 4), each timing scope `name` for dur(w) units. */
+static uint32_t sms = 4; /* the SMs run() spreads warps over */
+
 static void run(CUfunction f, CUmodule m, const char *name, int warps, uint64_t (*dur)(int))
 {
     emu.grid = fake_cuda_next_grid();
     assert_int_equal(cuLaunchKernel(f, 50, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL), CUDA_SUCCESS);
     kscope_device_buffer = (kscope_device_ctl *)(uintptr_t)symbol_of(m);
     for (int w = 0; w < warps; w++) {
-        emu.sm = (uint32_t)w % 4;
-        emu.warpid = (uint32_t)w / 4;
+        emu.sm = (uint32_t)w % sms;
+        emu.warpid = (uint32_t)w / sms;
         emu.warp_index = emu.cta_index = (uint32_t)w;
         emu.cta_leader = 1;
         for (uint32_t lane = 0; lane < 32; lane++) {
@@ -169,6 +172,7 @@ static int teardown(void **state)
     (void)state;
     kscope_finalize(KSCOPE_ALL, NULL);
     kscope_device_buffer = NULL;
+    sms = 4;
     cuCtxSetCurrent(primary);
     return 0;
 }
@@ -215,6 +219,8 @@ static void test_tree(void **state)
     assert_null(tu_child(tu_child(root, "step"), "Memcpy HtoD"));
     assert_null(tu_metric(root, "device_scopes_lost")); /* shown once some are lost */
     assert_int_equal(kscope_device_scopes_lost(s), 0);
+    /* the copies were made by kscope's reader, never in CUPTI's buffer callback */
+    assert_int_equal(fake_cupti_count("calls_in_completed"), 0);
     yajl_tree_free(doc);
 }
 
@@ -238,7 +244,8 @@ static void test_unknown_name(void **state)
     yajl_tree_free(doc);
 }
 
-/* Keep-first: the first records stay, the rest are counted exactly. */
+/* Keep-first: each SM's share keeps its first records, the rest are
+ * counted exactly. 1k records over the pretend GPU's 132 SMs: 8 per SM. */
 static void test_keep_first(void **state)
 {
     (void)state;
@@ -246,17 +253,19 @@ static void test_keep_first(void **state)
     const char *names[] = {"x"};
     CUmodule m;
     CUfunction f = kernel_in(&m, "kf_kernel", names, 1);
-    run(f, m, "x", 1500, by_warp);
+    sms = 132;
+    run(f, m, "x", 1500, by_warp); /* warp w is SM w % 132's claim w / 132 */
     yajl_val doc, root = tu_session_tree(s, &doc);
     yajl_val x = tu_child(tu_child(root, "kf_kernel"), "x");
-    assert_int_equal(tu_metric_int(x, "device_count"), 1024);
-    assert_int_equal(tu_metric_int(x, "device_max_time (ns)"), 102400); /* warps 0..1023 */
-    assert_true(tu_metric_num(root, "device_scopes_lost") == 476);
-    assert_int_equal(kscope_device_scopes_lost(s), 476);
+    assert_int_equal(tu_metric_int(x, "device_count"), 1056);
+    assert_int_equal(tu_metric_int(x, "device_max_time (ns)"), 105600); /* warps 0..1055 */
+    assert_true(tu_metric_num(root, "device_scopes_lost") == 444);
+    assert_int_equal(kscope_device_scopes_lost(s), 444);
     yajl_tree_free(doc);
 }
 
-/* Keep-newest: the newest records stay, the overwritten ones are lost. */
+/* Keep-newest: each share keeps its newest records, the overwritten ones
+ * are lost. */
 static void test_keep_newest(void **state)
 {
     (void)state;
@@ -264,19 +273,46 @@ static void test_keep_newest(void **state)
     const char *names[] = {"y"};
     CUmodule m;
     CUfunction f = kernel_in(&m, "kn_kernel", names, 1);
+    sms = 132;
     run(f, m, "y", 1500, by_warp);
     yajl_val doc, root = tu_session_tree(s, &doc);
     yajl_val y = tu_child(tu_child(root, "kn_kernel"), "y");
-    assert_int_equal(tu_metric_int(y, "device_count"), 1024);
-    assert_int_equal(tu_metric_int(y, "device_min_time (ns)"), 47700); /* warp 476 on */
-    assert_int_equal(kscope_device_scopes_lost(s), 476);
-    /* later launches still read: the buffer goes round */
+    assert_int_equal(tu_metric_int(y, "device_count"), 1056);
+    /* SM 48 made 11 claims (warps 48, 180, ..., 1368): the newest 8 start at warp 444 */
+    assert_int_equal(tu_metric_int(y, "device_min_time (ns)"), 44500);
+    assert_int_equal(tu_metric_int(y, "device_max_time (ns)"), 150000);
+    assert_int_equal(kscope_device_scopes_lost(s), 444);
+    /* later launches still read: the shares go round */
     run(f, m, "y", 10, by_warp);
     yajl_tree_free(doc);
     root = tu_session_tree(s, &doc);
     y = tu_child(tu_child(root, "kn_kernel"), "y");
-    assert_int_equal(tu_metric_int(y, "device_count"), 1034);
+    assert_int_equal(tu_metric_int(y, "device_count"), 1066);
+    assert_int_equal(kscope_device_scopes_lost(s), 444);
     yajl_tree_free(doc);
+}
+
+/* An SM whose id is past the device's SM count shares an SM's share;
+ * its records keep their own SM. */
+static void test_high_smid(void **state)
+{
+    (void)state;
+    int s = start("trace", "on");
+    const char *names[] = {"h"};
+    CUmodule m;
+    CUfunction f = kernel_in(&m, "high_kernel", names, 1);
+    sms = 300;
+    run(f, m, "h", 250, by_warp); /* SMs 0..249 over 132 shares */
+    char *buf;
+    size_t len;
+    assert_int_equal(kscope_data(s, "chrome_trace", &buf, &len), 0);
+    assert_non_null(strstr(buf, "\"SM 249 warp 0\""));
+    int n = 0;
+    for (const char *p = buf; (p = strstr(p, "\"device_scope\"")) != NULL; p++)
+        n++;
+    assert_int_equal(n, 250);
+    assert_int_equal(kscope_device_scopes_lost(s), 0);
+    kscope_free(buf);
 }
 
 /* sample=N: every Nth warp (or CTA); granularity=cta: one thread per CTA;
@@ -419,6 +455,11 @@ static void test_reader(void **state)
     recs[1] = (kscope_device_record){2, 1, 10, 0, 0, 0, 0, 0};
     recs[2] = (kscope_device_record){3, 2, 10, 3, 77, 6, 0, 0};
     assert_int_equal(kscope__dsgrids_expect(&g, 5, 1), 0);
+    assert_int_equal(kscope__dsbuf_claims(&b, 3), 0); /* the share's counter */
+    uint64_t from, unread;
+    kscope__dsbuf_unread(&b, &from, &unread);
+    assert_int_equal(from, 0);
+    assert_int_equal(unread, 3);
     assert_int_equal(kscope__dsbuf_scan(&b, &g, 0), 0);
     size_t n;
     const kscope__devscope_rec *r = kscope__dsgrids_take(&g, 5, 1, &n);
@@ -434,6 +475,10 @@ static void test_reader(void **state)
     /* claims 3..12 written, wrapping over 2..4 (grid 2 never finished) */
     for (uint32_t i = 3; i < 13; i++)
         recs[i % 8] = (kscope_device_record){i + 1, 3, 10, i + 1, 77, i, 0, 0};
+    assert_int_equal(kscope__dsbuf_claims(&b, 13), 0);
+    kscope__dsbuf_unread(&b, &from, &unread);
+    assert_int_equal(from, 2);
+    assert_int_equal(unread, 8); /* one lap */
     kscope__dsgrids_clear(&g);
     assert_int_equal(kscope__dsgrids_expect(&g, 5, 3), 0);
     assert_int_equal(kscope__dsbuf_scan(&b, &g, 0), 3); /* claims 2, 3, 4 overwritten */
@@ -464,6 +509,7 @@ int main(void)
         cmocka_unit_test_teardown(test_unknown_name, teardown),
         cmocka_unit_test_teardown(test_keep_first, teardown),
         cmocka_unit_test_teardown(test_keep_newest, teardown),
+        cmocka_unit_test_teardown(test_high_smid, teardown),
         cmocka_unit_test_teardown(test_sampling, teardown),
         cmocka_unit_test_teardown(test_trace, teardown),
         cmocka_unit_test_teardown(test_capture_waits, teardown),

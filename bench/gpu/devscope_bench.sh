@@ -50,7 +50,7 @@ PY
 done
 
 # What each part of a record costs the memory-bound kernel, without kscope.
-parts=(none clock atomic sharded host device record shardrec)
+parts=(none clock atomic sharded host device record shardrec sharddev)
 echo
 printf '%-3s' S
 printf ' %9s' "${parts[@]}"

@@ -15,11 +15,14 @@
  * taken the same way. Under kscope with device scopes on, kscope sets it
  * when the module's first kernel is launched (never while a stream of the
  * process captures a graph) to a control block in device memory; each
- * scope then writes one 32-byte record into host-mapped memory, claimed
- * with one atomicAdd: the launch's grid id (PTX %gridid), the SM and warp
- * slot, the scope's id, its start and its duration (%globaltimer
- * nanoseconds or clock64 cycles). kscope reads a launch's records when
- * CUPTI reports the launch finished: no copy, no synchronisation.
+ * scope then writes one 32-byte record into device memory, in its SM's
+ * share of the buffer, claimed with one atomicAdd on that SM's counter:
+ * the launch's grid id (PTX %gridid), the SM and warp slot, the scope's
+ * id, its start and its duration (%globaltimer nanoseconds or clock64
+ * cycles). After CUPTI reports the launch finished, a thread of kscope
+ * copies the new records out on a stream of its own: the program's
+ * streams are never synchronised, and nothing is copied while a graph is
+ * being captured.
  *
  * Names never travel with records: a scope's id is a compile-time hash of
  * its name (FNV-1a, 32 bits), and the name itself is kept in the module's
@@ -63,16 +66,21 @@ typedef struct kscope_device_record {
     uint16_t warp;  /* %warpid: the warp's slot on its SM */
 } kscope_device_record;
 
+/* Each SM's claim counter sits alone on a 128-byte line: counters[i * this]. */
+#define KSCOPE_DEVICE_COUNTER_STRIDE 16u
+
 /* What kscope_device_buffer points to (device memory, one per context).
- * The read-only part and the claim counter sit on separate 128-byte lines. */
+ * The buffer is cut into `regions` shares of `slots` records (a power of
+ * two), one per SM; an SM with a higher id than regions - 1 uses share
+ * smid % regions. */
 typedef struct kscope_device_ctl {
-    kscope_device_record *records; /* host-mapped; capacity is a power of two */
-    uint64_t capacity;
-    uint32_t flags; /* KSCOPE_DEVICE_* */
-    uint32_t every; /* record every Nth warp or CTA (1: all) */
-    uint8_t pad0[128 - 24];
-    unsigned long long next; /* claims so far */
-    uint8_t pad1[128 - 8];
+    kscope_device_record *records; /* device memory: regions * slots */
+    unsigned long long *counters;  /* device memory: claims per share */
+    uint64_t slots;                /* records per share, a power of two */
+    uint32_t regions;              /* shares: the device's SMs */
+    uint32_t flags;                /* KSCOPE_DEVICE_* */
+    uint32_t every;                /* record every Nth warp or CTA (1: all) */
+    uint32_t pad;
 } kscope_device_ctl;
 
 /* FNV-1a of a name: a scope's id. */
@@ -216,9 +224,10 @@ KSCOPE__DEV kscope_device_t kscope_device_enter(uint32_t id, const char *marked)
     return s;
 }
 
-/* End a scope begun by kscope_device_enter: one record, claimed with one
- * atomicAdd. With the buffer full: keep-first drops it (kscope counts the
- * claims past the end), keep-newest overwrites the oldest. */
+/* End a scope begun by kscope_device_enter: one record in the SM's share,
+ * claimed with one atomicAdd on the SM's counter (no two SMs contend).
+ * With the share full: keep-first drops it (kscope counts the claims past
+ * the end), keep-newest overwrites the share's oldest. */
 KSCOPE__DEV void kscope_device_exit(kscope_device_t s)
 {
     kscope_device_ctl *c = kscope_device_buffer;
@@ -228,12 +237,14 @@ KSCOPE__DEV void kscope_device_exit(kscope_device_t s)
     uint64_t start = s.start & ~(1ull << 63);
     uint64_t d = end > start ? end - start : 0;
     uint32_t dur = d > 0xffffffffull ? 0xffffffffu : (uint32_t)d;
-    uint64_t idx = KSCOPE__ATOMIC_ADD(&c->next, 1ull);
-    if (idx >= c->capacity && !(c->flags & KSCOPE_DEVICE_RING))
+    uint32_t sm = kscope__dev_sreg_smid();
+    uint32_t share = sm < c->regions ? sm : sm % c->regions;
+    uint64_t idx = KSCOPE__ATOMIC_ADD(c->counters + share * KSCOPE_DEVICE_COUNTER_STRIDE, 1ull);
+    if (idx >= c->slots && !(c->flags & KSCOPE_DEVICE_RING))
         return;
-    kscope_device_record *r = c->records + (idx & (c->capacity - 1));
+    kscope_device_record *r = c->records + share * c->slots + (idx & (c->slots - 1));
     uint32_t tag = (uint32_t)(idx + 1);
-    uint32_t where = kscope__dev_sreg_smid() | kscope__dev_sreg_warpid() << 16;
+    uint32_t where = sm | kscope__dev_sreg_warpid() << 16;
     KSCOPE__STORE16(r, tag, (uint32_t)kscope__dev_gridid(), (uint32_t)start,
                     (uint32_t)(start >> 32));
     KSCOPE__STORE16((char *)r + 16, tag, s.id, dur, where);

@@ -3,8 +3,8 @@
 # devscope_check.py): phases spinning 1x/2x/4x a cycle count give those
 # ratios within 5% (globaltimer and clock64); warps doing different work
 # show different times; granularity=cta records once per CTA; a 1k buffer
-# keeps 1024 and reports exactly the rest lost (keep-first), or keeps the
-# newest (keep-newest); sample=4; a kernel first launched inside a stream
+# (8 records per SM) keeps each SM's first 8 and reports exactly the rest
+# lost (keep-first), or keeps the newest (keep-newest); sample=4; a kernel first launched inside a stream
 # capture, its graph launched 3 times, and two streams; a kernel without
 # scopes is unaffected. Prints PASS/FAIL lines; exits 1 on a failure.
 # Env: KSCOPE_SOURCE_DIR, KSCOPE_BINARY_DIR, KSCOPE_GPU_WORK (tools/gpu-run.sh).

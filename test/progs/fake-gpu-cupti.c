@@ -62,8 +62,10 @@ static pthread_t worker;
 static size_t dropped, drop_next, per_buffer;
 static struct {
     long requested, completed, flushes, records, delivered, distinct, callbacks;
+    long calls_in_completed; /* driver calls made inside buffer-completed callbacks */
 } counts;
-static uint8_t *seen[256]; /* buffers handed out so far (the first 256) */
+static __thread int tl_completing; /* in a buffer-completed callback */
+static uint8_t *seen[256];         /* buffers handed out so far (the first 256) */
 
 static int failing(const char *entry)
 {
@@ -78,6 +80,7 @@ static int failing(const char *entry)
 API void fake_cupti_callback(CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
 {
     pthread_mutex_lock(&mu);
+    counts.calls_in_completed += tl_completing && d == CUPTI_CB_DOMAIN_DRIVER_API;
     CUpti_CallbackFunc fn =
         subscribed && d < CUPTI_CB_DOMAIN_SIZE && id < MAX_ID && cb_on[d][id] ? sub_fn : NULL;
     void *arg = sub_arg;
@@ -342,7 +345,9 @@ API CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext c, uint32_t stream, 
 /* Hand one buffer back (mu not held: the client takes its own locks). */
 static void hand_back(buffer b, CUpti_BuffersCallbackCompleteFunc done)
 {
+    tl_completing = 1; /* real CUPTI may hold its lock here: a CUDA call could deadlock */
     done(NULL, 0, b.data, b.size, b.valid);
+    tl_completing = 0;
     pthread_mutex_lock(&mu);
     counts.completed++;
     counts.delivered += (long)b.records;
@@ -476,7 +481,8 @@ API void fake_cupti_set(const char *what, long v)
  * enabled), "callbacks" (made to the subscriber so far), "timestamp" (1: a
  * clock was registered), "requested", "completed", "flushes", "records"
  * (of enabled kinds), "delivered" (in buffers handed back), "distinct"
- * (buffers by address); -1 for other names. */
+ * (buffers by address), "calls_in_completed" (driver calls made inside a
+ * buffer-completed callback); -1 for other names. */
 API long fake_cupti_count(const char *what)
 {
     int a = 0, b = 0;
@@ -508,6 +514,8 @@ API long fake_cupti_count(const char *what)
         v = counts.delivered;
     else if (strcmp(what, "distinct") == 0)
         v = counts.distinct;
+    else if (strcmp(what, "calls_in_completed") == 0)
+        v = counts.calls_in_completed;
     pthread_mutex_unlock(&mu);
     return v;
 }

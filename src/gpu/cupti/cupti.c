@@ -294,12 +294,10 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     pthread_mutex_lock(&buffer_lock);
     size_t n = 0;
     CUpti_Activity *rec = NULL;
-    kscope__ds_buffer_begin(buffer, valid, cu.get_next_record); /* device scopes */
     while (cu.get_next_record(buffer, valid, &rec) == CUPTI_SUCCESS) {
         kscope__corr_feed(&corr, rec);
         n++;
     }
-    kscope__ds_buffer_end();
     if (debug)
         fprintf(stderr,
                 "kscope: cupti buffer: %zu records, %zu bytes; delivered %llu, unattributed "

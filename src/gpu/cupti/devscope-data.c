@@ -3,12 +3,14 @@
  * and scope names out of cubins. No CUDA or CUPTI call: tests fill
  * buffers with the device header's own code compiled for the host.
  *
- * Reading a buffer walks the claims from the first one not yet read (w):
+ * Reading a share walks the claims from the first one not yet read (w) up
+ * to the claims made (hi, from the share's counter):
  * a slot whose two halves carry claim i's tag is claim i's record, whole.
  * It is taken when its launch is expected (finished), else left for a
  * later pass. w moves over taken slots and, keep-newest, over slots that
- * a later claim overwrote (those claims are lost). Nothing is written to
- * the buffer: kernels may be writing it.
+ * a later claim overwrote (those claims are lost). The records read are
+ * the reader's copy of the share (kernels may still be writing the
+ * share's slots of claims not yet read: those wait for a later copy).
  */
 #define _GNU_SOURCE
 #include "gpu/cupti/devscope.h"
@@ -171,12 +173,11 @@ static int orphan_lost(const kscope__dsbuf *b, uint32_t grid, int final)
     return final == 1 && b->any_grid && (int32_t)(grid - b->max_grid) <= 0;
 }
 
+/* One lap at most, and no claim not yet made. */
 static uint64_t scan_end(const kscope__dsbuf *b)
 {
-    uint64_t end = b->w + b->cap; /* one lap at most */
-    if (!(b->flags & KSCOPE_DEVICE_RING) && end > b->cap)
-        end = b->cap;
-    return end;
+    uint64_t end = b->w + b->cap;
+    return end < b->hi ? end : b->hi;
 }
 
 /* Move w over claims read, and (keep-newest) over claims overwritten;
@@ -217,8 +218,6 @@ static int64_t scan_once(kscope__dsbuf *b, kscope__dsgrids *g, int final)
             continue;
         }
         gap = 0;
-        if (i + 1 > b->hi)
-            b->hi = i + 1;
         kscope__dsgrid *d = grid_find(g, ((uint64_t)b->context_id << 32 | r.grid) + 1);
         if (!d) {
             if (orphan_lost(b, r.grid, final)) {
@@ -250,14 +249,24 @@ int64_t kscope__dsbuf_scan(kscope__dsbuf *b, kscope__dsgrids *g, int final)
     return lost;
 }
 
-int64_t kscope__dsbuf_overflow(kscope__dsbuf *b, uint64_t next)
+int64_t kscope__dsbuf_claims(kscope__dsbuf *b, uint64_t next)
 {
-    if (b->flags & KSCOPE_DEVICE_RING || next <= b->cap)
+    int ring = (b->flags & KSCOPE_DEVICE_RING) != 0;
+    uint64_t made = ring || next < b->cap ? next : b->cap;
+    if (made > b->hi)
+        b->hi = made;
+    if (ring || next <= b->cap)
         return 0;
     uint64_t over = next - b->cap;
     int64_t fresh = over > b->over ? (int64_t)(over - b->over) : 0;
     b->over = over > b->over ? over : b->over;
     return fresh;
+}
+
+void kscope__dsbuf_unread(const kscope__dsbuf *b, uint64_t *from, uint64_t *n)
+{
+    *from = b->w;
+    *n = scan_end(b) > b->w ? scan_end(b) - b->w : 0;
 }
 
 /* ------------------------------------------------------------------ names */

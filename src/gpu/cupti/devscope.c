@@ -1,27 +1,21 @@
 /*
  * devscope.c - device-side scopes in the CUPTI backend: each context's
- * buffer, each module's kscope_device_buffer symbol, and the records read
- * as CUPTI reports launches finished.
+ * buffer and each module's kscope_device_buffer symbol (devscope-read.c
+ * reads the records).
  *
  * A module is attached at the first launch of one of its functions (the
  * launch's API-enter callback; modules load lazily, often inside that very
  * launch, and CUPTI's module callback names no CUmodule): the function's
  * module has the symbol or not (cuModuleGetGlobal); if it has, the
- * context's buffer is made once (cuMemAlloc for the control block,
- * cuMemHostAlloc for the records, mapped) and the symbol set with an
- * 8-byte copy on a stream of kscope's own (non-blocking: no ordering with
- * the program's streams), waited for on that stream alone. None of this
- * happens while a stream of the process captures a graph (allocations and
- * copies may be refused then, or end the capture): the function waits
- * until the capture ends. Its launch, being captured, runs no earlier than
- * the graph, which is launched after the capture ended.
- *
- * Reading needs no copy: when a batch of CUPTI records arrives, the grids
- * of the kernels it reports are noted, every context's buffer is read for
- * them, and each kernel's records go to the core with the kernel's own
- * record. Only a flush (already a synchronisation point, never during a
- * capture) copies the 8-byte claim counter back, to count keep-first's
- * records past the end.
+ * context's buffer is made once (cuMemAlloc for the control block, the
+ * records and one claim counter per SM; cuMemHostAlloc for their host
+ * mirror) and the symbol set with an 8-byte copy on a stream of kscope's
+ * own (non-blocking: no ordering with the program's streams), waited for
+ * on that stream alone. None of this happens while a stream of the process
+ * captures a graph (allocations and copies may be refused then, or end the
+ * capture): the function waits until the capture ends. Its launch, being
+ * captured, runs no earlier than the graph, which is launched after the
+ * capture ended.
  */
 #define _GNU_SOURCE
 #include "gpu/cupti/devscope.h"
@@ -37,42 +31,14 @@
 #define MAX_WAIT   256  /* functions waiting for a capture to end */
 #define SYMBOL     "kscope_device_buffer"
 
-typedef struct driver_fns {
-    CUresult (*func_module)(CUmodule *, CUfunction);
-    CUresult (*kernel_function)(CUfunction *, CUkernel);
-    CUresult (*global)(CUdeviceptr *, size_t *, CUmodule, const char *);
-    CUresult (*mem_alloc)(CUdeviceptr *, size_t);
-    CUresult (*host_alloc)(void **, size_t, unsigned int);
-    CUresult (*host_dptr)(CUdeviceptr *, void *, unsigned int);
-    CUresult (*htod)(CUdeviceptr, const void *, size_t, CUstream);
-    CUresult (*dtoh)(void *, CUdeviceptr, size_t, CUstream);
-    CUresult (*stream_create)(CUstream *, unsigned int);
-    CUresult (*stream_sync)(CUstream);
-    CUresult (*ctx_push)(CUcontext);
-    CUresult (*ctx_pop)(CUcontext *);
-    CUresult (*ctx_device)(CUdevice *);
-    CUresult (*attribute)(int *, CUdevice_attribute, CUdevice);
-    CUptiResult (*stream_id)(CUcontext, CUstream, uint32_t *);
-    int (*func_by_symbol)(void **, const void *); /* cudaGetFuncBySymbol, optional */
-} driver_fns;
+kscope__ds_driver kscope__ds_fn;
+static kscope__ds_driver *const fn = &kscope__ds_fn;
 
-typedef struct ds_ctx {
-    CUcontext ctx;
-    uint32_t uid, stream_id; /* CUPTI's ids of the context and of kscope's stream */
-    CUstream stream;
-    CUdeviceptr ctl;
-    kscope_device_ctl *host; /* pinned: the control block's first copy, the symbol's value */
-    uint64_t *value;         /* pinned: 8 bytes copied in or out */
-    void *recs;              /* pinned, mapped: `room` records */
-    CUdeviceptr recs_dev;
-    uint64_t room;
-    kscope__dsbuf buf;
-    double ns_per_cycle;
-} ds_ctx;
+pthread_mutex_t kscope__ds_read_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Record buffers outgrown: a kernel that read the old control block may
- * still write one, so they are kept for the process. */
-static void *retired[MAX_CTX * 8];
+/* Buffers outgrown: a kernel that read the old control block may still
+ * write one, so they are kept for the process. */
+static CUdeviceptr retired[MAX_CTX * 8];
 static int nretired;
 
 typedef struct ds_mod {
@@ -81,12 +47,11 @@ typedef struct ds_mod {
     int ctx;            /* index in ctxs */
 } ds_mod;
 
-static driver_fns fn;
 static int loaded;
 static pthread_mutex_t ds_lock = PTHREAD_MUTEX_INITIALIZER; /* everything below */
 static _Atomic int on;
 static kscope__devscope_opts opts;
-static ds_ctx ctxs[MAX_CTX];
+static kscope__ds_ctx ctxs[MAX_CTX];
 static int nctx; /* read without the lock by the buffer thread: grows only */
 static ds_mod mods[MAX_MODS];
 static int nmods;
@@ -97,12 +62,22 @@ static struct {
     uint32_t uid;
 } waiting[MAX_WAIT];
 static _Atomic int nwaiting;
-static int restart;           /* turned on during a capture: restart_all at its end */
-static kscope__dsgrids grids; /* buffer thread (cupti.c's buffer lock) */
+static int restart; /* turned on during a capture: restart_all at its end */
 
 int kscope__ds_on(void)
 {
     return atomic_load_explicit(&on, memory_order_relaxed);
+}
+
+const kscope__devscope_opts *kscope__ds_opts(void)
+{
+    return &opts;
+}
+
+kscope__ds_ctx *kscope__ds_contexts(int *n)
+{
+    *n = __atomic_load_n(&nctx, __ATOMIC_ACQUIRE);
+    return ctxs;
 }
 
 /* Look name up into dst; whether it was found. */
@@ -120,20 +95,19 @@ static int load(void)
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
     if (!lib)
         return kscope__fail(KSCOPE_ENOGPU, "device scopes: the CUDA driver is not loaded");
-    int ok = LOAD(fn.func_module, "cuFuncGetModule") & LOAD(fn.global, "cuModuleGetGlobal_v2") &
-             LOAD(fn.mem_alloc, "cuMemAlloc_v2") & LOAD(fn.host_alloc, "cuMemHostAlloc") &
-             LOAD(fn.host_dptr, "cuMemHostGetDevicePointer_v2") &
-             LOAD(fn.htod, "cuMemcpyHtoDAsync_v2") & LOAD(fn.dtoh, "cuMemcpyDtoHAsync_v2") &
-             LOAD(fn.stream_create, "cuStreamCreate") &
-             LOAD(fn.stream_sync, "cuStreamSynchronize") &
-             LOAD(fn.ctx_push, "cuCtxPushCurrent_v2") & LOAD(fn.ctx_pop, "cuCtxPopCurrent_v2") &
-             LOAD(fn.ctx_device, "cuCtxGetDevice") & LOAD(fn.attribute, "cuDeviceGetAttribute");
-    (void)LOAD(fn.kernel_function, "cuKernelGetFunction"); /* optional: CUDA 12 */
+    int ok = LOAD(fn->func_module, "cuFuncGetModule") & LOAD(fn->global, "cuModuleGetGlobal_v2") &
+             LOAD(fn->mem_alloc, "cuMemAlloc_v2") & LOAD(fn->host_alloc, "cuMemHostAlloc") &
+             LOAD(fn->free_host, "cuMemFreeHost") & LOAD(fn->htod, "cuMemcpyHtoDAsync_v2") &
+             LOAD(fn->dtoh, "cuMemcpyDtoHAsync_v2") & LOAD(fn->stream_create, "cuStreamCreate") &
+             LOAD(fn->stream_query, "cuStreamQuery") & LOAD(fn->ctx_push, "cuCtxPushCurrent_v2") &
+             LOAD(fn->ctx_pop, "cuCtxPopCurrent_v2") & LOAD(fn->ctx_device, "cuCtxGetDevice") &
+             LOAD(fn->attribute, "cuDeviceGetAttribute");
+    (void)LOAD(fn->kernel_function, "cuKernelGetFunction"); /* optional: CUDA 12 */
     dlclose(lib);
     lib = RTLD_DEFAULT;
-    (void)LOAD(fn.stream_id, "cuptiGetStreamId");
-    (void)LOAD(fn.func_by_symbol, "cudaGetFuncBySymbol"); /* a program's shared cudart */
-    if (!ok || !fn.stream_id)
+    (void)LOAD(fn->stream_id, "cuptiGetStreamId");
+    (void)LOAD(fn->func_by_symbol, "cudaGetFuncBySymbol"); /* a program's shared cudart */
+    if (!ok || !fn->stream_id)
         return kscope__fail(KSCOPE_ENOGPU,
                             "device scopes: this CUDA driver or CUPTI lacks a call they need");
     loaded = 1;
@@ -142,71 +116,141 @@ static int load(void)
 
 /* ------------------------------------------------------------- contexts */
 
-/* Copy 8 bytes to device address dst on kscope's stream and wait for that
- * stream alone. */
-static int put_value(ds_ctx *c, CUdeviceptr dst, uint64_t v)
+int kscope__ds_wait(const kscope__ds_ctx *c)
 {
-    *c->value = v;
+    struct timespec pause = {0, 20000};
+    for (long i = 0; i < 500000; i++) { /* 10 s at most */
+        CUresult rc = fn->stream_query(c->stream);
+        if (rc != CUDA_ERROR_NOT_READY)
+            return rc == CUDA_SUCCESS ? 0 : -1;
+        if (i > 16)
+            nanosleep(&pause, NULL);
+    }
+    return -1;
+}
+
+/* Copy `bytes` from host to device on kscope's stream and wait for that
+ * stream alone. */
+static int put(kscope__ds_ctx *c, CUdeviceptr dst, const void *src, size_t bytes)
+{
     kscope__graphs_hide(1); /* kscope's own copy: not the program's work */
-    int rc = fn.htod(dst, c->value, sizeof v, c->stream) == CUDA_SUCCESS &&
-                     fn.stream_sync(c->stream) == CUDA_SUCCESS
-                 ? 0
-                 : -1;
+    int rc = fn->htod(dst, src, bytes, c->stream) == CUDA_SUCCESS ? kscope__ds_wait(c) : -1;
     kscope__graphs_hide(0);
     return rc;
 }
 
-/* (Re)start c's buffer with the options now: empty, claims from 0, in a
- * buffer that fits (ctx current, no capture open). */
-static int ctx_config(ds_ctx *c)
+static int put_value(kscope__ds_ctx *c, CUdeviceptr dst, uint64_t v)
 {
-    size_t bytes = (size_t)opts.records * sizeof(kscope_device_record);
-    if (c->room < opts.records) {
-        void *recs = NULL;
-        CUdeviceptr dev = 0;
-        if (fn.host_alloc(&recs, bytes, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE) !=
-                CUDA_SUCCESS ||
-            fn.host_dptr(&dev, recs, 0) != CUDA_SUCCESS)
-            return kscope__fail(KSCOPE_ENOMEM, "device scopes: cannot allocate a %zu-byte buffer",
-                                bytes);
-        if (c->recs && nretired < (int)(sizeof retired / sizeof retired[0]))
-            retired[nretired++] = c->recs;
-        c->recs = recs, c->recs_dev = dev, c->room = opts.records;
-    }
-    memset(c->recs, 0, bytes);
+    *c->value = v;
+    return put(c, dst, c->value, sizeof v);
+}
+
+/* Slots per share for `records` in all: a power of two. */
+static uint64_t share_slots(uint64_t records, uint32_t regions)
+{
+    uint64_t want = (records + regions - 1) / regions, p = 1;
+    while (p < want)
+        p <<= 1;
+    return p;
+}
+
+/* Room for `room` records: device memory and its pinned mirror (the old
+ * ones retired). */
+static int ctx_grow(kscope__ds_ctx *c, uint64_t room)
+{
+    size_t bytes = (size_t)room * sizeof(kscope_device_record);
+    CUdeviceptr recs = 0;
+    void *mirror = NULL;
+    if (fn->mem_alloc(&recs, bytes) != CUDA_SUCCESS ||
+        fn->host_alloc(&mirror, bytes, CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS)
+        return kscope__fail(KSCOPE_ENOMEM, "device scopes: cannot allocate a %zu-byte buffer",
+                            bytes);
+    if (c->recs && nretired < (int)(sizeof retired / sizeof retired[0]))
+        retired[nretired++] = c->recs;
+    if (c->mirror)
+        fn->free_host(c->mirror); /* kscope's alone */
+    c->recs = recs, c->mirror = mirror, c->room = room;
+    return 0;
+}
+
+static void shares_free(kscope__ds_ctx *c)
+{
+    for (uint32_t r = 0; c->shares && r < c->regions; r++)
+        kscope__dsbuf_free(&c->shares[r]);
+}
+
+/* (Re)start c's buffer with the options now: empty, claims from 0, in a
+ * buffer that fits (ctx current, no capture open, read lock held). */
+static int ctx_config_locked(kscope__ds_ctx *c)
+{
+    uint64_t slots = share_slots(opts.records, c->regions);
+    uint64_t room = slots * c->regions;
+    if (c->room < room && ctx_grow(c, room) != 0)
+        return KSCOPE_ENOMEM;
+    size_t bytes = (size_t)room * sizeof(kscope_device_record);
+    size_t counters = (size_t)c->regions * KSCOPE_DEVICE_COUNTER_STRIDE * 8;
+    memset(c->mirror, 0, bytes);
+    memset(c->counts, 0, counters);
     memset(c->host, 0, sizeof *c->host);
-    c->host->records = (kscope_device_record *)(uintptr_t)c->recs_dev;
-    c->host->capacity = opts.records;
+    c->slots = slots;
+    c->host->records = (kscope_device_record *)(uintptr_t)c->recs;
+    c->host->counters = (unsigned long long *)(uintptr_t)c->counters;
+    c->host->slots = slots;
+    c->host->regions = c->regions;
     c->host->flags = opts.flags;
     c->host->every = opts.every;
-    kscope__graphs_hide(1);
-    int ok = fn.htod(c->ctl, c->host, sizeof *c->host, c->stream) == CUDA_SUCCESS &&
-             fn.stream_sync(c->stream) == CUDA_SUCCESS;
-    kscope__graphs_hide(0);
-    if (!ok)
+    if (put(c, c->recs, c->mirror, bytes) != 0 || put(c, c->counters, c->counts, counters) != 0 ||
+        put(c, c->ctl, c->host, sizeof *c->host) != 0)
         return kscope__fail(KSCOPE_ENOGPU, "device scopes: cannot set up the control block");
-    kscope__dsbuf_free(&c->buf);
-    return kscope__dsbuf_init(&c->buf, c->recs, opts.records, opts.flags, c->uid);
+    shares_free(c);
+    for (uint32_t r = 0; r < c->regions; r++)
+        if (kscope__dsbuf_init(&c->shares[r], c->mirror + r * slots, slots, opts.flags, c->uid) !=
+            0)
+            return KSCOPE_ENOMEM;
+    return 0;
+}
+
+static int ctx_config(kscope__ds_ctx *c)
+{
+    pthread_mutex_lock(&kscope__ds_read_lock);
+    int rc = ctx_config_locked(c);
+    pthread_mutex_unlock(&kscope__ds_read_lock);
+    return rc;
+}
+
+/* The device's SMs (132 when it cannot say), and its ns per clock cycle. */
+static uint32_t device_sms(kscope__ds_ctx *c)
+{
+    CUdevice dev;
+    int khz = 0, sms = 0;
+    if (fn->ctx_device(&dev) != CUDA_SUCCESS)
+        return 132;
+    if (fn->attribute(&khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev) == CUDA_SUCCESS && khz > 0)
+        c->ns_per_cycle = 1e6 / khz;
+    if (fn->attribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) != CUDA_SUCCESS ||
+        sms <= 0)
+        sms = 132;
+    return (uint32_t)sms;
 }
 
 /* Make ctx's state (ctx current, no capture open). */
-static int ctx_make(ds_ctx *c, CUcontext ctx, uint32_t uid)
+static int ctx_make(kscope__ds_ctx *c, CUcontext ctx, uint32_t uid)
 {
     memset(c, 0, sizeof *c);
     c->ctx = ctx;
     c->uid = uid;
-    CUdevice dev;
-    int khz = 0;
-    if (fn.stream_create(&c->stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS ||
-        fn.stream_id(ctx, c->stream, &c->stream_id) != CUPTI_SUCCESS ||
-        fn.mem_alloc(&c->ctl, sizeof(kscope_device_ctl)) != CUDA_SUCCESS ||
-        fn.host_alloc((void **)&c->host, sizeof(kscope_device_ctl) + 64,
-                      CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS)
+    c->regions = device_sms(c);
+    size_t counters = (size_t)c->regions * KSCOPE_DEVICE_COUNTER_STRIDE * 8;
+    if (fn->stream_create(&c->stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS ||
+        fn->stream_id(ctx, c->stream, &c->stream_id) != CUPTI_SUCCESS ||
+        fn->mem_alloc(&c->ctl, sizeof(kscope_device_ctl)) != CUDA_SUCCESS ||
+        fn->mem_alloc(&c->counters, counters) != CUDA_SUCCESS ||
+        fn->host_alloc((void **)&c->host, sizeof(kscope_device_ctl) + 64,
+                       CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS ||
+        fn->host_alloc((void **)&c->counts, counters, CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS ||
+        (c->shares = calloc(c->regions, sizeof *c->shares)) == NULL)
         return kscope__fail(KSCOPE_ENOMEM, "device scopes: cannot set up a context");
     c->value = (uint64_t *)((char *)c->host + sizeof(kscope_device_ctl));
-    if (fn.ctx_device(&dev) == CUDA_SUCCESS &&
-        fn.attribute(&khz, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, dev) == CUDA_SUCCESS && khz > 0)
-        c->ns_per_cycle = 1e6 / khz;
     return ctx_config(c);
 }
 
@@ -262,11 +306,11 @@ static void seen_add(CUfunction f)
 static CUmodule module_of(CUfunction f)
 {
     CUmodule m = NULL;
-    if (fn.func_module(&m, f) == CUDA_SUCCESS && m)
+    if (fn->func_module(&m, f) == CUDA_SUCCESS && m)
         return m;
     CUfunction g = NULL; /* a CUkernel, as the runtime launches them */
-    if (fn.kernel_function && fn.kernel_function(&g, (CUkernel)f) == CUDA_SUCCESS && g &&
-        fn.func_module(&m, g) == CUDA_SUCCESS)
+    if (fn->kernel_function && fn->kernel_function(&g, (CUkernel)f) == CUDA_SUCCESS && g &&
+        fn->func_module(&m, g) == CUDA_SUCCESS)
         return m;
     return NULL;
 }
@@ -288,7 +332,7 @@ static int attach(CUfunction f, CUcontext ctx, uint32_t uid)
         return 1;
     CUdeviceptr sym = 0;
     size_t size = 0;
-    if (fn.global(&sym, &size, m, SYMBOL) != CUDA_SUCCESS || size != sizeof(void *))
+    if (fn->global(&sym, &size, m, SYMBOL) != CUDA_SUCCESS || size != sizeof(void *))
         sym = 0;
     if (sym && kscope__graphs_capturing(0))
         return 0;
@@ -304,6 +348,14 @@ static int attach(CUfunction f, CUcontext ctx, uint32_t uid)
 
 static void restart_all(void);
 
+/* The options now; the reader reads them under the read lock. */
+static void set_opts(const kscope__devscope_opts *o)
+{
+    pthread_mutex_lock(&kscope__ds_read_lock);
+    opts = *o;
+    pthread_mutex_unlock(&kscope__ds_read_lock);
+}
+
 static void attach_waiting(void)
 {
     if (kscope__graphs_capturing(0))
@@ -313,10 +365,10 @@ static void attach_waiting(void)
     int n = atomic_load(&nwaiting);
     for (int i = 0; i < n; i++) {
         CUcontext popped;
-        int pushed = fn.ctx_push(waiting[i].ctx) == CUDA_SUCCESS;
+        int pushed = fn->ctx_push(waiting[i].ctx) == CUDA_SUCCESS;
         attach(waiting[i].f, waiting[i].ctx, waiting[i].uid);
         if (pushed)
-            fn.ctx_pop(&popped);
+            fn->ctx_pop(&popped);
         seen_add(waiting[i].f);
     }
     atomic_store(&nwaiting, 0);
@@ -347,7 +399,7 @@ static CUfunction launched(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, c
              cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060)
         func = ((const cudaLaunchKernelExC_v11060_params *)params)->func;
     void *f = NULL;
-    if (func && fn.func_by_symbol && fn.func_by_symbol(&f, func) != 0)
+    if (func && fn->func_by_symbol && fn->func_by_symbol(&f, func) != 0)
         f = NULL;
     return f;
 }
@@ -408,11 +460,11 @@ static void restart_all(void)
 {
     for (int i = 0; i < nctx; i++) {
         CUcontext popped;
-        int pushed = fn.ctx_push(ctxs[i].ctx) == CUDA_SUCCESS;
+        int pushed = fn->ctx_push(ctxs[i].ctx) == CUDA_SUCCESS;
         if (ctx_config(&ctxs[i]) != 0)
             kscope__warn_once("dscope-alloc", "%s", kscope_last_error());
         if (pushed)
-            fn.ctx_pop(&popped);
+            fn->ctx_pop(&popped);
     }
     point_all(1);
     restart = 0;
@@ -425,12 +477,12 @@ static void point_all(int v)
         ds_mod *m = &mods[i];
         if (!m->symbol)
             continue;
-        ds_ctx *c = &ctxs[m->ctx];
+        kscope__ds_ctx *c = &ctxs[m->ctx];
         CUcontext popped;
-        int pushed = fn.ctx_push(c->ctx) == CUDA_SUCCESS;
+        int pushed = fn->ctx_push(c->ctx) == CUDA_SUCCESS;
         put_value(c, m->symbol, v ? (uint64_t)c->ctl : 0);
         if (pushed)
-            fn.ctx_pop(&popped);
+            fn->ctx_pop(&popped);
     }
 }
 
@@ -442,16 +494,16 @@ int kscope__ds_switch(int turn_on, const kscope__devscope_opts *o,
     pthread_mutex_lock(&ds_lock);
     int rc = 0;
     if (turn_on && !kscope__ds_on()) {
-        if ((rc = load()) == 0) {
+        if ((rc = load()) == 0 && (rc = kscope__ds_reader_start()) == 0) {
             if (subscriber)
                 enable(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_LOADED);
             if (kscope__graphs_capturing(0)) { /* the buffers as they were */
                 kscope__warn_once("dscope-capture", "device scopes began while a graph capture "
                                                     "was open: they record from its end");
-                opts = *o;
+                set_opts(o);
                 restart = 1;
             } else {
-                opts = *o;
+                set_opts(o);
                 restart_all();
             }
             atomic_store(&on, 1);
@@ -463,116 +515,4 @@ int kscope__ds_switch(int turn_on, const kscope__devscope_opts *o,
     }
     pthread_mutex_unlock(&ds_lock);
     return rc;
-}
-
-/* -------------------------------------------------------------- reading */
-
-/* KSCOPE_DSCOPE_DEBUG=1: a line per buffer read (claims read, the last
- * launch reported, the grid id at the first claim not read). */
-static void debug_line(const char *when, const kscope__dsbuf *b)
-{
-    static int debug = -1;
-    if (debug < 0) {
-        const char *e = getenv("KSCOPE_DSCOPE_DEBUG");
-        debug = e && *e && strcmp(e, "0") != 0;
-    }
-    if (!debug)
-        return;
-    const volatile kscope_device_record *r = &b->recs[b->w & (b->cap - 1)];
-    fprintf(stderr,
-            "kscope: device scopes %s: context %u, claims read %llu of %llu seen, last grid "
-            "%u, next slot tag %u grid %u\n",
-            when, b->context_id, (unsigned long long)b->w, (unsigned long long)b->hi, b->max_grid,
-            r->tag, r->grid);
-}
-
-void kscope__ds_buffer_begin(uint8_t *buffer, size_t valid, kscope__ds_next_fn next)
-{
-    if (!kscope__ds_on() && !__atomic_load_n(&nctx, __ATOMIC_ACQUIRE))
-        return;
-    CUpti_Activity *rec = NULL;
-    int any = 0;
-    while (next(buffer, valid, &rec) == CUPTI_SUCCESS) {
-        kscope__gpu_record r;
-        memset(&r, 0, sizeof r);
-        if (kscope__gpu_decode(rec, &r) && r.kind == KSCOPE__GPU_KERNEL) {
-            any |= kscope__dsgrids_expect(&grids, r.context_id, (uint32_t)r.grid_id) == 0;
-            pthread_mutex_lock(&ds_lock);
-            for (int i = 0; i < nctx; i++) {
-                kscope__dsbuf *b = &ctxs[i].buf;
-                if (b->context_id == r.context_id &&
-                    (!b->any_grid || (int32_t)((uint32_t)r.grid_id - b->max_grid) > 0))
-                    b->max_grid = (uint32_t)r.grid_id, b->any_grid = 1;
-            }
-            pthread_mutex_unlock(&ds_lock);
-        }
-    }
-    if (!any)
-        return;
-    pthread_mutex_lock(&ds_lock);
-    int64_t lost = 0;
-    for (int i = 0; i < nctx; i++) {
-        lost += kscope__dsbuf_scan(&ctxs[i].buf, &grids, 0);
-        debug_line("read", &ctxs[i].buf);
-    }
-    pthread_mutex_unlock(&ds_lock);
-    if (lost)
-        kscope__add_devscope_lost(lost);
-}
-
-int kscope__ds_delivered(uint64_t ctx, const kscope__gpu_record *r)
-{
-    int n_ctx = __atomic_load_n(&nctx, __ATOMIC_ACQUIRE);
-    if (!n_ctx)
-        return 0;
-    if (r->kind != KSCOPE__GPU_KERNEL) {
-        for (int i = 0; i < n_ctx; i++) /* kscope's own copies */
-            if (ctxs[i].uid == r->context_id && ctxs[i].stream_id == r->stream)
-                return 1;
-        return 0;
-    }
-    size_t n = 0;
-    const kscope__devscope_rec *recs =
-        kscope__dsgrids_take(&grids, r->context_id, (uint32_t)r->grid_id, &n);
-    if (!n)
-        return 0;
-    double ns = 0;
-    for (int i = 0; i < n_ctx; i++)
-        if (ctxs[i].uid == r->context_id)
-            ns = ctxs[i].ns_per_cycle;
-    kscope__record_devscopes(ctx, r, recs, n, (opts.flags & KSCOPE_DEVICE_CLOCK64) != 0, ns);
-    return 0;
-}
-
-void kscope__ds_buffer_end(void)
-{
-    size_t left = grids.used ? kscope__dsgrids_clear(&grids) : 0;
-    if (left)
-        kscope__add_devscope_lost((int64_t)left);
-}
-
-void kscope__ds_flush(int final)
-{
-    pthread_mutex_lock(&ds_lock);
-    int64_t lost = 0;
-    kscope__dsgrids none = {0};
-    for (int i = 0; i < nctx; i++) {
-        ds_ctx *c = &ctxs[i];
-        lost += kscope__dsbuf_scan(&c->buf, &none, final);
-        debug_line(final >= 2 ? "stop" : "flush", &c->buf);
-        CUcontext popped;
-        int pushed = fn.ctx_push(c->ctx) == CUDA_SUCCESS;
-        kscope__graphs_hide(1);
-        if (!(c->buf.flags & KSCOPE_DEVICE_RING) &&
-            fn.dtoh(c->value, c->ctl + offsetof(kscope_device_ctl, next), 8, c->stream) ==
-                CUDA_SUCCESS &&
-            fn.stream_sync(c->stream) == CUDA_SUCCESS)
-            lost += kscope__dsbuf_overflow(&c->buf, *c->value);
-        kscope__graphs_hide(0);
-        if (pushed)
-            fn.ctx_pop(&popped);
-    }
-    pthread_mutex_unlock(&ds_lock);
-    if (lost)
-        kscope__add_devscope_lost(lost);
 }

@@ -4,16 +4,21 @@
  * devscope-data.c (reading records out of a buffer, scope names, no CUDA
  * call) share.
  *
- * Each context gets one buffer of kscope_device_record slots (capacity a
- * power of two) in host-mapped memory; kernels claim slots with one
- * atomicAdd on a counter in device memory (kscope/device.h). The host
- * reads a claim's slot once both of its halves carry the claim's tag and
- * the launch that wrote it is known to have finished (its CUPTI kernel
- * record arrived): a kernel never waits for the host, the host never
- * waits for a kernel.
+ * Each context gets one buffer of kscope_device_record slots in device
+ * memory, cut into one share per SM (each a power of two); kernels claim
+ * slots with one atomicAdd on their SM's counter (kscope/device.h). After
+ * CUPTI reports launches finished, devscope-read.c's thread copies the
+ * counters and the new slots into a host mirror on a stream of kscope's
+ * own, and reads each share like a ring: a slot is claim i's record once
+ * both of its halves carry the claim's tag and the launch that wrote it
+ * is known to have finished. A kernel never waits for the host, the host
+ * never waits for a kernel, and the program's streams are never waited
+ * for.
  */
 #ifndef KSCOPE_DEVSCOPE_H
 #define KSCOPE_DEVSCOPE_H
+
+#include <pthread.h>
 
 #include "gpu/cupti/cupti-internal.h"
 
@@ -21,14 +26,14 @@
 
 /* ------------------------------------------------------- reading (no CUDA) */
 
-/* One context's buffer as the host reads it. */
+/* One share of a context's buffer (one SM's) as the host reads it. */
 typedef struct kscope__dsbuf {
-    volatile kscope_device_record *recs; /* host view, cap slots */
+    volatile kscope_device_record *recs; /* host mirror, cap slots */
     uint64_t cap;                        /* a power of two */
     uint32_t flags;                      /* KSCOPE_DEVICE_* */
     uint32_t context_id;                 /* CUPTI's id of the context */
     uint64_t w;                          /* claims below w are read or counted lost */
-    uint64_t hi;                         /* 1 + the highest claim seen written */
+    uint64_t hi;                         /* claims made (that have a slot) */
     uint8_t *taken;                      /* per slot: read ahead of w */
     uint64_t over;                       /* keep-first: claims past cap counted so far */
     uint32_t max_grid;                   /* highest grid whose launch finished */
@@ -65,9 +70,13 @@ int kscope__dsgrids_expect(kscope__dsgrids *g, uint32_t context_id, uint32_t gri
  * Returns the records lost in this call. */
 int64_t kscope__dsbuf_scan(kscope__dsbuf *b, kscope__dsgrids *g, int final);
 
-/* Keep-first: the claims past the buffer's end, from the device's claim
- * counter `next`, not counted before. */
-int64_t kscope__dsbuf_overflow(kscope__dsbuf *b, uint64_t next);
+/* The share's claim counter read `next`: sets the claims that have a slot
+ * and returns keep-first's claims past the end not counted before. */
+int64_t kscope__dsbuf_claims(kscope__dsbuf *b, uint64_t next);
+
+/* Claims [*from, *from + *n) are the ones whose slots a reader copies
+ * now: those made and not yet read, one lap at most. */
+void kscope__dsbuf_unread(const kscope__dsbuf *b, uint64_t *from, uint64_t *n);
 
 /* The records read for launch (context_id, grid), or NULL; *n set. They
  * stay valid until kscope__dsgrids_clear. */
@@ -86,13 +95,66 @@ uint32_t kscope__ds_name(uint32_t id);
 
 /* ------------------------------------------------------------- CUPTI side */
 
+/* The driver's calls device scopes make, looked up when they turn on. */
+typedef struct kscope__ds_driver {
+    CUresult (*func_module)(CUmodule *, CUfunction);
+    CUresult (*kernel_function)(CUfunction *, CUkernel);
+    CUresult (*global)(CUdeviceptr *, size_t *, CUmodule, const char *);
+    CUresult (*mem_alloc)(CUdeviceptr *, size_t);
+    CUresult (*host_alloc)(void **, size_t, unsigned int);
+    CUresult (*free_host)(void *);
+    CUresult (*htod)(CUdeviceptr, const void *, size_t, CUstream);
+    CUresult (*dtoh)(void *, CUdeviceptr, size_t, CUstream);
+    CUresult (*stream_create)(CUstream *, unsigned int);
+    CUresult (*stream_query)(CUstream);
+    CUresult (*ctx_push)(CUcontext);
+    CUresult (*ctx_pop)(CUcontext *);
+    CUresult (*ctx_device)(CUdevice *);
+    CUresult (*attribute)(int *, CUdevice_attribute, CUdevice);
+    CUptiResult (*stream_id)(CUcontext, CUstream, uint32_t *);
+    int (*func_by_symbol)(void **, const void *); /* cudaGetFuncBySymbol, optional */
+} kscope__ds_driver;
+
+extern kscope__ds_driver kscope__ds_fn;
+
+/* One context's buffer. */
+typedef struct kscope__ds_ctx {
+    CUcontext ctx;
+    uint32_t uid, stream_id; /* CUPTI's ids of the context and of kscope's stream */
+    CUstream stream;
+    CUdeviceptr ctl;              /* the control block */
+    kscope_device_ctl *host;      /* pinned: the control block's first copy */
+    uint64_t *value;              /* pinned: 8 bytes copied in */
+    uint32_t regions;             /* shares: the device's SMs */
+    uint64_t slots;               /* per share */
+    uint64_t room;                /* records the buffers hold (regions * slots) */
+    CUdeviceptr recs;             /* device memory: room records */
+    CUdeviceptr counters;         /* device memory: a counter per share, 128 bytes apart */
+    kscope_device_record *mirror; /* pinned: the records as last copied */
+    unsigned long long *counts;   /* pinned: the counters as last copied */
+    kscope__dsbuf *shares;        /* regions of them, over the mirror */
+    double ns_per_cycle;
+} kscope__ds_ctx;
+
+/* The contexts with buffers: [0, *n). They are only ever added; their
+ * buffers change under kscope__ds_read_lock. */
+kscope__ds_ctx *kscope__ds_contexts(int *n);
+
+/* Held while a context's buffers are copied, read or remade. */
+extern pthread_mutex_t kscope__ds_read_lock;
+
+/* Run on kscope's stream with the context current: wait for the stream
+ * alone (polled: no call that could wait on the program's work). */
+int kscope__ds_wait(const kscope__ds_ctx *c);
+
 /* The backend's device_scopes (kscope-internal.h). */
 int kscope__ds_switch(int on, const kscope__devscope_opts *o, CUpti_SubscriberHandle subscriber,
                       CUptiResult (*enable)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
                                             CUpti_CallbackId));
 
-/* Whether device scopes are on (one load). */
+/* Whether device scopes are on (one load), and the options they run with. */
 int kscope__ds_on(void);
+const kscope__devscope_opts *kscope__ds_opts(void);
 
 /* A launch call begins (its API-enter callback, the launching thread):
  * the first launch of each function attaches its module. */
@@ -102,20 +164,21 @@ void kscope__ds_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 /* A stream capture ended: attach what waited for it. */
 void kscope__ds_capture_ended(void);
 
-/* Resource callbacks: modules loaded (names), contexts destroyed. */
+/* Resource callbacks: modules loaded (names). */
 void kscope__ds_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd);
 
-/* Before a buffer of CUPTI records is fed: note the launches it reports
- * finished and read their records. */
-typedef CUptiResult (*kscope__ds_next_fn)(uint8_t *, size_t, CUpti_Activity **);
-void kscope__ds_buffer_begin(uint8_t *buffer, size_t valid, kscope__ds_next_fn next);
-/* A record was delivered with context ctx: a kernel's device scopes go to
- * the core. Returns 1 for a record of kscope's own copies (drop it). */
-int kscope__ds_delivered(uint64_t ctx, const kscope__gpu_record *r);
-/* After the buffer: records of launches never delivered are lost. */
-void kscope__ds_buffer_end(void);
+/* ---------------------------------------------- reading (devscope-read.c) */
 
-/* At a flush (every launch so far delivered) or stop (final = 2). */
+/* Start the reader thread (once). 0 or an error. */
+int kscope__ds_reader_start(void);
+
+/* A record was delivered with context ctx (the buffer thread): a kernel's
+ * launch waits for the reader, which hands its device scopes to the core.
+ * Returns 1 for a record of kscope's own copies (drop it). */
+int kscope__ds_delivered(uint64_t ctx, const kscope__gpu_record *r);
+
+/* At a flush (every launch so far delivered) or stop (final = 2): read
+ * every context's buffer now, on the calling thread. */
 void kscope__ds_flush(int final);
 
 #endif /* KSCOPE_DEVSCOPE_H */
