@@ -307,7 +307,8 @@ typedef struct kscope__backend {
     int (*start)(void);
     void (*stop)(void);
     void (*flush)(void);
-    /* Tell the backend a session started (some modes need callbacks). */
+    /* Tell the backend a session started or ended, or a thread annotated
+     * for the first time: kscope__calls_wanted may have changed. */
     void (*session_changed)(void);
     /* PC sampling on (on = 1, a period of `interval` cycles) for the
      * first session that asks for it, off (on = 0) after the last; NULL
@@ -528,6 +529,16 @@ void kscope__add_devscope_lost(int64_t n);
 
 /* Whether any session records device scopes now. */
 int kscope__devscope_wanted(void);
+
+/* Whether a backend must follow launches one by one to tell their host
+ * contexts: a thread has annotated (a context other than the root can
+ * exist), or a trace session records (launches on the host timeline).
+ * Until then every kernel goes to the root whatever the backend does. */
+int kscope__calls_wanted(void);
+
+/* The calling thread annotates for the first time (core/thread.c): the
+ * first such call tells the started backend (session_changed). */
+void kscope__gpu_contexts_seen(void);
 
 /* ------------------------------------------------------------- graphs */
 

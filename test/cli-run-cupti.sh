@@ -53,6 +53,19 @@ assert doc[1]["CUDA"]["0"]["num_sms"] == 132, doc[1]
 ' || fail "device info missing"
 ok "kernels under scopes"
 
+# --- a program that never annotates: its launches are not followed one by
+# one (every kernel goes to the root anyway), except in a trace, where
+# launches are on the host timeline
+KSCOPE_CUPTI_DEBUG=1 "$KS" run -n bare -- ./gpu-shared bare >/dev/null 2>err.txt ||
+    fail "bare: $(cat err.txt)"
+[ "$(at bare.hatchet plain_kernel)" = 3 ] || fail "bare: plain_kernel is not at the root, 3 calls"
+[ "$(at bare.hatchet "Memcpy HtoD" bytes)" = 64 ] || fail "bare: the copy is not at the root"
+grep -q "calls followed 0$" err.txt || fail "bare: launches were followed: $(grep 'cupti buffer' err.txt)"
+KSCOPE_CUPTI_DEBUG=1 "$KS" run -n baretrace -d trace -- ./gpu-shared bare >/dev/null 2>err.txt ||
+    fail "bare trace: $(cat err.txt)"
+grep -Eq "calls followed [1-9]" err.txt || fail "bare trace: launches not followed"
+ok "a program without annotations: launches followed only for a trace"
+
 # --- the same with the program linked with libkscope.a
 "$KS" run -n static -- ./gpu-static >/dev/null 2>err.txt || fail "static: $(cat err.txt)"
 [ "$(at static.hatchet step1/mul_kernel)" = 1 ] || fail "static: mul_kernel is not under step1"

@@ -103,7 +103,8 @@ static yajl_val tree_of(int s, yajl_val *doc, char **text)
 
 /* A session subscribes and enables the work kinds (never the serialising
  * KERNEL kind), kscope's clock, and the callbacks of launches, copies and
- * sets only; the last session's end takes all of it back. */
+ * sets only, once a thread has annotated (runs first: nothing annotated
+ * before it); the last session's end takes all of it back. */
 static void test_subscribe_and_stop(void **state)
 {
     (void)state;
@@ -119,6 +120,34 @@ static void test_subscribe_and_stop(void **state)
     assert_int_equal(fake_cupti_count("timestamp"), 1);
     uint64_t t0 = kscope_now_ns(), t = fake_cupti_now(), t1 = kscope_now_ns();
     assert_true(t0 <= t && t <= t1); /* records are stamped on kscope's clock */
+    /* Nothing annotated yet: every kernel goes to the root, so launches are
+     * not followed (what a launch costs is CUPTI's activity alone); graph
+     * launches and stream captures are. */
+    assert_int_equal(
+        callback_on(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel), 0);
+    assert_int_equal(
+        callback_on(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000),
+        0);
+    assert_int_equal(
+        callback_on(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2), 0);
+    assert_int_equal(
+        callback_on(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000),
+        1);
+    assert_int_equal(callback_on(CUPTI_CB_DOMAIN_RUNTIME_API,
+                                 CUPTI_RUNTIME_TRACE_CBID_cudaStreamBeginCapture_v10000),
+                     1);
+    launch("before_any_scope", 1);
+    kscope_enter("first"); /* the process's first annotation: launches are followed */
+    launch("in_first", 2);
+    kscope_exit("first");
+    yajl_val doc;
+    char *text;
+    yajl_val root = tree_of(s, &doc, &text);
+    assert_non_null(tu_child(root, "before_any_scope"));
+    assert_non_null(TU_PATH(root, "first", "in_first"));
+    assert_null(tu_child(root, "in_first"));
+    kscope_free(text);
+    yajl_tree_free(doc);
     assert_int_equal(
         callback_on(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel), 1);
     assert_int_equal(

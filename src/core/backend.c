@@ -151,6 +151,29 @@ void kscope__gpu_dscope_end(kscope__session *s)
         b->device_scopes(0, NULL);
 }
 
+/* ------------------------------------------------- following launches */
+
+static _Atomic int contexts_seen; /* a thread has annotated */
+
+int kscope__calls_wanted(void)
+{
+    if (atomic_load(&contexts_seen))
+        return 1;
+    for (int i = 0; i < KSCOPE_MAX_SESSIONS; i++)
+        if (kscope__sessions[i].in_use && kscope__sessions[i].trace)
+            return 1;
+    return 0;
+}
+
+void kscope__gpu_contexts_seen(void)
+{
+    if (atomic_exchange(&contexts_seen, 1))
+        return;
+    const kscope__backend *b = atomic_load(&active); /* after the store: see first_start */
+    if (b && b->session_changed)
+        b->session_changed();
+}
+
 int kscope__gpu_attach(kscope__session *s, const char *name)
 {
     const kscope__backend *b = choose(name);

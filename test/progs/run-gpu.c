@@ -9,6 +9,8 @@
  *   drop     CUPTI drops the next 2 records
  *   parts    kscope_deactivate(session, 1) after each of two steps (the
  *            first reactivated)
+ *   bare     only three launches of "plain_kernel" and a copy: no kscope
+ *            call, no scope
  */
 #include "kscope.h"
 
@@ -50,6 +52,14 @@ int main(int argc, char **argv)
         cuDevicePrimaryCtxRetain(&c, d) != CUDA_SUCCESS || cuCtxSetCurrent(c) != CUDA_SUCCESS) {
         fprintf(stderr, "no pretend GPU\n");
         return 3;
+    }
+    if (strcmp(mode, "bare") == 0) {
+        for (int i = 0; i < 3; i++)
+            launch("plain_kernel", 1);
+        char host[64];
+        cuMemcpyHtoD_v2(0x1000, host, sizeof host);
+        printf("gpu program done\n");
+        return 0;
     }
     int sid = kscope_start(NULL);
     if (strcmp(mode, "drop") == 0) {

@@ -66,6 +66,31 @@ typedef struct kscope__known_call {
 
 extern const kscope__known_call kscope__known_calls[];
 
+/* What a callback id of the runtime (row 0) or driver (row 1) domain is to
+ * kscope (KSCOPE__CALL_*), filled by kscope__follow_classify. */
+#define KSCOPE__CBID_MAX 4096
+extern uint8_t kscope__call_class[2][KSCOPE__CBID_MAX];
+
+typedef CUptiResult (*kscope__enable_fn)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain,
+                                         CUpti_CallbackId);
+
+/* Fill kscope__call_class: the known calls, then every call CUPTI names
+ * (name_of may be NULL: the known calls only). follow.c */
+void kscope__follow_classify(CUptiResult (*name_of)(CUpti_CallbackDomain, uint32_t, const char **));
+
+/* At start: the stream-capture calls' callbacks on (always), graph
+ * resources on; graph launches and launches off. CUPTI's result. */
+CUptiResult kscope__follow_start(CUpti_SubscriberHandle sub, kscope__enable_fn enable);
+
+/* Graph launches' and launches' (kernels, copies, sets) callbacks on or
+ * off, each only when it changes (the caller's lock held). CUPTI's
+ * result. */
+CUptiResult kscope__follow_set(int graphs, int launches, CUpti_SubscriberHandle sub,
+                       kscope__enable_fn enable);
+
+/* Whether launches' callbacks are on. */
+int kscope__follow_launches(void);
+
 /* ------------------------------------------------------ launch metadata */
 
 /* A copy of a kscope_launch_meta in one allocation, waiting for its

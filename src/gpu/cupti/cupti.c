@@ -98,6 +98,8 @@ static __thread kscope__gpu_meta *tl_meta;
 static __thread uint32_t tl_meta_gen;
 /* Sampled sessions: KSCOPE__GATE_OPEN, or QUIET/SHUT between windows. */
 static _Atomic int gate_state = KSCOPE__GATE_OPEN;
+/* Launch metadata was given once: launches are followed from then on. */
+static _Atomic int meta_given;
 /* This thread's OS id (0: not yet read), and how many followed calls it
  * is inside (a driver call made by a runtime call is the second). */
 static __thread uint32_t tl_tid;
@@ -118,14 +120,7 @@ static const CUpti_ActivityKind kinds[] = {
     CUPTI_ACTIVITY_KIND_MEMSET,
 };
 
-/* What a callback id of the runtime or driver domain is to kscope
- * (KSCOPE__CALL_*, from kscope__gpu_call_class). */
-#define CBID_MAX 4096
-static uint8_t call_class[2][CBID_MAX]; /* [domain_index(domain)][cbid] */
-static const CUpti_CallbackDomain domains[2] = {CUPTI_CB_DOMAIN_RUNTIME_API,
-                                                CUPTI_CB_DOMAIN_DRIVER_API};
-
-/* The row of call_class (and of domains) a runtime or driver domain has. */
+/* The row of kscope__call_class a runtime or driver domain has. */
 static int domain_index(CUpti_CallbackDomain domain)
 {
     return domain == CUPTI_CB_DOMAIN_DRIVER_API;
@@ -420,7 +415,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
     const CUpti_CallbackData *cb = data;
     if (domain == CUPTI_CB_DOMAIN_DRIVER_API && profiler_api_callback(cbid, cb))
         return;
-    int cls = cbid < CBID_MAX ? call_class[domain_index(domain)][cbid] : 0;
+    int cls = cbid < KSCOPE__CBID_MAX ? kscope__call_class[domain_index(domain)][cbid] : 0;
     if (!cls) {
         kscope__cupti_gate_call(domain, cbid, cb);
         return;
@@ -437,46 +432,22 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
     }
 }
 
-/* Fill call_class: the fixed launch list, then every call CUPTI names. */
-static void classify_calls(void)
+/* Follow the calls one by one (callbacks on) while the gate is open and a
+ * launch's host context can differ from the root: annotations or a trace
+ * session (the core says), launch metadata, PC sampling (its contexts) or
+ * device scopes (they attach at launches). follow.c says why. Graph
+ * launches are followed whenever the gate is open (state_lock held). */
+static int follow_calls(void)
 {
-    memset(call_class, 0, sizeof call_class);
-    for (const kscope__known_call *k = kscope__known_calls; k->cbid; k++)
-        call_class[domain_index(k->domain)][k->cbid] = k->cls;
-    if (!cu.callback_name) {
-        kscope__warn_once("cupti-names",
-                          "this CUPTI cannot name its callbacks: copies and sets go to the root");
-        return;
-    }
-    for (int d = 0; d < 2; d++) {
-        for (uint32_t id = 1; id < CBID_MAX; id++) {
-            const char *name = NULL;
-            if (!call_class[d][id] && cu.callback_name(domains[d], id, &name) == CUPTI_SUCCESS &&
-                name)
-                call_class[d][id] = (uint8_t)kscope__gpu_call_class(name);
-        }
-    }
-}
-
-/* Enable the callbacks of every followed call (state_lock held). */
-static int enable_call_callbacks(void)
-{
-    classify_calls();
-    for (int d = 0; d < 2; d++) {
-        for (uint32_t id = 1; id < CBID_MAX; id++) {
-            if (!call_class[d][id])
-                continue;
-            CUptiResult rc = cu.enable_callback(1, subscriber, domains[d], id);
-            if (rc != CUPTI_SUCCESS)
-                return kscope__fail(KSCOPE_ENOCUPTI, "cannot enable CUPTI launch callbacks: %s",
-                                    cupti_error(rc));
-        }
-    }
-    /* Graph nodes, graphs, execs (graphs.c). Without them graph work goes
-     * to its launch, as before profiling started. */
-    for (size_t i = 0; kscope__graph_fns.node_id && kscope__graph_resource_cbids[i]; i++)
-        cu.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
-                           kscope__graph_resource_cbids[i]);
+    int open = started && atomic_load(&gate_state) == KSCOPE__GATE_OPEN;
+    int need = open && (kscope__calls_wanted() || atomic_load(&meta_given) || kscope__pcs_on() ||
+                        kscope__ds_on());
+    if (need && !kscope__follow_launches())
+        atomic_fetch_add(&capture_gen, 1); /* calls open when it switched never end */
+    CUptiResult rc = kscope__follow_set(open, need, subscriber, cu.enable_callback);
+    if (rc != CUPTI_SUCCESS)
+        return kscope__fail(KSCOPE_ENOCUPTI, "cannot %s CUPTI launch callbacks: %s",
+                            need ? "enable" : "disable", cupti_error(rc));
     return 0;
 }
 
@@ -492,6 +463,12 @@ static int cupti_launch_metadata(const kscope_launch_meta *meta)
         /* nothing records kernels: keep nothing for later */
         free(m);
         return 0;
+    }
+    if (!atomic_load_explicit(&meta_given, memory_order_relaxed)) { /* once */
+        pthread_mutex_lock(&state_lock);
+        atomic_store(&meta_given, 1);
+        follow_calls(); /* the launch it names must be followed */
+        pthread_mutex_unlock(&state_lock);
     }
     free(tl_meta); /* two in a row: the later one wins */
     tl_meta = m;
@@ -594,13 +571,23 @@ static int start_locked(void)
         return rc;
     }
     atomic_fetch_add(&capture_gen, 1);
-    if ((rc = enable_call_callbacks()) < 0) { /* without them nothing is attributed */
+    kscope__follow_classify(cu.callback_name);
+    CUptiResult crc = kscope__follow_start(subscriber, cu.enable_callback);
+    if (crc != CUPTI_SUCCESS) {
+        rc = kscope__fail(KSCOPE_ENOCUPTI, "cannot enable CUPTI launch callbacks: %s",
+                          cupti_error(crc));
         disable_kinds(N_OF(kinds));
         cu.unsubscribe(subscriber);
         return rc;
     }
     started = 1;
     atomic_store(&gate_state, KSCOPE__GATE_OPEN);
+    if ((rc = follow_calls()) < 0) { /* without them nothing is attributed */
+        started = 0;
+        disable_kinds(N_OF(kinds));
+        cu.unsubscribe(subscriber);
+        return rc;
+    }
     kscope__cupti_gate_start(subscriber, cu.enable_callback, cu.callback_name);
     /* kscope run --capture-range=cudaProfilerApi: follow the profiler API
      * (two callbacks, on calls a program makes a handful of times). */
@@ -695,17 +682,6 @@ static void cupti_stop(void)
     pthread_mutex_unlock(&state_lock);
 }
 
-/* The followed calls' callbacks on or off (state_lock held). */
-static int set_call_callbacks(uint32_t on)
-{
-    for (int d = 0; d < 2; d++)
-        for (uint32_t id = 1; id < CBID_MAX; id++)
-            if (call_class[d][id] && call_class[d][id] < KSCOPE__CALL_BEGIN_CAPTURE &&
-                cu.enable_callback(on, subscriber, domains[d], id) != CUPTI_SUCCESS)
-                return KSCOPE_ENOCUPTI;
-    return 0;
-}
-
 int kscope__cupti_switch(int state)
 {
     pthread_mutex_lock(&state_lock);
@@ -713,8 +689,8 @@ int kscope__cupti_switch(int state)
     if (started && was != state) {
         if (state == KSCOPE__GATE_OPEN)        /* a kernel with a record has its launch noted */
             atomic_fetch_add(&capture_gen, 1); /* calls open at the shut never end */
-        if ((state == KSCOPE__GATE_OPEN) != (was == KSCOPE__GATE_OPEN))
-            rc = set_call_callbacks(state == KSCOPE__GATE_OPEN);
+        atomic_store(&gate_state, state);
+        rc = follow_calls();
         /* activity stays on while quiet: the window's queued work delivers */
         if (rc == 0 && was == KSCOPE__GATE_SHUT) {
             for (size_t i = 0; i < N_OF(kinds) && rc == 0; i++)
@@ -722,7 +698,6 @@ int kscope__cupti_switch(int state)
         } else if (rc == 0 && state == KSCOPE__GATE_SHUT) {
             disable_kinds(N_OF(kinds));
         }
-        atomic_store(&gate_state, state);
     }
     pthread_mutex_unlock(&state_lock);
     return rc;
@@ -733,13 +708,27 @@ static int cupti_pc_sampling(int on, uint32_t interval)
 {
     pthread_mutex_lock(&state_lock);
     int rc = kscope__pcs_switch(on, interval, started ? subscriber : NULL, cu.enable_callback);
+    follow_calls();
     pthread_mutex_unlock(&state_lock);
     return rc;
 }
 
 static int cupti_device_scopes(int on, const kscope__devscope_opts *o)
 {
-    return kscope__ds_switch(on, o, started ? subscriber : NULL, cu.enable_callback);
+    int rc = kscope__ds_switch(on, o, started ? subscriber : NULL, cu.enable_callback);
+    pthread_mutex_lock(&state_lock);
+    follow_calls();
+    pthread_mutex_unlock(&state_lock);
+    return rc;
+}
+
+/* A session started or ended, or a thread annotated for the first time:
+ * whether launches are followed may change. */
+static void cupti_session_changed(void)
+{
+    pthread_mutex_lock(&state_lock);
+    follow_calls();
+    pthread_mutex_unlock(&state_lock);
 }
 
 static int cupti_capturing(int this_thread)
@@ -753,7 +742,7 @@ const kscope__backend kscope__cupti_backend = {
     .start = cupti_start,
     .stop = cupti_stop,
     .flush = cupti_flush,
-    .session_changed = NULL, /* launch times are always kept: no mode switch */
+    .session_changed = cupti_session_changed,
     .pc_sampling = cupti_pc_sampling,
     .launch_metadata = cupti_launch_metadata,
     .range_push = kscope__nvtx_push,
