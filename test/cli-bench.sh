@@ -57,7 +57,8 @@ fake -n 500 -r 3 --torch-rounds 0 >out.txt 2>err.txt || fail "bench: $(cat err.t
 grep -q "^kscope bench: Pretend GPU, 500 launches per run" out.txt || fail "header: $(head -2 out.txt)"
 # (the ratio to the floor is "-" when the floor measured no dearer than
 # bare: speeds are the benchmark's to judge, not the test's)
-for way in "bare" "floor" "in-process" "kscope run" "sampled (between windows)"; do
+for way in "bare" "floor" "in-process" "kscope run" "kscope run, annotated" \
+    "sampled (between windows)"; do
     grep -E "^$(printf '%s' "$way" | sed 's/[()]/\\&/g') +3 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +(-?[0-9.]+|-) " \
         out.txt >/dev/null || fail "row '$way': $(grep -F "$way" out.txt)"
 done

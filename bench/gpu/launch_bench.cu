@@ -17,6 +17,9 @@
  *              launcher that started capture before the program's cuInit)
  *   trace      kscope, trace session, the loop inside one scope
  *   tree_scoped kscope tree, a scope around every launch
+ *   scoped     no session of its own, the loop inside one kscope scope:
+ *              under `kscope run`, an annotated program (mode none is an
+ *              unannotated one, whose launches kscope does not follow)
  *
  * STEP_EVERY=N calls kscope_step() after every N launches in every mode
  * (a no-op of one load unless a session samples by steps), so that
@@ -205,7 +208,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "kscope_start: %s\n", kscope_last_error());
             return 1;
         }
-    } else if (!early && strcmp(mode, "none") != 0) {
+    } else if (!early && strcmp(mode, "none") != 0 && strcmp(mode, "scoped") != 0) {
         fprintf(stderr, "unknown mode %s\n", mode);
         return 2;
     }
@@ -222,14 +225,15 @@ int main(int argc, char **argv)
             kscope_exit("launch");
         }
     } else {
-        if (kscope_mode)
+        int scoped = kscope_mode || !strcmp(mode, "scoped");
+        if (scoped)
             kscope_enter("loop");
         for (long i = 0; i < n; i++) {
             empty_kernel<<<1, 1>>>();
             if (step_every > 0 && (i + 1) % step_every == 0)
                 kscope_step();
         }
-        if (kscope_mode)
+        if (scoped)
             kscope_exit("loop");
     }
     CK(cudaDeviceSynchronize());

@@ -13,7 +13,10 @@
 #            inproc_early  kscope_start before CUDA is initialised
 #            run_none      kscope run -b none (preload, NVTX and CUDA injection
 #                          entries, no GPU capture)
-#            run_tree      kscope run (tree)
+#            run_tree      kscope run (tree), a program that never annotates
+#                          (its launches are not followed one by one)
+#            run_scoped    kscope run (tree), the loop inside one scope (an
+#                          annotated program: every launch is followed)
 #            run_trace     kscope run -d trace
 #            sampled_off   kscope run --sample with no window in the loop: the
 #                          cost between windows
@@ -38,7 +41,10 @@
 # Env: SECTIONS (default "c torch train"; torch and train need torch),
 # REPS (default 15), TORCH_REPS (default 5), TRAIN_REPS (default 3),
 # LAUNCHES (default 20000), TRAIN_STEPS (default 30), LAUNCH_BENCH (a
-# built launch_bench; else built here with nvcc), CUDA_HOME.
+# built launch_bench; else built here with nvcc), CUDA_HOME, PIN_CPUS (the
+# C loop's processes run on these CPUs, default 2-5 where taskset exists:
+# a process that lands on another socket runs 1.5x slower, noise larger
+# than what is measured; "" to leave them free).
 set -u
 src=$(cd "$(dirname "$0")/../.." && pwd)
 bin=${KSCOPE_BINARY_DIR:?set KSCOPE_BINARY_DIR to the build folder}
@@ -94,17 +100,20 @@ c_mode() {
     # launch_bench_plain (no CUPTI linked) wherever the CUPTI-linked build is
     # not needed: kscope run refuses a program that links CUPTI itself
     local lb=$launch_bench_plain out
+    local -a pin=()
+    [ -n "$pin_cpus" ] && pin=(taskset -c "$pin_cpus")
     case $1 in
-    bare) out=$("$lb" none "$n" "$work/out") ;;
-    floor) out=$(CUDA_INJECTION64_PATH=$work/floor.so "$lb" none "$n" "$work/out") ;;
-    floor_cb) out=$("$launch_bench" floor_cb "$n" "$work/out") ;;
-    inproc) out=$("$lb" tree "$n" "$work/out") ;;
-    inproc_early) out=$("$lb" tree_early "$n" "$work/out") ;;
-    run_none) out=$("$ks" run -b none -o "$work/out" --top 0 -- "$lb" none "$n" "$work/out") ;;
-    run_tree) out=$("$ks" run -o "$work/out" --top 0 -- "$lb" none "$n" "$work/out") ;;
-    run_trace) out=$("$ks" run -d trace -o "$work/out" --top 0 -- "$lb" none "$n" "$work/out") ;;
-    sampled_off) out=$("$ks" run --sample "$off_spec" -o "$work/out" --top 0 -- "$lb" none "$n" "$work/out") ;;
-    sampled_10) out=$("$ks" run --sample "$ten_spec" -o "$work/out" --top 0 -- "$lb" none "$n" "$work/out") ;;
+    bare) out=$("${pin[@]}" "$lb" none "$n" "$work/out") ;;
+    floor) out=$(CUDA_INJECTION64_PATH=$work/floor.so "${pin[@]}" "$lb" none "$n" "$work/out") ;;
+    floor_cb) out=$("${pin[@]}" "$launch_bench" floor_cb "$n" "$work/out") ;;
+    inproc) out=$("${pin[@]}" "$lb" tree "$n" "$work/out") ;;
+    inproc_early) out=$("${pin[@]}" "$lb" tree_early "$n" "$work/out") ;;
+    run_none) out=$("${pin[@]}" "$ks" run -b none -o "$work/out" --top 0 -- "$lb" none "$n" "$work/out") ;;
+    run_tree) out=$("${pin[@]}" "$ks" run -o "$work/out" --top 0 -- "$lb" none "$n" "$work/out") ;;
+    run_scoped) out=$("${pin[@]}" "$ks" run -o "$work/out" --top 0 -- "$lb" scoped "$n" "$work/out") ;;
+    run_trace) out=$("${pin[@]}" "$ks" run -d trace -o "$work/out" --top 0 -- "$lb" none "$n" "$work/out") ;;
+    sampled_off) out=$("${pin[@]}" "$ks" run --sample "$off_spec" -o "$work/out" --top 0 -- "$lb" none "$n" "$work/out") ;;
+    sampled_10) out=$("${pin[@]}" "$ks" run --sample "$ten_spec" -o "$work/out" --top 0 -- "$lb" none "$n" "$work/out") ;;
     esac 2>>"$work/c.err"
     echo "$out" | awk 'NF >= 3 {print $3}' | tail -1
 }
@@ -125,7 +134,11 @@ c_section() {
         return
     fi
     export STEP_EVERY=1000 # a step mark every 1000 launches, in every mode
-    local modes=(bare floor floor_cb inproc inproc_early run_none run_tree run_trace sampled_off sampled_10)
+    pin_cpus=${PIN_CPUS-2-5}
+    command -v taskset >/dev/null 2>&1 || pin_cpus=
+    [ -n "$pin_cpus" ] && echo "C loop pinned to CPUs $pin_cpus (taskset)"
+    local modes=(bare floor floor_cb inproc inproc_early run_none run_tree run_scoped run_trace
+        sampled_off sampled_10)
     rounds "$work/c.txt" "${REPS:-15}" c_mode "${modes[@]}"
     unset STEP_EVERY
     python3 "$stats" "$work/c.txt" "C loop: $n empty kernels, ${REPS:-15} rounds" "us per launch" \

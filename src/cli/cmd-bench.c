@@ -40,7 +40,10 @@ const char cmd_bench_help[] =
     "  floor       the bare activity capture that any tracer of the\n"
     "              {default_backend} interface pays (kernel records, no callbacks)\n"
     "  in-process  a kscope session started by the program\n"
-    "  kscope run  kscope run -- the loop (tree)\n"
+    "  kscope run  kscope run -- the loop (tree): a program that never annotates,\n"
+    "              whose launches kscope need not follow one by one\n"
+    "  kscope run, annotated  the same with the loop inside one scope: every\n"
+    "              launch is followed to tell its scope\n"
     "  sampled     kscope run --sample SPEC -- the loop\n"
     "Where python3 has torch on the same GPU, a loop of tiny torch ops runs\n"
     "bare, under kscope run (full and sampled), Proton (if installed) and\n"
@@ -57,7 +60,7 @@ const char cmd_bench_help[] =
     "      --sample SPEC    the sampled way (default time:on=1ms,every=1h,first=1h:\n"
     "                       no window opens in the loop, so it measures what a\n"
     "                       launch costs between windows)\n"
-    "      --child MODE N   run one loop (bare, floor or inproc) and print its\n"
+    "      --child MODE N   run one loop (bare, floor, inproc or scoped) and print its\n"
     "                       microseconds per launch (what kscope bench runs)\n"
     "\n"
     "Exit status: 0; 2 on bad options; 77 when this machine has no GPU (one\n"
@@ -193,8 +196,9 @@ static const kscope__backend *bench_backend(void)
 static int run_child(const bench_opts *o)
 {
     int floor = strcmp(o->child, "floor") == 0, inproc = strcmp(o->child, "inproc") == 0;
-    if (!floor && !inproc && strcmp(o->child, "bare") != 0)
-        return usage_error("--child '%s': use bare, floor or inproc", o->child);
+    int scoped = strcmp(o->child, "scoped") == 0;
+    if (!floor && !inproc && !scoped && strcmp(o->child, "bare") != 0)
+        return usage_error("--child '%s': use bare, floor, inproc or scoped", o->child);
     const kscope__backend *b = bench_backend();
     if (!b) {
         fprintf(stderr, "kscope bench: this kscope was built without a GPU backend\n");
@@ -209,7 +213,11 @@ static int run_child(const bench_opts *o)
         }
     }
     kscope__bench_result r;
+    if (scoped) /* under kscope run, the run's session: an annotated program */
+        kscope_enter("kscope-bench-loop");
     int rc = b->bench(o->launches, floor, &r);
+    if (scoped)
+        kscope_exit("kscope-bench-loop");
     if (s >= 0) {
         kscope_finalize(s, NULL);
         unlink("kscope-bench-inproc.hatchet");
@@ -472,6 +480,9 @@ static void kernel_ways(plan *p, const bench_opts *o)
     add_way(p, "kscope run",
             (const char *[]){s, "run", "--top", "0", "-o", p->dir, "--", s, "bench", "--child",
                              "bare", n, NULL});
+    add_way(p, "kscope run, annotated",
+            (const char *[]){s, "run", "--top", "0", "-o", p->dir, "--", s, "bench", "--child",
+                             "scoped", n, NULL});
     add_way(p, strcmp(o->sample, OFF_SPEC) == 0 ? "sampled (between windows)" : "sampled",
             (const char *[]){s, "run", "--sample", o->sample, "--top", "0", "-o", p->dir, "--", s,
                              "bench", "--child", "bare", n, NULL});
