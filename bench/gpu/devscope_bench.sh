@@ -50,10 +50,10 @@ PY
 done
 
 # What each part of a record costs the memory-bound kernel, without kscope.
-parts=(none clock atomic sharded host device record shardrec sharddev)
+parts=(none clock atomic sharded host device record shardrec sharddev claimfirst)
 echo
 printf '%-3s' S
-printf ' %9s' "${parts[@]}"
+printf ' %10s' "${parts[@]}"
 echo "   (us; ratio to none below)"
 for s in 4 16; do
     times=()
@@ -61,11 +61,11 @@ for s in 4 16; do
         times+=("$(./parts "$p" "$s" | sed -n 's/^median_us //p')")
     done
     printf '%-3s' "$s"
-    printf ' %9s' "${times[@]}"
+    printf ' %10s' "${times[@]}"
     echo
     python3 - "$s" "${times[@]}" <<'PY'
 import sys
 s, t = sys.argv[1], [float(v) if v else float("nan") for v in sys.argv[2:]]
-print(f"{'':3s}" + "".join(f" {v / t[0]:9.3f}" for v in t))
+print(f"{'':3s}" + "".join(f" {v / t[0]:10.3f}" for v in t))
 PY
 done

@@ -12,8 +12,11 @@
 //   device    the same store to device memory
 //   record    atomic + host: what a record costs today, without kscope
 //   shardrec  sharded + host
-//   sharddev  sharded + device: how a record is written now (each SM's
-//             share of device memory, copied out after the launch)
+//   sharddev  sharded + device: each SM's share of device memory, copied
+//             out after the launch, the slot claimed where the record is
+//             written
+//   claimfirst sharddev with the slot claimed when the chunk begins: how
+//             kscope/device.h writes a record (claimed at enter)
 // Run as
 //   devscope_parts PART S [LAUNCHES]
 // it prints "median_us <t>" over LAUNCHES (default 200) launches, timed with
@@ -25,9 +28,27 @@
 
 #include "bench-time.h"
 
-enum part { NONE, CLOCK, ATOMIC, SHARDED, HOST, DEVICE, RECORD, SHARDREC, SHARDDEV, NPARTS };
-static const char *const part_names[NPARTS] = {"none",   "clock",  "atomic",   "sharded", "host",
-                                               "device", "record", "shardrec", "sharddev"};
+enum part {
+    NONE,
+    CLOCK,
+    ATOMIC,
+    SHARDED,
+    HOST,
+    DEVICE,
+    RECORD,
+    SHARDREC,
+    SHARDDEV,
+    CLAIMFIRST,
+    NPARTS
+};
+static const char *const part_names[NPARTS] = {"none",     "clock",     "atomic", "sharded",
+                                               "host",     "device",    "record", "shardrec",
+                                               "sharddev", "claimfirst"};
+
+__device__ __forceinline__ bool leader_lane()
+{
+    return (__ffs(__activemask()) - 1) == (int)(threadIdx.x & 31u);
+}
 
 struct sinks {
     unsigned long long *counter; // device memory: one counter
@@ -52,12 +73,15 @@ __device__ __forceinline__ unsigned smid()
 }
 
 // One record's worth of work of `P` by the warp's lowest active lane.
-template <int P> __device__ __forceinline__ void mark(const sinks &s, unsigned long long start)
+template <int P>
+__device__ __forceinline__ void mark(const sinks &s, unsigned long long start,
+                                     unsigned long long claim)
 {
-    if ((__ffs(__activemask()) - 1) != (int)(threadIdx.x & 31u))
+    if (!leader_lane())
         return;
     unsigned long long warp = (blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x) / 32;
-    const bool timed = P == CLOCK || P == RECORD || P == SHARDREC || P == SHARDDEV;
+    const bool timed =
+        P == CLOCK || P == RECORD || P == SHARDREC || P == SHARDDEV || P == CLAIMFIRST;
     unsigned long long end = timed ? globaltimer() : 0;
     unsigned long long idx = warp;
     if (P == ATOMIC || P == RECORD)
@@ -67,6 +91,8 @@ template <int P> __device__ __forceinline__ void mark(const sinks &s, unsigned l
     if (P == SHARDDEV) // the SM's own share of slots, as kscope/device.h writes
         idx = (smid() & 255u) * (s.slots / 256) +
               (atomicAdd(&s.shards[(smid() & 255u) * 16], 1ull) & (s.slots / 256 - 1));
+    if (P == CLAIMFIRST)
+        idx = (smid() & 255u) * (s.slots / 256) + (claim & (s.slots / 256 - 1));
     unsigned tag = (unsigned)idx + 1;
     uint4 a = make_uint4(tag, 7u, (unsigned)start, (unsigned)(start >> 32));
     uint4 b = make_uint4(tag, 42u, (unsigned)(end - start), smid());
@@ -74,7 +100,7 @@ template <int P> __device__ __forceinline__ void mark(const sinks &s, unsigned l
     if (P == HOST || P == RECORD || P == SHARDREC) {
         s.host[2 * idx] = a;
         s.host[2 * idx + 1] = b;
-    } else if (P == DEVICE || P == SHARDDEV) {
+    } else if (P == DEVICE || P == SHARDDEV || P == CLAIMFIRST) {
         s.dev[2 * idx] = a;
         s.dev[2 * idx + 1] = b;
     } else if (P == CLOCK && end == 0) { // never: keeps the reads
@@ -92,7 +118,12 @@ __global__ void triad(const float4 *a, const float4 *b, float4 *c, size_t n, sin
 #pragma unroll 1
     for (int k0 = 0; k0 < S; k0++) {
         unsigned long long start =
-            (P == CLOCK || P == RECORD || P == SHARDREC || P == SHARDDEV) ? globaltimer() : 0;
+            (P == CLOCK || P == RECORD || P == SHARDREC || P == SHARDDEV || P == CLAIMFIRST)
+                ? globaltimer()
+                : 0;
+        unsigned long long claim = 0;
+        if (P == CLAIMFIRST && leader_lane())
+            claim = atomicAdd(&s.shards[(smid() & 255u) * 16], 1ull);
         for (size_t k = k0 * chunk; k < (k0 + 1) * chunk && k < per; k++) {
             size_t i = i0 + k * stride;
             if (i < n) {
@@ -102,7 +133,7 @@ __global__ void triad(const float4 *a, const float4 *b, float4 *c, size_t n, sin
             }
         }
         if (P != NONE)
-            mark<P>(s, start);
+            mark<P>(s, start, claim);
     }
 }
 
@@ -111,8 +142,9 @@ typedef void (*triad_fn)(const float4 *, const float4 *, float4 *, size_t, sinks
 template <int S> void launch(int p, void **buf, size_t n, const sinks &s)
 {
     static const triad_fn kernels[NPARTS] = {
-        triad<NONE, S>,   triad<CLOCK, S>,  triad<ATOMIC, S>,   triad<SHARDED, S>, triad<HOST, S>,
-        triad<DEVICE, S>, triad<RECORD, S>, triad<SHARDREC, S>, triad<SHARDDEV, S>};
+        triad<NONE, S>,     triad<CLOCK, S>,     triad<ATOMIC, S>, triad<SHARDED, S>,
+        triad<HOST, S>,     triad<DEVICE, S>,    triad<RECORD, S>, triad<SHARDREC, S>,
+        triad<SHARDDEV, S>, triad<CLAIMFIRST, S>};
     kernels[p]<<<132 * 8, 256>>>((const float4 *)buf[0], (const float4 *)buf[1], (float4 *)buf[2],
                                  n, s);
 }
@@ -126,7 +158,7 @@ int main(int argc, char **argv)
     int launches = argc > 3 ? atoi(argv[3]) : 200;
     if (p == NPARTS || (scopes != 1 && scopes != 4 && scopes != 16)) {
         fprintf(stderr, "usage: devscope_parts none|clock|atomic|sharded|host|device|record|"
-                        "shardrec|sharddev 1|4|16 [LAUNCHES]\n");
+                        "shardrec|sharddev|claimfirst 1|4|16 [LAUNCHES]\n");
         return 2;
     }
     size_t n = (64u << 20) / sizeof(float4);

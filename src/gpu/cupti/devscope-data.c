@@ -181,7 +181,8 @@ static uint64_t scan_end(const kscope__dsbuf *b)
 }
 
 /* Move w over claims read, and (keep-newest) over claims overwritten;
- * final 2: over everything written up to hi. Returns the claims lost. */
+ * final >= 1 (every launch finished): also over claims never written (a
+ * scope entered and never exited), lost. Returns the claims lost. */
 static int64_t advance(kscope__dsbuf *b, uint64_t end, int final)
 {
     int64_t lost = 0;
@@ -192,7 +193,7 @@ static int64_t advance(kscope__dsbuf *b, uint64_t end, int final)
         if (b->taken[s]) {
             b->taken[s] = 0;
         } else if (read_claim(b, b->w, &r, &later) == 0 &&
-                   (later || (final >= 2 && b->w < b->hi))) {
+                   (later || (final >= 1 && b->w < b->hi))) {
             lost++;
         } else {
             break;
