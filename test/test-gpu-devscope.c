@@ -292,33 +292,6 @@ static void test_keep_newest(void **state)
     yajl_tree_free(doc);
 }
 
-/* A scope entered and never exited (its claim never written) is counted
- * lost once every launch finished; the records after it are kept. */
-static void test_never_exited(void **state)
-{
-    (void)state;
-    int s = start(NULL, "on");
-    const char *names[] = {"open", "done"};
-    CUmodule m;
-    CUfunction f = kernel_in(&m, "open_kernel", names, 2);
-    emu.grid = fake_cuda_next_grid();
-    assert_int_equal(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL), CUDA_SUCCESS);
-    kscope_device_buffer = (kscope_device_ctl *)(uintptr_t)symbol_of(m);
-    emu.sm = emu.warpid = emu.lane = emu.leader = emu.warp_index = emu.cta_index = 0;
-    emu.clock = 1000;                  /* one warp, lane 0 records */
-    (void)KSCOPE_DEVICE_ENTER("open"); /* claim 0, never written */
-    kscope_device_t d = KSCOPE_DEVICE_ENTER("done");
-    emu.clock = 1500;
-    kscope_device_exit(d); /* claim 1 */
-    yajl_val doc, root = tu_session_tree(s, &doc);
-    yajl_val k = tu_child(root, "open_kernel");
-    assert_non_null(tu_child(k, "done"));
-    assert_null(tu_child(k, "open"));
-    assert_int_equal(tu_metric_int(tu_child(k, "done"), "device_time (ns)"), 500);
-    assert_int_equal(kscope_device_scopes_lost(s), 1);
-    yajl_tree_free(doc);
-}
-
 /* An SM whose id is past the device's SM count shares an SM's share;
  * its records keep their own SM. */
 static void test_high_smid(void **state)
@@ -537,7 +510,6 @@ int main(void)
         cmocka_unit_test_teardown(test_keep_first, teardown),
         cmocka_unit_test_teardown(test_keep_newest, teardown),
         cmocka_unit_test_teardown(test_high_smid, teardown),
-        cmocka_unit_test_teardown(test_never_exited, teardown),
         cmocka_unit_test_teardown(test_sampling, teardown),
         cmocka_unit_test_teardown(test_trace, teardown),
         cmocka_unit_test_teardown(test_capture_waits, teardown),

@@ -12,11 +12,11 @@
 //   device    the same store to device memory
 //   record    atomic + host: what a record costs today, without kscope
 //   shardrec  sharded + host
-//   sharddev  sharded + device: each SM's share of device memory, copied
-//             out after the launch, the slot claimed where the record is
-//             written
-//   claimfirst sharddev with the slot claimed when the chunk begins: how
-//             kscope/device.h writes a record (claimed at enter)
+//   sharddev  sharded + device: how kscope/device.h writes a record (each
+//             SM's share of device memory, copied out after the launch)
+//   claimfirst sharddev with the slot claimed when the chunk begins, so
+//             that the chunk's work hides the atomic's round trip (it does
+//             not help: kscope/device.h claims where it writes)
 // Run as
 //   devscope_parts PART S [LAUNCHES]
 // it prints "median_us <t>" over LAUNCHES (default 200) launches, timed with

@@ -16,11 +16,11 @@
  * when the module's first kernel is launched (never while a stream of the
  * process captures a graph) to a control block in device memory; each
  * scope then writes one 32-byte record into device memory, in its SM's
- * share of the buffer, claimed at enter with one atomicAdd on that SM's
- * counter: the launch's grid id (PTX %gridid), the SM and warp slot, the
- * scope's id, its start and its duration (%globaltimer nanoseconds or
- * clock64 cycles). A scope entered and never exited is counted lost. After CUPTI reports the launch
- * finished, a thread of kscope copies the new records out on a stream of its own: the program's
+ * share of the buffer, claimed with one atomicAdd on that SM's counter:
+ * the launch's grid id (PTX %gridid), the SM and warp slot, the scope's
+ * id, its start and its duration (%globaltimer nanoseconds or clock64
+ * cycles). After CUPTI reports the launch finished, a thread of kscope
+ * copies the new records out on a stream of its own: the program's
  * streams are never synchronised, and nothing is copied while a graph is
  * being captured.
  *
@@ -141,9 +141,7 @@ KSCOPE__GLOBAL kscope_device_ctl *kscope_device_buffer;
 
 typedef struct kscope_device_t {
     uint32_t id;
-    uint32_t where; /* %smid | %warpid << 16, at enter */
     uint64_t start; /* 0: this thread does not record this scope */
-    uint64_t claim; /* the slot claimed at enter, in the SM's share */
 } kscope_device_t;
 
 #if defined(__CUDACC__)
@@ -213,37 +211,23 @@ KSCOPE__DEV int kscope__dev_recorder(uint32_t flags, uint32_t every)
     } while (0)
 #endif
 
-/* The SM's share of the buffer (an SM id past the device's SM count
- * shares another SM's). */
-KSCOPE__DEV uint32_t kscope__dev_share(const kscope_device_ctl *c, uint32_t sm)
-{
-    return sm < c->regions ? sm : sm % c->regions;
-}
-
-/* Begin scope `id` (KSCOPE_DEVICE_ENTER gives id and the marked name).
- * The record's slot is claimed here, with one atomicAdd on the SM's
- * counter (no two SMs contend): the scope's own work hides the atomic's
- * round trip, which exit would otherwise wait for. */
+/* Begin scope `id` (KSCOPE_DEVICE_ENTER gives id and the marked name). */
 KSCOPE__DEV kscope_device_t kscope_device_enter(uint32_t id, const char *marked)
 {
-    kscope_device_t s = {id, 0, 0, 0};
+    kscope_device_t s = {id, 0};
     kscope_device_ctl *c = kscope_device_buffer;
     if (c == 0)
         return s;
     KSCOPE__KEEP(marked);
-    if (kscope__dev_recorder(c->flags, c->every)) {
-        uint32_t sm = kscope__dev_sreg_smid();
-        s.where = sm | kscope__dev_sreg_warpid() << 16;
-        s.claim = KSCOPE__ATOMIC_ADD(
-            c->counters + kscope__dev_share(c, sm) * KSCOPE_DEVICE_COUNTER_STRIDE, 1ull);
+    if (kscope__dev_recorder(c->flags, c->every))
         s.start = kscope__dev_clock(c->flags) | 1ull << 63;
-    }
     return s;
 }
 
-/* End a scope begun by kscope_device_enter: its record, in the slot
- * claimed at enter. With the SM's share full: keep-first drops it (kscope
- * counts the claims past the end), keep-newest overwrites the oldest. */
+/* End a scope begun by kscope_device_enter: one record in the SM's share,
+ * claimed with one atomicAdd on the SM's counter (no two SMs contend).
+ * With the share full: keep-first drops it (kscope counts the claims past
+ * the end), keep-newest overwrites the share's oldest. */
 KSCOPE__DEV void kscope_device_exit(kscope_device_t s)
 {
     kscope_device_ctl *c = kscope_device_buffer;
@@ -253,14 +237,17 @@ KSCOPE__DEV void kscope_device_exit(kscope_device_t s)
     uint64_t start = s.start & ~(1ull << 63);
     uint64_t d = end > start ? end - start : 0;
     uint32_t dur = d > 0xffffffffull ? 0xffffffffu : (uint32_t)d;
-    if (s.claim >= c->slots && !(c->flags & KSCOPE_DEVICE_RING))
+    uint32_t sm = kscope__dev_sreg_smid();
+    uint32_t share = sm < c->regions ? sm : sm % c->regions;
+    uint64_t idx = KSCOPE__ATOMIC_ADD(c->counters + share * KSCOPE_DEVICE_COUNTER_STRIDE, 1ull);
+    if (idx >= c->slots && !(c->flags & KSCOPE_DEVICE_RING))
         return;
-    uint32_t share = kscope__dev_share(c, s.where & 0xffffu);
-    kscope_device_record *r = c->records + share * c->slots + (s.claim & (c->slots - 1));
-    uint32_t tag = (uint32_t)(s.claim + 1);
+    kscope_device_record *r = c->records + share * c->slots + (idx & (c->slots - 1));
+    uint32_t tag = (uint32_t)(idx + 1);
+    uint32_t where = sm | kscope__dev_sreg_warpid() << 16;
     KSCOPE__STORE16(r, tag, (uint32_t)kscope__dev_gridid(), (uint32_t)start,
                     (uint32_t)(start >> 32));
-    KSCOPE__STORE16((char *)r + 16, tag, s.id, dur, s.where);
+    KSCOPE__STORE16((char *)r + 16, tag, s.id, dur, where);
 }
 
 #if defined(__cplusplus)

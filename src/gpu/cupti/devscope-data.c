@@ -182,7 +182,8 @@ static uint64_t scan_end(const kscope__dsbuf *b)
 
 /* Move w over claims read, and (keep-newest) over claims overwritten;
  * final >= 1 (every launch finished): also over claims never written (a
- * scope entered and never exited), lost. Returns the claims lost. */
+ * kernel that died between claim and write), lost. Returns the claims
+ * lost. */
 static int64_t advance(kscope__dsbuf *b, uint64_t end, int final)
 {
     int64_t lost = 0;
