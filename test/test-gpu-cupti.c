@@ -56,6 +56,19 @@ static long callback_on(CUpti_CallbackDomain d, int id)
     return count("callback %d %d", (int)d, id);
 }
 
+/* Whether the callbacks of the driver's and the runtime's launches and of
+ * a copy are all on (1) or all off (0). */
+static void assert_launches_followed(long on)
+{
+    assert_int_equal(
+        callback_on(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel), on);
+    assert_int_equal(
+        callback_on(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000),
+        on);
+    assert_int_equal(
+        callback_on(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2), on);
+}
+
 static int start(const char *name, const char *data)
 {
     kscope_session_opts o = {.name = name, .data = data, .backend = "cupti"};
@@ -123,13 +136,7 @@ static void test_subscribe_and_stop(void **state)
     /* Nothing annotated yet: every kernel goes to the root, so launches are
      * not followed (what a launch costs is CUPTI's activity alone); graph
      * launches and stream captures are. */
-    assert_int_equal(
-        callback_on(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel), 0);
-    assert_int_equal(
-        callback_on(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000),
-        0);
-    assert_int_equal(
-        callback_on(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2), 0);
+    assert_launches_followed(0);
     assert_int_equal(
         callback_on(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000),
         1);
@@ -148,13 +155,7 @@ static void test_subscribe_and_stop(void **state)
     assert_null(tu_child(root, "in_first"));
     kscope_free(text);
     yajl_tree_free(doc);
-    assert_int_equal(
-        callback_on(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel), 1);
-    assert_int_equal(
-        callback_on(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000),
-        1);
-    assert_int_equal(
-        callback_on(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2), 1);
+    assert_launches_followed(1);
     assert_int_equal(
         callback_on(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemset_v3020), 1);
     assert_int_equal(
