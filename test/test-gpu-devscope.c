@@ -123,7 +123,7 @@ static uint64_t symbol_of(CUmodule m)
 
 /* Launch f (grid gx "us"), then run its body: `warps` warps of 32 lanes on
  * SM (w % 4), each timing scope `name` for dur(w) units. */
-static uint32_t sms = 4; /* the SMs run() spreads warps over */
+static uint32_t sms = 4, first_sm = 0; /* run() puts warp w on SM first_sm + w % sms */
 
 static void run(CUfunction f, CUmodule m, const char *name, int warps, uint64_t (*dur)(int))
 {
@@ -131,7 +131,7 @@ static void run(CUfunction f, CUmodule m, const char *name, int warps, uint64_t 
     assert_int_equal(cuLaunchKernel(f, 50, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL), CUDA_SUCCESS);
     kscope_device_buffer = (kscope_device_ctl *)(uintptr_t)symbol_of(m);
     for (int w = 0; w < warps; w++) {
-        emu.sm = (uint32_t)w % sms;
+        emu.sm = first_sm + (uint32_t)w % sms;
         emu.warpid = (uint32_t)w / sms;
         emu.warp_index = emu.cta_index = (uint32_t)w;
         emu.cta_leader = 1;
@@ -172,7 +172,7 @@ static int teardown(void **state)
     (void)state;
     kscope_finalize(KSCOPE_ALL, NULL);
     kscope_device_buffer = NULL;
-    sms = 4;
+    sms = 4, first_sm = 0;
     cuCtxSetCurrent(primary);
     return 0;
 }
@@ -289,6 +289,30 @@ static void test_keep_newest(void **state)
     y = tu_child(tu_child(root, "kn_kernel"), "y");
     assert_int_equal(tu_metric_int(y, "device_count"), 1066);
     assert_int_equal(kscope_device_scopes_lost(s), 444);
+    yajl_tree_free(doc);
+}
+
+/* SMs that claimed at different paces: the rows to copy come in runs far
+ * apart (SM 0's first slots, SM 1's 31st on), each copied. */
+static void test_uneven_sms(void **state)
+{
+    (void)state;
+    int s = start(NULL, "on");
+    const char *names[] = {"u"};
+    CUmodule m;
+    CUfunction f = kernel_in(&m, "uneven_kernel", names, 1);
+    sms = 1, first_sm = 1;
+    run(f, m, "u", 30, by_warp); /* SM 1: claims 0..29 */
+    yajl_val doc, root = tu_session_tree(s, &doc);
+    assert_int_equal(tu_metric_int(tu_child(tu_child(root, "uneven_kernel"), "u"), "device_count"),
+                     30);
+    yajl_tree_free(doc);
+    sms = 2, first_sm = 0;
+    run(f, m, "u", 4, by_warp); /* SM 0: claims 0, 1; SM 1: 30, 31 */
+    root = tu_session_tree(s, &doc);
+    yajl_val u = tu_child(tu_child(root, "uneven_kernel"), "u");
+    assert_int_equal(tu_metric_int(u, "device_count"), 34);
+    assert_int_equal(kscope_device_scopes_lost(s), 0);
     yajl_tree_free(doc);
 }
 
@@ -448,7 +472,7 @@ static void test_reader(void **state)
     static kscope_device_record recs[8];
     memset(recs, 0, sizeof recs);
     kscope__dsbuf b;
-    assert_int_equal(kscope__dsbuf_init(&b, recs, 8, KSCOPE_DEVICE_RING, 5), 0);
+    assert_int_equal(kscope__dsbuf_init(&b, recs, 8, 1, KSCOPE_DEVICE_RING, 5), 0);
     kscope__dsgrids g = {0};
     /* claim 0 whole (grid 1), claim 1 half-written (grid 1), claim 2 grid 2 */
     recs[0] = (kscope_device_record){1, 1, 10, 1, 77, 5, 0, 0};
@@ -510,6 +534,7 @@ int main(void)
         cmocka_unit_test_teardown(test_keep_first, teardown),
         cmocka_unit_test_teardown(test_keep_newest, teardown),
         cmocka_unit_test_teardown(test_high_smid, teardown),
+        cmocka_unit_test_teardown(test_uneven_sms, teardown),
         cmocka_unit_test_teardown(test_sampling, teardown),
         cmocka_unit_test_teardown(test_trace, teardown),
         cmocka_unit_test_teardown(test_capture_waits, teardown),

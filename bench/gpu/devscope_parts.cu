@@ -88,11 +88,11 @@ __device__ __forceinline__ void mark(const sinks &s, unsigned long long start,
         idx = atomicAdd(s.counter, 1ull);
     if (P == SHARDED || P == SHARDREC)
         idx = atomicAdd(&s.shards[(smid() & 255u) * 16], 1ull) * 256 + (smid() & 255u);
-    if (P == SHARDDEV) // the SM's own share of slots, as kscope/device.h writes
-        idx = (smid() & 255u) * (s.slots / 256) +
-              (atomicAdd(&s.shards[(smid() & 255u) * 16], 1ull) & (s.slots / 256 - 1));
+    if (P == SHARDDEV) // the SM's own share of slots, interleaved as kscope/device.h writes
+        idx = (atomicAdd(&s.shards[(smid() & 255u) * 16], 1ull) & (s.slots / 256 - 1)) * 256 +
+              (smid() & 255u);
     if (P == CLAIMFIRST)
-        idx = (smid() & 255u) * (s.slots / 256) + (claim & (s.slots / 256 - 1));
+        idx = (claim & (s.slots / 256 - 1)) * 256 + (smid() & 255u);
     unsigned tag = (unsigned)idx + 1;
     uint4 a = make_uint4(tag, 7u, (unsigned)start, (unsigned)(start >> 32));
     uint4 b = make_uint4(tag, 42u, (unsigned)(end - start), smid());

@@ -70,9 +70,11 @@ typedef struct kscope_device_record {
 #define KSCOPE_DEVICE_COUNTER_STRIDE 16u
 
 /* What kscope_device_buffer points to (device memory, one per context).
- * The buffer is cut into `regions` shares of `slots` records (a power of
- * two), one per SM; an SM with a higher id than regions - 1 uses share
- * smid % regions. */
+ * The buffer holds `regions` shares of `slots` records (a power of two),
+ * one per SM (an SM with a higher id than regions - 1 uses share
+ * smid % regions), interleaved: slot k of share s is records[k * regions
+ * + s], so the records the SMs claimed lately lie together, and one copy
+ * fetches them. */
 typedef struct kscope_device_ctl {
     kscope_device_record *records; /* device memory: regions * slots */
     unsigned long long *counters;  /* device memory: claims per share */
@@ -242,7 +244,7 @@ KSCOPE__DEV void kscope_device_exit(kscope_device_t s)
     uint64_t idx = KSCOPE__ATOMIC_ADD(c->counters + share * KSCOPE_DEVICE_COUNTER_STRIDE, 1ull);
     if (idx >= c->slots && !(c->flags & KSCOPE_DEVICE_RING))
         return;
-    kscope_device_record *r = c->records + share * c->slots + (idx & (c->slots - 1));
+    kscope_device_record *r = c->records + (idx & (c->slots - 1)) * c->regions + share;
     uint32_t tag = (uint32_t)(idx + 1);
     uint32_t where = sm | kscope__dev_sreg_warpid() << 16;
     KSCOPE__STORE16(r, tag, (uint32_t)kscope__dev_gridid(), (uint32_t)start,

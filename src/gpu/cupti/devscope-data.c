@@ -23,7 +23,7 @@
  * after they are made, so gaps are as long as the warps in flight. */
 #define GAP (1u << 16)
 
-int kscope__dsbuf_init(kscope__dsbuf *b, void *recs, uint64_t cap, uint32_t flags,
+int kscope__dsbuf_init(kscope__dsbuf *b, void *recs, uint64_t cap, uint32_t stride, uint32_t flags,
                        uint32_t context_id)
 {
     memset(b, 0, sizeof *b);
@@ -33,6 +33,7 @@ int kscope__dsbuf_init(kscope__dsbuf *b, void *recs, uint64_t cap, uint32_t flag
                             (unsigned long long)cap);
     b->recs = recs;
     b->cap = cap;
+    b->stride = stride;
     b->flags = flags;
     b->context_id = context_id;
     return 0;
@@ -147,7 +148,7 @@ void kscope__dsgrids_free(kscope__dsgrids *g)
  * set when a later claim's record is there (keep-newest overwrote i). */
 static int read_claim(const kscope__dsbuf *b, uint64_t i, kscope_device_record *out, int *later)
 {
-    const volatile kscope_device_record *r = &b->recs[i & (b->cap - 1)];
+    const volatile kscope_device_record *r = &b->recs[(i & (b->cap - 1)) * b->stride];
     uint32_t want = (uint32_t)(i + 1);
     uint32_t a = __atomic_load_n(&r->tag, __ATOMIC_ACQUIRE);
     uint32_t c = __atomic_load_n(&r->tag2, __ATOMIC_ACQUIRE);

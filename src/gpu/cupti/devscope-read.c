@@ -127,18 +127,54 @@ static void expect(kscope__ds_ctx *cs, int n, const noted *x)
     }
 }
 
-/* Copy `count` slots of c's buffer from slot `from` into its mirror. */
-static int copy_slots(kscope__ds_ctx *c, uint64_t from, uint64_t count)
+/* Rows further apart than this are copied separately (a row holds one
+ * slot of every share: a few kB). */
+#define ROW_GAP 8
+
+typedef struct rows {
+    uint64_t from, to; /* [from, to) */
+} rows;
+
+static int rows_cmp(const void *a, const void *b)
 {
-    size_t rec = sizeof(kscope_device_record);
-    return fn->dtoh(c->mirror + from, c->recs + from * rec, count * rec, c->stream) == CUDA_SUCCESS
+    uint64_t x = ((const rows *)a)->from, y = ((const rows *)b)->from;
+    return x < y ? -1 : x > y;
+}
+
+/* Copy rows [from, to) of c's buffer into its mirror. */
+static int copy_rows(kscope__ds_ctx *c, uint64_t from, uint64_t to)
+{
+    size_t row = (size_t)c->regions * sizeof(kscope_device_record);
+    return fn->dtoh(c->mirror + from * c->regions, c->recs + from * row, (to - from) * row,
+                    c->stream) == CUDA_SUCCESS
                ? 0
                : -1;
 }
 
-/* Copy c's counters, then the slots of its claims made and not yet read:
- * one copy when they lie close together, else one or two per share (ctx
- * current). Returns keep-first's claims past a share's end, or -1. */
+/* The rows holding the slots of the claims not yet read of every share
+ * (at most two runs per share), sorted. Returns how many, or -1. */
+static int unread_rows(kscope__ds_ctx *c, rows *out)
+{
+    int n = 0;
+    for (uint32_t s = 0; s < c->regions; s++) {
+        uint64_t from, k;
+        kscope__dsbuf_unread(&c->shares[s], &from, &k);
+        uint64_t r0 = from & (c->slots - 1);
+        if (k >= c->slots)
+            out[n++] = (rows){0, c->slots};
+        else if (k && r0 + k <= c->slots)
+            out[n++] = (rows){r0, r0 + k};
+        else if (k)
+            out[n++] = (rows){r0, c->slots}, out[n++] = (rows){0, r0 + k - c->slots};
+    }
+    qsort(out, (size_t)n, sizeof *out, rows_cmp);
+    return n;
+}
+
+/* Copy c's counters, then the rows holding the slots of its claims made
+ * and not yet read: the SMs claim at about the same pace, so these are
+ * mostly one run, one copy (ctx current). Returns keep-first's claims
+ * past a share's end, or -1. */
 static int64_t copy_ctx(kscope__ds_ctx *c)
 {
     size_t counters = (size_t)c->regions * KSCOPE_DEVICE_COUNTER_STRIDE * 8;
@@ -146,39 +182,18 @@ static int64_t copy_ctx(kscope__ds_ctx *c)
         kscope__ds_wait(c) != 0)
         return -1;
     int64_t over = 0;
-    uint64_t lo = UINT64_MAX, hi = 0, dirty = 0;
-    for (uint32_t s = 0; s < c->regions; s++) {
-        kscope__dsbuf *b = &c->shares[s];
-        over += kscope__dsbuf_claims(b, c->counts[s * KSCOPE_DEVICE_COUNTER_STRIDE]);
-        uint64_t from, n;
-        kscope__dsbuf_unread(b, &from, &n);
-        if (!n)
-            continue;
-        uint64_t first = from & (c->slots - 1), base = s * c->slots;
-        uint64_t a = n > c->slots - first ? base : base + first;
-        uint64_t z = n > c->slots - first ? base + c->slots : base + first + n;
-        lo = a < lo ? a : lo;
-        hi = z > hi ? z : hi;
-        dirty += n;
+    for (uint32_t s = 0; s < c->regions; s++)
+        over += kscope__dsbuf_claims(&c->shares[s], c->counts[s * KSCOPE_DEVICE_COUNTER_STRIDE]);
+    rows *run = malloc(2 * c->regions * sizeof *run);
+    int n = run ? unread_rows(c, run) : -1, rc = n < 0 ? -1 : 0;
+    for (int i = 0; i < n && rc == 0;) {
+        uint64_t from = run[i].from, to = run[i].to;
+        for (i++; i < n && run[i].from <= to + ROW_GAP; i++)
+            to = run[i].to > to ? run[i].to : to;
+        rc = copy_rows(c, from, to);
     }
-    if (!dirty)
-        return over;
-    int rc = 0;
-    if (hi - lo <= 4 * dirty + 32768) { /* copying a little more costs less than many calls */
-        rc = copy_slots(c, lo, hi - lo);
-    } else {
-        for (uint32_t s = 0; s < c->regions && rc == 0; s++) {
-            uint64_t from, n;
-            kscope__dsbuf_unread(&c->shares[s], &from, &n);
-            uint64_t first = from & (c->slots - 1), base = s * c->slots;
-            uint64_t k = n < c->slots - first ? n : c->slots - first;
-            if (k)
-                rc = copy_slots(c, base + first, k);
-            if (rc == 0 && n > k)
-                rc = copy_slots(c, base, n - k);
-        }
-    }
-    return rc == 0 && kscope__ds_wait(c) == 0 ? over : -1;
+    free(run);
+    return rc == 0 && (n <= 0 || kscope__ds_wait(c) == 0) ? over : -1;
 }
 
 /* KSCOPE_DSCOPE_DEBUG=1: a line per context and pass. */

@@ -204,8 +204,8 @@ static int ctx_config_locked(kscope__ds_ctx *c)
         return kscope__fail(KSCOPE_ENOGPU, "device scopes: cannot set up the control block");
     shares_free(c);
     for (uint32_t r = 0; r < c->regions; r++)
-        if (kscope__dsbuf_init(&c->shares[r], c->mirror + r * slots, slots, opts.flags, c->uid) !=
-            0)
+        if (kscope__dsbuf_init(&c->shares[r], c->mirror + r, slots, c->regions, opts.flags,
+                               c->uid) != 0)
             return KSCOPE_ENOMEM;
     return 0;
 }

@@ -28,8 +28,9 @@
 
 /* One share of a context's buffer (one SM's) as the host reads it. */
 typedef struct kscope__dsbuf {
-    volatile kscope_device_record *recs; /* host mirror, cap slots */
-    uint64_t cap;                        /* a power of two */
+    volatile kscope_device_record *recs; /* host mirror: slot k at recs[k * stride] */
+    uint64_t cap;                        /* slots, a power of two */
+    uint32_t stride;                     /* the shares interleaved */
     uint32_t flags;                      /* KSCOPE_DEVICE_* */
     uint32_t context_id;                 /* CUPTI's id of the context */
     uint64_t w;                          /* claims below w are read or counted lost */
@@ -53,8 +54,9 @@ typedef struct kscope__dsgrids {
     size_t cap, used;
 } kscope__dsgrids;
 
-/* Set up b over `recs` (zeroed, cap slots). 0 or KSCOPE_ENOMEM. */
-int kscope__dsbuf_init(kscope__dsbuf *b, void *recs, uint64_t cap, uint32_t flags,
+/* Set up b over `recs` (zeroed, cap slots `stride` records apart). 0 or
+ * KSCOPE_ENOMEM. */
+int kscope__dsbuf_init(kscope__dsbuf *b, void *recs, uint64_t cap, uint32_t stride, uint32_t flags,
                        uint32_t context_id);
 void kscope__dsbuf_free(kscope__dsbuf *b);
 
