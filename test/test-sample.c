@@ -489,9 +489,10 @@ static void test_time_windows(void **state)
     win_list w = {.n = 0};
     kscope__sampling_windows(t_start, t_after, note_window, &w);
     assert_true(w.n >= 2);
-    int kept = 0;
+    int kept = 0, edge = 0;
     for (int i = 0; i < TIME_LAUNCHES; i++) {
         kept += seen[i] && in_windows(&w, when[i]);
+        edge += seen[i] && near_edge(&w, when[i], 2000000);
         /* well away from a window's edge, capture was on inside and off outside */
         if (!near_edge(&w, when[i], 2000000) && seen[i] != in_windows(&w, when[i]))
             fail_msg("launch %d at +%.1f ms: capture %s", i, (when[i] - t_start) / 1e6,
@@ -505,8 +506,14 @@ static void test_time_windows(void **state)
             fail_msg("window %d: %.1f ms long, next %.1f ms after it opened", i, len,
                      (double)(w.open[i + 1] - w.open[i]) / 1e6);
     }
+    /* Every launch kept, give or take those within 2 ms of a window's edge
+     * (a loaded machine, ThreadSanitizer's above all, may note a window's
+     * edge a little after the gate moved). */
     kscope__pnode *k = PATH(t, "k");
-    assert_close(metric(k, "count"), kept);
+    double count = metric(k, "count");
+    if (count < kept - edge || count > kept + edge)
+        fail_msg("%.0f kernels recorded, %d launched in windows (%d near an edge)", count, kept,
+                 edge);
     double f = metric(t->root, "sampled_fraction");
     assert_estimates(t, k, f);
     /* the windows' share of [session start, tree built] */
