@@ -384,15 +384,6 @@ static void attach_fake(void)
     nv.init = (init_fn)core2_fns[15];
 }
 
-typedef int (*push_a_fn)(const char *);
-typedef int (*pop_fn)(void);
-typedef uint64_t (*start_a_fn)(const char *);
-typedef void (*end_fn)(uint64_t);
-typedef void (*mark_a_fn)(const char *);
-typedef const void *(*create_a_fn)(const char *);
-typedef const void *(*register_a_fn)(const void *, const char *);
-typedef int (*dpop_fn)(const void *);
-
 static void test_nvtx_attach_rejects(void **state)
 {
     (void)state;

@@ -1,8 +1,9 @@
 /*
  * bench-time.h - what the GPU benchmark programs share: CK(cuda call)
  * (test/gpu/gpu-check.h: prints the call and its error, exits 1), zeroed
- * device buffers, and the median time of a kernel launch over many
- * launches, timed with CUDA events after a warm-up.
+ * device buffers, the median time of a kernel launch over many
+ * launches, timed with CUDA events after a warm-up, and the memory-bound
+ * benchmarks' triad (the same work in devscope_bench and devscope_parts).
  */
 #ifndef KSCOPE_BENCH_TIME_H
 #define KSCOPE_BENCH_TIME_H
@@ -45,6 +46,21 @@ template <class Launch> float median_kernel_us(int launches, Launch launch)
     }
     std::sort(t.begin(), t.end());
     return t[t.size() / 2];
+}
+
+/* The triad c = a + 2b over this thread's elements k in [from, to) of
+ * `per`: element i0 + k * stride. */
+__device__ __forceinline__ void triad_rows(const float4 *a, const float4 *b, float4 *c, size_t n,
+                                           size_t i0, size_t stride, size_t from, size_t to,
+                                           size_t per)
+{
+    for (size_t k = from; k < to && k < per; k++) {
+        size_t i = i0 + k * stride;
+        if (i < n) {
+            float4 x = a[i], y = b[i];
+            c[i] = make_float4(x.x + 2.f * y.x, x.y + 2.f * y.y, x.z + 2.f * y.z, x.w + 2.f * y.w);
+        }
+    }
 }
 
 #endif

@@ -23,14 +23,7 @@ template <int S> __global__ void mem(const float4 *a, const float4 *b, float4 *c
         kscope_device_t sc = {0, 0};
         if (S)
             sc = KSCOPE_DEVICE_ENTER("chunk");
-        for (size_t k = s * chunk; k < (s + 1) * chunk && k < per; k++) {
-            size_t i = i0 + k * stride;
-            if (i < n) {
-                float4 x = a[i], y = b[i];
-                c[i] =
-                    make_float4(x.x + 2.f * y.x, x.y + 2.f * y.y, x.z + 2.f * y.z, x.w + 2.f * y.w);
-            }
-        }
+        triad_rows(a, b, c, n, i0, stride, s * chunk, (s + 1) * chunk, per);
         if (S)
             kscope_device_exit(sc);
     }

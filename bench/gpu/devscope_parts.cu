@@ -124,14 +124,7 @@ __global__ void triad(const float4 *a, const float4 *b, float4 *c, size_t n, sin
         unsigned long long claim = 0;
         if (P == CLAIMFIRST && leader_lane())
             claim = atomicAdd(&s.shards[(smid() & 255u) * 16], 1ull);
-        for (size_t k = k0 * chunk; k < (k0 + 1) * chunk && k < per; k++) {
-            size_t i = i0 + k * stride;
-            if (i < n) {
-                float4 x = a[i], y = b[i];
-                c[i] =
-                    make_float4(x.x + 2.f * y.x, x.y + 2.f * y.y, x.z + 2.f * y.z, x.w + 2.f * y.w);
-            }
-        }
+        triad_rows(a, b, c, n, i0, stride, k0 * chunk, (k0 + 1) * chunk, per);
         if (P != NONE)
             mark<P>(s, start, claim);
     }

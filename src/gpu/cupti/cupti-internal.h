@@ -86,7 +86,7 @@ CUptiResult kscope__follow_start(CUpti_SubscriberHandle sub, kscope__enable_fn e
  * off, each only when it changes (the caller's lock held). CUPTI's
  * result. */
 CUptiResult kscope__follow_set(int graphs, int launches, CUpti_SubscriberHandle sub,
-                       kscope__enable_fn enable);
+                               kscope__enable_fn enable);
 
 /* Whether launches' callbacks are on. */
 int kscope__follow_launches(void);

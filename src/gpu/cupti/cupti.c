@@ -576,14 +576,12 @@ static int start_locked(void)
     if (crc != CUPTI_SUCCESS) {
         rc = kscope__fail(KSCOPE_ENOCUPTI, "cannot enable CUPTI launch callbacks: %s",
                           cupti_error(crc));
-        disable_kinds(N_OF(kinds));
-        cu.unsubscribe(subscriber);
-        return rc;
+    } else {
+        started = 1;
+        atomic_store(&gate_state, KSCOPE__GATE_OPEN);
+        started = (rc = follow_calls()) == 0; /* without them nothing is attributed */
     }
-    started = 1;
-    atomic_store(&gate_state, KSCOPE__GATE_OPEN);
-    if ((rc = follow_calls()) < 0) { /* without them nothing is attributed */
-        started = 0;
+    if (rc < 0) {
         disable_kinds(N_OF(kinds));
         cu.unsubscribe(subscriber);
         return rc;

@@ -60,8 +60,8 @@ static CUptiResult set_group(int g, int on, CUpti_SubscriberHandle sub, kscope__
 {
     for (int d = 0; d < 2; d++) {
         for (uint32_t id = 1; id < KSCOPE__CBID_MAX; id++) {
-            CUptiResult rc = group_of(d, id) == g ? enable((uint32_t)on, sub, domains[d], id)
-                                                  : CUPTI_SUCCESS;
+            CUptiResult rc =
+                group_of(d, id) == g ? enable((uint32_t)on, sub, domains[d], id) : CUPTI_SUCCESS;
             if (rc != CUPTI_SUCCESS)
                 return rc;
         }
