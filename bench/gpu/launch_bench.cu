@@ -12,6 +12,12 @@
  *   floor_ext  the floor plus what an attribution through CUPTI's external
  *              correlation needs: RUNTIME, DRIVER and EXTERNAL_CORRELATION
  *              records, one id pushed (kscope's earlier design)
+ *   floor_api  the floor plus API records of the launch calls alone
+ *              (cuptiActivityEnableRuntimeApi/DriverApi), no callback: what
+ *              an attribution from the launches' records needs
+ *   floor_ts   the floor with a timestamp callback (CLOCK_MONOTONIC), as
+ *              kscope registers to put records on its clock
+ *   floor_api_ts  floor_api with the timestamp callback
  *   tree       kscope, tree session, the loop inside one scope
  *   tree_early kscope tree, started before CUDA is initialised (as a
  *              launcher that started capture before the program's cuInit)
@@ -130,8 +136,26 @@ static void floor_callbacks(void)
     cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);
 }
 
-static void floor_start(int with_ext, int with_driver)
+static uint64_t CUPTIAPI floor_timestamp(void)
 {
+    return floor_now();
+}
+
+/* API records of the launch calls alone, no callback */
+static void floor_api_records(void)
+{
+    if (cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1) !=
+            CUPTI_SUCCESS ||
+        cuptiActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1) != CUPTI_SUCCESS) {
+        fprintf(stderr, "floor_api: cuptiActivityEnableRuntimeApi/DriverApi failed\n");
+        exit(1);
+    }
+}
+
+static void floor_start(int with_ext, int with_driver, int with_ts)
+{
+    if (with_ts)
+        cuptiActivityRegisterTimestampCallback(floor_timestamp);
     cuptiActivityRegisterCallbacks(floor_request, floor_complete);
     if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
         fprintf(stderr, "floor: cuptiActivityEnable failed\n");
@@ -152,12 +176,13 @@ static void floor_stop(void)
 }
 #else
 static unsigned long long floor_records;
-static void floor_start(int, int)
+static void floor_start(int, int, int)
 {
     fprintf(stderr, "launch_bench: built without CUPTI (LAUNCH_BENCH_NO_CUPTI): no floor modes\n");
     exit(2);
 }
 static void floor_callbacks(void) {}
+static void floor_api_records(void) {}
 static void floor_stop(void) {}
 #endif
 
@@ -192,12 +217,17 @@ int main(int argc, char **argv)
         empty_kernel<<<1, 1>>>();
     CK(cudaDeviceSynchronize());
 
-    int floor_mode =
-        !strcmp(mode, "floor") || !strcmp(mode, "floor_ext") || !strcmp(mode, "floor_cb");
+    int floor_mode = !strncmp(mode, "floor", 5);
     if (floor_mode) {
-        floor_start(!strcmp(mode, "floor_ext"), 1);
+        floor_start(!strcmp(mode, "floor_ext"), 1, strstr(mode, "_ts") != NULL);
         if (!strcmp(mode, "floor_cb"))
             floor_callbacks();
+        else if (!strncmp(mode, "floor_api", 9))
+            floor_api_records();
+        else if (strcmp(mode, "floor") && strcmp(mode, "floor_ext") && strcmp(mode, "floor_ts")) {
+            fprintf(stderr, "unknown mode %s\n", mode);
+            return 2;
+        }
     } else if (kscope_mode && !early) {
         kscope_session_opts o;
         memset(&o, 0, sizeof o);
