@@ -25,7 +25,8 @@
 #   4. GPU tests: every test/gpu/*.sh, each run with KSCOPE_SOURCE_DIR,
 #      KSCOPE_BINARY_DIR and KSCOPE_GPU_WORK set; it passes when it exits 0;
 #   5. benchmarks (bench/gpu/): cupti_probe.cu's record dump (a diagnostic
-#      of what CUPTI writes for each launch kind); launch_bench.cu's modes
+#      of what CUPTI writes for each launch kind); ts_probe.cu (when CUPTI
+#      calls the timestamp callback, what API records cost); launch_bench.cu's modes
 #      (none, the bare CUPTI activity floor, the floor plus the launch
 #      callbacks kscope's attribution needs, the floor plus external
 #      correlation records, kscope tree, trace, a scope per launch)
@@ -210,6 +211,10 @@ if [ "$what" != test ] && [ "$what" != gputest ]; then
         -L/usr/local/cuda/lib64 -lcupti -lcuda -Xlinker -rpath,/usr/local/cuda/lib64 >>"$out/bench.log" 2>&1
     echo "== cupti_probe" >>"$out/bench.log"
     timeout 60 "$bench_bin/cupti_probe" >>"$out/bench.log" 2>&1
+    nvcc -O2 -std=c++17 -arch=native -o "$bench_bin/ts_probe" "$root/bench/gpu/ts_probe.cu" \
+        -L/usr/local/cuda/lib64 -lcupti -Xlinker -rpath,/usr/local/cuda/lib64 >>"$out/bench.log" 2>&1
+    echo "== ts_probe" >>"$out/bench.log"
+    timeout 60 "$bench_bin/ts_probe" >>"$out/bench.log" 2>&1 || echo "ts_probe: exit $?" >>"$out/bench.log"
     modes=${MODES:-none floor floor_cb floor_ext tree trace tree_scoped}
     for r in $(seq "$reps"); do
         for m in $modes; do
@@ -234,7 +239,7 @@ if [ "$what" != test ] && [ "$what" != gputest ]; then
         # What kscope run, in-process kscope and the sampled mode cost over
         # the floor (runbench runs the torch and training sections too).
         KSCOPE_BINARY_DIR=$build SECTIONS=${RUN_SECTIONS:-c} REPS=${RUN_REPS:-15} \
-            LAUNCH_BENCH=$bench_bin/launch_bench timeout 300 bash "$root/bench/gpu/run_bench.sh" \
+            timeout 300 bash "$root/bench/gpu/run_bench.sh" \
             >"$out/run_bench.log" 2>&1
         note ""
         note "kscope's cost, every way of running it (bench/gpu/run_bench.sh):"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench_stats.py RESULTS TITLE UNIT BASE FLOOR MODE... - the table of one
+"""bench_stats.py RESULTS TITLE UNIT BASE FLOOR[,FLOOR2] MODE... - the table of one
 run_bench.sh section. RESULTS holds lines "<round> <mode> <value>" (value
 "fail" for a run that failed); modes alternate within each round.
 
@@ -9,7 +9,8 @@ run), and what the mode adds over BASE as a multiple of what FLOOR adds
 rounds are drawn with replacement (a round's runs stay together, so a
 slow stretch of the shared machine weighs on every mode alike) and the
 ratio of medians recomputed, 4000 times. FLOOR "-" leaves those columns
-out. The machine's noise is as large as the effects measured: read the
+out; a second floor after a comma (floor_cb: the floor plus the launch
+callbacks any attribution needs) adds the same two columns against it. The machine's noise is as large as the effects measured: read the
 intervals, not the medians alone."""
 import random
 import statistics
@@ -52,8 +53,8 @@ def bootstrap(by_round, mode, base, floor, draws=4000, seed=1):
 
 
 def main():
-    path, title, unit, base, floor, *modes = sys.argv[1:]
-    floor = None if floor == "-" else floor
+    path, title, unit, base, floor_arg, *modes = sys.argv[1:]
+    floors = [] if floor_arg == "-" else floor_arg.split(",")
     by_round, rows, failed = {}, {}, {}
     for line in open(path):
         parts = line.split()
@@ -67,8 +68,8 @@ def main():
         rows.setdefault(mode, []).append(float(value))
     print(f"\n{title}")
     head = f"{'mode':<16}{'runs':>5}{'median':>10}{'q1':>9}{'q3':>9}{'vs bare':>9}"
-    if floor:
-        head += f"{'vs floor':>10}{'95% interval':>16}"
+    for floor in floors:
+        head += f"{'vs ' + floor:>12}{'95% interval':>16}"
     print(head + f"   ({unit})")
     for m in modes:
         if m not in rows:
@@ -79,18 +80,24 @@ def main():
         line = f"{m:<16}{len(v):>5}{statistics.median(v):>10.3f}{q1:>9.3f}{q3:>9.3f}"
         line += (f"{statistics.median(v) / statistics.median(rows[base]):>9.3f}" if base in rows
                  else f"{'-':>9}")
-        if floor and base in rows and floor in rows:
-            # the rounds where all three ran, as the bootstrap draws them
-            full = [r for r in by_round if all(k in by_round[r] for k in (m, base, floor))]
-            paired = {k: [by_round[r][k] for r in full] for k in (m, base, floor)}
-            r = added_ratio(paired, m, base, floor) if full else None
-            ci = bootstrap(by_round, m, base, floor)
-            line += f"{r:>10.2f}" if r is not None else f"{'-':>10}"
-            line += f"{f'{ci[0]:.2f} - {ci[1]:.2f}':>16}" if ci else f"{'-':>16}"
+        for floor in floors:
+            line += against(by_round, rows, m, base, floor)
         if m in failed:
             line += f"  ({failed[m]} failed)"
         print(line)
 
+
+def against(by_round, rows, m, base, floor):
+    """The two columns of mode m against one floor."""
+    if base not in rows or floor not in rows:
+        return f"{'-':>12}{'-':>16}"
+    # the rounds where all three ran, as the bootstrap draws them
+    full = [r for r in by_round if all(k in by_round[r] for k in (m, base, floor))]
+    paired = {k: [by_round[r][k] for r in full] for k in (m, base, floor)}
+    r = added_ratio(paired, m, base, floor) if full else None
+    ci = bootstrap(by_round, m, base, floor)
+    out = f"{r:>12.2f}" if r is not None else f"{'-':>12}"
+    return out + (f"{f'{ci[0]:.2f} - {ci[1]:.2f}':>16}" if ci else f"{'-':>16}")
 
 if __name__ == "__main__":
     main()

@@ -12,9 +12,9 @@
  *   floor_ext  the floor plus what an attribution through CUPTI's external
  *              correlation needs: RUNTIME, DRIVER and EXTERNAL_CORRELATION
  *              records, one id pushed (kscope's earlier design)
- *   floor_api  the floor plus API records of the launch calls alone
- *              (cuptiActivityEnableRuntimeApi/DriverApi), no callback: what
- *              an attribution from the launches' records needs
+ *   floor_api  the floor plus API records of the launch calls alone (the
+ *              RUNTIME and DRIVER kinds on, every other call off by id), no
+ *              callback: what an attribution from the launches' records needs
  *   floor_ts   the floor with a timestamp callback (CLOCK_MONOTONIC), as
  *              kscope registers to put records on its clock
  *   floor_api_ts  floor_api with the timestamp callback
@@ -141,15 +141,21 @@ static uint64_t CUPTIAPI floor_timestamp(void)
     return floor_now();
 }
 
-/* API records of the launch calls alone, no callback */
+/* API records of the launch calls alone, no callback. CUPTI writes none
+ * for a call enabled by id alone: the kinds on, every other call off. */
 static void floor_api_records(void)
 {
-    if (cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1) !=
-            CUPTI_SUCCESS ||
-        cuptiActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1) != CUPTI_SUCCESS) {
-        fprintf(stderr, "floor_api: cuptiActivityEnableRuntimeApi/DriverApi failed\n");
+    if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS ||
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS) {
+        fprintf(stderr, "floor_api: cuptiActivityEnable(RUNTIME/DRIVER) failed\n");
         exit(1);
     }
+    for (uint32_t id = 1; id < CUPTI_RUNTIME_TRACE_CBID_SIZE; id++)
+        if (id != CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000)
+            cuptiActivityEnableRuntimeApi(id, 0);
+    for (uint32_t id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; id++)
+        if (id != CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel)
+            cuptiActivityEnableDriverApi(id, 0);
 }
 
 static void floor_start(int with_ext, int with_driver, int with_ts)
@@ -173,6 +179,8 @@ static void floor_start(int with_ext, int with_driver, int with_ts)
 static void floor_stop(void)
 {
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (getenv("FLOOR_VERBOSE")) /* and the table is read: its writes stay */
+        fprintf(stderr, "floor: last call %llu\n", floor_table[1].corr);
 }
 #else
 static unsigned long long floor_records;
