@@ -42,7 +42,8 @@
 #
 # Files left in $OUT: build.log ctest.log gpu-tests.log bench.log
 # summary.txt artifacts.tar.gz (the GPU tests' outputs); the benchmarks add
-# run_bench.log, pcs_bench.log and devscope_bench.log.
+# run_bench.log (and its raw results in run_bench-raw/), pcs_bench.log and
+# devscope_bench.log.
 # Env: REPS (default 5), LAUNCHES (default 20000), TORCH_REPS (default 3),
 # GPU_TESTS (a glob of test/gpu/*.sh names to run; default all).
 set -u
@@ -58,6 +59,14 @@ launches=${LAUNCHES:-20000}
 summary=$out/summary.txt
 : >"$summary"
 note() { echo "$*" | tee -a "$summary"; }
+# keep_raw LOG: run_bench.sh's raw results (named on LOG's last line) into
+# $OUT/run_bench-raw/, to be read again off the machine
+keep_raw() {
+    local dir
+    dir=$(sed -n 's/^(raw results and logs in \(.*\))$/\1/p' "$1" | tail -1)
+    [ -n "$dir" ] && mkdir -p "$out/run_bench-raw" && cp "$dir"/*.txt "$dir"/*.err "$out/run_bench-raw/" 2>/dev/null
+    return 0
+}
 
 # ---------------------------------------------------------------- 1. deps
 rm -rf "$prefix" && mkdir -p "$prefix"
@@ -158,6 +167,7 @@ if [ "$what" = runbench ]; then
     note ""
     note "bench/gpu/run_bench.sh (SECTIONS=${SECTIONS:-c torch train}):"
     grep -v '^(raw results' "$out/run_bench.log" | tee -a "$summary" >/dev/null
+    keep_raw "$out/run_bench.log"
     cat "$summary"
     exit 0
 fi
@@ -244,6 +254,7 @@ if [ "$what" != test ] && [ "$what" != gputest ]; then
         note ""
         note "kscope's cost, every way of running it (bench/gpu/run_bench.sh):"
         grep -v '^(raw results' "$out/run_bench.log" | tee -a "$summary"
+        keep_raw "$out/run_bench.log"
         # PC sampling next to Proton's (the Python package, built as the
         # Python GPU tests build it).
         (
@@ -292,8 +303,9 @@ def table(title, modes, base, floor):
         vf = f"{med[m] / med[floor]:.3f}" if floor in med else "-"
         vm = f"{low[m] / low[floor]:.3f}" if floor in low else "-"
         print(f"{m:<22}{med[m]:>10.3f}{low[m]:>8.3f}{len(rows[m]):>5}{vn:>9}{vf:>9}{vm:>14}")
-table(f"C loop of {n_main} empty kernels (median of runs)",
-      ["none", "floor", "floor_cb", "floor_ext", "tree", "trace", "tree_scoped"], "none", "floor")
+c_modes = ["none", "floor", "floor_cb", "floor_ext", "tree", "trace", "tree_scoped"]
+c_modes += [m for m in rows if m not in c_modes and not m.startswith("torch_")]  # MODES's others
+table(f"C loop of {n_main} empty kernels (median of runs)", c_modes, "none", "floor")
 table(f"torch loop of {n_main} x.add_(1)",
       ["torch_none", "torch_kscope", "torch_kscope_trace", "torch_proton",
        "torch_torch_profiler"],

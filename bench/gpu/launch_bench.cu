@@ -33,7 +33,9 @@
  *
  * Prints one line: mode, launches, microseconds per launch (loop plus the
  * final synchronise, divided by launches), peak RSS in KiB, records seen
- * (floor modes) or dropped (kscope modes).
+ * (floor modes) or dropped (kscope modes), and the launching thread's CPU
+ * microseconds per launch in the loop alone (what the launches cost that
+ * thread; a neighbour's load on the shared machine shows less in it).
  *
  * Built with -DLAUNCH_BENCH_NO_CUPTI (and without -lcupti) it has no floor
  * modes: `kscope run` refuses a program that links CUPTI itself, since
@@ -64,11 +66,16 @@
 
 __global__ void empty_kernel() {}
 
-static double now_s(void)
+static double clock_s(clockid_t which)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(which, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double now_s(void)
+{
+    return clock_s(CLOCK_MONOTONIC);
 }
 
 /* ------------------------------------------------------- the bare floor */
@@ -255,7 +262,7 @@ int main(int argc, char **argv)
         empty_kernel<<<1, 1>>>();
     CK(cudaDeviceSynchronize());
 
-    double t0 = now_s();
+    double t0 = now_s(), c0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
     if (!strcmp(mode, "tree_scoped")) {
         for (long i = 0; i < n; i++) {
             kscope_enter("launch");
@@ -274,6 +281,7 @@ int main(int argc, char **argv)
         if (scoped)
             kscope_exit("loop");
     }
+    double cpu = clock_s(CLOCK_THREAD_CPUTIME_ID) - c0; /* the launches, not the wait */
     CK(cudaDeviceSynchronize());
     double dt = now_s() - t0;
 
@@ -291,6 +299,7 @@ int main(int argc, char **argv)
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    printf("%s %ld %.4f %ld %lld\n", mode, n, dt * 1e6 / (double)n, ru.ru_maxrss, extra);
+    printf("%s %ld %.4f %ld %lld %.4f\n", mode, n, dt * 1e6 / (double)n, ru.ru_maxrss, extra,
+           cpu * 1e6 / (double)n);
     return 0;
 }

@@ -32,7 +32,10 @@
 #          then the top-10 kernels' shares
 #          of GPU time in the last round's full and sampled profiles.
 #
-# Each table gives per mode the median and quartiles, the ratio to bare,
+# The C loop has two tables: wall time per launch (loop and final
+# synchronise), and the launching thread's CPU time per launch in the loop
+# (the launches' own cost, less disturbed by a neighbour's load). Each
+# table gives per mode the median and quartiles, the ratio to bare,
 # and what the mode adds over bare as a multiple of what the floor adds
 # with a bootstrap 95% interval (bench_stats.py); the C loop's table adds
 # the same against floor_cb. The issue's goals: run_tree and run_trace
@@ -116,7 +119,7 @@ c_mode() {
     sampled_off) out=$("${pin[@]}" "$ks" run --sample "$off_spec" -o "$work/out" --top 0 -- "$lb" none "$n" "$work/out") ;;
     sampled_10) out=$("${pin[@]}" "$ks" run --sample "$ten_spec" -o "$work/out" --top 0 -- "$lb" none "$n" "$work/out") ;;
     esac 2>>"$work/c.err"
-    echo "$out" | awk 'NF >= 3 {print $3}' | tail -1
+    echo "$out" | awk 'NF >= 6 {print $3, $6}' | tail -1
 }
 
 c_section() {
@@ -136,10 +139,15 @@ c_section() {
     local modes=(bare floor floor_cb inproc inproc_early run_none run_tree run_scoped run_trace
         sampled_off sampled_10)
     [ -n "${C_MODES:-}" ] && read -r -a modes <<<"$C_MODES"
-    rounds "$work/c.txt" "${REPS:-15}" c_mode "${modes[@]}"
+    rounds "$work/c-both.txt" "${REPS:-15}" c_mode "${modes[@]}"
     unset STEP_EVERY
+    # wall time per launch, and the launching thread's CPU time per launch
+    awk '{print $1, $2, $3}' "$work/c-both.txt" >"$work/c.txt"
+    awk '{print $1, $2, NF >= 4 ? $4 : "fail"}' "$work/c-both.txt" >"$work/c-cpu.txt"
     python3 "$stats" "$work/c.txt" "C loop: $n empty kernels, ${REPS:-15} rounds" "us per launch" \
         bare floor,floor_cb "${modes[@]}"
+    python3 "$stats" "$work/c-cpu.txt" "C loop, the launching thread's CPU time" \
+        "CPU us per launch" bare floor,floor_cb "${modes[@]}"
     failures "$work/c.txt" "$work/c.err"
 }
 
