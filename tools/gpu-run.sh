@@ -31,7 +31,9 @@
 #      callbacks kscope's attribution needs, the floor plus external
 #      correlation records, kscope tree, trace, a scope per launch)
 #      run alternately in separate processes, REPS times, medians and minima
-#      compared as ratios; kscope tree peak memory at 1k vs 1M launches;
+#      compared as ratios; its alt_floor and alt_kscope modes (the CUPTI
+#      floors, and kscope's shut / quiet / open states, interleaved in one
+#      process); kscope tree peak memory at 1k vs 1M launches;
 #      torch_bench.py (none, kscope tree and trace through ctypes, Proton,
 #      torch.profiler) likewise, TORCH_REPS times; run_bench.sh's C section
 #      (bare, the floor as an injection, in-process kscope, kscope run tree
@@ -234,6 +236,16 @@ if [ "$what" != test ] && [ "$what" != gputest ]; then
     for n in 1000 1000000; do
         "$bench_bin/launch_bench" tree "$n" "$bench_bin" >>"$out/bench.log" 2>&1
     done
+    # the same states interleaved in one process (paired rounds)
+    for m in alt_floor alt_kscope alt_kscope_trace; do
+        pin=()
+        command -v taskset >/dev/null && pin=(taskset -c "${PIN_CPUS:-2-5}")
+        data=tree
+        [ "$m" = alt_kscope_trace ] && data=trace
+        ALT_DATA=$data timeout 120 "${pin[@]}" "$bench_bin/launch_bench" "${m%_trace}" 0 "$bench_bin" \
+            >"$out/$m.log" 2>&1
+        cat "$out/$m.log" >>"$out/bench.log"
+    done
     tmodes="none kscope kscope_trace proton torch_profiler"
     [ "$what" = cbench ] && TORCH_REPS=0
     for r in $(seq "${TORCH_REPS:-3}"); do
@@ -306,6 +318,12 @@ def table(title, modes, base, floor):
 c_modes = ["none", "floor", "floor_cb", "floor_ext", "tree", "trace", "tree_scoped"]
 c_modes += [m for m in rows if m not in c_modes and not m.startswith("torch_")]  # MODES's others
 table(f"C loop of {n_main} empty kernels (median of runs)", c_modes, "none", "floor")
+for m in ("alt_floor", "alt_kscope", "alt_kscope_trace"):  # tables of their own
+    try:
+        text = open(f"{sys.argv[1].rsplit('/', 1)[0]}/{m}.log").read()
+        print("\n" + "\n".join(l for l in text.splitlines() if "_round " not in l))
+    except OSError:
+        print(f"\n{m}: (no run)")
 table(f"torch loop of {n_main} x.add_(1)",
       ["torch_none", "torch_kscope", "torch_kscope_trace", "torch_proton",
        "torch_torch_profiler"],

@@ -27,6 +27,16 @@
  *              under `kscope run`, an annotated program (mode none is an
  *              unannotated one, whose launches kscope does not follow)
  *
+ * Two modes alternate states within one process, ALT_ROUNDS rounds
+ * (default 30) of ALT_BLOCK launches (default 5000) per state, and print a
+ * table of their own (the rounds' paired ratios: the shared machine's
+ * drift between processes, larger than what is measured, cancels):
+ *   alt_floor  CUPTI attached doing nothing, the floor, floor_cb, floor_cb
+ *              whose callback reads no clock, floor_api
+ *   alt_kscope kscope sampled one step in three, the loop in a scope:
+ *              shut (no capture), quiet (activity only), open (attributed);
+ *              ALT_DATA=trace for a trace session
+ *
  * STEP_EVERY=N calls kscope_step() after every N launches in every mode
  * (a no-op of one load unless a session samples by steps), so that
  * `kscope run --sample step:...` around mode none samples the loop.
@@ -118,6 +128,8 @@ static unsigned long long floor_now(void)
     return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
 }
 
+static int floor_clock = 1; /* 0: the callback notes the id alone (alt_floor's cb_bare) */
+
 static void CUPTIAPI floor_callback(void *, CUpti_CallbackDomain, CUpti_CallbackId,
                                     const void *data)
 {
@@ -125,22 +137,31 @@ static void CUPTIAPI floor_callback(void *, CUpti_CallbackDomain, CUpti_Callback
     unsigned slot = cb->correlationId & 0xFFFFu;
     if (cb->callbackSite == CUPTI_API_ENTER) {
         floor_table[slot].corr = cb->correlationId;
-        floor_table[slot].start = floor_now();
-    } else {
+        if (floor_clock)
+            floor_table[slot].start = floor_now();
+    } else if (floor_clock) {
         floor_table[slot].end = floor_now();
     }
 }
 
-static void floor_callbacks(void)
+static CUpti_SubscriberHandle floor_sub;
+
+/* The launch calls' callbacks on or off (subscribing the first time). */
+static void floor_follow(int on)
 {
-    CUpti_SubscriberHandle sub;
-    if (cuptiSubscribe(&sub, floor_callback, NULL) != CUPTI_SUCCESS) {
+    if (!floor_sub && cuptiSubscribe(&floor_sub, floor_callback, NULL) != CUPTI_SUCCESS) {
         fprintf(stderr, "floor_cb: cuptiSubscribe failed\n");
         exit(1);
     }
-    cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RUNTIME_API,
+    cuptiEnableCallback(on, floor_sub, CUPTI_CB_DOMAIN_RUNTIME_API,
                         CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
-    cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);
+    cuptiEnableCallback(on, floor_sub, CUPTI_CB_DOMAIN_DRIVER_API,
+                        CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);
+}
+
+static void floor_callbacks(void)
+{
+    floor_follow(1);
 }
 
 static uint64_t CUPTIAPI floor_timestamp(void)
@@ -163,6 +184,30 @@ static void floor_api_records(void)
     for (uint32_t id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; id++)
         if (id != CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel)
             cuptiActivityEnableDriverApi(id, 0);
+}
+
+/* alt_floor's states: CUPTI attached with nothing on, the floor, the
+ * floor with the launch callbacks (as floor_cb: the id and two clock
+ * reads; cb_bare: the id alone), the floor with the launches' API
+ * records. */
+static const char *const alt_floor_names[] = {"off", "floor", "floor_cb", "cb_bare", "floor_api"};
+
+static void alt_floor_set(int state)
+{
+    static int api_on;
+    if (state == 0)
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    else
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    floor_follow(state == 2 || state == 3);
+    floor_clock = state != 3;
+    if (state == 4 && !api_on)
+        floor_api_records();
+    if (state != 4 && api_on) {
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME);
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
+    }
+    api_on = state == 4;
 }
 
 static void floor_start(int with_ext, int with_driver, int with_ts)
@@ -198,8 +243,175 @@ static void floor_start(int, int, int)
 }
 static void floor_callbacks(void) {}
 static void floor_api_records(void) {}
+static const char *const alt_floor_names[] = {"off", "floor", "floor_cb", "cb_bare", "floor_api"};
+static void alt_floor_set(int) {}
 static void floor_stop(void) {}
 #endif
+
+/* ------------------------------------------------------ alternating modes */
+
+static long env_long(const char *name, long dflt)
+{
+    const char *v = getenv(name);
+    return v && *v ? atol(v) : dflt;
+}
+
+/* Microseconds per launch of n launches and their synchronise, after a
+ * few untimed ones (the state's first launches). */
+static double timed_block(long n)
+{
+    for (int i = 0; i < 200; i++)
+        empty_kernel<<<1, 1>>>();
+    CK(cudaDeviceSynchronize());
+    double t0 = now_s();
+    for (long i = 0; i < n; i++)
+        empty_kernel<<<1, 1>>>();
+    CK(cudaDeviceSynchronize());
+    return (now_s() - t0) * 1e6 / (double)n;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts v; q[0..2]: first quartile, median, third quartile. */
+static void quartiles(double *v, int n, double q[3])
+{
+    qsort(v, (size_t)n, sizeof *v, by_value);
+    for (int k = 0; k < 3; k++) {
+        double at = (n - 1) * (k + 1) / 4.0;
+        int lo = (int)at;
+        q[k] = lo + 1 < n ? v[lo] + (at - lo) * (v[lo + 1] - v[lo]) : v[lo];
+    }
+}
+
+/* Median of what state s adds over `base`, round by round, over the
+ * median of what `ref` adds: rounds r[0..n) (indexes into t). */
+static double added(const double *t, int nstates, const int *r, int n, int s, int base, int ref,
+                    double *tmp)
+{
+    double q[3], num, den;
+    for (int i = 0; i < n; i++)
+        tmp[i] = t[r[i] * nstates + s] - t[r[i] * nstates + base];
+    quartiles(tmp, n, q);
+    num = q[1];
+    for (int i = 0; i < n; i++)
+        tmp[i] = t[r[i] * nstates + ref] - t[r[i] * nstates + base];
+    quartiles(tmp, n, q);
+    den = q[1];
+    return den > 0 ? num / den : 0;
+}
+
+/* The table of an alternating mode: t[round * nstates + state] in us per
+ * launch. Per state its median and quartiles, and what it adds over
+ * `base` as a multiple of what `ref` adds: the median of the rounds'
+ * differences (the states of one round ran within a second of each other,
+ * so the machine's slow stretches cancel) over ref's, with a bootstrap 95%
+ * interval (rounds drawn with replacement, 2000 times). Then each round's
+ * values, for a second look. */
+static void alt_report(const char *mode, const char *const *names, int nstates, int rounds,
+                       const double *t, int base, int ref)
+{
+    enum { DRAWS = 2000 };
+    double *v = (double *)malloc(sizeof(double) * (size_t)rounds), q[3];
+    double *draws = (double *)malloc(sizeof(double) * DRAWS);
+    int *all = (int *)malloc(sizeof(int) * (size_t)rounds);
+    int *pick = (int *)malloc(sizeof(int) * (size_t)rounds);
+    for (int r = 0; r < rounds; r++)
+        all[r] = r;
+    printf("%s: %d rounds of each state, interleaved in one process\n", mode, rounds);
+    printf("%-10s %9s %9s %9s %12s %16s\n", "state", "median", "q1", "q3", "adds (x ref)",
+           "95% interval");
+    srand(1);
+    for (int s = 0; s < nstates; s++) {
+        for (int r = 0; r < rounds; r++)
+            v[r] = t[r * nstates + s];
+        quartiles(v, rounds, q);
+        double ratio = added(t, nstates, all, rounds, s, base, ref, v);
+        for (int d = 0; d < DRAWS; d++) {
+            for (int r = 0; r < rounds; r++)
+                pick[r] = rand() % rounds;
+            draws[d] = added(t, nstates, pick, rounds, s, base, ref, v);
+        }
+        qsort(draws, DRAWS, sizeof *draws, by_value);
+        printf("%-10s %9.3f %9.3f %9.3f %12.2f %8.2f - %5.2f\n", names[s], q[1], q[0], q[2], ratio,
+               draws[DRAWS * 25 / 1000], draws[DRAWS * 975 / 1000 - 1]);
+    }
+    printf("(adds: median(state - %s) / median(%s - %s) over the rounds)\n", names[base],
+           names[ref], names[base]);
+    for (int r = 0; r < rounds; r++) {
+        printf("%s_round %d", mode, r);
+        for (int s = 0; s < nstates; s++)
+            printf(" %s=%.4f", names[s], t[r * nstates + s]);
+        printf("\n");
+    }
+    free(v);
+    free(draws);
+    free(all);
+    free(pick);
+}
+
+/* alt_floor: CUPTI's own states (alt_floor_set), one block each per
+ * round, the order rotating from round to round. */
+static int run_alt_floor(void)
+{
+    int rounds = (int)env_long("ALT_ROUNDS", 30), ns = 5;
+    long block = env_long("ALT_BLOCK", 5000);
+    double *t = (double *)calloc((size_t)(rounds * ns), sizeof(double));
+    floor_start(0, 1, 1);
+    for (int r = 0; r < rounds; r++) {
+        for (int k = 0; k < ns; k++) {
+            int s = (k + r) % ns;
+            alt_floor_set(s);
+            t[r * ns + s] = timed_block(block);
+        }
+    }
+    alt_floor_set(0);
+    floor_stop();
+    alt_report("alt_floor", alt_floor_names, ns, rounds, t, 0, 1);
+    free(t);
+    return 0;
+}
+
+/* alt_kscope: one kscope session sampled by steps, one step in three
+ * ("step:on=1,every=3"), the loop inside a scope: the step after a window
+ * is quiet (activity on, no launch callback: kscope's floor), the next
+ * shut (CUPTI does nothing), then a window (every launch followed). */
+static int run_alt_kscope(const char *path)
+{
+    static const char *const names[] = {"open", "quiet", "shut"};
+    int rounds = (int)env_long("ALT_ROUNDS", 30);
+    long block = env_long("ALT_BLOCK", 5000);
+    double *t = (double *)calloc((size_t)(rounds * 3), sizeof(double));
+    kscope_session_opts o;
+    memset(&o, 0, sizeof o);
+    o.name = path;
+    o.sample = "step:on=1,every=3";
+    o.data = getenv("ALT_DATA") ? getenv("ALT_DATA") : "tree"; /* or trace */
+    int session = kscope_start(&o);
+    if (session < 0) {
+        fprintf(stderr, "kscope_start: %s\n", kscope_last_error());
+        return 1;
+    }
+    kscope_enter("loop");
+    for (int i = 1; i <= rounds * 3; i++) {
+        kscope_step(); /* step i: open when i % 3 == 0, then quiet, then shut */
+        int s = i % 3 == 0 ? 0 : i % 3;
+        t[(i - 1) / 3 * 3 + s] = timed_block(block);
+    }
+    kscope_exit("loop");
+    kscope_deactivate(session, 1);
+    if (kscope_finalize(session, NULL) < 0) {
+        fprintf(stderr, "kscope_finalize: %s\n", kscope_last_error());
+        return 1;
+    }
+    alt_report(!strcmp(o.data, "trace") ? "alt_kscope_trace" : "alt_kscope", names, 3, rounds, t, 2,
+               1);
+    free(t);
+    return 0;
+}
 
 /* ---------------------------------------------------------------- main */
 
@@ -231,6 +443,11 @@ int main(int argc, char **argv)
     for (int i = 0; i < 2000; i++) /* warm the launch path */
         empty_kernel<<<1, 1>>>();
     CK(cudaDeviceSynchronize());
+
+    if (!strcmp(mode, "alt_floor"))
+        return run_alt_floor();
+    if (!strcmp(mode, "alt_kscope"))
+        return run_alt_kscope(path);
 
     int floor_mode = !strncmp(mode, "floor", 5);
     if (floor_mode) {

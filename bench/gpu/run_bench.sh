@@ -143,7 +143,7 @@ c_section() {
     unset STEP_EVERY
     # wall time per launch, and the launching thread's CPU time per launch
     awk '{print $1, $2, $3}' "$work/c-both.txt" >"$work/c.txt"
-    awk '{print $1, $2, NF >= 4 ? $4 : "fail"}' "$work/c-both.txt" >"$work/c-cpu.txt"
+    awk '{print $1, $2, (NF >= 4 ? $4 : "fail")}' "$work/c-both.txt" >"$work/c-cpu.txt"
     python3 "$stats" "$work/c.txt" "C loop: $n empty kernels, ${REPS:-15} rounds" "us per launch" \
         bare floor,floor_cb "${modes[@]}"
     python3 "$stats" "$work/c-cpu.txt" "C loop, the launching thread's CPU time" \
