@@ -32,7 +32,8 @@
  * table of their own (the rounds' paired ratios: the shared machine's
  * drift between processes, larger than what is measured, cancels):
  *   alt_floor  CUPTI attached doing nothing, the floor, floor_cb, floor_cb
- *              whose callback reads no clock, floor_api
+ *              whose callback reads no clock (cb_bare), floor_api, and
+ *              cb_bare on every call kscope follows (cb_wide)
  *   alt_kscope kscope sampled one step in three, the loop in a scope:
  *              shut (no capture), quiet (activity only), open (attributed);
  *              ALT_DATA=trace for a trace session
@@ -164,6 +165,31 @@ static void floor_callbacks(void)
     floor_follow(1);
 }
 
+/* Whether CUPTI's call named n launches, copies or sets (kscope's rule). */
+static int wide_call(const char *n)
+{
+    const char *p = !strncmp(n, "cuda", 4) ? n + 4 : !strncmp(n, "cu", 2) ? n + 2 : NULL;
+    return p && (!strncmp(p, "Memcpy", 6) || !strncmp(p, "Memset", 6) ||
+                 ((!strncmp(p, "Launch", 6) || !strncmp(p, "GraphLaunch", 11)) &&
+                  !strstr(p, "HostFunc")));
+}
+
+/* The callbacks of every launch, copy and set call on or off, as kscope
+ * enables them (cb_wide). */
+static void floor_follow_wide(int on)
+{
+    static const CUpti_CallbackDomain d[2] = {CUPTI_CB_DOMAIN_RUNTIME_API,
+                                              CUPTI_CB_DOMAIN_DRIVER_API};
+    static const uint32_t size[2] = {CUPTI_RUNTIME_TRACE_CBID_SIZE, CUPTI_DRIVER_TRACE_CBID_SIZE};
+    floor_follow(on);
+    for (int k = 0; k < 2; k++)
+        for (uint32_t id = 1; id < size[k]; id++) {
+            const char *n = NULL;
+            if (cuptiGetCallbackName(d[k], id, &n) == CUPTI_SUCCESS && n && wide_call(n))
+                cuptiEnableCallback(on, floor_sub, d[k], id);
+        }
+}
+
 static uint64_t CUPTIAPI floor_timestamp(void)
 {
     return floor_now();
@@ -188,9 +214,11 @@ static void floor_api_records(void)
 
 /* alt_floor's states: CUPTI attached with nothing on, the floor, the
  * floor with the launch callbacks (as floor_cb: the id and two clock
- * reads; cb_bare: the id alone), the floor with the launches' API
+ * reads; cb_bare: the id alone; cb_wide: cb_bare's on every launch, copy
+ * and set call, as kscope follows them), the floor with the launches' API
  * records. */
-static const char *const alt_floor_names[] = {"off", "floor", "floor_cb", "cb_bare", "floor_api"};
+static const char *const alt_floor_names[] = {"off",     "floor",     "floor_cb",
+                                              "cb_bare", "floor_api", "cb_wide"};
 
 static void alt_floor_set(int state)
 {
@@ -199,8 +227,12 @@ static void alt_floor_set(int state)
         cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     else
         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
-    floor_follow(state == 2 || state == 3);
-    floor_clock = state != 3;
+    static int wide_on;
+    if (wide_on != (state == 5))
+        floor_follow_wide(state == 5);
+    wide_on = state == 5;
+    floor_follow(state == 2 || state == 3 || state == 5);
+    floor_clock = state == 2;
     if (state == 4 && !api_on)
         floor_api_records();
     if (state != 4 && api_on) {
@@ -243,7 +275,8 @@ static void floor_start(int, int, int)
 }
 static void floor_callbacks(void) {}
 static void floor_api_records(void) {}
-static const char *const alt_floor_names[] = {"off", "floor", "floor_cb", "cb_bare", "floor_api"};
+static const char *const alt_floor_names[] = {"off",     "floor",     "floor_cb",
+                                              "cb_bare", "floor_api", "cb_wide"};
 static void alt_floor_set(int) {}
 static void floor_stop(void) {}
 #endif
@@ -357,7 +390,7 @@ static void alt_report(const char *mode, const char *const *names, int nstates, 
  * round, the order rotating from round to round. */
 static int run_alt_floor(void)
 {
-    int rounds = (int)env_long("ALT_ROUNDS", 30), ns = 5;
+    int rounds = (int)env_long("ALT_ROUNDS", 30), ns = 6;
     long block = env_long("ALT_BLOCK", 5000);
     double *t = (double *)calloc((size_t)(rounds * ns), sizeof(double));
     floor_start(0, 1, 1);
