@@ -69,8 +69,10 @@ int kscope__gpu_call_class(const char *name)
 
 /* The calls followed even where CUPTI cannot name its callbacks (copies
  * and sets are found by name only). Launches come from the runtime and the
- * driver both: the runtime's do not go through the driver's public entry
- * points. */
+ * driver both: a program may call either (Triton calls the driver). A
+ * runtime launch also reaches the driver's cuLaunchKernel callback inside
+ * it; the outermost call's id is the one its kernel carries (cupti.c
+ * counts the depth). */
 #define RT(id, cls)                                                                                \
     {                                                                                              \
         CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##id, cls                            \
