@@ -57,6 +57,8 @@
 #include <cuda_runtime.h>
 #ifndef LAUNCH_BENCH_NO_CUPTI
 #include <cupti.h>
+
+#include "launch-records.h"
 #endif
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,21 +197,13 @@ static uint64_t CUPTIAPI floor_timestamp(void)
     return floor_now();
 }
 
-/* API records of the launch calls alone, no callback. CUPTI writes none
- * for a call enabled by id alone: the kinds on, every other call off. */
+/* API records of the launch calls alone, no callback (launch-records.h). */
 static void floor_api_records(void)
 {
-    if (cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME) != CUPTI_SUCCESS ||
-        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER) != CUPTI_SUCCESS) {
+    if (launch_records_only() < 0) {
         fprintf(stderr, "floor_api: cuptiActivityEnable(RUNTIME/DRIVER) failed\n");
         exit(1);
     }
-    for (uint32_t id = 1; id < CUPTI_RUNTIME_TRACE_CBID_SIZE; id++)
-        if (id != CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000)
-            cuptiActivityEnableRuntimeApi(id, 0);
-    for (uint32_t id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; id++)
-        if (id != CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel)
-            cuptiActivityEnableDriverApi(id, 0);
 }
 
 /* alt_floor's states: CUPTI attached with nothing on, the floor, the

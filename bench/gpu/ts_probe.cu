@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "launch-records.h"
+
 #define MAX_TS   (1 << 20)
 #define MAX_CORR (1 << 16)
 #define LAUNCHES 2000
@@ -146,17 +148,11 @@ int main(void)
     CUptiResult dr = cuptiActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1);
     printf("cuptiActivityEnableRuntimeApi %d, cuptiActivityEnableDriverApi %d\n", (int)rt, (int)dr);
     const char *how = getenv("TS_PROBE") ? getenv("TS_PROBE") : "filter";
-    if (!strcmp(how, "kind") || !strcmp(how, "filter")) {
+    if (!strcmp(how, "kind")) {
         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER);
-    }
-    if (!strcmp(how, "filter")) { /* every call but the launches off again */
-        for (uint32_t id = 1; id < CUPTI_RUNTIME_TRACE_CBID_SIZE; id++)
-            if (id != CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000)
-                cuptiActivityEnableRuntimeApi(id, 0);
-        for (uint32_t id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; id++)
-            if (id != CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel)
-                cuptiActivityEnableDriverApi(id, 0);
+    } else if (!strcmp(how, "filter") && launch_records_only() < 0) {
+        printf("cuptiActivityEnable(RUNTIME/DRIVER) failed\n");
     }
     printf("TS_PROBE=%s\n", how);
     memset(api_seen, 0, sizeof api_seen);
