@@ -273,6 +273,18 @@ extern kscope__global kscope__g;
 
 struct kscope__graph_value;   /* below, with the graph functions */
 struct kscope__devscope_opts; /* below, with device scopes */
+/* What `kscope bench` asks a backend's loop for: `blocks` timed blocks
+ * (1: one loop) of `launches` empty kernels each, under the bare activity
+ * capture if `floor`; before(block, arg), when set, runs before each
+ * block, untimed (after it a block's first launches are untimed too). */
+typedef struct kscope__bench_loop {
+    long launches;
+    int blocks, floor;
+    void (*before)(int block, void *arg);
+    void *arg;
+    double *block_us; /* each block's microseconds per launch (NULL: none) */
+} kscope__bench_loop;
+
 /* One timed loop of `kscope bench` (a backend's bench). */
 typedef struct kscope__bench_result {
     double us_per_launch;
@@ -349,11 +361,11 @@ typedef struct kscope__backend {
      * NULL: the backend cannot switch, and the core keeps only the records
      * of the windows. */
     int (*gate)(int state);
-    /* `kscope bench`: time n launches of an empty kernel from this process
-     * (floor = 1: under the bare activity capture that any tracer of this
-     * interface pays). 0, or a negative KSCOPE_E* (ENOGPU: no device) with a
-     * message. NULL: the backend has no loop. */
-    int (*bench)(long n, int floor, kscope__bench_result *out);
+    /* `kscope bench`: time launches of an empty kernel from this process
+     * as `loop` says (its floor: under the bare activity capture that any
+     * tracer of this interface pays). 0, or a negative KSCOPE_E* (ENOGPU:
+     * no device) with a message. NULL: the backend has no loop. */
+    int (*bench)(const kscope__bench_loop *loop, kscope__bench_result *out);
     /* Device-side scopes on (on = 1, with the options of the first session
      * that asks) or off (on = 0, after the last). NULL: the backend has
      * none. 0 or a negative error with a message. */

@@ -62,10 +62,29 @@ for way in "bare" "floor" "in-process" "kscope run" "kscope run, annotated" \
     grep -E "^$(printf '%s' "$way" | sed 's/[()]/\\&/g') +3 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +(-?[0-9.]+|-) " \
         out.txt >/dev/null || fail "row '$way': $(grep -F "$way" out.txt)"
 done
+# kscope's states interleaved in one process: 9 rounds (3 per round of the
+# others) of 125 launches (500 / 4, at least 100) each
+grep -q "^kscope in one process, one step in three captured: 9 rounds of 125 launches" out.txt ||
+    fail "interleaved title: $(grep -F 'in one process' out.txt)"
+grep -q "vs shut  vs quiet" out.txt || fail "interleaved columns: $(grep -F 'vs shut' out.txt)"
+for way in "shut (no capture)" "quiet (activity records)" "open (every launch followed)"; do
+    grep -E "^$(printf '%s' "$way" | sed 's/[()]/\\&/g') +9 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +(-?[0-9.]+|-) " \
+        out.txt >/dev/null || fail "row '$way': $(grep -F "$way" out.txt)"
+done
 [ ! -s err.txt ] || fail "bench wrote to stderr: $(cat err.txt)"
 fake -n 500 -r 3 --torch-rounds 0 --sample step:on=1,every=2 >out.txt 2>err.txt || fail "bench --sample"
 grep -E "^sampled +3 " out.txt >/dev/null || fail "--sample row: $(grep sampled out.txt)"
 ls "$WORK" | grep -q kscope-bench && fail "a temporary folder was left in the working folder"
 ok "launch loop"
+
+# The interleaved child: a line per round with its three states' times,
+# then the usual line; its profile removed. (Which state is faster is the
+# benchmark's to say: on a busy machine one block's stall outweighs it.)
+out=$(fake -r 5 --child interleaved 200) || fail "interleaved child"
+[ "$(echo "$out" | grep -c '^round [0-4] shut [0-9.]* quiet [0-9.]* open [0-9.]*$')" = 5 ] ||
+    fail "interleaved rounds: $out"
+echo "$out" | tail -1 | grep -q "^us [0-9.]* records 0 device Pretend GPU$" || fail "last line: $out"
+ls | grep -q "kscope-bench-interleaved" && fail "the interleaved child left its profile"
+ok "interleaved child"
 
 finish

@@ -7,7 +7,8 @@
  * ways alternating round after round so that a busy stretch of the machine
  * falls on all of them: bare, the floor (the backend's bare activity
  * capture, what any tracer of that interface pays), kscope in-process,
- * `kscope run` and `kscope run --sample`. Where python3 has torch on the
+ * `kscope run` and `kscope run --sample`; then kscope's own states (shut,
+ * quiet, open) interleaved in one process. Where python3 has torch on the
  * same GPU, a torch loop of tiny ops runs bare, under kscope run (full and
  * sampled), Proton and torch.profiler. The command runs itself for the
  * loop (`kscope bench --child MODE N`) and prints medians, quartiles and
@@ -45,6 +46,12 @@ const char cmd_bench_help[] =
     "  kscope run, annotated  the same with the loop inside one scope: every\n"
     "              launch is followed to tell its scope\n"
     "  sampled     kscope run --sample SPEC -- the loop\n"
+    "Then one process interleaves kscope's own states, a block of launches\n"
+    "each per round, the loop inside a scope and one step in three captured:\n"
+    "shut (nothing captured), quiet (activity records only: kscope's floor)\n"
+    "and open (every launch followed); what open adds over shut, as a\n"
+    "multiple of what quiet adds, is the cost of telling each launch's scope,\n"
+    "free of the drift between processes.\n"
     "Where python3 has torch on the same GPU, a loop of tiny torch ops runs\n"
     "bare, under kscope run (full and sampled), Proton (if installed) and\n"
     "torch.profiler. Each table gives per way the median microseconds per\n"
@@ -60,16 +67,18 @@ const char cmd_bench_help[] =
     "      --sample SPEC    the sampled way (default time:on=1ms,every=1h,first=1h:\n"
     "                       no window opens in the loop, so it measures what a\n"
     "                       launch costs between windows)\n"
-    "      --child MODE N   run one loop (bare, floor, inproc or scoped) and print its\n"
-    "                       microseconds per launch (what kscope bench runs)\n"
+    "      --child MODE N   run one loop (bare, floor, inproc, scoped, or interleaved\n"
+    "                       with blocks of N) and print its microseconds per launch\n"
+    "                       (what kscope bench runs)\n"
     "\n"
     "Exit status: 0; 2 on bad options; 77 when this machine has no GPU (one\n"
     "line says why).\n";
 
-#define OFF_SPEC  "time:on=1ms,every=1h,first=1h"
-#define MAX_WAYS  8
-#define MAX_ROUND 200
-#define DRAWS     4000
+#define OFF_SPEC        "time:on=1ms,every=1h,first=1h"
+#define INTERLEAVE_SPEC "step:on=1,every=3"
+#define MAX_WAYS        8
+#define MAX_ROUND       200
+#define DRAWS           4000
 
 typedef struct bench_opts {
     long launches, rounds, torch_rounds;
@@ -192,40 +201,80 @@ static const kscope__backend *bench_backend(void)
 
 /* ------------------------------------------------------------- child */
 
-/* One loop in this process; prints "us X records R device NAME". */
+/* The interleaved way's block hook: a step of its sampled session. */
+static void next_step(int block, void *arg)
+{
+    (void)block, (void)arg;
+    kscope_step();
+}
+
+/* The session of an in-process way, written into the current folder (and
+ * removed after): "inproc" every launch, "interleaved" one step in three. */
+static int child_session(int interleaved)
+{
+    kscope_session_opts so = {.name =
+                                  interleaved ? "kscope-bench-interleaved" : "kscope-bench-inproc",
+                              .sample = interleaved ? INTERLEAVE_SPEC : "off"};
+    int s = kscope_start(&so);
+    if (s < 0)
+        fprintf(stderr, "kscope bench: cannot start a session: %s\n", kscope_last_error());
+    return s;
+}
+
+/* The interleaved way's rounds: block b ran after step b + 1, captured when
+ * that step is a multiple of three (open), quiet the step after, shut the
+ * next. Prints "round R shut S quiet Q open O" per round. */
+static void print_rounds(const double *block_us, long rounds)
+{
+    for (long r = 0; r < rounds; r++) {
+        double st[3]; /* open, quiet, shut */
+        for (int k = 0; k < 3; k++)
+            st[(r * 3 + k + 1) % 3] = block_us[r * 3 + k];
+        printf("round %ld shut %.4f quiet %.4f open %.4f\n", r, st[2], st[1], st[0]);
+    }
+}
+
+/* One loop in this process; prints "us X records R device NAME" (the
+ * interleaved way its rounds first). */
 static int run_child(const bench_opts *o)
 {
     int floor = strcmp(o->child, "floor") == 0, inproc = strcmp(o->child, "inproc") == 0;
     int scoped = strcmp(o->child, "scoped") == 0;
-    if (!floor && !inproc && !scoped && strcmp(o->child, "bare") != 0)
-        return usage_error("--child '%s': use bare, floor, inproc or scoped", o->child);
+    int interleaved = strcmp(o->child, "interleaved") == 0;
+    if (!floor && !inproc && !scoped && !interleaved && strcmp(o->child, "bare") != 0)
+        return usage_error("--child '%s': use bare, floor, inproc, scoped or interleaved",
+                           o->child);
     const kscope__backend *b = bench_backend();
     if (!b) {
         fprintf(stderr, "kscope bench: this kscope was built without a GPU backend\n");
         return KSCOPE_EXIT_SKIP;
     }
-    int s = -1;
-    if (inproc) { /* written into the current folder, then removed */
-        kscope_session_opts so = {.name = "kscope-bench-inproc", .sample = "off"};
-        if ((s = kscope_start(&so)) < 0) {
-            fprintf(stderr, "kscope bench: cannot start a session: %s\n", kscope_last_error());
-            return KSCOPE_EXIT_FAIL;
-        }
-    }
+    int s = inproc || interleaved ? child_session(interleaved) : -1;
+    if ((inproc || interleaved) && s < 0)
+        return KSCOPE_EXIT_FAIL;
+    static double block_us[3 * MAX_ROUND];
+    kscope__bench_loop loop = {.launches = o->launches, .blocks = 1, .floor = floor};
+    if (interleaved)
+        loop = (kscope__bench_loop){.launches = o->launches,
+                                    .blocks = (int)(3 * o->rounds),
+                                    .before = next_step,
+                                    .block_us = block_us};
     kscope__bench_result r;
-    if (scoped) /* under kscope run, the run's session: an annotated program */
+    if (scoped || interleaved) /* an annotated program: every launch is followed */
         kscope_enter("kscope-bench-loop");
-    int rc = b->bench(o->launches, floor, &r);
-    if (scoped)
+    int rc = b->bench(&loop, &r);
+    if (scoped || interleaved)
         kscope_exit("kscope-bench-loop");
     if (s >= 0) {
         kscope_finalize(s, NULL);
-        unlink("kscope-bench-inproc.hatchet");
+        unlink(interleaved ? "kscope-bench-interleaved.hatchet" : "kscope-bench-inproc.hatchet");
     }
     if (rc < 0) {
         fprintf(stderr, "kscope bench: %s\n", kscope_last_error());
         return rc == KSCOPE_ENOGPU ? KSCOPE_EXIT_SKIP : KSCOPE_EXIT_FAIL;
     }
+    if (interleaved)
+        print_rounds(block_us, o->rounds);
     printf("us %.4f records %llu device %s\n", r.us_per_launch, (unsigned long long)r.records,
            r.device);
     return KSCOPE_EXIT_OK;
@@ -389,12 +438,20 @@ static void interval(const way *w, const way *bare, const way *floor, long round
     *hi = sorted_quantile(d, nd, 0.975);
 }
 
-static void print_table(const char *title, way *ways, int nways, long rounds, int with_floor)
+/* The table of ways[0..nways): ways[0] is the base ("vs bare"), and with
+ * with_floor ways[1] the floor; `names` the base's and the floor's
+ * column names (NULL: "bare", "floor"). */
+static void print_table(const char *title, way *ways, int nways, long rounds, int with_floor,
+                        const char *const names[2])
 {
+    const char *base = names ? names[0] : "bare", *fl = names ? names[1] : "floor";
+    char col[32];
     printf("\n%s\n", title);
-    printf("%-27s%5s%9s%9s%9s%9s", "way", "runs", "median", "q1", "q3", "vs bare");
+    snprintf(col, sizeof col, "vs %s", base);
+    printf("%-30s%5s%9s%9s%9s%9s", "way", "runs", "median", "q1", "q3", col);
+    snprintf(col, sizeof col, "vs %s", fl);
     if (with_floor)
-        printf("%10s%16s", "vs floor", "95% interval");
+        printf("%10s%16s", col, "95% interval");
     printf("   (us per launch)\n");
     double bare = quantile(ways[0].v, rounds, 0.5);
     for (int i = 0; i < nways; i++) {
@@ -402,7 +459,7 @@ static void print_table(const char *title, way *ways, int nways, long rounds, in
         long runs = 0;
         for (long r = 0; r < rounds; r++)
             runs += !isnan(w->v[r]);
-        printf("%-27s%5ld", w->label, runs);
+        printf("%-30s%5ld", w->label, runs);
         if (runs == 0) {
             printf("   (every run failed)\n");
             continue;
@@ -503,6 +560,55 @@ static void torch_ways(plan *p, const bench_opts *o, int proton)
     add_way(p, "torch.profiler", (const char *[]){py, c, t, n, "torch_profiler", NULL});
 }
 
+/* The interleaved way: kscope's three states in one process (shut, quiet,
+ * open), a block of launches each per round, so that what following the
+ * launches adds is measured against kscope's own floor without the drift
+ * between processes. Its rounds: three per round of the other ways. */
+static void interleaved_part(const bench_opts *o, plan *p)
+{
+    long rounds = 3 * o->rounds < MAX_ROUND ? 3 * o->rounds : MAX_ROUND;
+    long block = o->launches / 4 > 100 ? o->launches / 4 : 100;
+    char r_arg[32], n_arg[32], err[512];
+    snprintf(r_arg, sizeof r_arg, "%ld", rounds);
+    snprintf(n_arg, sizeof n_arg, "%ld", block);
+    char *argv[] = {p->self, "bench", "-r", r_arg, "--child", "interleaved", n_arg, NULL};
+    size_t cap = 64 * (size_t)MAX_ROUND + 4096;
+    char *out = malloc(cap);
+    way *w = calloc(3, sizeof *w);
+    if (!out || !w) {
+        free(out);
+        free(w);
+        return;
+    }
+    static const char *const labels[3] = {"shut (no capture)", "quiet (activity records)",
+                                          "open (every launch followed)"};
+    for (int k = 0; k < 3; k++) {
+        w[k].label = labels[k];
+        for (long r = 0; r < MAX_ROUND; r++)
+            w[k].v[r] = NAN;
+    }
+    int rc = run_capture(argv, p->dir, out, cap, err, sizeof err);
+    for (const char *line = out; rc == 0 && line && *line; line = strchr(line, '\n')) {
+        line += *line == '\n';
+        long r;
+        double sh, qu, op;
+        if (sscanf(line, "round %ld shut %lf quiet %lf open %lf", &r, &sh, &qu, &op) == 4 &&
+            r >= 0 && r < rounds)
+            w[0].v[r] = sh, w[1].v[r] = qu, w[2].v[r] = op;
+    }
+    char title[200];
+    snprintf(title, sizeof title,
+             "kscope in one process, one step in three captured: %ld rounds of %ld launches "
+             "per state",
+             rounds, block);
+    if (rc != 0)
+        printf("\n%s: failed (exit %d%s%s)\n", title, rc, err[0] ? ": " : "", err);
+    else
+        print_table(title, w, 3, rounds, 1, (const char *const[2]){"shut", "quiet"});
+    free(out);
+    free(w);
+}
+
 /* The torch loop, where python3 has torch on a GPU. */
 static void torch_part(const bench_opts *o, plan *base)
 {
@@ -528,7 +634,7 @@ static void torch_part(const bench_opts *o, plan *base)
     char title[160];
     snprintf(title, sizeof title, "torch loop: %s x.add_(1) on one element per run, %ld rounds",
              p->n, o->torch_rounds);
-    print_table(title, p->ways, p->nways, o->torch_rounds, 0);
+    print_table(title, p->ways, p->nways, o->torch_rounds, 0, NULL);
     free(p);
 }
 
@@ -585,7 +691,8 @@ int cmd_bench(int argc, char **argv)
     char title[160];
     snprintf(title, sizeof title, "empty kernels (<<<1,1>>>): %s per run, %ld rounds", p->n,
              o.rounds);
-    print_table(title, p->ways, p->nways, o.rounds, 1);
+    print_table(title, p->ways, p->nways, o.rounds, 1, NULL);
+    interleaved_part(&o, p);
     if (o.torch_rounds > 0)
         torch_part(&o, p);
     nftw(p->dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);

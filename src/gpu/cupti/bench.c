@@ -5,10 +5,12 @@
  * the driver compiles, so the machine needs no compiler; the driver and
  * CUPTI are loaded at run time, like the backend's.
  *
- * With floor = 1 the loop runs under the bare activity capture any CUPTI
- * tracer pays at least: concurrent-kernel records into reused buffers,
- * walked and counted, no callbacks (as bench/gpu/cupti_floor.c, enabled
- * before the driver initialises, as an injection would be).
+ * The loop is one timed run, or timed blocks with a hook before each (the
+ * interleaved way switches kscope's state there). With floor = 1 it runs
+ * under the bare activity capture any CUPTI tracer pays at least:
+ * concurrent-kernel records into reused buffers, walked and counted, no
+ * callbacks (as bench/gpu/cupti_floor.c, enabled before the driver
+ * initialises, as an injection would be).
  */
 #include "gpu/cupti/cupti-internal.h"
 
@@ -19,9 +21,10 @@
 #include <string.h>
 #include <time.h>
 
-#define WARMUP     2000
-#define FLOOR_BUF  (8u << 20)
-#define FLOOR_BUFS 8
+#define WARMUP       2000
+#define BLOCK_WARMUP 200
+#define FLOOR_BUF    (8u << 20)
+#define FLOOR_BUFS   8
 
 static const char empty_ptx[] = ".version 6.0\n"
                                 ".target sm_50\n"
@@ -165,23 +168,48 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int kscope__cupti_bench(long n, int floor, kscope__bench_result *out)
+/* The timed blocks of `loop` after the warm-up; their total seconds. */
+static int timed_blocks(bench_driver *d, CUfunction fn, const kscope__bench_loop *loop,
+                        double *seconds)
+{
+    int rc = 0, blocks = loop->blocks > 0 ? loop->blocks : 1;
+    long n = loop->launches > 0 ? loop->launches : 1;
+    *seconds = 0;
+    for (int b = 0; b < blocks && rc == 0; b++) {
+        if (loop->before)
+            loop->before(b, loop->arg);
+        if (blocks > 1) /* the block's state begins: its first launches untimed */
+            rc = launches(d, fn, BLOCK_WARMUP);
+        double t0 = now_s();
+        if (rc == 0)
+            rc = launches(d, fn, n);
+        double dt = now_s() - t0;
+        *seconds += dt;
+        if (loop->block_us)
+            loop->block_us[b] = dt * 1e6 / (double)n;
+    }
+    return rc;
+}
+
+int kscope__cupti_bench(const kscope__bench_loop *loop, kscope__bench_result *out)
 {
     memset(out, 0, sizeof *out);
     bench_driver d;
     CUptiResult (*flush)(uint32_t) = NULL;
     CUfunction fn;
     int rc = load_driver(&d);
-    if (rc == 0 && floor)
+    if (rc == 0 && loop->floor)
         rc = floor_start(&flush);
     if (rc == 0)
         rc = setup(&d, &fn, out->device, sizeof out->device);
     if (rc == 0)
         rc = launches(&d, fn, WARMUP);
-    double t0 = now_s();
+    double seconds = 0;
     if (rc == 0)
-        rc = launches(&d, fn, n);
-    out->us_per_launch = (now_s() - t0) * 1e6 / (double)(n > 0 ? n : 1);
+        rc = timed_blocks(&d, fn, loop, &seconds);
+    double total = (double)(loop->launches > 0 ? loop->launches : 1) *
+                   (double)(loop->blocks > 0 ? loop->blocks : 1);
+    out->us_per_launch = seconds * 1e6 / total;
     if (rc == 0 && flush) {
         flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         out->records = atomic_load(&floor_records);

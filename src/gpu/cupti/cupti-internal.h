@@ -356,7 +356,7 @@ int kscope__cupti_switch(int state);
 
 /* ------------------------------------------------------------------ bench */
 
-/* The backend's bench (bench.c): n empty kernels through the driver. */
-int kscope__cupti_bench(long n, int floor, kscope__bench_result *out);
+/* The backend's bench (bench.c): empty kernels through the driver. */
+int kscope__cupti_bench(const kscope__bench_loop *loop, kscope__bench_result *out);
 
 #endif /* KSCOPE_CUPTI_INTERNAL_H */
