@@ -18,7 +18,9 @@
  *    gridDimX microseconds; a copy or set takes 1 us;
  *  - contexts: a device's primary context (active once retained) and
  *    contexts made by cuCtxCreate; CUPTI's resource callbacks say when one
- *    is made and before one is destroyed.
+ *    is made and before one is destroyed;
+ *  - it tears itself down at exit (a handler registered as cuInit ends):
+ *    a device or context call after that aborts, as the real one crashes.
  * CUPTI is reached through the fake_cupti_* functions, found among the
  * loaded objects: with no CUPTI loaded, calls run without callbacks or
  * records, as with the real driver.
@@ -38,7 +40,7 @@
  * counts context synchronisations ("stream_sync" stream ones),
  * fake_cuda_static_profiler(1|0) runs the profiler API's callbacks as a
  * program linked with the static runtime does (no exported function is
- * called). The runtime's calls and stream captures are in
+ * called). The runtime's calls, stream captures and cuStreamQuery are in
  * fake-gpu-runtime.c.
  */
 #define _GNU_SOURCE
@@ -50,6 +52,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -202,6 +205,19 @@ static uint32_t stream_id(CUstream s)
 
 /* ------------------------------------------------------------ injection */
 
+/* Set by a handler registered as cuInit ends: see the header. */
+static _Atomic int torn_down, teardown_set;
+static void teardown(void)
+{
+    atomic_store(&torn_down, 1);
+}
+
+static void alive(const char *call)
+{
+    if (atomic_load(&torn_down) && fprintf(stderr, "fake driver: %s after exit teardown\n", call))
+        abort();
+}
+
 API CUresult cuInit(unsigned flags)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -217,6 +233,8 @@ API CUresult cuInit(unsigned flags)
     }
     if (inject)
         pthread_once(&once, inject);
+    if (!atomic_exchange(&teardown_set, 1)) /* after the injection's entry ran */
+        atexit(teardown);
     return CUDA_SUCCESS;
 }
 
@@ -224,6 +242,7 @@ API CUresult cuInit(unsigned flags)
 
 API CUresult cuDeviceGetCount(int *n)
 {
+    alive("cuDeviceGetCount");
     *n = device_count();
     return CUDA_SUCCESS;
 }
@@ -281,6 +300,7 @@ API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
 
 API CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 {
+    alive("cuDevicePrimaryCtxRetain");
     if (d < 0 || d >= device_count())
         return CUDA_ERROR_INVALID_DEVICE;
     pthread_mutex_lock(&mu);
@@ -311,6 +331,7 @@ API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
 
 API CUresult cuDevicePrimaryCtxGetState(CUdevice d, unsigned *flags, int *active)
 {
+    alive("cuDevicePrimaryCtxGetState");
     if (d < 0 || d >= device_count())
         return CUDA_ERROR_INVALID_DEVICE;
     pthread_mutex_lock(&mu);
@@ -353,6 +374,7 @@ API CUresult cuCtxDestroy_v2(CUcontext c)
 
 API CUresult cuCtxGetCurrent(CUcontext *c)
 {
+    alive("cuCtxGetCurrent");
     *c = (CUcontext)stack[0];
     return CUDA_SUCCESS;
 }
@@ -385,6 +407,7 @@ API CUresult cuCtxPopCurrent_v2(CUcontext *c)
 
 API CUresult cuCtxSynchronize(void)
 {
+    alive("cuCtxSynchronize");
     if (!stack[0])
         return CUDA_ERROR_INVALID_CONTEXT;
     call c;
@@ -746,13 +769,6 @@ API CUresult cuStreamSynchronize(CUstream s)
 {
     (void)s;
     atomic_fetch_add(&stream_syncs, 1);
-    return CUDA_SUCCESS;
-}
-
-/* Work is done when it is queued here: every stream is idle. */
-API CUresult cuStreamQuery(CUstream s)
-{
-    (void)s;
     return CUDA_SUCCESS;
 }
 

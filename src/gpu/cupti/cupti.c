@@ -243,8 +243,12 @@ static const char *cupti_error(CUptiResult rc)
 static void cupti_stop(void);
 
 /* Stop capture at exit, before the driver tears itself down (this handler
- * is registered after cuInit's, so it runs first); a finalize that comes
- * later (a destructor) then finds everything delivered. */
+ * is registered after cuInit's, so it runs first: at the first activity
+ * buffer CUPTI asks for, or the first context made, whichever comes
+ * first); a finalize that comes later (a destructor) then finds everything
+ * delivered. Without it, a capture whose gate stayed shut was stopped by
+ * that destructor, after the driver was gone, and the program crashed at
+ * exit. */
 static void stop_at_exit(void)
 {
     cupti_stop();
@@ -405,6 +409,8 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 {
     (void)userdata;
     if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+        if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) /* CUDA is up (see register_exit) */
+            pthread_once(&exit_once, register_exit);
         kscope__graphs_resource(cbid, data);
         kscope__pcs_resource(cbid, data); /* when PC sampling is on */
         kscope__ds_resource(cbid, data);  /* when device scopes are on */
@@ -587,6 +593,11 @@ static int start_locked(void)
         return rc;
     }
     kscope__cupti_gate_start(subscriber, cu.enable_callback, cu.callback_name);
+    /* A context made after cuInit registers the exit handler even when no
+     * activity buffer is ever asked for (a sampled run whose first window
+     * is later than the program's end). */
+    cu.enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                       CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
     /* kscope run --capture-range=cudaProfilerApi: follow the profiler API
      * (two callbacks, on calls a program makes a handful of times). */
     const char *range = getenv("KSCOPE_RUN_CAPTURE");
