@@ -253,12 +253,11 @@ static int run_child(const bench_opts *o)
     if ((inproc || interleaved) && s < 0)
         return KSCOPE_EXIT_FAIL;
     static double block_us[3 * MAX_ROUND];
-    kscope__bench_loop loop = {.launches = o->launches, .blocks = 1, .floor = floor};
-    if (interleaved)
-        loop = (kscope__bench_loop){.launches = o->launches,
-                                    .blocks = (int)(3 * o->rounds),
-                                    .before = next_step,
-                                    .block_us = block_us};
+    kscope__bench_loop loop = {.launches = o->launches,
+                               .blocks = interleaved ? (int)(3 * o->rounds) : 1,
+                               .floor = floor,
+                               .before = interleaved ? next_step : NULL,
+                               .block_us = interleaved ? block_us : NULL};
     kscope__bench_result r;
     if (scoped || interleaved) /* an annotated program: every launch is followed */
         kscope_enter("kscope-bench-loop");
@@ -498,17 +497,23 @@ typedef struct plan {
     char self[PATH_MAX], n[32], dir[PATH_MAX];
 } plan;
 
+/* A way with this label and no run yet (every value NaN). */
+static void way_init(way *w, const char *label)
+{
+    w->label = label;
+    for (int r = 0; r < MAX_ROUND; r++)
+        w->v[r] = NAN;
+}
+
 /* A way: its label and argv (NULL-ended list of strings, copied). */
 static way *add_way(plan *p, const char *label, const char *const *args)
 {
     way *w = &p->ways[p->nways++];
-    w->label = label;
+    way_init(w, label);
     int i = 0;
     for (; args[i] && i < 23; i++)
         w->argv[i] = (char *)args[i];
     w->argv[i] = NULL;
-    for (int r = 0; r < MAX_ROUND; r++)
-        w->v[r] = NAN;
     return w;
 }
 
@@ -582,11 +587,8 @@ static void interleaved_part(const bench_opts *o, plan *p)
     }
     static const char *const labels[3] = {"shut (no capture)", "quiet (activity records)",
                                           "open (every launch followed)"};
-    for (int k = 0; k < 3; k++) {
-        w[k].label = labels[k];
-        for (long r = 0; r < MAX_ROUND; r++)
-            w[k].v[r] = NAN;
-    }
+    for (int k = 0; k < 3; k++)
+        way_init(&w[k], labels[k]);
     int rc = run_capture(argv, p->dir, out, cap, err, sizeof err);
     for (const char *line = out; rc == 0 && line && *line; line = strchr(line, '\n')) {
         line += *line == '\n';

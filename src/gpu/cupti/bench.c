@@ -168,13 +168,13 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* The timed blocks of `loop` after the warm-up; their total seconds. */
-static int timed_blocks(bench_driver *d, CUfunction fn, const kscope__bench_loop *loop,
-                        double *seconds)
+/* The timed blocks of `loop` after the warm-up; their mean microseconds
+ * per launch into *us. */
+static int timed_blocks(bench_driver *d, CUfunction fn, const kscope__bench_loop *loop, double *us)
 {
     int rc = 0, blocks = loop->blocks > 0 ? loop->blocks : 1;
     long n = loop->launches > 0 ? loop->launches : 1;
-    *seconds = 0;
+    double seconds = 0;
     for (int b = 0; b < blocks && rc == 0; b++) {
         if (loop->before)
             loop->before(b, loop->arg);
@@ -184,10 +184,11 @@ static int timed_blocks(bench_driver *d, CUfunction fn, const kscope__bench_loop
         if (rc == 0)
             rc = launches(d, fn, n);
         double dt = now_s() - t0;
-        *seconds += dt;
+        seconds += dt;
         if (loop->block_us)
             loop->block_us[b] = dt * 1e6 / (double)n;
     }
+    *us = seconds * 1e6 / ((double)n * blocks);
     return rc;
 }
 
@@ -204,12 +205,8 @@ int kscope__cupti_bench(const kscope__bench_loop *loop, kscope__bench_result *ou
         rc = setup(&d, &fn, out->device, sizeof out->device);
     if (rc == 0)
         rc = launches(&d, fn, WARMUP);
-    double seconds = 0;
     if (rc == 0)
-        rc = timed_blocks(&d, fn, loop, &seconds);
-    double total = (double)(loop->launches > 0 ? loop->launches : 1) *
-                   (double)(loop->blocks > 0 ? loop->blocks : 1);
-    out->us_per_launch = seconds * 1e6 / total;
+        rc = timed_blocks(&d, fn, loop, &out->us_per_launch);
     if (rc == 0 && flush) {
         flush(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         out->records = atomic_load(&floor_records);
