@@ -106,14 +106,23 @@ typedef enum {
 } kscope__node_kind;
 
 /* Host-side counters of one node for one session slot. Written with
- * relaxed atomics by the owning thread only. */
+ * relaxed atomics by the owning thread only, and never reset: what a
+ * session (or one of its phases) counted is the counter less the baseline
+ * its harvester took at the session's start or the phase's (core/build.c),
+ * so a phase boundary moves every call to exactly one phase without any
+ * thread writing another's counters. */
 typedef struct kscope__stats {
     _Atomic uint64_t calls;
     _Atomic uint64_t ticks;     /* wall time of the scope, inclusive */
     _Atomic uint64_t cpu_ticks; /* cpu-timed scopes only */
 } kscope__stats;
 
-/* GPU counters of a kernel/copy node for one session (buffer thread). */
+/* A baseline of kscope__stats (read and written by the harvester alone,
+ * under kscope__session_lock). */
+typedef struct kscope__stats_base {
+    uint64_t calls, ticks, cpu_ticks;
+} kscope__stats_base;
+
 typedef struct kscope__gpustats {
     uint64_t count, time_ns, min_ns, max_ns, bytes;
     double flops[4], meta_bytes; /* from launch metadata */
@@ -144,8 +153,10 @@ typedef struct kscope__node kscope__node;
 /* A hash index over a node's children, built once it has many, so a scope
  * with many distinct children finds one in constant time (core/thread.c).
  * Only the node's creator (holding the owner's lock) adds to it; a slot is
- * published with release and never changes after. A full table is replaced
- * by one twice as large, the old one kept (readers may still be in it). */
+ * published with release and never changes after. A table three quarters
+ * full is replaced by one at most half full; only the owner reads a table
+ * without its lock, so the owner frees the one it replaced at once, and
+ * one replaced by another thread waits in `older` for the owner's next. */
 typedef struct kscope__child_slot {
     uint32_t name;                /* written before node is published */
     _Atomic(kscope__node *) node; /* NULL: empty */
@@ -153,24 +164,79 @@ typedef struct kscope__child_slot {
 
 typedef struct kscope__child_table {
     uint32_t mask, used;
-    struct kscope__child_table *older; /* kept alive, never read */
+    struct kscope__child_table *older; /* replaced ones the owner may still read */
     kscope__child_slot slot[];
 } kscope__child_table;
 
+/* What only some nodes carry, allocated the first time one is needed
+ * (kscope__node_ext_make), so a plain scope's node stays one cache line. */
+typedef struct kscope__node_ext {
+    kscope__gpustats *gpu[KSCOPE_MAX_SESSIONS]; /* kernel/copy nodes: each session's lock */
+    kscope__umetric *metrics;                   /* guarded by the owner's lock */
+} kscope__node_ext;
+
+/* A calling context. Nodes live in their owner's pages (below) and are
+ * never freed: a node pointer names a calling context for good. */
 struct kscope__node {
     uint32_t name;
     uint16_t kind;
-    uint16_t device; /* kernel/copy nodes */
+    uint16_t device;    /* kernel/copy nodes */
+    uint32_t nchildren; /* guarded by owner->lock */
+    uint32_t unused;
     kscope__node *parent;
     _Atomic(kscope__node *) first_child;        /* published with release */
     kscope__node *next_sibling;                 /* immutable once published */
     _Atomic(kscope__child_table *) child_table; /* published with release */
-    uint32_t nchildren;                         /* guarded by owner->lock */
     struct kscope__thread *owner;               /* NULL for the global root */
-    kscope__stats stats[KSCOPE_MAX_SESSIONS];
-    kscope__gpustats *gpu[KSCOPE_MAX_SESSIONS]; /* kernel/copy nodes */
-    kscope__umetric *metrics;                   /* guarded by owner->lock */
+    _Atomic(kscope__node_ext *) ext;            /* published with release; NULL: none */
 };
+
+/* Nodes are carved from 64 KiB pages aligned to their size, one list per
+ * owner (made under the owner's lock). A page's header, in its first
+ * KSCOPE__PAGE_HEAD node slots, holds each session slot's counters of its
+ * nodes as one array, made when the slot first counts one of them: the
+ * hot path finds a node's counters from its address with one load, and a
+ * node costs counters only in the slots that count it. The roots (a
+ * thread's, the global one) are not in pages and count nothing. */
+#define KSCOPE__PAGE_BYTES 65536u
+#define KSCOPE__PAGE_HEAD  3u
+#define KSCOPE__PAGE_NODES (KSCOPE__PAGE_BYTES / sizeof(kscope__node) - KSCOPE__PAGE_HEAD)
+
+typedef struct kscope__node_page {
+    _Atomic(kscope__stats *) stats[KSCOPE_MAX_SESSIONS]; /* [KSCOPE__PAGE_NODES] each */
+    kscope__stats_base *base[KSCOPE_MAX_SESSIONS];       /* the harvester's, when taken */
+    struct kscope__node_page *next;                      /* the owner's older pages */
+    uint32_t used;                                       /* nodes made (owner's lock) */
+} kscope__node_page;
+
+_Static_assert(sizeof(kscope__node) == 64, "a node is one cache line");
+_Static_assert(sizeof(kscope__node_page) <= KSCOPE__PAGE_HEAD * sizeof(kscope__node),
+               "a page's header fits its head slots");
+
+static inline kscope__node_page *kscope__page_of(const kscope__node *n)
+{
+    return (kscope__node_page *)((uintptr_t)n & ~(uintptr_t)(KSCOPE__PAGE_BYTES - 1));
+}
+
+static inline uint32_t kscope__page_index(const kscope__node *n)
+{
+    return (uint32_t)(((uintptr_t)n & (KSCOPE__PAGE_BYTES - 1)) / sizeof(kscope__node)) -
+           KSCOPE__PAGE_HEAD;
+}
+
+/* Slot s's counters of page pg, made when missing (core/thread.c); out of
+ * memory, a shared array that nothing reads. */
+kscope__stats *kscope__stats_page(kscope__node_page *pg, int s);
+
+/* Node n's counters for session slot s (n is not a root). */
+static inline kscope__stats *kscope__node_stats(const kscope__node *n, int s)
+{
+    kscope__node_page *pg = kscope__page_of(n);
+    kscope__stats *st = atomic_load_explicit(&pg->stats[s], memory_order_acquire);
+    if (__builtin_expect(st == NULL, 0))
+        st = kscope__stats_page(pg, s);
+    return &st[kscope__page_index(n)];
+}
 
 /* ------------------------------------------------------------ trace events */
 
@@ -220,9 +286,10 @@ typedef struct kscope__thread {
     uint32_t states[KSCOPE__STATE_MAX];
     int nstates;
     kscope__node root;
-    pthread_mutex_t lock; /* node creation, metric lists */
-    uint32_t tid;         /* OS thread id */
-    uint32_t index;       /* registration order */
+    pthread_mutex_t lock;    /* node creation, metric lists */
+    kscope__node_page *page; /* the newest page of its nodes (guarded by lock) */
+    uint32_t tid;            /* OS thread id */
+    uint32_t index;          /* registration order */
     _Atomic int alive;
     struct {
         const char *ptr;

@@ -13,6 +13,9 @@
 #include "kscope.h"
 #include "support/testutil.h"
 
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -165,6 +168,124 @@ static void test_trace_phases(void **state)
     unlink("t_phase_trace.part_1.chrome_trace");
 }
 
+/* ---------------------------------------------- phases under threads */
+
+#define LOOP_CALLS 200000
+
+static _Atomic int running;
+
+static void *enter_exit_loop(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < LOOP_CALLS; i++) {
+        kscope_enter("loop");
+        kscope_exit("loop");
+    }
+    atomic_fetch_sub(&running, 1);
+    return NULL;
+}
+
+/* "calls" of ROOT/loop in phase p of s (0 when the phase has none). */
+static long long phase_calls(int s, int p)
+{
+    char *json;
+    size_t len;
+    assert_int_equal(kscope_data_phase(s, p, "hatchet", &json, &len), 0);
+    yajl_val doc = tu_parse(json);
+    kscope_free(json);
+    assert_non_null(doc);
+    /* A phase in which a call was open throughout has its time, no call. */
+    yajl_val loop = tu_child(doc->u.array.values[0], "loop");
+    long long calls = loop && tu_metric(loop, "calls") ? tu_metric_int(loop, "calls") : 0;
+    yajl_tree_free(doc);
+    return calls;
+}
+
+/* Threads enter and exit one scope while the main thread advances phases
+ * as fast as it can: every call lands in exactly one phase, so the calls
+ * of all phases add up to those made, neither more nor fewer. */
+static void phases_exact(int nthreads)
+{
+    int s = start("t_phase_threads", NULL);
+    pthread_t th[4];
+    atomic_store(&running, nthreads);
+    for (int i = 0; i < nthreads; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, enter_exit_loop, NULL), 0);
+    int phases = 0;
+    while (atomic_load(&running) > 0 && phases < 2000) {
+        assert_int_equal(kscope_advance_phase(s), phases + 1);
+        phases++;
+        sched_yield();
+    }
+    for (int i = 0; i < nthreads; i++)
+        pthread_join(th[i], NULL);
+    long long total = 0;
+    for (int p = 0; p <= phases; p++)
+        total += phase_calls(s, p);
+    assert_int_equal(total, (long long)nthreads * LOOP_CALLS);
+    assert_int_equal(kscope_clear_phase(s, phases, 1), 0);
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    char path[64];
+    snprintf(path, sizeof path, "t_phase_threads.part_%d.hatchet", phases);
+    unlink(path);
+}
+
+static void test_phases_exact_1_thread(void **state)
+{
+    (void)state;
+    phases_exact(1);
+}
+
+static void test_phases_exact_2_threads(void **state)
+{
+    (void)state;
+    phases_exact(2);
+}
+
+static void test_phases_exact_4_threads(void **state)
+{
+    (void)state;
+    phases_exact(4);
+}
+
+/* A session started in a slot while threads still record into it (the
+ * slot's previous session was finalized mid-run): the new session counts
+ * only calls made while it runs, and no thread's counters are written by
+ * another thread (ThreadSanitizer, tools/tsan.sh). */
+static void test_start_after_finalize(void **state)
+{
+    (void)state;
+    int nthreads = 2;
+    pthread_t th[2];
+    atomic_store(&running, nthreads);
+    int s = start("t_phase_restart", NULL);
+    for (int i = 0; i < nthreads; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, enter_exit_loop, NULL), 0);
+    long long seen = 0;
+    int rounds = 0;
+    while (atomic_load(&running) > 0 && rounds < 200) {
+        sched_yield();
+        seen += phase_calls(s, 0);
+        assert_int_equal(kscope_finalize(s, NULL), 0);
+        s = start("t_phase_restart", NULL);
+        rounds++;
+    }
+    for (int i = 0; i < nthreads; i++)
+        pthread_join(th[i], NULL);
+    seen += phase_calls(s, 0);
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    /* Calls made between two sessions count in neither. */
+    assert_true(seen <= (long long)nthreads * LOOP_CALLS);
+    /* A session started in the slot afterwards counts its own calls only,
+     * though the threads' nodes hold every earlier session's counts. */
+    s = start("t_phase_restart", NULL);
+    for (int i = 0; i < 5; i++)
+        scope("loop");
+    assert_int_equal(phase_calls(s, 0), 5);
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    unlink("t_phase_restart.hatchet");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -172,6 +293,10 @@ int main(void)
         cmocka_unit_test_teardown(test_finalize_writes_a_part_per_phase, teardown),
         cmocka_unit_test_teardown(test_periodic_flushing_format, teardown),
         cmocka_unit_test_teardown(test_trace_phases, teardown),
+        cmocka_unit_test_teardown(test_phases_exact_1_thread, teardown),
+        cmocka_unit_test_teardown(test_phases_exact_2_threads, teardown),
+        cmocka_unit_test_teardown(test_phases_exact_4_threads, teardown),
+        cmocka_unit_test_teardown(test_start_after_finalize, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,17 +11,57 @@
 typedef struct builder {
     kscope__ptree *t;
     int slot;
+    int cut;                   /* what is built is taken: the slot starts anew after it */
     uint64_t end_ticks;        /* where open scopes end */
     const kscope__thread *thr; /* thread being merged (its open frames) */
 } builder;
 
-/* Zero slot on n: host counters, GPU counters, user metrics. */
-static void reset_node(kscope__node *n, int slot)
+/* ---------------------------------------------------------------- counters */
+
+/* What node n counted in slot s since its baseline; with cut, the baseline
+ * moves to now, so that the next reading starts after this one. Only the
+ * owner writes the counters; a baseline is kept beside them, by page, once
+ * one is not zero. 0, or KSCOPE_ENOMEM (nothing moved). Caller holds
+ * kscope__session_lock. */
+static int node_counts(kscope__node *n, int s, int cut, kscope__stats_base *out)
 {
-    memset(&n->stats[slot], 0, sizeof n->stats[slot]);
-    kscope__gpustats_free(n->gpu[slot]);
-    n->gpu[slot] = NULL;
-    kscope__umetric **pm = &n->metrics;
+    *out = (kscope__stats_base){0};
+    if (n->kind == KSCOPE__NODE_ROOT) /* not in a page: counts nothing */
+        return 0;
+    kscope__node_page *pg = kscope__page_of(n);
+    const kscope__stats *st = atomic_load_explicit(&pg->stats[s], memory_order_acquire);
+    if (!st)
+        return 0;
+    uint32_t i = kscope__page_index(n);
+    kscope__stats_base now = {atomic_load_explicit(&st[i].calls, memory_order_relaxed),
+                              atomic_load_explicit(&st[i].ticks, memory_order_relaxed),
+                              atomic_load_explicit(&st[i].cpu_ticks, memory_order_relaxed)};
+    kscope__stats_base *base = pg->base[s] ? &pg->base[s][i] : NULL;
+    kscope__stats_base was = base ? *base : (kscope__stats_base){0};
+    *out = (kscope__stats_base){now.calls - was.calls, now.ticks - was.ticks,
+                                now.cpu_ticks - was.cpu_ticks};
+    if (!cut || (out->calls == 0 && out->ticks == 0 && out->cpu_ticks == 0))
+        return 0;
+    if (!base) {
+        if (!(pg->base[s] = calloc(KSCOPE__PAGE_NODES, sizeof *pg->base[s])))
+            return KSCOPE_ENOMEM;
+        base = &pg->base[s][i];
+    }
+    *base = now;
+    return 0;
+}
+
+/* Drop slot's user metrics and GPU counters of n: they went into a tree,
+ * or a new session or phase starts. Caller holds the owner's lock and the
+ * session's. */
+static void node_drop(kscope__node *n, int slot)
+{
+    kscope__node_ext *x = kscope__node_ext_get(n);
+    if (!x)
+        return;
+    kscope__gpustats_free(x->gpu[slot]);
+    x->gpu[slot] = NULL;
+    kscope__umetric **pm = &x->metrics;
     while (*pm) {
         kscope__umetric *m = *pm;
         if (m->slot == slot) {
@@ -39,36 +79,48 @@ static void reset_node(kscope__node *n, int slot)
     }
 }
 
-/* Zero slot on every node under root, holding root's owner lock. Nodes
- * link parent -> first child -> next sibling, so a pre-order walk needs
- * no stack. */
-static void reset_tree(kscope__node *root, int slot)
+int kscope__node_recorded(kscope__node *n, int slot)
 {
-    pthread_mutex_t *lock = kscope__owner_lock(root);
-    pthread_mutex_lock(lock);
-    kscope__node *n = root;
-    while (n) {
-        reset_node(n, slot);
-        kscope__node *c = atomic_load(&n->first_child);
-        if (c) {
-            n = c;
-            continue;
-        }
-        while (n && n != root && !n->next_sibling)
-            n = n->parent;
-        n = n && n != root ? n->next_sibling : NULL;
-    }
-    pthread_mutex_unlock(lock);
+    kscope__stats_base c;
+    node_counts(n, slot, 0, &c);
+    return c.calls > 0 || kscope__node_gpu(n, slot) != NULL;
 }
 
-void kscope__reset_slot(int slot)
+/* Start slot anew on every node of one owner (t NULL: the global root's),
+ * holding its lock: the counters' baselines move to now, metrics and GPU
+ * counters go. Nodes are reached by their pages, not the tree. */
+static int reset_owner(kscope__thread *t, kscope__node *root, int slot)
 {
+    pthread_mutex_t *lock = kscope__owner_lock(root);
+    int rc = 0;
+    pthread_mutex_lock(lock);
+    node_drop(root, slot);
+    for (kscope__node_page *pg = kscope__node_pages(t); pg; pg = pg->next) {
+        int counted = atomic_load_explicit(&pg->stats[slot], memory_order_acquire) != NULL;
+        kscope__node *nodes = (kscope__node *)pg + KSCOPE__PAGE_HEAD;
+        for (uint32_t i = 0; i < pg->used; i++) {
+            kscope__stats_base unused;
+            if (counted && node_counts(&nodes[i], slot, 1, &unused) != 0)
+                rc = KSCOPE_ENOMEM;
+            node_drop(&nodes[i], slot);
+        }
+    }
+    pthread_mutex_unlock(lock);
+    return rc;
+}
+
+int kscope__reset_slot(int slot)
+{
+    int rc = 0;
     kscope__threads_lock();
-    for (kscope__thread *t = kscope__threads(); t; t = t->next)
-        reset_tree(&t->root, slot);
+    for (kscope__thread *t = kscope__threads(); t; t = t->next) {
+        int r = reset_owner(t, &t->root, slot);
+        rc = rc ? rc : r;
+    }
     kscope__threads_unlock();
     /* The global root: GPU work with no context, and graph work under it. */
-    reset_tree(&kscope__g.root, slot);
+    int r = reset_owner(NULL, &kscope__g.root, slot);
+    return rc ? rc : r;
 }
 
 /* Ticks a scope still open on the thread being merged adds at build time. */
@@ -133,14 +185,15 @@ static int add_user_metric(builder *b, kscope__pnode *pn, const kscope__umetric 
     }
 }
 
-static int host_metrics(builder *b, kscope__pnode *pn, const kscope__node *n)
+/* A node's host counters and user metrics into pn (taken, with cut). */
+static int host_metrics(builder *b, kscope__pnode *pn, kscope__node *n)
 {
-    const kscope__stats *st = &n->stats[b->slot];
-    uint64_t calls = atomic_load_explicit(&st->calls, memory_order_relaxed);
-    uint64_t ticks = atomic_load_explicit(&st->ticks, memory_order_relaxed);
-    uint64_t cpu = atomic_load_explicit(&st->cpu_ticks, memory_order_relaxed);
+    kscope__stats_base c;
+    int rc = node_counts(n, b->slot, b->cut, &c);
+    if (rc)
+        return rc;
+    uint64_t calls = c.calls, ticks = c.ticks, cpu = c.cpu_ticks;
     uint64_t start = 0, extra = open_ticks(b, n, &start);
-    int rc = 0;
     if (calls && (rc = kscope__pnode_add_int(b->t, pn, "calls", (int64_t)calls)) != 0)
         return rc;
     if (n->kind == KSCOPE__NODE_SCOPE && (calls || ticks || extra))
@@ -148,7 +201,8 @@ static int host_metrics(builder *b, kscope__pnode *pn, const kscope__node *n)
                                    (int64_t)kscope__ticks_delta_ns(ticks + extra));
     if (rc == 0 && cpu)
         rc = kscope__pnode_add_int(b->t, pn, "cpu_time (ns)", (int64_t)kscope__ticks_delta_ns(cpu));
-    for (const kscope__umetric *m = n->metrics; m && rc == 0; m = m->next)
+    const kscope__node_ext *x = kscope__node_ext_get(n);
+    for (const kscope__umetric *m = x ? x->metrics : NULL; m && rc == 0; m = m->next)
         if (m->slot == b->slot)
             rc = add_user_metric(b, pn, m);
     return rc;
@@ -217,19 +271,19 @@ static kscope__pnode *out_child(builder *b, kscope__pnode *parent, const kscope_
     return kscope__pnode_add(b->t, parent, name);
 }
 
-static int merge_child(builder *b, kscope__pnode *pn, const kscope__node *c);
+static int merge_child(builder *b, kscope__pnode *pn, kscope__node *c);
 
 /* Children are linked newest first; merge them oldest first so the output
  * lists scopes in the order the program first entered them. */
 static int merge(builder *b, kscope__pnode *pn, const kscope__node *n)
 {
-    const kscope__node *local[64], **kids = local;
+    kscope__node *local[64], **kids = local;
     size_t count = 0, cap = 64;
     int rc = 0;
-    for (const kscope__node *c = atomic_load_explicit(&n->first_child, memory_order_acquire); c;
+    for (kscope__node *c = atomic_load_explicit(&n->first_child, memory_order_acquire); c;
          c = c->next_sibling) {
         if (count == cap) {
-            const kscope__node **p = malloc(cap * 2 * sizeof *p);
+            kscope__node **p = malloc(cap * 2 * sizeof *p);
             if (!p) {
                 rc = KSCOPE_ENOMEM;
                 break;
@@ -249,11 +303,10 @@ static int merge(builder *b, kscope__pnode *pn, const kscope__node *n)
     return rc;
 }
 
-static int merge_child(builder *b, kscope__pnode *pn, const kscope__node *c)
+static int merge_child(builder *b, kscope__pnode *pn, kscope__node *c)
 {
-    const char *name = kscope__ptree_intern_cstr(b->t, kscope__name(c->name));
-    if (!name)
-        return KSCOPE_ENOMEM;
+    /* the recorder's interned name: unique too, and kept for good */
+    const char *name = kscope__name(c->name);
     uint32_t before = pn->nchildren;
     kscope__pnode *pc = out_child(b, pn, c, name);
     if (!pc)
@@ -262,13 +315,15 @@ static int merge_child(builder *b, kscope__pnode *pn, const kscope__node *c)
     int dev = c->kind == KSCOPE__NODE_DEVSCOPE;
     int gpu = c->kind == KSCOPE__NODE_KERNEL || c->kind == KSCOPE__NODE_COPY ||
               c->kind == KSCOPE__NODE_LINE || dev;
-    const kscope__gpustats *g = gpu ? c->gpu[b->slot] : NULL;
+    const kscope__gpustats *g = gpu ? kscope__node_gpu(c, b->slot) : NULL;
     int rc = gpu ? 0 : host_metrics(b, pc, c);
     if (g && g->count)
         rc = dev ? kscope__devscope_metrics(b->t, pc, g, kscope__sessions[b->slot].dso.flags & 1u)
                  : gpu_metrics(b, pc, g);
     if (rc == 0 && g && g->samples)
         rc = kscope__pcs_metrics(b->t, pc, g->samples);
+    if (rc == 0 && b->cut)
+        node_drop(c, b->slot);
     if (rc == 0)
         rc = merge(b, pc, c);
     /* A path the session never saw is left out. */
@@ -289,7 +344,7 @@ static void put_summary(const char *name, double value, void *arg)
         c->rc = kscope__pnode_set_double(c->t, c->t->root, name, value);
 }
 
-kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks)
+kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks, int cut)
 {
     kscope__ptree *t = kscope__ptree_new();
     if (!t)
@@ -297,9 +352,12 @@ kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks)
     kscope__session *s = &kscope__sessions[slot];
     if (s->active) /* a paused session reads the same each time */
         kscope__clock_refresh();
-    builder b = {t, slot, s->active ? now_ticks : atomic_load(&kscope__deact_ticks[slot]), NULL};
+    builder b = {t, slot, cut, s->active ? now_ticks : atomic_load(&kscope__deact_ticks[slot]),
+                 NULL};
     int rc = 0;
-    /* Lock order, as in kscope__record_gpu: session, then threads. */
+    /* Lock order, as in kscope__record_gpu: session, then threads, then a
+     * thread's (or the global root's) own. Each owner's nodes are read,
+     * and with cut taken, while no metric or GPU record can reach them. */
     pthread_mutex_lock(&s->lock);
     kscope__threads_lock();
     for (kscope__thread *th = kscope__threads(); th && rc == 0; th = th->next) {
@@ -307,12 +365,20 @@ kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks)
         b.thr = th;
         rc = host_metrics(&b, t->root, &th->root);
         rc = rc ? rc : merge(&b, t->root, &th->root);
+        if (rc == 0 && cut)
+            node_drop(&th->root, slot);
         pthread_mutex_unlock(&th->lock);
     }
     kscope__threads_unlock();
     b.thr = NULL;
-    if (rc == 0)
+    if (rc == 0) {
+        pthread_mutex_t *global = kscope__owner_lock(&kscope__g.root);
+        pthread_mutex_lock(global);
         rc = merge(&b, t->root, &kscope__g.root);
+        if (rc == 0 && cut)
+            node_drop(&kscope__g.root, slot);
+        pthread_mutex_unlock(global);
+    }
     pthread_mutex_unlock(&s->lock);
     if (rc == 0) {
         /* Resource samples taken while the session ran: mean and max. */

@@ -124,6 +124,28 @@ kscope__thread *kscope__main_thread(void);
 void kscope__threads_lock(void);
 void kscope__threads_unlock(void);
 
+/* The pages of a thread's nodes, newest first (t NULL: the global root's).
+ * Read under the owner's lock. */
+kscope__node_page *kscope__node_pages(const kscope__thread *t);
+
+/* Node n's extra parts, NULL when it has none; made when missing by
+ * kscope__node_ext_make (NULL out of memory). */
+static inline kscope__node_ext *kscope__node_ext_get(const kscope__node *n)
+{
+    return atomic_load_explicit(&((kscope__node *)n)->ext, memory_order_acquire);
+}
+kscope__node_ext *kscope__node_ext_make(kscope__node *n);
+
+/* Node n's GPU counters for slot s (NULL: none); the caller holds the
+ * session's lock. _make returns them, made zeroed when missing (NULL out
+ * of memory). */
+static inline kscope__gpustats *kscope__node_gpu(const kscope__node *n, int s)
+{
+    const kscope__node_ext *x = kscope__node_ext_get(n);
+    return x ? x->gpu[s] : NULL;
+}
+kscope__gpustats *kscope__node_gpu_make(kscope__node *n, int s);
+
 /* Child of `parent` with (name, kind), created when missing. The creating
  * thread must be parent's owner, or hold the owner's lock. */
 kscope__node *kscope__node_child(kscope__thread *t, kscope__node *parent, uint32_t name,
@@ -158,8 +180,14 @@ uint32_t kscope__gpu_record_name(const kscope__gpu_record *r);
 int kscope__devscope_metrics(kscope__ptree *t, kscope__pnode *pn, const kscope__gpustats *g,
                              int cycles);
 
-/* Build the tree of slot s into a new ptree (open scopes closed at now). */
-kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks);
+/* Build the tree of slot s into a new ptree (open scopes closed at now).
+ * With cut, what goes into the tree is taken from the nodes: the slot
+ * goes on counting from zero (a phase ends), and no call, metric or GPU
+ * record is in both or neither. */
+kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks, int cut);
+
+/* Whether node n counted a call or holds GPU counters in slot s. */
+int kscope__node_recorded(kscope__node *n, int slot);
 
 /* The timeline of slot s, open scopes closed at now_ticks, as an event
  * source for a trace writer (format/events.h): pass a kscope__trace_args. */
@@ -206,8 +234,10 @@ void kscope__phase_reset_current(kscope__session *s);
 /* Write a whole profile to path, atomically (output.c). */
 int kscope__output_file(const char *path, const char *buf, size_t len);
 
-/* Zero slot s on every node and drop its events (a new session starts). */
-void kscope__reset_slot(int slot);
+/* Start slot s anew on every node: what it counted is forgotten, its
+ * metrics and GPU counters dropped (a new session or phase starts). 0 or
+ * KSCOPE_ENOMEM (a baseline could not be kept). */
+int kscope__reset_slot(int slot);
 
 /* Free a node's GPU counters for one session (PC samples included). */
 void kscope__gpustats_free(kscope__gpustats *g);

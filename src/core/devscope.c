@@ -142,8 +142,8 @@ int64_t kscope_device_scopes_lost(int session)
 /* Add one duration to a scope node's counters (made when missing). */
 static int tree_add(kscope__session *s, kscope__node *n, uint64_t dur, uint32_t device)
 {
-    kscope__gpustats *g = n->gpu[s->slot];
-    if (!g && (g = n->gpu[s->slot] = calloc(1, sizeof *g)) == NULL)
+    kscope__gpustats *g = kscope__node_gpu_make(n, s->slot);
+    if (!g)
         return -1;
     g->device = g->src_device = g->dst_device = device;
     kscope__gpustats_time(g, dur);

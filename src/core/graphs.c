@@ -55,7 +55,7 @@ static void kernel_value(kscope__session *s, kscope__node *at, const kscope__gra
                          const void *vals)
 {
     kscope__node *k = kscope__node_child_locked(at, v->kernel, KSCOPE__NODE_KERNEL, v->device);
-    kscope__gpustats *g = k ? k->gpu[s->slot] : NULL;
+    kscope__gpustats *g = k ? kscope__node_gpu(k, s->slot) : NULL;
     if (g)
         kscope__gpustats_add(g, v->def->id, value_sum(v->type, vals, v->n));
 }

@@ -115,8 +115,8 @@ static int count_add(kscope__count **head, uint32_t name, uint64_t value)
 /* The node's counters for slot s, made when missing (NULL out of memory). */
 static kscope__gpustats *stats_of(kscope__node *n, int s, uint32_t device)
 {
-    kscope__gpustats *g = n->gpu[s];
-    if (!g && (g = n->gpu[s] = calloc(1, sizeof *g)) != NULL)
+    kscope__gpustats *g = kscope__node_gpu(n, s);
+    if (!g && (g = kscope__node_gpu_make(n, s)) != NULL)
         g->device = g->src_device = g->dst_device = device;
     return g;
 }

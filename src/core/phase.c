@@ -46,33 +46,84 @@ static void phase_drop(kscope__phase *ph, kscope__phase_state state)
     ph->state = state;
 }
 
+/* Scopes open across a phase's start count their time from `now`. */
+static void phase_started(kscope__session *s, uint64_t now)
+{
+    if (s->active)
+        atomic_store(&kscope__act_ticks[s->slot], now);
+}
+
 void kscope__phase_reset_current(kscope__session *s)
 {
     pthread_mutex_lock(&s->lock);
-    kscope__reset_slot(s->slot);
+    if (kscope__reset_slot(s->slot) != 0)
+        kscope__warn_once("phase-reset",
+                          "out of memory: session '%s' keeps counting calls made "
+                          "before its phase was cleared",
+                          s->name);
     __atomic_fetch_add(&s->gen, 1, __ATOMIC_RELEASE); /* threads read it as they record */
     s->ngev = 0;
     pthread_mutex_unlock(&s->lock);
-    /* Scopes open across the reset count their time from here. */
-    if (s->active)
-        atomic_store(&kscope__act_ticks[s->slot], kscope__ticks());
+    phase_started(s, kscope__ticks());
 }
 
-/* Periodic flushing: the completed phase p, written to its part file. */
-static int write_part(kscope__session *s, int p)
+/* Write a completed phase's data to its part file (periodic flushing). */
+static int write_part(kscope__session *s, int p, const kscope__ptree *tree, const char *trace,
+                      size_t trace_len)
 {
     const kscope__format *f = NULL;
     char path[1100];
     char *buf = NULL;
     size_t len = 0;
     int rc = kscope__session_format(s, NULL, &f);
-    if (rc == 0)
-        rc = kscope__session_serialize(s, f, &buf, &len);
+    if (rc == 0 && tree)
+        rc = f->write_tree(tree, &buf, &len);
     if (rc == 0) {
         kscope__session_path(s, f, p, path, sizeof path);
-        rc = kscope__output_file(path, buf, len);
+        rc = kscope__output_file(path, tree ? buf : trace, tree ? len : trace_len);
     }
     free(buf);
+    return rc;
+}
+
+/* A trace session's current phase, taken as the completed phase ph: its
+ * events serialized, written (periodic flushing) or kept, and dropped. */
+static int take_trace(kscope__session *s, int p, kscope__phase *ph)
+{
+    const kscope__format *f = kscope__format_default(KSCOPE__KIND_TRACE);
+    int rc = s->periodic ? kscope__session_format(s, NULL, &f) : 0;
+    if (rc == 0)
+        rc = kscope__session_serialize(s, f, &ph->trace, &ph->trace_len);
+    if (rc == 0 && s->periodic) {
+        rc = write_part(s, p, NULL, ph->trace, ph->trace_len);
+        if (rc != 0) {
+            free(ph->trace);
+            ph->trace = NULL;
+            return rc; /* the phase stays current: nothing is lost */
+        }
+        phase_drop(ph, KSCOPE__PHASE_WRITTEN);
+    }
+    kscope__phase_reset_current(s);
+    return 0;
+}
+
+/* A tree session's current phase, taken as the completed phase ph: built
+ * with its counts cut from the nodes (so each call lands in exactly one
+ * phase), then written (periodic flushing) or kept. A part that cannot be
+ * written is kept instead (finalize writes it), and the error returned. */
+static int take_tree(kscope__session *s, int p, kscope__phase *ph, uint64_t now)
+{
+    kscope__ptree *t = kscope__build_tree(s->slot, now, 1);
+    if (!t)
+        return kscope__fail(KSCOPE_ENOMEM, "out of memory keeping phase %d of '%s'", p, s->name);
+    phase_started(s, now);
+    int rc = s->periodic ? write_part(s, p, t, NULL, 0) : 0;
+    if (rc == 0 && s->periodic) {
+        kscope__ptree_free(t);
+        ph->state = KSCOPE__PHASE_WRITTEN;
+    } else {
+        ph->tree = t;
+    }
     return rc;
 }
 
@@ -87,21 +138,12 @@ int kscope__phase_advance(kscope__session *s)
     kscope__phase *ph = &s->phases[p];
     memset(ph, 0, sizeof *ph);
     ph->incomplete = put_off != 0;
-    if (s->periodic) {
-        if ((rc = write_part(s, p)) != 0)
-            return rc;
-        ph->state = KSCOPE__PHASE_WRITTEN;
-    } else if (s->trace) {
-        const kscope__format *f = kscope__format_default(KSCOPE__KIND_TRACE);
-        if ((rc = kscope__session_serialize(s, f, &ph->trace, &ph->trace_len)) != 0)
-            return rc;
-    } else if (!(ph->tree = kscope__build_tree(s->slot, kscope__ticks()))) {
-        return kscope__fail(KSCOPE_ENOMEM, "out of memory keeping phase %d of '%s'", p, s->name);
-    }
-    kscope__phase_reset_current(s);
+    rc = s->trace ? take_trace(s, p, ph) : take_tree(s, p, ph, kscope__ticks());
+    if (rc != 0 && (s->trace || !ph->tree))
+        return rc;
     s->phase = p + 1;
     kscope__sampling_phase(s);
-    return s->phase;
+    return rc ? rc : s->phase;
 }
 
 int kscope__phase_write_kept(kscope__session *s, const kscope__format *f)

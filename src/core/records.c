@@ -181,8 +181,8 @@ static void tree_record(kscope__session *s, kscope__node *ctx, const kscope__gpu
         s->dropped++;
         return;
     }
-    kscope__gpustats *g = n->gpu[s->slot];
-    if (!g && (g = n->gpu[s->slot] = calloc(1, sizeof *g)) == NULL) {
+    kscope__gpustats *g = kscope__node_gpu_make(n, s->slot);
+    if (!g) {
         s->dropped++;
         return;
     }

@@ -91,10 +91,10 @@ void kscope__fork_child_reset(int id)
 }
 
 /* Whether node n (for session slot) or a sibling after it holds anything. */
-static int siblings_recorded(const kscope__node *n, int slot)
+static int siblings_recorded(kscope__node *n, int slot)
 {
     for (; n; n = n->next_sibling)
-        if (atomic_load_explicit(&n->stats[slot].calls, memory_order_relaxed) > 0 || n->gpu[slot])
+        if (kscope__node_recorded(n, slot))
             return 1;
     return 0;
 }

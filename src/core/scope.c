@@ -169,7 +169,7 @@ static ALWAYS_INLINE int push_node(kscope__thread *t, kscope__node *n, uint32_t 
         if (trace & (1u << s))
             ev_append(t, s, KSCOPE__EV_BEGIN, name, now, 0);
         else if (counted)
-            stat_add(&n->stats[s].calls, 1);
+            stat_add(&kscope__node_stats(n, s)->calls, 1);
     }
     if (UNLIKELY(atomic_load_explicit(&kscope__g.level, memory_order_relaxed) ==
                  KSCOPE_PROFILING_DETAILED))
@@ -214,9 +214,10 @@ static ALWAYS_INLINE void pop_frame(kscope__thread *t, int timed)
             continue;
         uint64_t act = atomic_load_explicit(&kscope__act_ticks[s], memory_order_relaxed);
         uint64_t dt = now - (f->start > act ? f->start : act);
-        stat_add(&n->stats[s].ticks, dt);
+        kscope__stats *st = kscope__node_stats(n, s);
+        stat_add(&st->ticks, dt);
         if (f->flags & KSCOPE_CPU_TIMED)
-            stat_add(&n->stats[s].cpu_ticks, dt);
+            stat_add(&st->cpu_ticks, dt);
     }
     KSCOPE__STORE(&t->depth, t->depth - 1);
     if (UNLIKELY(atomic_load_explicit(&kscope__g.level, memory_order_relaxed) ==
@@ -375,7 +376,7 @@ int kscope_async_begin(kscope_async *a, const char *name, uint32_t color, uint32
     while (mask) {
         int s = __builtin_ctz(mask);
         mask &= mask - 1;
-        stat_add(&n->stats[s].calls, 1);
+        stat_add(&kscope__node_stats(n, s)->calls, 1);
     }
     a->node = n;
     a->name = id;
@@ -457,14 +458,15 @@ int kscope_async_end(kscope_async *a)
         mask &= mask - 1;
         uint64_t act = atomic_load_explicit(&kscope__act_ticks[s], memory_order_relaxed);
         uint64_t dt = now - (a->start > act ? a->start : act);
+        kscope__stats *st = kscope__node_stats(n, s);
         if (own) {
-            stat_add(&n->stats[s].ticks, dt);
+            stat_add(&st->ticks, dt);
             if (a->flags & KSCOPE_CPU_TIMED)
-                stat_add(&n->stats[s].cpu_ticks, dt);
+                stat_add(&st->cpu_ticks, dt);
         } else {
-            atomic_fetch_add_explicit(&n->stats[s].ticks, dt, memory_order_relaxed);
+            atomic_fetch_add_explicit(&st->ticks, dt, memory_order_relaxed);
             if (a->flags & KSCOPE_CPU_TIMED)
-                atomic_fetch_add_explicit(&n->stats[s].cpu_ticks, dt, memory_order_relaxed);
+                atomic_fetch_add_explicit(&st->cpu_ticks, dt, memory_order_relaxed);
         }
     }
     a->node = NULL;
@@ -563,7 +565,7 @@ int kscope_mark(const char *name)
         }
         if (!m && !(m = kscope__node_child(t, at, id, KSCOPE__NODE_MARK)))
             return KSCOPE_ENOMEM;
-        stat_add(&m->stats[s].calls, 1);
+        stat_add(&kscope__node_stats(m, s)->calls, 1);
     }
     return 0;
 }
@@ -577,9 +579,9 @@ static int reserved_metric(uint32_t base)
            strcmp(b, "wall_time (ns)") == 0;
 }
 
-static kscope__umetric *find_umetric(kscope__node *n, const kscope__metric_def *def, int s)
+static kscope__umetric *find_umetric(kscope__node_ext *x, const kscope__metric_def *def, int s)
 {
-    for (kscope__umetric *m = n->metrics; m; m = m->next)
+    for (kscope__umetric *m = x->metrics; m; m = m->next)
         if (m->def == def && m->slot == s)
             return m;
     return NULL;
@@ -634,9 +636,9 @@ static int umetric_apply(kscope__umetric *m, int type, const void *vals, size_t 
 
 /* A (pty) or (exc) metric keeps one type per node: another metric of the
  * same name on the node (any suffix) must hold the same type. */
-static int node_type_clash(kscope__node *node, int s, const kscope__metric_def *def, int type)
+static int node_type_clash(kscope__node_ext *x, int s, const kscope__metric_def *def, int type)
 {
-    for (kscope__umetric *m = node->metrics; m; m = m->next)
+    for (kscope__umetric *m = x->metrics; m; m = m->next)
         if (m->slot == s && m->def->base == def->base && m->type != type)
             return m->type;
     return -1;
@@ -647,24 +649,24 @@ int kscope__node_metric(kscope__node *node, int s, const kscope__metric_def *def
 {
     pthread_mutex_t *lock = kscope__owner_lock(node);
     pthread_mutex_lock(lock);
-    int had = node_type_clash(node, s, def, type);
+    kscope__node_ext *x = kscope__node_ext_make(node);
+    int had = x ? node_type_clash(x, s, def, type) : -1;
     if (had >= 0) {
         pthread_mutex_unlock(lock);
         return kscope__metric_type_error(def, had, type,
                                          type == KSCOPE__T_INT && *(const int64_t *)vals < 0);
     }
-    kscope__umetric *m = find_umetric(node, def, s);
+    kscope__umetric *m = x ? find_umetric(x, def, s) : NULL;
     if (!m) {
-        m = calloc(1, sizeof *m);
-        if (!m) {
+        if (!x || !(m = calloc(1, sizeof *m))) {
             pthread_mutex_unlock(lock);
             return kscope__fail(KSCOPE_ENOMEM, "out of memory adding metric");
         }
         m->def = def;
         m->slot = (uint8_t)s;
         m->type = (uint8_t)type;
-        m->next = node->metrics;
-        node->metrics = m;
+        m->next = x->metrics;
+        x->metrics = m;
     }
     int rc = umetric_apply(m, type, vals, n);
     pthread_mutex_unlock(lock);

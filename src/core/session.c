@@ -266,7 +266,8 @@ static int start_locked(const kscope_session_opts *o)
         return kscope__fail(KSCOPE_ETOOMANY, "%d sessions are already started; finalize one first",
                             KSCOPE_MAX_SESSIONS);
     kscope__session *s = &kscope__sessions[slot];
-    kscope__reset_slot(slot);
+    if (kscope__reset_slot(slot) != 0)
+        return kscope__fail(KSCOPE_ENOMEM, "out of memory starting a session");
     if (!s->gen)
         pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_lock(&s->lock);
@@ -436,7 +437,7 @@ int kscope__session_serialize(kscope__session *s, const kscope__format *f, char 
         int rc = f->write_trace(kscope__trace_source, &a, out, len);
         return rc ? kscope__fail(rc, "out of memory writing the trace of '%s'", s->name) : 0;
     }
-    kscope__ptree *t = kscope__build_tree(s->slot, now);
+    kscope__ptree *t = kscope__build_tree(s->slot, now, 0);
     if (!t)
         return kscope__fail(KSCOPE_ENOMEM, "out of memory building the tree of '%s'", s->name);
     int rc = f->write_tree(t, out, len);

@@ -43,6 +43,78 @@ static void node_init(kscope__node *n, kscope__thread *owner, uint32_t kind)
     n->owner = owner;
 }
 
+/* ------------------------------------------------------------ node pages */
+
+/* The global root's pages (guarded by global_root_lock). */
+static kscope__node_page *global_pages;
+static pthread_mutex_t global_root_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A zeroed node from the owner's newest page, or a new page; the caller
+ * holds the owner's lock. NULL out of memory. */
+static kscope__node *node_alloc(kscope__node_page **pages)
+{
+    kscope__node_page *pg = *pages;
+    if (!pg || pg->used == KSCOPE__PAGE_NODES) {
+        kscope__node_page *np = aligned_alloc(KSCOPE__PAGE_BYTES, KSCOPE__PAGE_BYTES);
+        if (!np)
+            return NULL;
+        memset(np, 0, sizeof *np);
+        np->next = pg;
+        *pages = pg = np;
+    }
+    kscope__node *n = (kscope__node *)pg + KSCOPE__PAGE_HEAD + pg->used;
+    memset(n, 0, sizeof *n);
+    pg->used++;
+    return n;
+}
+
+kscope__node_page *kscope__node_pages(const kscope__thread *t)
+{
+    return t ? t->page : global_pages;
+}
+
+/* Where counters go when their array cannot be made: written by any
+ * thread, read by none. */
+static kscope__stats stats_sink[KSCOPE__PAGE_NODES];
+
+kscope__stats *kscope__stats_page(kscope__node_page *pg, int s)
+{
+    kscope__stats *st = calloc(KSCOPE__PAGE_NODES, sizeof *st);
+    if (!st)
+        return stats_sink;
+    kscope__stats *none = NULL;
+    if (!atomic_compare_exchange_strong_explicit(&pg->stats[s], &none, st, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+        free(st); /* another thread (an async scope's end) made it first */
+        return none;
+    }
+    return st;
+}
+
+kscope__gpustats *kscope__node_gpu_make(kscope__node *n, int s)
+{
+    kscope__node_ext *x = kscope__node_ext_make(n);
+    if (x && !x->gpu[s])
+        x->gpu[s] = calloc(1, sizeof *x->gpu[s]);
+    return x ? x->gpu[s] : NULL;
+}
+
+kscope__node_ext *kscope__node_ext_make(kscope__node *n)
+{
+    kscope__node_ext *x = atomic_load_explicit(&n->ext, memory_order_acquire);
+    if (x)
+        return x;
+    kscope__node_ext *mine = calloc(1, sizeof *mine);
+    if (!mine)
+        return NULL;
+    if (!atomic_compare_exchange_strong_explicit(&n->ext, &x, mine, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+        free(mine); /* made by a thread holding another lock */
+        return x;
+    }
+    return mine;
+}
+
 kscope__thread *kscope__thread_new(void)
 {
     kscope__thread *t = kscope__tls;
@@ -121,8 +193,10 @@ static kscope__node *table_find(const kscope__child_table *tb, uint32_t name, ui
     }
 }
 
-/* Lock-free: a child published after the caller looked may be missed, so
- * a caller that finds nothing looks again under the owner's lock. */
+/* Without the owner's lock only the owner itself may look (a table it
+ * replaced is freed at once: see table_rebuild). A child published after
+ * the owner looked may be missed, so one that finds nothing looks again
+ * under its lock. */
 static kscope__node *find_child(kscope__node *parent, uint32_t name, uint32_t kind, uint32_t device)
 {
     kscope__child_table *tb = atomic_load_explicit(&parent->child_table, memory_order_acquire);
@@ -145,23 +219,40 @@ static void table_put(kscope__child_table *tb, kscope__node *c)
     tb->used++;
 }
 
-/* Index parent's children in a new table with room for twice as many, and
- * publish it. The previous table stays reachable (readers may be in it). */
+static void tables_free(kscope__child_table *tb)
+{
+    while (tb) {
+        kscope__child_table *older = tb->older;
+        free(tb);
+        tb = older;
+    }
+}
+
+/* Index parent's children in a new table, at most half full, and publish
+ * it. Tables grow at three quarters full, so one holds 1.33 to 2.67 slots
+ * per child. The replaced table is freed when no thread can be in it: the
+ * caller holds the owner's lock, and only the owner looks without it, so
+ * when the caller is the owner (or there is none: the global root's
+ * nodes). A buffer thread adding a kernel under another thread's node
+ * leaves the old table to the owner's next rebuild. */
 static int table_rebuild(kscope__node *parent)
 {
     kscope__child_table *old = atomic_load_explicit(&parent->child_table, memory_order_relaxed);
     uint32_t cap = 64;
-    while (cap < parent->nchildren * 4)
+    while (cap < parent->nchildren * 2)
         cap *= 2;
     kscope__child_table *tb = calloc(1, sizeof *tb + cap * sizeof tb->slot[0]);
     if (!tb)
         return -1;
     tb->mask = cap - 1;
-    tb->older = old;
     kscope__node *c = atomic_load_explicit(&parent->first_child, memory_order_relaxed);
     for (; c; c = c->next_sibling)
         table_put(tb, c);
     atomic_store_explicit(&parent->child_table, tb, memory_order_release);
+    if (!parent->owner || parent->owner == kscope__tls)
+        tables_free(old);
+    else
+        tb->older = old;
     return 0;
 }
 
@@ -172,7 +263,7 @@ static int table_add(kscope__node *parent, kscope__node *c)
     kscope__child_table *tb = atomic_load_explicit(&parent->child_table, memory_order_relaxed);
     if (++parent->nchildren <= CHILD_TABLE_MIN)
         return 0;
-    if (!tb || (tb->used + 1) * 2 > tb->mask + 1)
+    if (!tb || (tb->used + 1) * 4 > (tb->mask + 1) * 3)
         return table_rebuild(parent);
     table_put(tb, c);
     return 0;
@@ -183,7 +274,7 @@ static int table_add(kscope__node *parent, kscope__node *c)
  * child): the list is searched until the next child rebuilds it. */
 static kscope__node *new_child(kscope__node *parent, uint32_t name, uint32_t kind, uint32_t device)
 {
-    kscope__node *c = calloc(1, sizeof *c);
+    kscope__node *c = node_alloc(parent->owner ? &parent->owner->page : &global_pages);
     if (!c)
         return NULL;
     c->name = name;
@@ -193,12 +284,13 @@ static kscope__node *new_child(kscope__node *parent, uint32_t name, uint32_t kin
     c->owner = parent->owner;
     c->next_sibling = atomic_load_explicit(&parent->first_child, memory_order_relaxed);
     atomic_store_explicit(&parent->first_child, c, memory_order_release);
-    if (table_add(parent, c) != 0)
-        atomic_store_explicit(&parent->child_table, NULL, memory_order_release);
+    if (table_add(parent, c) != 0) {
+        kscope__child_table *tb = atomic_exchange(&parent->child_table, NULL);
+        if (!parent->owner || parent->owner == kscope__tls)
+            tables_free(tb); /* else the owner may be in it: left, as memory ran out */
+    }
     return c;
 }
-
-static pthread_mutex_t global_root_lock = PTHREAD_MUTEX_INITIALIZER;
 
 pthread_mutex_t *kscope__owner_lock(const kscope__node *n)
 {
@@ -235,12 +327,9 @@ kscope__node *kscope__node_child(kscope__thread *t, kscope__node *parent, uint32
 kscope__node *kscope__node_child_locked(kscope__node *parent, uint32_t name, uint32_t kind,
                                         uint32_t device)
 {
-    kscope__node *c = find_child(parent, name, kind, device);
-    if (c)
-        return c;
     pthread_mutex_t *lk = kscope__owner_lock(parent);
     pthread_mutex_lock(lk);
-    c = find_child(parent, name, kind, device);
+    kscope__node *c = find_child(parent, name, kind, device);
     if (!c)
         c = new_child(parent, name, kind, device);
     pthread_mutex_unlock(lk);
