@@ -113,12 +113,12 @@ typedef enum {
  * thread writing another's counters. */
 typedef struct kscope__stats {
     _Atomic uint64_t calls;
-    _Atomic uint64_t ticks;     /* wall time of the scope, inclusive */
-    _Atomic uint64_t cpu_ticks; /* cpu-timed scopes only */
+    _Atomic uint64_t ticks; /* wall time of the scope, inclusive */
 } kscope__stats;
 
-/* A baseline of kscope__stats (read and written by the harvester alone,
- * under kscope__session_lock). */
+/* A baseline of a node's counters, cpu ticks (cpu-timed scopes, counted
+ * apart) included; read and written by the harvester alone, under
+ * kscope__session_lock. */
 typedef struct kscope__stats_base {
     uint64_t calls, ticks, cpu_ticks;
 } kscope__stats_base;
@@ -150,16 +150,13 @@ typedef struct kscope__umetric kscope__umetric;
 
 typedef struct kscope__node kscope__node;
 
-/* A hash index over a node's children, built once it has many, so a scope
- * with many distinct children finds one in constant time (core/thread.c).
- * Only the node's creator (holding the owner's lock) adds to it; a slot is
- * published with release and never changes after. A table three quarters
- * full is replaced by one at most half full; only the owner reads a table
- * without its lock, so the owner frees the one it replaced at once, and
- * one replaced by another thread waits in `older` for the owner's next. */
+/* A hash index over a node's many children (core/nodes.c): a slot holds a
+ * child's name and its number among its owner's nodes, 8 bytes with no
+ * cache miss per probe. Added to under the owner's lock, published with
+ * release; read without it by the owner alone. */
 typedef struct kscope__child_slot {
-    uint32_t name;                /* written before node is published */
-    _Atomic(kscope__node *) node; /* NULL: empty */
+    uint32_t name;           /* written before node is published */
+    _Atomic uint32_t number; /* the child's number + 1; 0: empty */
 } kscope__child_slot;
 
 typedef struct kscope__child_table {
@@ -168,11 +165,12 @@ typedef struct kscope__child_table {
     kscope__child_slot slot[];
 } kscope__child_table;
 
-/* What only some nodes carry, allocated the first time one is needed
- * (kscope__node_ext_make), so a plain scope's node stays one cache line. */
+/* What only some nodes carry, made the first time one is needed
+ * (kscope__node_ext_make), so a plain scope's node stays small. */
 typedef struct kscope__node_ext {
     kscope__gpustats *gpu[KSCOPE_MAX_SESSIONS]; /* kernel/copy nodes: each session's lock */
     kscope__umetric *metrics;                   /* guarded by the owner's lock */
+    _Atomic(kscope__child_table *) children;    /* many children: published with release */
 } kscope__node_ext;
 
 /* A calling context. Nodes live in their owner's pages (below) and are
@@ -181,35 +179,43 @@ struct kscope__node {
     uint32_t name;
     uint16_t kind;
     uint16_t device;    /* kernel/copy nodes */
-    uint32_t nchildren; /* guarded by owner->lock */
-    uint32_t unused;
+    uint32_t nchildren; /* guarded by the owner's lock */
+    uint32_t number;    /* its place among its owner's nodes */
     kscope__node *parent;
-    _Atomic(kscope__node *) first_child;        /* published with release */
-    kscope__node *next_sibling;                 /* immutable once published */
-    _Atomic(kscope__child_table *) child_table; /* published with release */
-    struct kscope__thread *owner;               /* NULL for the global root */
-    _Atomic(kscope__node_ext *) ext;            /* published with release; NULL: none */
+    _Atomic(kscope__node *) first_child; /* published with release */
+    kscope__node *next_sibling;          /* immutable once published */
+    _Atomic(kscope__node_ext *) ext;     /* published with release; NULL: none */
 };
 
-/* Nodes are carved from 64 KiB pages aligned to their size, one list per
- * owner (made under the owner's lock). A page's header, in its first
- * KSCOPE__PAGE_HEAD node slots, holds each session slot's counters of its
- * nodes as one array, made when the slot first counts one of them: the
- * hot path finds a node's counters from its address with one load, and a
- * node costs counters only in the slots that count it. The roots (a
- * thread's, the global one) are not in pages and count nothing. */
+/* Nodes are carved from 64 KiB pages aligned to their size. A page's
+ * header (its first KSCOPE__PAGE_HEAD node slots) holds its owner and each
+ * session slot's counters of its nodes as one array, made when the slot
+ * first counts one: the hot path finds a node's counters from its address
+ * with one load. Roots (a thread's, the global one) count nothing. */
 #define KSCOPE__PAGE_BYTES 65536u
-#define KSCOPE__PAGE_HEAD  3u
+#define KSCOPE__PAGE_HEAD  5u
 #define KSCOPE__PAGE_NODES (KSCOPE__PAGE_BYTES / sizeof(kscope__node) - KSCOPE__PAGE_HEAD)
 
 typedef struct kscope__node_page {
-    _Atomic(kscope__stats *) stats[KSCOPE_MAX_SESSIONS]; /* [KSCOPE__PAGE_NODES] each */
-    kscope__stats_base *base[KSCOPE_MAX_SESSIONS];       /* the harvester's, when taken */
-    struct kscope__node_page *next;                      /* the owner's older pages */
-    uint32_t used;                                       /* nodes made (owner's lock) */
+    _Atomic(kscope__stats *) stats[KSCOPE_MAX_SESSIONS];  /* [KSCOPE__PAGE_NODES] each */
+    _Atomic(_Atomic uint64_t *) cpu[KSCOPE_MAX_SESSIONS]; /* cpu ticks, once a scope is cpu-timed */
+    kscope__stats_base *base[KSCOPE_MAX_SESSIONS];        /* the harvester's, once taken */
+    struct kscope__thread *owner;                         /* NULL: the global root's */
+    struct kscope__node_page *next;                       /* the owner's older pages */
+    uint32_t used;                                        /* nodes made (owner's lock) */
+    uint32_t number;                                      /* its place among the owner's pages */
 } kscope__node_page;
 
-_Static_assert(sizeof(kscope__node) == 64, "a node is one cache line");
+/* An owner's nodes: its pages, newest first, and a directory of them by
+ * number (child indexes name nodes by number). The directory grows under
+ * the owner's lock; a replaced one stays (the owner may still read it). */
+typedef struct kscope__node_pool {
+    kscope__node_page *newest;
+    _Atomic(kscope__node_page **) dir;
+    uint32_t npages, cap;
+} kscope__node_pool;
+
+_Static_assert(sizeof(kscope__node) == 48, "a node is 48 bytes");
 _Static_assert(sizeof(kscope__node_page) <= KSCOPE__PAGE_HEAD * sizeof(kscope__node),
                "a page's header fits its head slots");
 
@@ -224,9 +230,10 @@ static inline uint32_t kscope__page_index(const kscope__node *n)
            KSCOPE__PAGE_HEAD;
 }
 
-/* Slot s's counters of page pg, made when missing (core/thread.c); out of
- * memory, a shared array that nothing reads. */
+/* Slot s's counters (or cpu ticks) of page pg, made when missing (core/
+ * thread.c); out of memory, a shared array that nothing reads. */
 kscope__stats *kscope__stats_page(kscope__node_page *pg, int s);
+_Atomic uint64_t *kscope__cpu_page(kscope__node_page *pg, int s);
 
 /* Node n's counters for session slot s (n is not a root). */
 static inline kscope__stats *kscope__node_stats(const kscope__node *n, int s)
@@ -237,6 +244,19 @@ static inline kscope__stats *kscope__node_stats(const kscope__node *n, int s)
         st = kscope__stats_page(pg, s);
     return &st[kscope__page_index(n)];
 }
+
+/* Node n's cpu ticks for slot s (a cpu-timed scope's). */
+static inline _Atomic uint64_t *kscope__node_cpu(const kscope__node *n, int s)
+{
+    kscope__node_page *pg = kscope__page_of(n);
+    _Atomic uint64_t *c = atomic_load_explicit(&pg->cpu[s], memory_order_acquire);
+    if (__builtin_expect(c == NULL, 0))
+        c = kscope__cpu_page(pg, s);
+    return &c[kscope__page_index(n)];
+}
+
+/* The thread that owns node n (NULL: the global root's). */
+struct kscope__thread *kscope__node_owner(const kscope__node *n);
 
 /* ------------------------------------------------------------ trace events */
 
@@ -287,7 +307,7 @@ typedef struct kscope__thread {
     int nstates;
     kscope__node root;
     pthread_mutex_t lock;    /* node creation, metric lists */
-    kscope__node_page *page; /* the newest page of its nodes (guarded by lock) */
+    kscope__node_pool nodes; /* its nodes (guarded by lock) */
     uint32_t tid;            /* OS thread id */
     uint32_t index;          /* registration order */
     _Atomic int alive;

@@ -49,7 +49,7 @@ static void test_tree_names(void **state)
     assert_string_equal(t->root->children[0]->name, "foo()");
     assert_string_equal(t->root->children[1]->name, "_Zno_such_thing"); /* not C++ */
     assert_string_equal(t->root->children[2]->name, "add_kernel");
-    assert_string_equal(t->root->children[2]->type, "_Z3foov"); /* only names */
+    assert_string_equal(kscope__pnode_type(t->root->children[2]), "_Z3foov"); /* only names */
     assert_string_equal(t->root->children[3]->name, "_Z");
     kscope__ptree_free(t);
 }

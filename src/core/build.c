@@ -33,9 +33,10 @@ static int node_counts(kscope__node *n, int s, int cut, kscope__stats_base *out)
     if (!st)
         return 0;
     uint32_t i = kscope__page_index(n);
+    const _Atomic uint64_t *cpu = atomic_load_explicit(&pg->cpu[s], memory_order_acquire);
     kscope__stats_base now = {atomic_load_explicit(&st[i].calls, memory_order_relaxed),
                               atomic_load_explicit(&st[i].ticks, memory_order_relaxed),
-                              atomic_load_explicit(&st[i].cpu_ticks, memory_order_relaxed)};
+                              cpu ? atomic_load_explicit(&cpu[i], memory_order_relaxed) : 0};
     kscope__stats_base *base = pg->base[s] ? &pg->base[s][i] : NULL;
     kscope__stats_base was = base ? *base : (kscope__stats_base){0};
     *out = (kscope__stats_base){now.calls - was.calls, now.ticks - was.ticks,

@@ -8,6 +8,7 @@
 #include "kscope-internal.h"
 #include "format/events.h"
 #include "format/run-facts.h"
+#include "format/sink.h"
 #include "profile/ptree.h"
 
 /* A user metric on one node for one session. Guarded by the owner's lock. */
@@ -217,6 +218,9 @@ kscope__session *kscope__session_find(int id);
 int kscope__session_format(kscope__session *s, const char *name, const struct kscope__format **out);
 int kscope__session_serialize(kscope__session *s, const struct kscope__format *f, char **out,
                               size_t *len);
+/* The same, to a sink as it is made (a file: output.c). */
+int kscope__session_write(kscope__session *s, const struct kscope__format *f,
+                          const kscope__sink *out);
 int kscope__session_path(kscope__session *s, const struct kscope__format *f, int phase, char *buf,
                          size_t size);
 
@@ -233,6 +237,17 @@ void kscope__phase_reset_current(kscope__session *s);
 
 /* Write a whole profile to path, atomically (output.c). */
 int kscope__output_file(const char *path, const char *buf, size_t len);
+
+/* The same, streamed: open, write (a sink's write function: pass the
+ * outfile as its arg), then close, which with commit puts the file in
+ * place (else it is dropped, the old one left). Errors are set with the
+ * path named. */
+typedef struct kscope__outfile kscope__outfile;
+int kscope__output_open(const char *path, kscope__outfile **out);
+int kscope__output_write(void *outfile, const void *buf, size_t len);
+int kscope__output_close(kscope__outfile *o, int commit);
+/* Write tree t to path in format f, streamed (session.c). */
+int kscope__output_tree(const char *path, const struct kscope__format *f, const kscope__ptree *t);
 
 /* Start slot s anew on every node: what it counted is forgotten, its
  * metrics and GPU counters dropped (a new session or phase starts). 0 or

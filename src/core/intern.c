@@ -5,6 +5,9 @@
  * string take a mutex (they happen on a thread's first sight of a name);
  * lookups by id read a two-level array that never moves, so they need no
  * lock. The hot path reaches ids through per-call-site or per-thread caches.
+ * Names are packed into blocks that are never freed (a name lives as long
+ * as the process), so a million names cost their bytes and a few more,
+ * not an allocation each.
  */
 #include "kscope-internal.h"
 
@@ -15,8 +18,12 @@
 #define CHUNK_SIZE (1u << CHUNK_BITS)
 #define MAX_CHUNKS 4096 /* 16M names */
 
+#define BLOCK_SIZE (64 * 1024) /* names are packed into blocks of this size */
+
 static const char **_Atomic chunks[MAX_CHUNKS];
 static uint32_t nnames; /* ids 1..nnames are in use */
+static char *block;     /* the block names are packed into */
+static size_t block_used;
 static uint32_t *hash_ids;
 static uint32_t hash_cap;
 static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -58,6 +65,26 @@ static int grow_hash(void)
     return 0;
 }
 
+/* A copy of name in the current block (a new one when it is full; a long
+ * name gets one of its own); caller holds intern_lock. */
+static char *pack(const char *name)
+{
+    size_t n = strlen(name) + 1;
+    if (n > BLOCK_SIZE / 16)
+        return strdup(name);
+    if (!block || block_used + n > BLOCK_SIZE) {
+        char *b = malloc(BLOCK_SIZE);
+        if (!b)
+            return NULL;
+        block = b; /* the full one stays: its names are in use */
+        block_used = 0;
+    }
+    char *copy = block + block_used;
+    memcpy(copy, name, n);
+    block_used += n;
+    return copy;
+}
+
 /* Append a copy of `name`; caller holds intern_lock. */
 static uint32_t add_name(const char *name)
 {
@@ -71,7 +98,7 @@ static uint32_t add_name(const char *name)
             return 0;
         atomic_store_explicit(&chunks[id >> CHUNK_BITS], c, memory_order_release);
     }
-    char *copy = strdup(name);
+    char *copy = pack(name);
     if (!copy)
         return 0;
     c[id & (CHUNK_SIZE - 1)] = copy;
@@ -85,7 +112,7 @@ uint32_t kscope__intern(const char *name)
         return 0;
     pthread_mutex_lock(&intern_lock);
     uint32_t id = 0;
-    if ((nnames + 1) * 2 > hash_cap && grow_hash() != 0)
+    if ((nnames + 1) * 4 > hash_cap * 3 && grow_hash() != 0)
         goto out;
     uint32_t j = (uint32_t)hash_str(name) & (hash_cap - 1);
     for (; hash_ids[j]; j = (j + 1) & (hash_cap - 1)) {

@@ -1,7 +1,7 @@
 /*
- * output.c - writing a profile file whole: to a temporary file beside the
- * target, flushed and renamed over it, so that a reader sees the old
- * profile or the new one, never half of one.
+ * output.c - writing a profile file, whole or streamed as a writer makes
+ * it: to a temporary file beside the target, flushed and renamed over it,
+ * so that a reader sees the old profile or the new one, never half of one.
  */
 #define _GNU_SOURCE
 #include "core.h"
@@ -37,19 +37,6 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
-/* A target that is not a regular file (a device, a FIFO) cannot be replaced
- * by renaming: it is written in place, as the user pointed it there. */
-static int write_in_place(const char *path, const char *buf, size_t len)
-{
-    int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0)
-        return io_error(path, errno);
-    int err = write_all(fd, buf, len);
-    if (close(fd) != 0 && err == 0)
-        err = errno;
-    return err ? io_error(path, err) : 0;
-}
-
 /* Make a rename into dir durable; best effort (some file systems refuse). */
 static void sync_dir_of(const char *file)
 {
@@ -62,33 +49,6 @@ static void sync_dir_of(const char *file)
         close(fd);
     }
     free(copy);
-}
-
-/* Write buf to a new file beside target, flush it to disk and rename it over
- * target: readers see the old profile or the new one, never half of one. On
- * any failure the temporary file is removed and target is left as it was. */
-static int write_replacing(const char *path, const char *target, const char *buf, size_t len)
-{
-    static _Atomic unsigned serial;
-    size_t tl = strlen(target) + 48;
-    char *tmp = malloc(tl);
-    if (!tmp)
-        return kscope__fail(KSCOPE_ENOMEM, "out of memory writing profile '%s'", path);
-    snprintf(tmp, tl, "%s.tmp.%ld.%u", target, (long)getpid(), atomic_fetch_add(&serial, 1));
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    int err = fd < 0 ? errno : write_all(fd, buf, len);
-    if (fd >= 0 && err == 0 && fsync(fd) != 0)
-        err = errno;
-    if (fd >= 0 && close(fd) != 0 && err == 0)
-        err = errno;
-    if (err == 0 && rename(tmp, target) != 0)
-        err = errno;
-    if (err && fd >= 0)
-        unlink(tmp);
-    if (err == 0)
-        sync_dir_of(target);
-    free(tmp);
-    return err ? io_error(path, err) : 0;
 }
 
 /* What the symbolic link at path names (its folder prepended to a relative
@@ -111,17 +71,102 @@ static char *link_target(const char *path)
     return out;
 }
 
-/* Write a whole profile to path. A symbolic link at path is followed, so the
- * link stays and the file it names is replaced. */
+struct kscope__outfile {
+    char *path;   /* as given, for messages */
+    char *target; /* the file replaced: path, or what a link at path names */
+    char *tmp;    /* the new file beside it; NULL: written in place */
+    int fd;
+    int err; /* the first errno */
+};
+
+static void outfile_free(kscope__outfile *o)
+{
+    if (o->fd >= 0)
+        close(o->fd);
+    free(o->path);
+    free(o->target);
+    free(o->tmp);
+    free(o);
+}
+
+/* A target that is not a regular file (a device, a FIFO) cannot be replaced
+ * by renaming: it is written in place, as the user pointed it there. Else
+ * the bytes go to a new file beside the target, flushed and renamed over it
+ * at the end: readers see the old profile or the new one, never half of
+ * one. A symbolic link at path is followed, so the link stays and the file
+ * it names is replaced. */
+int kscope__output_open(const char *path, kscope__outfile **out)
+{
+    static _Atomic unsigned serial;
+    kscope__outfile *o = calloc(1, sizeof *o);
+    if (!o || !(o->path = strdup(path))) {
+        free(o);
+        return kscope__fail(KSCOPE_ENOMEM, "out of memory writing profile '%s'", path);
+    }
+    o->fd = -1;
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        o->fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    } else {
+        if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+            o->target = link_target(path);
+        if (!o->target)
+            o->target = strdup(path);
+        size_t tl = o->target ? strlen(o->target) + 48 : 0;
+        if (tl && (o->tmp = malloc(tl)) != NULL) {
+            snprintf(o->tmp, tl, "%s.tmp.%ld.%u", o->target, (long)getpid(),
+                     atomic_fetch_add(&serial, 1));
+            o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        } else {
+            errno = ENOMEM;
+        }
+    }
+    if (o->fd < 0) {
+        int err = errno;
+        free(o->tmp); /* not made: nothing to remove */
+        o->tmp = NULL;
+        outfile_free(o);
+        return io_error(path, err);
+    }
+    *out = o;
+    return 0;
+}
+
+int kscope__output_write(void *outfile, const void *buf, size_t len)
+{
+    kscope__outfile *o = outfile;
+    if (!o->err)
+        o->err = write_all(o->fd, buf, len);
+    return o->err ? io_error(o->path, o->err) : 0;
+}
+
+int kscope__output_close(kscope__outfile *o, int commit)
+{
+    int err = o->err;
+    if (commit && !err && o->tmp && fsync(o->fd) != 0)
+        err = errno;
+    if (close(o->fd) != 0 && !err)
+        err = errno;
+    o->fd = -1;
+    if (commit && !err && o->tmp && rename(o->tmp, o->target) != 0)
+        err = errno;
+    if (o->tmp && (!commit || err))
+        unlink(o->tmp);
+    else if (o->tmp)
+        sync_dir_of(o->target);
+    int rc = commit && err ? io_error(o->path, err) : 0;
+    outfile_free(o);
+    return rc;
+}
+
+/* Write a whole profile to path. */
 int kscope__output_file(const char *path, const char *buf, size_t len)
 {
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-        return write_in_place(path, buf, len);
-    char *real = NULL;
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
-        real = link_target(path);
-    int rc = write_replacing(path, real ? real : path, buf, len);
-    free(real);
-    return rc;
+    kscope__outfile *o;
+    int rc = kscope__output_open(path, &o);
+    if (rc != 0)
+        return rc;
+    rc = kscope__output_write(o, buf, len);
+    int end = kscope__output_close(o, rc == 0);
+    return rc ? rc : end;
 }

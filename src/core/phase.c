@@ -73,17 +73,11 @@ static int write_part(kscope__session *s, int p, const kscope__ptree *tree, cons
 {
     const kscope__format *f = NULL;
     char path[1100];
-    char *buf = NULL;
-    size_t len = 0;
     int rc = kscope__session_format(s, NULL, &f);
-    if (rc == 0 && tree)
-        rc = f->write_tree(tree, &buf, &len);
-    if (rc == 0) {
-        kscope__session_path(s, f, p, path, sizeof path);
-        rc = kscope__output_file(path, tree ? buf : trace, tree ? len : trace_len);
-    }
-    free(buf);
-    return rc;
+    if (rc != 0)
+        return rc;
+    kscope__session_path(s, f, p, path, sizeof path);
+    return tree ? kscope__output_tree(path, f, tree) : kscope__output_file(path, trace, trace_len);
 }
 
 /* A trace session's current phase, taken as the completed phase ph: its
@@ -152,16 +146,10 @@ int kscope__phase_write_kept(kscope__session *s, const kscope__format *f)
         kscope__phase *ph = &s->phases[p];
         if (ph->state != KSCOPE__PHASE_KEPT)
             continue;
-        char path[1100], *buf = NULL;
-        size_t len = 0;
-        int rc = 0;
+        char path[1100];
         kscope__session_path(s, f, p, path, sizeof path);
-        if (ph->tree)
-            rc = f->write_tree(ph->tree, &buf, &len);
-        if (rc == 0)
-            rc = kscope__output_file(path, ph->tree ? buf : ph->trace,
-                                     ph->tree ? len : ph->trace_len);
-        free(buf);
+        int rc = ph->tree ? kscope__output_tree(path, f, ph->tree)
+                          : kscope__output_file(path, ph->trace, ph->trace_len);
         if (rc)
             return rc;
     }
@@ -236,7 +224,7 @@ static int kept_data(kscope__session *s, int p, const kscope__format *f, char **
                             ph->state == KSCOPE__PHASE_WRITTEN ? "written to its part file"
                                                                : "cleared");
     if (ph->tree)
-        return f->write_tree(ph->tree, out, len);
+        return kscope__format_write_tree(f, ph->tree, out, len);
     if (!(*out = malloc(ph->trace_len + 1))) /* NUL-ended, as kscope_data's */
         return kscope__fail(KSCOPE_ENOMEM, "out of memory copying phase %d", p);
     memcpy(*out, ph->trace, ph->trace_len);

@@ -214,10 +214,9 @@ static ALWAYS_INLINE void pop_frame(kscope__thread *t, int timed)
             continue;
         uint64_t act = atomic_load_explicit(&kscope__act_ticks[s], memory_order_relaxed);
         uint64_t dt = now - (f->start > act ? f->start : act);
-        kscope__stats *st = kscope__node_stats(n, s);
-        stat_add(&st->ticks, dt);
+        stat_add(&kscope__node_stats(n, s)->ticks, dt);
         if (f->flags & KSCOPE_CPU_TIMED)
-            stat_add(&st->cpu_ticks, dt);
+            stat_add(kscope__node_cpu(n, s), dt);
     }
     KSCOPE__STORE(&t->depth, t->depth - 1);
     if (UNLIKELY(atomic_load_explicit(&kscope__g.level, memory_order_relaxed) ==
@@ -402,7 +401,7 @@ int kscope_async_resume(kscope_async *a)
         return kscope__fail(KSCOPE_EDEPTH, "scope '%s' would nest deeper than %d levels",
                             kscope__name(a->name), KSCOPE__STACK_MAX);
     kscope__node *n = a->node;
-    if (UNLIKELY(n->owner != t)) {
+    if (UNLIKELY(kscope__node_owner(n) != t)) {
         /* Resumed on another thread: only the owner adds children to its
          * nodes, so the step runs under a node of this thread's own. */
         n = kscope__node_child(t, t->stack[t->depth].node, a->name, KSCOPE__NODE_SCOPE);
@@ -452,21 +451,22 @@ int kscope_async_end(kscope_async *a)
     uint32_t mask = atomic_load(&kscope__g.active_mask) & ~atomic_load(&kscope__trace_mask);
     /* Another thread may own n: add atomically (an owner's own adds are
      * plain; the race is left to coroutines that move between threads). */
-    int own = n->owner == kscope__tls;
+    int own = kscope__node_owner(n) == kscope__tls;
     while (mask) {
         int s = __builtin_ctz(mask);
         mask &= mask - 1;
         uint64_t act = atomic_load_explicit(&kscope__act_ticks[s], memory_order_relaxed);
         uint64_t dt = now - (a->start > act ? a->start : act);
-        kscope__stats *st = kscope__node_stats(n, s);
+        _Atomic uint64_t *ticks = &kscope__node_stats(n, s)->ticks;
+        _Atomic uint64_t *cpu = a->flags & KSCOPE_CPU_TIMED ? kscope__node_cpu(n, s) : NULL;
         if (own) {
-            stat_add(&st->ticks, dt);
-            if (a->flags & KSCOPE_CPU_TIMED)
-                stat_add(&st->cpu_ticks, dt);
+            stat_add(ticks, dt);
+            if (cpu)
+                stat_add(cpu, dt);
         } else {
-            atomic_fetch_add_explicit(&st->ticks, dt, memory_order_relaxed);
-            if (a->flags & KSCOPE_CPU_TIMED)
-                atomic_fetch_add_explicit(&st->cpu_ticks, dt, memory_order_relaxed);
+            atomic_fetch_add_explicit(ticks, dt, memory_order_relaxed);
+            if (cpu)
+                atomic_fetch_add_explicit(cpu, dt, memory_order_relaxed);
         }
     }
     a->node = NULL;

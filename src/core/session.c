@@ -429,31 +429,78 @@ int kscope__session_format(kscope__session *s, const char *name, const kscope__f
     return 0;
 }
 
-int kscope__session_serialize(kscope__session *s, const kscope__format *f, char **out, size_t *len)
+/* The message for a writer's failure rc (a sink's own failures set theirs). */
+static int write_failed(kscope__session *s, const kscope__format *f, int rc)
 {
-    uint64_t now = kscope__ticks();
-    if (f->write_trace) {
-        kscope__trace_args a = {s->slot, now};
-        int rc = f->write_trace(kscope__trace_source, &a, out, len);
-        return rc ? kscope__fail(rc, "out of memory writing the trace of '%s'", s->name) : 0;
-    }
-    kscope__ptree *t = kscope__build_tree(s->slot, now, 0);
-    if (!t)
-        return kscope__fail(KSCOPE_ENOMEM, "out of memory building the tree of '%s'", s->name);
-    int rc = f->write_tree(t, out, len);
-    kscope__ptree_free(t);
+    if (rc == KSCOPE_ENOMEM)
+        return kscope__fail(rc, "out of memory writing the %s of '%s'", s->trace ? "trace" : "tree",
+                            s->name);
+    if (rc == KSCOPE_ENOTSUP)
+        return kscope__fail(rc,
+                            "format '%s' needs zlib: libz.so.1 could not be loaded (install "
+                            "zlib, or write the trace uncompressed)",
+                            f->name);
     return rc;
 }
 
+int kscope__session_write(kscope__session *s, const kscope__format *f, const kscope__sink *out)
+{
+    uint64_t now = kscope__ticks();
+    int rc;
+    if (f->write_trace) {
+        kscope__trace_args a = {s->slot, now};
+        rc = f->write_trace(kscope__trace_source, &a, out);
+    } else {
+        kscope__ptree *t = kscope__build_tree(s->slot, now, 0);
+        if (!t)
+            return kscope__fail(KSCOPE_ENOMEM, "out of memory building the tree of '%s'", s->name);
+        rc = f->write_tree(t, out);
+        kscope__ptree_free(t);
+    }
+    return rc ? write_failed(s, f, rc) : 0;
+}
+
+int kscope__session_serialize(kscope__session *s, const kscope__format *f, char **out, size_t *len)
+{
+    kscope__membuf m = {0};
+    kscope__sink sink = {kscope__membuf_write, &m};
+    int rc = kscope__session_write(s, f, &sink);
+    if (rc == 0 && !m.buf)
+        rc = kscope__membuf_write(&m, "", 0) ? kscope__fail(KSCOPE_ENOMEM, "out of memory") : 0;
+    if (rc != 0) {
+        free(m.buf);
+        return rc;
+    }
+    *out = m.buf;
+    *len = m.len;
+    return 0;
+}
+
+int kscope__output_tree(const char *path, const kscope__format *f, const kscope__ptree *t)
+{
+    kscope__outfile *o;
+    int rc = kscope__output_open(path, &o);
+    if (rc != 0)
+        return rc;
+    kscope__sink sink = {kscope__output_write, o};
+    rc = f->write_tree(t, &sink);
+    if (rc == KSCOPE_ENOMEM)
+        kscope__fail(rc, "out of memory writing profile '%s'", path);
+    int end = kscope__output_close(o, rc == 0);
+    return rc ? rc : end;
+}
+
+/* Write the session to path in format f, streamed to the file. */
 static int write_output(kscope__session *s, const kscope__format *format, const char *path)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    int rc = kscope__session_serialize(s, format, &buf, &len);
-    if (rc == 0)
-        rc = kscope__output_file(path, buf, len);
-    free(buf);
-    return rc;
+    kscope__outfile *o;
+    int rc = kscope__output_open(path, &o);
+    if (rc != 0)
+        return rc;
+    kscope__sink sink = {kscope__output_write, o};
+    rc = kscope__session_write(s, format, &sink);
+    int end = kscope__output_close(o, rc == 0);
+    return rc ? rc : end;
 }
 
 /* "<name>.<ext>", or "<name>.part_<N>.<ext>" for phase N of a session in

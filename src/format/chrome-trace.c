@@ -199,29 +199,53 @@ static int write_event(const kscope__tev *e, void *arg)
     return 0;
 }
 
+/* The document's head; the events then come from the source. */
+static void doc_head(trace_out *o)
+{
+    kscope__jw_open(&o->w, '{');
+    kscope__jw_key(&o->w, "displayTimeUnit");
+    kscope__jw_str(&o->w, "us");
+    kscope__jw_key(&o->w, "traceEvents");
+    kscope__jw_open(&o->w, '[');
+}
+
+/* The events' array closed, the run's facts after it, the document
+ * closed; rc is the source's. */
+static int doc_tail(trace_out *o, int rc)
+{
+    kscope__jw_close(&o->w, ']');
+    if (o->meta.len) {
+        kscope__jw_key(&o->w, "metadata");
+        kscope__jw_raw(&o->w, o->meta.buf, o->meta.len);
+    }
+    rc = rc == 0 && o->meta.failed ? KSCOPE_ENOMEM : rc;
+    kscope__jw_free(&o->meta);
+    kscope__jw_close(&o->w, '}');
+    kscope__jw_raw(&o->w, "\n", 1);
+    return rc == 0 ? 0 : rc < 0 ? rc : KSCOPE_EIO;
+}
+
 int kscope__chrome_trace_write(kscope__tev_source source, void *source_arg, char **out, size_t *len)
 {
     trace_out o;
     kscope__jw_init(&o.w);
     kscope__jw_init(&o.meta);
-    kscope__jw_open(&o.w, '{');
-    kscope__jw_key(&o.w, "displayTimeUnit");
-    kscope__jw_str(&o.w, "us");
-    kscope__jw_key(&o.w, "traceEvents");
-    kscope__jw_open(&o.w, '[');
-    int rc = source(source_arg, write_event, &o);
-    kscope__jw_close(&o.w, ']');
-    if (o.meta.len) {
-        kscope__jw_key(&o.w, "metadata");
-        kscope__jw_raw(&o.w, o.meta.buf, o.meta.len);
-    }
-    rc = rc == 0 && o.meta.failed ? KSCOPE_ENOMEM : rc;
-    kscope__jw_free(&o.meta);
-    kscope__jw_close(&o.w, '}');
-    kscope__jw_raw(&o.w, "\n", 1);
+    doc_head(&o);
+    int rc = doc_tail(&o, source(source_arg, write_event, &o));
     if (rc != 0) {
         kscope__jw_free(&o.w);
-        return rc < 0 ? rc : KSCOPE_EIO;
+        return rc;
     }
     return kscope__jw_finish(&o.w, out, len);
+}
+
+int kscope__chrome_trace_to(kscope__tev_source source, void *source_arg, const kscope__sink *out)
+{
+    trace_out o;
+    kscope__jw_init_sink(&o.w, out);
+    kscope__jw_init(&o.meta);
+    doc_head(&o);
+    int rc = doc_tail(&o, source(source_arg, write_event, &o));
+    int end = kscope__jw_end(&o.w);
+    return rc ? rc : end;
 }

@@ -5,7 +5,10 @@
 #include "format/format.h"
 #include "profile/ptree.h"
 
+#include "kscope.h"
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const kscope__format formats[KSCOPE__FORMAT_COUNT] = {
@@ -80,4 +83,55 @@ const char *kscope__format_names(kscope__format_kind kind, const char *sep, char
         used += (size_t)n;
     }
     return buf;
+}
+
+int kscope__membuf_write(void *arg, const void *buf, size_t len)
+{
+    kscope__membuf *m = arg;
+    if (m->len + len + 1 > m->cap) {
+        size_t cap = m->cap ? m->cap : 4096;
+        while (cap < m->len + len + 1)
+            cap *= 2;
+        char *p = realloc(m->buf, cap);
+        if (!p)
+            return KSCOPE_ENOMEM;
+        m->buf = p;
+        m->cap = cap;
+    }
+    memcpy(m->buf + m->len, buf, len);
+    m->len += len;
+    m->buf[m->len] = '\0';
+    return 0;
+}
+
+/* Hand a filled buffer over, or free it on a failure. */
+static int membuf_take(kscope__membuf *m, int rc, char **out, size_t *len)
+{
+    if (rc == 0 && !m->buf)
+        rc = kscope__membuf_write(m, "", 0);
+    if (rc != 0) {
+        free(m->buf);
+        return rc;
+    }
+    *out = m->buf;
+    *len = m->len;
+    return 0;
+}
+
+int kscope__format_write_tree(const kscope__format *f, const struct kscope__ptree *t, char **out,
+                              size_t *len)
+{
+    kscope__membuf m = {0};
+    kscope__sink sink = {kscope__membuf_write, &m};
+    int rc = f && f->write_tree ? f->write_tree(t, &sink) : KSCOPE_EFORMAT;
+    return membuf_take(&m, rc, out, len);
+}
+
+int kscope__format_write_trace(const kscope__format *f, kscope__tev_source source, void *source_arg,
+                               char **out, size_t *len)
+{
+    kscope__membuf m = {0};
+    kscope__sink sink = {kscope__membuf_write, &m};
+    int rc = f && f->write_trace ? f->write_trace(source, source_arg, &sink) : KSCOPE_EFORMAT;
+    return membuf_take(&m, rc, out, len);
 }

@@ -16,17 +16,18 @@
 #define KSCOPE_FORMAT_H
 
 #include "format/events.h"
+#include "format/sink.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define KSCOPE__FORMATS(X)                                                                         \
-    X(HATCHET, "hatchet", KSCOPE__KIND_TREE, ".hatchet", kscope__hatchet_write_json, NULL,         \
+    X(HATCHET, "hatchet", KSCOPE__KIND_TREE, ".hatchet", kscope__hatchet_json_to, NULL,            \
       kscope__hatchet_json_reader)                                                                 \
     X(HATCHET_MSGPACK, "hatchet_msgpack", KSCOPE__KIND_TREE, ".hatchet_msgpack .msgpack",          \
-      kscope__hatchet_write_msgpack, NULL, kscope__hatchet_msgpack_reader)                         \
+      kscope__hatchet_msgpack_to, NULL, kscope__hatchet_msgpack_reader)                            \
     X(CHROME_TRACE, "chrome_trace", KSCOPE__KIND_TRACE, ".chrome_trace .json .trace", NULL,        \
-      kscope__chrome_trace_write, kscope__chrome_trace_reader)
+      kscope__chrome_trace_to, kscope__chrome_trace_reader)
 
 typedef enum {
     KSCOPE__FORMAT_UNKNOWN = 0,
@@ -46,12 +47,20 @@ typedef struct kscope__format {
     const char *name;         /* "hatchet": what options and APIs take */
     kscope__format_kind kind; /* tree or trace */
     const char *exts;         /* ".hatchet_msgpack .msgpack": written, then also read */
-    /* Write into a malloc'd buffer, 0 or a negative KSCOPE_E*: a profile
-     * tree (tree formats), or the events of a timeline (trace formats,
-     * format/events.h). The other one is NULL. */
-    int (*write_tree)(const struct kscope__ptree *t, char **out, size_t *len);
-    int (*write_trace)(kscope__tev_source source, void *source_arg, char **out, size_t *len);
+    /* Write to a sink as the bytes are made (format/sink.h), 0 or a
+     * negative KSCOPE_E*: a profile tree (tree formats), or the events of
+     * a timeline (trace formats, format/events.h). The other one is NULL.
+     * KSCOPE_ENOTSUP: the encoder's library is missing (gzip: zlib). */
+    int (*write_tree)(const struct kscope__ptree *t, const kscope__sink *out);
+    int (*write_trace)(kscope__tev_source source, void *source_arg, const kscope__sink *out);
 } kscope__format;
+
+/* Write a tree, or a trace source's events, in format f into a malloc'd
+ * buffer (NUL-ended); 0 or a negative KSCOPE_E*. */
+int kscope__format_write_tree(const kscope__format *f, const struct kscope__ptree *t, char **out,
+                              size_t *len);
+int kscope__format_write_trace(const kscope__format *f, kscope__tev_source source, void *source_arg,
+                               char **out, size_t *len);
 
 /* The format with this id (NULL for KSCOPE__FORMAT_UNKNOWN or out of range). */
 const kscope__format *kscope__format_get(kscope__format_id id);

@@ -88,7 +88,7 @@ static void write_node_head(kscope__jsonw *w, const kscope__hroot *r, const ksco
     kscope__jw_key(w, "name");
     kscope__jw_str(w, n->name);
     kscope__jw_key(w, "type");
-    kscope__jw_str(w, n->type ? n->type : "function");
+    kscope__jw_str(w, kscope__pnode_type(n));
     kscope__jw_close(w, '}');
     kscope__jw_key(w, "metrics");
     if (n == t->root) {
@@ -158,25 +158,42 @@ static void leave_node(const kscope__pnode *n, void *arg)
     kscope__jw_close(jw->w, '}');
 }
 
-int kscope__hatchet_write_json(const kscope__ptree *t, char **out, size_t *len)
+/* The whole document into w; 0 or KSCOPE_ENOMEM. */
+static int write_doc(const kscope__ptree *t, kscope__jsonw *w)
 {
     kscope__hroot r;
     if (kscope__hroot_plan(t, &r) != 0) {
         kscope__hroot_free(&r);
         return KSCOPE_ENOMEM;
     }
-    kscope__jsonw w;
-    kscope__jw_init(&w);
-    json_walk jw = {&w, t, &r};
-    kscope__jw_open(&w, '[');
+    json_walk jw = {w, t, &r};
+    kscope__jw_open(w, '[');
     int rc = kscope__ptree_walk(t, enter_node, leave_node, &jw);
     kscope__hroot_free(&r);
-    if (rc != 0) {
+    if (rc != 0)
+        return KSCOPE_ENOMEM;
+    write_devices(w, t);
+    kscope__jw_close(w, ']');
+    kscope__jw_raw(w, "\n", 1);
+    return 0;
+}
+
+int kscope__hatchet_write_json(const kscope__ptree *t, char **out, size_t *len)
+{
+    kscope__jsonw w;
+    kscope__jw_init(&w);
+    if (write_doc(t, &w) != 0) {
         kscope__jw_free(&w);
         return KSCOPE_ENOMEM;
     }
-    write_devices(&w, t);
-    kscope__jw_close(&w, ']');
-    kscope__jw_raw(&w, "\n", 1);
     return kscope__jw_finish(&w, out, len);
+}
+
+int kscope__hatchet_json_to(const kscope__ptree *t, const kscope__sink *out)
+{
+    kscope__jsonw w;
+    kscope__jw_init_sink(&w, out);
+    int rc = write_doc(t, &w);
+    int end = kscope__jw_end(&w);
+    return rc ? rc : end;
 }

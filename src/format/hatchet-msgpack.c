@@ -83,7 +83,7 @@ static void pack_node_head(kscope__mpw *pk, const kscope__hroot *r, const kscope
     kscope__mp_str(pk, "name");
     kscope__mp_str(pk, n->name);
     kscope__mp_str(pk, "type");
-    kscope__mp_str(pk, n->type ? n->type : "function");
+    kscope__mp_str(pk, kscope__pnode_type(n));
     kscope__mp_str(pk, "metrics");
     if (root) {
         pack_root_metrics(pk, r);
@@ -142,21 +142,36 @@ static void enter_node(const kscope__pnode *n, void *arg)
     pack_node_head(pw->pk, pw->r, pw->t, n);
 }
 
-int kscope__hatchet_write_msgpack(const kscope__ptree *t, char **out, size_t *len)
+/* The whole document into w (w->failed on a failure). */
+static void write_doc(const kscope__ptree *t, kscope__mpw *w)
 {
     kscope__hroot r;
     if (kscope__hroot_plan(t, &r) != 0) {
         kscope__hroot_free(&r);
-        return KSCOPE_ENOMEM;
+        w->failed = 1;
+        return;
     }
-    kscope__mpw w;
-    kscope__mp_init(&w);
-    pack_walk pw = {&w, t, &r};
-    kscope__mp_array(&w, 2);
+    pack_walk pw = {w, t, &r};
+    kscope__mp_array(w, 2);
     /* Map and array sizes are written up front: nothing to close. */
     if (kscope__ptree_walk(t, enter_node, NULL, &pw) != 0)
-        w.failed = 1;
+        w->failed = 1;
     kscope__hroot_free(&r);
-    pack_devices(&w, t);
+    pack_devices(w, t);
+}
+
+int kscope__hatchet_write_msgpack(const kscope__ptree *t, char **out, size_t *len)
+{
+    kscope__mpw w;
+    kscope__mp_init(&w);
+    write_doc(t, &w);
     return kscope__mp_finish(&w, out, len);
+}
+
+int kscope__hatchet_msgpack_to(const kscope__ptree *t, const kscope__sink *out)
+{
+    kscope__mpw w;
+    kscope__mp_init_sink(&w, out);
+    write_doc(t, &w);
+    return kscope__mp_end(&w);
 }

@@ -14,15 +14,37 @@ void kscope__jw_init(kscope__jsonw *w)
     memset(w, 0, sizeof *w);
 }
 
+void kscope__jw_init_sink(kscope__jsonw *w, const kscope__sink *sink)
+{
+    memset(w, 0, sizeof *w);
+    w->sink = sink;
+}
+
 void kscope__jw_free(kscope__jsonw *w)
 {
     free(w->buf);
     memset(w, 0, sizeof *w);
 }
 
+/* Hand what is buffered to the sink. */
+static int flush(kscope__jsonw *w)
+{
+    int rc = w->len ? w->sink->write(w->sink->arg, w->buf, w->len) : 0;
+    w->len = 0;
+    if (rc) {
+        w->failed = 1;
+        w->rc = rc;
+    }
+    return rc == 0;
+}
+
 static int reserve(kscope__jsonw *w, size_t n)
 {
     if (w->failed)
+        return 0;
+    if (w->len + n + 1 <= w->cap)
+        return 1;
+    if (w->sink && w->len + n + 1 > KSCOPE__SINK_CHUNK && !flush(w))
         return 0;
     if (w->len + n + 1 <= w->cap)
         return 1;
@@ -50,6 +72,15 @@ int kscope__jw_finish(kscope__jsonw *w, char **out, size_t *len)
     *len = w->len;
     memset(w, 0, sizeof *w);
     return 0;
+}
+
+int kscope__jw_end(kscope__jsonw *w)
+{
+    if (!w->failed)
+        flush(w);
+    int rc = w->rc ? w->rc : w->failed ? KSCOPE_ENOMEM : 0;
+    kscope__jw_free(w);
+    return rc;
 }
 
 void kscope__jw_raw(kscope__jsonw *w, const char *s, size_t n)

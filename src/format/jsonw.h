@@ -8,19 +8,29 @@
 #ifndef KSCOPE_JSONW_H
 #define KSCOPE_JSONW_H
 
+#include "format/sink.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct kscope__jsonw {
     char *buf;
     size_t len, cap;
-    int failed; /* out of memory: everything after is dropped */
+    int failed; /* out of memory, or the sink failed: everything after is dropped */
     int need_comma;
+    const kscope__sink *sink; /* NULL: the whole text stays in buf */
+    int rc;                   /* the sink's error */
 } kscope__jsonw;
 
 void kscope__jw_init(kscope__jsonw *w);
+/* Text goes to `sink` in chunks of KSCOPE__SINK_CHUNK as it is written;
+ * kscope__jw_end hands over the rest. */
+void kscope__jw_init_sink(kscope__jsonw *w, const kscope__sink *sink);
 /* Hand over the buffer (NUL-terminated); 0 or KSCOPE_ENOMEM. */
 int kscope__jw_finish(kscope__jsonw *w, char **out, size_t *len);
+/* A writer with a sink: hand the rest to it and free the buffer; 0, the
+ * sink's error, or KSCOPE_ENOMEM. */
+int kscope__jw_end(kscope__jsonw *w);
 void kscope__jw_free(kscope__jsonw *w);
 
 void kscope__jw_raw(kscope__jsonw *w, const char *s, size_t n);

@@ -26,9 +26,38 @@ int kscope__mp_finish(kscope__mpw *w, char **out, size_t *len)
     return 0;
 }
 
+void kscope__mp_init_sink(kscope__mpw *w, const kscope__sink *sink)
+{
+    memset(w, 0, sizeof *w);
+    w->sink = sink;
+}
+
+static int flush(kscope__mpw *w)
+{
+    int rc = w->len ? w->sink->write(w->sink->arg, w->buf, w->len) : 0;
+    w->len = 0;
+    if (rc) {
+        w->failed = 1;
+        w->rc = rc;
+    }
+    return rc == 0;
+}
+
+int kscope__mp_end(kscope__mpw *w)
+{
+    if (!w->failed)
+        flush(w);
+    int rc = w->rc ? w->rc : w->failed ? KSCOPE_ENOMEM : 0;
+    free(w->buf);
+    memset(w, 0, sizeof *w);
+    return rc;
+}
+
 static unsigned char *room(kscope__mpw *w, size_t n)
 {
     if (w->failed)
+        return NULL;
+    if (w->sink && w->len + n > KSCOPE__SINK_CHUNK && w->len + n > w->cap && !flush(w))
         return NULL;
     if (w->len + n > w->cap) {
         size_t cap = w->cap ? w->cap : 4096;

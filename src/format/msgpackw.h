@@ -10,18 +10,26 @@
 #ifndef KSCOPE_MSGPACKW_H
 #define KSCOPE_MSGPACKW_H
 
+#include "format/sink.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
 typedef struct kscope__mpw {
     unsigned char *buf;
     size_t len, cap;
-    int failed; /* out of memory: everything after is dropped */
+    int failed;               /* out of memory, or the sink failed: the rest is dropped */
+    const kscope__sink *sink; /* NULL: the whole encoding stays in buf */
+    int rc;                   /* the sink's error */
 } kscope__mpw;
 
 void kscope__mp_init(kscope__mpw *w);
+/* Bytes go to `sink` in chunks as they are written (kscope__mp_end). */
+void kscope__mp_init_sink(kscope__mpw *w, const kscope__sink *sink);
 /* Hand over the buffer; 0 or KSCOPE_ENOMEM (the buffer is then freed). */
 int kscope__mp_finish(kscope__mpw *w, char **out, size_t *len);
+/* With a sink: hand the rest to it, free the buffer; 0 or an error. */
+int kscope__mp_end(kscope__mpw *w);
 
 void kscope__mp_map(kscope__mpw *w, uint32_t n);   /* n key/value pairs follow */
 void kscope__mp_array(kscope__mpw *w, uint32_t n); /* n values follow */

@@ -18,7 +18,7 @@ struct kscope__arena_chunk {
 
 void *kscope__ptree_alloc(kscope__ptree *t, size_t size)
 {
-    size = (size + 15) & ~(size_t)15;
+    size = (size + 7) & ~(size_t)7;
     kscope__arena_chunk *c = t->chunks;
     if (!c || c->used + size > c->size) {
         size_t cap = size > ARENA_CHUNK ? size : ARENA_CHUNK;
@@ -68,7 +68,7 @@ static int strtab_grow(kscope__ptree *t)
 
 const char *kscope__ptree_intern(kscope__ptree *t, const char *s, size_t len)
 {
-    if ((t->strtab_n + 1) * 2 > t->strtab_cap && strtab_grow(t) != 0)
+    if ((t->strtab_n + 1) * 4 > t->strtab_cap * 3 && strtab_grow(t) != 0)
         return NULL;
     uint32_t j = (uint32_t)hash_bytes(s, len) & (t->strtab_cap - 1);
     for (; t->strtab[j]; j = (j + 1) & (t->strtab_cap - 1)) {
@@ -97,12 +97,72 @@ kscope__ptree *kscope__ptree_new(void)
     if (!t)
         return NULL;
     t->root = kscope__ptree_alloc(t, sizeof *t->root);
-    if (!t->root || !(t->root->name = kscope__ptree_intern_cstr(t, "ROOT")) ||
-        !(t->root->type = kscope__ptree_intern_cstr(t, "function"))) {
+    if (!t->root || !(t->root->name = kscope__ptree_intern_cstr(t, "ROOT"))) {
         kscope__ptree_free(t);
         return NULL;
     }
     return t;
+}
+
+/* A large array of the tree: malloc'd on its own, listed in the tree, so
+ * that growing it frees its old space (an arena array left behind as it
+ * doubles would double what a million children cost). */
+typedef struct kscope__big_block {
+    struct kscope__big_block *prev, *next;
+    _Alignas(16) unsigned char data[];
+} big_block;
+
+/* Arrays of at least this many bytes are big blocks. */
+#define BIG_MIN 4096
+
+static big_block *big_of(void *p)
+{
+    return (big_block *)((unsigned char *)p - offsetof(big_block, data));
+}
+
+static void big_link(kscope__ptree *t, big_block *b)
+{
+    b->prev = NULL;
+    b->next = t->big;
+    if (t->big)
+        t->big->prev = b;
+    t->big = b;
+}
+
+static void big_unlink(kscope__ptree *t, big_block *b)
+{
+    if (b->prev)
+        b->prev->next = b->next;
+    else
+        t->big = b->next;
+    if (b->next)
+        b->next->prev = b->prev;
+}
+
+/* A big block of size bytes holding old's first keep bytes (old: a big
+ * block or NULL); old is gone once this returns non-NULL. */
+static void *big_resize(kscope__ptree *t, void *old, size_t size)
+{
+    big_block *b = old ? big_of(old) : NULL;
+    if (b)
+        big_unlink(t, b);
+    big_block *nb = realloc(b, sizeof *nb + size);
+    if (!nb) {
+        if (b)
+            big_link(t, b);
+        return NULL;
+    }
+    big_link(t, nb);
+    return nb->data;
+}
+
+static void big_free(kscope__ptree *t, void *p)
+{
+    if (!p)
+        return;
+    big_block *b = big_of(p);
+    big_unlink(t, b);
+    free(b);
 }
 
 void kscope__ptree_free(kscope__ptree *t)
@@ -115,20 +175,33 @@ void kscope__ptree_free(kscope__ptree *t)
         free(c);
         c = next;
     }
+    while (t->big)
+        big_free(t, t->big->data);
     free(t->strtab);
     free(t);
 }
 
-/* Grow an arena array (old space stays in the arena until the tree is
- * freed; arrays double, so the waste is bounded by the live size). */
-static void *grow(kscope__ptree *t, void *old, uint32_t n, uint32_t *cap, size_t esz)
+/* Grow an array of cap elements of esz bytes holding n. A small one is in
+ * the arena and doubles (its old space stays there until the tree is
+ * freed: bounded by the live size); from BIG_MIN bytes on it is a big
+ * block that grows by half, reallocated in place. A node's metrics start
+ * with room for two (a host scope has calls and time). */
+static void *grow(kscope__ptree *t, void *old, uint32_t n, uint32_t *cap, size_t esz,
+                  uint32_t first)
 {
-    uint32_t ncap = *cap ? *cap * 2 : 4;
-    void *p = kscope__ptree_alloc(t, ncap * esz);
+    int was_big = (size_t)*cap * esz >= BIG_MIN;
+    uint32_t ncap = !*cap ? first : was_big ? *cap + *cap / 2 : *cap * 2;
+    size_t bytes = (size_t)ncap * esz;
+    void *p;
+    if (was_big) {
+        p = big_resize(t, old, bytes);
+    } else {
+        p = bytes < BIG_MIN ? kscope__ptree_alloc(t, bytes) : big_resize(t, NULL, bytes);
+        if (p && old)
+            memcpy(p, old, n * esz);
+    }
     if (!p)
         return NULL;
-    if (old)
-        memcpy(p, old, n * esz);
     *cap = ncap;
     return p;
 }
@@ -191,10 +264,23 @@ static void index_put(kscope__pindex *ix, const kscope__pnode *n, uint32_t count
     ix->used++;
 }
 
+/* The index's slots: arena, or a big block (freed when replaced). */
+static uint32_t *index_slots(kscope__ptree *t, kscope__pindex *ix, uint32_t cap)
+{
+    if ((size_t)ix->cap * sizeof *ix->slot >= BIG_MIN)
+        big_free(t, ix->slot);
+    ix->slot = NULL;
+    size_t bytes = (size_t)cap * sizeof *ix->slot;
+    uint32_t *s = bytes < BIG_MIN ? kscope__ptree_alloc(t, bytes) : big_resize(t, NULL, bytes);
+    if (s && bytes >= BIG_MIN)
+        memset(s, 0, bytes);
+    return s;
+}
+
 /* Bring the index up to n's `count` entries: built when the node passes
- * INDEX_MIN entries, rebuilt twice as large when half full, so each entry
- * costs constant time amortised. Without memory for it the node is searched
- * in order, which is slower but still right. */
+ * INDEX_MIN entries, rebuilt at most half full when three quarters full,
+ * so each entry costs constant time amortised. Without memory for it the
+ * node is searched in order, which is slower but still right. */
 static void index_sync(kscope__ptree *t, kscope__pindex *ix, const kscope__pnode *n, uint32_t count,
                        index_key_fn key)
 {
@@ -202,12 +288,12 @@ static void index_sync(kscope__ptree *t, kscope__pindex *ix, const kscope__pnode
         return;
     if (ix->upto > count)
         ix->upto = count; /* entries were dropped */
-    if (!ix->slot || (ix->used + count - ix->upto) * 2 > ix->cap) {
+    if (!ix->slot || (ix->used + count - ix->upto) * 4 > ix->cap * 3) {
         uint32_t cap = 32;
-        while (cap < count * 4 && cap < (1u << 30))
+        while (cap < count * 2 && cap < (1u << 30))
             cap *= 2;
-        ix->slot = kscope__ptree_alloc(t, (size_t)cap * sizeof *ix->slot);
-        ix->cap = cap;
+        ix->slot = index_slots(t, ix, cap);
+        ix->cap = ix->slot ? cap : 0;
         ix->used = ix->upto = 0;
         if (!ix->slot)
             return;
@@ -216,17 +302,40 @@ static void index_sync(kscope__ptree *t, kscope__pindex *ix, const kscope__pnode
         index_put(ix, n, count, key, ix->upto);
 }
 
+/* n's indexes, made when it first needs one (NULL: none, or no memory). */
+static kscope__prare *indexes(kscope__ptree *t, kscope__pnode *n, uint32_t count)
+{
+    if (!n->rare && count > INDEX_MIN)
+        n->rare = kscope__ptree_alloc(t, sizeof *n->rare);
+    return n->rare;
+}
+
+const char *kscope__pnode_type(const kscope__pnode *n)
+{
+    return n->rare && n->rare->type ? n->rare->type : "function";
+}
+
+int kscope__pnode_set_type(kscope__ptree *t, kscope__pnode *n, const char *type)
+{
+    int plain = strcmp(type, "function") == 0; /* nearly every node's: kept as NULL */
+    if (!n->rare && plain)
+        return 0;
+    if (!n->rare && !(n->rare = kscope__ptree_alloc(t, sizeof *n->rare)))
+        return KSCOPE_ENOMEM;
+    n->rare->type = plain ? NULL : type;
+    return 0;
+}
+
 kscope__pnode *kscope__pnode_add(kscope__ptree *t, kscope__pnode *parent, const char *name)
 {
     kscope__pnode *n = kscope__ptree_alloc(t, sizeof *n);
     if (!n)
         return NULL;
     n->name = name;
-    n->type = t->root->type;
     n->parent = parent;
     if (parent->nchildren == parent->capchildren) {
         kscope__pnode **c =
-            grow(t, parent->children, parent->nchildren, &parent->capchildren, sizeof *c);
+            grow(t, parent->children, parent->nchildren, &parent->capchildren, sizeof *c, 4);
         if (!c)
             return NULL;
         parent->children = c;
@@ -237,9 +346,11 @@ kscope__pnode *kscope__pnode_add(kscope__ptree *t, kscope__pnode *parent, const 
 
 kscope__pnode *kscope__pnode_child(kscope__ptree *t, kscope__pnode *parent, const char *name)
 {
-    index_sync(t, &parent->child_index, parent, parent->nchildren, child_key);
-    if (parent->child_index.slot) {
-        uint32_t i = index_find(&parent->child_index, parent, parent->nchildren, child_key, name);
+    kscope__prare *x = indexes(t, parent, parent->nchildren);
+    if (x)
+        index_sync(t, &x->child, parent, parent->nchildren, child_key);
+    if (x && x->child.slot) {
+        uint32_t i = index_find(&x->child, parent, parent->nchildren, child_key, name);
         return i != UINT32_MAX ? parent->children[i] : kscope__pnode_add(t, parent, name);
     }
     for (uint32_t i = 0; i < parent->nchildren; i++)
@@ -250,14 +361,16 @@ kscope__pnode *kscope__pnode_child(kscope__ptree *t, kscope__pnode *parent, cons
 
 void kscope__pnode_reindex(kscope__pnode *n)
 {
-    memset(&n->child_index, 0, sizeof n->child_index);
-    memset(&n->metric_index, 0, sizeof n->metric_index);
+    if (n->rare) { /* a big block's slots stay the tree's until it is freed */
+        memset(&n->rare->child, 0, sizeof n->rare->child);
+        memset(&n->rare->metric, 0, sizeof n->rare->metric);
+    }
 }
 
 kscope__pmetric *kscope__pnode_metric(const kscope__pnode *n, const char *key)
 {
-    if (n->metric_index.slot) {
-        uint32_t i = index_find(&n->metric_index, n, n->nmetrics, metric_key, key);
+    if (n->rare && n->rare->metric.slot) {
+        uint32_t i = index_find(&n->rare->metric, n, n->nmetrics, metric_key, key);
         return i != UINT32_MAX ? &n->metrics[i] : NULL;
     }
     for (uint32_t i = 0; i < n->nmetrics; i++)
@@ -269,13 +382,15 @@ kscope__pmetric *kscope__pnode_metric(const kscope__pnode *n, const char *key)
 kscope__pmetric *kscope__pnode_metric_slot(kscope__ptree *t, kscope__pnode *n, const char *key,
                                            int *fresh)
 {
-    index_sync(t, &n->metric_index, n, n->nmetrics, metric_key);
+    kscope__prare *x = indexes(t, n, n->nmetrics);
+    if (x)
+        index_sync(t, &x->metric, n, n->nmetrics, metric_key);
     kscope__pmetric *m = kscope__pnode_metric(n, key);
     *fresh = m == NULL;
     if (m)
         return m;
     if (n->nmetrics == n->capmetrics) {
-        kscope__pmetric *p = grow(t, n->metrics, n->nmetrics, &n->capmetrics, sizeof *p);
+        kscope__pmetric *p = grow(t, n->metrics, n->nmetrics, &n->capmetrics, sizeof *p, 2);
         if (!p)
             return NULL;
         n->metrics = p;
@@ -454,7 +569,7 @@ int kscope__ptree_add_inclusive(kscope__ptree *t, const char *key)
     if (inclusive_set_room(t) != 0)
         return KSCOPE_ENOMEM;
     if (t->ninclusive == t->capinclusive) {
-        const char **p = grow(t, t->inclusive, t->ninclusive, &t->capinclusive, sizeof *p);
+        const char **p = grow(t, t->inclusive, t->ninclusive, &t->capinclusive, sizeof *p, 4);
         if (!p)
             return KSCOPE_ENOMEM;
         t->inclusive = p;
@@ -492,7 +607,7 @@ kscope__pdevice *kscope__ptree_device(kscope__ptree *t, const char *type, uint32
         if (t->devices[i].type == ty && t->devices[i].id == id)
             return &t->devices[i];
     if (t->ndevices == t->capdevices) {
-        kscope__pdevice *p = grow(t, t->devices, t->ndevices, &t->capdevices, sizeof *p);
+        kscope__pdevice *p = grow(t, t->devices, t->ndevices, &t->capdevices, sizeof *p, 4);
         if (!p)
             return NULL;
         t->devices = p;

@@ -5,7 +5,11 @@
  * written by the hatchet writers; the readers parse .hatchet,
  * .hatchet_msgpack and Chrome traces into a ptree for view/top/diff/merge/
  * convert. Strings live in the tree's arena and are interned, so comparing
- * two keys of one tree is a pointer comparison.
+ * two keys of one tree is a pointer comparison. A tree the recorder builds
+ * (core/build.c) names its nodes with the recorder's own interned names
+ * instead, which are as unique and outlive the tree: nothing is copied per
+ * node. A node is 56 bytes; its indexes and other rare parts are made only
+ * where needed, its large arrays grow in place.
  */
 #ifndef KSCOPE_PTREE_H
 #define KSCOPE_PTREE_H
@@ -46,16 +50,22 @@ typedef struct kscope__pindex {
     uint32_t cap, used, upto;
 } kscope__pindex;
 
+/* What few nodes need: indexes (many children or metrics), a frame type
+ * other than "function". */
+typedef struct kscope__prare {
+    kscope__pindex child, metric;
+    const char *type; /* interned; NULL: "function" */
+} kscope__prare;
+
 typedef struct kscope__pnode kscope__pnode;
 struct kscope__pnode {
     const char *name; /* interned */
-    const char *type; /* interned frame type, "function" */
     kscope__pnode *parent;
     kscope__pnode **children;
     uint32_t nchildren, capchildren;
     kscope__pmetric *metrics;
     uint32_t nmetrics, capmetrics;
-    kscope__pindex child_index, metric_index;
+    kscope__prare *rare; /* NULL until needed */
 };
 
 /* One device of the device-info object ({"<type>": {"0": {...}}}). */
@@ -81,6 +91,7 @@ typedef struct kscope__ptree {
     uint32_t inclusive_set_cap;
     /* arena and string interning */
     kscope__arena_chunk *chunks;
+    struct kscope__big_block *big; /* large arrays, reallocated in place */
     char **strtab;
     uint32_t strtab_cap, strtab_n;
     size_t bytes; /* arena bytes in use */
@@ -90,12 +101,17 @@ typedef struct kscope__ptree {
 kscope__ptree *kscope__ptree_new(void);
 void kscope__ptree_free(kscope__ptree *t);
 
-/* Arena allocation (zeroed, 16-byte aligned); freed with the tree. */
+/* Arena allocation (zeroed, 8-byte aligned); freed with the tree. */
 void *kscope__ptree_alloc(kscope__ptree *t, size_t size);
 
 /* Intern a string (len bytes, need not be NUL-terminated). */
 const char *kscope__ptree_intern(kscope__ptree *t, const char *s, size_t len);
 const char *kscope__ptree_intern_cstr(kscope__ptree *t, const char *s);
+
+/* A node's frame type ("function" unless set), and setting it (interned
+ * in t by the caller); 0 or KSCOPE_ENOMEM. */
+const char *kscope__pnode_type(const kscope__pnode *n);
+int kscope__pnode_set_type(kscope__ptree *t, kscope__pnode *n, const char *type);
 
 /* Append a new child (no merge). */
 kscope__pnode *kscope__pnode_add(kscope__ptree *t, kscope__pnode *parent, const char *name);
@@ -146,9 +162,13 @@ kscope__pdevice *kscope__ptree_device(kscope__ptree *t, const char *type, uint32
 int kscope__ptree_walk(const kscope__ptree *t, void (*enter)(const kscope__pnode *, void *),
                        void (*leave)(const kscope__pnode *, void *), void *arg);
 
-/* Writers. Each returns 0 or a negative KSCOPE_E* code. A buffer written by
- * *_to_buffer is malloc'd; free it with free(). */
+/* Writers (format/). Each returns 0 or a negative KSCOPE_E* code. The
+ * _write_ ones fill a malloc'd buffer (free it with free()); the _to ones
+ * hand the bytes to a sink (format/sink.h) as they are made. */
+struct kscope__sink;
 int kscope__hatchet_write_json(const kscope__ptree *t, char **out, size_t *len);
 int kscope__hatchet_write_msgpack(const kscope__ptree *t, char **out, size_t *len);
+int kscope__hatchet_json_to(const kscope__ptree *t, const struct kscope__sink *out);
+int kscope__hatchet_msgpack_to(const kscope__ptree *t, const struct kscope__sink *out);
 
 #endif /* KSCOPE_PTREE_H */

@@ -346,8 +346,8 @@ static int on_scalar(kscope__hjson *p, const char *s, size_t l, int is_str, int 
                 return fail(p, KSCOPE_ENOMEM, "out of memory");
             if (lv->key == K_NAME)
                 lv->node->name = v;
-            else
-                lv->node->type = v;
+            else if (kscope__pnode_set_type(p->t, lv->node, v) != 0)
+                return fail(p, KSCOPE_ENOMEM, "out of memory");
         }
         return 1;
     case ST_METRICS:

@@ -380,7 +380,7 @@ int kscope__write_profile(const char *path, const kscope__ptree *t, const kscope
 {
     char *buf = NULL;
     size_t len = 0;
-    int rc = f && f->write_tree ? f->write_tree(t, &buf, &len) : KSCOPE_EFORMAT;
+    int rc = kscope__format_write_tree(f, t, &buf, &len);
     if (rc < 0) {
         snprintf(err, errlen, "%s: cannot encode the profile: %s", path, kscope_strerror(rc));
         return rc;
