@@ -134,6 +134,18 @@ typedef struct kscope_session_opts {
      * a power of two; default 1M), full=keep-first|keep-newest. The
      * first session's options hold while several record them. */
     const char *device_scopes;
+    /* Trace sessions: the most memory their events take, a size such as
+     * "64M" (k, M, G: binary units). Events go to a spill file in the
+     * output's folder as the program runs, so a run of any length stays
+     * within it; events drop (counted, as kscope_dropped says) only when
+     * the disk cannot keep up. NULL: $KSCOPE_TRACE_BUFFER, else 64 MiB. */
+    const char *trace_buffer;
+    /* Trace sessions: write the trace gzip-compressed by default
+     * ("<name>.chrome_trace.gz", format "chrome_trace_gz"; Perfetto UI,
+     * chrome://tracing and every kscope reader open it). Needs zlib
+     * (libz.so.1) when written: without it the trace is written
+     * uncompressed, with a warning. */
+    int compress;
 } kscope_session_opts;
 
 /* Start a session and activate it. opts may be NULL (all defaults).
@@ -149,9 +161,10 @@ KSCOPE_EXTERN int kscope_activate(int session);
 KSCOPE_EXTERN int kscope_deactivate(int session, int flushing);
 
 /* Write the session to "<name>.<ext>" and end it. format: "hatchet",
- * "hatchet_msgpack", "chrome_trace" or NULL (by the session's data: tree ->
- * hatchet, trace -> chrome_trace). Scopes still open on any thread are closed
- * at the time of the call. KSCOPE_ALL ends every session. */
+ * "hatchet_msgpack", "chrome_trace", "chrome_trace_gz" or NULL (by the
+ * session's data: tree -> hatchet, trace -> chrome_trace, or
+ * chrome_trace_gz with compress). Scopes still open on any thread are
+ * closed at the time of the call. KSCOPE_ALL ends every session. */
 KSCOPE_EXTERN int kscope_finalize(int session, const char *format);
 
 /* Path written (or to be written) for a session and format, into buf.

@@ -10,7 +10,7 @@ mkdir -p bin
 export PATH=$WORK/bin:$PATH
 cc -std=gnu11 -o bin/kscope "$PROGS/run-report.c" "$KSCOPE_SOURCE_DIR/src/cli/run-summary.c" \
     -I"$KSCOPE_SOURCE_DIR/src" -I"$KSCOPE_SOURCE_DIR/include" "$KSCOPE_BINARY_DIR/libkscope_toolkit.a" "$KSCOPE_BINARY_DIR/libkscope.a" \
-    $(pkg-config --libs msgpack-c 2>/dev/null || pkg-config --libs msgpack) -lyajl -lpthread -ldl \
+    $(pkg-config --libs msgpack-c 2>/dev/null || pkg-config --libs msgpack) -lyajl -lz -lpthread -ldl \
     -lm -lstdc++ $(ldd "$KSCOPE_BINARY_DIR/libkscope.so" | grep libasan >/dev/null &&
         echo -fsanitize=address,undefined) \
     $(nm "$KSCOPE_BINARY_DIR/libkscope.a" | grep -q ' U __gcov_init' && echo --coverage) || exit 1

@@ -366,29 +366,37 @@ static void test_many_inclusive_metrics(void **state)
 
 static _Atomic int racing_stop;
 
-/* Annotate until told to stop: scopes, nested, and a metric. */
+/* Annotate until told to stop: scopes, nested, and a metric; after the
+ * first 20000 rounds only now and then, so that a reader of every event so
+ * far (kscope_data of a trace) is not outrun for ever. */
 static void *annotate_until_stopped(void *arg)
 {
     (void)arg;
-    while (!atomic_load(&racing_stop)) {
+    for (int i = 0; !atomic_load(&racing_stop); i++) {
         kscope_enter("outer");
         kscope_enter("inner");
         kscope_metric_int("n", 1);
         kscope_exit("inner");
         kscope_exit("outer");
+        if (i >= 20000)
+            usleep(1000);
     }
     return NULL;
 }
 
 /* Finalize and kscope_data read other threads' stacks and event buffers
- * while those threads run: under ThreadSanitizer (tools/tsan.sh) this test
- * reports no race; in any build it must not crash or lose the tree. */
+ * while those threads run, and the trace's writer thread spills them:
+ * under ThreadSanitizer (tools/tsan.sh) this test reports no race; in any
+ * build it must not crash or lose the tree. The trace's buffer is small,
+ * so events are spilled and dropped while the threads run, too. */
 static void test_finalize_races_annotating_threads(void **state)
 {
     (void)state;
     for (int round = 0; round < 2; round++) {
-        kscope_session_opts o = {
-            .name = "t_race", .data = round ? "trace" : "tree", .backend = "none"};
+        kscope_session_opts o = {.name = "t_race",
+                                 .data = round ? "trace" : "tree",
+                                 .backend = "none",
+                                 .trace_buffer = "1M"};
         int s = kscope_start(&o);
         assert_true(s >= 0);
         atomic_store(&racing_stop, 0);

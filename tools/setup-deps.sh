@@ -6,7 +6,7 @@
 # KSCOPE_EXTRA_DEPS names more packages (.ci/run adds firefox-esr).
 set -euo pipefail
 
-apt_pkgs=(cmake make gcc g++ pkg-config libmsgpack-dev libyajl-dev libcmocka-dev
+apt_pkgs=(cmake make gcc g++ pkg-config libmsgpack-dev libyajl-dev libcmocka-dev zlib1g-dev
           openmpi-bin libopenmpi-dev python3 python3-venv chromium ${KSCOPE_EXTRA_DEPS:-})
 missing=()
 for p in "${apt_pkgs[@]}"; do

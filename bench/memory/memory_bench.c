@@ -26,7 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now_s(void)
 {
@@ -108,7 +110,7 @@ static int tree(long n, const char *dir)
 #define RING 4096
 typedef struct launch {
     uint64_t ctx, launch_ns, launch_end_ns;
-    uint32_t correlation;
+    uint32_t correlation, tid;
 } launch;
 
 static launch ring[RING];
@@ -132,7 +134,7 @@ static void *deliver(void *arg)
         r.launch_end_ns = l->launch_end_ns;
         r.start_ns = l->launch_end_ns + 2000;
         r.end_ns = r.start_ns + 3000;
-        r.launch_tid = 1;
+        r.launch_tid = l->tid;
         r.stream = 7;
         r.correlation = l->correlation;
         kscope__record_gpu(l->ctx, &r);
@@ -148,6 +150,7 @@ static int trace(long n, const char *dir, const char *format)
     int s = start(base, "trace");
     pthread_t th;
     pthread_create(&th, NULL, deliver, NULL);
+    uint32_t tid = (uint32_t)syscall(SYS_gettid);
     double t0 = now_s();
     for (long i = 0; i < n / 2; i++) {
         while (atomic_load(&produced) - atomic_load(&consumed) >= RING)
@@ -155,9 +158,10 @@ static int trace(long n, const char *dir, const char *format)
         kscope_enter("step");
         launch *l = &ring[i % RING];
         l->ctx = kscope__current_ctx();
-        l->launch_ns = kscope_now_ns();
-        l->launch_end_ns = l->launch_ns + 500;
+        l->launch_ns = kscope_now_ns(); /* a launch call inside the step */
         l->correlation = (uint32_t)i + 1;
+        l->tid = tid;
+        l->launch_end_ns = kscope_now_ns();
         kscope_exit("step");
         atomic_store(&produced, i + 1);
     }

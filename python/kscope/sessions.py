@@ -83,7 +83,7 @@ def _device_scopes(value):
 
 
 def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, hook=None,
-          sample=None, device_scopes=None):
+          sample=None, device_scopes=None, trace_buffer=None, compress=False):
     """Start a session writing to `name` (no extension; default "kscope")
     and return its id. context: "shadow" or "python"; data: "tree" or
     "trace"; backend: None (auto), "cupti" or "none"; mode: None,
@@ -95,7 +95,10 @@ def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, 
     None (off), True, or options of the device-side scopes of kernels
     built with kscope/device.h, as "clock=clock64,granularity=cta" or
     {"clock": "clock64", "sample": 4} (clock, granularity, sample,
-    buffer, full; see the README). Returns None,
+    buffer, full; see the README); trace_buffer: the most memory a
+    trace's events take, "64M" (None: $KSCOPE_TRACE_BUFFER, else 64
+    MiB; the rest goes to disk as the program runs); compress: write the
+    trace gzip-compressed (<name>.chrome_trace.gz). Returns None,
     starting nothing, when Triton's knobs.proton.disable is set."""
     launch_hook = _launch_hook(hook)
     if flags.command_line:
@@ -116,9 +119,11 @@ def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, 
         raise RuntimeError("hook='triton' needs triton (import triton failed)")
     dscopes = _device_scopes(device_scopes)
     raise_pending()
+    if trace_buffer is not None and not isinstance(trace_buffer, str):
+        trace_buffer = str(int(trace_buffer))  # a number of bytes
     session = _kscope.start(
         name if name is not None else DEFAULT_PROFILE_NAME, context, data, backend, mode, sample,
-        dscopes
+        dscopes, trace_buffer, bool(compress)
     )
     try:
         _nvtx_ranges()

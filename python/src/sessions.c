@@ -163,11 +163,12 @@ int add_metrics_dict(PyObject *metrics)
 static PyObject *fn_start(PyObject *m, PyObject *args, PyObject *kwargs)
 {
     (void)m;
-    static char *kwlist[] = {"name", "context", "data",          "backend",
-                             "mode", "sample",  "device_scopes", NULL};
+    static char *kwlist[] = {"name",   "context",       "data",         "backend",  "mode",
+                             "sample", "device_scopes", "trace_buffer", "compress", NULL};
     kscope_session_opts o = {0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zzzzzzz:start", kwlist, &o.name, &o.context,
-                                     &o.data, &o.backend, &o.mode, &o.sample, &o.device_scopes))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|zzzzzzzzp:start", kwlist, &o.name, &o.context,
+                                     &o.data, &o.backend, &o.mode, &o.sample, &o.device_scopes,
+                                     &o.trace_buffer, &o.compress))
         return NULL;
     int rc = kscope_start(&o);
     if (rc < 0)
@@ -630,8 +631,8 @@ static PyObject *fn_formats(PyObject *m, PyObject *Py_UNUSED(ignored))
 
 PyMethodDef session_functions[] = {
     {"start", (PyCFunction)(void (*)(void))fn_start, METH_VARARGS | METH_KEYWORDS,
-     "start(name=None, context=None, data=None, backend=None, mode=None, sample=None) -> "
-     "session id"},
+     "start(name=None, context=None, data=None, backend=None, mode=None, sample=None, "
+     "device_scopes=None, trace_buffer=None, compress=False) -> session id"},
     {"activate", fn_activate, METH_VARARGS, "activate(session=None)"},
     {"deactivate", (PyCFunction)(void (*)(void))fn_deactivate, METH_VARARGS | METH_KEYWORDS,
      "deactivate(session=None, flushing=False)"},

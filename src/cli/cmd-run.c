@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include "cli/cmd.h"
 #include "cli/run-summary.h"
+#include "core/core.h"
 #include "kscope-internal.h"
 #include "run/run.h"
 
@@ -47,7 +48,11 @@ const char cmd_run_help[] =
     "                         available)\n"
     "  -c, --context C        shadow (default) or python (Python call stacks;\n"
     "                         a python COMMAND is run as python -m kscope)\n"
-    "  -d, --data D           tree (.hatchet, default) or trace (.chrome_trace)\n"
+    "  -d, --data D           tree (.hatchet, default) or trace (.chrome_trace); a\n"
+    "                         trace holds at most $KSCOPE_TRACE_BUFFER (default 64M)\n"
+    "                         of events in memory, the rest goes to disk as it runs\n"
+    "      --compress         write the trace gzip-compressed (.chrome_trace.gz,\n"
+    "                         opened as is by Perfetto UI and kscope)\n"
     "  -m, --mode M           periodic_flushing: write parts as the run goes;\n"
     "                         pcsampling[:interval=N]: as --pc-sampling\n"
     "      --pc-sampling[=N]  sample where each kernel's warps are every N GPU\n"
@@ -100,6 +105,7 @@ typedef struct run_opts {
     char pcs_mode[64]; /* the mode it makes */
     const char *delay, *duration, *sample;
     const char *dscopes; /* --device-scopes's options ("on" without), or NULL */
+    int compress;        /* --compress */
     long top;
     char **argv; /* the command */
 } run_opts;
@@ -174,6 +180,11 @@ static int check_values(const run_opts *o)
         return usage_error("%s", kscope_last_error());
     if (o->mode && interval && o->data && strcmp(o->data, "trace") == 0)
         return usage_error("%s", "PC sampling records into a tree: leave out -d trace");
+    if (o->compress && !(o->data && strcmp(o->data, "trace") == 0))
+        return usage_error("%s", "--compress writes a trace compressed: add -d trace");
+    size_t budget;
+    if (o->data && strcmp(o->data, "trace") == 0 && kscope__trace_budget(NULL, &budget) != 0)
+        return usage_error("%s", kscope_last_error());
     if (o->capture && !kscope_cli_is_capture_range(o->capture)) {
         kscope_cli_capture_list(list, sizeof list);
         snprintf(msg, sizeof msg, "unknown capture range '%%s': use %s", list);
@@ -253,6 +264,10 @@ static int parse_args(int argc, char **argv, run_opts *o)
         }
         if (strcmp(a, "--device-scopes") == 0 || strncmp(a, "--device-scopes=", 16) == 0) {
             o->dscopes = a[15] ? a + 16 : "on";
+            continue;
+        }
+        if (strcmp(a, "--compress") == 0) {
+            o->compress = 1;
             continue;
         }
 #define OPT(s, l, field)                                                                           \
@@ -529,6 +544,7 @@ static void child_env(const run_opts *o, const char *lib, const char *manifest)
     set_env(KSCOPE_RUN_ENV_DATA, o->data);
     set_env(KSCOPE_RUN_ENV_MODE, o->mode);
     set_env(KSCOPE_RUN_ENV_DSCOPES, o->dscopes);
+    set_env(KSCOPE_RUN_ENV_COMPRESS, o->compress ? "1" : NULL);
     set_env(KSCOPE_RUN_ENV_HOOK, o->hook);
     set_env(KSCOPE_RUN_ENV_CAPTURE,
             o->capture && strcmp(o->capture, "none") != 0 ? o->capture : NULL);

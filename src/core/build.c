@@ -297,6 +297,9 @@ static int merge(builder *b, kscope__pnode *pn, const kscope__node *n)
         }
         kids[count++] = c;
     }
+    /* the first thread's children all come: room for them at once */
+    if (rc == 0 && pn->nchildren == 0 && count > 1 && count <= UINT32_MAX)
+        rc = kscope__pnode_reserve(b->t, pn, (uint32_t)count);
     while (rc == 0 && count > 0)
         rc = merge_child(b, pn, kids[--count]);
     if (kids != local)

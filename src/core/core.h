@@ -7,6 +7,8 @@
 
 #include "kscope-internal.h"
 #include "format/events.h"
+
+#include <sys/types.h>
 #include "format/run-facts.h"
 #include "format/sink.h"
 #include "profile/ptree.h"
@@ -41,6 +43,39 @@ typedef struct kscope__gpu_ev {
     uint32_t parent;                 /* device scopes: the kernel's name */
 } kscope__gpu_ev;
 
+/* ------------------------------------------------- trace storage (spill.c) */
+
+#define KSCOPE__GPU_CHUNK 1024
+
+/* GPU events of a trace session not yet spilled (guarded by its lock). */
+typedef struct kscope__gpu_chunk {
+    struct kscope__gpu_chunk *next;
+    uint32_t n;
+    kscope__gpu_ev ev[KSCOPE__GPU_CHUNK];
+} kscope__gpu_chunk;
+
+/* A spill file: its descriptor, length, and identity (a descriptor is
+ * checked to still be the file before each use). */
+typedef struct kscope__spill_part {
+    int fd;
+    uint64_t len;
+    dev_t dev;
+    ino_t ino;
+} kscope__spill_part;
+
+/* Where a trace session's (or a completed phase's) events went: its own
+ * spill file, after the parts a forked child kept of its parent's. */
+typedef struct kscope__spill {
+    int opened; /* fd and id are a file of this process's */
+    int fd;
+    uint64_t len;
+    kscope__spill_part id;
+    kscope__spill_part *parts; /* read-only, from before a fork */
+    uint32_t nparts;
+    int err;         /* errno of a failed write: no more spilling */
+    uint64_t events; /* events written */
+} kscope__spill;
+
 /* The track (tid) of a device scope's slice: its SM and warp slot, apart
  * from stream ids. */
 #define KSCOPE__DEVSCOPE_TRACK(sm, warp) (1u << 30 | (uint32_t)(sm) << 8 | ((warp)&0xffu))
@@ -57,8 +92,8 @@ typedef struct kscope__phase {
     kscope__phase_state state;
     int incomplete;      /* ended while a graph capture put off the flush */
     kscope__ptree *tree; /* tree sessions */
-    char *trace;         /* trace sessions: the Chrome trace */
-    size_t trace_len;
+    kscope__spill trace; /* trace sessions: its events, on disk */
+    uint64_t end_ticks;  /* trace sessions: when it ended (open slices end there) */
 } kscope__phase;
 
 typedef struct kscope__session {
@@ -70,6 +105,7 @@ typedef struct kscope__session {
     int trace;      /* data = trace */
     int python_ctx; /* context = python */
     int periodic;   /* mode = periodic_flushing */
+    int compress;   /* trace written gzip-compressed by default */
     uint32_t pcs;   /* mode = pcsampling: its period in cycles (else 0) */
     int pcs_ended;  /* its share of PC sampling was given back (finalize) */
     const struct kscope__format *part_format; /* periodic_flushing:format=...; NULL: by data */
@@ -94,8 +130,11 @@ typedef struct kscope__session {
         uint8_t strict; /* given to an inclusive metric or a trace session */
     } * mtypes;
     size_t nmtypes, capmtypes;
-    kscope__gpu_ev *gev;
-    size_t ngev, capgev;
+    kscope__gpu_chunk *gev, *gev_tail; /* trace: GPU events held (spill.c) */
+    uint64_t ngev;                     /* trace: GPU events of this phase, held or spilled */
+    size_t budget;                     /* trace: bytes of events held in memory at most */
+    _Atomic size_t held;               /* ... held now (their chunks) */
+    kscope__spill spill;               /* trace: events written to disk (spill_lock) */
     int64_t dropped;
     int64_t dropped_samples;   /* PC samples lost */
     int dscope;                /* records device-side scopes (devscope.c) */
@@ -191,12 +230,53 @@ kscope__ptree *kscope__build_tree(int slot, uint64_t now_ticks, int cut);
 int kscope__node_recorded(kscope__node *n, int slot);
 
 /* The timeline of slot s, open scopes closed at now_ticks, as an event
- * source for a trace writer (format/events.h): pass a kscope__trace_args. */
+ * source for a trace writer (format/events.h): pass a kscope__trace_args.
+ * With `phase` set, the events are that completed phase's instead. */
 typedef struct kscope__trace_args {
     int slot;
     uint64_t now_ticks;
+    const struct kscope__phase *phase;
 } kscope__trace_args;
 int kscope__trace_source(void *source_arg, kscope__tev_fn fn, void *fn_arg);
+
+/* Trace storage (spill.c). kscope__trace_budget: a KSCOPE_TRACE_BUFFER
+ * size ("64M"; text NULL: the variable, else 64 MiB) into *out, or EINVAL
+ * with a message. spill_start: a session starts (session lock held; the
+ * writer thread runs from the first trace session on); spill_end: it ends
+ * (its events dropped). */
+int kscope__trace_budget(const char *text, size_t *out);
+int kscope__spill_start(kscope__session *s, size_t budget);
+void kscope__spill_end(kscope__session *s);
+/* A chunk for a thread's events of session s, within its budget (NULL:
+ * over it, or out of memory: the event drops); chunks go back with
+ * kscope__ev_chunks_free (a list). */
+kscope__evchunk *kscope__ev_chunk_new(kscope__session *s);
+void kscope__ev_chunks_free(kscope__session *s, kscope__evchunk *c);
+/* A slot for one GPU event of s, within its budget (NULL: none); caller
+ * holds s->lock. */
+kscope__gpu_ev *kscope__gpu_ev_add(kscope__session *s);
+/* Every event of s's current phase, spilled ones first then those in
+ * memory, each thread's host events in their order. */
+typedef struct kscope__trace_visit {
+    int (*host)(void *arg, const kscope__thread *t, const kscope__ev *ev, uint32_t n);
+    int (*gpu)(void *arg, const kscope__gpu_ev *ev, uint32_t n);
+    void *arg;
+} kscope__trace_visit;
+int kscope__trace_each(kscope__session *s, const kscope__trace_visit *v);
+/* The same over a completed phase's spill. */
+int kscope__spill_read(const kscope__spill *sp, const kscope__trace_visit *v);
+/* The current phase's events, all moved to disk, into *out (the phase
+ * ends: the session goes on with none); or dropped. */
+int kscope__spill_take(kscope__session *s, kscope__spill *out);
+void kscope__spill_drop(kscope__session *s);
+/* Spill session `id`'s full chunks now, as the writer thread does when
+ * they pass a quarter of its budget (tests); 0 or an error. */
+int kscope__spill_now(int id);
+/* Close a spill's files (a phase dropped or written). */
+void kscope__spill_close(kscope__spill *sp);
+/* Drop what s holds of its trace, in a child just forked (one thread, no
+ * lock taken: the fork handlers may hold them). */
+void kscope__spill_reset_child(kscope__session *s);
 
 /* The run's facts of session s into b (caller holds kscope__session_lock);
  * b->f points into b until kscope__run_facts_done. */
@@ -216,11 +296,14 @@ kscope__session *kscope__session_get(int id);
 /* The started session with public id `id`, or NULL (no message set). */
 kscope__session *kscope__session_find(int id);
 int kscope__session_format(kscope__session *s, const char *name, const struct kscope__format **out);
-int kscope__session_serialize(kscope__session *s, const struct kscope__format *f, char **out,
-                              size_t *len);
-/* The same, to a sink as it is made (a file: output.c). */
+int kscope__session_serialize(kscope__session *s, const struct kscope__format *f,
+                              const kscope__phase *ph, char **out, size_t *len);
+/* The same (a completed phase's data with ph, else the current one's), to
+ * a sink as it is made, or to a file (output.c's, atomically). */
 int kscope__session_write(kscope__session *s, const struct kscope__format *f,
-                          const kscope__sink *out);
+                          const kscope__phase *ph, const kscope__sink *out);
+int kscope__session_output(kscope__session *s, const struct kscope__format *f,
+                           const kscope__phase *ph, const char *path);
 int kscope__session_path(kscope__session *s, const struct kscope__format *f, int phase, char *buf,
                          size_t size);
 
@@ -246,8 +329,6 @@ typedef struct kscope__outfile kscope__outfile;
 int kscope__output_open(const char *path, kscope__outfile **out);
 int kscope__output_write(void *outfile, const void *buf, size_t len);
 int kscope__output_close(kscope__outfile *o, int commit);
-/* Write tree t to path in format f, streamed (session.c). */
-int kscope__output_tree(const char *path, const struct kscope__format *f, const kscope__ptree *t);
 
 /* Start slot s anew on every node: what it counted is forgotten, its
  * metrics and GPU counters dropped (a new session or phase starts). 0 or

@@ -211,19 +211,14 @@ static void trace_records(kscope__session *s, uint64_t ctx, const kscope__gpu_re
 {
     uint32_t kname = kscope__gpu_record_name(r);
     for (size_t i = 0; i < n; i++) {
-        if (s->ngev == s->capgev) {
-            size_t cap = s->capgev ? s->capgev * 2 : 1024;
-            kscope__gpu_ev *g = realloc(s->gev, cap * sizeof *g);
-            if (!g) {
-                s->dscope_lost += (int64_t)(n - i);
-                return;
-            }
-            s->gev = g;
-            s->capgev = cap;
+        kscope__gpu_ev *g = kscope__gpu_ev_add(s);
+        if (!g) {
+            s->dscope_lost += (int64_t)(n - i);
+            return;
         }
         uint64_t dur;
         uint64_t t = place(p, &recs[i], &dur);
-        s->gev[s->ngev++] = (kscope__gpu_ev){
+        *g = (kscope__gpu_ev){
             .start_ns = t,
             .end_ns = t + dur,
             .ctx = ctx,

@@ -112,7 +112,7 @@ uint32_t kscope__intern(const char *name)
         return 0;
     pthread_mutex_lock(&intern_lock);
     uint32_t id = 0;
-    if ((nnames + 1) * 4 > hash_cap * 3 && grow_hash() != 0)
+    if ((nnames + 1) * 5 > hash_cap * 4 && grow_hash() != 0)
         goto out;
     uint32_t j = (uint32_t)hash_str(name) & (hash_cap - 1);
     for (; hash_ids[j]; j = (j + 1) & (hash_cap - 1)) {

@@ -4,7 +4,7 @@
  * are many), their host counters by page, and the parts only some carry.
  *
  * A node costs 48 bytes, its counters 16 per session slot that counts it
- * and, under a parent with many children, 11 to 21 bytes of index: a
+ * and, under a parent with many children, 10 to 20 bytes of index: a
  * million distinct scopes fit in a little over 100 MB with their names.
  */
 #include "core.h"
@@ -237,10 +237,10 @@ static int may_free_tables(const kscope__node *parent)
 }
 
 /* Index parent's children in a new table, at most half full, and publish
- * it. Tables grow at three quarters full, so one holds 1.33 to 2.67 slots
- * of 8 bytes per child. A replaced table the owner may still be reading
- * (another thread rebuilt it: a buffer thread adding a kernel under a
- * thread's node) waits for the owner's next rebuild. */
+ * it. Tables grow at four fifths full, so one holds 1.25 to 2.5 slots of
+ * 8 bytes per child (the name beside each keeps a probe cheap). A replaced table the owner may
+ * still be reading (another thread rebuilt it: a buffer thread adding a kernel under a thread's
+ * node) waits for the owner's next rebuild. */
 static int table_rebuild(kscope__node *parent, kscope__node_ext *x)
 {
     kscope__child_table *old = atomic_load_explicit(&x->children, memory_order_relaxed);
@@ -272,7 +272,7 @@ static int table_add(kscope__node *parent, kscope__node *c)
     if (!x)
         return -1;
     kscope__child_table *tb = atomic_load_explicit(&x->children, memory_order_relaxed);
-    if (!tb || (tb->used + 1) * 4 > (tb->mask + 1) * 3)
+    if (!tb || (tb->used + 1) * 5 > (tb->mask + 1) * 4)
         return table_rebuild(parent, x);
     table_put(tb, c);
     return 0;

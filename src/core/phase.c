@@ -5,7 +5,8 @@
  *
  * The current phase is the session's live data. Advancing waits for the
  * GPU records of the work launched so far (the backend's flush), takes
- * the current data as the completed phase (a tree, or a trace's bytes)
+ * the current data as the completed phase (a tree, or a trace's events on
+ * disk, spill.c)
  * and starts the next phase empty; in periodic flushing mode the completed
  * phase is written to "<name>.part_<N>.<ext>" at once and not kept. A
  * completed phase is complete (all its GPU records arrived) unless a graph
@@ -39,10 +40,8 @@ static int phase_room(kscope__session *s, int p)
 static void phase_drop(kscope__phase *ph, kscope__phase_state state)
 {
     kscope__ptree_free(ph->tree);
-    free(ph->trace);
+    kscope__spill_close(&ph->trace);
     ph->tree = NULL;
-    ph->trace = NULL;
-    ph->trace_len = 0;
     ph->state = state;
 }
 
@@ -55,21 +54,22 @@ static void phase_started(kscope__session *s, uint64_t now)
 
 void kscope__phase_reset_current(kscope__session *s)
 {
-    pthread_mutex_lock(&s->lock);
-    if (kscope__reset_slot(s->slot) != 0)
-        kscope__warn_once("phase-reset",
-                          "out of memory: session '%s' keeps counting calls made "
-                          "before its phase was cleared",
-                          s->name);
-    __atomic_fetch_add(&s->gen, 1, __ATOMIC_RELEASE); /* threads read it as they record */
-    s->ngev = 0;
-    pthread_mutex_unlock(&s->lock);
+    if (s->trace) {
+        kscope__spill_drop(s);
+    } else {
+        pthread_mutex_lock(&s->lock);
+        if (kscope__reset_slot(s->slot) != 0)
+            kscope__warn_once("phase-reset",
+                              "out of memory: session '%s' keeps counting calls made "
+                              "before its phase was cleared",
+                              s->name);
+        pthread_mutex_unlock(&s->lock);
+    }
     phase_started(s, kscope__ticks());
 }
 
-/* Write a completed phase's data to its part file (periodic flushing). */
-static int write_part(kscope__session *s, int p, const kscope__ptree *tree, const char *trace,
-                      size_t trace_len)
+/* Write completed phase p's data (ph) to its part file. */
+static int write_part(kscope__session *s, int p, const kscope__phase *ph)
 {
     const kscope__format *f = NULL;
     char path[1100];
@@ -77,28 +77,26 @@ static int write_part(kscope__session *s, int p, const kscope__ptree *tree, cons
     if (rc != 0)
         return rc;
     kscope__session_path(s, f, p, path, sizeof path);
-    return tree ? kscope__output_tree(path, f, tree) : kscope__output_file(path, trace, trace_len);
+    return kscope__session_output(s, f, ph, path);
 }
 
 /* A trace session's current phase, taken as the completed phase ph: its
- * events serialized, written (periodic flushing) or kept, and dropped. */
-static int take_trace(kscope__session *s, int p, kscope__phase *ph)
+ * events, all on disk now, kept there, or written to its part file
+ * (periodic flushing). A part that cannot be written stays kept
+ * (finalize writes it), and the error is returned. */
+static int take_trace(kscope__session *s, int p, kscope__phase *ph, uint64_t now)
 {
-    const kscope__format *f = kscope__format_default(KSCOPE__KIND_TRACE);
-    int rc = s->periodic ? kscope__session_format(s, NULL, &f) : 0;
-    if (rc == 0)
-        rc = kscope__session_serialize(s, f, &ph->trace, &ph->trace_len);
-    if (rc == 0 && s->periodic) {
-        rc = write_part(s, p, NULL, ph->trace, ph->trace_len);
-        if (rc != 0) {
-            free(ph->trace);
-            ph->trace = NULL;
-            return rc; /* the phase stays current: nothing is lost */
-        }
-        phase_drop(ph, KSCOPE__PHASE_WRITTEN);
+    int rc = kscope__spill_take(s, &ph->trace);
+    if (rc != 0) {
+        ph->state = KSCOPE__PHASE_CLEARED; /* its events are lost: the message says why */
+        return rc;
     }
-    kscope__phase_reset_current(s);
-    return 0;
+    ph->end_ticks = now;
+    phase_started(s, now);
+    rc = s->periodic ? write_part(s, p, ph) : 0;
+    if (rc == 0 && s->periodic)
+        phase_drop(ph, KSCOPE__PHASE_WRITTEN);
+    return rc;
 }
 
 /* A tree session's current phase, taken as the completed phase ph: built
@@ -108,16 +106,15 @@ static int take_trace(kscope__session *s, int p, kscope__phase *ph)
 static int take_tree(kscope__session *s, int p, kscope__phase *ph, uint64_t now)
 {
     kscope__ptree *t = kscope__build_tree(s->slot, now, 1);
-    if (!t)
+    if (!t) {
+        ph->state = KSCOPE__PHASE_CLEARED;
         return kscope__fail(KSCOPE_ENOMEM, "out of memory keeping phase %d of '%s'", p, s->name);
-    phase_started(s, now);
-    int rc = s->periodic ? write_part(s, p, t, NULL, 0) : 0;
-    if (rc == 0 && s->periodic) {
-        kscope__ptree_free(t);
-        ph->state = KSCOPE__PHASE_WRITTEN;
-    } else {
-        ph->tree = t;
     }
+    phase_started(s, now);
+    ph->tree = t;
+    int rc = s->periodic ? write_part(s, p, ph) : 0;
+    if (rc == 0 && s->periodic)
+        phase_drop(ph, KSCOPE__PHASE_WRITTEN);
     return rc;
 }
 
@@ -132,8 +129,9 @@ int kscope__phase_advance(kscope__session *s)
     kscope__phase *ph = &s->phases[p];
     memset(ph, 0, sizeof *ph);
     ph->incomplete = put_off != 0;
-    rc = s->trace ? take_trace(s, p, ph) : take_tree(s, p, ph, kscope__ticks());
-    if (rc != 0 && (s->trace || !ph->tree))
+    uint64_t now = kscope__ticks();
+    rc = s->trace ? take_trace(s, p, ph, now) : take_tree(s, p, ph, now);
+    if (rc != 0 && ph->state != KSCOPE__PHASE_KEPT)
         return rc;
     s->phase = p + 1;
     kscope__sampling_phase(s);
@@ -148,8 +146,7 @@ int kscope__phase_write_kept(kscope__session *s, const kscope__format *f)
             continue;
         char path[1100];
         kscope__session_path(s, f, p, path, sizeof path);
-        int rc = ph->tree ? kscope__output_tree(path, f, ph->tree)
-                          : kscope__output_file(path, ph->trace, ph->trace_len);
+        int rc = kscope__session_output(s, f, ph, path);
         if (rc)
             return rc;
     }
@@ -223,14 +220,7 @@ static int kept_data(kscope__session *s, int p, const kscope__format *f, char **
         return kscope__fail(KSCOPE_ESTATE, "Session %d phase %d has no data (%s)", s->id, p,
                             ph->state == KSCOPE__PHASE_WRITTEN ? "written to its part file"
                                                                : "cleared");
-    if (ph->tree)
-        return kscope__format_write_tree(f, ph->tree, out, len);
-    if (!(*out = malloc(ph->trace_len + 1))) /* NUL-ended, as kscope_data's */
-        return kscope__fail(KSCOPE_ENOMEM, "out of memory copying phase %d", p);
-    memcpy(*out, ph->trace, ph->trace_len);
-    (*out)[ph->trace_len] = '\0';
-    *len = ph->trace_len;
-    return 0;
+    return kscope__session_serialize(s, f, ph, out, len);
 }
 
 int kscope_data_phase(int session, int phase, const char *format, char **out, size_t *len)
@@ -249,7 +239,7 @@ int kscope_data_phase(int session, int phase, const char *format, char **out, si
         rc = kept_data(s, phase, f, out, len);
     } else if (rc == 0) {
         kscope__gpu_flush(s);
-        rc = kscope__session_serialize(s, f, out, len);
+        rc = kscope__session_serialize(s, f, NULL, out, len);
     }
     pthread_mutex_unlock(&kscope__session_lock);
     return rc;

@@ -197,17 +197,11 @@ static void tree_record(kscope__session *s, kscope__node *ctx, const kscope__gpu
 
 static void trace_record(kscope__session *s, uint64_t ctx, const kscope__gpu_record *r)
 {
-    if (s->ngev == s->capgev) {
-        size_t cap = s->capgev ? s->capgev * 2 : 1024;
-        kscope__gpu_ev *p = realloc(s->gev, cap * sizeof *p);
-        if (!p) {
-            s->dropped++;
-            return;
-        }
-        s->gev = p;
-        s->capgev = cap;
+    kscope__gpu_ev *e = kscope__gpu_ev_add(s);
+    if (!e) { /* its budget is full: the disk does not keep up */
+        s->dropped++;
+        return;
     }
-    kscope__gpu_ev *e = &s->gev[s->ngev++];
     e->start_ns = r->start_ns;
     e->end_ns = r->end_ns;
     e->launch_ns = r->launch_ns;

@@ -76,9 +76,9 @@ void kscope__fork_child_reset(int id)
     /* Another thread of the parent may have held these at the fork. */
     pthread_mutex_init(&s->lock, NULL);
     kscope__reset_slot(slot);
+    kscope__spill_reset_child(s);
+    kscope__phase_free(s);
     __atomic_fetch_add(&s->gen, 1, __ATOMIC_RELEASE); /* threads read it as they record */
-    s->phase = 0;
-    s->ngev = 0;
     s->dropped = 0;
     s->start_ns = kscope_now_ns();
     s->niv = 0;

@@ -45,41 +45,31 @@ static inline uint32_t name_id(kscope__thread *t, const char *name)
     return id;
 }
 
-static kscope__evchunk *new_chunk(void)
-{
-    kscope__evchunk *c = malloc(sizeof *c);
-    if (c) {
-        c->next = NULL;
-        atomic_store_explicit(&c->n, 0, memory_order_relaxed);
-    }
-    return c;
-}
-
 /* Append a trace event to slot s of thread t. A buffer left from an earlier
- * session in the slot is dropped here, by its owner, so no other thread ever
- * frees memory this thread writes. */
+ * session or phase in the slot is dropped here, by its owner (the writer
+ * thread only ever takes full chunks of the current one, spill.c), so no
+ * other thread frees memory this thread writes. A new chunk is taken
+ * within the session's budget: past it the event drops, counted. */
 static void ev_append(kscope__thread *t, int s, uint32_t type, uint32_t name, uint64_t u,
                       uint32_t aux)
 {
     kscope__evbuf *b = &t->ev[s];
-    uint32_t gen = KSCOPE__LOAD_RELAXED(&kscope__sessions[s].gen);
+    kscope__session *ss = &kscope__sessions[s];
+    uint32_t gen = KSCOPE__LOAD_RELAXED(&ss->gen);
     if (UNLIKELY(b->gen != gen)) {
-        kscope__evchunk *c = b->head;
-        while (c) {
-            kscope__evchunk *next = c->next;
-            free(c);
-            c = next;
-        }
+        gen = KSCOPE__LOAD(&ss->gen); /* after the writer thread's last take from the list */
+        kscope__evchunk *old = KSCOPE__LOAD(&b->head);
         KSCOPE__STORE(&b->head, NULL); /* finalize reads the links */
         b->tail = NULL;
         KSCOPE__STORE(&b->gen, gen);
+        kscope__ev_chunks_free(ss, old);
     }
     kscope__evchunk *c = b->tail;
     uint32_t n = c ? atomic_load_explicit(&c->n, memory_order_relaxed) : KSCOPE__EV_CHUNK;
     if (UNLIKELY(n == KSCOPE__EV_CHUNK)) {
-        kscope__evchunk *nc = new_chunk();
+        kscope__evchunk *nc = kscope__ev_chunk_new(ss);
         if (!nc) {
-            __atomic_fetch_add(&kscope__sessions[s].dropped, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&ss->dropped, 1, __ATOMIC_RELAXED);
             return;
         }
         if (c)

@@ -258,6 +258,9 @@ static int start_locked(const kscope_session_opts *o)
     const char *name = o->name ? o->name : "kscope";
     if ((rc = check_writable(name)) != 0)
         return rc;
+    size_t budget = 0;
+    if (trace && (rc = kscope__trace_budget(o->trace_buffer, &budget)) != 0)
+        return rc;
     int slot = -1;
     for (int i = 0; i < KSCOPE_MAX_SESSIONS && slot < 0; i++)
         if (!kscope__sessions[i].in_use)
@@ -278,6 +281,7 @@ static int start_locked(const kscope_session_opts *o)
     s->trace = trace;
     s->python_ctx = python;
     s->periodic = periodic;
+    s->compress = trace && o->compress;
     s->part_format = part;
     s->pcs = pcs;
     s->pcs_ended = 0;
@@ -291,9 +295,9 @@ static int start_locked(const kscope_session_opts *o)
     s->dscope_lost = 0;
     s->start_ns = kscope_now_ns();
     pthread_mutex_unlock(&s->lock);
-    if ((rc = interval_open(s, s->start_ns)) != 0)
+    if ((rc = interval_open(s, s->start_ns)) != 0 || (rc = kscope__spill_start(s, budget)) != 0)
         return rc;
-    if (trace)
+    if (trace) /* its storage is ready (spill.c's writer thread reads it then) */
         atomic_fetch_or(&kscope__trace_mask, 1u << slot);
     else
         atomic_fetch_and(&kscope__trace_mask, ~(1u << slot));
@@ -415,6 +419,7 @@ int kscope__session_format(kscope__session *s, const char *name, const kscope__f
     kscope__format_kind kind = s->trace ? KSCOPE__KIND_TRACE : KSCOPE__KIND_TREE;
     const kscope__format *f = name && *name    ? kscope__format_by_name(name)
                               : s->part_format ? s->part_format
+                              : s->compress    ? kscope__format_get(KSCOPE__FORMAT_CHROME_TRACE_GZ)
                                                : kscope__format_default(kind);
     if (!f) {
         char names[128];
@@ -443,13 +448,16 @@ static int write_failed(kscope__session *s, const kscope__format *f, int rc)
     return rc;
 }
 
-int kscope__session_write(kscope__session *s, const kscope__format *f, const kscope__sink *out)
+int kscope__session_write(kscope__session *s, const kscope__format *f, const kscope__phase *ph,
+                          const kscope__sink *out)
 {
     uint64_t now = kscope__ticks();
     int rc;
     if (f->write_trace) {
-        kscope__trace_args a = {s->slot, now};
+        kscope__trace_args a = {s->slot, now, ph};
         rc = f->write_trace(kscope__trace_source, &a, out);
+    } else if (ph) {
+        rc = f->write_tree(ph->tree, out);
     } else {
         kscope__ptree *t = kscope__build_tree(s->slot, now, 0);
         if (!t)
@@ -460,11 +468,12 @@ int kscope__session_write(kscope__session *s, const kscope__format *f, const ksc
     return rc ? write_failed(s, f, rc) : 0;
 }
 
-int kscope__session_serialize(kscope__session *s, const kscope__format *f, char **out, size_t *len)
+int kscope__session_serialize(kscope__session *s, const kscope__format *f, const kscope__phase *ph,
+                              char **out, size_t *len)
 {
     kscope__membuf m = {0};
     kscope__sink sink = {kscope__membuf_write, &m};
-    int rc = kscope__session_write(s, f, &sink);
+    int rc = kscope__session_write(s, f, ph, &sink);
     if (rc == 0 && !m.buf)
         rc = kscope__membuf_write(&m, "", 0) ? kscope__fail(KSCOPE_ENOMEM, "out of memory") : 0;
     if (rc != 0) {
@@ -476,29 +485,15 @@ int kscope__session_serialize(kscope__session *s, const kscope__format *f, char 
     return 0;
 }
 
-int kscope__output_tree(const char *path, const kscope__format *f, const kscope__ptree *t)
+int kscope__session_output(kscope__session *s, const kscope__format *f, const kscope__phase *ph,
+                           const char *path)
 {
     kscope__outfile *o;
     int rc = kscope__output_open(path, &o);
     if (rc != 0)
         return rc;
     kscope__sink sink = {kscope__output_write, o};
-    rc = f->write_tree(t, &sink);
-    if (rc == KSCOPE_ENOMEM)
-        kscope__fail(rc, "out of memory writing profile '%s'", path);
-    int end = kscope__output_close(o, rc == 0);
-    return rc ? rc : end;
-}
-
-/* Write the session to path in format f, streamed to the file. */
-static int write_output(kscope__session *s, const kscope__format *format, const char *path)
-{
-    kscope__outfile *o;
-    int rc = kscope__output_open(path, &o);
-    if (rc != 0)
-        return rc;
-    kscope__sink sink = {kscope__output_write, o};
-    rc = kscope__session_write(s, format, &sink);
+    rc = kscope__session_write(s, f, ph, &sink);
     int end = kscope__output_close(o, rc == 0);
     return rc ? rc : end;
 }
@@ -546,9 +541,31 @@ static void release(kscope__session *s)
     free(s->command);
     s->command = NULL;
     kscope__gpu_detach(s);
+    kscope__spill_end(s);
     s->in_use = 0;
     atomic_fetch_and(&kscope__trace_mask, ~(1u << s->slot));
     update_annotate();
+}
+
+/* Write the session's kept phases and its current data in *format, the
+ * last to path. A trace the session compresses by default is written
+ * uncompressed, with a warning, where zlib cannot be loaded. */
+static int write_all(kscope__session *s, const char *requested, const kscope__format **format,
+                     char *path, size_t size)
+{
+    kscope__session_path(s, *format, s->phase, path, size);
+    int rc = kscope__phase_write_kept(s, *format);
+    rc = rc ? rc : kscope__session_output(s, *format, NULL, path);
+    if (rc != KSCOPE_ENOTSUP || (requested && *requested) || !s->compress)
+        return rc;
+    *format = kscope__format_default(KSCOPE__KIND_TRACE);
+    kscope__session_path(s, *format, s->phase, path, size);
+    kscope__warn_once("no-zlib",
+                      "libz.so.1 (zlib) could not be loaded: the trace of '%s' is written "
+                      "uncompressed, to %s",
+                      s->name, path);
+    rc = kscope__phase_write_kept(s, *format);
+    return rc ? rc : kscope__session_output(s, *format, NULL, path);
 }
 
 static int finalize_one(kscope__session *s, const void *requested)
@@ -571,16 +588,20 @@ static int finalize_one(kscope__session *s, const void *requested)
     kscope__gpu_pcs_end(s);
     kscope__gpu_dscope_end(s);
     s->phase_owed = 0; /* its records are in this, the last part */
-    kscope__session_path(s, format, s->phase, path, sizeof path);
-    if ((rc = kscope__phase_write_kept(s, format)) != 0 ||
-        (rc = write_output(s, format, path)) != 0) {
+    if ((rc = write_all(s, requested, &format, path, sizeof path)) != 0) {
         /* Keep the session as it was: the caller may retry elsewhere. */
         if (was_active && interval_open(s, kscope_now_ns()) == 0)
             set_active(s, 1);
         return rc;
     }
     int64_t dropped = __atomic_load_n(&s->dropped, __ATOMIC_RELAXED);
-    if (dropped > 0 && !getenv("KSCOPE_QUIET"))
+    if (dropped > 0 && !getenv("KSCOPE_QUIET") && s->trace)
+        fprintf(stderr,
+                "kscope: %s: %lld events were dropped: the disk did not keep up with the trace "
+                "(KSCOPE_TRACE_BUFFER holds more in memory)%s%s\n",
+                path, (long long)dropped, s->spill.err ? "; spilling failed: " : "",
+                s->spill.err ? strerror(s->spill.err) : "");
+    else if (dropped > 0 && !getenv("KSCOPE_QUIET"))
         fprintf(stderr, "kscope: %s: %lld GPU records were dropped (see dropped_records)\n", path,
                 (long long)dropped);
     int64_t lost = __atomic_load_n(&s->dropped_samples, __ATOMIC_RELAXED);
@@ -625,7 +646,7 @@ int kscope_data(int session, const char *format, char **out, size_t *len)
     if (rc == 0) {
         catch_up();
         kscope__gpu_flush(s); /* put off during a capture: the data so far */
-        rc = kscope__session_serialize(s, f, out, len);
+        rc = kscope__session_serialize(s, f, NULL, out, len);
     }
     pthread_mutex_unlock(&kscope__session_lock);
     return rc;

@@ -6,6 +6,11 @@
  * resource samples taken during the session as counters, after the run's
  * facts (facts.c), which the writer keeps as the trace's metadata. Times
  * are ns since the session started.
+ *
+ * The events are read once, in the order spill.c gives them (the spill
+ * file's, then memory's): each thread's in its own order, threads and GPU
+ * work interleaved. A thread's open slices and the tracks seen are all
+ * that is held, so writing a trace of any length takes little memory.
  */
 #include "core.h"
 #include "format/events.h"
@@ -28,20 +33,66 @@ typedef struct metric_ev {
     uint64_t u;
 } metric_ev;
 
+/* One thread's place in the timeline as its events are read. */
+typedef struct tstate {
+    const kscope__thread *t;
+    open_slice *stack;
+    int depth, cap;
+    metric_ev *metrics;
+    size_t nmetrics, capmetrics;
+} tstate;
+
+/* A growable set of 64-bit keys (0 is empty): the tracks seen. */
+typedef struct keyset {
+    uint64_t *key;
+    size_t n, cap;
+} keyset;
+
 typedef struct trace_ctx {
     kscope__tev_fn fn;
     void *arg;
     const kscope__session *s;
     int pid;
-    open_slice *stack;
-    int depth, cap;
-    metric_ev *metrics;
-    size_t nmetrics, capmetrics;
+    uint64_t now_ns; /* open slices end here (or their interval's end) */
+    tstate *threads;
+    size_t nthreads, capthreads;
+    tstate *cur;      /* of the last host events */
+    keyset tracks;    /* device << 32 | stream (+1), and device processes */
+    keyset launchers; /* threads with launch slices (tid + 1) */
     /* Scratch for the event being handed out. */
     const char *names[KSCOPE__STACK_MAX + 8];
     kscope__tev_metric *tmetrics;
     size_t captmetrics;
 } trace_ctx;
+
+/* Add key (not 0) to set: 1 when new, 0 when seen, -1 out of memory. */
+static int keyset_add(keyset *k, uint64_t key)
+{
+    if ((k->n + 1) * 2 > k->cap) {
+        size_t cap = k->cap ? k->cap * 2 : 64;
+        uint64_t *nk = calloc(cap, sizeof *nk);
+        if (!nk)
+            return -1;
+        for (size_t i = 0; i < k->cap; i++) {
+            if (!k->key[i])
+                continue;
+            size_t j = (size_t)((k->key[i] * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+            while (nk[j])
+                j = (j + 1) & (cap - 1);
+            nk[j] = k->key[i];
+        }
+        free(k->key);
+        k->key = nk;
+        k->cap = cap;
+    }
+    size_t j = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (k->cap - 1);
+    for (; k->key[j]; j = (j + 1) & (k->cap - 1))
+        if (k->key[j] == key)
+            return 0;
+    k->key[j] = key;
+    k->n++;
+    return 1;
+}
 
 static double rel_ns(const trace_ctx *c, uint64_t ns)
 {
@@ -60,19 +111,19 @@ static int name_track(trace_ctx *c, kscope__tev_kind kind, int pid, uint64_t tid
 }
 
 /* "ROOT" and the names of the open slices [0, depth) into c->names. */
-static size_t host_stack(trace_ctx *c, int depth)
+static size_t host_stack(trace_ctx *c, const tstate *ts, int depth)
 {
     size_t n = 0;
     c->names[n++] = "ROOT";
     for (int i = 0; i < depth && n < KSCOPE__STACK_MAX + 7; i++)
-        c->names[n++] = kscope__name(c->stack[i].name);
+        c->names[n++] = kscope__name(ts->stack[i].name);
     return n;
 }
 
 /* The metrics [from, nmetrics) as writer metrics, base names. */
-static int slice_metrics(trace_ctx *c, size_t from, kscope__tev *e)
+static int slice_metrics(trace_ctx *c, const tstate *ts, size_t from, kscope__tev *e)
 {
-    size_t n = c->nmetrics - from;
+    size_t n = ts->nmetrics - from;
     if (n > c->captmetrics) {
         kscope__tev_metric *p = realloc(c->tmetrics, n * sizeof *p);
         if (!p)
@@ -81,7 +132,7 @@ static int slice_metrics(trace_ctx *c, size_t from, kscope__tev *e)
         c->captmetrics = n;
     }
     for (size_t i = 0; i < n; i++) {
-        const metric_ev *m = &c->metrics[from + i];
+        const metric_ev *m = &ts->metrics[from + i];
         const kscope__metric_def *d = kscope__metric_lookup(kscope__name(m->id));
         kscope__tev_metric *t = &c->tmetrics[i];
         t->key = d ? kscope__name(d->base) : kscope__name(m->id);
@@ -97,24 +148,24 @@ static int slice_metrics(trace_ctx *c, size_t from, kscope__tev *e)
 }
 
 /* Close the innermost open slice at end_ns and hand it out. */
-static int slice_close(trace_ctx *c, const kscope__thread *t, uint64_t end_ns)
+static int slice_close(trace_ctx *c, tstate *ts, uint64_t end_ns)
 {
-    open_slice *o = &c->stack[c->depth - 1];
+    open_slice *o = &ts->stack[ts->depth - 1];
     kscope__tev e = {.kind = KSCOPE__TEV_SLICE,
                      .name = kscope__name(o->name),
                      .cat = "scope",
                      .pid = c->pid,
-                     .tid = t->tid,
+                     .tid = ts->t->tid,
                      .ts_ns = (int64_t)rel_ns(c, o->begin_ns),
                      .dur_ns = (int64_t)(end_ns - o->begin_ns)};
     e.stack = c->names;
-    e.nstack = host_stack(c, c->depth);
+    e.nstack = host_stack(c, ts, ts->depth);
     /* Metrics given inside this slice (inner slices took theirs). */
-    int rc = slice_metrics(c, o->first_metric, &e);
+    int rc = slice_metrics(c, ts, o->first_metric, &e);
     if (rc == 0)
         rc = emit(c, &e);
-    c->nmetrics = o->first_metric;
-    c->depth--;
+    ts->nmetrics = o->first_metric;
+    ts->depth--;
     return rc;
 }
 
@@ -127,82 +178,135 @@ static uint64_t interval_end(const kscope__session *s, uint64_t ns, uint64_t now
     return now_ns;
 }
 
-static int push_open(trace_ctx *c, uint32_t name, uint64_t ns)
+static int push_open(tstate *ts, uint32_t name, uint64_t ns)
 {
-    if (c->depth == c->cap) {
-        int cap = c->cap ? c->cap * 2 : 64;
-        open_slice *p = realloc(c->stack, (size_t)cap * sizeof *p);
+    if (ts->depth == ts->cap) {
+        int cap = ts->cap ? ts->cap * 2 : 64;
+        open_slice *p = realloc(ts->stack, (size_t)cap * sizeof *p);
         if (!p)
             return KSCOPE_ENOMEM;
-        c->stack = p;
-        c->cap = cap;
+        ts->stack = p;
+        ts->cap = cap;
     }
-    c->stack[c->depth++] = (open_slice){name, ns, c->nmetrics};
+    ts->stack[ts->depth++] = (open_slice){name, ns, ts->nmetrics};
     return 0;
 }
 
-static int push_metric(trace_ctx *c, const kscope__ev *e)
+static int push_metric(tstate *ts, const kscope__ev *e)
 {
-    if (c->nmetrics == c->capmetrics) {
-        size_t cap = c->capmetrics ? c->capmetrics * 2 : 64;
-        metric_ev *p = realloc(c->metrics, cap * sizeof *p);
+    if (ts->nmetrics == ts->capmetrics) {
+        size_t cap = ts->capmetrics ? ts->capmetrics * 2 : 64;
+        metric_ev *p = realloc(ts->metrics, cap * sizeof *p);
         if (!p)
             return KSCOPE_ENOMEM;
-        c->metrics = p;
-        c->capmetrics = cap;
+        ts->metrics = p;
+        ts->capmetrics = cap;
     }
-    c->metrics[c->nmetrics++] = (metric_ev){e->name, e->aux, e->u};
+    ts->metrics[ts->nmetrics++] = (metric_ev){e->name, e->aux, e->u};
     return 0;
 }
 
-static int write_mark(trace_ctx *c, const kscope__thread *t, const kscope__ev *e)
+static int write_mark(trace_ctx *c, const tstate *ts, const kscope__ev *e)
 {
     kscope__tev m = {.kind = KSCOPE__TEV_MARK,
                      .name = kscope__name(e->name),
                      .cat = "mark",
                      .pid = c->pid,
-                     .tid = t->tid,
+                     .tid = ts->t->tid,
                      .ts_ns = (int64_t)rel_ns(c, kscope__ticks_to_ns(e->u))};
     m.stack = c->names;
-    m.nstack = host_stack(c, c->depth);
+    m.nstack = host_stack(c, ts, ts->depth);
     return emit(c, &m);
 }
 
-static int thread_events(trace_ctx *c, const kscope__thread *t, uint64_t now_ns)
+/* The track name of a host thread with events: its name and id. */
+static int name_thread(trace_ctx *c, const kscope__thread *t)
 {
-    const kscope__evbuf *b = &t->ev[c->s->slot];
+    char label[64];
+    if (t->name[0])
+        snprintf(label, sizeof label, "%s (%u)", t->name, t->tid);
+    else
+        snprintf(label, sizeof label, "thread %u", t->tid);
+    return name_track(c, KSCOPE__TEV_THREAD, c->pid, t->tid, label);
+}
+
+/* Thread t's state, made (and its track named) at its first events. */
+static tstate *thread_state(trace_ctx *c, const kscope__thread *t, int *rc)
+{
+    if (c->cur && c->cur->t == t)
+        return c->cur;
+    for (size_t i = 0; i < c->nthreads; i++)
+        if (c->threads[i].t == t)
+            return c->cur = &c->threads[i];
+    if (c->nthreads == c->capthreads) {
+        size_t cap = c->capthreads ? c->capthreads * 2 : 16;
+        tstate *p = realloc(c->threads, cap * sizeof *p);
+        if (!p) {
+            *rc = KSCOPE_ENOMEM;
+            return NULL;
+        }
+        c->threads = p;
+        c->capthreads = cap;
+    }
+    c->cur = &c->threads[c->nthreads++];
+    *c->cur = (tstate){.t = t};
+    *rc = name_thread(c, t);
+    return c->cur;
+}
+
+/* A thread's next host events (spill.c's visitor). */
+static int host_events(void *arg, const kscope__thread *t, const kscope__ev *ev, uint32_t n)
+{
+    trace_ctx *c = arg;
     int rc = 0;
-    c->depth = 0;
-    c->nmetrics = 0;
-    for (const kscope__evchunk *ch = KSCOPE__LOAD(&b->head); ch && rc == 0;
-         ch = KSCOPE__LOAD(&ch->next)) {
-        uint32_t n = atomic_load_explicit(&ch->n, memory_order_acquire);
-        for (uint32_t i = 0; i < n && rc == 0; i++) {
-            const kscope__ev *e = &ch->ev[i];
-            switch (e->type) {
-            case KSCOPE__EV_BEGIN:
-                rc = push_open(c, e->name, kscope__ticks_to_ns(e->u));
-                break;
-            case KSCOPE__EV_END:
-                /* An end whose begin was not recorded (entered while the
-                 * session was paused) has no slice to close. */
-                if (c->depth && c->stack[c->depth - 1].name == e->name)
-                    rc = slice_close(c, t, kscope__ticks_to_ns(e->u));
-                break;
-            case KSCOPE__EV_MARK:
-                rc = write_mark(c, t, e);
-                break;
-            case KSCOPE__EV_METRIC:
-                rc = push_metric(c, e);
-                break;
-            }
+    tstate *ts = thread_state(c, t, &rc);
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        const kscope__ev *e = &ev[i];
+        switch (e->type) {
+        case KSCOPE__EV_BEGIN:
+            rc = push_open(ts, e->name, kscope__ticks_to_ns(e->u));
+            break;
+        case KSCOPE__EV_END:
+            /* An end whose begin was not recorded (entered while the
+             * session was paused, or in an earlier phase) has no slice to
+             * close. */
+            if (ts->depth && ts->stack[ts->depth - 1].name == e->name)
+                rc = slice_close(c, ts, kscope__ticks_to_ns(e->u));
+            break;
+        case KSCOPE__EV_MARK:
+            rc = write_mark(c, ts, e);
+            break;
+        case KSCOPE__EV_METRIC:
+            rc = push_metric(ts, e);
+            break;
         }
     }
-    while (rc == 0 && c->depth) {
-        uint64_t begin = c->stack[c->depth - 1].begin_ns;
-        rc = slice_close(c, t, interval_end(c->s, begin, now_ns));
+    return rc;
+}
+
+/* Close every thread's slices still open. */
+static int close_threads(trace_ctx *c, int rc)
+{
+    for (size_t i = 0; i < c->nthreads; i++) {
+        tstate *ts = &c->threads[i];
+        while (rc == 0 && ts->depth) {
+            uint64_t begin = ts->stack[ts->depth - 1].begin_ns;
+            rc = slice_close(c, ts, interval_end(c->s, begin, c->now_ns));
+        }
     }
     return rc;
+}
+
+static void free_ctx(trace_ctx *c)
+{
+    for (size_t i = 0; i < c->nthreads; i++) {
+        free(c->threads[i].stack);
+        free(c->threads[i].metrics);
+    }
+    free(c->threads);
+    free(c->tracks.key);
+    free(c->launchers.key);
+    free(c->tmetrics);
 }
 
 /* Names from ROOT down to a GPU record's context node, then the kernel. */
@@ -238,8 +342,12 @@ static int gpu_event(trace_ctx *c, const kscope__gpu_ev *g)
     if (g->parent) /* a device scope: below its kernel */
         c->names[e.nstack++] = kscope__name(g->name);
     int rc = emit(c, &e);
+    if (rc == 0 && keyset_add(&c->tracks, ((uint64_t)g->device << 32 | g->stream) + 1) < 0)
+        rc = KSCOPE_ENOMEM;
     if (rc != 0 || !g->launch_ns || !g->launch_tid)
         return rc;
+    if (keyset_add(&c->launchers, (uint64_t)g->launch_tid + 1) < 0)
+        return KSCOPE_ENOMEM;
     uint64_t lend = g->launch_end_ns > g->launch_ns ? g->launch_end_ns : g->launch_ns + 1;
     kscope__tev l = {.kind = KSCOPE__TEV_LAUNCH,
                      .name = "launch",
@@ -255,47 +363,61 @@ static int gpu_event(trace_ctx *c, const kscope__gpu_ev *g)
     return emit(c, &l);
 }
 
-/* Whether key (device << 32 | stream, + 1) is in the open-addressing set
- * of cap slots (a power of two); added when not. */
-static int seen_add(uint64_t *set, size_t cap, uint64_t key)
+/* GPU events read from spill.c's visitor. */
+static int gpu_events(void *arg, const kscope__gpu_ev *ev, uint32_t n)
 {
-    size_t j = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
-    for (; set[j]; j = (j + 1) & (cap - 1))
-        if (set[j] == key)
-            return 1;
-    set[j] = key;
-    return 0;
+    trace_ctx *c = arg;
+    int rc = 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++)
+        rc = gpu_event(c, &ev[i]);
+    return rc;
 }
 
-/* Name each device's process and each track once: a stream's, or, for
- * device scopes, an SM's warp slot's (thousands of them: hence the set). */
+static int by_key(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The keys of a set, in order (0s first, to skip); NULL out of memory. */
+static uint64_t *sorted_keys(const keyset *k)
+{
+    uint64_t *v = malloc((k->cap ? k->cap : 1) * sizeof *v);
+    if (v && k->cap) {
+        memcpy(v, k->key, k->cap * sizeof *v);
+        qsort(v, k->cap, sizeof *v, by_key);
+    }
+    return v;
+}
+
+/* Name each device's process and each track its work was on: a stream's,
+ * or, for device scopes, an SM's warp slot's (thousands of them). */
 static int gpu_tracks(trace_ctx *c)
 {
-    size_t cap = 64;
-    while (cap < 4 * c->s->ngev + 64)
-        cap <<= 1;
-    uint64_t *seen = calloc(cap, sizeof *seen);
-    if (!seen)
+    uint64_t *keys = sorted_keys(&c->tracks);
+    if (!keys)
         return KSCOPE_ENOMEM;
     int rc = 0;
-    for (size_t i = 0; i < c->s->ngev && rc == 0; i++) {
-        const kscope__gpu_ev *e = &c->s->gev[i];
-        if (seen_add(seen, cap, ((uint64_t)e->device << 32 | e->stream) + 1))
+    uint32_t named_device = UINT32_MAX;
+    for (size_t i = 0; i < c->tracks.cap && rc == 0; i++) {
+        if (!keys[i])
             continue;
+        uint32_t device = (uint32_t)((keys[i] - 1) >> 32), stream = (uint32_t)(keys[i] - 1);
         char label[64];
-        int pid = GPU_PID_BASE + (int)e->device;
-        if (!seen_add(seen, cap, ((uint64_t)(e->device | 1u << 31) << 32) + 1)) {
-            snprintf(label, sizeof label, "GPU %u (%s)", e->device, kscope__gpu_device_type());
+        int pid = GPU_PID_BASE + (int)device;
+        if (device != named_device) {
+            snprintf(label, sizeof label, "GPU %u (%s)", device, kscope__gpu_device_type());
             rc = name_track(c, KSCOPE__TEV_PROCESS, pid, 0, label);
+            named_device = device;
         }
-        if (KSCOPE__DEVSCOPE_IS_TRACK(e->stream))
-            snprintf(label, sizeof label, "SM %u warp %u", (e->stream >> 8) & 0x3fffffu,
-                     e->stream & 0xffu);
+        if (KSCOPE__DEVSCOPE_IS_TRACK(stream))
+            snprintf(label, sizeof label, "SM %u warp %u", (stream >> 8) & 0x3fffffu,
+                     stream & 0xffu);
         else
-            snprintf(label, sizeof label, "stream %u", e->stream);
-        rc = rc ? rc : name_track(c, KSCOPE__TEV_THREAD, pid, e->stream, label);
+            snprintf(label, sizeof label, "stream %u", stream);
+        rc = rc ? rc : name_track(c, KSCOPE__TEV_THREAD, pid, stream, label);
     }
-    free(seen);
+    free(keys);
     return rc;
 }
 
@@ -350,49 +472,36 @@ static int window_track(trace_ctx *c, uint64_t now_ns)
     return cc.rc;
 }
 
-/* Whether host_tracks named tid's track: a registered thread with events in
- * this session. Its name, when it has one, goes to *name. Registry locked. */
-static int host_track_named(trace_ctx *c, int slot, uint32_t tid, const char **name)
+/* Whether tid's track was named for its host events; else its thread's
+ * name, when it has one, into *name. */
+static int host_track_named(trace_ctx *c, uint32_t tid, const char **name)
 {
     *name = NULL;
-    for (kscope__thread *t = kscope__threads(); t; t = t->next) {
-        if (t->tid != tid)
-            continue;
-        if (KSCOPE__LOAD(&t->ev[slot].gen) == c->s->gen && KSCOPE__LOAD(&t->ev[slot].head))
+    for (size_t i = 0; i < c->nthreads; i++)
+        if (c->threads[i].t->tid == tid)
             return 1;
-        *name = t->name[0] ? t->name : NULL;
-    }
+    kscope__threads_lock();
+    for (kscope__thread *t = kscope__threads(); t && !*name; t = t->next)
+        if (t->tid == tid && t->name[0])
+            *name = t->name;
+    kscope__threads_unlock();
     return 0;
 }
 
 /* Name the tracks that hold only launch slices: threads that launched GPU
- * work but recorded no scope in this session (or never annotated). The
- * launching threads are few, so a short list does. */
-static int launch_tracks(trace_ctx *c, int slot)
+ * work but recorded no scope in this session (or never annotated). */
+static int launch_tracks(trace_ctx *c)
 {
-    uint32_t *seen = NULL;
-    size_t nseen = 0, cap = 0;
+    uint64_t *keys = sorted_keys(&c->launchers);
+    if (!keys)
+        return KSCOPE_ENOMEM;
     int rc = 0;
-    kscope__threads_lock();
-    for (size_t i = 0; i < c->s->ngev && rc == 0; i++) {
-        uint32_t tid = c->s->gev[i].launch_tid;
-        size_t j = 0;
-        while (j < nseen && seen[j] != tid)
-            j++;
-        if (!tid || !c->s->gev[i].launch_ns || j < nseen)
+    for (size_t i = 0; i < c->launchers.cap && rc == 0; i++) {
+        if (!keys[i])
             continue;
-        if (nseen == cap) {
-            cap = cap ? cap * 2 : 16;
-            uint32_t *p = realloc(seen, cap * sizeof *p);
-            if (!p) {
-                rc = KSCOPE_ENOMEM;
-                break;
-            }
-            seen = p;
-        }
-        seen[nseen++] = tid;
+        uint32_t tid = (uint32_t)(keys[i] - 1);
         const char *name;
-        if (host_track_named(c, slot, tid, &name))
+        if (host_track_named(c, tid, &name))
             continue;
         char label[64];
         if (name)
@@ -401,28 +510,7 @@ static int launch_tracks(trace_ctx *c, int slot)
             snprintf(label, sizeof label, "thread %u", tid);
         rc = name_track(c, KSCOPE__TEV_THREAD, c->pid, tid, label);
     }
-    kscope__threads_unlock();
-    free(seen);
-    return rc;
-}
-
-static int host_tracks(trace_ctx *c, int slot, uint64_t now_ns)
-{
-    int rc = name_track(c, KSCOPE__TEV_PROCESS, c->pid, 0, "host");
-    kscope__threads_lock();
-    for (kscope__thread *t = kscope__threads(); t && rc == 0; t = t->next) {
-        if (KSCOPE__LOAD(&t->ev[slot].gen) != c->s->gen || !KSCOPE__LOAD(&t->ev[slot].head))
-            continue;
-        char label[64];
-        if (t->name[0])
-            snprintf(label, sizeof label, "%s (%u)", t->name, t->tid);
-        else
-            snprintf(label, sizeof label, "thread %u", t->tid);
-        rc = name_track(c, KSCOPE__TEV_THREAD, c->pid, t->tid, label);
-        if (rc == 0)
-            rc = thread_events(c, t, now_ns);
-    }
-    kscope__threads_unlock();
+    free(keys);
     return rc;
 }
 
@@ -436,33 +524,34 @@ static int run_facts(trace_ctx *c)
     return rc;
 }
 
-/* The event source of format/events.h over one session slot; source_arg
- * is a kscope__trace_args. The caller holds kscope__session_lock. */
+/* The event source of format/events.h over one session slot (or one of
+ * its completed phases); source_arg is a kscope__trace_args. The caller
+ * holds kscope__session_lock. */
 int kscope__trace_source(void *source_arg, kscope__tev_fn fn, void *fn_arg)
 {
     const kscope__trace_args *a = source_arg;
     kscope__session *s = &kscope__sessions[a->slot];
     trace_ctx c = {.fn = fn, .arg = fn_arg, .s = s, .pid = (int)getpid()};
-    if (s->active) /* a paused session reads the same each time */
+    if (s->active && !a->phase) /* a paused session reads the same each time */
         kscope__clock_refresh();
-    uint64_t now_ns = kscope__ticks_to_ns(a->now_ticks);
+    c.now_ns = kscope__ticks_to_ns(a->phase ? a->phase->end_ticks : a->now_ticks);
     int rc = run_facts(&c);
-    pthread_mutex_lock(&s->lock);
-    rc = rc ? rc : host_tracks(&c, a->slot, now_ns);
+    rc = rc ? rc : name_track(&c, KSCOPE__TEV_PROCESS, c.pid, 0, "host");
+    kscope__trace_visit v = {host_events, gpu_events, &c};
     if (rc == 0)
-        rc = launch_tracks(&c, a->slot);
+        rc = a->phase ? kscope__spill_read(&a->phase->trace, &v) : kscope__trace_each(s, &v);
+    rc = close_threads(&c, rc);
+    if (rc == 0)
+        rc = launch_tracks(&c);
     if (rc == 0)
         rc = gpu_tracks(&c);
-    for (size_t i = 0; i < s->ngev && rc == 0; i++)
-        rc = gpu_event(&c, &s->gev[i]);
+    pthread_mutex_lock(&s->lock);
     int sampled = s->sampled && s->gpu;
     pthread_mutex_unlock(&s->lock);
     if (rc == 0)
-        rc = counter_tracks(&c, now_ns);
+        rc = counter_tracks(&c, c.now_ns);
     if (rc == 0 && sampled)
-        rc = window_track(&c, now_ns);
-    free(c.stack);
-    free(c.metrics);
-    free(c.tmetrics);
+        rc = window_track(&c, c.now_ns);
+    free_ctx(&c);
     return rc;
 }

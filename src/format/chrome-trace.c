@@ -4,7 +4,9 @@
  * [...]} with "M" events naming processes and tracks, "X" slices (host
  * scopes, kernels, copies, launch calls), "i" instants (marks), "s"/"f"
  * flow arrows from each launch to its kernel, and "C" counters. Times are
- * microseconds with nanosecond precision. The run's facts (command, host,
+ * microseconds with nanosecond precision, written as short as they go, and
+ * no arg repeats what a field says (a GPU event's stream is its tid): a
+ * trace's bytes are mostly its times and names. The run's facts (command, host,
  * start time, ...) go in the top-level "metadata" object, where Chrome's
  * own traces keep theirs; viewers that do not know it pass over it.
  */
@@ -112,8 +114,8 @@ static void gpu(kscope__jsonw *w, const kscope__tev *e)
     kscope__jw_key(w, "args");
     kscope__jw_open(w, '{');
     call_stack(w, e);
+    /* the stream is the track (tid): not repeated */
     gpu_uint(w, "device", e->gpu.device);
-    gpu_uint(w, "stream", e->gpu.stream);
     gpu_uint(w, "correlation", e->gpu.correlation);
     if (e->gpu.bytes)
         gpu_uint(w, "bytes", e->gpu.bytes);

@@ -67,12 +67,14 @@ typedef int (*kscope__tev_fn)(const kscope__tev *e, void *arg);
 typedef int (*kscope__tev_source)(void *source_arg, kscope__tev_fn fn, void *fn_arg);
 
 /* Write the events of `source` as Chrome trace JSON (format/chrome-trace.c)
- * into a malloc'd buffer, or to a sink as they come (format/sink.h). 0 or a
- * negative KSCOPE_E*. */
+ * into a malloc'd buffer, or to a sink as they come (format/sink.h), or
+ * gzip-compressed to a sink (format/gzipw.c). 0 or a negative KSCOPE_E*. */
 struct kscope__sink;
 int kscope__chrome_trace_write(kscope__tev_source source, void *source_arg, char **out,
                                size_t *len);
 int kscope__chrome_trace_to(kscope__tev_source source, void *source_arg,
                             const struct kscope__sink *out);
+int kscope__chrome_trace_gz_to(kscope__tev_source source, void *source_arg,
+                               const struct kscope__sink *out);
 
 #endif /* KSCOPE_EVENTS_H */

@@ -10,7 +10,9 @@
  * The recorder expands all but the last column (format.c); the reading
  * toolkit expands the reader column (read/read-file.c), so the recorder
  * never refers to a reader. The first extension is the one written; the
- * others are also recognised when reading.
+ * others are also recognised when reading. A gzip-compressed file is read
+ * by its content's reader: the reading toolkit inflates any gzip input
+ * first (read/read-file.c), whatever its name.
  */
 #ifndef KSCOPE_FORMAT_H
 #define KSCOPE_FORMAT_H
@@ -27,7 +29,10 @@
     X(HATCHET_MSGPACK, "hatchet_msgpack", KSCOPE__KIND_TREE, ".hatchet_msgpack .msgpack",          \
       kscope__hatchet_msgpack_to, NULL, kscope__hatchet_msgpack_reader)                            \
     X(CHROME_TRACE, "chrome_trace", KSCOPE__KIND_TRACE, ".chrome_trace .json .trace", NULL,        \
-      kscope__chrome_trace_to, kscope__chrome_trace_reader)
+      kscope__chrome_trace_to, kscope__chrome_trace_reader)                                        \
+    X(CHROME_TRACE_GZ, "chrome_trace_gz", KSCOPE__KIND_TRACE,                                      \
+      ".chrome_trace.gz .json.gz .trace.gz", NULL, kscope__chrome_trace_gz_to,                     \
+      kscope__chrome_trace_reader)
 
 typedef enum {
     KSCOPE__FORMAT_UNKNOWN = 0,

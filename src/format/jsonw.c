@@ -243,13 +243,23 @@ void kscope__jw_double(kscope__jsonw *w, double v)
 
 void kscope__jw_us(kscope__jsonw *w, int64_t ns)
 {
-    char b[40];
+    char b[40], *end = b + sizeof b, *p = end;
     comma(w);
     w->need_comma = 1;
-    const char *sign = ns < 0 ? "-" : "";
-    uint64_t a = ns < 0 ? (uint64_t)(-ns) : (uint64_t)ns;
-    kscope__jw_raw(w, b,
-                   (size_t)snprintf(b, sizeof b, "%s%llu.%03llu", sign,
-                                    (unsigned long long)(a / 1000),
-                                    (unsigned long long)(a % 1000)));
+    uint64_t a = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+    unsigned frac = (unsigned)(a % 1000);
+    int digits = frac == 0 ? 0 : frac % 100 == 0 ? 1 : frac % 10 == 0 ? 2 : 3;
+    for (int i = 3; i > digits; i--)
+        frac /= 10;
+    for (int i = 0; i < digits; i++, frac /= 10)
+        *--p = (char)('0' + frac % 10);
+    if (digits)
+        *--p = '.';
+    uint64_t us = a / 1000;
+    do
+        *--p = (char)('0' + us % 10);
+    while ((us /= 10) != 0);
+    if (ns < 0)
+        *--p = '-';
+    kscope__jw_raw(w, p, (size_t)(end - p));
 }

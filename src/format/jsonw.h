@@ -49,7 +49,8 @@ void kscope__jw_literal(kscope__jsonw *w, const char *text);
 /* Doubles keep a decimal point ("2.0") so readers see a float; non-finite
  * values are written as null. */
 void kscope__jw_double(kscope__jsonw *w, double v);
-/* Microseconds from nanoseconds, with ns precision ("12.345"). */
+/* Microseconds from nanoseconds, with ns precision and no trailing zeros
+ * ("12.345", "12.3", "12"): a trace's times are most of its bytes. */
 void kscope__jw_us(kscope__jsonw *w, int64_t ns);
 
 /* Append the escaped body of a string (no quotes). */

@@ -68,7 +68,7 @@ static int strtab_grow(kscope__ptree *t)
 
 const char *kscope__ptree_intern(kscope__ptree *t, const char *s, size_t len)
 {
-    if ((t->strtab_n + 1) * 4 > t->strtab_cap * 3 && strtab_grow(t) != 0)
+    if ((t->strtab_n + 1) * 5 > t->strtab_cap * 4 && strtab_grow(t) != 0)
         return NULL;
     uint32_t j = (uint32_t)hash_bytes(s, len) & (t->strtab_cap - 1);
     for (; t->strtab[j]; j = (j + 1) & (t->strtab_cap - 1)) {
@@ -278,7 +278,7 @@ static uint32_t *index_slots(kscope__ptree *t, kscope__pindex *ix, uint32_t cap)
 }
 
 /* Bring the index up to n's `count` entries: built when the node passes
- * INDEX_MIN entries, rebuilt at most half full when three quarters full,
+ * INDEX_MIN entries, rebuilt at most half full when four fifths full,
  * so each entry costs constant time amortised. Without memory for it the
  * node is searched in order, which is slower but still right. */
 static void index_sync(kscope__ptree *t, kscope__pindex *ix, const kscope__pnode *n, uint32_t count,
@@ -288,7 +288,7 @@ static void index_sync(kscope__ptree *t, kscope__pindex *ix, const kscope__pnode
         return;
     if (ix->upto > count)
         ix->upto = count; /* entries were dropped */
-    if (!ix->slot || (ix->used + count - ix->upto) * 4 > ix->cap * 3) {
+    if (!ix->slot || (ix->used + count - ix->upto) * 5 > ix->cap * 4) {
         uint32_t cap = 32;
         while (cap < count * 2 && cap < (1u << 30))
             cap *= 2;
@@ -323,6 +323,27 @@ int kscope__pnode_set_type(kscope__ptree *t, kscope__pnode *n, const char *type)
     if (!n->rare && !(n->rare = kscope__ptree_alloc(t, sizeof *n->rare)))
         return KSCOPE_ENOMEM;
     n->rare->type = plain ? NULL : type;
+    return 0;
+}
+
+int kscope__pnode_reserve(kscope__ptree *t, kscope__pnode *n, uint32_t count)
+{
+    if (count <= n->capchildren)
+        return 0;
+    size_t bytes = (size_t)count * sizeof *n->children;
+    int was_big = (size_t)n->capchildren * sizeof *n->children >= BIG_MIN;
+    kscope__pnode **c;
+    if (was_big) {
+        c = big_resize(t, n->children, bytes);
+    } else {
+        c = bytes < BIG_MIN ? kscope__ptree_alloc(t, bytes) : big_resize(t, NULL, bytes);
+        if (c && n->nchildren)
+            memcpy(c, n->children, n->nchildren * sizeof *c);
+    }
+    if (!c)
+        return KSCOPE_ENOMEM;
+    n->children = c;
+    n->capchildren = count;
     return 0;
 }
 

@@ -113,6 +113,10 @@ const char *kscope__ptree_intern_cstr(kscope__ptree *t, const char *s);
 const char *kscope__pnode_type(const kscope__pnode *n);
 int kscope__pnode_set_type(kscope__ptree *t, kscope__pnode *n, const char *type);
 
+/* Room for `count` children of n in all (a builder that knows how many
+ * will come spares the array's growth). 0 or KSCOPE_ENOMEM. */
+int kscope__pnode_reserve(kscope__ptree *t, kscope__pnode *n, uint32_t count);
+
 /* Append a new child (no merge). */
 kscope__pnode *kscope__pnode_add(kscope__ptree *t, kscope__pnode *parent, const char *name);
 

@@ -2,8 +2,9 @@
  * read-file.c - opening a profile: checks that the path is a readable,
  * non-empty regular file, detects the format from the first bytes and hands
  * the content to the right reader (.hatchet JSON and Chrome traces are
- * streamed in chunks; .hatchet_msgpack is read whole). Every failure becomes
- * "PATH: what is wrong".
+ * streamed in chunks; .hatchet_msgpack is read whole). A gzip-compressed
+ * file (its first two bytes tell, whatever its name) is inflated as it is
+ * read, with zlib. Every failure becomes "PATH: what is wrong".
  */
 #define _GNU_SOURCE /* memmem */
 #include "read/read.h"
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define CHUNK (256 * 1024)
 
@@ -77,8 +79,72 @@ static FILE *open_checked(const char *path, off_t *size, char *err, size_t errle
     return f;
 }
 
-/* Read the rest of f (after *len bytes already in *buf), at most max. */
-static int slurp(FILE *f, const char *path, char **buf, size_t *len, size_t cap, size_t max,
+/* An open profile: a plain file, or a gzip stream inflated as it is read. */
+typedef struct input {
+    FILE *f;
+    gzFile gz;
+} input;
+
+/* Switch in to inflating when f, a regular file, starts with gzip's magic
+ * bytes; *size is then unknown (-1). 0, or an error with err set. */
+static int input_open(FILE *f, const char *path, off_t *size, input *in, char *err, size_t errlen)
+{
+    unsigned char magic[2];
+    in->f = f;
+    in->gz = NULL;
+    if (*size < 0) /* a pipe or a device: read as it comes */
+        return 0;
+    size_t got = fread(magic, 1, 2, f);
+    rewind(f);
+    if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+        int fd = dup(fileno(f));
+        in->gz = fd >= 0 && lseek(fd, 0, SEEK_SET) == 0 ? gzdopen(fd, "rb") : NULL;
+        if (!in->gz) {
+            if (fd >= 0)
+                close(fd);
+            snprintf(err, errlen, "%s: cannot read gzip input: %s", path, strerror(errno));
+            return KSCOPE_EIO;
+        }
+        gzbuffer(in->gz, CHUNK);
+        *size = -1;
+    }
+    return 0;
+}
+
+static size_t input_read(input *in, void *buf, size_t n)
+{
+    if (!in->gz)
+        return fread(buf, 1, n, in->f);
+    int got = gzread(in->gz, buf, (unsigned)(n > (1u << 30) ? 1u << 30 : n));
+    return got > 0 ? (size_t)got : 0;
+}
+
+/* A read error of in (0: none), its message into msg. */
+static int input_error(input *in, char *msg, size_t size)
+{
+    if (!in->gz) {
+        if (!ferror(in->f))
+            return 0;
+        snprintf(msg, size, "read error: %s", strerror(errno));
+        return KSCOPE_EIO;
+    }
+    int zerr;
+    const char *m = gzerror(in->gz, &zerr);
+    if (zerr == Z_OK || zerr == Z_STREAM_END)
+        return 0;
+    snprintf(msg, size, "gzip data is corrupt: %s", m && *m ? m : "read error");
+    return zerr == Z_ERRNO ? KSCOPE_EIO : KSCOPE_EPARSE;
+}
+
+static void input_close(input *in)
+{
+    if (in->gz)
+        gzclose(in->gz);
+    fclose(in->f);
+}
+
+/* Read the rest of in (after *len bytes already in *buf), at most max. */
+static int slurp(input *in, const char *path, char **buf, size_t *len, size_t cap, size_t max,
                  char *err, size_t errlen)
 {
     for (;;) {
@@ -96,12 +162,14 @@ static int slurp(FILE *f, const char *path, char **buf, size_t *len, size_t cap,
             }
             *buf = b;
         }
-        size_t got = fread(*buf + *len, 1, cap - *len, f);
+        size_t got = input_read(in, *buf + *len, cap - *len);
         *len += got;
         if (got == 0) {
-            if (ferror(f)) {
-                snprintf(err, errlen, "%s: read error: %s", path, strerror(errno));
-                return KSCOPE_EIO;
+            char msg[256];
+            int rc = input_error(in, msg, sizeof msg);
+            if (rc) {
+                snprintf(err, errlen, "%s: %s", path, msg);
+                return rc;
             }
             (*buf)[*len] = '\0';
             return 0;
@@ -114,12 +182,18 @@ static int slurp(FILE *f, const char *path, char **buf, size_t *len, size_t cap,
 /* Read the first bytes of f into head and tell its format from them, so a
  * file that is no profile (a disk image, zeros) is refused before the rest
  * is read. 0, or an error with err set. */
-static int read_head(FILE *f, const char *path, char *head, size_t *n, kscope__format_id *id,
+static int read_head(input *in, const char *path, char *head, size_t *n, kscope__format_id *id,
                      char *err, size_t errlen)
 {
-    *n = fread(head, 1, HEAD, f);
+    *n = input_read(in, head, HEAD);
+    char msg[256];
+    int rc = *n < HEAD ? input_error(in, msg, sizeof msg) : 0;
+    if (rc) {
+        snprintf(err, errlen, "%s: %s", path, msg);
+        return rc;
+    }
     if (*n == 0) {
-        snprintf(err, errlen, "%s: empty file", path);
+        snprintf(err, errlen, "%s: empty file%s", path, in->gz ? " (once inflated)" : "");
         return KSCOPE_EPARSE;
     }
     size_t i = 0;
@@ -141,8 +215,8 @@ static int read_head(FILE *f, const char *path, char *head, size_t *n, kscope__f
 }
 
 /* The rest of f after its first n bytes (in head), into a new buffer. */
-static int read_rest(FILE *f, const char *path, off_t size, const char *head, size_t n, char **buf,
-                     size_t *len, char *err, size_t errlen)
+static int read_rest(input *in, const char *path, off_t size, const char *head, size_t n,
+                     char **buf, size_t *len, char *err, size_t errlen)
 {
     size_t cap = size > 0 ? (size_t)size + 1 : CHUNK;
     if (cap < n)
@@ -154,7 +228,7 @@ static int read_rest(FILE *f, const char *path, off_t size, const char *head, si
     }
     memcpy(*buf, head, n);
     *len = n;
-    int rc = slurp(f, path, buf, len, cap, size >= 0 ? SIZE_MAX : UNSIZED_MAX, err, errlen);
+    int rc = slurp(in, path, buf, len, cap, size >= 0 ? SIZE_MAX : UNSIZED_MAX, err, errlen);
     if (rc < 0) {
         free(*buf);
         *buf = NULL;
@@ -171,13 +245,18 @@ int kscope__read_whole_file(const char *path, char **buf, size_t *len, char *err
     FILE *f = open_checked(path, &size, err, errlen, &rc);
     if (!f)
         return rc;
+    input in;
+    if ((rc = input_open(f, path, &size, &in, err, errlen)) != 0) {
+        fclose(f);
+        return rc;
+    }
     char head[HEAD];
     size_t n;
     kscope__format_id id;
-    rc = read_head(f, path, head, &n, &id, err, errlen);
+    rc = read_head(&in, path, head, &n, &id, err, errlen);
     if (rc == 0)
-        rc = read_rest(f, path, size, head, n, buf, len, err, errlen);
-    fclose(f);
+        rc = read_rest(&in, path, size, head, n, buf, len, err, errlen);
+    input_close(&in);
     return rc;
 }
 
@@ -230,7 +309,7 @@ static const kscope__reader *const readers[KSCOPE__FORMAT_COUNT] = {
 
 /* Stream a file through a chunked parser (the first bytes are in `first`),
  * so a large file is never held whole. */
-static int read_stream(FILE *f, const char *path, const char *first, size_t nfirst,
+static int read_stream(input *in, const char *path, const char *first, size_t nfirst,
                        const kscope__reader *r, kscope__ptree **out, char *err, size_t errlen)
 {
     char msg[KSCOPE__READ_ERRLEN];
@@ -246,12 +325,9 @@ static int read_stream(FILE *f, const char *path, const char *first, size_t nfir
         snprintf(msg, sizeof msg, "out of memory");
     }
     while (rc == 0) {
-        size_t got = fread(chunk, 1, CHUNK, f);
+        size_t got = input_read(in, chunk, CHUNK);
         if (got == 0) {
-            if (ferror(f)) {
-                snprintf(msg, sizeof msg, "read error: %s", strerror(errno));
-                rc = KSCOPE_EIO;
-            }
+            rc = input_error(in, msg, sizeof msg);
             break;
         }
         rc = r->feed(p, chunk, got, msg, sizeof msg);
@@ -308,24 +384,29 @@ int kscope__read_profile(const char *path, kscope__ptree **out, char *err, size_
     FILE *f = open_checked(path, &size, err, errlen, &rc);
     if (!f)
         return rc;
+    input in;
+    if ((rc = input_open(f, path, &size, &in, err, errlen)) != 0) {
+        fclose(f);
+        return rc;
+    }
     char head[HEAD];
     size_t n;
     kscope__format_id id;
-    rc = read_head(f, path, head, &n, &id, err, errlen);
+    rc = read_head(&in, path, head, &n, &id, err, errlen);
     if (rc < 0) {
-        fclose(f);
+        input_close(&in);
         return rc;
     }
     const kscope__reader *r = readers[id];
     if (r->stream_new) {
-        rc = read_stream(f, path, head, n, r, out, err, errlen);
-        fclose(f);
+        rc = read_stream(&in, path, head, n, r, out, err, errlen);
+        input_close(&in);
         return rc;
     }
     char *buf;
     size_t len;
-    rc = read_rest(f, path, size, head, n, &buf, &len, err, errlen);
-    fclose(f);
+    rc = read_rest(&in, path, size, head, n, &buf, &len, err, errlen);
+    input_close(&in);
     if (rc < 0)
         return rc;
     char msg[KSCOPE__READ_ERRLEN];

@@ -411,6 +411,7 @@ static void read_options(kscope_session_opts *o)
     o->data = env_or_null(KSCOPE_RUN_ENV_DATA);
     o->mode = env_or_null(KSCOPE_RUN_ENV_MODE);
     o->device_scopes = env_or_null(KSCOPE_RUN_ENV_DSCOPES);
+    o->compress = env_is(KSCOPE_RUN_ENV_COMPRESS, "1");
     R.capture = capture_range_known(env_or_null(KSCOPE_RUN_ENV_CAPTURE));
     R.delay_s = env_seconds(KSCOPE_RUN_ENV_DELAY);
     R.duration_s = env_seconds(KSCOPE_RUN_ENV_DURATION);
@@ -439,8 +440,10 @@ static int reserve_name(const kscope_session_opts *o)
         return rc;
     int trace = o->data && strcmp(o->data, "trace") == 0;
     char ext[32];
-    kscope__format_ext(kscope__format_default(trace ? KSCOPE__KIND_TRACE : KSCOPE__KIND_TREE), ext,
-                       sizeof ext);
+    kscope__format_ext(trace && o->compress
+                           ? kscope__format_get(KSCOPE__FORMAT_CHROME_TRACE_GZ)
+                           : kscope__format_default(trace ? KSCOPE__KIND_TRACE : KSCOPE__KIND_TREE),
+                       ext, sizeof ext);
     rc = kscope__run_claim(R.manifest, base, ext, R.ident.pid, R.base, sizeof R.base);
     R.claimed = rc == 0;
     return rc;

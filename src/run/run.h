@@ -26,6 +26,7 @@
 #define KSCOPE_RUN_ENV_DATA     "KSCOPE_RUN_DATA"          /* session option */
 #define KSCOPE_RUN_ENV_MODE     "KSCOPE_RUN_MODE"          /* session option */
 #define KSCOPE_RUN_ENV_DSCOPES  "KSCOPE_RUN_DEVICE_SCOPES" /* session option */
+#define KSCOPE_RUN_ENV_COMPRESS "KSCOPE_RUN_COMPRESS"      /* "1": session option compress */
 #define KSCOPE_RUN_ENV_HOOK     "KSCOPE_RUN_HOOK"          /* for python -m kscope */
 #define KSCOPE_RUN_ENV_CAPTURE  "KSCOPE_RUN_CAPTURE"       /* a backend's capture_range */
 #define KSCOPE_RUN_ENV_DELAY    "KSCOPE_RUN_DELAY"         /* seconds */
