@@ -143,8 +143,8 @@ typedef struct kscope_session_opts {
     /* Trace sessions: write the trace gzip-compressed by default
      * ("<name>.chrome_trace.gz", format "chrome_trace_gz"; Perfetto UI,
      * chrome://tracing and every kscope reader open it). Needs zlib
-     * (libz.so.1) when written: without it the trace is written
-     * uncompressed, with a warning. */
+     * (libz.so.1, looked up when the trace is written): without it the
+     * trace is written uncompressed, with a warning. */
     int compress;
 } kscope_session_opts;
 

@@ -771,6 +771,7 @@ char *kscope__command_line(const char *const *argv, int argc);
 typedef struct kscope__run_hooks {
     void (*capture_range)(int starting);   /* the program's profiler start/stop */
     void (*report_conflict)(const char *); /* one line of the run's result */
+    int (*report_note)(const char *);      /* a warning for its summary (1: taken) */
     void (*gpu_injected)(void);            /* the GPU runtime loaded libkscope */
 } kscope__run_hooks;
 
@@ -784,8 +785,9 @@ int kscope__run_hooked(void);
 void kscope__capture_range(int starting);
 
 /* Report a problem of this process to a running `kscope run` (nothing when
- * no launcher session runs). */
+ * no launcher session runs); a warning goes to its summary, else stderr. */
 void kscope__report_conflict(const char *msg);
+void kscope__report_note(const char *key, const char *msg);
 
 /* The GPU runtime loaded libkscope through a backend's injection entry:
  * start the launcher session and note that the process used the GPU. */

@@ -10,7 +10,9 @@
 # benchmark of step 5 alone (MODES picks its modes); compare: 1, 2 and
 # bench/compare.sh alone; runbench: 1, 2 and bench/gpu/run_bench.sh alone
 # (SECTIONS picks c, torch, train; default all three); devbench: 1, 2 and
-# bench/gpu/devscope_bench.sh alone; pcsbench: 1, 2 and pcs_bench.py alone.
+# bench/gpu/devscope_bench.sh alone; pcsbench: 1, 2 and pcs_bench.py alone;
+# tracebytes: 1, 2 and bench/gpu/trace_bytes.py alone (bytes per kernel of
+# kscope's trace, plain and gzip, against torch.profiler's; LAUNCHES kernels).
 #
 # With BASE=DIR (an earlier checkout, carried along), step 2 also builds
 # it and step 5 ends with bench/compare.sh: this checkout against BASE,
@@ -159,6 +161,16 @@ if [ "$what" = pcsbench ]; then
     note ""
     note "PC sampling, kscope and Proton (bench/gpu/pcs_bench.py):"
     grep -E '^(kernel|big|small|kscope fixed)' "$out/pcs_bench.log" | tee -a "$summary" >/dev/null
+    cat "$summary"
+    exit 0
+fi
+if [ "$what" = tracebytes ]; then
+    # Bytes per kernel event: kscope's trace against torch.profiler's.
+    KSCOPE_LIB=$build/libkscope.so LD_PRELOAD=$build/libkscope.so timeout 300 \
+        python3 "$root/bench/gpu/trace_bytes.py" "$launches" >"$out/trace_bytes.log" 2>&1
+    note ""
+    note "trace bytes per kernel, kscope and torch.profiler (bench/gpu/trace_bytes.py):"
+    tee -a "$summary" <"$out/trace_bytes.log" >/dev/null
     cat "$summary"
     exit 0
 fi

@@ -29,7 +29,10 @@ torch.cuda.synchronize()
 
 
 class Opts(ctypes.Structure):
-    _fields_ = [(f, ctypes.c_char_p) for f in ("name", "context", "data", "backend", "mode", "sample")]
+    """kscope_session_opts, field for field (include/kscope.h)."""
+    _fields_ = [(f, ctypes.c_char_p) for f in ("name", "context", "data", "backend", "mode", "sample",
+                                               "device_scopes", "trace_buffer")] + [
+        ("compress", ctypes.c_int)]
 
 
 def loop():

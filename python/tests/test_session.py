@@ -97,6 +97,28 @@ def test_chrome_trace_fields(tmp_path):
     ]
 
 
+def test_compressed_trace_within_its_buffer(tmp_path):
+    """compress=True writes <name>.chrome_trace.gz; trace_buffer bounds the
+    memory its events take (a size, or a number of bytes)."""
+    import gzip
+    name = str(tmp_path / "gz")
+    sid = kscope.start(name, data="trace", compress=True, trace_buffer="1M")
+    for _ in range(3):
+        with kscope.scope("a"):
+            pass
+    assert _kscope.output_path(sid).endswith("gz.chrome_trace.gz")
+    kscope.finalize(sid)
+    with gzip.open(name + ".chrome_trace.gz", "rt") as f:
+        doc = json.load(f)
+    assert sum(1 for e in doc["traceEvents"] if e["name"] == "a" and e["ph"] == "X") == 3
+    assert not os.path.exists(name + ".chrome_trace")
+    sid = kscope.start(str(tmp_path / "n"), data="trace", trace_buffer=4 << 20)
+    kscope.finalize(sid)
+    assert os.path.exists(str(tmp_path / "n") + ".chrome_trace")
+    with pytest.raises(ValueError, match="lots"):
+        kscope.start(str(tmp_path / "bad"), data="trace", trace_buffer="lots")
+
+
 def test_finalize_format_must_fit_data(tmp_path):
     sid = kscope.start(str(tmp_path / "t"), data="trace")
     with pytest.raises(ValueError, match="records a trace"):

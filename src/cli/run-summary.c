@@ -312,6 +312,8 @@ int kscope__run_report(const char *manifest, long top, FILE *out)
         if (strcmp(tag, KSCOPE_RUN_TAG_ERROR) == 0) {
             fprintf(out, "kscope run: pid %ld: %s\n", pid, rest);
             errors++;
+        } else if (strcmp(tag, KSCOPE_RUN_TAG_NOTE) == 0) {
+            fprintf(out, "kscope run: pid %ld: %s\n", pid, rest);
         } else if (strcmp(tag, KSCOPE_RUN_TAG_PROFILE) == 0) {
             profile_line *np = realloc(profiles, (size_t)(nprof + 1) * sizeof *np);
             if (!np)

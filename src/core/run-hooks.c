@@ -36,6 +36,12 @@ void kscope__report_conflict(const char *msg)
         hooks.report_conflict(msg);
 }
 
+void kscope__report_note(const char *key, const char *msg)
+{
+    if (!hooks.report_note || !hooks.report_note(msg))
+        kscope__warn_once(key, "%s", msg);
+}
+
 void kscope__gpu_injected(void)
 {
     if (hooks.gpu_injected)

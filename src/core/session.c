@@ -412,6 +412,22 @@ int kscope_deactivate(int session, int flushing)
 
 /* ------------------------------------------------------------------ output */
 
+/* A session's compressed trace format, or the plain one, said once (on
+ * stderr, or under kscope run in its summary), where zlib is missing. */
+static const kscope__format *compressed_trace(const kscope__session *s)
+{
+    if (kscope__gzip_available())
+        return kscope__format_get(KSCOPE__FORMAT_CHROME_TRACE_GZ);
+    char msg[1200];
+    snprintf(msg, sizeof msg,
+             "libz.so.1 (zlib) could not be loaded: the trace of '%s' is written uncompressed",
+             s->name);
+    static _Atomic int said;
+    if (!atomic_exchange(&said, 1))
+        kscope__report_note("no-zlib", msg);
+    return kscope__format_default(KSCOPE__KIND_TRACE);
+}
+
 /* The format to write: the one asked for, or the default for what the
  * session records; it must hold what the session records. */
 int kscope__session_format(kscope__session *s, const char *name, const kscope__format **out)
@@ -419,7 +435,7 @@ int kscope__session_format(kscope__session *s, const char *name, const kscope__f
     kscope__format_kind kind = s->trace ? KSCOPE__KIND_TRACE : KSCOPE__KIND_TREE;
     const kscope__format *f = name && *name    ? kscope__format_by_name(name)
                               : s->part_format ? s->part_format
-                              : s->compress    ? kscope__format_get(KSCOPE__FORMAT_CHROME_TRACE_GZ)
+                              : s->compress    ? compressed_trace(s)
                                                : kscope__format_default(kind);
     if (!f) {
         char names[128];
@@ -547,27 +563,6 @@ static void release(kscope__session *s)
     update_annotate();
 }
 
-/* Write the session's kept phases and its current data in *format, the
- * last to path. A trace the session compresses by default is written
- * uncompressed, with a warning, where zlib cannot be loaded. */
-static int write_all(kscope__session *s, const char *requested, const kscope__format **format,
-                     char *path, size_t size)
-{
-    kscope__session_path(s, *format, s->phase, path, size);
-    int rc = kscope__phase_write_kept(s, *format);
-    rc = rc ? rc : kscope__session_output(s, *format, NULL, path);
-    if (rc != KSCOPE_ENOTSUP || (requested && *requested) || !s->compress)
-        return rc;
-    *format = kscope__format_default(KSCOPE__KIND_TRACE);
-    kscope__session_path(s, *format, s->phase, path, size);
-    kscope__warn_once("no-zlib",
-                      "libz.so.1 (zlib) could not be loaded: the trace of '%s' is written "
-                      "uncompressed, to %s",
-                      s->name, path);
-    rc = kscope__phase_write_kept(s, *format);
-    return rc ? rc : kscope__session_output(s, *format, NULL, path);
-}
-
 static int finalize_one(kscope__session *s, const void *requested)
 {
     const kscope__format *format = NULL;
@@ -588,7 +583,9 @@ static int finalize_one(kscope__session *s, const void *requested)
     kscope__gpu_pcs_end(s);
     kscope__gpu_dscope_end(s);
     s->phase_owed = 0; /* its records are in this, the last part */
-    if ((rc = write_all(s, requested, &format, path, sizeof path)) != 0) {
+    kscope__session_path(s, format, s->phase, path, sizeof path);
+    if ((rc = kscope__phase_write_kept(s, format)) != 0 ||
+        (rc = kscope__session_output(s, format, NULL, path)) != 0) {
         /* Keep the session as it was: the caller may retry elsewhere. */
         if (was_active && interval_open(s, kscope_now_ns()) == 0)
             set_active(s, 1);

@@ -384,9 +384,12 @@ static void *writer(void *arg)
     (void)arg;
     pthread_mutex_lock(&W.lock);
     while (!W.stop) {
+        /* every 10 ms while a trace session runs, every second else */
+        long ns = atomic_load(&kscope__trace_mask) ? POLL_NS : 1000000000L;
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += POLL_NS;
+        ts.tv_sec += ns / 1000000000L;
+        ts.tv_nsec += ns % 1000000000L;
         if (ts.tv_nsec >= 1000000000) {
             ts.tv_sec++;
             ts.tv_nsec -= 1000000000;
@@ -473,8 +476,10 @@ int kscope__spill_start(kscope__session *s, size_t budget)
     pthread_once(&fork_once, register_fork);
     pthread_mutex_lock(&spill_lock);
     spill_forget(&s->spill);
+    pthread_mutex_lock(&s->lock);
     s->gev = s->gev_tail = NULL;
     s->ngev = 0;
+    pthread_mutex_unlock(&s->lock);
     s->budget = budget; /* held counts what earlier sessions left until freed */
     free_orphans(s);
     pthread_mutex_unlock(&spill_lock);

@@ -76,5 +76,7 @@ int kscope__chrome_trace_to(kscope__tev_source source, void *source_arg,
                             const struct kscope__sink *out);
 int kscope__chrome_trace_gz_to(kscope__tev_source source, void *source_arg,
                                const struct kscope__sink *out);
+/* Whether zlib can be loaded for it (looked up the first time asked). */
+int kscope__gzip_available(void);
 
 #endif /* KSCOPE_EVENTS_H */

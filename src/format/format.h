@@ -30,9 +30,8 @@
       kscope__hatchet_msgpack_to, NULL, kscope__hatchet_msgpack_reader)                            \
     X(CHROME_TRACE, "chrome_trace", KSCOPE__KIND_TRACE, ".chrome_trace .json .trace", NULL,        \
       kscope__chrome_trace_to, kscope__chrome_trace_reader)                                        \
-    X(CHROME_TRACE_GZ, "chrome_trace_gz", KSCOPE__KIND_TRACE,                                      \
-      ".chrome_trace.gz .json.gz .trace.gz", NULL, kscope__chrome_trace_gz_to,                     \
-      kscope__chrome_trace_reader)
+    X(CHROME_TRACE_GZ, "chrome_trace_gz", KSCOPE__KIND_TRACE, ".chrome_trace.gz .json.gz", NULL,   \
+      kscope__chrome_trace_gz_to, kscope__chrome_trace_reader)
 
 typedef enum {
     KSCOPE__FORMAT_UNKNOWN = 0,

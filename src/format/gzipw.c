@@ -65,6 +65,12 @@ static void z_load(void)
     z_loaded = h && z.init && z.deflate && z.end && z.version ? 1 : -1;
 }
 
+int kscope__gzip_available(void)
+{
+    pthread_once(&z_once, z_load);
+    return z_loaded > 0;
+}
+
 typedef struct gz {
     zstream s;
     const kscope__sink *down;

@@ -578,6 +578,15 @@ static void conflict_hook(const char *msg)
         kscope__run_report_conflict(msg);
 }
 
+/* A warning of the core's, for the run's summary (once per text). */
+static int note_hook(const char *msg)
+{
+    if (!R.manifest || R.session < 0)
+        return 0;
+    kscope__run_manifest_add(R.manifest, KSCOPE_RUN_TAG_NOTE, R.ident.pid, msg);
+    return 1;
+}
+
 /* Start GPU capture for the launcher session, once. */
 static void attach_gpu(void)
 {
@@ -609,6 +618,7 @@ __attribute__((constructor)) static void kscope_run_constructor(void)
     static const kscope__run_hooks hooks = {
         .capture_range = kscope__run_profiler_api,
         .report_conflict = conflict_hook,
+        .report_note = note_hook,
         .gpu_injected = injected_hook,
     };
     kscope__set_run_hooks(&hooks);

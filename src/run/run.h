@@ -38,6 +38,7 @@
 /* Manifest lines: "<tag>\t<pid>\t<text>\n". */
 #define KSCOPE_RUN_TAG_PROFILE "profile" /* text: path written */
 #define KSCOPE_RUN_TAG_ERROR   "error"   /* text: one-line message */
+#define KSCOPE_RUN_TAG_NOTE    "note"    /* text: a one-line warning (not a failure) */
 #define KSCOPE_RUN_TAG_CLAIM   "claim"   /* text: path reserved to write */
 
 /* Where the process stands among the processes of a run. */
