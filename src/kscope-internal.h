@@ -216,8 +216,7 @@ typedef struct kscope__node_pool {
 } kscope__node_pool;
 
 _Static_assert(sizeof(kscope__node) == 48, "a node is 48 bytes");
-_Static_assert(sizeof(kscope__node_page) <= KSCOPE__PAGE_HEAD * sizeof(kscope__node),
-               "a page's header fits its head slots");
+_Static_assert(sizeof(kscope__node_page) <= KSCOPE__PAGE_HEAD * 48, "the header fits its slots");
 
 static inline kscope__node_page *kscope__page_of(const kscope__node *n)
 {
