@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tsan.sh - the tests that annotate from several threads while another
 # finalizes (test-core, test-hardening) or cuts phases and starts sessions
-# (test-phase), the sampled mode's switching
+# (test-phase), a trace's writer thread spilling beside them (test-spill,
+# fork included), the sampled mode's switching
 # thread (test-sample) and the CUPTI backend on the pretend GPU, whose CUPTI
 # hands buffers back on its own thread while threads launch (test-gpu-cupti,
 # CUDA builds), and device scopes' reader thread beside it
@@ -14,7 +15,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DKSCOPE_SANITIZE=THREAD >/dev/null
-targets="test-core test-hardening test-phase test-sample"
+targets="test-core test-hardening test-phase test-spill test-sample"
 known=$(cmake --build build-tsan --target help)
 grep -q ' test-gpu-cupti$' <<<"$known" && targets="$targets test-gpu-cupti"
 grep -q ' test-gpu-devscope$' <<<"$known" && targets="$targets test-gpu-devscope"

@@ -91,7 +91,10 @@ static int tree(long n, const char *dir)
     kscope_enter("parent");
     for (long i = 0; i < n; i++) {
         snprintf(name, sizeof name, "scope_%ld", i);
-        kscope_enter(name);
+        if (kscope_enter(name) != 0) {
+            fprintf(stderr, "memory_bench: scope %ld: %s\n", i, kscope_last_error());
+            return 2;
+        }
         kscope_exit(name);
     }
     kscope_exit("parent");

@@ -3,9 +3,11 @@
 # and bytes on disk per million distinct scopes (tree) and per million
 # events (trace: half host slices, half kernels with their launch), for 1M,
 # 10M and 100M, printed as a table. A size that does not fit the machine's
-# memory or disk (or is past MAX, default 10000000) is extrapolated from the
-# largest measured one, per million, and marked so. Each size runs in a
-# process of its own (memory_bench), so each peak is its own.
+# memory or disk (or is past MAX, default 10000000; MAX_GZ for compressed
+# traces, default MAX) is extrapolated from the largest measured one and
+# marked so: a tree's memory and every file's bytes per million, a trace's
+# memory as measured (it is bounded by its budget, not by its length). Each
+# size runs in a process of its own (memory_bench), so each peak is its own.
 #
 # usage: bench/memory/run.sh [BUILD_DIR] [WORK_DIR]
 #   BUILD_DIR  a RelWithDebInfo build with memory_bench (default build/)
@@ -27,14 +29,18 @@ mkdir -p "$W"
 field() { tr ' ' '\n' <<<"$1" | sed -n "s/^$2=//p"; }
 
 # row MODE N FORMAT: one measured (or extrapolated) row.
-declare -A last_mb_per last_disk_per
+declare -A last_mb_per last_mb last_disk_per
 row() {
     local mode=$1 n=$2 fmt=$3 key="$1/$3"
-    local m=$((n / 1000000))
-    if [ "$n" -gt "$MAX" ] && [ -n "${last_mb_per[$key]:-}" ]; then
-        awk -v m="$m" -v r="${last_mb_per[$key]}" -v d="${last_disk_per[$key]}" -v mode="$mode" \
-            -v fmt="$fmt" 'BEGIN{printf "%-6s %-16s %6dM %10.0f %10.1f %12.0f %10.1f  extrapolated\n",
-            mode, fmt, m, r*m, r, d*m, d}'
+    local m=$((n / 1000000)) max=$MAX
+    [ "$fmt" = chrome_trace_gz ] && max=${MAX_GZ:-$MAX}
+    if [ "$n" -gt "$max" ] && [ -n "${last_mb_per[$key]:-}" ]; then
+        local mb
+        mb=$(awk -v m="$m" -v r="${last_mb_per[$key]}" -v l="${last_mb[$key]}" -v mode="$mode" \
+            'BEGIN{print mode == "trace" ? l : r*m}')
+        awk -v m="$m" -v mb="$mb" -v d="${last_disk_per[$key]}" -v mode="$mode" -v fmt="$fmt" \
+            'BEGIN{printf "%-6s %-16s %6dM %10.0f %10.1f %12.0f %10.1f  extrapolated%s\n",
+            mode, fmt, m, mb, mb/m, d*m, d, mode == "trace" ? " (memory: bounded)" : ""}'
         return
     fi
     local line
@@ -46,6 +52,7 @@ row() {
     path=$(field "$line" file)
     rm -f "$path"
     last_mb_per[$key]=$(awk -v p="$peak" -v b="$base" -v m="$m" 'BEGIN{print (p-b)/1024/m}')
+    last_mb[$key]=$(awk -v p="$peak" -v b="$base" 'BEGIN{print (p-b)/1024}')
     last_disk_per[$key]=$(awk -v x="$bytes" -v m="$m" 'BEGIN{print x/1e6/m}')
     awk -v m="$m" -v p="$peak" -v b="$base" -v x="$bytes" -v mode="$mode" -v fmt="$fmt" \
         -v dr="$(grep -o 'dropped=[0-9]*' <<<"$line" || true)" \
