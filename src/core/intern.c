@@ -16,7 +16,7 @@
 
 #define CHUNK_BITS 12
 #define CHUNK_SIZE (1u << CHUNK_BITS)
-#define MAX_CHUNKS 4096 /* 16M names */
+#define MAX_CHUNKS 65536 /* 256M names */
 
 #define BLOCK_SIZE (64 * 1024) /* names are packed into blocks of this size */
 
