@@ -18,7 +18,9 @@
 #include "read/read.h"
 #include "support/testutil.h"
 
+#include <dirent.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -253,6 +255,59 @@ static void test_fork_child_spills_apart(void **state)
     unlink("t_spill_fork.chrome_trace");
 }
 
+/* The threads of this process named as kscope's trace writer names its
+ * own (pthread_setname_np). */
+static int writer_threads(void)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char path[300], comm[32] = "";
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f && fgets(comm, sizeof comm, f) && strncmp(comm, "kscope-spill", 12) == 0)
+            n++;
+        if (f)
+            fclose(f);
+    }
+    closedir(d);
+    return n;
+}
+
+/* A forked child that records nothing gets no thread of kscope's: the
+ * writer thread starts again with the child's first new chunk of events,
+ * not in the fork handler. */
+static void test_fork_child_starts_writer_when_it_records(void **state)
+{
+    (void)state;
+#ifndef __GLIBC__
+    skip(); /* the writer thread is found by its name */
+#endif
+    int s = start_trace("t_spill_fork_idle", "1M", 0);
+    record("before", 100);
+    assert_int_equal(writer_threads(), 1);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int idle = writer_threads();
+        record("child", 4000); /* more than one chunk */
+        int busy = writer_threads();
+        _exit(idle == 0 && busy == 1 ? 0 : 10 + idle * 3 + busy);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0); /* 10 + 3 * idle + busy otherwise */
+    assert_int_equal(kscope_finalize(s, NULL), 0);
+    unlink("t_spill_fork_idle.chrome_trace");
+}
+
 /* The disk refuses (the file size limit, as a full disk would): events wait
  * in memory up to the budget, then drop, counted; what was kept is
  * written. */
@@ -384,6 +439,7 @@ int main(void)
         cmocka_unit_test_teardown(test_data_reads_spilled_events, teardown),
         cmocka_unit_test_teardown(test_phases_of_a_spilled_trace, teardown),
         cmocka_unit_test_teardown(test_fork_child_spills_apart, teardown),
+        cmocka_unit_test_teardown(test_fork_child_starts_writer_when_it_records, teardown),
         cmocka_unit_test_teardown(test_events_past_the_budget_drop_counted, teardown),
         cmocka_unit_test_teardown(test_trace_buffer_sizes, teardown),
         cmocka_unit_test_teardown(test_compressed_trace, teardown),

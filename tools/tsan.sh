@@ -20,5 +20,7 @@ known=$(cmake --build build-tsan --target help)
 grep -q ' test-gpu-cupti$' <<<"$known" && targets="$targets test-gpu-cupti"
 grep -q ' test-gpu-devscope$' <<<"$known" && targets="$targets test-gpu-devscope"
 cmake --build build-tsan -j"$jobs" --target $targets
-export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+# die_after_fork=0: a forked child of a trace session starts kscope's writer
+# thread again (test-spill checks it), which ThreadSanitizer refuses by default.
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:die_after_fork=0}
 ctest --test-dir build-tsan --output-on-failure -R "^(${targets// /|})\$"

@@ -52,6 +52,12 @@ typedef struct rec_head {
     uint64_t thread; /* REC_HOST: the kscope__thread's address */
 } rec_head;
 
+/* A forked child's trace sessions want the writer thread: started by the
+ * first new chunk, not in the fork handler (a child that records nothing
+ * gets no thread of ours). */
+static _Atomic int writer_wanted;
+static int writer_start(void);
+
 /* -------------------------------------------------------------- budget */
 
 int kscope__trace_budget(const char *text, size_t *out)
@@ -100,6 +106,8 @@ static void budget_give(kscope__session *s, size_t bytes)
 
 kscope__evchunk *kscope__ev_chunk_new(kscope__session *s)
 {
+    if (atomic_load_explicit(&writer_wanted, memory_order_relaxed))
+        writer_start();
     if (!budget_take(s, CHUNK_BYTES))
         return NULL;
     kscope__evchunk *c = malloc(sizeof *c);
@@ -126,6 +134,8 @@ kscope__gpu_ev *kscope__gpu_ev_add(kscope__session *s)
 {
     kscope__gpu_chunk *c = s->gev_tail;
     if (!c || c->n == KSCOPE__GPU_CHUNK) {
+        if (atomic_load_explicit(&writer_wanted, memory_order_relaxed))
+            writer_start();
         if (!budget_take(s, GPU_CHUNK_BYTES))
             return NULL;
         kscope__gpu_chunk *nc = malloc(sizeof *nc);
@@ -423,6 +433,7 @@ static int writer_start(void)
 {
     pthread_mutex_lock(&W.lock);
     int rc = 0;
+    atomic_store(&writer_wanted, 0);
     if (!W.on) {
         sigset_t all, old;
         sigfillset(&all);
@@ -658,7 +669,7 @@ static void fork_parent(void)
 
 /* The child's spill files are its own: what the parent had spilled stays
  * readable as a part, new events go to a file of the child's. The writer
- * thread did not come along: started again for a trace session. */
+ * thread did not come along: a trace session's next chunk starts it. */
 static void fork_child(void)
 {
     int trace = 0;
@@ -684,6 +695,5 @@ static void fork_child(void)
     pthread_cond_init(&W.cond, NULL);
     W.on = 0;
     pthread_mutex_unlock(&W.lock);
-    if (trace)
-        writer_start();
+    atomic_store(&writer_wanted, trace);
 }
