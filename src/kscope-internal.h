@@ -436,10 +436,6 @@ typedef struct kscope__gpu_record {
  * a thread that never annotated; no thread state is made for it). */
 uint64_t kscope__current_ctx(void);
 
-/* Whether the calling thread's innermost scope is named `name` (so that a
- * binding can check a named exit before it adds metrics to the scope). */
-int kscope__innermost_is(const char *name);
-
 /* kscope_state_enter by interned name (kscope__intern): for a binding's
  * own state entered on a hot path (the Triton hook). */
 int kscope__state_enter_id(uint32_t id);

@@ -328,6 +328,7 @@ int kscope__gpu_gate(int state);
     X(depth, int, (void))                                                                          \
     X(state_enter, int, (const char *))                                                            \
     X(state_exit, int, (void))                                                                     \
+    X(innermost, const char *, (void))                                                             \
     X(mark, int, (const char *))                                                                   \
     X(metric_int, int, (const char *, int64_t))                                                    \
     X(metric_double, int, (const char *, double))                                                  \
