@@ -410,9 +410,11 @@ typedef struct kscope__gpu_record {
     kscope__gpu_kind kind;
     const char *name; /* demangled kernel name, "Memcpy HtoD", "Memset" */
     uint64_t start_ns, end_ns;
-    uint64_t launch_ns;     /* host time of the launch API call, 0 unknown */
-    uint64_t launch_end_ns; /* its end, 0 unknown */
-    uint32_t launch_tid;    /* OS thread of the launch, 0 unknown */
+    uint64_t launch_ns;        /* host time of the launch API call, 0 unknown */
+    uint64_t launch_end_ns;    /* its end, 0 unknown */
+    uint64_t launch_ticks;     /* its start in kscope ticks (the host scopes' clock), 0 unknown */
+    uint64_t launch_end_ticks; /* its end in ticks */
+    uint32_t launch_tid;       /* OS thread of the launch, 0 unknown */
     uint32_t device, stream;
     uint32_t src_device, dst_device; /* peer copies */
     uint64_t bytes;

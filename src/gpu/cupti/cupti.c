@@ -108,6 +108,7 @@ static __thread uint64_t tl_call_start; /* of the outermost followed call */
 static __thread uint64_t tl_call_ctx;   /* its context */
 /* Bumped at each start: a call still open when capture stopped (its exit
  * never came) must not count in a later capture. */
+static __thread uint64_t tl_call_ticks; /* the same, on the host scopes' clock */
 static _Atomic uint32_t capture_gen;
 static __thread uint32_t tl_gen;
 
@@ -367,10 +368,12 @@ static void call_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     int graph = cls == KSCOPE__CALL_LAUNCH && kscope__graphs_is_launch(driver, cbid);
     tl_call_ctx = kscope__graphs_own_call() ? KSCOPE__CTX_OWN : kscope__current_ctx();
     kscope__corr_launch_enter(&corr, cb->correlationId,
-                              tl_call_ctx | (graph ? KSCOPE__CTX_GRAPH : 0), tl_tid, tl_call_start);
+                              tl_call_ctx | (graph ? KSCOPE__CTX_GRAPH : 0), tl_tid, tl_call_start,
+                              tl_call_ticks);
     if (cls == KSCOPE__CALL_LAUNCH && kscope__pcs_on())
         kscope__pcs_launch(cb->context); /* a context that existed before sampling */
     kscope__gpu_meta *m = tl_meta;
+    tl_call_ticks = kscope__ticks();
     if (m && tl_meta_gen != gen) { /* given before the gate last opened */
         tl_meta = NULL;
         free(m);
@@ -397,7 +400,8 @@ static void call_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
         return; /* entered before capture started */
     if (--tl_call_depth > 0)
         return;
-    kscope__corr_launch_exit(&corr, cb->correlationId, tl_call_start, kscope_now_ns());
+    kscope__corr_launch_exit(&corr, cb->correlationId, tl_call_start, kscope_now_ns(),
+                             tl_call_ticks, kscope__ticks());
     kscope__graphs_call_done();
     int driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
     if (kscope__graphs_is_launch(driver, cbid))
