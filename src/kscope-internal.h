@@ -521,14 +521,17 @@ typedef struct kscope__devscope_rec {
     uint16_t sm;    /* SM */
     uint16_t warp;  /* warp slot on the SM */
     uint64_t start; /* ns or cycles */
-    uint64_t dur;
+    uint32_t dur;
+    uint32_t seq; /* claim order on its SM (wraps): a warp's scopes in the order they ended */
 } kscope__devscope_rec;
 
 /* Add the device-side scopes of kernel launch r (delivered with context
- * ctx): children of its kernel node in tree sessions, slices on per-SM
- * tracks in trace sessions (placed in [r->start_ns, r->end_ns]; cycles go
- * through `ns_per_cycle`). Every session recording device scopes that
- * recorded r gets them. Backend's buffer thread. */
+ * ctx): under its kernel node in tree sessions, nested as they ran on each
+ * warp (a scope that began and ended inside another of the same warp is its
+ * child), slices on per-SM tracks in trace sessions (placed in
+ * [r->start_ns, r->end_ns]; cycles go through `ns_per_cycle`). Every
+ * session recording device scopes that recorded r gets them. The
+ * backend's reader thread. */
 void kscope__record_devscopes(uint64_t ctx, const kscope__gpu_record *r,
                               const kscope__devscope_rec *recs, size_t n, int cycles,
                               double ns_per_cycle);

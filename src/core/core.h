@@ -328,9 +328,9 @@ int kscope__gpu_gate(int state);
     X(exit, int, (const char *))                                                                   \
     X(exit_loc, int, (kscope_loc *))                                                               \
     X(depth, int, (void))                                                                          \
+    X(innermost, const char *, (void))                                                             \
     X(state_enter, int, (const char *))                                                            \
     X(state_exit, int, (void))                                                                     \
-    X(innermost, const char *, (void))                                                             \
     X(mark, int, (const char *))                                                                   \
     X(metric_int, int, (const char *, int64_t))                                                    \
     X(metric_double, int, (const char *, double))                                                  \
