@@ -130,7 +130,8 @@ static void take_notes(void)
         size_t i = 0;
         while (i < notes.n && list_push(&work, &notes.v[i]) == 0)
             i++;
-        memmove(notes.v, notes.v + i, (notes.n - i) * sizeof *notes.v); /* the rest: next pass */
+        if (i && i < notes.n) /* the rest: next pass */
+            memmove(notes.v, notes.v + i, (notes.n - i) * sizeof *notes.v);
         notes.n -= i;
     }
     pthread_mutex_unlock(&note_lock);
@@ -315,7 +316,7 @@ static double ns_per_cycle(const kscope__ds_ctx *cs, int n, uint32_t context_id)
 }
 
 /* One pass (read lock held, no capture open). Returns whether some
- * context had claims not yet read. */
+ * context had claims not yet read, or launches wait to be handed over. */
 static int pass(int final)
 {
     size_t old = work.n; /* expected already */
@@ -340,12 +341,13 @@ static int pass(int final)
         handed += k;
     }
     /* the others go to the core in the next passes, between copies */
-    memmove(work.v, work.v + i, (work.n - i) * sizeof *work.v);
+    if (i && i < work.n)
+        memmove(work.v, work.v + i, (work.n - i) * sizeof *work.v);
     work.n -= i;
     lost += kscope__dsgrids_end_pass(&grids, final);
     if (lost)
         kscope__add_devscope_lost(lost);
-    return busy;
+    return busy || work.n > 0;
 }
 
 void kscope__ds_flush(int final)
