@@ -252,6 +252,10 @@ KSCOPE_EXTERN int kscope_exit_loc(kscope_loc *loc);
 /* Depth of the calling thread's scope stack. */
 KSCOPE_EXTERN int kscope_depth(void);
 
+/* Name of the calling thread's innermost scope (kscope's copy, valid for
+ * the process), or NULL when none is open. */
+KSCOPE_EXTERN const char *kscope_innermost(void);
+
 /* An async scope: one call of a scope whose work runs in steps that other
  * work interleaves with on the same thread (a coroutine, from its first
  * resume to its end). Its node is a child of the scope innermost at begin;

@@ -410,9 +410,11 @@ typedef struct kscope__gpu_record {
     kscope__gpu_kind kind;
     const char *name; /* demangled kernel name, "Memcpy HtoD", "Memset" */
     uint64_t start_ns, end_ns;
-    uint64_t launch_ns;     /* host time of the launch API call, 0 unknown */
-    uint64_t launch_end_ns; /* its end, 0 unknown */
-    uint32_t launch_tid;    /* OS thread of the launch, 0 unknown */
+    uint64_t launch_ns;        /* host time of the launch API call, 0 unknown */
+    uint64_t launch_end_ns;    /* its end, 0 unknown */
+    uint64_t launch_ticks;     /* its start in kscope ticks (the host scopes' clock), 0 unknown */
+    uint64_t launch_end_ticks; /* its end in ticks */
+    uint32_t launch_tid;       /* OS thread of the launch, 0 unknown */
     uint32_t device, stream;
     uint32_t src_device, dst_device; /* peer copies */
     uint64_t bytes;
@@ -435,10 +437,6 @@ typedef struct kscope__gpu_record {
  * scope's node (or the state node under it). 0: the global root (also for
  * a thread that never annotated; no thread state is made for it). */
 uint64_t kscope__current_ctx(void);
-
-/* Whether the calling thread's innermost scope is named `name` (so that a
- * binding can check a named exit before it adds metrics to the scope). */
-int kscope__innermost_is(const char *name);
 
 /* kscope_state_enter by interned name (kscope__intern): for a binding's
  * own state entered on a hot path (the Triton hook). */
@@ -523,14 +521,17 @@ typedef struct kscope__devscope_rec {
     uint16_t sm;    /* SM */
     uint16_t warp;  /* warp slot on the SM */
     uint64_t start; /* ns or cycles */
-    uint64_t dur;
+    uint32_t dur;
+    uint32_t seq; /* claim order on its SM (wraps): a warp's scopes in the order they ended */
 } kscope__devscope_rec;
 
 /* Add the device-side scopes of kernel launch r (delivered with context
- * ctx): children of its kernel node in tree sessions, slices on per-SM
- * tracks in trace sessions (placed in [r->start_ns, r->end_ns]; cycles go
- * through `ns_per_cycle`). Every session recording device scopes that
- * recorded r gets them. Backend's buffer thread. */
+ * ctx): under its kernel node in tree sessions, nested as they ran on each
+ * warp (a scope that began and ended inside another of the same warp is its
+ * child), slices on per-SM tracks in trace sessions (placed in
+ * [r->start_ns, r->end_ns]; cycles go through `ns_per_cycle`). Every
+ * session recording device scopes that recorded r gets them. The
+ * backend's reader thread. */
 void kscope__record_devscopes(uint64_t ctx, const kscope__gpu_record *r,
                               const kscope__devscope_rec *recs, size_t n, int cycles,
                               double ns_per_cycle);

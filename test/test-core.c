@@ -119,13 +119,16 @@ static void test_mismatched_exit_names_both_and_keeps_stack(void **state)
 {
     (void)state;
     start_tree("t_mismatch");
+    assert_null(kscope_innermost());
     kscope_enter("outer");
     kscope_enter("inner");
+    assert_string_equal(kscope_innermost(), "inner");
     assert_int_equal(kscope_exit("outer"), KSCOPE_EMISMATCH);
     assert_non_null(strstr(kscope_last_error(), "'outer'"));
     assert_non_null(strstr(kscope_last_error(), "'inner'"));
     assert_int_equal(kscope_depth(), 2);
     assert_int_equal(kscope_exit("inner"), 0);
+    assert_string_equal(kscope_innermost(), "outer");
     assert_int_equal(kscope_exit("outer"), 0);
     assert_int_equal(kscope_exit("outer"), KSCOPE_EEMPTY);
     assert_non_null(strstr(kscope_last_error(), "no scope is open"));

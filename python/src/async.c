@@ -54,8 +54,8 @@ static PyObject *async_begin(PyObject *o, PyObject *const *args, Py_ssize_t narg
     int rc = kscope_async_begin(&self->a, PyUnicode_AsUTF8(self->name), self->color, self->flags);
     if (rc == 0)
         rc = kscope_async_resume(&self->a);
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     if (rc > 0)
         Py_RETURN_FALSE;
     if (metrics != Py_None && add_metrics_dict(metrics) < 0) {
@@ -71,8 +71,8 @@ static PyObject *async_resume(PyObject *o, PyObject *Py_UNUSED(ignored))
     AsyncScopeObject *self = (AsyncScopeObject *)o;
     if (self->a.node && !self->a.open) {
         int rc = kscope_async_resume(&self->a);
-        if (rc < 0)
-            return raise_rc(rc);
+        if (check_rc(rc) < 0)
+            return NULL;
     }
     Py_RETURN_NONE;
 }
@@ -87,8 +87,8 @@ static PyObject *async_suspend(PyObject *o, PyObject *Py_UNUSED(ignored))
     int rc = kscope_async_suspend(&self->a);
     if (rc == KSCOPE_EMISMATCH)
         Py_RETURN_FALSE;
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     Py_RETURN_TRUE;
 }
 

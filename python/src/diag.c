@@ -48,8 +48,8 @@ static PyObject *fn_gpu_init(PyObject *m, PyObject *Py_UNUSED(ignored))
 {
     (void)m;
     int rc = kscope_gpu_init();
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     return PyLong_FromLong(rc);
 }
 
@@ -68,8 +68,8 @@ static PyObject *fn_gpu_name(PyObject *m, PyObject *arg)
         return NULL;
     char buf[256];
     int rc = kscope_gpu_name((uint32_t)dev, buf, sizeof buf);
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     return PyUnicode_FromString(buf);
 }
 
@@ -85,8 +85,8 @@ static PyObject *fn_gpu_stats(PyObject *m, PyObject *arg)
     }
     kscope_gpu_stats g;
     int rc = kscope_gpu_get_stats((uint32_t)dev, &g);
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     return gpu_stats_dict(&g);
 }
 
@@ -99,8 +99,8 @@ static PyObject *fn_gpu_process_memory(PyObject *m, PyObject *args)
         return NULL;
     uint64_t bytes = 0;
     int rc = kscope_gpu_process_memory(dev, pid, &bytes);
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     return PyLong_FromUnsignedLongLong(bytes);
 }
 
@@ -143,7 +143,7 @@ static PyObject *fn_pids_for_port(PyObject *m, PyObject *arg)
             return PyErr_NoMemory();
         n = kscope_pids_for_port((int)port, pids, (size_t)n);
     }
-    PyObject *list = n < 0 ? raise_rc(n) : PyList_New(0);
+    PyObject *list = check_rc(n) < 0 ? NULL : PyList_New(0);
     for (int i = 0; list && i < n; i++) {
         PyObject *p = PyLong_FromLong(pids[i]);
         if (!p || PyList_Append(list, p) < 0)
@@ -213,9 +213,9 @@ static PyObject *cpu_procs_new(PyTypeObject *tp, PyObject *args, PyObject *kwarg
         self->procs[i].pid = a[i];
     PyMem_Free(a);
     int rc = kscope_cpu_begin(self->procs, n);
-    if (rc < 0) {
+    if (check_rc(rc) < 0) {
         Py_DECREF(self);
-        return raise_rc(rc);
+        return NULL;
     }
     return (PyObject *)self;
 }
@@ -224,8 +224,8 @@ static PyObject *cpu_procs_update(CpuProcsObject *self, PyObject *Py_UNUSED(igno
 {
     kscope_cpu_stats t;
     int rc = kscope_cpu_update(self->procs, self->n, &t);
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     PyObject *per = PyList_New(0);
     for (size_t i = 0; per && i < self->n; i++) {
         const kscope_cpu_proc *p = &self->procs[i];
@@ -308,10 +308,10 @@ static PyObject *recorder_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs
     }
     int rc = kscope_recorder_start(&o, &self->rec);
     PyMem_Free(a);
-    if (rc < 0) {
+    if (check_rc(rc) < 0) {
         self->rec = NULL;
         Py_DECREF(self);
-        return raise_rc(rc);
+        return NULL;
     }
     return (PyObject *)self;
 }
@@ -348,9 +348,9 @@ static PyObject *recorder_samples(RecorderObject *self, PyObject *Py_UNUSED(igno
     for (size_t i = 0; list && i < n; i++) {
         kscope_sample s;
         int rc = kscope_recorder_read(self->rec, i, &s);
-        if (rc < 0) {
+        if (check_rc(rc) < 0) {
             Py_DECREF(list);
-            return raise_rc(rc);
+            return NULL;
         }
         PyObject *d = sample_dict(&s);
         if (!d || PyList_Append(list, d) < 0)

@@ -171,8 +171,7 @@ int capture_tensor(const char *name, PyObject *value, const char *kernel)
 {
     const kscope__metric_def *def = kscope__metric_lookup(name);
     if (!def) {
-        raise_rc(KSCOPE_EINVAL);
-        return -1;
+        return check_rc(KSCOPE_EINVAL);
     }
     int is_float;
     PyObject *copy = captured_copy(value, &is_float);
@@ -194,7 +193,7 @@ int capture_tensor(const char *name, PyObject *value, const char *kernel)
         kscope__warn_once("tensor-capture",
                           "a tensor metric recorded during a CUDA graph capture is left out: "
                           "the capture began before kscope's GPU capture did");
-    int rc = token < 0 ? (raise_rc((int)token), -1) : 0;
+    int rc = check_rc(token);
     if (token > 1) { /* keep the copy as long as the graph writes to it */
         PyObject *held = held_dict();
         PyObject *key = held ? PyLong_FromLongLong(token) : NULL;

@@ -226,10 +226,8 @@ static int metadata_from_dict(PyObject *meta_dict)
     meta.custom_names = names;
     meta.custom_values = values;
     int rc = kscope_launch_metadata(&meta);
-    if (rc < 0) {
-        raise_rc(rc);
+    if (check_rc(rc) < 0)
         return -1;
-    }
     last_launch_id = atomic_fetch_add_explicit(&launch_ids, 1, memory_order_relaxed) + 1;
     return 0;
 }
@@ -381,10 +379,10 @@ static PyObject *fn_enter_frames(PyObject *m, PyObject *Py_UNUSED(ignored))
     int entered = 0;
     for (int i = n - 1; i >= 0; i--) {
         int rc = kscope_enter(PyUnicode_AsUTF8(names[i]));
-        if (rc < 0) {
+        if (check_rc(rc) < 0) {
             while (entered-- > 0)
                 kscope_exit(NULL);
-            return raise_rc(rc);
+            return NULL;
         }
         if (rc > 0)
             break; /* not recording */
@@ -401,8 +399,8 @@ static PyObject *fn_exit_frames(PyObject *m, PyObject *arg)
         return NULL;
     for (long i = 0; i < n; i++) {
         int rc = kscope_exit(NULL);
-        if (rc < 0)
-            return raise_rc(rc);
+        if (check_rc(rc) < 0)
+            return NULL;
     }
     Py_RETURN_NONE;
 }

@@ -12,7 +12,8 @@
  * with the same calls through vectorcall (scopes.c). Everything else
  * (sessions, metrics, states, marks, launch metadata, the tracer, the
  * profiling switch, Python frames as scopes, diagnostics) is a thin
- * function. C errors become Python exceptions carrying kscope_last_error():
+ * function. C errors become Python exceptions carrying kscope_last_error(),
+ * all through check_rc (a code of 0 or more is never raised):
  * a mismatched exit is a ValueError naming both scopes, a metric type
  * mismatch a MetricTypeError (a TypeError and a RuntimeError), and so on.
  * See module.h for the files' areas.
@@ -88,14 +89,16 @@ static PyObject *exception_for(int rc)
     }
 }
 
-/* Raise the exception for rc with the thread's kscope message; NULL. */
-PyObject *raise_rc(int rc)
+int check_rc(int64_t rc)
 {
+    if (rc >= 0)
+        return 0;
+    int code = rc < INT32_MIN ? KSCOPE_EINVAL : (int)rc;
     const char *msg = kscope_last_error();
     if (!msg || !*msg)
-        msg = kscope_strerror(rc);
-    PyErr_Format(exception_for(rc), "%s", msg);
-    return NULL;
+        msg = kscope_strerror(code);
+    PyErr_Format(exception_for(code), "%s", msg);
+    return -1;
 }
 
 /* --------------------------------------------------------------- functions */

@@ -6,7 +6,7 @@
  * The helpers that a scope's entry and exit run (utf8_of, scope_push_loc,
  * scope_pop_loc, ...) are static inline here, so every file that enters
  * scopes has its own copy and no call crosses files on that path; only
- * error paths (raise_rc) and metrics (add_metrics_dict) are calls into
+ * error paths (check_rc) and metrics (add_metrics_dict) are calls into
  * another file.
  *
  * The extension's files, by API area:
@@ -64,15 +64,17 @@ static inline module_state *state_of_type(PyTypeObject *tp)
 
 /* ------------------------------------------------------- errors (module.c) */
 
-/* Raise the exception for kscope error code rc with the thread's kscope
- * message; returns NULL. */
-PyObject *raise_rc(int rc);
+/* The one place kscope return codes become Python exceptions: 0 for rc >=
+ * 0 (success, a count, 1 for "nothing recorded": never an error); for a
+ * negative kscope error code, sets the exception for it with the thread's
+ * kscope message and returns -1. */
+int check_rc(int64_t rc);
 
-/* Return None for rc >= 0 (1 means "nothing recorded"), raise otherwise. */
+/* None for rc >= 0, else NULL with the exception check_rc set. */
 static inline PyObject *none_or_raise(int rc)
 {
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -138,10 +140,8 @@ static inline int scope_pop_loc(kscope_loc *loc)
  * name when loc is NULL) if they fail: never open behind an exception. */
 static inline int after_enter(int rc, PyObject *metrics, kscope_loc *loc, const char *name)
 {
-    if (rc < 0) {
-        raise_rc(rc);
+    if (check_rc(rc) < 0)
         return -1;
-    }
     if (rc > 0)
         return 0;
     if (metrics && add_metrics_dict(metrics) < 0) {

@@ -333,8 +333,8 @@ static PyObject *scope_exit(ScopeObject *self, PyObject *const *args, Py_ssize_t
     if (self->entered <= 0)
         Py_RETURN_FALSE;
     int rc = scope_pop_loc(&self->loc);
-    if (rc < 0)
-        return raise_rc(rc); /* still open: the stack is as it was */
+    if (check_rc(rc) < 0)
+        return NULL; /* still open: the stack is as it was */
     self->entered--;
     Py_RETURN_FALSE;
 }
@@ -604,9 +604,9 @@ static PyObject *scoped_fn_vectorcall(PyObject *obj, PyObject *const *args, size
     PyObject *res = PyObject_Vectorcall(self->func, args, nargsf, kwnames);
     if (pushed) {
         int rc = scope_pop_loc(&self->loc);
-        if (rc < 0 && res) {
+        if (res && check_rc(rc) < 0) {
             Py_DECREF(res);
-            return raise_rc(rc);
+            return NULL;
         }
     }
     return res;

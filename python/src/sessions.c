@@ -51,10 +51,7 @@ static int add_vector_metric(const char *name, PyObject *seq)
     if (rc == 0) {
         int r = all_int ? kscope_metric_int_vec(name, buf, (size_t)n)
                         : kscope_metric_double_vec(name, buf, (size_t)n);
-        if (r < 0) {
-            raise_rc(r);
-            rc = -1;
-        }
+        rc = check_rc(r);
     }
     if (buf != ibuf && buf != dbuf)
         PyMem_Free(buf);
@@ -136,11 +133,7 @@ static int add_metric(PyObject *key, PyObject *value)
                      name, Py_TYPE(value)->tp_name);
         return -1;
     }
-    if (r < 0) {
-        raise_rc(r);
-        return -1;
-    }
-    return 0;
+    return check_rc(r);
 }
 
 int add_metrics_dict(PyObject *metrics)
@@ -170,8 +163,8 @@ static PyObject *fn_start(PyObject *m, PyObject *args, PyObject *kwargs)
                                      &o.data, &o.backend, &o.mode, &o.sample, &o.device_scopes))
         return NULL;
     int rc = kscope_start(&o);
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     return PyLong_FromLong(rc);
 }
 
@@ -240,8 +233,8 @@ static PyObject *fn_output_path(PyObject *m, PyObject *args)
         return NULL;
     char buf[4096];
     int rc = kscope_output_path(session, format, buf, sizeof buf);
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     return PyUnicode_DecodeFSDefault(buf);
 }
 
@@ -270,7 +263,7 @@ static PyObject *fn_data(PyObject *m, PyObject *args)
     int rc;
     Py_BEGIN_ALLOW_THREADS rc = phase < 0 ? kscope_data(session, format, &out, &len)
                                           : kscope_data_phase(session, phase, format, &out, &len);
-    Py_END_ALLOW_THREADS if (rc < 0) return raise_rc(rc);
+    Py_END_ALLOW_THREADS if (check_rc(rc) < 0) return NULL;
     PyObject *res = PyBytes_FromStringAndSize(out, (Py_ssize_t)len);
     kscope_free(out);
     return res;
@@ -287,8 +280,8 @@ static PyObject *fn_run_facts(PyObject *m, PyObject *arg)
     char *out = NULL;
     size_t len = 0;
     int rc = kscope__run_facts_text(session, &out, &len);
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     PyObject *res = PyUnicode_DecodeUTF8(out, (Py_ssize_t)len, "replace");
     free(out);
     return res;
@@ -304,8 +297,8 @@ static PyObject *fn_save_run_facts(PyObject *m, PyObject *args)
         return NULL;
     int rc = kscope__run_facts_save(PyBytes_AS_STRING(path), text, (size_t)len);
     Py_DECREF(path);
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -318,7 +311,7 @@ static PyObject *fn_advance_phase(PyObject *m, PyObject *arg)
         return NULL;
     int rc;
     Py_BEGIN_ALLOW_THREADS rc = kscope_advance_phase(session);
-    Py_END_ALLOW_THREADS if (rc < 0) return raise_rc(rc);
+    Py_END_ALLOW_THREADS if (check_rc(rc) < 0) return NULL;
     return PyLong_FromLong(rc);
 }
 
@@ -330,8 +323,8 @@ static PyObject *fn_phase_complete(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "ii:phase_complete", &session, &phase))
         return NULL;
     int rc = kscope_phase_complete(session, phase);
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     return PyBool_FromLong(rc);
 }
 
@@ -352,8 +345,8 @@ static PyObject *fn_dropped(PyObject *m, PyObject *arg)
     if (session == -1 && PyErr_Occurred())
         return NULL;
     int64_t n = kscope_dropped(session);
-    if (n < 0)
-        return raise_rc((int)n);
+    if (check_rc(n) < 0)
+        return NULL;
     return PyLong_FromLongLong(n);
 }
 
@@ -390,8 +383,8 @@ static PyObject *fn_exit(PyObject *m, PyObject *args)
     if (name && name != Py_None && !(utf8 = utf8_of(name, "scope name")))
         return NULL;
     int rc = kscope_exit(utf8);
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     return PyBool_FromLong(rc == 0);
 }
 
@@ -481,16 +474,24 @@ static PyObject *fn_exit_scope(PyObject *m, PyObject *const *args, Py_ssize_t na
     }
     int64_t id = manual.id[manual.n - 1];
     if (id && metrics) {
-        if (name && !kscope__innermost_is(name))
-            return raise_rc(kscope_exit(name)); /* the mismatch, named */
+        /* the recorder's innermost (kscope run's libkscope.so's, when this
+         * copy hands its calls over), checked before metrics land on it */
+        const char *top = kscope_innermost();
+        if (name && !top) {
+            PyErr_Format(PyExc_ValueError, "exit of scope '%s' but no scope is open on this thread",
+                         name);
+            return NULL;
+        }
+        if (name && strcmp(top, name) != 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "exit of scope '%s' does not match the innermost scope '%s'", name, top);
+            return NULL;
+        }
         if (add_metrics_dict(metrics) < 0)
             return NULL;
     }
-    if (id) {
-        int rc = kscope_exit(name);
-        if (rc < 0)
-            return raise_rc(rc);
-    }
+    if (id && check_rc(kscope_exit(name)) < 0)
+        return NULL;
     manual.n--;
     return PyLong_FromLongLong(id ? id : -1);
 }
@@ -516,8 +517,8 @@ static PyObject *fn_state_enter(PyObject *m, PyObject *name)
     if (!utf8)
         return NULL;
     int rc = kscope_state_enter(utf8);
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     return PyBool_FromLong(rc == 0);
 }
 

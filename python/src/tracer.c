@@ -38,10 +38,8 @@ static int tracer_push_one(TracerObject *self, PyObject *message, PyObject *colo
         PyErr_Format(PyExc_RecursionError, "tracer holds %d spans already", KSCOPE_TRACER_MAX);
         return -1;
     }
-    if (rc < 0) {
-        raise_rc(rc);
+    if (check_rc(rc) < 0)
         return -1;
-    }
     return PyList_Append(self->names, message ? message : Py_None);
 }
 
@@ -52,7 +50,7 @@ static int tracer_pop_one(TracerObject *self)
         if (rc == KSCOPE_EEMPTY)
             PyErr_SetString(PyExc_IndexError, "pop from an empty Tracer");
         else
-            raise_rc(rc);
+            check_rc(rc);
         return -1;
     }
     Py_ssize_t n = PyList_GET_SIZE(self->names);

@@ -311,10 +311,12 @@ static int top_is(kscope__thread *t, const char *name, uint32_t id)
     return !name || strcmp(kscope__name(top), name) == 0;
 }
 
-int kscope__innermost_is(const char *name)
+const char *kscope_innermost(void)
 {
+    if (UNLIKELY(!annotating()))
+        KSCOPE__DEFER_VALUE(innermost);
     kscope__thread *t = kscope__tls;
-    return t && name && top_is(t, name, 0);
+    return t && t->depth > 0 ? kscope__name(t->stack[t->depth].name) : NULL;
 }
 
 int kscope_exit(const char *name)

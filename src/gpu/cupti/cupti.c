@@ -37,8 +37,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define BUFFER_SIZE  (4u << 20)
-#define BUFFER_ALIGN 8
+#define BUFFER_SIZE       (4u << 20)
+#define DS_BUFFER_SIZE    (64u << 10) /* while device scopes are on: */
+#define DS_BUFFER_RECORDS 64          /* at most this many records each */
+#define BUFFER_ALIGN      8
 
 /* ------------------------------------------------------- loaded functions */
 
@@ -82,12 +84,13 @@ static char load_msg[512];
 
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;  /* start/stop */
 static pthread_mutex_t buffer_lock = PTHREAD_MUTEX_INITIALIZER; /* corr, decode */
-static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;   /* free_buffers */
+static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;   /* the free lists */
 static int started;
 static CUpti_SubscriberHandle subscriber;
 static kscope__corr corr;
 static int corr_ready;
 static void *free_buffers; /* each buffer's first word links the next */
+static void *free_small;   /* the same, of DS_BUFFER_SIZE */
 static int forked_child;   /* a fork() child of a process that was capturing */
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
@@ -105,6 +108,7 @@ static _Atomic int meta_given;
 static __thread uint32_t tl_tid;
 static __thread int tl_call_depth;
 static __thread uint64_t tl_call_start; /* of the outermost followed call */
+static __thread uint64_t tl_call_ticks; /* the same, on the host scopes' clock */
 static __thread uint64_t tl_call_ctx;   /* its context */
 /* Bumped at each start: a call still open when capture stopped (its exit
  * never came) must not count in a later capture. */
@@ -265,31 +269,36 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 {
     /* CUPTI asks for a buffer once CUDA is in use: cuInit has run. */
     pthread_once(&exit_once, register_exit);
+    /* Device scopes' records wait on the host for their launch's record:
+     * small buffers of a few records report launches soon (devscope-read.c). */
+    int small = kscope__ds_on();
+    void **list = small ? &free_small : &free_buffers;
+    size_t bytes = small ? DS_BUFFER_SIZE : BUFFER_SIZE;
     pthread_mutex_lock(&free_lock);
-    void *b = free_buffers;
+    void *b = *list;
     if (b)
-        free_buffers = *(void **)b;
+        *list = *(void **)b;
     pthread_mutex_unlock(&free_lock);
     if (!b)
-        b = aligned_alloc(BUFFER_ALIGN, BUFFER_SIZE);
+        b = aligned_alloc(BUFFER_ALIGN, bytes);
     /* NULL makes CUPTI drop records, which it counts: reported at finalize. */
     *buffer = b;
-    *size = b ? BUFFER_SIZE : 0;
-    *max_records = 0;
+    *size = b ? bytes : 0;
+    *max_records = small ? DS_BUFFER_RECORDS : 0;
 }
 
-static void buffer_release(uint8_t *b)
+static void buffer_release(uint8_t *b, size_t size)
 {
+    void **list = size == DS_BUFFER_SIZE ? &free_small : &free_buffers;
     pthread_mutex_lock(&free_lock);
-    *(void **)b = free_buffers;
-    free_buffers = b;
+    *(void **)b = *list;
+    *list = b;
     pthread_mutex_unlock(&free_lock);
 }
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
                                       size_t valid)
 {
-    (void)size;
     pthread_mutex_lock(&buffer_lock);
     size_t n = 0;
     CUpti_Activity *rec = NULL;
@@ -308,7 +317,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
         kscope__add_dropped((int64_t)dropped);
     pthread_mutex_unlock(&buffer_lock);
     if (buffer)
-        buffer_release(buffer);
+        buffer_release(buffer, size);
 }
 
 static void deliver_to_core(void *arg, uint64_t ctx, const kscope__gpu_record *r)
@@ -363,11 +372,13 @@ static void call_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     if (!tl_tid)
         tl_tid = (uint32_t)syscall(SYS_gettid);
     tl_call_start = kscope_now_ns();
+    tl_call_ticks = kscope__ticks();
     int driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
     int graph = cls == KSCOPE__CALL_LAUNCH && kscope__graphs_is_launch(driver, cbid);
     tl_call_ctx = kscope__graphs_own_call() ? KSCOPE__CTX_OWN : kscope__current_ctx();
     kscope__corr_launch_enter(&corr, cb->correlationId,
-                              tl_call_ctx | (graph ? KSCOPE__CTX_GRAPH : 0), tl_tid, tl_call_start);
+                              tl_call_ctx | (graph ? KSCOPE__CTX_GRAPH : 0), tl_tid, tl_call_start,
+                              tl_call_ticks);
     if (cls == KSCOPE__CALL_LAUNCH && kscope__pcs_on())
         kscope__pcs_launch(cb->context); /* a context that existed before sampling */
     kscope__gpu_meta *m = tl_meta;
@@ -397,7 +408,8 @@ static void call_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
         return; /* entered before capture started */
     if (--tl_call_depth > 0)
         return;
-    kscope__corr_launch_exit(&corr, cb->correlationId, tl_call_start, kscope_now_ns());
+    kscope__corr_launch_exit(&corr, cb->correlationId, tl_call_start, kscope_now_ns(),
+                             tl_call_ticks, kscope__ticks());
     kscope__graphs_call_done();
     int driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
     if (kscope__graphs_is_launch(driver, cbid))

@@ -62,9 +62,9 @@ static void load_driver_calls(void)
 int kscope__pcs_switch(int on, uint32_t interval, CUpti_SubscriberHandle subscriber,
                        kscope__pcs_enable_fn enable_callback)
 {
-    static const CUpti_CallbackId ids[] = {
-        CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
-        CUPTI_CBID_RESOURCE_MODULE_LOADED, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING};
+    static const CUpti_CallbackId ids[] = {CUPTI_CBID_RESOURCE_CONTEXT_CREATED,
+                                           CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING,
+                                           CUPTI_CBID_RESOURCE_MODULE_LOADED};
     if (!on) {
         kscope__pcs_stop(0);
         return 0;
