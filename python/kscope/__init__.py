@@ -50,7 +50,7 @@ from .tracing import (
 from . import cpu, data, gpu, hooks, mode  # noqa: E402
 from .report import report_html  # noqa: E402
 
-_kscope._configure(_wrap.decorate, context.frame_skip_prefixes())
+_kscope._configure(context.frame_skip_prefixes())
 
 ScopedFunction = _kscope.ScopedFunction
 add_metrics = _kscope.add_metrics
