@@ -202,8 +202,7 @@ def setup_kscope(repo, package_root, build_base="build"):
         packages=["kscope", "kscope.hooks"],
         package_dir={"": package_root},
         ext_modules=[ext],
-        entry_points={"console_scripts": ["kscope-py = kscope.launcher:main",
-                                          "kscope = kscope.cli:main"]},
+        entry_points={"console_scripts": ["kscope = kscope.cli:main"]},
         cmdclass={"build_ext": CheckedBuildExt, "build_py": _bundle_command(build_py)},
         options={"build": {"build_base": build_base}, "bdist_wheel": {"py_limited_api": ABI_TAG}},
     )

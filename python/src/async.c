@@ -13,16 +13,18 @@ typedef struct {
     PyObject *keep; /* NULL, or the bytes copy utf8 points into (3.9) */
     const char *utf8;
     uint32_t color, flags;
+    int max_span; /* traced: counted in max_spans_lost when not recorded */
 } AsyncScopeObject;
 
-/* AsyncScope(name, color=None, flags=0) */
+/* AsyncScope(name, color=None, flags=0, max_span=False) */
 static PyObject *async_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"name", "color", "flags", NULL};
+    static char *kwlist[] = {"name", "color", "flags", "max_span", NULL};
     PyObject *name, *color = NULL;
     unsigned int flags = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OI:AsyncScope", kwlist, &name, &color,
-                                     &flags))
+    int max_span = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OIp:AsyncScope", kwlist, &name, &color,
+                                     &flags, &max_span))
         return NULL;
     uint32_t c;
     PyObject *keep;
@@ -40,6 +42,7 @@ static PyObject *async_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->utf8 = utf8;
     self->color = c;
     self->flags = flags;
+    self->max_span = max_span;
     return (PyObject *)self;
 }
 
@@ -68,8 +71,11 @@ static PyObject *async_begin(PyObject *o, PyObject *args)
         rc = kscope_async_resume(&self->a);
     if (rc < 0)
         return raise_rc(rc);
-    if (rc > 0)
+    if (rc > 0) {
+        if (self->max_span)
+            max_spans_lost++;
         Py_RETURN_FALSE;
+    }
     if (metrics != Py_None && add_metrics_dict(metrics) < 0) {
         kscope_async_end(&self->a);
         return NULL;
@@ -124,7 +130,7 @@ static PyType_Slot async_slots[] = {
     {Py_tp_new, async_new},
     {Py_tp_dealloc, async_dealloc},
     {Py_tp_methods, async_methods},
-    {Py_tp_doc, "AsyncScope(name, color=None, flags=0)\n--\n\n"
+    {Py_tp_doc, "AsyncScope(name, color=None, flags=0, max_span=False)\n--\n\n"
                 "A scope around a coroutine: one call per await, its wall time."},
     {0, NULL},
 };

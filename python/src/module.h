@@ -289,6 +289,11 @@ extern uint32_t trace_default_color;
  * scopes and sessions do not look at it. */
 extern int max_spans_on;
 
+/* MAX-style spans entered while MAX's switch was on that no session
+ * recorded (scopes.c; counted under the GIL): what the exit line of
+ * kscope.tracing tells. */
+extern unsigned long max_spans_lost;
+
 /* Make the type of `spec` and add it to module m as `name` (module.c). */
 PyTypeObject *add_type(PyObject *m, PyType_Spec *spec, const char *name);
 

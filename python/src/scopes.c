@@ -123,6 +123,7 @@ enum { CACHE_SCOPE, CACHE_CPU_TIMED, CACHE_TRACE, CACHE_KINDS };
 static ScopeObject *scope_cache[CACHE_KINDS][SCOPE_CACHE];
 uint32_t trace_default_color; /* kscope_color("modular_purple") */
 int max_spans_on;             /* MAX's switch; set by kscope.tracing */
+unsigned long max_spans_lost;
 
 static inline ScopeObject **cache_slot(int kind, PyObject *name)
 {
@@ -276,6 +277,8 @@ static PyObject *scope_enter(ScopeObject *self, PyObject *Py_UNUSED(ignored))
     if (r < 0)
         return NULL;
     self->entered += r;
+    if (self->max_span && !r)
+        max_spans_lost++;
     return Py_NewRef(self);
 }
 
@@ -573,6 +576,8 @@ static PyObject *scoped_fn_call(PyObject *obj, PyObject *args, PyObject *kwargs)
     int pushed = scope_push_loc(&self->loc, 1, self->metrics);
     if (pushed < 0)
         return NULL;
+    if (self->max_span && !pushed)
+        max_spans_lost++;
     PyObject *res = PyObject_Call(self->func, args, kwargs);
     if (pushed) {
         int rc = scope_pop_loc(&self->loc);

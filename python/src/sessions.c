@@ -590,6 +590,20 @@ static PyObject *fn_max_spans(PyObject *m, PyObject *Py_UNUSED(ignored))
     return PyBool_FromLong(max_spans_on);
 }
 
+/* max_spans_lost(reset=False) -> MAX-style spans no session recorded
+ * (module.h); reset sets the count back to 0 (a forked child's own). */
+static PyObject *fn_max_spans_lost(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int reset = 0;
+    if (!PyArg_ParseTuple(args, "|p:max_spans_lost", &reset))
+        return NULL;
+    unsigned long n = max_spans_lost;
+    if (reset)
+        max_spans_lost = 0;
+    return PyLong_FromUnsignedLong(n);
+}
+
 static PyObject *fn_set_max_spans(PyObject *m, PyObject *on)
 {
     (void)m;
@@ -700,6 +714,8 @@ PyMethodDef session_functions[] = {
     {"set_profiling", fn_set_profiling, METH_O, "set_profiling(level)"},
     {"max_spans", fn_max_spans, METH_NOARGS, "max_spans() -> MAX's switch (Trace, traced, Tracer)"},
     {"set_max_spans", fn_set_max_spans, METH_O, "set_max_spans(on)"},
+    {"max_spans_lost", fn_max_spans_lost, METH_VARARGS,
+     "max_spans_lost(reset=False) -> MAX-style spans entered that no session recorded"},
     {"color", fn_color, METH_O, "color(name) -> 0xRRGGBB"},
     {"formats", fn_formats, METH_NOARGS,
      "formats() -> [(name, kind, extensions), ...]: the formats sessions write and kscope reads"},

@@ -32,6 +32,8 @@ static int tracer_push_one(TracerObject *self, PyObject *message, PyObject *colo
     int rc = 0, full = 0;
     if (name && max_spans_on) {
         rc = kscope_tracer_push(&self->t, name, c);
+        if (rc == 0 && !self->t.real[self->t.depth - 1])
+            max_spans_lost++;
     } else if (self->t.depth < KSCOPE_TRACER_MAX) {
         /* No message or MAX's switch off: a placeholder level, as MAX
          * pushes None. */
