@@ -12,8 +12,11 @@
  * names are kept so mark() can name the instant after the top span. */
 typedef struct {
     PyObject_HEAD kscope_tracer t;
-    PyObject *names;      /* list: one entry (str or None) per level */
-    unsigned long thread; /* the creating thread: its scope stack holds ours */
+    PyObject *names;                    /* list per level: the message, or None
+                                           where MAX pushes None (no message,
+                                           switch off) */
+    uint32_t colors[KSCOPE_TRACER_MAX]; /* per level */
+    unsigned long thread;               /* the creating thread: its scope stack holds ours */
 } TracerObject;
 
 static int tracer_push_one(TracerObject *self, PyObject *message, PyObject *color)
@@ -29,8 +32,10 @@ static int tracer_push_one(TracerObject *self, PyObject *message, PyObject *colo
     }
     if (!color || color == Py_None)
         c = trace_default_color;
-    int rc = 0, full = 0;
-    if (name && max_spans_on) {
+    int rc = 0, full = 0, span = name && max_spans_on;
+    if (self->t.depth < KSCOPE_TRACER_MAX)
+        self->colors[self->t.depth] = c;
+    if (span) {
         rc = kscope_tracer_push(&self->t, name, c);
         if (rc == 0 && !self->t.real[self->t.depth - 1])
             max_spans_lost++;
@@ -50,7 +55,7 @@ static int tracer_push_one(TracerObject *self, PyObject *message, PyObject *colo
         raise_rc(rc);
         return -1;
     }
-    return PyList_Append(self->names, message ? message : Py_None);
+    return PyList_Append(self->names, span ? message : Py_None);
 }
 
 static int tracer_pop_one(TracerObject *self)
@@ -167,6 +172,31 @@ static PyObject *tracer_get_depth(TracerObject *self, void *Py_UNUSED(closure))
     return PyLong_FromLong(self->t.depth);
 }
 
+/* trace_stack: MAX's list, one entry per level: a Trace of the level's
+ * message and colour, or None where MAX pushes None. A new list (a
+ * snapshot: changing it changes no span). */
+static PyObject *tracer_get_trace_stack(TracerObject *self, void *Py_UNUSED(closure))
+{
+    PyObject *mod = PyImport_ImportModule("kscope._kscope");
+    PyObject *trace = mod ? PyObject_GetAttrString(mod, "Trace") : NULL;
+    Py_XDECREF(mod);
+    Py_ssize_t n = trace ? PyList_Size(self->names) : -1;
+    PyObject *list = n >= 0 ? PyList_New(0) : NULL;
+    for (Py_ssize_t i = 0; list && i < n; i++) {
+        PyObject *name = PyList_GetItem(self->names, i);
+        PyObject *entry =
+            name == Py_None ? Py_NewRef(Py_None)
+            : i < KSCOPE_TRACER_MAX
+                ? PyObject_CallFunction(trace, "Ok", name, (unsigned long)self->colors[i])
+                : NULL;
+        if (!entry || PyList_Append(list, entry) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(entry);
+    }
+    Py_XDECREF(trace);
+    return list;
+}
+
 /* Closing what is still open when the tracer dies must not raise, and the
  * garbage collector may run this at any point of any thread: only the
  * creating thread closes spans, each by name, stopping at the first that
@@ -237,6 +267,8 @@ static PyMethodDef tracer_methods[] = {
 
 static PyGetSetDef tracer_getset[] = {
     {"depth", (getter)tracer_get_depth, NULL, "Spans (and placeholders) on the stack.", NULL},
+    {"trace_stack", (getter)tracer_get_trace_stack, NULL,
+     "MAX's stack: a Trace per span, None per placeholder (a snapshot).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
