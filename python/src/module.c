@@ -1,15 +1,16 @@
 /*
  * module.c - the kscope._kscope module itself: its state, its setup and
- * tear-down (multi-phase init, heap types, as CPython's _lsprof.c), the
- * mapping of kscope error codes to Python exceptions, and the few functions
- * that belong to no API area (version, clock, last error, _configure).
+ * tear-down (multi-phase init, heap types), what the running Python's
+ * stable ABI adds to 3.9's limited API (see module.h), the mapping of
+ * kscope error codes to Python exceptions, and the few functions that
+ * belong to no API area (version, clock, last error, _configure).
  *
  * The extension exposes libkscope's C API to Python with as little in
  * between as possible: `scope`, `cpu_timed_scope` and `Trace` are heap
  * types whose __enter__/__exit__ call kscope_enter_ex/kscope_exit directly
  * with the UTF-8 buffer cached inside the str object (so the core's
  * per-thread pointer cache hits), and `ScopedFunction` wraps a callable
- * with the same calls through vectorcall (scopes.c). Everything else
+ * with the same calls (scopes.c). Everything else
  * (sessions, metrics, states, marks, launch metadata, the tracer, the
  * profiling switch, Python frames as scopes, diagnostics) is a thin
  * function. C errors become Python exceptions carrying kscope_last_error():
