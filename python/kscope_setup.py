@@ -10,6 +10,10 @@ points), `toolkit` (the readers) or `cli`, and links nothing beyond
 libpthread, libdl and libm, so one `pip install` builds everything.
 CFLAGS, LDFLAGS, C_INCLUDE_PATH and LIBRARY_PATH from the environment are
 honoured (the compiler reads the last two itself).
+
+The extension is built for CPython's stable ABI of 3.9 (Py_LIMITED_API,
+set in python/src/module.h and here): one build, `_kscope.abi3.so`, loads
+in every CPython from 3.9, and the wheel is tagged cp39-abi3.
 """
 import glob
 import os
@@ -28,6 +32,8 @@ import sysconfig
 # `kscope run` the extension's calls to the public API resolve to the
 # preloaded libkscope, so the process keeps one kscope state.
 RECORDER, GPU_CUDA = "recorder", "gpu-cuda"
+LIMITED_API = ("Py_LIMITED_API", "0x03090000")  # python/src/module.h says the same
+ABI_TAG = "cp39"  # the oldest CPython the stable-ABI build serves
 LIBRARIES = ["pthread", "dl", "m"]
 CUDA_HINTS = ("CUDA_HOME", "CUDA_PATH")
 _PIECE_LINE = re.compile(r"^([A-Za-z0-9_.-]+)\s*:(.*)$")
@@ -98,7 +104,7 @@ def _ext_config(repo, package_root):
     sources, cuda = _sources(repo)
     sources += sorted(glob.glob(os.path.join(package_root, "src", "*.c")))
     include_dirs = [os.path.join(repo, "include"), os.path.join(repo, "src")]
-    macros = []
+    macros = [LIMITED_API]
     libraries = list(LIBRARIES)
     if cuda:
         include_dirs.append(cuda)
@@ -115,7 +121,7 @@ def build_inplace(repo, package_root):
     Pythons that lack it: `python3 python/kscope_setup.py`."""
     sources, include_dirs, macros, libraries, args = _ext_config(repo, package_root)
     cc = shlex.split(os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc")
-    out = os.path.join(package_root, "kscope", "_kscope" + sysconfig.get_config_var("EXT_SUFFIX"))
+    out = os.path.join(package_root, "kscope", "_kscope.abi3.so")
     cmd = cc + ["-shared", "-fPIC", "-o", out] + args
     cmd += shlex.split(os.environ.get("CFLAGS", "")) + shlex.split(os.environ.get("LDFLAGS", ""))
     cmd += ["-I" + sysconfig.get_paths()["include"]] + ["-I" + d for d in include_dirs]
@@ -186,19 +192,19 @@ def setup_kscope(repo, package_root, build_base="build"):
         libraries=libraries,
         library_dirs=_env_paths("LIBRARY_PATH"),
         extra_compile_args=args,
+        py_limited_api=True,
     )
     setup(
         name="kscope",
         version="0.1.0",
         description="Profiler for GPU programs: Proton- and MAX-compatible Python API",
-        python_requires=">=3.11",
+        python_requires=">=3.9",
         packages=["kscope", "kscope.hooks"],
         package_dir={"": package_root},
         ext_modules=[ext],
-        entry_points={"console_scripts": ["kscope-py = kscope.launcher:main",
-                                          "kscope = kscope.cli:main"]},
+        entry_points={"console_scripts": ["kscope = kscope.cli:main"]},
         cmdclass={"build_ext": CheckedBuildExt, "build_py": _bundle_command(build_py)},
-        options={"build": {"build_base": build_base}},
+        options={"build": {"build_base": build_base}, "bdist_wheel": {"py_limited_api": ABI_TAG}},
     )
 
 

@@ -97,7 +97,9 @@ class GPUDiagContext:
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        if self._count is not None and self._count >= 0:
+        if self._count is None:  # as MAX's assert (kept under python -O)
+            raise AssertionError("GPUDiagContext exited without being entered")
+        if self._count >= 0:
             _kscope.gpu_shutdown()
         self._count = None
         return False
@@ -132,19 +134,30 @@ class GpuStatsRecorder(Protocol):
     def stats(self) -> list: ...
 
 
+# The shortest interval the sampler keeps (its C floor): what interval=0,
+# MAX's "back to back", and any shorter interval sample at.
+MIN_INTERVAL = 0.001
+
+
 class BackgroundRecorder:
-    """Sample every GPU each `interval` seconds while the `with` block runs;
-    `stats` (a list of {"nv0": GPUStats, ...}) is valid after it."""
+    """Sample every GPU each `interval` seconds (0 and anything below 1 ms:
+    every millisecond, kscope's fastest) while the `with` block runs;
+    `stats` (a list of {"nv0": GPUStats, ...}) is valid after a block that
+    ended normally. As in MAX, a block that raised keeps no stats: `stats`
+    then raises."""
 
     def __init__(self, *, interval=1.0):
-        if interval < 0.001:
-            raise ValueError(f"interval {interval} s is below kscope's 1 ms minimum")
+        if interval < 0:
+            raise ValueError("Interval must be non-negative")
         self._interval = interval
         self._rec = None
         self._stats = None
+        self._raised = False
 
     @property
     def stats(self):
+        if self._raised:
+            raise RuntimeError("Recorder stopped by an exception in its block: no stats kept")
         if self._stats is None:
             raise RuntimeError("Recorder has not finished yet")
         return self._stats
@@ -154,7 +167,8 @@ class BackgroundRecorder:
             raise RuntimeError("Recorder already running")
         if self._stats is not None:
             raise RuntimeError("Recorder has already been used once")
-        self._rec = _kscope.Recorder(self._interval * 1000.0)
+        self._raised = False  # a block that raised kept nothing: it may run again, as MAX's
+        self._rec = _kscope.Recorder(max(self._interval, MIN_INTERVAL) * 1000.0)
         return self
 
     def __exit__(self, exc_type, exc, tb):
@@ -162,6 +176,9 @@ class BackgroundRecorder:
         if rec is None:
             return False
         rec.stop()
+        if exc is not None:
+            self._raised = True
+            return False
         self._stats = [
             {f"nv{g['device']}": stats_from_dict(g) for g in s["gpus"]} for s in rec.samples()
         ]

@@ -161,7 +161,7 @@ static int pid_array(PyObject *pids, int **out, size_t *n)
     PyObject *seq = PySequence_Fast(pids, "pids must be an iterable of ints");
     if (!seq)
         return -1;
-    Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+    Py_ssize_t len = PySequence_Size(seq);
     int *a = PyMem_Malloc((size_t)(len ? len : 1) * sizeof *a);
     if (!a) {
         Py_DECREF(seq);
@@ -169,7 +169,9 @@ static int pid_array(PyObject *pids, int **out, size_t *n)
         return -1;
     }
     for (Py_ssize_t i = 0; i < len; i++) {
-        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+        PyObject *item = PySequence_GetItem(seq, i);
+        long v = item ? PyLong_AsLong(item) : -1;
+        Py_XDECREF(item);
         if (v == -1 && PyErr_Occurred()) {
             PyMem_Free(a);
             Py_DECREF(seq);
@@ -200,9 +202,9 @@ static PyObject *cpu_procs_new(PyTypeObject *tp, PyObject *args, PyObject *kwarg
     size_t n;
     if (pid_array(pids, &a, &n) < 0)
         return NULL;
-    CpuProcsObject *self = (CpuProcsObject *)tp->tp_alloc(tp, 0);
-    if (self)
-        self->procs = PyMem_Calloc(n ? n : 1, sizeof *self->procs);
+    CpuProcsObject *self = (CpuProcsObject *)PyType_GenericAlloc(tp, 0);
+    if (self && (self->procs = PyMem_Malloc((n ? n : 1) * sizeof *self->procs)) != NULL)
+        memset(self->procs, 0, (n ? n : 1) * sizeof *self->procs);
     if (!self || !self->procs) {
         PyMem_Free(a);
         Py_XDECREF(self);
@@ -250,7 +252,7 @@ static void cpu_procs_dealloc(CpuProcsObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     PyMem_Free(self->procs);
-    tp->tp_free(self);
+    free_object(tp, self);
     Py_DECREF(tp);
 }
 
@@ -269,8 +271,7 @@ static PyType_Slot cpu_procs_slots[] = {
 };
 
 static PyType_Spec cpu_procs_spec = {"kscope._kscope.CpuProcs", sizeof(CpuProcsObject), 0,
-                                     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
-                                     cpu_procs_slots};
+                                     Py_TPFLAGS_DEFAULT, cpu_procs_slots};
 
 /* Recorder(interval_ms=100, pids=(), no_gpu=False, capacity=0): the
  * background sampler; samples() returns dicts. */
@@ -301,7 +302,7 @@ static PyObject *recorder_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs
     o.npids = n;
     o.no_gpu = no_gpu;
     o.capacity = (size_t)capacity;
-    RecorderObject *self = (RecorderObject *)tp->tp_alloc(tp, 0);
+    RecorderObject *self = (RecorderObject *)PyType_GenericAlloc(tp, 0);
     if (!self) {
         PyMem_Free(a);
         return NULL;
@@ -377,7 +378,7 @@ static void recorder_dealloc(RecorderObject *self)
         Py_BEGIN_ALLOW_THREADS kscope_recorder_free(self->rec);
         Py_END_ALLOW_THREADS
     }
-    tp->tp_free(self);
+    free_object(tp, self);
     Py_DECREF(tp);
 }
 
@@ -404,7 +405,7 @@ static PyType_Slot recorder_slots[] = {
 };
 
 static PyType_Spec recorder_spec = {"kscope._kscope.Recorder", sizeof(RecorderObject), 0,
-                                    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE, recorder_slots};
+                                    Py_TPFLAGS_DEFAULT, recorder_slots};
 
 PyMethodDef diag_functions[] = {
     {"gpu_init", fn_gpu_init, METH_NOARGS, "gpu_init() -> GPU count (pair with gpu_shutdown)"},
@@ -420,8 +421,8 @@ PyMethodDef diag_functions[] = {
 
 int diag_exec(PyObject *m, module_state *st)
 {
-    if (!(st->cpu_procs_type = add_type(m, &cpu_procs_spec, "CpuProcs", NULL)) ||
-        !(st->recorder_type = add_type(m, &recorder_spec, "Recorder", NULL)))
+    if (!(st->cpu_procs_type = add_type(m, &cpu_procs_spec, "CpuProcs")) ||
+        !(st->recorder_type = add_type(m, &recorder_spec, "Recorder")))
         return -1;
     return 0;
 }

@@ -94,8 +94,8 @@ def test_gpu_without_nvml():
 
 
 def test_recorder_misuse():
-    with pytest.raises(ValueError, match="1 ms"):
-        kgpu.BackgroundRecorder(interval=0.0001)
+    with pytest.raises(ValueError, match="non-negative"):
+        kgpu.BackgroundRecorder(interval=-0.5)
     rec = kgpu.BackgroundRecorder(interval=0.01)
     with pytest.raises(RuntimeError, match="not finished"):
         rec.stats
@@ -185,5 +185,4 @@ def test_pids_for_port():
         port = s.getsockname()[1]
         assert os.getpid() in kcpu.collect_pids_for_port(port)
     assert kcpu.collect_pids_for_port(port) == []
-    with pytest.raises(ValueError, match="65535"):
-        kcpu.collect_pids_for_port(70000)
+    assert kcpu.collect_pids_for_port(70000) == []  # no port there: MAX's []

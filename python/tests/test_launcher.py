@@ -138,6 +138,39 @@ def test_missing_script_and_usage(tmp_path):
     assert r.returncode == 2 and "invalid choice" in r.stderr
 
 
+def run_proton(args, cwd):
+    return subprocess.run([sys.executable, "-m", "kscope.proton", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_proton_module_path_runs_a_script_with_protons_options(tmp_path, script):
+    """`python -m triton.profiler.proton -n NAME -c shadow -d tree -k triton
+    script.py ARGS` with the module path replaced."""
+    r = run_proton(["-n", "pr", "-b", "cupti", "-c", "shadow", "-d", "tree", str(script), "a"],
+                   tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "argv=a" in r.stdout and "name=__main__" in r.stdout
+    root = json.loads((tmp_path / "pr.hatchet").read_text())[0]
+    assert [c["frame"]["name"] for c in root["children"]] == ["script_scope"]
+    r = run_proton(["-n", "prt", "-d", "trace", str(script)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "prt.chrome_trace").exists()
+
+
+def test_proton_module_path_usage_and_refusals(tmp_path, script):
+    r = run_proton(["--help"], tmp_path)
+    assert r.returncode == 0 and "usage: python -m kscope.proton [options] script.py" in r.stdout
+    r = run_proton([], tmp_path)
+    assert r.returncode == 2 and "python -m kscope.proton [options] script.py" in r.stderr
+    # Proton's other backends parse as in Proton, then one line says why not
+    for backend in ("roctracer", "instrumentation"):
+        r = run_proton(["-n", "x", "-b", backend, str(script)], tmp_path)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.count("\n") == 1 and f"backend '{backend}'" in r.stderr, r.stderr
+        assert r.stderr.startswith("python -m kscope.proton: ")
+    assert not (tmp_path / "x.hatchet").exists()
+
+
 def test_sample_option(tmp_path, script):
     r = run(["-n", "s", "--sample", "step:on=1,every=2", str(script)], tmp_path)
     assert r.returncode == 0, r.stderr

@@ -5,6 +5,7 @@
  * present on one side only marked.
  */
 #include "cli/cmd.h"
+#include "cli/view-print.h"
 #include "kscope.h"
 #include "read/read.h"
 
@@ -91,6 +92,19 @@ static void fmt(double v, int integral, char *buf, size_t size)
         snprintf(buf, size, "%.3f", v);
 }
 
+/* The one line for a -m spec a profile cannot give, with a spelling it
+ * can when the spec names a metric it lacks. */
+static void column_error(const char *path, const kscope__ptree *t, const kscope__pflat *f,
+                         const char *spec, const kscope__column *col, const char *err)
+{
+    char hint[112], esc[240];
+    if (col->missing && kscope__metric_hint(t, f, spec, hint, sizeof hint))
+        fprintf(stderr, "kscope diff: %s: %s. Did you mean '%s'?\n", path, err,
+                kscope__escape(hint, esc, sizeof esc));
+    else
+        fprintf(stderr, "kscope diff: %s: %s\n", path, err);
+}
+
 int cmd_diff(int argc, char **argv)
 {
     static const struct option longs[] = {
@@ -152,11 +166,11 @@ int cmd_diff(int argc, char **argv)
         spec = dflt;
     char err[KSCOPE__READ_ERRLEN];
     if (kscope__column_compute(ta, &fa, spec, &ca, err, sizeof err) < 0) {
-        fprintf(stderr, "kscope diff: %s: %s\n", pa, err);
+        column_error(pa, ta, &fa, spec, &ca, err);
         goto out;
     }
     if (kscope__column_compute(tb, &fb, spec, &cb, err, sizeof err) < 0) {
-        fprintf(stderr, "kscope diff: %s: %s\n", pb, err);
+        column_error(pb, tb, &fb, spec, &cb, err);
         goto out;
     }
     rc = KSCOPE_EXIT_FAIL;

@@ -36,8 +36,10 @@ const char cmd_view_help[] =
     "                       time/ms; wall_time/ms for a run without GPU work;\n"
     "                       else the file's first metric; and device_avg_time\n"
     "                       or _cycles with device-side scopes). Names ignore\n"
-    "                       case and units. Besides any raw metric (count,\n"
-    "                       calls, bytes, ...):\n"
+    "                       case and units, and may end with their kind as\n"
+    "                       written in code: NAME (inc), NAME (exc), NAME (pty).\n"
+    "                       A name the file lacks gets the nearest it has.\n"
+    "                       Besides any raw metric (count, calls, bytes, ...):\n"
     "                         time/s|ms|us|ns          GPU time\n"
     "                         avg_time/s|ms|us|ns      time / count\n"
     "                         cpu_time/s|ms|us|ns      host CPU time\n"
@@ -414,7 +416,12 @@ static int compute_columns(const kscope__ptree *t, const kscope__pflat *f, const
     for (int i = 0; i < n; i++) {
         char err[KSCOPE__READ_ERRLEN];
         if (kscope__column_compute(t, f, specs[i], &cols[i], err, sizeof err) < 0) {
-            fprintf(stderr, "kscope view: %s: %s\n", path, err);
+            char hint[112], esc[240];
+            if (cols[i].missing && kscope__metric_hint(t, f, specs[i], hint, sizeof hint))
+                fprintf(stderr, "kscope view: %s: %s. Did you mean '%s'?\n", path, err,
+                        kscope__escape(hint, esc, sizeof esc));
+            else
+                fprintf(stderr, "kscope view: %s: %s\n", path, err);
             for (int j = 0; j < i; j++)
                 kscope__column_free(&cols[j]);
             return -1;

@@ -49,6 +49,11 @@ void kscope_cli_print_text(const char *text, FILE *f);
 /* The command closest in spelling to `name`, NULL if none is close. */
 const char *kscope_cmd_suggest(const char *name);
 
+/* The index of the name among names[0..n) closest in spelling to `word`
+ * (at most two edits away, or one that `word` begins), -1 if none: what
+ * mistyped commands and metric names are offered. */
+int kscope_cli_closest(const char *word, const char *const *names, size_t n);
+
 #define KSCOPE_CMD_DECL(n)                                                                         \
     int cmd_##n(int argc, char **argv);                                                            \
     extern const char cmd_##n##_summary[];                                                         \

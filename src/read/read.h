@@ -173,13 +173,16 @@ typedef struct kscope__column {
     int integral;   /* print as an integer */
     int inclusive;  /* values roll up (so -t, %, diff act on subtree sums) */
     double *vals;   /* one per node of the pflat; NaN = no value */
+    int missing;    /* on failure: a metric the spec names is not in the file */
 } kscope__column;
 
 /* Resolve a metric spec (time/ms, avg_time/us, cpu_time/s, wall_time/ms,
  * flop16/s, tflop/s, gbyte/s, util, count, raw names, NAME/%) for t and fill
- * col->vals for f. A tree holding no metric at all (an empty profile) gives
- * any spec a column with no values (NaN). Returns 0, or KSCOPE_EINVAL with
- * err naming the problem.
+ * col->vals for f. A raw name may be written as in code, with its kind
+ * (NAME (inc), NAME (exc), NAME (pty); units as the file has them). A tree
+ * holding no metric at all (an empty profile) gives any spec a column with
+ * no values (NaN). Returns 0, or KSCOPE_EINVAL with err naming the problem
+ * (and col->missing set when it is a metric the file lacks).
  * col->vals is malloc'd; free with kscope__column_free. */
 int kscope__column_compute(const kscope__ptree *t, const kscope__pflat *f, const char *spec,
                            kscope__column *col, char *err, size_t errlen);
