@@ -305,7 +305,7 @@ kscope__merge_prep *kscope__merge_prepare(const kscope__ptree *t)
             break;
         }
         /* the rank's value at each node: inclusive where the metric rolls up */
-        kscope__pflat_values(t, &p->f, list[l].name, list[l].inclusive, v);
+        kscope__metric_values(t, &p->f, list[l].name, v);
         p->stat_name[p->nstats] = list[l].name;
         p->stat_vals[p->nstats++] = v;
     }

@@ -72,8 +72,8 @@ struct kscope__tjson {
     tevent ev;
     slice *host;
     size_t nhost, caphost;
-    size_t fed;
-    kscope__demangler names; /* slice and call-stack names as read */
+    size_t fed, events, mark, quiet; /* events: values the parser finished */
+    kscope__demangler names;         /* slice and call-stack names as read */
     char err[KSCOPE__READ_ERRLEN];
     int errcode;
 };
@@ -426,6 +426,7 @@ static int event_scalar(tjson *p, const char *s, size_t l, int is_str, int is_nu
 
 static int on_scalar(tjson *p, const char *s, size_t l, int is_str, int is_num)
 {
+    p->events++;
     switch (cur(p)) {
     case T_DOC:
         if (p->depth == 0)
@@ -497,6 +498,7 @@ static int cb_string(void *ctx, const unsigned char *s, size_t l)
 static int cb_map_key(void *ctx, const unsigned char *k, size_t l)
 {
     tjson *p = ctx;
+    p->events++;
     if (l >= sizeof p->key) { /* no key we act on is this long */
         p->key[0] = '\0';
         p->keylen = 0;
@@ -511,6 +513,7 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t l)
 static int cb_start_map(void *ctx)
 {
     tjson *p = ctx;
+    p->events++;
     if (p->depth == 0)
         return push(p, T_DOC);
     switch (cur(p)) {
@@ -527,6 +530,7 @@ static int cb_start_map(void *ctx)
 static int cb_end_map(void *ctx)
 {
     tjson *p = ctx;
+    p->events++;
     tstate s = cur(p);
     p->depth--;
     return s == T_EVENT ? end_event(p) : 1;
@@ -535,6 +539,7 @@ static int cb_end_map(void *ctx)
 static int cb_start_array(void *ctx)
 {
     tjson *p = ctx;
+    p->events++;
     if (p->depth == 0) { /* the bare-array form */
         p->doc_array = 1;
         p->seen_events = 1;
@@ -567,6 +572,7 @@ static int cb_start_array(void *ctx)
 static int cb_end_array(void *ctx)
 {
     tjson *p = ctx;
+    p->events++;
     p->depth--;
     return 1;
 }
@@ -639,6 +645,11 @@ int kscope__tjson_feed(kscope__tjson *p, const char *buf, size_t len, char *err,
     p->fed += len;
     if (yajl_parse(p->y, (const unsigned char *)buf, len) != yajl_status_ok)
         return failure(p, (const unsigned char *)buf, len, err, errlen);
+    if (kscope__read_too_quiet(p->events, &p->mark, &p->quiet, len)) {
+        tfail(p, KSCOPE_EPARSE, "no JSON value ends within %d MiB (at byte %zu)",
+              KSCOPE__READ_MAX_TOKEN >> 20, p->fed);
+        return failure(p, NULL, 0, err, errlen);
+    }
     return 0;
 }
 
