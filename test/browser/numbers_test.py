@@ -72,9 +72,13 @@ def view(path, spec):
     return out
 
 
-def metric_spec(name):
-    """The spec `kscope view` takes for a stored metric name."""
-    return name
+def view_tol(v):
+    """Half a unit of the last digit `kscope view` prints for v: whole
+    numbers exactly, else three decimals, past 1e15 three digits after the
+    point of an exponent form."""
+    if v is None or math.isinf(v):
+        return 0
+    return 5e-4 * abs(v) if abs(v) >= 1e15 else 0.5 if v == int(v) else 0.0005
 
 
 DURATION = r"(?:-|-?inf|\S+ (?:ns|us|ms|s))"
@@ -188,8 +192,8 @@ def check_values(page, label, path, data, paths):
                 check(f"{label}: node {' > '.join(p)} is on the page", False)
                 continue
             got = m["val"][i]
-            check(f"{label}: {name} of {' > '.join(p)}: page {got}, view {want}",
-                  close(got, want, 0.0005 if want is not None and want != int(want) else 0.5), (got, want))
+            check(f"{label}: {name} of {' > '.join(p)}: page {got}, view {want}", close(got, want, view_tol(want)),
+                  (got, want))
             checked["values"] += 1
             text = node_metric_text(tips[i], name)
             if text is not None and text.startswith("total "):  # ROOT: a per-node metric's total
@@ -201,8 +205,8 @@ def check_values(page, label, path, data, paths):
                       text is None and (want is None or want == 0 or m["rate"]), tips[i])
                 continue
             v, tol = shown(text, name)
-            check(f"{label}: {name} of {' > '.join(p)} shows '{text}', view {want}", close(v, want, tol),
-                  (v, want, tol))
+            check(f"{label}: {name} of {' > '.join(p)} shows '{text}', view {want}",
+                  close(v, want, tol + view_tol(want)), (v, want, tol))
         if m["rate"]:
             continue
         # shares of the total, as view's NAME/% (zoomed out: ROOT is the view)
