@@ -296,7 +296,7 @@ int cmd_merge(int argc, char **argv)
         fprintf(stderr,
                 "kscope merge: %s: cannot tell the output format from the name; use .hatchet, "
                 ".hatchet_msgpack, .json or .chrome_trace\n",
-                out);
+                KSCOPE__PATH(out));
         return KSCOPE_EXIT_USAGE;
     }
     if (fmt->kind == KSCOPE__KIND_TRACE)

@@ -155,7 +155,7 @@ static int report_one(const char *path, long n, FILE *out)
     }
     kscope__pflat f;
     if (kscope__pflat_build(t, &f) != 0) {
-        fprintf(stderr, "kscope report: %s: out of memory\n", path);
+        fprintf(stderr, "kscope report: %s: out of memory\n", KSCOPE__PATH(path));
         kscope__ptree_free(t);
         return KSCOPE_EXIT_FAIL;
     }

@@ -54,8 +54,10 @@ const char cmd_view_help[] =
     "                                                  bytes/peak bandwidth) / time,\n"
     "                                                  on kernels, from the device\n"
     "                                                  info of known GPU architectures\n"
-    "                         NAME/%                   share of ROOT (inclusive\n"
-    "                                                  metrics) or of the sum\n"
+    "                         NAME/%                   share of the metric's total:\n"
+    "                                                  ROOT's (metrics that roll\n"
+    "                                                  up), else the sum over the\n"
+    "                                                  outermost nodes holding it\n"
     "  -d, --depth N        show N levels of the tree, ROOT the first, as\n"
     "                       proton-viewer does (default 100)\n"
     "  -t, --threshold X    hide nodes whose first metric is below X (their\n"
@@ -307,14 +309,14 @@ static int load(const char *path, const view_opts *o, kscope__ptree **t, kscope_
         return -1;
     }
     if (kscope__pflat_build(*t, f) < 0) {
-        fprintf(stderr, "kscope view: %s: out of memory\n", path);
+        fprintf(stderr, "kscope view: %s: out of memory\n", KSCOPE__PATH(path));
         return -1;
     }
     unsigned char *keep = malloc(f->n), *pruned = malloc(f->n);
     if (!keep || !pruned) {
         free(keep);
         free(pruned);
-        fprintf(stderr, "kscope view: %s: out of memory\n", path);
+        fprintf(stderr, "kscope view: %s: out of memory\n", KSCOPE__PATH(path));
         return -1;
     }
     /* pruned on the file's own tree, as proton-viewer does before filters */
@@ -326,7 +328,7 @@ static int load(const char *path, const view_opts *o, kscope__ptree **t, kscope_
             keep[i] &= pruned[i];
         rc = kscope__pflat_keep(f, keep);
         if (rc < 0)
-            fprintf(stderr, "kscope view: %s: out of memory\n", path);
+            fprintf(stderr, "kscope view: %s: out of memory\n", KSCOPE__PATH(path));
     }
     free(keep);
     free(pruned);
@@ -362,7 +364,7 @@ static int compute_columns(const kscope__ptree *t, const kscope__pflat *f, const
     for (int i = 0; i < n; i++) {
         char err[KSCOPE__READ_ERRLEN];
         if (kscope__column_compute(t, f, specs[i], &cols[i], err, sizeof err) < 0) {
-            fprintf(stderr, "kscope view: %s: %s\n", path, err);
+            fprintf(stderr, "kscope view: %s: %s\n", KSCOPE__PATH(path), err);
             for (int j = 0; j < i; j++)
                 kscope__column_free(&cols[j]);
             return -1;
