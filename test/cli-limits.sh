@@ -121,6 +121,14 @@ timeout 20 "$KS" report --html "$W/fifo.html" "$W/fifo.hatchet" 2>"$W/fifo.err" 
     "$W/fifo.err" && [ -s "$W/fifo.html" ] && ok "report --html: a FIFO for the run's facts is refused, not waited on" ||
     fail "report --html with a FIFO beside: exit $rc: $(cat "$W/fifo.err")"
 
+# a FIFO read on request still waits for its writer (opened without
+# blocking to be judged, then as a plain open does)
+mkfifo "$W/late.fifo"
+(sleep 1 && cat "$DATA/proton/rich_tree.hatchet" >"$W/late.fifo") &
+out=$(KSCOPE_READ_SPECIAL=1 timeout 20 "$KS" view "$W/late.fifo" 2>&1) && echo "$out" | grep -q "train" &&
+    ok "KSCOPE_READ_SPECIAL=1: a FIFO whose writer comes later is read" || fail "late FIFO writer: $out"
+wait
+
 # -------------------------------------------------- hostile paths
 evil=$W/$'bad\e[31m\nname.hatchet'
 for cmd in "view" "top" "report" "report --html $W/e.html" "diff $DATA/proton/rich_tree.hatchet" \

@@ -102,6 +102,14 @@ static FILE *open_checked(const char *path, off_t *size, char *err, size_t errle
         *rc = S_ISREG(st.st_mode) ? KSCOPE_EPARSE : KSCOPE_EINVAL;
         return NULL;
     }
+    if (S_ISFIFO(st.st_mode)) { /* asked for: wait for its writer, as a plain open does */
+        fclose(f);
+        if (!(f = fopen(path, "rb"))) {
+            snprintf(err, errlen, "%s: %s", KSCOPE__PATH(path), strerror(errno));
+            *rc = KSCOPE_EIO;
+            return NULL;
+        }
+    }
     blocking(f);
     *size = S_ISREG(st.st_mode) ? st.st_size : -1;
     return f;
