@@ -310,6 +310,43 @@ static void test_msgpack_round_trip(void **state)
     kscope__ptree_free(u);
 }
 
+/* The streaming MessagePack reader fed one byte at a time (every value cut
+ * everywhere, resumed where it stopped) reads what a whole read does,
+ * empty strings among them; 4 GB claimed by a string's header is refused
+ * from the header. */
+static void test_msgpack_chunked_feed(void **state)
+{
+    (void)state;
+    kscope__ptree *t = read_ok("proton/rich_tree.hatchet");
+    assert_int_equal(kscope__pnode_set_string(t, t->root->children[0], "", ""), 0);
+    char *buf, err[KSCOPE__READ_ERRLEN];
+    size_t len;
+    assert_int_equal(kscope__hatchet_write_msgpack(t, &buf, &len), 0);
+    kscope__hmp *p = kscope__hmp_new();
+    for (size_t i = 0; i < len; i++)
+        if (kscope__hmp_feed(p, buf + i, 1, err, sizeof err) != 0)
+            fail_msg("byte %zu: %s", i, err);
+    kscope__ptree *u = NULL;
+    if (kscope__hmp_finish(p, &u, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    kscope__hmp_free(p);
+    kscope__pflat fa, fb;
+    assert_int_equal(kscope__pflat_build(t, &fa), 0);
+    assert_int_equal(kscope__pflat_build(u, &fb), 0);
+    assert_int_equal(fa.n, fb.n);
+    assert_string_equal(metric_str(fb.node[1], ""), "");
+    kscope__pflat_free(&fa);
+    kscope__pflat_free(&fb);
+    kscope__ptree_free(u);
+    free(buf);
+    kscope__ptree_free(t);
+    const char huge[] = "\x92\xdb\xff\xff\xff\xf0";
+    p = kscope__hmp_new();
+    assert_int_equal(kscope__hmp_feed(p, huge, sizeof huge - 1, err, sizeof err), KSCOPE_EPARSE);
+    assert_non_null(strstr(err, "more than 16 MiB in one string"));
+    kscope__hmp_free(p);
+}
+
 static void pack_str(msgpack_packer *pk, const char *s)
 {
     msgpack_pack_str(pk, strlen(s));
@@ -664,6 +701,7 @@ int main(void)
         cmocka_unit_test(test_read_profile_file_errors),
         cmocka_unit_test(test_reads_kscope_writer_output),
         cmocka_unit_test(test_msgpack_round_trip),
+        cmocka_unit_test(test_msgpack_chunked_feed),
         cmocka_unit_test(test_msgpack_bad_inputs),
         cmocka_unit_test(test_msgpack_value_kinds),
         cmocka_unit_test(test_trace_to_tree_proton),

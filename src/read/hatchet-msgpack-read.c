@@ -161,7 +161,9 @@ static int mp_cb_false(mp_user *u, mobj *o)
 static int mp_cb_str(mp_user *u, const char *b, const char *p, unsigned int l, mobj *o)
 {
     (void)b;
-    return scalar(u, KSCOPE__HEV_STRING, p, l, o);
+    /* an empty string may come with no pointer (the first value a chunk
+     * resumes with) */
+    return scalar(u, KSCOPE__HEV_STRING, l ? p : "", l, o);
 }
 static int mp_cb_bin(mp_user *u, const char *b, const char *p, unsigned int l, mobj *o)
 {
