@@ -112,7 +112,7 @@ ok "trace data, and its HTML timeline"
 
 # --- dropped records: counted in the profile and said in the summary
 "$KS" run -n drop -- ./gpu-shared drop >/dev/null 2>err.txt
-[ "$(metric_of drop.hatchet ROOT dropped_records)" = 2.0 ] || fail "dropped_records is not 2"
+[ "$(metric_of drop.hatchet ROOT dropped_records)" = 2 ] || fail "dropped_records is not 2"
 grep -q "2 GPU records dropped" err.txt || fail "summary does not say 2 dropped: $(cat err.txt)"
 ok "dropped records"
 

@@ -65,14 +65,14 @@ int cmd_convert(int argc, char **argv)
     if (to && to->kind != KSCOPE__KIND_TREE) {
         fprintf(stderr,
                 "kscope convert: %s: converting to %s (a trace) is not supported; OUT must be %s\n",
-                out, to->name, names);
+                KSCOPE__PATH(out), to->name, names);
         return KSCOPE_EXIT_USAGE;
     }
     if (!to) {
         fprintf(stderr,
                 "kscope convert: %s: cannot tell the output format from the name; use a "
                 ".hatchet or .hatchet_msgpack name or --to\n",
-                out);
+                KSCOPE__PATH(out));
         return KSCOPE_EXIT_USAGE;
     }
     char err[KSCOPE__READ_ERRLEN];

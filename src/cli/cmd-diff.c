@@ -24,7 +24,9 @@ const char cmd_diff_help[] =
     "down) and print, per node: the metric in A and in B, the change B - A,\n"
     "the ratio B / A and the path, largest absolute changes first. A node\n"
     "found in one profile only is marked \"only in A\" or \"only in B\".\n"
-    "Values are inclusive for metrics that roll up (time, count, ...).\n"
+    "Nodes and values are those `kscope view` shows: inclusive for metrics\n"
+    "that roll up (time, count, ...), the node's own for the others; Triton's\n"
+    "launch-metadata scopes are left out.\n"
     "\n"
     "options:\n"
     "  -m, --metric SPEC  what to compare: any metric `kscope view -m` takes\n"
@@ -57,8 +59,8 @@ static int load(const char *path, kscope__ptree **t, kscope__pflat *f)
         fprintf(stderr, "kscope diff: %s\n", err);
         return -1;
     }
-    if (kscope__pflat_build(*t, f) < 0) {
-        fprintf(stderr, "kscope diff: %s: out of memory\n", path);
+    if (kscope__pflat_build_shown(*t, f) < 0) { /* the frames `kscope view` shows */
+        fprintf(stderr, "kscope diff: %s: out of memory\n", KSCOPE__PATH(path));
         return -1;
     }
     return 0;
@@ -99,10 +101,10 @@ static void column_error(const char *path, const kscope__ptree *t, const kscope_
 {
     char hint[112], esc[240];
     if (col->missing && kscope__metric_hint(t, f, spec, hint, sizeof hint))
-        fprintf(stderr, "kscope diff: %s: %s. Did you mean '%s'?\n", path, err,
+        fprintf(stderr, "kscope diff: %s: %s. Did you mean '%s'?\n", KSCOPE__PATH(path), err,
                 kscope__escape(hint, esc, sizeof esc));
     else
-        fprintf(stderr, "kscope diff: %s: %s\n", path, err);
+        fprintf(stderr, "kscope diff: %s: %s\n", KSCOPE__PATH(path), err);
 }
 
 int cmd_diff(int argc, char **argv)
@@ -189,7 +191,7 @@ int cmd_diff(int argc, char **argv)
     }
     qsort(rows, nr, sizeof *rows, by_change);
     size_t shown = limit > 0 && (size_t)limit < nr ? (size_t)limit : nr;
-    printf("metric: %s   A: %s   B: %s\n", ca.title, pa, pb);
+    printf("metric: %s   A: %s   B: %s\n", ca.title, KSCOPE__PATH(pa), KSCOPE__PATH(pb));
     printf("%14s %14s %14s %9s  %s\n", "A", "B", "change", "ratio", "path");
     for (size_t r = 0; r < shown; r++) {
         const drow *d = &rows[r];

@@ -42,7 +42,7 @@ const char cmd_merge_help[] =
     "  -h, --help        show this help\n"
     "\n"
     "Exit status: 0 on success, 2 on bad options or an unreadable FILE,\n"
-    "1 when OUT cannot be written.\n";
+    "1 when OUT cannot be written or a sum passes the largest number.\n";
 
 typedef struct job {
     const char *path;
@@ -131,7 +131,7 @@ static int merge_tree_files(char **files, int n, long jobs, const char *out,
             fprintf(stderr, "kscope merge: %s\n", jb->err);
             rc = KSCOPE_EXIT_USAGE;
         } else if (kscope__merger_add_prepared(mg, jb->prep, err, sizeof err) < 0) {
-            fprintf(stderr, "kscope merge: %s: %s\n", jb->path, err);
+            fprintf(stderr, "kscope merge: %s: %s\n", KSCOPE__PATH(jb->path), err);
             rc = KSCOPE_EXIT_FAIL;
         }
         kscope__merge_prep_free(jb->prep);
@@ -194,16 +194,17 @@ static int trace_commit(FILE *f, const char *tmp, const char *out, int rc)
 /* Traces one at a time: read, rewrite into OUT, free. */
 /* A trace output merges traces only: a tree among the inputs has no events
  * to place on a timeline, so it is refused by name (KSCOPE_EINVAL). */
-static int refuse_tree(const char *path, const char *buf, size_t len, const char *out, char *err,
-                       size_t errlen)
+static int refuse_tree(const char *path, const char *out, char *err, size_t errlen)
 {
-    const kscope__format *f = kscope__format_get(kscope__format_sniff(buf, len));
-    if (!f || f->kind != KSCOPE__KIND_TREE)
-        return 0;
+    kscope__format_id id;
+    int rc = kscope__sniff_file(path, &id, err, errlen); /* its first bytes only */
+    const kscope__format *f = rc == 0 ? kscope__format_get(id) : NULL;
+    if (rc != 0 || !f || f->kind != KSCOPE__KIND_TREE)
+        return rc;
     snprintf(err, errlen,
              "%s is a calling-context tree (%s), and %s is a trace: merge trees into a .hatchet "
              "or .hatchet_msgpack OUT",
-             path, f->name, out);
+             KSCOPE__PATH(path), f->name, KSCOPE__PATH(out));
     return KSCOPE_EINVAL;
 }
 
@@ -225,15 +226,14 @@ static int merge_trace_files(char **files, int n, const char *out)
     if (!m)
         fprintf(stderr, "kscope merge: out of memory\n");
     for (int i = 0; rc == KSCOPE_EXIT_OK && i < n; i++) {
-        char *buf;
+        char *buf = NULL;
         size_t len;
-        int r = kscope__read_whole_file(files[i], &buf, &len, err, sizeof err);
-        if (r == 0) {
-            r = refuse_tree(files[i], buf, len, out, err, sizeof err);
-            if (r == 0)
-                r = kscope__trace_merger_add(m, buf, len, files[i], err, sizeof err);
-            free(buf);
-        }
+        int r = refuse_tree(files[i], out, err, sizeof err);
+        if (r == 0)
+            r = kscope__read_whole_file(files[i], &buf, &len, err, sizeof err);
+        if (r == 0)
+            r = kscope__trace_merger_add(m, buf, len, files[i], err, sizeof err);
+        free(buf);
         if (r < 0) {
             fprintf(stderr, "kscope merge: %s\n", err);
             rc = r == KSCOPE_ENOMEM || r == KSCOPE_EIO ? KSCOPE_EXIT_FAIL : KSCOPE_EXIT_USAGE;
@@ -296,7 +296,7 @@ int cmd_merge(int argc, char **argv)
         fprintf(stderr,
                 "kscope merge: %s: cannot tell the output format from the name; use .hatchet, "
                 ".hatchet_msgpack, .json or .chrome_trace\n",
-                out);
+                KSCOPE__PATH(out));
         return KSCOPE_EXIT_USAGE;
     }
     if (fmt->kind == KSCOPE__KIND_TRACE)

@@ -77,12 +77,6 @@ static void print_ns(FILE *out, double ns)
         fprintf(out, "%.0f ns", ns);
 }
 
-static int is_copy(const kscope__pnode *n)
-{
-    return strncmp(n->name, "Memcpy", 6) == 0 || strncmp(n->name, "Memset", 6) == 0 ||
-           strncmp(n->name, "[memcpy", 7) == 0 || strncmp(n->name, "[memset", 7) == 0;
-}
-
 static void report_devices(const kscope__ptree *t, FILE *out)
 {
     if (t->ndevices == 0) {
@@ -161,50 +155,34 @@ static int report_one(const char *path, long n, FILE *out)
     }
     kscope__pflat f;
     if (kscope__pflat_build(t, &f) != 0) {
-        fprintf(stderr, "kscope report: %s: out of memory\n", path);
+        fprintf(stderr, "kscope report: %s: out of memory\n", KSCOPE__PATH(path));
         kscope__ptree_free(t);
         return KSCOPE_EXIT_FAIL;
     }
-    double *own = malloc(f.n * sizeof *own), *incl = malloc(f.n * sizeof *incl);
-    double *count = malloc(f.n * sizeof *count), *bytes = malloc(f.n * sizeof *bytes);
+    double *incl = malloc(f.n * sizeof *incl), *samples = malloc(f.n * sizeof *samples);
     double *wall = malloc(f.n * sizeof *wall), *calls = malloc(f.n * sizeof *calls);
-    if (!own || !incl || !count || !bytes || !wall || !calls) {
-        fprintf(stderr, "kscope report: %s: out of memory\n", path);
-        free(own), free(incl), free(count), free(bytes), free(wall), free(calls);
+    kscope__gpu_split g;
+    if (!incl || !samples || !wall || !calls || kscope__gpu_split_of(t, &g) < 0) {
+        fprintf(stderr, "kscope report: %s: out of memory\n", KSCOPE__PATH(path));
+        free(incl), free(samples), free(wall), free(calls);
         kscope__pflat_free(&f);
         kscope__ptree_free(t);
         return KSCOPE_EXIT_FAIL;
     }
-    kscope__pflat_values(t, &f, "time (ns)", 0, own);
-    kscope__pflat_values(t, &f, "time (ns)", 1, incl);
-    kscope__pflat_values(t, &f, "count", 0, count);
-    kscope__pflat_values(t, &f, "bytes", 0, bytes);
-    kscope__pflat_values(t, &f, "wall_time (ns)", 0, wall);
+    /* what `kscope view` shows for each: rolled up where the metric does */
+    int time_up = kscope__metric_values(t, &f, "time (ns)", incl);
+    int wall_up = kscope__metric_values(t, &f, "wall_time (ns)", wall);
     kscope__pflat_values(t, &f, "calls", 0, calls);
-
-    double kernel_ns = 0, copy_ns = 0, launches = 0, copies = 0, copied = 0;
-    for (size_t i = 0; i < f.n; i++) {
-        if (!kscope__pnode_is_device(f.node[i]) || isnan(own[i]))
-            continue;
-        double c = isnan(count[i]) ? 0 : count[i];
-        if (is_copy(f.node[i])) {
-            copy_ns += own[i];
-            copies += c;
-            copied += isnan(bytes[i]) ? 0 : bytes[i];
-        } else {
-            kernel_ns += own[i];
-            launches += c;
-        }
-    }
-    fprintf(out, "== %s\n", path);
+    double kernel_ns = g.kernel_ns, copy_ns = g.copy_ns;
+    fprintf(out, "== %s\n", KSCOPE__PATH(path));
     report_devices(t, out);
     fprintf(out, "GPU time: ");
     print_ns(out, kernel_ns + copy_ns);
     fprintf(out, " (kernels ");
     print_ns(out, kernel_ns);
-    fprintf(out, " in %.0f launches; copies and sets ", launches);
+    fprintf(out, " in %.0f launches; copies and sets ", g.launches);
     print_ns(out, copy_ns);
-    fprintf(out, " in %.0f, %.0f bytes)\n", copies, copied);
+    fprintf(out, " in %.0f, %.0f bytes)\n", g.copies, g.copied_bytes);
     const kscope__pmetric *dropped =
         kscope__pnode_metric(t->root, kscope__ptree_intern_cstr(t, "dropped_records"));
     if (dropped)
@@ -213,24 +191,22 @@ static int report_one(const char *path, long n, FILE *out)
     if (kernel_ns + copy_ns > 0) {
         fputc('\n', out);
         kscope__top_print(out, t, (int)n, 0);
-        report_scopes(&f, incl, calls, "scopes by GPU time under them:", kernel_ns + copy_ns, n,
+        report_scopes(&f, incl, calls,
+                      "scopes by GPU time under them:", kscope__metric_total(&f, incl, time_up), n,
                       out);
     }
-    /* PC samples: the hottest lines (bytes' array is free again) */
-    kscope__pflat_values(t, &f, "num_samples", 0, bytes);
+    /* PC samples: the hottest lines */
+    kscope__pflat_values(t, &f, "num_samples", 0, samples);
     int sampled = 0;
     for (size_t i = 0; i < f.n && !sampled; i++)
-        sampled = bytes[i] > 0;
+        sampled = samples[i] > 0;
     if (sampled) {
         fprintf(out, "\nhottest source lines (PC samples):\n");
         kscope__lines_print(out, t, (int)n, 0);
     }
-    double wall_total = 0;
-    for (size_t i = 0; i < f.n; i++)
-        if (f.parent[i] == 0 && !isnan(wall[i]))
-            wall_total += wall[i];
+    double wall_total = kscope__metric_total(&f, wall, wall_up);
     report_scopes(&f, wall, calls, "scopes by host wall time:", wall_total, n, out);
-    free(own), free(incl), free(count), free(bytes), free(wall), free(calls);
+    free(incl), free(samples), free(wall), free(calls);
     kscope__pflat_free(&f);
     kscope__ptree_free(t);
     return KSCOPE_EXIT_OK;

@@ -53,7 +53,7 @@ static int parse_profile(char *rest, profile_line *p)
     return 0;
 }
 
-/* GPU time of the whole profile: the inclusive "time (ns)" at ROOT. */
+/* GPU time of the whole profile: the total of "time (ns)". */
 static double total_gpu_ns(const kscope__ptree *t)
 {
     kscope__pflat f;
@@ -62,8 +62,8 @@ static double total_gpu_ns(const kscope__ptree *t)
     double total = NAN;
     double *vals = malloc((f.n ? f.n : 1) * sizeof *vals);
     if (vals && f.n) {
-        kscope__pflat_values(t, &f, "time (ns)", 1, vals);
-        total = vals[0];
+        int up = kscope__metric_values(t, &f, "time (ns)", vals);
+        total = kscope__metric_total(&f, vals, up);
     }
     free(vals);
     kscope__pflat_free(&f);

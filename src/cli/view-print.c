@@ -89,6 +89,8 @@ static void format_value(const kscope__column *c, double v, char *buf, size_t si
         snprintf(buf, size, v > 0 ? "inf" : "-inf");
     else if (c->integral && fabs(v) < 9e15)
         snprintf(buf, size, "%lld", (long long)llround(v));
+    else if (fabs(v) >= 1e15) /* no column of 300 digits */
+        snprintf(buf, size, "%.3e", v);
     else
         fixed3(v, buf, size);
 }

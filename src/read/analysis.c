@@ -123,27 +123,6 @@ int kscope__metric_list(const kscope__ptree *t, kscope__metric_info **out)
     return n;
 }
 
-int kscope__default_metric(const kscope__ptree *t, char *buf, size_t size)
-{
-    kscope__metric_info *list;
-    int n = kscope__metric_list(t, &list);
-    if (n < 0)
-        return n;
-    int has_time = 0, has_wall = 0;
-    for (int i = 0; i < n; i++) {
-        has_time |= strncmp(list[i].name, "time (", 6) == 0;
-        has_wall |= strncmp(list[i].name, "wall_time (", 11) == 0;
-    }
-    if (has_time)
-        snprintf(buf, size, "time/ms");
-    else if (has_wall) /* host scopes only: no GPU in the run */
-        snprintf(buf, size, "wall_time/ms");
-    else if (n > 0)
-        snprintf(buf, size, "%s", list[0].name);
-    free(list);
-    return n > 0;
-}
-
 int kscope__device_scope_metric(const kscope__ptree *t, char *buf, size_t size)
 {
     static const char *const averages[] = {"device_avg_time (ns)", "device_avg_cycles"};
@@ -372,7 +351,7 @@ static double *values_of(ctx *c, const char *want, found *fo)
         snprintf(c->err, c->errlen, "out of memory");
         return NULL;
     }
-    kscope__pflat_values(c->t, c->f, fo->name, fo->inclusive, v);
+    fo->inclusive = kscope__metric_values(c->t, c->f, fo->name, v);
     return v;
 }
 
@@ -608,12 +587,7 @@ static int percent_column(ctx *c, const char *name, kscope__column *col)
     double *v = values_of(c, name, &fo);
     if (!v)
         return -1;
-    double total = 0;
-    if (fo.inclusive)
-        total = v[0];
-    else
-        for (size_t i = 0; i < c->f->n; i++)
-            total += isnan(v[i]) ? 0 : v[i];
+    double total = kscope__metric_total(c->f, v, fo.inclusive);
     for (size_t i = 0; i < c->f->n; i++)
         v[i] = total != 0 ? v[i] / total * 100.0 : NAN;
     col->vals = v;
