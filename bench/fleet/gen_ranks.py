@@ -15,8 +15,11 @@ be planted:
   - an imbalance: data_load's time grows linearly with the rank, from
     0.2 to 1.8 times its mean (a spread, not one outlier).
 
+--scale F multiplies every rank's step kernels (a slower or faster run,
+for diffs).
+
 usage: gen_ranks.py OUT_DIR RANKS NODES [--straggler R] [--slow F] [--no-imbalance]
-                    [--name NAME] [--seed N]
+                    [--scale F] [--name NAME] [--seed N]
 NODES is the number of nodes per tree, roughly (at least about 40).
 """
 import argparse
@@ -44,13 +47,13 @@ def scope(name, children, wall_ns, calls=1):
             "metrics": {"calls": calls, "wall_time (ns)": int(wall_ns)}, "children": children}
 
 
-def tree(rank, ranks, nodes, straggler, slow, imbalance, seed):
+def tree(rank, ranks, nodes, straggler, slow, imbalance, seed, scale=1.0):
     rng = random.Random(seed * 1000003 + rank)
 
     def jit(ns):
         return ns * (1.0 + rng.uniform(-0.02, 0.02))
 
-    factor = slow if rank == straggler else 1.0
+    factor = (slow if rank == straggler else 1.0) * scale
     layers = max(1, (nodes - 12) // 20)
     layer_nodes = []
     for i in range(layers):
@@ -80,7 +83,7 @@ def tree(rank, ranks, nodes, straggler, slow, imbalance, seed):
 
 
 def write_ranks(out_dir, ranks, nodes, straggler=None, slow=1.5, imbalance=True, name="train",
-                seed=0):
+                seed=0, scale=1.0):
     """Write RANKS files OUT_DIR/NAME.rank<R>.hatchet (compact JSON, as
     kscope writes); returns their paths."""
     os.makedirs(out_dir, exist_ok=True)
@@ -88,7 +91,7 @@ def write_ranks(out_dir, ranks, nodes, straggler=None, slow=1.5, imbalance=True,
     for r in range(ranks):
         path = os.path.join(out_dir, f"{name}.rank{r}.hatchet")
         with open(path, "w") as f:
-            json.dump(tree(r, ranks, nodes, straggler, slow, imbalance, seed), f,
+            json.dump(tree(r, ranks, nodes, straggler, slow, imbalance, seed, scale), f,
                       separators=(",", ":"))
         paths.append(path)
     return paths
@@ -102,10 +105,12 @@ def main():
     ap.add_argument("--straggler", type=int, default=None)
     ap.add_argument("--slow", type=float, default=1.5)
     ap.add_argument("--no-imbalance", action="store_true")
+    ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--name", default="train")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args()
-    write_ranks(a.out, a.ranks, a.nodes, a.straggler, a.slow, not a.no_imbalance, a.name, a.seed)
+    write_ranks(a.out, a.ranks, a.nodes, a.straggler, a.slow, not a.no_imbalance, a.name, a.seed,
+                a.scale)
 
 
 if __name__ == "__main__":

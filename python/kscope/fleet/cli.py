@@ -127,30 +127,32 @@ def _engine(a):
 def cmd_summary(a, prog):
     from . import analyses
 
+    limit, rows = _limit(a, analyses.LIMIT), _limit(a, 10)
     eng = _engine(a)
     try:
-        s = analyses.summary(eng, a.dataset, run=a.run, metric=a.metric, limit=_limit(a, analyses.LIMIT))
+        s = analyses.summary(eng, a.dataset, run=a.run, metric=a.metric, limit=limit)
     finally:
         eng.close()
     if a.json:
         print(json.dumps(s, indent=2))
     else:
-        analyses.print_summary(s, sys.stdout, _limit(a, 10))
+        analyses.print_summary(s, sys.stdout, rows)
     return 0
 
 
 def cmd_diff(a, prog):
     from . import analyses
 
+    limit, rows = _limit(a, analyses.LIMIT), _limit(a, 20)
     eng = _engine(a)
     try:
-        d = analyses.diff(eng, a.a, a.b, a.run_a, a.run_b, metric=a.metric, limit=_limit(a, analyses.LIMIT))
+        d = analyses.diff(eng, a.a, a.b, a.run_a, a.run_b, metric=a.metric, limit=limit)
     finally:
         eng.close()
     if a.json:
         print(json.dumps(d, indent=2))
     else:
-        analyses.print_diff(d, sys.stdout, _limit(a, 20))
+        analyses.print_diff(d, sys.stdout, rows)
     return 0
 
 
@@ -177,9 +179,10 @@ def cmd_sql(a, prog):
 def cmd_report(a, prog):
     from . import page
 
+    limit = _limit(a, 20)
     eng = _engine(a)
     try:
-        page.write(eng, a.dataset, a.html, run=a.run, metric=a.metric, limit=_limit(a, 20))
+        page.write(eng, a.dataset, a.html, run=a.run, metric=a.metric, limit=limit)
     finally:
         eng.close()
     print(f"{prog}: wrote {shown(a.html)}", file=sys.stderr)
