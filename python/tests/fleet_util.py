@@ -17,6 +17,7 @@ sys.path.insert(0, str(REPO / "bench" / "fleet"))
 import gen_ranks  # noqa: E402
 
 FLEET_MODULES = ("duckdb", "pyarrow", "numpy")
+PROTON_DIR = REPO.parent / "shared" / "fixtures" / "proton"
 
 
 def missing(modules):

@@ -314,7 +314,7 @@ def test_bad_input_gets_one_line(tmp_path):
     junk.write_text("hello\n")
     line = one_line_error(fleet("export", "-o", tmp_path / "ds", junk))
     assert line.startswith(f"kscope fleet: {junk}: not a profile")
-    assert not list((tmp_path / "ds" / "nodes").iterdir())  # nothing half written
+    assert not (tmp_path / "ds").exists()  # nothing half written
     (tmp_path / "empty").mkdir()
     assert "no profile in this folder" in one_line_error(fleet("export", "-o", tmp_path / "ds",
                                                                tmp_path / "empty"))
@@ -332,6 +332,9 @@ def test_bad_input_gets_one_line(tmp_path):
                                 tmp_path / "two"))
     assert "two tree profiles for run train rank 0" in line
     assert "no such file" in one_line_error(fleet("export", "-o", tmp_path / "ds", tmp_path / "nope"))
+    line = one_line_error(fleet("export", "-o", tmp_path / "two", tmp_path / "two"))
+    assert "holds other files, not a kscope fleet dataset" in line
+    assert os.listdir(tmp_path / "two") == ["train.rank0.hatchet"]
     # datasets: not one, one missing a table
     assert "not a kscope fleet dataset" in one_line_error(fleet("summary", tmp_path / "empty"))
     export(tmp_path / "ok", tmp_path / "two")

@@ -300,8 +300,9 @@ static void fleet_hint(const profile_line *p, int n, FILE *out)
     kscope__run_ident id;
     kscope__run_ident_get(&id);
     for (int i = 0; i < n && !(id.has_rank && id.rank != 0); i++) {
-        const char *shown = display_path(p[i].path), *at = strstr(shown, ".rank");
-        const char *ext = strrchr(shown, '.');
+        const char *shown = display_path(p[i].path), *ext = strrchr(shown, '.'), *at = NULL;
+        for (const char *q = strstr(shown, ".rank"); q; q = strstr(q + 1, ".rank"))
+            at = q[5] >= '0' && q[5] <= '9' ? q : at; /* the last ".rank<digit>" */
         if (!at || strchr(at, '/') || !ext || ext <= at)
             continue;
         int len = (int)(at - shown);

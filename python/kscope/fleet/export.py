@@ -174,6 +174,9 @@ def _commit(root, groups, names_by_key, tmp):
 def export(inputs, out, run=None, workers=None, warn=None):
     """Export profiles (files or folders) into the dataset at `out` (made
     when missing). Returns {"files", "ranks", "runs", "nodes", "kernels"}."""
+    import numpy  # noqa: F401  (what the workers need: missing, it is named before any file is made)
+    import pyarrow  # noqa: F401
+
     files = expand(inputs)
     names = []
     for f in files:
@@ -181,6 +184,10 @@ def export(inputs, out, run=None, workers=None, warn=None):
         names.append((dataset.run_name_checked(run) if run else r, 0 if rank is None else rank, pid))
     if os.path.exists(out) and not os.path.isdir(out):
         raise InputError(f"{shown(out)}: not a folder")
+    if os.path.isdir(out) and os.listdir(out) and not os.path.exists(os.path.join(out, dataset.MARKER)):
+        raise InputError(f"{shown(out)}: a folder that holds other files, not a kscope fleet dataset "
+                         "(export into a new folder)")
+    fresh = not os.path.exists(out)
     os.makedirs(out, exist_ok=True)
     for t in dataset.TABLES:
         os.makedirs(os.path.join(out, t), exist_ok=True)
@@ -206,6 +213,10 @@ def export(inputs, out, run=None, workers=None, warn=None):
                 "runs": sorted({k[0] for k in groups}),
                 "nodes": sum((g.get("tree") or g.get("trace"))["nodes"] for g in groups.values()),
                 "kernels": sum(g["trace"]["kernels"] for g in groups.values() if "trace" in g)}
+    except BaseException:
+        if fresh:  # a failed first export leaves no folder behind
+            shutil.rmtree(out, ignore_errors=True)
+        raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         lock.close()
