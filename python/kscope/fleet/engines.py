@@ -78,6 +78,8 @@ class DuckDB(Engine):
         self.duckdb = duckdb
         self.con = duckdb.connect(":memory:")
         self.con.execute("SET preserve_insertion_order = false")
+        # each query binds the views again: keep the files' footers
+        self.con.execute("SET parquet_metadata_cache = true")
         if memory_limit:
             self.con.execute(f"SET memory_limit = {literal(memory_limit)}")
         if threads:

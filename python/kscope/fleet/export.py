@@ -42,6 +42,15 @@ def expand(inputs):
     return files
 
 
+def _array(pa, values, t):
+    """An Arrow array; NaN in a float column (no value) becomes null."""
+    if getattr(values, "dtype", None) is not None and values.dtype.kind == "f":
+        import numpy as np
+
+        return pa.array(values, type=t, mask=np.isnan(values))
+    return pa.array(values, type=t)
+
+
 def _arrow_table(cols, info, fixed):
     import pyarrow as pa
 
@@ -50,11 +59,11 @@ def _arrow_table(cols, info, fixed):
     fields, arrays = [], []
     for name, t in fixed:
         fields.append(pa.field(name, types[t]))
-        arrays.append(pa.array(cols[name], type=types[t], from_pandas=True))
+        arrays.append(_array(pa, cols[name], types[t]))
     for col in sorted(info):
         metric, t, _inc = info[col]
         fields.append(pa.field(col, types[t], metadata={"metric": metric}))
-        arrays.append(pa.array(cols[col], type=types[t], from_pandas=True))
+        arrays.append(_array(pa, cols[col], types[t]))
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
 
 
@@ -69,7 +78,7 @@ def export_one(job):
     Returns what the commit needs (row counts, columns, facts)."""
     path, tmp, idx = job["path"], job["tmp"], job["index"]
     fmt = format_of(path)
-    doc = read_document(path, fmt[0] if fmt else None)
+    doc = read_document(path)
     kind = sniff_kind(doc)
     if kind is None:
         raise InputError(f"{shown(path)}: not a profile: neither a .hatchet tree nor a Chrome trace")
@@ -90,6 +99,10 @@ def export_one(job):
     out["info"] = info
     out["facts"] = facts
     out["devices"] = devices
+    # the rank's runs row, as if this file were its only one (the commit
+    # rewrites it for a rank that has a tree and a trace)
+    out["runs_tmp"] = os.path.join(tmp, f"{idx}.runs.parquet")
+    _write(_arrow_table(_runs_row({kind: out}, job["pid"]), {}, dataset.FIXED["runs"]), out["runs_tmp"])
     return out
 
 
@@ -165,9 +178,11 @@ def _commit(root, groups, names_by_key, tmp):
             os.makedirs(parts["kernels"])
             os.replace(files["trace"]["kernels_tmp"], os.path.join(parts["kernels"], dataset.PART))
         os.makedirs(parts["runs"])
-        row = _runs_row(files, names_by_key[(run, rank)])
-        runs_tmp = os.path.join(tmp, f"runs-{run}-{rank}.parquet")
-        _write(_arrow_table(row, {}, dataset.FIXED["runs"]), runs_tmp)
+        runs_tmp = nodes_from["runs_tmp"]
+        if len(files) > 1:
+            runs_tmp = os.path.join(tmp, f"runs-{run}-{rank}.parquet")
+            row = _runs_row(files, names_by_key[(run, rank)])
+            _write(_arrow_table(row, {}, dataset.FIXED["runs"]), runs_tmp)
         os.replace(runs_tmp, os.path.join(parts["runs"], dataset.PART))
 
 
@@ -199,7 +214,7 @@ def export(inputs, out, run=None, workers=None, warn=None):
         if os.path.exists(os.path.join(out, dataset.MARKER)):
             known = dataset.marker_columns(dataset.read_marker(out))
         os.makedirs(tmp, exist_ok=True)
-        jobs = [{"path": f, "tmp": tmp, "index": i} for i, f in enumerate(files)]
+        jobs = [{"path": f, "tmp": tmp, "index": i, "pid": names[i][2]} for i, f in enumerate(files)]
         results = _run_jobs(jobs, workers or os.cpu_count() or 1)
         groups = _group(results, names)
         columns = _merge_columns(known, results)

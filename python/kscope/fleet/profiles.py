@@ -105,30 +105,33 @@ def run_name(text):
 # -------------------------------------------------------------- reading
 
 
-def read_document(path, fmt):
-    """The parsed file: JSON, or MessagePack for hatchet_msgpack."""
+def read_document(path):
+    """The parsed file: JSON (a document opening with '[' or '{'), else
+    MessagePack (.hatchet_msgpack), told apart by the bytes as kscope's
+    readers do (src/read/read-file.c, kscope__format_sniff)."""
     try:
         with open(path, "rb") as f:
             data = f.read()
     except OSError as e:
         raise InputError(f"{shown(path)}: cannot read: {e.strerror or e}") from None
-    if not data.strip():
+    head = data.lstrip()[:1]
+    if not head:
         raise InputError(f"{shown(path)}: empty file, not a profile")
+    json_like = head in (b"[", b"{")
     try:
-        if fmt == "hatchet_msgpack":
-            import msgpack
+        if json_like:
+            return json.loads(data)
+        import msgpack
 
-            return msgpack.unpackb(data, raw=False, strict_map_key=False)
-        return json.loads(data)
-    except ImportError:
-        raise InputError(f"{shown(path)}: reading MessagePack needs the msgpack package: "
-                         "pip install 'kscope[fleet]'") from None
+        return msgpack.unpackb(data, raw=False, strict_map_key=False)
     except (ValueError, UnicodeDecodeError) as e:
-        what = "MessagePack" if fmt == "hatchet_msgpack" else "JSON"
         line = str(e).splitlines()[0] if str(e) else type(e).__name__
+        what = "JSON" if json_like else "neither JSON nor MessagePack"
         raise InputError(f"{shown(path)}: not a profile ({what}: {shown(line)})") from None
+    except ImportError:
+        raise  # the command names the package to install
     except Exception as e:  # msgpack's own errors (ExtraData, FormatError, ...)
-        raise InputError(f"{shown(path)}: not a profile (MessagePack: {shown(e)})") from None
+        raise InputError(f"{shown(path)}: not a profile (neither JSON nor MessagePack: {shown(e)})") from None
 
 
 def sniff_kind(doc):
@@ -151,6 +154,9 @@ def column_name(metric):
     if col[0].isdigit() or col in RESERVED:
         col = "m_" + col
     return col
+
+
+_TYPES = {str: "string", int: "double", float: "double", bool: "double", list: "list"}
 
 
 def _value_type(v):
@@ -254,14 +260,16 @@ def flatten_tree(path, doc):
             raise InputError(f"{shown(path)}: metrics '{shown(key)}' and '{shown(other)}' "
                              f"both make column {col}")
         vals = [m.get(key) for m in mets]
-        types = {_value_type(v) for v in vals if v is not None}
+        types = {_TYPES.get(t) for t in {type(v) for v in vals} if t is not type(None)}
+        if "list" in types and not all(_value_type(v) == "list" for v in vals if isinstance(v, list)):
+            types.add(None)
         if None in types or len(types) > 1:
             raise InputError(f"{shown(path)}: metric '{shown(key)}' holds values of different "
                              "kinds (numbers, text, vectors)")
         vtype = types.pop()
         rolls = vtype == "double" and key in inclusive
         if vtype == "double":
-            arr = np.array([np.nan if v is None else float(v) for v in vals], dtype=np.float64)
+            arr = np.array(vals, dtype=np.float64)  # None: NaN
             cols[col] = arr
         elif vtype == "list":
             cols[col] = [None if v is None else [float(x) for x in v] for v in vals]
