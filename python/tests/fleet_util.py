@@ -52,9 +52,21 @@ def need_spark():
         pytest.skip("no java for Spark (apt-get install openjdk-17-jre-headless)")
 
 
+def child_env(env=None):
+    """The environment of a command under test. Under the sanitized pass's
+    ASan preload, libstdc++ is preloaded after it: DuckDB reports a bad
+    query by a C++ exception, which ASan's interceptor can throw only when
+    the C++ runtime was there when ASan started (Python is no C++ program)."""
+    e = dict(os.environ, **(env or {}))
+    pre = e.get("LD_PRELOAD", "")
+    if "libasan" in pre and "libstdc++" not in pre:
+        e["LD_PRELOAD"] = pre + " libstdc++.so.6"
+    return e
+
+
 def fleet(*args, env=None, cwd=None):
     """Run `python -m kscope.fleet ARGS` with this interpreter."""
-    e = dict(os.environ, **(env or {}))
+    e = child_env(env)
     return subprocess.run([sys.executable, "-m", "kscope.fleet", *map(str, args)], capture_output=True,
                           text=True, env=e, cwd=cwd)
 

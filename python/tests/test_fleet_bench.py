@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from fleet_util import REPO, need_fleet
+from fleet_util import REPO, child_env, need_fleet
 
 
 def test_small_benchmark_runs(tmp_path):
@@ -14,7 +14,7 @@ def test_small_benchmark_runs(tmp_path):
     out = tmp_path / "bench.json"
     r = subprocess.run([sys.executable, str(REPO / "bench" / "fleet" / "run.py"), "--ranks", "64",
                         "--nodes", "200", "--repeat", "1", "--no-pandas", "--work", str(tmp_path / "w"),
-                        "--json", str(out)], capture_output=True, text=True)
+                        "--json", str(out)], capture_output=True, text=True, env=child_env())
     assert r.returncode == 0, r.stderr
     res = json.loads(out.read_text())
     assert res["ranks"] == 64 and res["rows"] == 64 * 197

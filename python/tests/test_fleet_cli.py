@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from fleet_util import REPO, export, gen_ranks, need_fleet, one_line_error, summary
+from fleet_util import REPO, child_env, export, gen_ranks, need_fleet, one_line_error, summary
 
 CLI = os.environ.get("KSCOPE_CLI") or str(REPO / "build" / "kscope")
 
@@ -26,8 +26,7 @@ def ds(tmp_path_factory):
 def kscope(*args, env=None, cwd=None):
     if not os.access(CLI, os.X_OK):
         pytest.skip(f"{CLI}: no kscope binary (KSCOPE_CLI names it)")
-    e = dict(os.environ, KSCOPE_PYTHON=sys.executable)
-    e.update(env or {})
+    e = child_env(dict({"KSCOPE_PYTHON": sys.executable}, **(env or {})))
     return subprocess.run([CLI, *map(str, args)], capture_output=True, text=True, env=e, cwd=cwd)
 
 
@@ -89,7 +88,7 @@ def test_wheel_command_runs_fleet_in_process(ds):
     from kscope import cli
 
     r = subprocess.run([sys.executable, "-c", "import sys; from kscope.cli import main; sys.exit(main())",
-                        "fleet", "summary", ds, "--json"], capture_output=True, text=True)
+                        "fleet", "summary", ds, "--json"], capture_output=True, text=True, env=child_env())
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["ranks"]["count"] == 16
     assert cli.main is not None
