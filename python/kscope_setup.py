@@ -148,15 +148,34 @@ def check_build_deps():
         raise SystemExit(BUILD_DEPS_LINE)
 
 
-def _bundle_command(build_py):
-    """build_py that also puts the CMake-built kscope binary and
-    libkscope.so of $KSCOPE_BUNDLE_DIR (tools/wheel.sh) into the package:
+# The HTML report's stylesheet, which the fleet page (kscope.fleet.page)
+# shares: copied from src/report/page/ into the package when it is built.
+SHARED_PAGE_FILES = ("report.css",)
+
+# What `kscope fleet` needs (pip install 'kscope[fleet]'), and with Spark
+# as the engine ('kscope[spark]': pyspark runs on Java 17 or later).
+FLEET_DEPS = ["duckdb>=1.1", "pyarrow>=14", "numpy>=1.24", "msgpack>=1.0"]
+EXTRAS = {"fleet": FLEET_DEPS, "spark": FLEET_DEPS + ["pyspark>=3.5"]}
+
+
+def _copy_shared_page(repo, build_lib):
+    dst = os.path.join(build_lib, "kscope", "fleet", "page")
+    os.makedirs(dst, exist_ok=True)
+    for name in SHARED_PAGE_FILES:
+        shutil.copyfile(os.path.join(repo, "src", "report", "page", name), os.path.join(dst, name))
+
+
+def _bundle_command(build_py, repo):
+    """build_py that puts the report's shared page files into the fleet
+    package, and the CMake-built kscope binary and libkscope.so of
+    $KSCOPE_BUNDLE_DIR (tools/wheel.sh) into the package:
     kscope/bin/kscope and kscope/lib/libkscope.so, where the binary looks
     for the library it preloads (../lib)."""
 
     class BundleBuildPy(build_py):
         def run(self):
             super().run()
+            _copy_shared_page(repo, self.build_lib)
             src = os.environ.get("KSCOPE_BUNDLE_DIR")
             if not src:
                 return
@@ -199,11 +218,13 @@ def setup_kscope(repo, package_root, build_base="build"):
         version="0.1.0",
         description="Profiler for GPU programs: Proton- and MAX-compatible Python API",
         python_requires=">=3.9",
-        packages=["kscope", "kscope.hooks"],
+        packages=["kscope", "kscope.hooks", "kscope.fleet"],
         package_dir={"": package_root},
+        package_data={"kscope.fleet": ["sql/*.sql", "page/*.html", "page/*.js"]},
+        extras_require=EXTRAS,
         ext_modules=[ext],
         entry_points={"console_scripts": ["kscope = kscope.cli:main"]},
-        cmdclass={"build_ext": CheckedBuildExt, "build_py": _bundle_command(build_py)},
+        cmdclass={"build_ext": CheckedBuildExt, "build_py": _bundle_command(build_py, repo)},
         options={"build": {"build_base": build_base}, "bdist_wheel": {"py_limited_api": ABI_TAG}},
     )
 

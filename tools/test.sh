@@ -7,8 +7,9 @@
 #   KSCOPE_SANITIZE=ON bash tools/test.sh   # ASan + UBSan build in build-asan/
 #
 # The Python tests run in a virtual environment inside the build folder
-# (build-debug/venv): pytest, msgpack and the package from this checkout are
-# installed there, never into the system's Python. tools/demo.sh builds in
+# (build-debug/venv): pytest, msgpack, kscope fleet's engines (DuckDB,
+# PyArrow, NumPy; pyspark where java is) and the package from this checkout
+# are installed there, never into the system's Python. tools/demo.sh builds in
 # build/, so neither rebuilds the other's files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,6 +44,18 @@ if [ -f python/tests/run.sh ]; then
     if ! "$venv/bin/python" -c "import pytest, msgpack" >/dev/null 2>&1; then
         echo "test.sh: installing pytest msgpack into $venv"
         "$venv/bin/python" -m pip install -q pytest msgpack
+    fi
+    # kscope fleet's engines, for python/tests/test_fleet*.py: DuckDB with
+    # what export needs (the kscope[fleet] extra), and pyspark where java
+    # is (kscope[spark]; not in the sanitized pass, whose ASan preload the
+    # JVM does not run under: its Spark test skips there).
+    fleet_mods="duckdb, pyarrow, numpy" fleet_pkgs="duckdb pyarrow numpy"
+    if [ "$san" != ON ] && command -v java >/dev/null; then
+        fleet_mods="$fleet_mods, pyspark" fleet_pkgs="$fleet_pkgs pyspark"
+    fi
+    if ! "$venv/bin/python" -c "import $fleet_mods" >/dev/null 2>&1; then
+        echo "test.sh: installing $fleet_pkgs into $venv"
+        "$venv/bin/python" -m pip install -q $fleet_pkgs
     fi
     if [ "$san" = ON ]; then
         flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"

@@ -14,12 +14,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 const char cmd_report_summary[] = "summarise a profile: devices, GPU time, top kernels and scopes";
 const char cmd_report_help[] =
     "usage: kscope report [-n N] FILE...\n"
     "       kscope report --html OUT.html PROFILE [PROFILE2]\n"
+    "       kscope report --html OUT.html DATASET\n"
     "\n"
     "Print a one-page summary of each profile (.hatchet, .hatchet_msgpack or\n"
     "Chrome trace JSON, ours or Proton's):\n"
@@ -40,6 +42,11 @@ const char cmd_report_help[] =
     "page says where): tree nodes under 0.01% of the total merge into\n"
     "\"(other)\" past 200000 nodes; a timeline track keeps its 250000 longest\n"
     "slices.\n"
+    "\n"
+    "A folder given to --html is a fleet dataset (kscope fleet export): the\n"
+    "page is the fleet page (rank x scope heat map of time and imbalance,\n"
+    "stragglers, top kernels), made by `kscope fleet report` (see `kscope help\n"
+    "fleet`; -n N goes with it).\n"
     "\n"
     "options:\n"
     "  -n N        rows per table (default 10)\n"
@@ -212,6 +219,22 @@ static int report_one(const char *path, long n, FILE *out)
     return KSCOPE_EXIT_OK;
 }
 
+static int is_folder(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* A fleet dataset's page: the fleet command makes it, from the same
+ * queries as its summary (cmd-fleet.c). */
+static int report_fleet(const char *out, const char *dir, long n)
+{
+    char rows[32];
+    snprintf(rows, sizeof rows, "%ld", n);
+    char *args[] = {"report", "--html", (char *)out, (char *)dir, "-n", rows};
+    return kscope_cli_fleet_exec("kscope report", n > 0 ? 6 : 4, args);
+}
+
 static int report_html(const char *out, int nfiles, char **files, const kscope__report_limits *lim)
 {
     if (nfiles > 2) {
@@ -234,6 +257,7 @@ static int report_html(const char *out, int nfiles, char **files, const kscope__
 int cmd_report(int argc, char **argv)
 {
     long n = 10;
+    int n_given = 0;
     const char *html = NULL;
     kscope__report_limits lim = kscope__report_default_limits();
     int first = 1;
@@ -245,6 +269,7 @@ int cmd_report(int argc, char **argv)
         if (strcmp(argv[first], "-n") == 0 && first + 1 < argc) {
             char *end;
             n = strtol(argv[++first], &end, 10);
+            n_given = 1;
             if (*end || n < 0) {
                 fprintf(stderr, "kscope report: -n needs a number >= 0, not '%s'\n", argv[first]);
                 return KSCOPE_EXIT_USAGE;
@@ -282,6 +307,16 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "kscope report: no FILE given (see `kscope report --help`)\n");
         return KSCOPE_EXIT_USAGE;
     }
+    if (is_folder(argv[first]) && (!html || argc - first > 1)) {
+        char shown[1024];
+        fprintf(stderr,
+                "kscope report: %s is a folder: a fleet dataset's page is `kscope report "
+                "--html OUT DIR` (one folder); its summary `kscope fleet summary DIR`\n",
+                kscope__escape(argv[first], shown, sizeof shown));
+        return KSCOPE_EXIT_USAGE;
+    }
+    if (html && is_folder(argv[first]))
+        return report_fleet(html, argv[first], n_given ? n : 0);
     if (html)
         return report_html(html, argc - first, argv + first, &lim);
     int rc = KSCOPE_EXIT_OK;

@@ -46,6 +46,11 @@ int kscope_cli_is_capture_range(const char *name);
  * and {device_type} replaced by the registry's words. */
 void kscope_cli_print_text(const char *text, FILE *f);
 
+/* Run the Python package's fleet command (kscope.fleet) with argv, in
+ * $KSCOPE_PYTHON or python3; `prog` names it in messages. Returns only
+ * when the interpreter cannot be run (after one line saying so). */
+int kscope_cli_fleet_exec(const char *prog, int argc, char **argv);
+
 /* The command closest in spelling to `name`, NULL if none is close. */
 const char *kscope_cmd_suggest(const char *name);
 
@@ -68,6 +73,7 @@ KSCOPE_CMD_DECL(view)
 KSCOPE_CMD_DECL(top)
 KSCOPE_CMD_DECL(diff)
 KSCOPE_CMD_DECL(merge)
+KSCOPE_CMD_DECL(fleet)
 KSCOPE_CMD_DECL(convert)
 KSCOPE_CMD_DECL(report)
 KSCOPE_CMD_DECL(bench)

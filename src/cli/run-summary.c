@@ -292,6 +292,29 @@ static void plain_name_for_single(const char *manifest, profile_line *p)
     memcpy(p->path, plain, (size_t)n + 1);
 }
 
+/* ---- fleet: rank profiles (NAME.rank<R>.EXT) are analysed together with
+ * `kscope fleet`; the run of rank 0 (or the one around the launcher) says
+ * how, once. */
+static void fleet_hint(const profile_line *p, int n, FILE *out)
+{
+    kscope__run_ident id;
+    kscope__run_ident_get(&id);
+    for (int i = 0; i < n && !(id.has_rank && id.rank != 0); i++) {
+        const char *shown = display_path(p[i].path), *ext = strrchr(shown, '.'), *at = NULL;
+        for (const char *q = strstr(shown, ".rank"); q; q = strstr(q + 1, ".rank"))
+            at = q[5] >= '0' && q[5] <= '9' ? q : at; /* the last ".rank<digit>" */
+        if (!at || strchr(at, '/') || !ext || ext <= at)
+            continue;
+        int len = (int)(at - shown);
+        fprintf(out,
+                "\nrank profiles: export and summarise them all with\n  %s fleet export -o "
+                "%.*s.fleet %.*s.rank*%s\n  %s fleet summary %.*s.fleet\n",
+                self_command(), len, shown, len, shown, ext, self_command(), len, shown);
+        return;
+    }
+}
+/* ---- */
+
 int kscope__run_report(const char *manifest, long top, FILE *out)
 {
     FILE *f = fopen(manifest, "r");
@@ -334,6 +357,7 @@ int kscope__run_report(const char *manifest, long top, FILE *out)
         summarise(&profiles[i], top, out);
     if (nprof > 1)
         fprintf(out, "\nkscope: %d profiles written (one per process)\n", nprof);
+    fleet_hint(profiles, nprof, out);
     free(profiles);
     return errors;
 }
