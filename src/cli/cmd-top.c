@@ -105,7 +105,7 @@ int cmd_top(int argc, char **argv)
     if (lines && rc == 0) {
         char name[512];
         fprintf(stderr,
-                "kscope top: %s has no PC samples (record with 'kscope run --pc-sampling')\n",
+                "kscope top: %s has no PC samples (record with `kscope run --pc-sampling`)\n",
                 kscope__escape(argv[optind], name, sizeof name));
         return KSCOPE_EXIT_USAGE;
     }
