@@ -24,8 +24,17 @@ grep -q "^view it with: $(realpath "$KSCOPE_CLI") view kscope.hatchet$" err.txt 
     fail "summary lacks the view command naming the binary: $(cat err.txt)"
 view=$(sed -n 's/^view it with: //p' err.txt)
 sh -c "$view" | grep -q outer || fail "the shown command does not show the profile: $view"
-grep -q "no GPU kernels" err.txt || fail "summary lacks the kernel table line: $(cat err.txt)"
-grep -q "GPU time .* wall" err.txt || fail "summary lacks GPU time against wall time"
+# a host-only run: where its time went (scopes by wall time, as a kernel
+# table would for GPU work), no "GPU time 0 ns", and the page's command
+grep -q "^scopes by host wall time:" err.txt && grep -qE "^ *[0-9.]+%  .*  outer > work$" err.txt ||
+    fail "host-only summary lacks the scopes table: $(cat err.txt)"
+grep -qE "^no GPU work recorded \(host scopes only\) in [0-9.]+ [mun]?s wall$" err.txt ||
+    fail "host-only summary lacks its wall time: $(cat err.txt)"
+grep -q "GPU time\|no GPU kernels" err.txt && fail "host-only summary speaks of GPU time: $(cat err.txt)"
+page=$(sed -n 's/^or as a page (flame graph, timeline): //p' err.txt)
+[ "$page" = "$(realpath "$KSCOPE_CLI") report --html kscope.html kscope.hatchet" ] &&
+    sh -c "$page" 2>/dev/null && grep -q '</html>' kscope.html ||
+    fail "the page command is not shown, or does not work: $page"
 ok "plain run"
 
 # --- kscope on PATH: the summary's command is plain "kscope view"

@@ -53,7 +53,7 @@ const char cmd_run_help[] =
     "      --pc-sampling[=N]  sample where each kernel's warps are every N GPU\n"
     "                         cycles (32 to 2^31, a power of two; default 1024):\n"
     "                         samples per source line and stall reason below\n"
-    "                         each kernel (see 'kscope top --lines')\n"
+    "                         each kernel (see `kscope top --lines`)\n"
     "      --device-scopes[=OPTS]\n"
     "                         record the device-side scopes of kernels built with\n"
     "                         kscope/device.h (children of each kernel; per-SM\n"
@@ -110,7 +110,7 @@ static int usage_error(const char *fmt, const char *arg)
 {
     fprintf(stderr, "kscope run: ");
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (see 'kscope run --help')\n");
+    fprintf(stderr, " (see `kscope run --help`)\n");
     return KSCOPE_EXIT_USAGE;
 }
 
@@ -223,7 +223,7 @@ static int pc_sampling_mode(run_opts *o)
     if (kscope__mode_parse(o->pcs_mode, &periodic, &interval) != 0) {
         fprintf(stderr,
                 "kscope run: --pc-sampling: '%s' is not a number of cycles from 32 to "
-                "2147483648 (see 'kscope run --help')\n",
+                "2147483648 (see `kscope run --help`)\n",
                 o->pcs);
         return KSCOPE_EXIT_USAGE;
     }
@@ -654,16 +654,15 @@ static int run_child(const run_opts *o, char **argv, const char *lib, const char
     return status;
 }
 
-static int make_manifest(char *path, size_t size)
+/* The run's folder and manifest (run/claims.c), after removing what
+ * killed runs left behind; lock_fd keeps the run marked alive. */
+static int make_manifest(const run_opts *o, char *path, size_t size, int *lock_fd)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(path, size, "%s/kscope-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    int fd = mkstemp(path);
-    if (fd < 0) {
-        fprintf(stderr, "kscope run: cannot create %s: %s\n", path, strerror(errno));
+    kscope__run_sweep(o->dir);
+    if (kscope__run_make(path, size, lock_fd) != 0) {
+        fprintf(stderr, "kscope run: %s\n", kscope_last_error());
         return -1;
     }
-    close(fd);
     return 0;
 }
 
@@ -674,9 +673,10 @@ int cmd_run(int argc, char **argv)
     if (rc)
         return rc;
     char lib[PATH_MAX], manifest[PATH_MAX];
+    int lock_fd = -1;
     if ((rc = preflight(&o, lib, sizeof lib)) != 0)
         return rc;
-    if (make_manifest(manifest, sizeof manifest) != 0)
+    if (make_manifest(&o, manifest, sizeof manifest, &lock_fd) != 0)
         return KSCOPE_EXIT_FAIL;
     char **pyargv = python_argv(&o);
     int status = run_child(&o, pyargv ? pyargv : o.argv, lib, manifest);
@@ -689,7 +689,7 @@ int cmd_run(int argc, char **argv)
     else
         code = WEXITSTATUS(status);
     int errors = kscope__run_report(manifest, o.top, stderr);
-    unlink(manifest);
+    kscope__run_end(manifest, lock_fd);
     if (code == 0 && errors > 0)
         code = KSCOPE_EXIT_FAIL;
     return code;
