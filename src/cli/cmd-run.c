@@ -656,10 +656,10 @@ static int run_child(const run_opts *o, char **argv, const char *lib, const char
 
 /* The run's folder and manifest (run/claims.c), after removing what
  * killed runs left behind; lock_fd keeps the run marked alive. */
-static int make_manifest(const run_opts *o, char *path, size_t size, int *lock_fd)
+static int make_manifest(const run_opts *o, char *path, size_t size, int *lock_fd, uint64_t since)
 {
     kscope__run_sweep(o->dir);
-    if (kscope__run_make(path, size, lock_fd) != 0) {
+    if (kscope__run_make(path, size, lock_fd, since) != 0) {
         fprintf(stderr, "kscope run: %s\n", kscope_last_error());
         return -1;
     }
@@ -668,6 +668,7 @@ static int make_manifest(const run_opts *o, char *path, size_t size, int *lock_f
 
 int cmd_run(int argc, char **argv)
 {
+    uint64_t since = kscope__run_clock(); /* files written from now are this run's time */
     run_opts o;
     int rc = parse_args(argc, argv, &o);
     if (rc)
@@ -676,7 +677,7 @@ int cmd_run(int argc, char **argv)
     int lock_fd = -1;
     if ((rc = preflight(&o, lib, sizeof lib)) != 0)
         return rc;
-    if (make_manifest(&o, manifest, sizeof manifest, &lock_fd) != 0)
+    if (make_manifest(&o, manifest, sizeof manifest, &lock_fd, since) != 0)
         return KSCOPE_EXIT_FAIL;
     char **pyargv = python_argv(&o);
     int status = run_child(&o, pyargv ? pyargv : o.argv, lib, manifest);

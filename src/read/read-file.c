@@ -8,6 +8,7 @@
 #define _GNU_SOURCE /* memmem */
 #include "read/read.h"
 #include "format/file-out.h"
+#include "format/run-facts.h"
 #include "kscope.h"
 
 #include <errno.h>
@@ -52,6 +53,15 @@ static FILE *open_checked(const char *path, off_t *size, char *err, size_t errle
     }
     if (S_ISDIR(st.st_mode)) {
         snprintf(err, errlen, "%s: is a directory, not a profile file", path);
+        *rc = KSCOPE_EINVAL;
+        return NULL;
+    }
+    char profile[4096];
+    if (kscope__facts_profile_of(path, profile, sizeof profile)) {
+        snprintf(err, errlen,
+                 "%s: the run's facts beside the profile %s (command, host, start time), not a "
+                 "profile: open %s",
+                 path, profile, profile);
         *rc = KSCOPE_EINVAL;
         return NULL;
     }

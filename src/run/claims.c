@@ -85,15 +85,16 @@ static int read_owner(int dfd, const char *name, char *owner, size_t size)
     return 0;
 }
 
-/* Whether the file dir/name was modified at or after since_ns (realtime,
- * coarse: the file system's clock). */
+/* Whether the file dir/name was written or put there (renamed: its
+ * change time) at or after since_ns (realtime, coarse: the file system's
+ * clock). */
 static int written_since(int dfd, const char *name, uint64_t since_ns)
 {
     struct stat st;
     if (since_ns == 0 || fstatat(dfd, name, &st, 0) != 0)
         return 0;
-    uint64_t m = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
-    return m >= since_ns;
+    uint64_t c = (uint64_t)st.st_ctim.tv_sec * 1000000000ull + (uint64_t)st.st_ctim.tv_nsec;
+    return c >= since_ns;
 }
 
 /* Whether another run's profile of this name (or its first periodic part)
@@ -195,7 +196,14 @@ void kscope__run_release(const char *manifest)
     fclose(f);
 }
 
-int kscope__run_make(char *manifest, size_t size, int *lock_fd)
+uint64_t kscope__run_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int kscope__run_make(char *manifest, size_t size, int *lock_fd, uint64_t since_ns)
 {
     const char *tmp = getenv("TMPDIR");
     char dir[4096];
@@ -206,6 +214,8 @@ int kscope__run_make(char *manifest, size_t size, int *lock_fd)
         if (!mkdtemp(dir))
             return kscope__fail(KSCOPE_EIO, "cannot create %s: %s", dir, strerror(errno));
         *lock_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (*lock_fd < 0 && errno == ENOENT)
+            continue; /* swept already (below) */
         if (*lock_fd < 0)
             break;
         flock(*lock_fd, LOCK_EX); /* held for as long as this run lives */
@@ -223,10 +233,8 @@ int kscope__run_make(char *manifest, size_t size, int *lock_fd)
         rmdir(dir);
         return kscope__fail(KSCOPE_EIO, "cannot create %s: %s", manifest, strerror(e));
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
     dprintf(fd, "%s\t%ld\t%llu\n", KSCOPE_RUN_TAG_RUN, (long)getpid(),
-            (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
+            (unsigned long long)since_ns);
     close(fd);
     return 0;
 }

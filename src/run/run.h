@@ -80,10 +80,15 @@ int kscope__run_claim(const char *manifest, const char *base, const char *ext, l
 
 /* ---- claims.c: runs in the same folder at once, runs that were killed */
 
+/* Now on the clock of file times (realtime, coarse), in ns: when a run
+ * begins, to tell the files written since. */
+uint64_t kscope__run_clock(void);
+
 /* Make this run's folder TMPDIR/kscope-run-XXXXXX, locked for as long as
  * the process lives (lock_fd), and its manifest in it (path into
- * manifest, first line "run\t<pid>\t<start ns>"). 0 or a KSCOPE_E* code. */
-int kscope__run_make(char *manifest, size_t size, int *lock_fd);
+ * manifest, first line "run\t<pid>\t<since_ns>": when the run began, by
+ * kscope__run_clock). 0 or a KSCOPE_E* code. */
+int kscope__run_make(char *manifest, size_t size, int *lock_fd, uint64_t since_ns);
 
 /* The run ends: its claims are released, its folder removed. */
 void kscope__run_end(const char *manifest, int lock_fd);
