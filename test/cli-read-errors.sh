@@ -18,7 +18,7 @@ echo '[{"frame": {"name": "ROOT"}, "metrics": {"time (ns)": -12}}, {}]' >"$W/neg
 echo '[{"frame": {"name": "ROOT"}, "children": [{"frame": {"name": "a\u0000b"}}]}, {}]' \
     >"$W/nul.hatchet"
 printf '[{"frame": {"name": "a\001b"}}, {}]' >"$W/rawcontrol.hatchet"
-python3 -c '
+"$PY" -c '
 import sys
 n = 100000
 sys.stdout.write("[" + "{\"frame\":{\"name\":\"a\"},\"children\":[" * n + "]}" * n + ",{}]")

@@ -5,6 +5,7 @@ set -u
 KS=${KSCOPE_CLI:?}
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
+PY=${KSCOPE_PYTHON:-python3} # CTest gives the tests' venv
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fails=0
@@ -57,7 +58,7 @@ check "copies and sets counted apart from kernels" has "$work/two.txt" \
     "GPU time: 1.500 s (kernels 1.500 s in 3 launches; copies and sets 2.000 us in 2, 4096 bytes)"
 check "dropped records said" has "$work/two.txt" \
     "dropped records: 5 (the GPU totals are short by that many)"
-check "two files: two summaries, a blank line between" python3 -c '
+check "two files: two summaries, a blank line between" "$PY" -c '
 import sys
 text = open(sys.argv[1]).read()
 heads = [l for l in text.splitlines() if l.startswith("== ")]
@@ -144,7 +145,7 @@ cat >"$work/kinds.json" <<'JSON'
 JSON
 "$KS" report --max-track-events 2 --html "$work/kinds.html" "$work/kinds.json" 2>"$work/err.txt"
 check "--html of every trace event kind: exit 0" test $? -eq 0
-check "--html of every trace event kind: timeline data" python3 -c '
+check "--html of every trace event kind: timeline data" "$PY" -c '
 import json, re, sys
 html = open(sys.argv[1]).read()
 m = re.search(r"<script type=\"application/json\" id=\"kscope-a\">(.*?)</script>", html, re.S)

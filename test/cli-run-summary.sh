@@ -27,7 +27,7 @@ grep -q "top 2 of 4 kernels and copies: 85.3% of all GPU time (all: kscope top -
     out.txt || fail "top share line: $(cat out.txt)"
 grep -q "more; -n 0" out.txt && fail "the kscope top hint was not replaced"
 # GPU time in the summary is the file's total kernel time
-total=$(python3 -c '
+total=$("$PY" -c '
 import json, sys
 root = json.load(open(sys.argv[1]))[0]
 stack, t = [root], 0

@@ -54,7 +54,7 @@ mkdir -p out
 "$KS" run -n myrun -o out -d trace --top 0 -- ./run-scopes >/dev/null 2>err.txt ||
     fail "run with options failed: $(cat err.txt)"
 [ -f out/myrun.chrome_trace ] || fail "out/myrun.chrome_trace not written ($(ls out))"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any(e.get("name")=="work" for e in d["traceEvents"])' \
+"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any(e.get("name")=="work" for e in d["traceEvents"])' \
     out/myrun.chrome_trace || fail "trace lacks the work slices"
 grep -q "total" err.txt && fail "--top 0 still printed the table"
 "$KS" run --name=eq --output-dir=out -- ./run-scopes >/dev/null 2>&1
@@ -84,7 +84,7 @@ ok "the window opens and closes during the run"
 # scope around a one-second sleep lasts at least that second
 KSCOPE_NO_TSC=1 "$KS" run --top 0 -- ./run-sleep 1 >/dev/null 2>err.txt
 ns=$(metric_of kscope.hatchet waiting "wall_time (ns)")
-python3 -c 'import sys; assert 1e9 <= float(sys.argv[1]) < 600e9' "$ns" 2>/dev/null ||
+"$PY" -c 'import sys; assert 1e9 <= float(sys.argv[1]) < 600e9' "$ns" 2>/dev/null ||
     fail "KSCOPE_NO_TSC: the 1 s scope lasted '$ns' ns: $(cat err.txt)"
 ok "the clock without the TSC"
 
@@ -159,7 +159,7 @@ rc=$?
     fail "CUPTI conflict message: $(cat err.txt)"
 if [ "$GPU_DRIVER" = 1 ]; then
     # kscope holds the real CUPTI there, which the plugin's call reaches
-    echo "skip: a free CUPTI (needs a machine without a GPU driver)"
+    skip "a free CUPTI (needs a machine without a GPU driver)"
 else
     FAKE_CUPTI_RC=0 "$KS" run -- ./run-capture-dl ./libcuptiplugin.so >out.txt 2>err.txt
     [ $? -eq 0 ] && [ "$(cat out.txt)" = "plugin 0" ] && ! grep -q "CUPTI itself" err.txt ||
@@ -170,7 +170,7 @@ fi
 # here): one line saying why, non-zero exit, host scopes still written
 build run-cuinit $KLINK -ldl
 if [ "$GPU_DRIVER" = 1 ]; then
-    echo "skip: uncaptured GPU work (needs a machine without a GPU driver)"
+    skip "uncaptured GPU work (needs a machine without a GPU driver)"
 else
     "$KS" run -- ./run-cuinit >out.txt 2>err.txt
     rc=$?

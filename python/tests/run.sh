@@ -10,7 +10,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=${PYTHON:-python3}
-"$PY" -m pip install -q --force-reinstall --no-deps .
+# pip says what it does as it goes (the build takes about a minute)
+echo "run.sh: building and installing the kscope package with $PY"
+"$PY" -m pip install --disable-pip-version-check --force-reinstall --no-deps .
 cd python/tests # import the installed package, not the source folder
 # -rs: say which tests were skipped and why
 ${KSCOPE_PY_PRELOAD:+env LD_PRELOAD="$KSCOPE_PY_PRELOAD"} "$PY" -m pytest -q -rs "$@" .
