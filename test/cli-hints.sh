@@ -58,13 +58,18 @@ expect_hint "the wheel's launcher first on PATH: plain kscope" "kscope view h.ha
 expect_hint "the wheel's binary run directly, launcher not on PATH: the path" \
     "$REAL view h.hatchet" env PATH=/usr/bin:/bin "$W/site/kscope/bin/kscope"
 # the run summary, through the launcher: the command as the user types it
+# (a sanitizer build's libkscope.so needs its runtime first in a process)
+asan=()
+if ldd "$KSCOPE_BINARY_DIR/libkscope.so" 2>/dev/null | grep -q libasan; then
+    asan=(LD_PRELOAD="$(cc -print-file-name=libasan.so)" ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0)
+fi
 mkdir -p "$W/r"
-(cd "$W/r" && env PATH="$W/venv/bin:/usr/bin:/bin" kscope run -- "$KSCOPE_BINARY_DIR/example" x) \
+(cd "$W/r" && env "${asan[@]}" PATH="$W/venv/bin:/usr/bin:/bin" kscope run -- "$KSCOPE_BINARY_DIR/example" x) \
     >/dev/null 2>"$W/run.err"
 grep -qx "view it with: kscope view kscope.hatchet" "$W/run.err" &&
     ok "the run summary through the launcher says plain kscope" ||
     fail "the run summary through the launcher: $(grep 'view it' "$W/run.err")"
-got=$(env PATH="$W/venv/bin:/usr/bin:/bin" kscope run -b none -- sh -c 'echo "${KSCOPE_LAUNCHER-unset}"' 2>/dev/null)
+got=$(env "${asan[@]}" PATH="$W/venv/bin:/usr/bin:/bin" kscope run -b none -- sh -c 'echo "${KSCOPE_LAUNCHER-unset}"' 2>/dev/null)
 [ "$got" = unset ] && ok "the launcher's variable does not reach the program" ||
     fail "the program sees KSCOPE_LAUNCHER=$got"
 
