@@ -227,12 +227,10 @@ void kscope__out_write(kscope__out *o, const void *buf, size_t len)
     if (o->err || o->fd < 0)
         return;
     o->err = write_all(o->fd, buf, len);
-    if (!o->err)
-        o->bytes += len;
 }
 
-/* The stream's writes go through kscope__out_write: counted, and the
- * first failure kept. */
+/* The stream's writes go through kscope__out_write, which keeps the first
+ * failure for commit to report. */
 static ssize_t stream_write(void *cookie, const char *buf, size_t len)
 {
     kscope__out *o = cookie;

@@ -32,9 +32,8 @@ typedef struct kscope__out {
     char *target;     /* the file replaced (a symbolic link resolved) */
     char *tmp;        /* the temporary file, NULL when written in place */
     int fd;
-    FILE *f;      /* kscope__out_stream's */
-    int err;      /* the first errno of a write */
-    size_t bytes; /* written so far */
+    FILE *f; /* kscope__out_stream's */
+    int err; /* the first errno of a write */
 } kscope__out;
 
 /* Open path for a whole new content. 0, or a negative KSCOPE_E* code with

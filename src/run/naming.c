@@ -1,8 +1,9 @@
 /*
  * naming.c - one output file per process: the name a process of a run
  * writes to (by rank, by pid, or the plain name for the command itself),
- * the reservation that keeps two processes from writing the same file, and
- * the manifest through which processes tell `kscope run` what they wrote.
+ * the reservation that keeps two processes from writing the same file
+ * (within a run; against other runs, claims.c), and the manifest through
+ * which processes tell `kscope run` what they wrote.
  */
 #include "kscope-internal.h"
 #include "run/run.h"
