@@ -8,7 +8,10 @@
 #    folders) names CUPTI or CUDA;
 #  - core includes nothing from diag, run or the readers; run/fork.c
 #    nothing from core's private headers;
-#  - no source file is longer than 800 lines.
+#  - no source file is longer than 800 lines;
+#  - no CLI shell test says it skips a part and then passes: it calls skip
+#    (read-lib.sh, run-lib.sh, monitor-lib.sh), which ends it with exit 77
+#    (CTest's "Skipped"), or exits 77 itself, with the reason.
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
@@ -56,6 +59,13 @@ grep -n '#include "core/' src/run/*.c && fail "run/ includes core's private head
 long=$(find src python/src test -name '*.[ch]' -print0 | xargs -0 wc -l |
     awk '$2 != "total" && $1 > 800 {print $2 " (" $1 " lines)"}')
 [ -z "$long" ] || fail "source files over 800 lines: $long"
+
+hits=$(grep -nEi '^[^#]*echo "skip[: ]' test/cli-*.sh |
+    while IFS=: read -r f n _; do
+        sed -n "$n,$((n + 3))p" "$f" | grep -q 'exit 77' || echo "$f:$n"
+    done)
+[ -z "$hits" ] || fail "shell tests that print a skip and pass (call skip, or exit 77):
+$hits"
 
 [ "$fails" -eq 0 ] || exit 1
 echo "layout: all checks passed"

@@ -23,7 +23,7 @@ cd "$WORK"
 # at FILE A/B/C [METRIC]: the metric (default calls, else count) of the
 # node at that path under ROOT; empty when there is no such node.
 at() {
-    python3 -c '
+    "$PY" -c '
 import json, sys
 n = json.load(open(sys.argv[1]))[0]
 for name in sys.argv[2].split("/"):
@@ -46,7 +46,7 @@ rc=$?
 grep -Eq "^ *[0-9.]+%.* 2 .*mul_kernel$" err.txt || fail "summary lacks mul_kernel, 2 calls: $(cat err.txt)"
 grep -q "no GPU kernels" err.txt && fail "summary says no kernels"
 grep -q "not captured" err.txt && fail "the run says GPU work was lost: $(cat err.txt)"
-python3 -c '
+"$PY" -c '
 import json, sys
 doc = json.load(open("kscope.hatchet"))
 assert doc[1]["CUDA"]["0"]["num_sms"] == 132, doc[1]
@@ -86,7 +86,7 @@ ok "capture range"
 
 # --- trace data: kernel slices on the GPU's track
 "$KS" run -n tr -d trace -- ./gpu-shared >/dev/null 2>err.txt || fail "trace: $(cat err.txt)"
-python3 -c '
+"$PY" -c '
 import json
 ev = json.load(open("tr.chrome_trace"))["traceEvents"]
 k = [e for e in ev if e.get("name") == "add_kernel" and e.get("ph") == "X"]
@@ -98,7 +98,7 @@ assert all(e["ts"] >= s[0]["ts"] for e in k), "a kernel starts before its launch
 ' || fail "trace: kernel slices"
 # the HTML report's timeline of it: GPU tracks, launch arrows
 "$KS" report --html tr.html tr.chrome_trace >/dev/null 2>err.txt || fail "report: $(cat err.txt)"
-python3 -c '
+"$PY" -c '
 import json, re
 html = open("tr.html").read()
 m = re.search(r"<script type=\"application/json\" id=\"kscope-a\">(.*?)</script>", html, re.S)

@@ -10,7 +10,7 @@ run_and_kill() {
     local sig=$1 target=$2
     rm -f kscope.hatchet ready.txt
     # A background job of a script starts with SIGINT ignored: restore it.
-    python3 -c 'import os, signal, sys
+    "$PY" -c 'import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_DFL)
 os.execvp(sys.argv[1], sys.argv[1:])' "$KS" run -- ./run-sleep 30 >ready.txt 2>err.txt &
     local ks=$!

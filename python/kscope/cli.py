@@ -29,5 +29,8 @@ def main():
         sys.stderr.write(NO_BINARY)
         return 2
     os.environ.setdefault("KSCOPE_PYTHON", sys.executable)
+    # Named so the binary's hints say plain `kscope` when this launcher is
+    # what PATH runs (the binary removes the variable at once).
+    os.environ["KSCOPE_LAUNCHER"] = os.path.abspath(sys.argv[0])
     os.execv(exe, [exe] + sys.argv[1:])
     return 2  # not reached: execv replaces this process or raises

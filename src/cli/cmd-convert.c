@@ -24,8 +24,12 @@ const char cmd_convert_help[] =
     "  -t, --to FORMAT  hatchet or hatchet_msgpack, whatever OUT's name\n"
     "  -h, --help       show this help\n"
     "\n"
+    "OUT is written whole: until the new file is complete the old OUT stays as\n"
+    "it was (a symbolic link is written through, a device or FIFO in place).\n"
+    "On success `kscope convert: wrote OUT (SIZE)` goes to stderr.\n"
+    "\n"
     "Exit status: 0 on success, 2 on bad options or an unreadable IN,\n"
-    "1 when OUT cannot be written.\n";
+    "1 when OUT cannot be written (one line naming it and why).\n";
 
 int cmd_convert(int argc, char **argv)
 {
@@ -87,5 +91,6 @@ int cmd_convert(int argc, char **argv)
         fprintf(stderr, "kscope convert: %s\n", err);
         return KSCOPE_EXIT_FAIL;
     }
+    kscope_cli_wrote("convert", out);
     return KSCOPE_EXIT_OK;
 }

@@ -36,8 +36,9 @@ const char cmd_run_help[] =
     "Run COMMAND with kscope attached: every {device_type} kernel and copy, every NVTX\n"
     "range and every kscope scope of the program (and of the processes it\n"
     "starts) is recorded, one profile file per process. When the command\n"
-    "ends, a summary of its top kernels is printed on stderr, and kscope\n"
-    "exits with the command's exit code (128+N when signal N ended it).\n"
+    "ends, a summary of its top kernels (its heaviest scopes, without GPU\n"
+    "work) is printed on stderr, and kscope exits with the command's exit\n"
+    "code (128+N when signal N ended it).\n"
     "The -- may be left out when no argument of COMMAND is -h or --help.\n"
     "\n"
     "options:\n"
@@ -53,7 +54,7 @@ const char cmd_run_help[] =
     "      --pc-sampling[=N]  sample where each kernel's warps are every N GPU\n"
     "                         cycles (32 to 2^31, a power of two; default 1024):\n"
     "                         samples per source line and stall reason below\n"
-    "                         each kernel (see 'kscope top --lines')\n"
+    "                         each kernel (see `kscope top --lines`)\n"
     "      --device-scopes[=OPTS]\n"
     "                         record the device-side scopes of kernels built with\n"
     "                         kscope/device.h (children of each kernel; per-SM\n"
@@ -83,9 +84,12 @@ const char cmd_run_help[] =
     "Files: <name>.hatchet for the command itself, <name>.rank<R>.hatchet for a\n"
     "process with a rank (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID),\n"
     "<name>.pid<PID>.hatchet for other child processes. No process of a run\n"
-    "overwrites another's file. Processes that record nothing and use neither\n"
-    "{device_type} nor NVTX (shells, mpirun) write no file; when a single process wrote\n"
-    "one (the command was a wrapper), it gets the plain <name>.hatchet.\n"
+    "overwrites another's file, nor does a run started beside it with the same\n"
+    "name and folder: a name another live run holds, or whose profile was\n"
+    "written since this run began, gives <name>.pid<PID>. Processes that\n"
+    "record nothing and use neither {device_type} nor NVTX (shells, mpirun)\n"
+    "write no file; when a single process wrote one (the command was a\n"
+    "wrapper), it gets the plain <name>.hatchet.\n"
     "\n"
     "A process ended by SIGINT or SIGTERM still writes what it recorded.\n"
     "\n"
@@ -110,7 +114,7 @@ static int usage_error(const char *fmt, const char *arg)
 {
     fprintf(stderr, "kscope run: ");
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (see 'kscope run --help')\n");
+    fprintf(stderr, " (see `kscope run --help`)\n");
     return KSCOPE_EXIT_USAGE;
 }
 
@@ -223,7 +227,7 @@ static int pc_sampling_mode(run_opts *o)
     if (kscope__mode_parse(o->pcs_mode, &periodic, &interval) != 0) {
         fprintf(stderr,
                 "kscope run: --pc-sampling: '%s' is not a number of cycles from 32 to "
-                "2147483648 (see 'kscope run --help')\n",
+                "2147483648 (see `kscope run --help`)\n",
                 o->pcs);
         return KSCOPE_EXIT_USAGE;
     }
@@ -654,29 +658,30 @@ static int run_child(const run_opts *o, char **argv, const char *lib, const char
     return status;
 }
 
-static int make_manifest(char *path, size_t size)
+/* The run's folder and manifest (run/claims.c), after removing what
+ * killed runs left behind; lock_fd keeps the run marked alive. */
+static int make_manifest(const run_opts *o, char *path, size_t size, int *lock_fd, uint64_t since)
 {
-    const char *tmp = getenv("TMPDIR");
-    snprintf(path, size, "%s/kscope-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    int fd = mkstemp(path);
-    if (fd < 0) {
-        fprintf(stderr, "kscope run: cannot create %s: %s\n", path, strerror(errno));
+    kscope__run_sweep(o->dir);
+    if (kscope__run_make(path, size, lock_fd, since) != 0) {
+        fprintf(stderr, "kscope run: %s\n", kscope_last_error());
         return -1;
     }
-    close(fd);
     return 0;
 }
 
 int cmd_run(int argc, char **argv)
 {
+    uint64_t since = kscope__run_clock(); /* files written from now are this run's time */
     run_opts o;
     int rc = parse_args(argc, argv, &o);
     if (rc)
         return rc;
     char lib[PATH_MAX], manifest[PATH_MAX];
+    int lock_fd = -1;
     if ((rc = preflight(&o, lib, sizeof lib)) != 0)
         return rc;
-    if (make_manifest(manifest, sizeof manifest) != 0)
+    if (make_manifest(&o, manifest, sizeof manifest, &lock_fd, since) != 0)
         return KSCOPE_EXIT_FAIL;
     char **pyargv = python_argv(&o);
     int status = run_child(&o, pyargv ? pyargv : o.argv, lib, manifest);
@@ -689,7 +694,7 @@ int cmd_run(int argc, char **argv)
     else
         code = WEXITSTATUS(status);
     int errors = kscope__run_report(manifest, o.top, stderr);
-    unlink(manifest);
+    kscope__run_end(manifest, lock_fd);
     if (code == 0 && errors > 0)
         code = KSCOPE_EXIT_FAIL;
     return code;

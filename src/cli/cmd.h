@@ -51,6 +51,32 @@ void kscope_cli_print_text(const char *text, FILE *f);
  * when the interpreter cannot be run (after one line saying so). */
 int kscope_cli_fleet_exec(const char *prog, int argc, char **argv);
 
+/* ---- hints.c: commands as the user types them, a writer's last line */
+
+/* The environment variable through which the wheel's `kscope` launcher
+ * names itself (python/kscope/cli.py); main removes it at once. */
+#define KSCOPE_CLI_LAUNCHER_ENV "KSCOPE_LAUNCHER"
+
+/* Read and remove KSCOPE_LAUNCHER (main calls it first). */
+void kscope_cli_take_launcher(void);
+
+/* The kscope command as the user types it: "kscope" when the first
+ * `kscope` on PATH is this binary or the wheel's launcher of it, else this
+ * binary's path (shell-quoted when it must be). */
+const char *kscope_cli_self(void);
+
+/* arg shell-quoted when it must be, control characters escaped, into buf. */
+const char *kscope_cli_quote(const char *arg, char *buf, size_t size);
+
+/* "<kscope> SUB ARGS..." as the user types it (each argument quoted as
+ * kscope_cli_quote does), into buf. */
+const char *kscope_cli_command(char *buf, size_t size, const char *sub, const char *const *args,
+                               int n);
+
+/* A writer's line on success, on stderr: "kscope CMD: wrote PATH (SIZE)"
+ * (no size for an output that is not a regular file). */
+void kscope_cli_wrote(const char *cmd, const char *path);
+
 /* The command closest in spelling to `name`, NULL if none is close. */
 const char *kscope_cmd_suggest(const char *name);
 

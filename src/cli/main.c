@@ -124,7 +124,7 @@ static int unknown_command(const char *name)
     if (s)
         fprintf(stderr, "kscope: '%s' is not a command. Did you mean '%s'?\n", name, s);
     else
-        fprintf(stderr, "kscope: '%s' is not a command. See 'kscope help'.\n", name);
+        fprintf(stderr, "kscope: '%s' is not a command. See `kscope help`.\n", name);
     return KSCOPE_EXIT_USAGE;
 }
 
@@ -181,6 +181,7 @@ static int run_command(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    kscope_cli_take_launcher();
     int rc = run_command(argc, argv);
     return check_stdout(argc > 1 ? argv[1] : "", rc);
 }

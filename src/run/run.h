@@ -38,6 +38,7 @@
 #define KSCOPE_RUN_TAG_PROFILE "profile" /* text: path written */
 #define KSCOPE_RUN_TAG_ERROR   "error"   /* text: one-line message */
 #define KSCOPE_RUN_TAG_CLAIM   "claim"   /* text: path reserved to write */
+#define KSCOPE_RUN_TAG_RUN     "run"     /* first line; text: start (realtime ns) */
 
 /* Where the process stands among the processes of a run. */
 typedef struct kscope__run_ident {
@@ -65,13 +66,50 @@ int kscope__run_alt_path(char *buf, size_t size, const char *base, long pid, int
 
 /* Reserve the output path for this process: the first of "<base>",
  * "<base>.pid<PID>", "<base>.pid<PID>.1", ... that no other process of this
- * run has reserved. With a manifest the reservations are lines in it (taken
- * under an exclusive lock), so a file left by an earlier run is replaced as
- * a fresh write would; without one, "<candidate><ext>" is created with
- * O_EXCL and an existing file is never replaced. The chosen path (without
- * extension) goes to `out`. Returns 0 or a negative KSCOPE_E* code. */
+ * run has reserved and no other run holds. With a manifest the
+ * reservations are lines in it (taken under an exclusive lock) and a claim
+ * in the output folder (kscope__run_claim_folder), so a file left by an
+ * earlier run is replaced as a fresh write would, and one another run is
+ * writing, or wrote since this run began, never is; without a manifest
+ * (or once it is gone: its kscope run was killed), "<candidate><ext>" is
+ * created with O_EXCL and an existing file is never replaced. The chosen
+ * path (without extension) goes to `out`. Returns 0 or a negative
+ * KSCOPE_E* code. */
 int kscope__run_claim(const char *manifest, const char *base, const char *ext, long pid, char *out,
                       size_t size);
+
+/* ---- claims.c: runs in the same folder at once, runs that were killed */
+
+/* Now on the clock of file times (realtime, coarse), in ns: when a run
+ * begins, to tell the files written since. */
+uint64_t kscope__run_clock(void);
+
+/* Make this run's folder TMPDIR/kscope-run-XXXXXX, locked for as long as
+ * the process lives (lock_fd), and its manifest in it (path into
+ * manifest, first line "run\t<pid>\t<since_ns>": when the run began, by
+ * kscope__run_clock). 0 or a KSCOPE_E* code. */
+int kscope__run_make(char *manifest, size_t size, int *lock_fd, uint64_t since_ns);
+
+/* The run ends: its claims are released, its folder removed. */
+void kscope__run_end(const char *manifest, int lock_fd);
+
+/* Release the claims this run's manifest lists (kscope__run_end does). */
+void kscope__run_release(const char *manifest);
+
+/* Whether the run of a manifest still lives: 1, 0 (gone, or never was),
+ * -1 when it cannot be told. */
+int kscope__run_alive(const char *manifest);
+
+/* Claim base (no extension) in its folder against other runs: 0 when this
+ * run now holds it, 1 when another live run does or "<base><ext>" (or its
+ * first part) was written at or after since_ns (0: unknown), or a negative
+ * KSCOPE_E* code. */
+int kscope__run_claim_folder(const char *base, const char *ext, const char *manifest,
+                             uint64_t since_ns);
+
+/* Remove what killed runs left: their TMPDIR folders, and their claims in
+ * outdir. */
+void kscope__run_sweep(const char *outdir);
 
 /* Append one line to the manifest (a no-op when manifest is NULL). */
 int kscope__run_manifest_add(const char *manifest, const char *tag, long pid, const char *text);
