@@ -685,6 +685,7 @@ typedef struct kscope__run_hooks {
     void (*capture_range)(int starting);   /* the program's profiler start/stop */
     void (*report_conflict)(const char *); /* one line of the run's result */
     void (*gpu_injected)(void);            /* the GPU runtime loaded libkscope */
+    void (*recording)(void);               /* the first scope of a thread, a phase */
 } kscope__run_hooks;
 
 void kscope__set_run_hooks(const kscope__run_hooks *hooks);
@@ -699,6 +700,10 @@ void kscope__capture_range(int starting);
 /* Report a problem of this process to a running `kscope run` (nothing when
  * no launcher session runs). */
 void kscope__report_conflict(const char *msg);
+
+/* The process records something: kscope run then has a profile to write
+ * even when a signal ends it (it starts its finisher thread). */
+void kscope__run_recording(void);
 
 /* The GPU runtime loaded libkscope through a backend's injection entry:
  * start the launcher session and note that the process used the GPU. */

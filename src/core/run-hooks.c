@@ -42,6 +42,12 @@ void kscope__gpu_injected(void)
         hooks.gpu_injected();
 }
 
+void kscope__run_recording(void)
+{
+    if (hooks.recording)
+        hooks.recording();
+}
+
 /* ------------------------------------------------------ sessions of run */
 
 /* The session with public id `id` (kscope run knows sessions by id), or
