@@ -554,6 +554,25 @@ static void recording_hook(void)
     kscope__finisher_need();
 }
 
+/* `kscope run` put the command's AddressSanitizer runtime first in
+ * LD_PRELOAD (it must come first of all libraries): take it out again, so
+ * that this process's children get the LD_PRELOAD they would have had. */
+static void drop_sanitizer_preload(void)
+{
+    const char *san = getenv(KSCOPE_RUN_ENV_SANITIZER);
+    const char *pre = getenv("LD_PRELOAD");
+    if (!san)
+        return;
+    size_t n = strlen(san);
+    if (n && pre && strncmp(pre, san, n) == 0 && (pre[n] == ' ' || pre[n] == ':')) {
+        char *rest = strdup(pre + n + 1);
+        if (rest)
+            setenv("LD_PRELOAD", rest, 1);
+        free(rest);
+    }
+    unsetenv(KSCOPE_RUN_ENV_SANITIZER);
+}
+
 /* LD_PRELOAD entry: programs that never use the GPU are profiled too. The
  * backends' entry points reach the launcher through the core's hooks. */
 __attribute__((constructor)) static void kscope_run_constructor(void)
@@ -565,6 +584,8 @@ __attribute__((constructor)) static void kscope_run_constructor(void)
         .recording = recording_hook,
     };
     kscope__set_run_hooks(&hooks);
-    if (env_is(KSCOPE_RUN_ENV_ON, "1"))
+    if (env_is(KSCOPE_RUN_ENV_ON, "1")) {
+        drop_sanitizer_preload();
         kscope__run_start();
+    }
 }

@@ -33,6 +33,9 @@
 #define KSCOPE_RUN_ENV_MAIN_PID "KSCOPE_RUN_MAIN_PID"      /* the command's own pid */
 #define KSCOPE_RUN_ENV_MANIFEST "KSCOPE_RUN_MANIFEST"      /* file of results */
 #define KSCOPE_RUN_ENV_COMMAND  "KSCOPE_RUN_COMMAND"       /* the run's command, shell-quoted */
+/* The AddressSanitizer runtime `kscope run` put first in LD_PRELOAD for a
+ * command linking it; that process takes it out for its children. */
+#define KSCOPE_RUN_ENV_SANITIZER "KSCOPE_RUN_SANITIZER"
 
 /* Manifest lines: "<tag>\t<pid>\t<text>\n". */
 #define KSCOPE_RUN_TAG_PROFILE "profile" /* text: path written */
