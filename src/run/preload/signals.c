@@ -206,13 +206,13 @@ void kscope__signals_install(void)
     struct sigaction mine, old;
     stand_in_action(&mine);
     for (int sig = 1; sig < NSIG; sig++) {
-        if (!covered(sig) || call_real(sig, &mine, &old) != 0)
-            continue;
-        if (old.sa_handler == SIG_DFL) { /* also an SA_SIGINFO action's null */
+        /* Asked first, not swapped: putting back an ignored action would
+         * change the flags a query returns. */
+        if (!covered(sig) || call_real(sig, NULL, &old) != 0 || old.sa_handler != SIG_DFL)
+            continue; /* ignored (nohup) or handled: theirs */
+        if (call_real(sig, &mine, NULL) == 0) {
             S.view[sig] = old;
             atomic_store_explicit(&S.stand[sig], 1, memory_order_release);
-        } else {
-            call_real(sig, &old, NULL); /* ignored (nohup) or handled: theirs */
         }
     }
     atomic_store(&S.owner, (long)getpid());

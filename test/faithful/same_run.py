@@ -1,0 +1,212 @@
+"""same_run.py - run a command bare and under `kscope run`, and check that
+it did the same: exit status (a death by signal included), stdout, stderr
+and every file it wrote, byte for byte. Standard library only.
+
+kscope's own summary follows the program's stderr once the program has
+ended: the stderr under kscope must be the bare one followed by lines of
+kscope's alone (nothing else is left out of the comparison).
+
+Signals are sent once the program printed a line `ready` on stdout, to the
+program's pid, to kscope's pid (bare: the program's) or to the process
+group of a new session the run is started in.
+
+Used by the test/cli-run-*.sh scripts; KS (the kscope command to run, a
+sanitizer wrapper in sanitized builds) comes from the environment.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+KS = os.environ.get("KS") or os.environ["KSCOPE_CLI"]
+FAILS = 0
+_SUMMARY = re.compile(rb"\n?kscope( run)?: ")
+
+
+def fail(msg):
+    global FAILS
+    FAILS += 1
+    print(f"FAIL: {msg}", file=sys.stderr, flush=True)
+
+
+def ok(msg):
+    print(f"ok: {msg}", flush=True)
+
+
+def finish():
+    if FAILS:
+        print(f"{FAILS} check(s) failed", file=sys.stderr)
+        sys.exit(1)
+    print("all checks passed")
+    sys.exit(0)
+
+
+class Run:
+    """What one run did."""
+
+    def __init__(self, status, out, err, files, workdir, pid):
+        self.status = status  # Popen.returncode: -N for a death by signal N
+        self.out = out
+        self.err = err
+        self.files = files
+        self.dir = workdir
+        self.pid = pid  # the program's pid
+
+
+def _children(pid):
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def _program_pid(p, under_ks):
+    if not under_ks:
+        return p.pid
+    for _ in range(500):
+        kids = _children(p.pid)
+        if kids:
+            return kids[0]
+        time.sleep(0.01)
+    return None
+
+
+def _files(root, under_ks):
+    found = {}
+    for base, dirs, names in os.walk(root):
+        for n in names:
+            path = os.path.join(base, n)
+            rel = os.path.relpath(path, root)
+            if under_ks and n.startswith("kscope."):
+                continue  # the profiles and their facts
+            try:
+                with open(path, "rb") as f:
+                    found[rel] = f.read()
+            except OSError as e:
+                found[rel] = f"<unreadable: {e}>".encode()
+    return found
+
+
+def run(cmd, under_ks, ks_args=("-b", "none"), send=(), stdin=None, env=None, setup=None,
+        new_session=False, limits=None, timeout=60, after_send=None):
+    """Run cmd (a list) in a fresh folder (setup(folder) fills it first).
+    send: [(signal, "program" | "kscope" | "group"), ...] once `ready` is
+    printed; stdin: bytes written to stdin, which is then closed (after the
+    signals are sent when there are any), else /dev/null."""
+    workdir = tempfile.mkdtemp(prefix="kscope-same.")
+    if setup:
+        setup(workdir)
+    full = [KS, "run", *ks_args, "--", *cmd] if under_ks else list(cmd)
+    errpath = os.path.join(tempfile.gettempdir(), os.path.basename(workdir) + ".err")
+
+    def pre():
+        if limits:
+            import resource
+            for what, value in limits.items():
+                resource.setrlimit(what, (value, value))
+
+    with open(errpath, "wb") as errf:
+        p = subprocess.Popen(full, cwd=workdir, stdout=subprocess.PIPE, stderr=errf,
+                             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                             env=env, start_new_session=new_session,
+                             preexec_fn=pre if limits else None)
+        out = b""
+        pid = None
+        deadline = time.monotonic() + timeout
+        if send:
+            while not out.endswith(b"ready\n") and b"ready\n" not in out:
+                line = p.stdout.readline()
+                if not line:
+                    break
+                out += line
+            pid = _program_pid(p, under_ks)
+            for sig, target in send:
+                if target == "group":
+                    os.killpg(p.pid, sig)
+                elif target == "kscope" or pid is None:
+                    os.kill(p.pid, sig)
+                else:
+                    os.kill(pid, sig)
+                if after_send:
+                    after_send(p, sig)
+        if stdin is not None:
+            try:
+                p.stdin.write(stdin)
+                p.stdin.close()
+            except BrokenPipeError:
+                pass
+            p.stdin = None
+        try:
+            rest, _ = p.communicate(timeout=max(1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL) if new_session else p.kill()
+            rest, _ = p.communicate()
+            fail(f"{' '.join(full)}: still running after {timeout} s")
+        out += rest
+    with open(errpath, "rb") as f:
+        err = f.read()
+    os.unlink(errpath)
+    return Run(p.returncode, out, err, _files(workdir, under_ks), workdir, pid)
+
+
+def _show(b):
+    text = b.decode("utf-8", "replace")
+    return text if len(text) < 600 else text[:600] + "..."
+
+
+def compare(name, bare, ks):
+    """Report whether two runs did the same; True when they did."""
+    problems = []
+    if bare.status != ks.status:
+        problems.append(f"exit status {bare.status} bare, {ks.status} under kscope")
+    if bare.out != ks.out:
+        problems.append(f"stdout differs:\n--- bare\n{_show(bare.out)}\n--- kscope\n{_show(ks.out)}")
+    head, tail = ks.err[:len(bare.err)], ks.err[len(bare.err):]
+    if head != bare.err or (tail and not _SUMMARY.match(tail)):
+        problems.append(f"stderr differs:\n--- bare\n{_show(bare.err)}\n--- kscope\n{_show(ks.err)}")
+    if bare.files != ks.files:
+        names = sorted(set(bare.files) | set(ks.files))
+        diff = [n for n in names if bare.files.get(n) != ks.files.get(n)]
+        problems.append("files differ: " + ", ".join(
+            f"{n} ({bare.files.get(n)!r:.60} bare, {ks.files.get(n)!r:.60} kscope)" for n in diff))
+    if problems:
+        fail(f"{name}: " + "\n  ".join(problems))
+        return False
+    ok(name)
+    return True
+
+
+def same(name, cmd, ks_args=("-b", "none"), **kw):
+    """Run cmd bare and under kscope run with ks_args; compare. Returns
+    (bare, kscope) runs (their folders are kept until cleanup())."""
+    bare = run(cmd, False, **kw)
+    ks = run(cmd, True, ks_args=ks_args, **kw)
+    compare(name, bare, ks)
+    _made.extend([bare.dir, ks.dir])
+    return bare, ks
+
+
+def same_both(name, cmd, **kw):
+    """same() under `-b none` and under the default backend."""
+    r = same(f"{name} [-b none]", cmd, ks_args=("-b", "none"), **kw)
+    same(f"{name} [default backend]", cmd, ks_args=(), **kw)
+    return r
+
+
+def profiles(run_):
+    """The profile files kscope wrote in a run's folder."""
+    return sorted(n for n in os.listdir(run_.dir) if n.startswith("kscope.") and
+                  (n.endswith(".hatchet") or n.endswith(".chrome_trace")))
+
+
+_made = []
+
+
+def cleanup():
+    for d in _made:
+        shutil.rmtree(d, ignore_errors=True)
