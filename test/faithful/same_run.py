@@ -93,15 +93,16 @@ def _files(root, under_ks):
 
 
 def run(cmd, under_ks, ks_args=("-b", "none"), send=(), stdin=None, env=None, setup=None,
-        new_session=False, limits=None, timeout=60, after_send=None):
+        new_session=False, limits=None, timeout=60, after_send=None, outer=()):
     """Run cmd (a list) in a fresh folder (setup(folder) fills it first).
     send: [(signal, "program" | "kscope" | "group"), ...] once `ready` is
     printed; stdin: bytes written to stdin, which is then closed (after the
-    signals are sent when there are any), else /dev/null."""
+    signals are sent when there are any), else /dev/null; outer: a command
+    prefix that runs the whole (`timeout 1`), outside kscope."""
     workdir = tempfile.mkdtemp(prefix="kscope-same.")
     if setup:
         setup(workdir)
-    full = [KS, "run", *ks_args, "--", *cmd] if under_ks else list(cmd)
+    full = [*outer, *([KS, "run", *ks_args, "--"] if under_ks else []), *cmd]
     errpath = os.path.join(tempfile.gettempdir(), os.path.basename(workdir) + ".err")
 
     def pre():
