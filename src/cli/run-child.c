@@ -54,6 +54,7 @@ static struct {
     volatile sig_atomic_t stop_asked; /* a stop signal was sent to kscope */
     volatile sig_atomic_t tty;        /* the controlling terminal (GROUP_OWN), or -1 */
     volatile sig_atomic_t gave_tty;   /* the program's group holds its foreground */
+    volatile sig_atomic_t continued;  /* a SIGCONT came since stop_like began */
 } C = {.tty = -1};
 
 static struct sigaction saved[NSIG]; /* kscope's own actions, for the child */
@@ -117,6 +118,8 @@ static void pass_on(int sig, siginfo_t *info, void *uc)
      * in a shared group not what the terminal sent to all of it. */
     int own = info->si_code != SI_KERNEL && info->si_pid == getpid();
     int from_tty = info->si_code == SI_KERNEL;
+    if (sig == SIGCONT)
+        C.continued = 1;
     if (pid > 0 && !own && !(C.mode == GROUP_SHARED && from_tty)) {
         if (sig == SIGCONT && C.mode == GROUP_OWN)
             tty_to_program();
@@ -228,9 +231,14 @@ static void stop_like(int sig)
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
     int set = sig != SIGSTOP && sigaction(sig, &dfl, &mine) == 0;
+    C.continued = 0;
     raise(sig); /* continued here by SIGCONT, which pass_on sends on */
     if (set)
         sigaction(sig, &mine, NULL);
+    /* In an orphaned process group (kscope's parent is in another session)
+     * the kernel drops SIGTSTP, SIGTTIN and SIGTTOU: stop anyway. */
+    if (!C.continued)
+        raise(SIGSTOP);
 }
 
 static int wait_child(pid_t pid)

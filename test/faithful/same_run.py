@@ -76,6 +76,29 @@ def _program_pid(p, under_ks):
     return None
 
 
+def _stop(p, pid, new_session):
+    """Kill a run that did not end, the program too (kscope may have left
+    it behind); what it printed meanwhile."""
+    for target in {p.pid, pid} - {None}:
+        try:
+            os.kill(target, signal.SIGKILL)
+        except OSError:
+            pass
+    if new_session:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except OSError:
+            pass
+    try:
+        rest, _ = p.communicate(timeout=10)
+    except subprocess.TimeoutExpired:  # a grandchild holds stdout open
+        p.stdout.close()
+        p.stdout = None
+        p.wait()
+        rest = b""
+    return rest
+
+
 def _files(root, under_ks):
     found = {}
     for base, dirs, names in os.walk(root):
@@ -145,9 +168,8 @@ def run(cmd, under_ks, ks_args=("-b", "none"), send=(), stdin=None, env=None, se
         try:
             rest, _ = p.communicate(timeout=max(1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL) if new_session else p.kill()
-            rest, _ = p.communicate()
             fail(f"{' '.join(full)}: still running after {timeout} s")
+            rest = _stop(p, pid, new_session)
         out += rest
     with open(errpath, "rb") as f:
         err = f.read()
@@ -160,15 +182,31 @@ def _show(b):
     return text if len(text) < 600 else text[:600] + "..."
 
 
-def compare(name, bare, ks):
-    """Report whether two runs did the same; True when they did."""
+def _program_err(bare_err, ks_err):
+    """The program's part of the stderr under kscope, or None when what
+    follows the bare run's stderr is not kscope's summary."""
+    head, tail = ks_err[:len(bare_err)], ks_err[len(bare_err):]
+    if head == bare_err and (not tail or _SUMMARY.match(tail)):
+        return head
+    m = re.search(rb"(?m)^(\n?kscope(?: run)?: )", ks_err)
+    return ks_err[:m.start(1)] if m else ks_err
+
+
+def compare(name, bare, ks, norm=None):
+    """Report whether two runs did the same; True when they did. norm, when
+    given, rewrites both runs' stdout and the program's stderr first (what
+    legitimately varies from run to run, as a test's duration)."""
+    ks_err = _program_err(bare.err, ks.err)
+    bare_err = bare.err
+    if norm:
+        bare.out, ks.out = norm(bare.out), norm(ks.out)
+        bare_err, ks_err = norm(bare_err), norm(ks_err)
     problems = []
     if bare.status != ks.status:
         problems.append(f"exit status {bare.status} bare, {ks.status} under kscope")
     if bare.out != ks.out:
         problems.append(f"stdout differs:\n--- bare\n{_show(bare.out)}\n--- kscope\n{_show(ks.out)}")
-    head, tail = ks.err[:len(bare.err)], ks.err[len(bare.err):]
-    if head != bare.err or (tail and not _SUMMARY.match(tail)):
+    if bare_err != ks_err:
         problems.append(f"stderr differs:\n--- bare\n{_show(bare.err)}\n--- kscope\n{_show(ks.err)}")
     if bare.files != ks.files:
         names = sorted(set(bare.files) | set(ks.files))
@@ -182,12 +220,12 @@ def compare(name, bare, ks):
     return True
 
 
-def same(name, cmd, ks_args=("-b", "none"), **kw):
+def same(name, cmd, ks_args=("-b", "none"), norm=None, **kw):
     """Run cmd bare and under kscope run with ks_args; compare. Returns
     (bare, kscope) runs (their folders are kept until cleanup())."""
     bare = run(cmd, False, **kw)
     ks = run(cmd, True, ks_args=ks_args, **kw)
-    compare(name, bare, ks)
+    compare(name, bare, ks, norm)
     _made.extend([bare.dir, ks.dir])
     return bare, ks
 
