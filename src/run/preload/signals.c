@@ -49,7 +49,12 @@ static struct {
 } S = {.lock = ATOMIC_FLAG_INIT};
 
 /* The signals whose default action ends the process and that come from
- * outside it (or from raise/kill/alarm, a closed pipe, a limit). */
+ * outside it (or from raise/kill/alarm, a closed pipe, a limit). Not the
+ * faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT): they
+ * stop a thread in no state to write anything, and a debugger or a
+ * sanitizer may want them untouched. Not the real-time signals either, which
+ * programs use among themselves: each stand-in costs two calls at every
+ * exec. Those end the process as they would, without its profile. */
 static int covered(int sig)
 {
     switch (sig) {
@@ -70,7 +75,7 @@ static int covered(int sig)
     case SIGPWR:
         return 1;
     default:
-        return sig >= SIGRTMIN && sig <= SIGRTMAX;
+        return 0;
     }
 }
 
@@ -205,7 +210,7 @@ void kscope__signals_install(void)
     write_begin(&saved);
     struct sigaction mine, old;
     stand_in_action(&mine);
-    for (int sig = 1; sig < NSIG; sig++) {
+    for (int sig = 1; sig < 32; sig++) {
         /* Asked first, not swapped: putting back an ignored action would
          * change the flags a query returns. */
         if (!covered(sig) || call_real(sig, NULL, &old) != 0 || old.sa_handler != SIG_DFL)
