@@ -60,7 +60,7 @@ $hits"
 hits=$(grep -rEn '#include "(diag|run|read|cli)/' src/core src/format src/profile)
 [ -z "$hits" ] || fail "core, format or profile include a part that depends on them:
 $hits"
-grep -n '#include "core/' src/run/*.c && fail "run/ includes core's private headers"
+grep -n '#include "core/' src/run/*.c src/run/preload/*.c && fail "run/ includes core's private headers"
 
 long=$(find src python/src test -name '*.[ch]' -print0 | xargs -0 wc -l |
     awk '$2 != "total" && $1 > 800 {print $2 " (" $1 " lines)"}')
