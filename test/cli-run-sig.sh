@@ -2,5 +2,6 @@
 # byte what they are bare (test/faithful/sig_c.py says which cases).
 source "${KSCOPE_SOURCE_DIR:?}/test/run-lib.sh" || exit 1
 build run-sig $KLINK -lpthread
+build run-stuck $KLINK -lpthread
 export KS BIN=$WORK
 python3 -B "$KSCOPE_SOURCE_DIR/test/faithful/sig_c.py"

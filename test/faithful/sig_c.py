@@ -13,6 +13,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from same_run import cleanup, fail, finish, ok, profiles, same, same_both  # noqa: E402
 
 PROG = os.path.join(os.environ["BIN"], "run-sig")
+STUCK = os.path.join(os.environ["BIN"], "run-stuck")
 NAMES = ["TERM", "INT", "HUP", "QUIT", "USR1", "USR2", "ALRM", "PIPE"]
 ANNOTATE = dict(os.environ, ANNOTATE="1")
 
@@ -92,6 +93,13 @@ for name in ["TERM", "INT"]:
     same(f"sysv_signal one-shot SIG{name}", [PROG, "sysv", name])
     same(f"sigset SIG_HOLD then a handler, SIG{name}", [PROG, "sigset", name])
 same("siginterrupt then signal()", [PROG, "interrupt"])
+
+# --- a writer that cannot finish (the interrupted thread holds the lock
+# its allocator needs) does not keep the process alive: it ends by the
+# signal, without its profile, as it would without kscope
+_, ks = same("SIGTERM while the profile's writer is stuck", [STUCK])
+if profiles(ks):
+    fail(f"a stuck writer wrote {profiles(ks)}")
 
 cleanup()
 finish()
