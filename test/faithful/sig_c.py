@@ -93,6 +93,7 @@ for name in ["TERM", "INT"]:
     same(f"sysv_signal one-shot SIG{name}", [PROG, "sysv", name])
     same(f"sigset SIG_HOLD then a handler, SIG{name}", [PROG, "sigset", name])
 same("siginterrupt then signal()", [PROG, "interrupt"])
+same_both("each call that sets a disposition, as sigaction then returns it", [PROG, "setters"])
 
 # --- a writer that cannot finish (the interrupted thread holds the lock
 # its allocator needs) does not keep the process alive: it ends by the

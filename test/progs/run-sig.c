@@ -18,6 +18,8 @@
  *   sysv SIG       sysv_signal (one shot): raise twice
  *   sigset SIG     sigset(SIG_HOLD), raise, sigset(handler)
  *   interrupt      siginterrupt(SIGALRM, 1), then the flags it left
+ *   setters        each call that sets a disposition, then what sigaction
+ *                  returns for it
  */
 #define _GNU_SOURCE
 #include "kscope.h"
@@ -110,6 +112,47 @@ static void drain_stdin(void)
         ;
 }
 
+static void show(const char *what, int sig)
+{
+    struct sigaction sa;
+    sigaction(sig, NULL, &sa);
+    unsigned long mask = 0;
+    for (int s = 1; s < 64 && s < NSIG; s++)
+        if (sigismember(&sa.sa_mask, s))
+            mask |= 1ul << s;
+    printf("%s: %s flags=%#x mask=%#lx\n", what,
+           sa.sa_handler == SIG_DFL   ? "DFL"
+           : sa.sa_handler == SIG_IGN ? "IGN"
+                                      : "handler",
+           (unsigned)sa.sa_flags, mask);
+}
+
+/* Each call that sets a disposition, on signals kscope stands in for. */
+static void setters(void)
+{
+    sysv_signal(SIGUSR1, on_plain);
+    show("sysv_signal(SIGUSR1, h)", SIGUSR1);
+    signal(SIGUSR2, on_plain);
+    show("signal(SIGUSR2, h)", SIGUSR2);
+    sigset(SIGHUP, on_plain);
+    show("sigset(SIGHUP, h)", SIGHUP);
+    sigignore(SIGALRM);
+    show("sigignore(SIGALRM)", SIGALRM);
+    siginterrupt(SIGPROF, 1);
+    show("siginterrupt(SIGPROF, 1)", SIGPROF);
+    signal(SIGPROF, on_plain);
+    show("then signal(SIGPROF, h)", SIGPROF);
+    sysv_signal(SIGTERM, SIG_DFL);
+    show("sysv_signal(SIGTERM, SIG_DFL)", SIGTERM);
+    sigset(SIGINT, SIG_DFL);
+    show("sigset(SIGINT, SIG_DFL)", SIGINT);
+    bsd_signal(SIGQUIT, SIG_IGN);
+    show("bsd_signal(SIGQUIT, SIG_IGN)", SIGQUIT);
+    printf("signal(0) %s, signal(SIGKILL, h) %s\n",
+           signal(0, on_plain) == SIG_ERR ? "SIG_ERR" : "ok",
+           signal(SIGKILL, on_plain) == SIG_ERR ? "SIG_ERR" : "ok");
+}
+
 static void query(void)
 {
     for (int sig = 1; sig < NSIG; sig++) {
@@ -164,7 +207,8 @@ int main(int argc, char **argv)
         pthread_t th;
         pthread_create(&th, NULL, idle_thread, annotate ? (void *)1 : NULL);
     }
-    int sig = strcmp(mode, "wait") && strcmp(mode, "query") && strcmp(mode, "interrupt")
+    int sig = strcmp(mode, "wait") && strcmp(mode, "query") && strcmp(mode, "interrupt") &&
+                      strcmp(mode, "setters")
                   ? sig_of(argc > 2 ? argv[2] : NULL)
                   : 0;
     if (strcmp(mode, "raise") == 0) {
@@ -203,6 +247,8 @@ int main(int argc, char **argv)
         say("alive");
     } else if (strcmp(mode, "query") == 0) {
         query();
+    } else if (strcmp(mode, "setters") == 0) {
+        setters();
     } else if (strcmp(mode, "restore") == 0) {
         sighandler_t old = signal(sig, on_plain);
         printf("old was %s\n", old == SIG_DFL ? "SIG_DFL" : "something else");

@@ -316,6 +316,9 @@ KSCOPE_EXTERN sighandler_t sysv_signal(int sig, sighandler_t handler)
     act.sa_handler = handler;
     sigemptyset(&act.sa_mask);
     act.sa_flags = (int)(SA_RESETHAND | SA_NODEFER);
+#ifdef SA_INTERRUPT
+    act.sa_flags |= SA_INTERRUPT; /* as glibc, though Linux keeps nothing of it */
+#endif
     if (sigaction(sig, &act, &old) < 0)
         return SIG_ERR;
     return old.sa_handler;
