@@ -705,6 +705,12 @@ void kscope__report_conflict(const char *msg);
  * even when a signal ends it (it starts its finisher thread). */
 void kscope__run_recording(void);
 
+/* A signal is ending the process and kscope run's finisher writes its
+ * profile: a backend's flush then delivers what the GPU has done and waits
+ * for no work still running, which ends with the process. */
+void kscope__set_ending(void);
+int kscope__ending(void);
+
 /* The GPU runtime loaded libkscope through a backend's injection entry:
  * start the launcher session and note that the process used the GPU. */
 void kscope__gpu_injected(void);

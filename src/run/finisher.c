@@ -82,6 +82,7 @@ static void *finisher_main(void *arg)
     free(malloc(64));
     while (!atomic_load(&F.wake))
         futex_wait(&F.wake, NULL);
+    kscope__set_ending(); /* no waiting for GPU work that dies with the process */
     kscope__run_finish();
     if (__gcov_dump)
         __gcov_dump();
