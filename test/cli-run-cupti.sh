@@ -145,17 +145,26 @@ rc=$?
 [ -s out.txt ] && fail "the program ran on after raise(SIGTERM): $(cat out.txt)"
 [ "$(at kscope.hatchet plain_kernel count)" = 3 ] || fail "raised SIGTERM: the 3 kernels not written"
 ok "raise(SIGTERM) in a CUDA program"
-rm -f kscope*.hatchet
-"$KS" run -- ./gpu-shared loop >out.txt 2>err.txt &
-ks=$!
-for _ in $(seq 200); do grep -q ready out.txt 2>/dev/null && break; sleep 0.05; done
-kill -TERM "$(pgrep -P $ks)"
-wait $ks
-rc=$?
-[ $rc -eq 143 ] || fail "SIGTERM while launching: exit $rc: $(cat err.txt)"
-[ "$(at kscope.hatchet plain_kernel count)" = 3 ] || fail "SIGTERM while launching: kernels lost"
-n=$(at kscope.hatchet loop_kernel count)
-[ "${n:-0}" -gt 0 ] || fail "SIGTERM while launching: no loop_kernel written"
+# While it launches, the signal mostly finds the program's thread inside the
+# driver holding CUPTI's lock, which the profile's writer needs: that
+# thread goes on until the writer is done. Ten trials, each must write.
+written=0
+for trial in $(seq 10); do
+    rm -f kscope*.hatchet out.txt
+    "$KS" run -- ./gpu-shared loop >out.txt 2>err.txt &
+    ks=$!
+    for _ in $(seq 200); do grep -q ready out.txt 2>/dev/null && break; sleep 0.05; done
+    kill -TERM "$(pgrep -P $ks)"
+    wait $ks
+    rc=$?
+    n=$(at kscope.hatchet loop_kernel count 2>/dev/null)
+    if [ $rc -eq 143 ] && [ "$(at kscope.hatchet plain_kernel count)" = 3 ] && [ "${n:-0}" -gt 0 ]; then
+        written=$((written + 1))
+    else
+        echo "trial $trial: exit $rc, loop_kernel '${n}': $(tail -2 err.txt)"
+    fi
+done
+[ $written -eq 10 ] || fail "SIGTERM while launching: $written of 10 trials wrote the kernels, ended by SIGTERM"
 ok "SIGTERM to a CUDA program while it launches"
 
 finish

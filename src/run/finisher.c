@@ -5,19 +5,28 @@
  * itself: writing allocates and takes locks, which the thread it
  * interrupted may hold. So a thread of kscope's own, the finisher, writes
  * it, while the interrupted thread waits in the handler with every signal
- * blocked (it runs nothing more of the program), then raises the signal
- * again with its default action. A process with nothing to write (no
- * scope, no GPU or NVTX use) has no finisher: the stand-in ends it at once.
- * The finisher starts when the process first records something, uses the
- * GPU runtime or NVTX, so a process that does none of these never has a
- * thread of kscope's.
+ * blocked (it runs nothing more of the program); once the file is written
+ * the process ends by the signal, with its default action. A process with
+ * nothing to write (no scope, no GPU or NVTX use) has no finisher: the
+ * stand-in ends it at once. The finisher starts when the process first
+ * records something, uses the GPU runtime or NVTX, so a process that does
+ * none of these never has a thread of kscope's.
  *
- * The wait is bounded: the interrupted thread may hold a lock the writer
- * needs (the allocator's, say), which would stop the writer for good. The
- * handler gives up once the finisher has used no CPU for IDLE_LIMIT or
- * after TOTAL_LIMIT in all, and the process ends without its profile, as
- * it would have without kscope. Nothing here uses a file descriptor: the
- * handler and the finisher meet on futex words.
+ * The interrupted thread may hold a lock the writer needs: the allocator's,
+ * or, inside a GPU runtime call, CUPTI's or the driver's (a launch loop
+ * is interrupted inside one most of the time). Then the finisher makes no
+ * progress (uses no CPU):
+ *  - a signal sent from outside lets the thread go on after RELEASE_AFTER:
+ *    it leaves the lock, the profile is written, and the process ends by
+ *    the signal then (a kernel timer ends it TOTAL_LIMIT after the signal
+ *    if the writer never finishes). The program runs that much longer than
+ *    without kscope, which only a stuck writer costs;
+ *  - a signal the program raised itself never lets it go on (nothing after
+ *    raise() may run): the handler gives up after IDLE_LIMIT without
+ *    progress, or TOTAL_LIMIT in all, and the process ends by the signal
+ *    without its profile, as it would have without kscope.
+ * Nothing here uses a file descriptor: the handler and the finisher meet on
+ * futex words.
  */
 #define _GNU_SOURCE
 #include "kscope-internal.h"
@@ -31,12 +40,14 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
-#define IDLE_LIMIT_NS  (5ull * 1000000000ull)  /* the writer used no CPU this long: stuck */
-#define TOTAL_LIMIT_NS (60ull * 1000000000ull) /* and never longer than this in all */
+#define RELEASE_AFTER_NS (100ull * 1000000ull)   /* writer idle: let the thread go on */
+#define IDLE_LIMIT_NS    (5ull * 1000000000ull)  /* the writer used no CPU this long: stuck */
+#define TOTAL_LIMIT_NS   (60ull * 1000000000ull) /* and never longer than this in all */
 
 static struct {
     pthread_mutex_t lock;  /* starting the thread */
@@ -46,6 +57,8 @@ static struct {
     _Atomic uint32_t done; /* futex: 1 once it is written */
     _Atomic long owner;    /* the process the finisher belongs to */
     _Atomic long writer;   /* the thread inside kscope__run_finish, 0 none */
+    _Atomic int released;  /* a thread stopped by the signal went on */
+    _Atomic uint64_t at;   /* when the signal came (CLOCK_MONOTONIC ns) */
     clockid_t cpu;         /* the finisher's CPU-time clock */
 } F = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -88,7 +101,10 @@ static void *finisher_main(void *arg)
         __gcov_dump();
     atomic_store(&F.done, 1);
     futex_wake(&F.done);
-    for (;;) /* the process ends on the interrupted thread */
+    /* End the process now: the thread the signal stopped may have gone on. */
+    if (kscope__signals_die)
+        kscope__signals_die(atomic_load(&F.sig));
+    for (;;)
         futex_wait(&F.wake, NULL);
     return NULL;
 }
@@ -120,27 +136,50 @@ int kscope__finisher_running(void)
     return atomic_load(&F.running);
 }
 
-/* Wait for the profile, bounded (see the top of the file). Async-signal-safe. */
-static void wait_written(void)
+enum { WRITTEN, STUCK, RELEASE };
+
+/* Wait for the profile, bounded (see the top of the file); RELEASE once the
+ * writer made no progress for RELEASE_AFTER, when may_release. Async-
+ * signal-safe. */
+static int wait_written(int may_release)
 {
-    uint64_t start = clock_ns(CLOCK_MONOTONIC), moved = start;
+    uint64_t start = atomic_load(&F.at), moved = clock_ns(CLOCK_MONOTONIC);
     uint64_t cpu = clock_ns(F.cpu);
     while (!atomic_load(&F.done)) {
-        struct timespec slice = {0, 50 * 1000 * 1000};
+        struct timespec slice = {0, 10 * 1000 * 1000};
         futex_wait(&F.done, &slice);
         uint64_t now = clock_ns(CLOCK_MONOTONIC), c = clock_ns(F.cpu);
         if (c != cpu) {
             cpu = c;
             moved = now;
         }
+        if (may_release && now - moved > RELEASE_AFTER_NS)
+            return RELEASE;
         if (now - moved > IDLE_LIMIT_NS || now - start > TOTAL_LIMIT_NS)
-            return;
+            return STUCK;
     }
+    return WRITTEN;
 }
 
-int kscope__finisher_fatal(int sig)
+/* A kernel timer (no descriptor, no thread) that sends sig to the process
+ * TOTAL_LIMIT after the signal came: the stand-in then ends it at once. */
+static void arm_deadline(int sig)
 {
-    int saved = errno, none = 0;
+    struct sigevent ev;
+    memset(&ev, 0, sizeof ev);
+    ev.sigev_notify = SIGEV_SIGNAL;
+    ev.sigev_signo = sig;
+    int id;
+    if (syscall(SYS_timer_create, CLOCK_MONOTONIC, &ev, &id) != 0)
+        return;
+    uint64_t end = atomic_load(&F.at) + TOTAL_LIMIT_NS;
+    struct itimerspec when = {{0, 0}, {(time_t)(end / 1000000000ull), (long)(end % 1000000000ull)}};
+    syscall(SYS_timer_settime, id, TIMER_ABSTIME, &when, NULL);
+}
+
+int kscope__finisher_fatal(int sig, int from_outside)
+{
+    int saved = errno, none = 0, end_by = sig;
     long pid = (long)getpid();
     if (atomic_load(&F.owner) == pid && atomic_load(&F.writer) == (long)syscall(SYS_gettid)) {
         /* It lands on the thread writing the profile (at exit): that
@@ -151,14 +190,21 @@ int kscope__finisher_fatal(int sig)
     }
     if (atomic_load(&F.running) && atomic_load(&F.owner) == pid) {
         if (atomic_compare_exchange_strong(&F.sig, &none, sig)) {
+            atomic_store(&F.at, clock_ns(CLOCK_MONOTONIC));
             atomic_store(&F.wake, 1);
             futex_wake(&F.wake);
         }
-        wait_written();
-        sig = atomic_load(&F.sig); /* the first signal ends the process */
+        end_by = atomic_load(&F.sig); /* the first signal ends the process */
+        int past = atomic_load(&F.released) &&
+                   clock_ns(CLOCK_MONOTONIC) - atomic_load(&F.at) >= TOTAL_LIMIT_NS;
+        if (!past && wait_written(from_outside) == RELEASE) {
+            if (!atomic_exchange(&F.released, 1))
+                arm_deadline(end_by);
+            end_by = 0; /* go on: the finisher ends the process */
+        }
     }
     errno = saved;
-    return sig;
+    return end_by;
 }
 
 void kscope__finisher_exit_check(void)
@@ -167,7 +213,7 @@ void kscope__finisher_exit_check(void)
     if (!sig || atomic_load(&F.owner) != (long)getpid() || !kscope__signals_die)
         return;
     if (atomic_load(&F.wake)) /* the finisher writes: wait for it */
-        wait_written();
+        wait_written(0);
     kscope__signals_die(sig);
 }
 
@@ -185,6 +231,7 @@ int kscope__finisher_forked(void)
     atomic_store(&F.wake, 0);
     atomic_store(&F.done, 0);
     atomic_store(&F.writer, 0);
+    atomic_store(&F.released, 0);
     atomic_store(&F.owner, (long)getpid());
     return had;
 }

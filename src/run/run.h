@@ -132,10 +132,12 @@ int kscope__finisher_running(void);
  * profile to write, wake the finisher and wait until it is written (or the
  * writer is stuck, see finisher.c). Returns the signal the process must end
  * by (the first one that came, which may be another thread's), or 0 when
- * the calling thread is the one writing the profile (at exit): the handler
- * then returns, and that thread ends the process once the file is written
- * (kscope__finisher_exit_check). */
-int kscope__finisher_fatal(int sig);
+ * the handler must return: the calling thread is the one writing the
+ * profile (at exit; it ends the process once the file is written,
+ * kscope__finisher_exit_check), or, for a signal from_outside the process,
+ * the writer is stuck and this thread may hold what it waits for (the
+ * finisher then ends the process). */
+int kscope__finisher_fatal(int sig, int from_outside);
 
 /* On the way out (exit, _exit): if a signal is ending the process, wait for
  * its profile and end by that signal instead of returning. */

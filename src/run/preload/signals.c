@@ -117,10 +117,12 @@ void kscope__signals_die(int sig)
 /* kscope's handler, in place of the default action. */
 static void stand_in(int sig, siginfo_t *info, void *uc)
 {
-    (void)info;
     (void)uc;
-    int end_by = kscope__finisher_fatal(sig);
-    if (end_by) /* else this thread was writing the profile: it ends the process when done */
+    /* raise(), kill() of itself, a write to a closed pipe: the program's
+     * own doing, after which nothing of it may run. */
+    int own = info->si_code <= 0 && info->si_pid == getpid();
+    int end_by = kscope__finisher_fatal(sig, !own);
+    if (end_by) /* else this thread writes the profile, or goes on (finisher.c) */
         kscope__signals_die(end_by);
 }
 
