@@ -23,6 +23,9 @@ import tempfile
 import time
 
 KS = os.environ.get("KS") or os.environ["KSCOPE_CLI"]
+# A sanitized build's kscope runs with the sanitizer runtime preloaded,
+# which the program then gets too: so does the bare run (run-lib.sh).
+SAN_PRELOAD = os.environ.get("KSCOPE_TEST_SAN_PRELOAD")
 FAILS = 0
 _SUMMARY = re.compile(rb"\n?kscope( run)?: ")
 
@@ -126,6 +129,8 @@ def run(cmd, under_ks, ks_args=("-b", "none"), send=(), stdin=None, env=None, se
     if setup:
         setup(workdir)
     full = [*outer, *([KS, "run", *ks_args, "--"] if under_ks else []), *cmd]
+    if not under_ks and SAN_PRELOAD:
+        env = dict(env or os.environ, LD_PRELOAD=SAN_PRELOAD)
     errpath = os.path.join(tempfile.gettempdir(), os.path.basename(workdir) + ".err")
 
     def pre():

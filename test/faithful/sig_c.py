@@ -98,9 +98,12 @@ same_both("each call that sets a disposition, as sigaction then returns it", [PR
 # --- a writer that cannot finish (the interrupted thread holds the lock
 # its allocator needs) does not keep the process alive: it ends by the
 # signal, without its profile, as it would without kscope
-_, ks = same("SIGTERM while the profile's writer is stuck", [STUCK])
-if profiles(ks):
-    fail(f"a stuck writer wrote {profiles(ks)}")
+if os.environ.get("KSCOPE_TEST_SAN_PRELOAD"):
+    print("note: no stuck-writer case in a sanitized build (its allocator is the sanitizer's)")
+else:
+    _, ks = same("SIGTERM while the profile's writer is stuck", [STUCK])
+    if profiles(ks):
+        fail(f"a stuck writer wrote {profiles(ks)}")
 
 cleanup()
 finish()

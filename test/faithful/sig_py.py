@@ -106,7 +106,7 @@ for target in ("program", "kscope"):
 
 same("python: timeout --foreground -s INT around kscope run: the traceback",
      [PY, "-c", "import time; print('sleeping', flush=True); time.sleep(20)"],
-     outer=["timeout", "--foreground", "-s", "INT", "0.5"])
+     outer=["timeout", "--foreground", "-s", "INT", "3"])  # after Python started, even slowed
 
 cleanup()
 finish()
