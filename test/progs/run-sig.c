@@ -35,6 +35,9 @@
 #include <time.h>
 #include <unistd.h>
 
+/* glibc declares it for old X/Open programs only; it still exports it. */
+extern sighandler_t bsd_signal(int sig, sighandler_t handler);
+
 static volatile sig_atomic_t count, got_code, got_pid, got_uid;
 
 static int sig_of(const char *name)
