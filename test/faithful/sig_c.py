@@ -10,7 +10,7 @@ import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from same_run import cleanup, fail, finish, ok, profiles, same, same_both  # noqa: E402
+from same_run import cleanup, fail, finish, profiles, same, same_both  # noqa: E402
 
 PROG = os.path.join(os.environ["BIN"], "run-sig")
 STUCK = os.path.join(os.environ["BIN"], "run-stuck")
