@@ -21,7 +21,7 @@ PROG = os.path.join(os.environ["BIN"], "run-sig")
 ANY = dict(os.environ, ANY_SENDER="1")  # forwarded: the sender is kscope, not us
 
 # --- signals sent to kscope's pid reach the program: its handler runs once
-for name in ("USR1", "USR2", "TERM", "INT", "HUP", "QUIT", "ALRM"):
+for name in ("USR1", "USR2", "TERM", "INT", "HUP", "QUIT", "ALRM", "WINCH", "CONT", "URG"):
     same(f"SIG{name} to kscope's pid: the program's handler runs once",
          [PROG, "handler", name], env=ANY, send=[(getattr(signal, "SIG" + name), "kscope")])
 # ... or the program dies of it, and kscope ends by the same signal

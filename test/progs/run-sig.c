@@ -47,7 +47,8 @@ static int sig_of(const char *name)
         int sig;
     } names[] = {{"TERM", SIGTERM}, {"INT", SIGINT},   {"HUP", SIGHUP},   {"QUIT", SIGQUIT},
                  {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"ALRM", SIGALRM}, {"PIPE", SIGPIPE},
-                 {"XCPU", SIGXCPU}, {"PROF", SIGPROF}, {"PWR", SIGPWR}};
+                 {"XCPU", SIGXCPU}, {"PROF", SIGPROF}, {"PWR", SIGPWR},   {"WINCH", SIGWINCH},
+                 {"CONT", SIGCONT}, {"URG", SIGURG}};
     for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i].name) == 0)
             return names[i].sig;
