@@ -13,9 +13,9 @@
  * none of these never has a thread of kscope's.
  *
  * The interrupted thread may hold a lock the writer needs: the allocator's,
- * or, inside a GPU runtime call, CUPTI's or the driver's (a launch loop
- * is interrupted inside one most of the time). Then the finisher makes no
- * progress (uses no CPU):
+ * or, inside a GPU runtime call, the driver's or its profiling interface's
+ * (a launch loop is interrupted inside one most of the time). Then the
+ * finisher makes no progress (uses no CPU):
  *  - a signal sent from outside lets the thread go on after RELEASE_AFTER:
  *    it leaves the lock, the profile is written, and the process ends by
  *    the signal then (a kernel timer ends it TOTAL_LIMIT after the signal
@@ -129,11 +129,6 @@ void kscope__finisher_need(void)
         pthread_sigmask(SIG_SETMASK, &old, NULL);
     }
     pthread_mutex_unlock(&F.lock);
-}
-
-int kscope__finisher_running(void)
-{
-    return atomic_load(&F.running);
 }
 
 enum { WRITTEN, STUCK, RELEASE };

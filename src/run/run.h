@@ -125,9 +125,6 @@ void kscope__run_report_conflict(const char *msg);
  * process (nothing when no launcher session runs). */
 void kscope__finisher_need(void);
 
-/* Whether this process has its finisher thread. */
-int kscope__finisher_running(void);
-
 /* The stand-in handler's part, async-signal-safe: when the process has a
  * profile to write, wake the finisher and wait until it is written (or the
  * writer is stuck, see finisher.c). Returns the signal the process must end

@@ -17,7 +17,9 @@ PY = os.environ["PYTHON"]
 
 def copy_corpus(folder):
     for name in os.listdir(HERE):
-        shutil.copy(os.path.join(HERE, name), folder)
+        path = os.path.join(HERE, name)
+        if os.path.isfile(path):  # not a __pycache__ left by a Python run
+            shutil.copy(path, folder)
 
 
 same_both("bash script with fds 3-9 across subshells", ["bash", "fds.sh"], setup=copy_corpus)
