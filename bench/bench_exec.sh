@@ -11,7 +11,7 @@
 #
 # usage: bench/bench_exec.sh [KSCOPE_BINARY...]   (default build/kscope)
 #        N=1000 ROUNDS=5 bench/bench_exec.sh ...
-# Uses hyperfine when installed, else the best of ROUNDS timed runs.
+# Uses hyperfine when installed, else the best of ROUNDS rounds.
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 [ $# -gt 0 ] || set -- "$HERE/../build/kscope"
@@ -25,17 +25,13 @@ trap 'rm -rf "$W"' EXIT
 printf 'for i in $(seq %d); do /bin/true; done\n' "$N" >"$W/loop.sh"
 cd "$W" || exit 2
 
-# best COMMAND...: the fastest of ROUNDS runs, in seconds
-best() {
-    local b="" t0 t1 t
-    for _ in $(seq "$ROUNDS"); do
-        t0=$(date +%s.%N)
-        "$@" >/dev/null 2>&1
-        t1=$(date +%s.%N)
-        t=$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')
-        if [ -z "$b" ] || awk -v t="$t" -v b="$b" 'BEGIN {exit !(t < b)}'; then b=$t; fi
-    done
-    echo "$b"
+# seconds COMMAND...: how long one run takes
+seconds() {
+    local t0 t1
+    t0=$(date +%s.%N)
+    "$@" >/dev/null 2>&1
+    t1=$(date +%s.%N)
+    awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}'
 }
 
 if command -v hyperfine >/dev/null; then
@@ -44,12 +40,33 @@ if command -v hyperfine >/dev/null; then
     hyperfine -w 1 -r "$ROUNDS" "${cmds[@]}"
     exit
 fi
-bare=$(best bash loop.sh)
-printf '%-48s %7.3f s  (%.3f ms per exec)\n' "bare" "$bare" \
-    "$(awk -v t="$bare" -v n="$N" 'BEGIN {print t * 1000 / n}')"
 for ks in "$@"; do
     [ -x "$ks" ] || { echo "bench_exec: no kscope binary at $ks" >&2; exit 2; }
-    t=$(best "$ks" run -b none --top 0 -- bash loop.sh)
+done
+# The best of ROUNDS rounds, each running every command once, in turn: a
+# machine whose load drifts weighs on all of them alike.
+best=()
+for _ in $(seq "$ROUNDS"); do
+    i=0
+    for ks in "" "$@"; do
+        if [ -z "$ks" ]; then
+            t=$(seconds bash loop.sh)
+        else
+            t=$(seconds "$ks" run -b none --top 0 -- bash loop.sh)
+        fi
+        if [ -z "${best[$i]:-}" ] || awk -v t="$t" -v b="${best[$i]}" 'BEGIN {exit !(t < b)}'; then
+            best[$i]=$t
+        fi
+        i=$((i + 1))
+    done
+done
+bare=${best[0]}
+printf '%-48s %7.3f s  (%.3f ms per exec)\n' "bare" "$bare" \
+    "$(awk -v t="$bare" -v n="$N" 'BEGIN {print t * 1000 / n}')"
+i=1
+for ks in "$@"; do
+    t=${best[$i]}
     printf '%-48s %7.3f s  (+%.3f ms per exec)\n' "$ks" "$t" \
         "$(awk -v t="$t" -v b="$bare" -v n="$N" 'BEGIN {print (t - b) * 1000 / n}')"
+    i=$((i + 1))
 done
