@@ -686,6 +686,7 @@ typedef struct kscope__run_hooks {
     void (*capture_range)(int starting);   /* the program's profiler start/stop */
     void (*report_conflict)(const char *); /* one line of the run's result */
     void (*gpu_injected)(void);            /* the GPU runtime loaded libkscope */
+    void (*recording)(void);               /* the first scope of a thread, a phase */
 } kscope__run_hooks;
 
 void kscope__set_run_hooks(const kscope__run_hooks *hooks);
@@ -700,6 +701,16 @@ void kscope__capture_range(int starting);
 /* Report a problem of this process to a running `kscope run` (nothing when
  * no launcher session runs). */
 void kscope__report_conflict(const char *msg);
+
+/* The process records something: kscope run then has a profile to write
+ * even when a signal ends it (it starts its finisher thread). */
+void kscope__run_recording(void);
+
+/* A signal is ending the process and kscope run's finisher writes its
+ * profile: a backend's flush then delivers what the GPU has done and waits
+ * for no work still running, which ends with the process. */
+void kscope__set_ending(void);
+int kscope__ending(void);
 
 /* The GPU runtime loaded libkscope through a backend's injection entry:
  * start the launcher session and note that the process used the GPU. */

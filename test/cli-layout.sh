@@ -2,7 +2,8 @@
 # The layout's promises (docs/ARCHITECTURE.md), checked on the build and
 # the sources:
 #  - libkscope.so exports only kscope_* and kscope run's entry points, and
-#    loads no library beyond libc, libpthread, libdl and libm;
+#    loads no library beyond libc, libpthread, libdl and libm; libkscope.a
+#    does not define libc's signal calls;
 #  - no file outside src/format/ names a format by its name or extension;
 #  - no file outside src/gpu/ (the backend registry and the backends'
 #    folders) names CUPTI or CUDA;
@@ -22,8 +23,16 @@ fail() {
 }
 
 lib=$bin/libkscope.so
-# The entry points CUDA, NVTX and the dynamic loader look up by name.
+# The entry points CUDA, NVTX and the dynamic loader look up by name, and
+# libc's calls that set signal dispositions (src/run/preload/signals.c).
 entry='^(InitializeInjection|InitializeInjectionNvtx2|_exit|_Exit|cudaProfilerStart|cudaProfilerStop|cuProfilerStart|cuProfilerStop|cuptiSubscribe)$'
+entry=${entry%)\$}'|sigaction|__sigaction|signal|bsd_signal|ssignal|sysv_signal|__sysv_signal|sigset|sigignore|siginterrupt)$'
+# ... and the static library none of those: a copy linked into a program
+# leaves libc's calls alone.
+static_sig=$(nm --defined-only "$bin/libkscope.a" 2>/dev/null | awk '$2 == "T" || $2 == "W" {print $3}' |
+    grep -Ex '(__)?sigaction|signal|bsd_signal|ssignal|(__)?sysv_signal|sigset|sigignore|siginterrupt')
+[ -z "$static_sig" ] || fail "libkscope.a defines libc's signal calls: $static_sig"
+
 others=$(nm -D --defined-only "$lib" | awk '{print $3}' | grep -v '^kscope_' | grep -Ev "$entry")
 [ -z "$others" ] || fail "libkscope.so exports more than kscope_* and its entry points: $others"
 nm -D --defined-only "$lib" | grep -q ' kscope_start$' || fail "libkscope.so does not export kscope_start"
@@ -54,7 +63,7 @@ $hits"
 hits=$(grep -rEn '#include "(diag|run|read|cli)/' src/core src/format src/profile)
 [ -z "$hits" ] || fail "core, format or profile include a part that depends on them:
 $hits"
-grep -n '#include "core/' src/run/*.c && fail "run/ includes core's private headers"
+grep -n '#include "core/' src/run/*.c src/run/preload/*.c && fail "run/ includes core's private headers"
 
 long=$(find src python/src test -name '*.[ch]' -print0 | xargs -0 wc -l |
     awk '$2 != "total" && $1 > 800 {print $2 " (" $1 " lines)"}')

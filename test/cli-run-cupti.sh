@@ -3,8 +3,9 @@
 # cuInit, the stand-in CUPTI records the work): kernels and copies under
 # the program's scopes, the summary's kernel table, capture ranges through
 # the driver's profiler callbacks and through the interposed calls, trace
-# data, dropped records, periodic parts, a forked child, and a program
-# linked with libkscope.a.
+# data, dropped records, periodic parts, a forked child, a program linked
+# with libkscope.a, and a program that SIGTERM ends (raised, or sent while
+# it launches): its kernels are written, it ends by the signal.
 source "${KSCOPE_SOURCE_DIR:?}/test/run-lib.sh" || exit 1
 FAKE=$KSCOPE_BINARY_DIR/fake-gpu
 if [ ! -f "$FAKE/libcupti.so" ]; then
@@ -133,5 +134,37 @@ child=$(ls fk.pid*.hatchet 2>/dev/null)
 [ "$(at fk.hatchet step1/mul_kernel)" = 1 ] && [ "$(at fk.hatchet step2/mul_kernel)" = 1 ] ||
     fail "fork: the parent lost its kernels"
 ok "fork"
+
+# --- SIGTERM ends a CUDA program that never annotated: the finisher
+# writes its kernels (without waiting for the GPU), the process and kscope
+# end by SIGTERM, nothing runs after the raise
+rm -f kscope*.hatchet
+"$KS" run -- ./gpu-shared term >out.txt 2>err.txt
+rc=$?
+[ $rc -eq 143 ] || fail "raised SIGTERM: exit $rc, expected 143 (killed by SIGTERM): $(cat err.txt)"
+[ -s out.txt ] && fail "the program ran on after raise(SIGTERM): $(cat out.txt)"
+[ "$(at kscope.hatchet plain_kernel count)" = 3 ] || fail "raised SIGTERM: the 3 kernels not written"
+ok "raise(SIGTERM) in a CUDA program"
+# While it launches, the signal mostly finds the program's thread inside the
+# driver holding CUPTI's lock, which the profile's writer needs: that
+# thread goes on until the writer is done. Ten trials, each must write.
+written=0
+for trial in $(seq 10); do
+    rm -f kscope*.hatchet out.txt
+    "$KS" run -- ./gpu-shared loop >out.txt 2>err.txt &
+    ks=$!
+    for _ in $(seq 200); do grep -q ready out.txt 2>/dev/null && break; sleep 0.05; done
+    kill -TERM "$(pgrep -P $ks)"
+    wait $ks
+    rc=$?
+    n=$(at kscope.hatchet loop_kernel count 2>/dev/null)
+    if [ $rc -eq 143 ] && [ "$(at kscope.hatchet plain_kernel count)" = 3 ] && [ "${n:-0}" -gt 0 ]; then
+        written=$((written + 1))
+    else
+        echo "trial $trial: exit $rc, loop_kernel '${n}': $(tail -2 err.txt)"
+    fi
+done
+[ $written -eq 10 ] || fail "SIGTERM while launching: $written of 10 trials wrote the kernels, ended by SIGTERM"
+ok "SIGTERM to a CUDA program while it launches"
 
 finish

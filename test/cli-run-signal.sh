@@ -1,5 +1,6 @@
 # cli-run-signal.sh - a process of `kscope run` ended by SIGTERM or SIGINT
-# still writes what it recorded, and kscope exits with 128+signal.
+# still writes what it recorded, and kscope ends by the same signal (the
+# shell reports 128+signal).
 source "${KSCOPE_SOURCE_DIR:?}/test/run-lib.sh" || exit 1
 build run-sleep $KLINK
 cd "$WORK"

@@ -37,7 +37,10 @@ ok() {
 # of the test itself (pgrep, python) run without it.
 if ldd "$KSCOPE_BINARY_DIR/libkscope.so" 2>/dev/null | grep libasan >/dev/null; then
     export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0
-    printf '#!/bin/sh\nLD_PRELOAD=%s exec %s "$@"\n' "$(cc -print-file-name=libasan.so)" \
+    # The runs compared with a bare one (test/faithful/same_run.py) then
+    # have the runtime preloaded bare too, as under kscope.
+    export KSCOPE_TEST_SAN_PRELOAD=$(cc -print-file-name=libasan.so)
+    printf '#!/bin/sh\nLD_PRELOAD=%s exec %s "$@"\n' "$KSCOPE_TEST_SAN_PRELOAD" \
         "$KSCOPE_CLI" >"$WORK/ks"
     chmod +x "$WORK/ks"
     KS=$WORK/ks

@@ -7,10 +7,12 @@
  * that never touch the GPU) and with the options in KSCOPE_RUN_* variables, so every
  * process it starts is profiled into its own file. The processes report
  * what they wrote in a manifest file; once the command ends, its profiles
- * are summarised on stderr and kscope exits with the command's own code.
+ * are summarised on stderr and kscope ends as the command did (its exit
+ * code, or the signal that killed it).
  */
 #define _GNU_SOURCE
 #include "cli/cmd.h"
+#include "cli/run-child.h"
 #include "cli/run-summary.h"
 #include "kscope-internal.h"
 #include "run/run.h"
@@ -38,7 +40,7 @@ const char cmd_run_help[] =
     "starts) is recorded, one profile file per process. When the command\n"
     "ends, a summary of its top kernels (its heaviest scopes, without GPU\n"
     "work) is printed on stderr, and kscope exits with the command's exit\n"
-    "code (128+N when signal N ended it).\n"
+    "code, or ends by the signal that ended it.\n"
     "The -- may be left out when no argument of COMMAND is -h or --help.\n"
     "\n"
     "options:\n"
@@ -91,7 +93,9 @@ const char cmd_run_help[] =
     "write no file; when a single process wrote one (the command was a\n"
     "wrapper), it gets the plain <name>.hatchet.\n"
     "\n"
-    "A process ended by SIGINT or SIGTERM still writes what it recorded.\n"
+    "Signals sent to kscope are passed on to the command. A process ended by a\n"
+    "signal whose action is the default one (SIGTERM, SIGINT, SIGHUP, ...) still\n"
+    "writes what it recorded.\n"
     "\n"
     "examples:\n"
     "  kscope run -- ./app --iters 10\n"
@@ -105,7 +109,8 @@ typedef struct run_opts {
     const char *delay, *duration, *sample;
     const char *dscopes; /* --device-scopes's options ("on" without), or NULL */
     long top;
-    char **argv; /* the command */
+    char **argv;         /* the command */
+    char sanitizer[256]; /* the AddressSanitizer runtime it links, to preload first */
 } run_opts;
 
 /* ---------------------------------------------------------------- parsing */
@@ -510,6 +515,31 @@ static void set_command_env(const run_opts *o)
 
 /* The child's environment: libkscope attached three ways, options as
  * KSCOPE_RUN_* variables. */
+/* Whether an LD_PRELOAD list already has an AddressSanitizer runtime. */
+static int has_asan(const char *list)
+{
+    return list && (strstr(list, "libasan") || strstr(list, "libclang_rt.asan"));
+}
+
+/* LD_PRELOAD: what it held, then libkscope. A command built with
+ * AddressSanitizer needs its runtime first of all libraries: it goes in
+ * front, and the command's process takes it out again for its own
+ * children (KSCOPE_RUN_SANITIZER, read by the launcher). */
+static void set_preload(const run_opts *o, const char *lib)
+{
+    char buf[PATH_MAX * 2 + 512];
+    const char *pre = getenv("LD_PRELOAD");
+    int n = snprintf(buf, sizeof buf, "%s", "");
+    if (o->sanitizer[0] && !has_asan(pre)) {
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "%s ", o->sanitizer);
+        setenv(KSCOPE_RUN_ENV_SANITIZER, o->sanitizer, 1);
+    }
+    if (pre && *pre)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "%s ", pre);
+    snprintf(buf + n, sizeof buf - (size_t)n, "%s", lib);
+    setenv("LD_PRELOAD", buf, 1);
+}
+
 static void child_env(const run_opts *o, const char *lib, const char *manifest)
 {
     /* Absolute, so a program that changes directory writes where asked. */
@@ -517,12 +547,7 @@ static void child_env(const run_opts *o, const char *lib, const char *manifest)
     if (!realpath(o->dir, dir))
         snprintf(dir, sizeof dir, "%s", o->dir);
     char buf[PATH_MAX * 2 + 64];
-    const char *pre = getenv("LD_PRELOAD");
-    if (pre && *pre)
-        snprintf(buf, sizeof buf, "%s %s", pre, lib);
-    else
-        snprintf(buf, sizeof buf, "%s", lib);
-    setenv("LD_PRELOAD", buf, 1);
+    set_preload(o, lib);
     set_inject_env(lib);
     setenv("NVTX_INJECTION64_PATH", lib, 1);
     setenv(KSCOPE_RUN_ENV_ON, "1", 1);
@@ -588,7 +613,7 @@ static int program_drives_backend(const char *cmd, const char *path)
 }
 
 /* Checks made before anything runs; each failure is one line. */
-static int preflight(const run_opts *o, char *lib, size_t libsize)
+static int preflight(run_opts *o, char *lib, size_t libsize)
 {
     char path[PATH_MAX];
     if (find_command(o->argv[0], path, sizeof path) != 0) {
@@ -602,60 +627,23 @@ static int preflight(const run_opts *o, char *lib, size_t libsize)
         return KSCOPE_EXIT_FAIL;
     if (check_output_dir(o->dir) != 0 || find_library(lib, libsize) != 0)
         return KSCOPE_EXIT_FAIL;
+    /* AddressSanitizer refuses to run unless its runtime comes first. */
+    if (!elf_needs(path, "libasan.", o->sanitizer, sizeof o->sanitizer))
+        elf_needs(path, "libclang_rt.asan", o->sanitizer, sizeof o->sanitizer);
     return 0;
 }
 
 /* ------------------------------------------------------------- running */
 
-static volatile sig_atomic_t forward_to;
+typedef struct child_setup {
+    const run_opts *o;
+    const char *lib, *manifest;
+} child_setup;
 
-static void forward_signal(int sig)
+static void setup_child(void *arg)
 {
-    if (forward_to > 0)
-        kill((pid_t)forward_to, sig);
-}
-
-/* Run the command and wait for it: SIGINT/SIGQUIT reach it through the
- * terminal as they reach us, so we only wait; SIGTERM/SIGHUP sent to kscope
- * are passed on. Returns the command's wait status, or -1. */
-static int run_child(const run_opts *o, char **argv, const char *lib, const char *manifest)
-{
-    struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward_signal};
-    struct sigaction old_int, old_quit, old_term, old_hup;
-    sigaction(SIGINT, &ign, &old_int);
-    sigaction(SIGQUIT, &ign, &old_quit);
-    sigaction(SIGTERM, &fwd, &old_term);
-    sigaction(SIGHUP, &fwd, &old_hup);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGQUIT, &old_quit, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
-        sigaction(SIGHUP, &old_hup, NULL);
-        child_env(o, lib, manifest);
-        execvp(argv[0], argv);
-        fprintf(stderr, "kscope run: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    if (pid < 0) {
-        fprintf(stderr, "kscope run: cannot start %s: %s\n", argv[0], strerror(errno));
-        return -1;
-    }
-    forward_to = pid;
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) {
-            status = -1;
-            break;
-        }
-    }
-    forward_to = 0;
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGQUIT, &old_quit, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    sigaction(SIGHUP, &old_hup, NULL);
-    return status;
+    const child_setup *c = arg;
+    child_env(c->o, c->lib, c->manifest);
 }
 
 /* The run's folder and manifest (run/claims.c), after removing what
@@ -684,18 +672,14 @@ int cmd_run(int argc, char **argv)
     if (make_manifest(&o, manifest, sizeof manifest, &lock_fd, since) != 0)
         return KSCOPE_EXIT_FAIL;
     char **pyargv = python_argv(&o);
-    int status = run_child(&o, pyargv ? pyargv : o.argv, lib, manifest);
+    child_setup setup = {&o, lib, manifest};
+    int status = kscope_cli_run_child(pyargv ? pyargv : o.argv, setup_child, &setup);
     free(pyargv);
-    int code;
-    if (status < 0)
-        code = KSCOPE_EXIT_FAIL;
-    else if (WIFSIGNALED(status))
-        code = 128 + WTERMSIG(status);
-    else
-        code = WEXITSTATUS(status);
     int errors = kscope__run_report(manifest, o.top, stderr);
     kscope__run_end(manifest, lock_fd);
-    if (code == 0 && errors > 0)
-        code = KSCOPE_EXIT_FAIL;
-    return code;
+    if (status < 0)
+        return KSCOPE_EXIT_FAIL;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && errors > 0)
+        return KSCOPE_EXIT_FAIL;
+    return kscope_cli_end_like(status);
 }

@@ -11,7 +11,7 @@
 KSCOPE_EXTERN int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t));
 KSCOPE_EXTERN int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t))
 {
-    kscope__run_note_use();
     kscope__run_start();
+    kscope__run_note_use();
     return kscope__nvtx_attach(get_export_table);
 }

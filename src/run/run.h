@@ -7,9 +7,9 @@
  * launcher session the first time one of its entry points fires (the preload
  * constructor, a GPU backend's injection entry, NVTX's
  * InitializeInjectionNvtx2),
- * finalizes it at exit or on SIGINT/SIGTERM, and appends one line per
- * written profile (or per error) to the run's manifest, which the command
- * line reads back for the exit summary.
+ * finalizes it at exit or when a signal ends the process, and appends one
+ * line per written profile (or per error) to the run's manifest, which the
+ * command line reads back for the exit summary.
  */
 #ifndef KSCOPE_RUN_H
 #define KSCOPE_RUN_H
@@ -33,6 +33,9 @@
 #define KSCOPE_RUN_ENV_MAIN_PID "KSCOPE_RUN_MAIN_PID"      /* the command's own pid */
 #define KSCOPE_RUN_ENV_MANIFEST "KSCOPE_RUN_MANIFEST"      /* file of results */
 #define KSCOPE_RUN_ENV_COMMAND  "KSCOPE_RUN_COMMAND"       /* the run's command, shell-quoted */
+/* The AddressSanitizer runtime `kscope run` put first in LD_PRELOAD for a
+ * command linking it; that process takes it out for its children. */
+#define KSCOPE_RUN_ENV_SANITIZER "KSCOPE_RUN_SANITIZER"
 
 /* Manifest lines: "<tag>\t<pid>\t<text>\n". */
 #define KSCOPE_RUN_TAG_PROFILE "profile" /* text: path written */
@@ -153,5 +156,42 @@ int kscope__launcher_rename(const char *name);
 /* Report a problem of this process to `kscope run` (one line of its
  * result, which makes the run exit non-zero); the first one only. */
 void kscope__run_report_conflict(const char *msg);
+
+/* ---- a signal that ends the process (finisher.c, preload/signals.c) */
+
+/* The process has something to write: start the finisher thread, once per
+ * process (nothing when no launcher session runs). */
+void kscope__finisher_need(void);
+
+/* The stand-in handler's part, async-signal-safe: when the process has a
+ * profile to write, wake the finisher and wait until it is written (or the
+ * writer is stuck, see finisher.c). Returns the signal the process must end
+ * by (the first one that came, which may be another thread's), or 0 when
+ * the handler must return: the calling thread is the one writing the
+ * profile (at exit; it ends the process once the file is written,
+ * kscope__finisher_exit_check), or, for a signal from_outside the process,
+ * the writer is stuck and this thread may hold what it waits for (the
+ * finisher then ends the process). */
+int kscope__finisher_fatal(int sig, int from_outside);
+
+/* On the way out (exit, _exit): if a signal is ending the process, wait for
+ * its profile and end by that signal instead of returning. */
+void kscope__finisher_exit_check(void);
+
+/* The calling thread starts (on = 1) or ends writing the profile (see
+ * kscope__finisher_fatal). */
+void kscope__finisher_writing(int on);
+
+/* In a child after fork: no finisher (threads do not survive a fork).
+ * Returns whether the parent had one. */
+int kscope__finisher_forked(void);
+
+/* libkscope.so only (preload/signals.c): install the stand-in handlers for
+ * the covered signals whose disposition is SIG_DFL; after a fork, make the
+ * child the table's owner; end the process by `sig` with its default
+ * action (restored for real), from any thread. */
+void kscope__signals_install(void);
+void kscope__signals_forked(void);
+_Noreturn void kscope__signals_die(int sig);
 
 #endif

@@ -662,8 +662,9 @@ static void synchronize_devices(void)
     }
 }
 
-/* Block until every record of work launched so far was delivered, then
- * add the values of the graph launches since the last flush. Nothing while
+/* Block until every record of work launched so far was delivered (when a
+ * signal is ending the process, of the work done so far), then add the
+ * values of the graph launches since the last flush. Nothing while
  * a stream capture is open: synchronising or flushing CUPTI then would end
  * the program's capture (the core puts its flushes off until it closed). */
 static void cupti_flush(void)
@@ -671,7 +672,8 @@ static void cupti_flush(void)
     pthread_mutex_lock(&state_lock);
     if (started && !kscope__graphs_capturing(0)) {
         size_t retired = kscope__graphs_retired();
-        synchronize_devices();
+        if (!kscope__ending()) /* else that work dies with the process */
+            synchronize_devices();
         cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         if (kscope__pcs_on()) /* after the kernel records: they say where samples go */
             kscope__pcs_flush();
