@@ -424,7 +424,7 @@ static inline void kscope__guard_close(kscope__guard *g)
 
 /* One GPU at one instant. */
 typedef struct kscope_gpu_stats {
-    uint32_t device; /* NVML index */
+    uint32_t device; /* kscope_gpu_* index (kscope_gpu_id names it) */
     uint32_t has;    /* KSCOPE_GPU_HAS_* */
     uint32_t gpu_usage_percent, memory_activity_percent;
     uint64_t total_bytes, free_bytes, used_bytes, reserved_bytes;
@@ -449,6 +449,13 @@ KSCOPE_EXTERN int kscope_gpu_count(void);
 
 /* The device's product name into buf; returns its length. */
 KSCOPE_EXTERN int kscope_gpu_name(uint32_t device, char *buf, size_t size);
+
+/* The device's name in every output, as MAX names GPUs: its vendor's
+ * prefix and its index among that vendor's GPUs ("nv0", "amd1"), into buf;
+ * returns its length. Known from kscope_gpu_init on, also after
+ * kscope_gpu_shutdown (to name recorded samples); KSCOPE_EINVAL for an
+ * index no kscope_gpu_init has numbered. */
+KSCOPE_EXTERN int kscope_gpu_id(uint32_t device, char *buf, size_t size);
 
 /* Sample one GPU. Fails only for a bad index or a GPU that stopped
  * answering; unsupported metrics are left out of out->has. */

@@ -1,19 +1,32 @@
 /*
- * diag.c - resource diagnostics: GPU statistics through NVML (gpu_init,
- * gpu_stats, ...), the CPU use of processes (CpuProcs), the background
- * sampler (Recorder) and the processes behind a port (pids_for_port).
+ * diag.c - resource diagnostics: GPU statistics through the GPU vendors'
+ * libraries (gpu_init, gpu_stats, gpu_vendors, ...), the CPU use of
+ * processes (CpuProcs), the background sampler (Recorder) and the
+ * processes behind a port (pids_for_port).
  */
 #include "module.h"
+
+#include "diag/diag.h"
 
 /* ----------------------------------------------------- resource diagnostics */
 
 /* A dict of the fields a GPU sample holds (absent fields left out), with
- * MAX's names. */
+ * MAX's names, and the GPU's name ("id": "nv0"). */
 static PyObject *gpu_stats_dict(const kscope_gpu_stats *g)
 {
     PyObject *d = PyDict_New();
     if (!d)
         return NULL;
+    char id[32];
+    if (kscope_gpu_id(g->device, id, sizeof id) < 0)
+        snprintf(id, sizeof id, "gpu%u", g->device);
+    PyObject *id_obj = PyUnicode_FromString(id);
+    if (!id_obj || PyDict_SetItemString(d, "id", id_obj) < 0) {
+        Py_XDECREF(id_obj);
+        Py_DECREF(d);
+        return NULL;
+    }
+    Py_DECREF(id_obj);
 #define PUT(bit, key, value)                                                                       \
     do {                                                                                           \
         if (g->has & (bit)) {                                                                      \
@@ -71,6 +84,38 @@ static PyObject *fn_gpu_name(PyObject *m, PyObject *arg)
     if (check_rc(rc) < 0)
         return NULL;
     return PyUnicode_FromString(buf);
+}
+
+/* gpu_id(index) -> the GPU's name in every output ("nv0"). */
+static PyObject *fn_gpu_id(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    long dev = PyLong_AsLong(arg);
+    if (dev == -1 && PyErr_Occurred())
+        return NULL;
+    char buf[32];
+    int rc = dev < 0 ? kscope_gpu_id(UINT32_MAX, buf, sizeof buf)
+                     : kscope_gpu_id((uint32_t)dev, buf, sizeof buf);
+    if (check_rc(rc) < 0)
+        return NULL;
+    return PyUnicode_FromString(buf);
+}
+
+/* gpu_vendors() -> [(id, library, why), ...]: each GPU vendor's prefix of
+ * its GPUs' names, its library, and why that did not load at the last
+ * gpu_init ("" when it did). */
+static PyObject *fn_gpu_vendors(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    PyObject *list = PyList_New(0);
+    const kscope__gpu_vendor *v;
+    for (size_t i = 0; list && (v = kscope__gpu_vendor_at(i)); i++) {
+        PyObject *t = Py_BuildValue("(sss)", v->id, v->label, kscope__gpu_vendor_error(i));
+        if (!t || PyList_Append(list, t) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(t);
+    }
+    return list;
 }
 
 static PyObject *fn_gpu_stats(PyObject *m, PyObject *arg)
@@ -412,6 +457,9 @@ PyMethodDef diag_functions[] = {
     {"gpu_shutdown", fn_gpu_shutdown, METH_NOARGS, "gpu_shutdown()"},
     {"gpu_name", fn_gpu_name, METH_O, "gpu_name(index) -> product name"},
     {"gpu_stats", fn_gpu_stats, METH_O, "gpu_stats(index) -> dict of the fields reported"},
+    {"gpu_id", fn_gpu_id, METH_O, "gpu_id(index) -> the GPU's name (\"nv0\")"},
+    {"gpu_vendors", fn_gpu_vendors, METH_NOARGS,
+     "gpu_vendors() -> [(prefix, library, why not loaded), ...]"},
     {"gpu_process_memory", fn_gpu_process_memory, METH_VARARGS,
      "gpu_process_memory(index, pid) -> bytes"},
     {"throttle_names", fn_throttle_names, METH_O, "throttle_names(reasons) -> [name, ...]"},

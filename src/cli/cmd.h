@@ -42,8 +42,12 @@ void kscope_cli_capture_list(char *buf, size_t size);
 int kscope_cli_is_backend(const char *name);
 int kscope_cli_is_capture_range(const char *name);
 
-/* Print a help text with {backends}, {default_backend}, {capture_range}
- * and {device_type} replaced by the registry's words. */
+/* The GPU vendors' diagnostics libraries (src/diag/gpu.c's list) as "a or
+ * b", for messages and help texts. */
+void kscope_cli_gpu_libraries(char *buf, size_t size);
+
+/* Print a help text with {backends}, {default_backend}, {capture_range},
+ * {device_type} and {gpu_libraries} replaced by the registries' words. */
 void kscope_cli_print_text(const char *text, FILE *f);
 
 /* The command closest in spelling to `name`, NULL if none is close. */
