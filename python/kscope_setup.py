@@ -53,11 +53,25 @@ def read_pieces(path):
     return pieces
 
 
+def _expand(repo, pieces, entry):
+    """An entry, or for "DIR/*" the folders directly in src/DIR that no
+    line names, sorted."""
+    if not entry.endswith("/*"):
+        return [entry]
+    named = {e for entries in pieces.values() for e in entries}
+    parent = entry[:-2]
+    found = sorted(os.listdir(os.path.join(repo, "src", parent)))
+    return [parent + "/" + d for d in found
+            if os.path.isdir(os.path.join(repo, "src", parent, d)) and parent + "/" + d not in named]
+
+
 def piece_files(repo, pieces, piece):
     """The .c files of `piece` (none if it is not listed): each entry is a
-    folder of src/ (every .c directly in it, sorted) or one .c file."""
+    folder of src/ (every .c directly in it, sorted), one .c file, or
+    "DIR/*" (every folder directly in src/DIR that no line names)."""
     files = []
-    for entry in pieces.get(piece, []):
+    entries = [e for named in pieces.get(piece, []) for e in _expand(repo, pieces, named)]
+    for entry in entries:
         path = os.path.join(repo, "src", entry)
         if os.path.isdir(path):
             files += sorted(glob.glob(os.path.join(path, "*.c")))

@@ -487,10 +487,11 @@ void kscope__record_graph_value(uint64_t launch_ctx, uint64_t launch_ns,
 /* Count records lost by the backend for every active session. */
 void kscope__add_dropped(int64_t n);
 
-/* Host scopes as the default backend's ranges (the `detailed` level); no-ops
- * when it has none. */
+/* Host scopes and marks to every range sink (the `detailed` level); no-ops
+ * when none opened. */
 void kscope__range_push(const char *name, uint32_t color);
 void kscope__range_pop(void);
+void kscope__range_mark(const char *name);
 
 /* ------------------------------------------------------- resource samples */
 
@@ -568,6 +569,7 @@ typedef struct kscope__run_hooks {
     void (*capture_range)(int starting);   /* the program's profiler start/stop */
     void (*report_conflict)(const char *); /* one line of the run's result */
     void (*gpu_injected)(void);            /* the GPU runtime loaded libkscope */
+    void (*ranges_injected)(void);         /* a range source's library did */
 } kscope__run_hooks;
 
 void kscope__set_run_hooks(const kscope__run_hooks *hooks);
@@ -586,10 +588,5 @@ void kscope__report_conflict(const char *msg);
 /* The GPU runtime loaded libkscope through a backend's injection entry:
  * start the launcher session and note that the process used the GPU. */
 void kscope__gpu_injected(void);
-
-/* NVTX: hand our callbacks to an NVTX instance (core/nvtx-ranges.c), for
- * the injection entries. Returns 1 on success, 0 on failure, as NVTX
- * expects. */
-int kscope__nvtx_attach(const void *(*get_export_table)(uint32_t id));
 
 #endif /* KSCOPE_INTERNAL_H */

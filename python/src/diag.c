@@ -118,6 +118,54 @@ static PyObject *fn_gpu_vendors(PyObject *m, PyObject *Py_UNUSED(ignored))
     return list;
 }
 
+/* gpu_probe() -> what this machine offers the default GPU backend, found
+ * without starting it: {"backend", "devices", "tool" (its tool library
+ * loads), "diag" (its GPUs' diagnostics library loads), "why" (what is
+ * missing, one line)}; None when the registry has no backend to ask. */
+static PyObject *fn_gpu_probe(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    const kscope__backend *b = kscope__backend_default();
+    if (!b)
+        b = kscope__backend_at(0);
+    if (!b || !b->probe)
+        Py_RETURN_NONE;
+    kscope__probe p;
+    b->probe(&p);
+    const kscope__gpu_vendor *v;
+    int diag = 0;
+    for (size_t i = 0; b->diag_id && (v = kscope__gpu_vendor_at(i)); i++)
+        if (strcmp(v->id, b->diag_id) == 0 && (diag = v->found()) == 0) {
+            size_t used = strlen(p.why);
+            snprintf(p.why + used, sizeof p.why - used, "%s%s not found", used ? "; " : "",
+                     v->label);
+        }
+    return Py_BuildValue("{s:s,s:i,s:O,s:O,s:O,s:s}", "backend", b->name, "devices", p.devices,
+                         "tool", p.tool ? Py_True : Py_False, "diag", diag ? Py_True : Py_False,
+                         "runtime", p.runtime ? Py_True : Py_False, "why", p.why);
+}
+
+/* gpu_profiler(start) -> None: the default GPU backend's runtime profiler
+ * start (True) or stop (False), as the program would call it (what
+ * --capture-range follows); RuntimeError when it cannot be called. */
+static PyObject *fn_gpu_profiler(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int start = PyObject_IsTrue(arg);
+    if (start < 0)
+        return NULL;
+    const kscope__backend *b = kscope__backend_default();
+    if (!b)
+        b = kscope__backend_at(0);
+    if (!b || !b->profiler) {
+        PyErr_SetString(PyExc_RuntimeError, "no GPU backend with profiler start/stop calls");
+        return NULL;
+    }
+    if (check_rc(b->profiler(start)) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *fn_gpu_stats(PyObject *m, PyObject *arg)
 {
     (void)m;
@@ -457,6 +505,10 @@ PyMethodDef diag_functions[] = {
     {"gpu_shutdown", fn_gpu_shutdown, METH_NOARGS, "gpu_shutdown()"},
     {"gpu_name", fn_gpu_name, METH_O, "gpu_name(index) -> product name"},
     {"gpu_stats", fn_gpu_stats, METH_O, "gpu_stats(index) -> dict of the fields reported"},
+    {"gpu_probe", fn_gpu_probe, METH_NOARGS,
+     "gpu_probe() -> what the default GPU backend finds here, starting nothing"},
+    {"gpu_profiler", fn_gpu_profiler, METH_O,
+     "gpu_profiler(start) -> None: the GPU runtime's profiler start/stop"},
     {"gpu_id", fn_gpu_id, METH_O, "gpu_id(index) -> the GPU's name (\"nv0\")"},
     {"gpu_vendors", fn_gpu_vendors, METH_NOARGS,
      "gpu_vendors() -> [(prefix, library, why not loaded), ...]"},

@@ -325,11 +325,18 @@ int kscope__run_report(const char *manifest, long top, FILE *out)
     fclose(f);
     if (nprof == 1)
         plain_name_for_single(manifest, &profiles[0]);
-    if (nprof == 0 && errors == 0)
+    if (nprof == 0 && errors == 0) {
+        char ranges[128] = "";
+        const kscope__range_source *src;
+        for (size_t i = 0, used = 0; (src = kscope__range_source_at(i)) && used < sizeof ranges;
+             i++)
+            used += (size_t)snprintf(ranges + used, sizeof ranges - used, "%s%s", i ? ", " : "",
+                                     src->name);
         fprintf(out,
-                "kscope: no process recorded anything (no %s, NVTX or kscope calls); "
+                "kscope: no process recorded anything (no %s, %s or kscope calls); "
                 "no profile written\n",
-                kscope__gpu_device_type());
+                kscope__gpu_device_type(), ranges);
+    }
     for (int i = 0; i < nprof; i++)
         summarise(&profiles[i], top, out);
     if (nprof > 1)

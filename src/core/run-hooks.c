@@ -42,6 +42,12 @@ void kscope__gpu_injected(void)
         hooks.gpu_injected();
 }
 
+void kscope__ranges_injected(void)
+{
+    if (hooks.ranges_injected)
+        hooks.ranges_injected();
+}
+
 /* ------------------------------------------------------ sessions of run */
 
 /* The session with public id `id` (kscope run knows sessions by id), or

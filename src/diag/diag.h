@@ -60,6 +60,8 @@ int kscope__gpu_call_costs(uint32_t device, int reps,
  * index (0 .. what load returned - 1). gpu.c holds its lock around load and
  * unload; the others run while a kscope_gpu_init reference is held.
  *
+ *   found         whether the library loads (unloaded again; nothing
+ *                 started): what detect_backend reports
  *   load          load the library, start it, read what never changes
  *                 (maximum clocks); the number of GPUs (>= 0), or a
  *                 negative KSCOPE_E* with a message naming the library and
@@ -80,6 +82,7 @@ int kscope__gpu_call_costs(uint32_t device, int reps,
 typedef struct kscope__gpu_vendor {
     const char *id;    /* MAX's prefix of its GPUs' names: "nv" gives nv0, nv1 */
     const char *label; /* how messages and help texts name its library */
+    int (*found)(void);
     int (*load)(void);
     void (*unload)(void);
     int (*name)(uint32_t dev, char *buf, size_t size);

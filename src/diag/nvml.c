@@ -136,13 +136,26 @@ static void read_max_clocks(unsigned int i)
     }
 }
 
+/* The library NVML is loaded from: $KSCOPE_NVML_LIBRARY, else the driver's. */
+static const char *nvml_path(void)
+{
+    const char *path = getenv("KSCOPE_NVML_LIBRARY");
+    return path && *path ? path : "libnvidia-ml.so.1";
+}
+
+static int nvml_found(void)
+{
+    void *lib = dlopen(nvml_path(), RTLD_NOW | RTLD_LOCAL);
+    if (lib)
+        dlclose(lib);
+    return lib != NULL;
+}
+
 /* Open the library, initialise NVML and take every device's handle: the
  * number of GPUs, or KSCOPE_ENOGPU with a message. */
 static int nvml_load(void)
 {
-    const char *path = getenv("KSCOPE_NVML_LIBRARY");
-    if (!path || !*path)
-        path = "libnvidia-ml.so.1";
+    const char *path = nvml_path();
     nv.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!nv.lib)
         return kscope__fail(KSCOPE_ENOGPU, "cannot load NVML: %s", dlerror());
@@ -383,6 +396,7 @@ static int nvml_pids_memory(uint32_t device, const int *pids, size_t n, uint64_t
 const kscope__gpu_vendor kscope__nvml_gpus = {
     .id = "nv",
     .label = "NVML",
+    .found = nvml_found,
     .load = nvml_load,
     .unload = nvml_stop,
     .name = nvml_name,

@@ -34,6 +34,21 @@
  *
  * `kscope bench` calls bench() on its own, with no session. Tests add
  * stand-in backends with kscope__backend_register before the first session.
+ *
+ * Two smaller tables, also one line of the registry per entry, join a
+ * vendor's annotation tools to kscope's scopes, both ways:
+ *
+ *   a range source (kscope__range_source) is an annotation API whose
+ *   ranges become kscope scopes: the vendor's library loads libkscope as
+ *   its tool through the source's `inject_env` (kscope run sets those
+ *   variables, as it does a backend's), and the source's entry point turns
+ *   each range call into a kscope__ranges_* call on the calling thread;
+ *
+ *   a range sink (kscope__range_sink) is a vendor tool's range API that
+ *   host scopes are emitted to at the `detailed` level (kscope_profiling),
+ *   so the vendor's timeline shows them: the core opens every sink at the
+ *   first detailed scope (a sink may load its library then) and calls each
+ *   one that opened on the scope's own thread, from scope enter and exit.
  */
 #ifndef KSCOPE_GPU_BACKEND_H
 #define KSCOPE_GPU_BACKEND_H
@@ -64,6 +79,15 @@ typedef struct kscope__bench_result {
     char device[128]; /* the device's name */
 } kscope__bench_result;
 
+/* What a machine offers a backend (kscope__backend.probe), in one call
+ * that starts nothing for good (it may load the vendor's libraries). */
+typedef struct kscope__probe {
+    int devices;   /* GPUs the vendor's driver sees (0: none, or no driver) */
+    int tool;      /* the backend's tool library (CUPTI) loads */
+    int runtime;   /* the vendor's runtime loads (for `profiler`) */
+    char why[256]; /* what is missing, "a; b" ("" when nothing) */
+} kscope__probe;
+
 /* What a GPU backend offers the core: see the lifecycle at the top of this
  * file. A registry entry with start == NULL is a backend this build left
  * out: asking for it warns, naming what the build needed (`needs`). */
@@ -84,6 +108,18 @@ typedef struct kscope__backend {
     /* The --capture-range value that follows the program's own profiler
      * start/stop calls (NULL: none). */
     const char *capture_range;
+    /* What frameworks call its devices (torch: a tensor's is_<it>, the
+     * module torch.<it> with is_current_stream_capturing); NULL: none. */
+    const char *framework_device;
+    /* The prefix of its GPUs in the GPU diagnostics (src/diag/: "nv"). */
+    const char *diag_id;
+    /* What this machine offers the backend, found without starting it
+     * (Python's detect_backend); NULL: nothing to say. */
+    void (*probe)(struct kscope__probe *out);
+    /* Call the vendor runtime's profiler start (1) or stop (0) as a program
+     * would: what `capture_range` follows. 0, or a negative KSCOPE_E* with
+     * a message; NULL: the backend has no such calls. */
+    int (*profiler)(int start);
     int (*start)(void);
     void (*stop)(void);
     void (*flush)(void);
@@ -97,10 +133,6 @@ typedef struct kscope__backend {
     int (*pc_sampling)(int on, uint32_t interval);
     /* kscope_launch_metadata lands here once checked (copy what you keep). */
     int (*launch_metadata)(const kscope_launch_meta *meta);
-    /* Host scopes as ranges of the vendor's tools (the `detailed` level),
-     * so their timeline shows them; either may be NULL. */
-    void (*range_push)(const char *name, uint32_t color);
-    void (*range_pop)(void);
     /* Graph capture (each may be NULL: the backend sees none). Whether a
      * stream capture is open: begun by the calling thread (this_thread 1)
      * or by any thread (0). While one is, the core neither flushes nor
@@ -157,5 +189,58 @@ const kscope__backend *kscope__backend_default(void);
 /* The device type of GPU nodes and devices in the output: that of the
  * backend started last, else of the default backend, else "GPU". */
 const char *kscope__gpu_device_type(void);
+
+/* ------------------------------------------------------------ range sources */
+
+/* A domain of a range source: a stable pointer the source chooses (NULL:
+ * the default domain). Push/pop levels are counted per domain. */
+typedef const void *kscope__range_domain;
+
+typedef struct kscope__range_source {
+    const char *name; /* the API, for help texts and messages ("NVTX") */
+    /* Environment variables that make the vendor's library load libkscope
+     * as its tool (set by `kscope run` to the library's path), NULL-ended. */
+    const char *const *inject_env;
+    /* Ranges on (1) or off (0) in a process that starts its own sessions:
+     * 0 or a negative KSCOPE_E* with a message saying why they cannot reach
+     * kscope. */
+    int (*enable)(int on);
+} kscope__range_source;
+
+/* The i-th range source of the registry; NULL past the last. */
+const kscope__range_source *kscope__range_source_at(size_t i);
+
+/* A source's calls (core/ranges.c), on the thread that made the range
+ * call. push returns the domain's push level before it, pop the level
+ * after it (-1: nothing to pop), as push/pop APIs do; start returns an id
+ * for end, which any thread may call. */
+int kscope__ranges_push(kscope__range_domain d, const char *name, uint32_t color);
+int kscope__ranges_pop(kscope__range_domain d);
+uint64_t kscope__ranges_start(kscope__range_domain d, const char *name, uint32_t color);
+void kscope__ranges_end(uint64_t id);
+void kscope__ranges_mark(const char *name);
+/* Whether later ranges and marks become scopes (on by default). */
+void kscope__ranges_enable(int on);
+/* A source's library loaded libkscope through its injection entry: under
+ * kscope run, the launcher session starts (a run hook; nothing elsewhere). */
+void kscope__ranges_injected(void);
+
+/* -------------------------------------------------------------- range sinks */
+
+typedef struct kscope__range_sink {
+    const char *name; /* the API, for messages ("NVTX") */
+    /* Whether the sink can emit (may load its vendor's library): called
+     * once; NULL: always. */
+    int (*open)(void);
+    /* A range named `name` in colour 0xRRGGBB (0: the tool's own) begins
+     * or ends on the calling thread. */
+    void (*push)(const char *name, uint32_t color);
+    void (*pop)(void);
+    /* A mark (kscope_mark) on the calling thread; NULL: not emitted. */
+    void (*mark)(const char *name);
+} kscope__range_sink;
+
+/* The i-th range sink of the registry; NULL past the last. */
+const kscope__range_sink *kscope__range_sink_at(size_t i);
 
 #endif /* KSCOPE_GPU_BACKEND_H */

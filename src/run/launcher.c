@@ -2,8 +2,8 @@
  * launcher.c - the library side of `kscope run` inside each profiled
  * process: start the launcher session from the KSCOPE_RUN_* environment at
  * the first entry point that fires (preload constructor, a GPU backend's
- * injection entry through kscope__gpu_injected, NVTX's
- * InitializeInjectionNvtx2 in nvtx-entry.c), gate recording by --delay/--duration
+ * injection entry through kscope__gpu_injected, a range source's through
+ * kscope__ranges_injected), gate recording by --delay/--duration
  * and by the program's profiler start/stop calls (--capture-range), and
  * finalize at exit or on SIGINT/SIGTERM so a killed process still writes
  * what it recorded.
@@ -599,6 +599,14 @@ static void injected_hook(void)
     attach_gpu();
 }
 
+/* A range source's injection entry (NVTX's, at its first call): the
+ * session starts; GPU capture waits for the GPU runtime's own entry. */
+static void ranges_injected_hook(void)
+{
+    kscope__run_note_use();
+    kscope__run_start();
+}
+
 /* LD_PRELOAD entry: programs that never use the GPU are profiled too. The
  * backends' entry points reach the launcher through the core's hooks. */
 __attribute__((constructor)) static void kscope_run_constructor(void)
@@ -607,6 +615,7 @@ __attribute__((constructor)) static void kscope_run_constructor(void)
         .capture_range = kscope__run_profiler_api,
         .report_conflict = conflict_hook,
         .gpu_injected = injected_hook,
+        .ranges_injected = ranges_injected_hook,
     };
     kscope__set_run_hooks(&hooks);
     if (env_is(KSCOPE_RUN_ENV_ON, "1"))

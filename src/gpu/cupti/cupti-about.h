@@ -7,7 +7,7 @@
 #ifndef KSCOPE_CUPTI_ABOUT_H
 #define KSCOPE_CUPTI_ABOUT_H
 
-#include "kscope-internal.h"
+#include "gpu/cuda/cuda.h"
 
 /* The CUDA driver loads the library named here into every process at
  * cuInit and calls its InitializeInjection (gpu/cupti/inject/). */
@@ -17,6 +17,7 @@ static const char *const kscope__cupti_inject_env[] = {"CUDA_INJECTION64_PATH", 
 #define KSCOPE__CUPTI_ABOUT                                                                        \
     .name = "cupti", .label = "CUPTI", .device_type = "CUDA", .needs = "CUDA",                     \
     .inject_env = kscope__cupti_inject_env, .conflict_lib = "libcupti.so",                         \
-    .capture_range = "cudaProfilerApi"
+    .capture_range = "cudaProfilerApi", .framework_device = "cuda", .diag_id = "nv",               \
+    .probe = kscope__cuda_probe, .profiler = kscope__cuda_profiler
 
 #endif /* KSCOPE_CUPTI_ABOUT_H */
