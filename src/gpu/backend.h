@@ -111,6 +111,9 @@ typedef struct kscope__backend {
     /* What frameworks call its devices (torch: a tensor's is_<it>, the
      * module torch.<it> with is_current_stream_capturing); NULL: none. */
     const char *framework_device;
+    /* The device_scopes option's clock=VALUE names: [0] the nanosecond
+     * timer, [1] the cycle counter (KSCOPE_DEVICE_CLOCK64); NULL: none. */
+    const char *const *devscope_clocks;
     /* The prefix of its GPUs in the GPU diagnostics (src/diag/: "nv"). */
     const char *diag_id;
     /* What this machine offers the backend, found without starting it
