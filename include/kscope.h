@@ -57,9 +57,9 @@ extern "C" {
     XX(EIO, "input/output error")                                                                  \
     XX(ENOSPC, "no space left on device")                                                          \
     XX(EACCES, "permission denied")                                                                \
-    XX(ENOGPU, "no CUDA driver or GPU")                                                            \
-    XX(ENOCUPTI, "CUPTI not available")                                                            \
-    XX(EBUSY, "another CUPTI subscriber holds the profiling interface")                            \
+    XX(ENOGPU, "no GPU or no GPU driver")                                                          \
+    XX(ENOGPUTOOL, "the GPU vendor's profiling interface is not available")                        \
+    XX(EBUSY, "another tool holds the GPU profiling interface")                                    \
     XX(EPARSE, "malformed input")                                                                  \
     XX(ENOTSUP, "operation not supported")                                                         \
     XX(ESTATE, "operation not valid in the current state")                                         \
@@ -73,6 +73,9 @@ typedef enum {
 #undef KSCOPE__ERR_ENUM
         KSCOPE__ERR_LAST
 } kscope_errno_t;
+
+/* Earlier names of codes, kept so code written against them still builds. */
+#define KSCOPE_ENOCUPTI KSCOPE_ENOGPUTOOL /* CUPTI, the CUPTI backend's interface */
 
 /* Message for an error code ("unknown error" for codes not in the list). */
 KSCOPE_EXTERN const char *kscope_strerror(int err);

@@ -86,7 +86,7 @@ static PyObject *exception_for(int rc)
     case KSCOPE_ETOOMANY:
     case KSCOPE_EBACKEND:
     case KSCOPE_ENOGPU:
-    case KSCOPE_ENOCUPTI:
+    case KSCOPE_ENOGPUTOOL:
     case KSCOPE_EBUSY:
     case KSCOPE_ESTATE:
         return PyExc_RuntimeError;
