@@ -155,6 +155,22 @@ static PyObject *fn_vendor_ranges(PyObject *m, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* range_sinks() -> [name, ...]: the registry's range sinks, the vendors'
+ * timeline APIs `detailed` scopes are emitted to. */
+static PyObject *fn_range_sinks(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    PyObject *list = PyList_New(0);
+    const kscope__range_sink *k;
+    for (size_t i = 0; list && (k = kscope__range_sink_at(i)); i++) {
+        PyObject *name = PyUnicode_FromString(k->name);
+        if (!name || PyList_Append(list, name) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(name);
+    }
+    return list;
+}
+
 /* backends() -> [(name, label, device_type, built), ...]: the registry's
  * GPU backends, in its order (the first built one is the default). */
 static PyObject *fn_backends(PyObject *m, PyObject *Py_UNUSED(ignored))
@@ -193,6 +209,8 @@ static PyMethodDef module_functions[] = {
     {"strerror", fn_strerror, METH_O, "strerror(code) -> (name, message)"},
     {"vendor_ranges", fn_vendor_ranges, METH_O,
      "vendor_ranges(on) -> None, or why the range sources' ranges cannot reach kscope"},
+    {"range_sinks", fn_range_sinks, METH_NOARGS,
+     "range_sinks() -> [name, ...] of the APIs detailed scopes are emitted to"},
     {"backends", fn_backends, METH_NOARGS,
      "backends() -> [(name, label, device_type, built), ...] of the GPU backend registry"},
     {"_configure", fn_configure, METH_VARARGS, "_configure(frame_skip)"},

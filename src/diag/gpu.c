@@ -17,8 +17,13 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The vendors, in the order their GPUs are numbered. */
-#define GPU_VENDORS(X) X(kscope__nvml_gpus) /* diag/nvml.c: NVIDIA GPUs */
+/* ---------------------------------------------------------------- vendors */
+/* The vendors, in the order their GPUs are numbered: one line each. */
+// clang-format off
+#define GPU_VENDORS(X) \
+    X(kscope__nvml_gpus)     /* diag/nvml.c: NVIDIA GPUs */
+// clang-format on
+/* -------------------------------------------------------- end of vendors */
 
 #define DECLARE(v) extern const kscope__gpu_vendor v;
 GPU_VENDORS(DECLARE)

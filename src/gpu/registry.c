@@ -11,6 +11,8 @@
 #include "kscope-internal.h"
 
 /* ---------------------------------------------------------------- vendors */
+/* One line per vendor. */
+// clang-format off
 #ifdef KSCOPE_HAVE_CUDA
 #define IF_CUDA(x) x
 #else
@@ -19,12 +21,15 @@ static const kscope__backend kscope__cupti_backend = {KSCOPE__CUPTI_ABOUT};
 #define IF_CUDA(x)
 #endif
 
-#define BACKENDS(X) X(kscope__backend, kscope__cupti_backend) /* gpu/cupti: NVIDIA GPUs */
+#define BACKENDS(X) \
+    X(kscope__backend, kscope__cupti_backend)         /* gpu/cupti: NVIDIA GPUs */
 
-#define RANGE_SOURCES(X) X(kscope__range_source, kscope__nvtx_source) /* gpu/nvtx: NVTX */
+#define RANGE_SOURCES(X) \
+    X(kscope__range_source, kscope__nvtx_source)      /* gpu/nvtx: NVTX */
 
-#define RANGE_SINKS(X)                                                                             \
+#define RANGE_SINKS(X) \
     IF_CUDA(X(kscope__range_sink, kscope__nvtx_sink)) /* gpu/cupti/nvtx-emit.c: NVTX */
+// clang-format on
 /* -------------------------------------------------------- end of vendors */
 
 #define DECLARE(type, v) extern const type v;
