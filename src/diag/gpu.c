@@ -21,7 +21,8 @@
 /* The vendors, in the order their GPUs are numbered: one line each. */
 // clang-format off
 #define GPU_VENDORS(X) \
-    X(kscope__nvml_gpus)     /* diag/nvml.c: NVIDIA GPUs */
+    X(kscope__nvml_gpus)     /* diag/nvml.c: NVIDIA GPUs */ \
+    X(kscope__rocm_smi_gpus) /* diag/rocm-smi.c: AMD GPUs */
 // clang-format on
 /* -------------------------------------------------------- end of vendors */
 
