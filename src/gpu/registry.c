@@ -28,7 +28,8 @@ static const kscope__backend kscope__cupti_backend = {KSCOPE__CUPTI_ABOUT};
     X(kscope__range_source, kscope__nvtx_source)      /* gpu/nvtx: NVTX */
 
 #define RANGE_SINKS(X) \
-    IF_CUDA(X(kscope__range_sink, kscope__nvtx_sink)) /* gpu/cupti/nvtx-emit.c: NVTX */
+    IF_CUDA(X(kscope__range_sink, kscope__nvtx_sink)) /* gpu/cupti/nvtx-emit.c: NVTX */ \
+    X(kscope__range_sink, kscope__roctx_sink)         /* gpu/rocm: roctx */
 // clang-format on
 /* -------------------------------------------------------- end of vendors */
 
