@@ -5,8 +5,12 @@
 #    loads no library beyond libc, libpthread, libdl and libm; libkscope.a
 #    does not define libc's signal calls;
 #  - no file outside src/format/ names a format by its name or extension;
-#  - no file outside src/gpu/ (the backend registry and the backends'
-#    folders) names CUPTI or CUDA;
+#  - no GPU vendor's name (cupti, cuda, nvtx, nvml, rocm, roctx, hip) in an
+#    identifier or a string outside the seam's places: src/gpu/<folder>/,
+#    src/diag/<vendor>.c, cmake/<vendor>.cmake, include/kscope/device.h and
+#    the registration lists (test/layout_vendors.py has the rule, its
+#    allowlist and the reason for each entry); over src/, include/kscope.h,
+#    python/ (package and extension), CMakeLists.txt and cmake/;
 #  - core includes nothing from diag, run or the readers; run/fork.c
 #    nothing from core's private headers;
 #  - no source file is longer than 800 lines;
@@ -56,9 +60,23 @@ hits=$(grep -rEn "$names" src python/kscope python/src --include=*.c --include=*
 [ -z "$hits" ] || fail "format names compared outside src/format/:
 $hits"
 
-hits=$(grep -rEiln 'cupti|cuda' src --include=*.c --include=*.h | grep -Ev '^src/gpu/')
-[ -z "$hits" ] || fail "files outside src/gpu/ name CUPTI or CUDA:
+hits=$(python3 "$src/test/layout_vendors.py" "$src")
+[ -z "$hits" ] || fail "GPU vendors named outside the seam (docs/ARCHITECTURE.md, where to add a vendor):
 $hits"
+# The rule itself: a planted vendor name in an identifier and in a string
+# is found, one in a comment or a docstring is not.
+plant=$(mktemp -d "${TMPDIR:-/tmp}/kscope-layout.XXXXXX")
+mkdir -p "$plant/src/core" "$plant/python/kscope" "$plant/cmake" "$plant/include"
+: >"$plant/include/kscope.h"
+: >"$plant/CMakeLists.txt"
+printf '/* CUDA in a comment */\nint use_cuda;\n' >"$plant/src/core/a.c"
+printf 'const char *lib = "libroctx64.so"; // ROCm\nint sigprocmask_ok, ship;\n' >"$plant/src/core/b.c"
+printf '"""Docstring: NVML."""\n# NVTX comment\nLIB = "libnvidia-ml" + "_nvml"\n' >"$plant/python/kscope/c.py"
+printf '# CUPTI\nset(HIP_PATH x)\n' >"$plant/cmake/d.cmake"
+planted=$(python3 "$src/test/layout_vendors.py" "$plant" | cut -d: -f1,2 | tr '\n' ' ')
+[ "$planted" = "src/core/a.c:2 src/core/b.c:1 python/kscope/c.py:3 cmake/d.cmake:2 " ] ||
+    fail "the vendor rule found '$planted' in the planted tree"
+rm -rf "$plant"
 
 hits=$(grep -rEn '#include "(diag|run|read|cli)/' src/core src/format src/profile)
 [ -z "$hits" ] || fail "core, format or profile include a part that depends on them:

@@ -18,8 +18,9 @@ cleanup() {
 }
 trap cleanup EXIT
 FAILS=0
-# Keep the host's NVML out of the way unless a test asks for one.
+# Keep the host's NVML and ROCm SMI out of the way unless a test asks for one.
 export KSCOPE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1
+export KSCOPE_ROCM_SMI_LIBRARY=/nonexistent/librocm_smi64.so
 
 fail() {
     echo "FAIL: $*" >&2

@@ -57,6 +57,11 @@ static void test_errors_have_names_and_messages(void **state)
     assert_string_equal(kscope_err_name(KSCOPE_EMISMATCH), "KSCOPE_EMISMATCH");
     assert_string_equal(kscope_strerror(KSCOPE_ENOSESSION), "no such session");
     assert_string_equal(kscope_strerror(12345), "unknown error");
+    /* codes renamed vendor-neutral keep their earlier names as aliases */
+    assert_int_equal(KSCOPE_ENOCUPTI, KSCOPE_ENOGPUTOOL);
+    assert_string_equal(kscope_err_name(KSCOPE_ENOCUPTI), "KSCOPE_ENOGPUTOOL");
+    assert_string_equal(kscope_strerror(KSCOPE_ENOGPUTOOL),
+                        "the GPU vendor's profiling interface is not available");
     assert_true(KSCOPE_EINVAL < 0 && KSCOPE_ESTATE < 0);
     assert_int_equal(kscope_finalize(5, NULL), KSCOPE_ENOSESSION);
     assert_non_null(strstr(kscope_last_error(), "Session has not been initialized: 5"));

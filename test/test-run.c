@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "kscope.h"
+#include "gpu/nvtx/nvtx.h"
 #include "kscope-internal.h"
 #include "run/run.h"
 

@@ -3,7 +3,7 @@
  * unmodified program and summarise it when it ends.
  *
  * The command runs with libkscope attached three ways (each GPU backend's
- * injection variables, NVTX's injection hook, and LD_PRELOAD for processes
+ * injection variables and each range source's, from the registry, and LD_PRELOAD for processes
  * that never touch the GPU) and with the options in KSCOPE_RUN_* variables, so every
  * process it starts is profiled into its own file. The processes report
  * what they wrote in a manifest file; once the command ends, its profiles
@@ -35,7 +35,7 @@ const char cmd_run_summary[] = "profile a program without changing it, summarise
 const char cmd_run_help[] =
     "usage: kscope run [options] -- COMMAND [ARGS...]\n"
     "\n"
-    "Run COMMAND with kscope attached: every {device_type} kernel and copy, every NVTX\n"
+    "Run COMMAND with kscope attached: every {device_type} kernel and copy, every {range_sources}\n"
     "range and every kscope scope of the program (and of the processes it\n"
     "starts) is recorded, one profile file per process. When the command\n"
     "ends, a summary of its top kernels (its heaviest scopes, without GPU\n"
@@ -89,7 +89,8 @@ const char cmd_run_help[] =
     "overwrites another's file, nor does a run started beside it with the same\n"
     "name and folder: a name another live run holds, or whose profile was\n"
     "written since this run began, gives <name>.pid<PID>. Processes that\n"
-    "record nothing and use neither {device_type} nor NVTX (shells, mpirun)\n"
+    "record nothing and use neither {device_type} nor {range_sources} (shells,\n"
+    "mpirun)\n"
     "write no file; when a single process wrote one (the command was a\n"
     "wrapper), it gets the plain <name>.hatchet.\n"
     "\n"
@@ -487,16 +488,6 @@ static void set_env(const char *name, const char *value)
         unsetenv(name);
 }
 
-/* Each backend's injection variables name libkscope, so the GPU runtime
- * loads it (the registry says which variables). */
-static void set_inject_env(const char *lib)
-{
-    const kscope__backend *b;
-    for (size_t i = 0; (b = kscope__backend_at(i)); i++)
-        for (const char *const *v = b->inject_env; v && *v; v++)
-            setenv(*v, lib, 1);
-}
-
 /* The command as typed, for the profiles' run facts; a very long one is
  * cut (the environment has a limit per variable) and ends in "...". */
 static void set_command_env(const run_opts *o)
@@ -548,8 +539,7 @@ static void child_env(const run_opts *o, const char *lib, const char *manifest)
         snprintf(dir, sizeof dir, "%s", o->dir);
     char buf[PATH_MAX * 2 + 64];
     set_preload(o, lib);
-    set_inject_env(lib);
-    setenv("NVTX_INJECTION64_PATH", lib, 1);
+    kscope_cli_set_inject_env(lib); /* the registry says which variables */
     setenv(KSCOPE_RUN_ENV_ON, "1", 1);
     setenv(KSCOPE_RUN_ENV_NAME, o->name, 1);
     setenv(KSCOPE_RUN_ENV_DIR, dir, 1);

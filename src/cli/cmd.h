@@ -42,8 +42,18 @@ void kscope_cli_capture_list(char *buf, size_t size);
 int kscope_cli_is_backend(const char *name);
 int kscope_cli_is_capture_range(const char *name);
 
-/* Print a help text with {backends}, {default_backend}, {capture_range}
- * and {device_type} replaced by the registry's words. */
+/* The GPU vendors' diagnostics libraries (src/diag/gpu.c's list) and the
+ * registry's range sources, as "a or b", for messages and help texts. */
+void kscope_cli_gpu_libraries(char *buf, size_t size);
+void kscope_cli_range_sources(char *buf, size_t size);
+
+/* Each backend's and range source's injection variables, set to libkscope's
+ * path `lib` (kscope run's child environment). */
+void kscope_cli_set_inject_env(const char *lib);
+
+/* Print a help text with {backends}, {default_backend}, {capture_range},
+ * {device_type}, {gpu_libraries} and {range_sources} replaced by the
+ * registries' words. */
 void kscope_cli_print_text(const char *text, FILE *f);
 
 /* Run the Python package's fleet command (kscope.fleet) with argv, in

@@ -513,11 +513,18 @@ int kscope__run_report(const char *manifest, long top, FILE *out)
     find_unreported(&r, out);
     if (reported_ones == 1 && r.nprof == 1)
         plain_name_for_single(manifest, r.since, &r.profiles[0]);
-    if (r.nprof == 0 && r.nclaims == 0 && r.errors == 0)
+    if (r.nprof == 0 && r.nclaims == 0 && r.errors == 0) {
+        char ranges[128] = "";
+        const kscope__range_source *src;
+        for (size_t i = 0, used = 0; (src = kscope__range_source_at(i)) && used < sizeof ranges;
+             i++)
+            used += (size_t)snprintf(ranges + used, sizeof ranges - used, "%s%s", i ? ", " : "",
+                                     src->name);
         fprintf(out,
-                "kscope: no process recorded anything (no %s, NVTX or kscope calls); "
+                "kscope: no process recorded anything (no %s, %s or kscope calls); "
                 "no profile written\n",
-                kscope__gpu_device_type());
+                kscope__gpu_device_type(), ranges);
+    }
     for (int i = 0; i < r.nprof; i++)
         summarise(&r.profiles[i], top, out);
     if (r.nprof > 1)

@@ -60,6 +60,12 @@ int kscope__ending(void)
     return atomic_load_explicit(&ending, memory_order_relaxed);
 }
 
+void kscope__ranges_injected(void)
+{
+    if (hooks.ranges_injected)
+        hooks.ranges_injected();
+}
+
 /* ------------------------------------------------------ sessions of run */
 
 /* The session with public id `id` (kscope run knows sessions by id), or

@@ -2,8 +2,8 @@
  * launcher.c - the library side of `kscope run` inside each profiled
  * process: start the launcher session from the KSCOPE_RUN_* environment at
  * the first entry point that fires (preload constructor, a GPU backend's
- * injection entry through kscope__gpu_injected, NVTX's
- * InitializeInjectionNvtx2 in nvtx-entry.c), gate recording by --delay/--duration
+ * injection entry through kscope__gpu_injected, a range source's through
+ * kscope__ranges_injected), gate recording by --delay/--duration
  * and by the program's profiler start/stop calls (--capture-range), and
  * finalize at exit, or when a signal ends the process (finisher.c, with
  * the stand-in handlers of preload/signals.c), so a killed process still
@@ -573,6 +573,14 @@ static void drop_sanitizer_preload(void)
     unsetenv(KSCOPE_RUN_ENV_SANITIZER);
 }
 
+/* A range source's injection entry (NVTX's, at its first call): the
+ * session starts; GPU capture waits for the GPU runtime's own entry. */
+static void ranges_injected_hook(void)
+{
+    kscope__run_start();
+    kscope__run_note_use();
+}
+
 /* LD_PRELOAD entry: programs that never use the GPU are profiled too. The
  * backends' entry points reach the launcher through the core's hooks. */
 __attribute__((constructor)) static void kscope_run_constructor(void)
@@ -582,6 +590,7 @@ __attribute__((constructor)) static void kscope_run_constructor(void)
         .report_conflict = conflict_hook,
         .gpu_injected = injected_hook,
         .recording = recording_hook,
+        .ranges_injected = ranges_injected_hook,
     };
     kscope__set_run_hooks(&hooks);
     if (env_is(KSCOPE_RUN_ENV_ON, "1")) {

@@ -32,6 +32,18 @@ _COPY_PREFIXES = ("Memcpy", "Memset", "[memcpy", "[memset")  # as `kscope report
 class InputError(Exception):
     """A file or option that cannot be used: one line, exit status 2."""
 
+def _device_type(args):
+    """A GPU event's device type: its own arg, else the first GPU backend's
+    (what kscope's C trace reader also falls back to)."""
+    given = args.get("device_type")
+    if isinstance(given, str) and given:
+        return given
+    from .. import _kscope  # the registry says which vendor's words
+    for _name, _label, device_type, _built in _kscope.backends():
+        return device_type
+    return "GPU"
+
+
 
 def shown(text):
     """`text` with control characters escaped (\\n, \\t, \\r, \\xNN), as
@@ -407,7 +419,8 @@ def read_trace(path, doc):
         leaf = index.get(key)
         if leaf is None:
             leaf = {"frame": {"name": name, "type": "function"},
-                    "metrics": {"device_id": str(device), "device_type": "CUDA"}, "children": []}
+                    "metrics": {"device_id": str(device), "device_type": _device_type(args)},
+                    "children": []}
             parent["children"].append(leaf)
             index[key] = leaf
         m = leaf["metrics"]
