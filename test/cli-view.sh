@@ -60,6 +60,27 @@ else
     fail "msgpack view differs from JSON view"
 fi
 
+# a metric named as written in code: with its kind (inc, exc, pty; any
+# case) and its unit as the file has it, the same column as its listed name
+R=$DATA/$P/rich_tree.hatchet
+if diff <("$KS" view -m "step_idx (pty),tokens (inc),cpu_wait (ns) (exc),TIME (NS)" "$R") \
+    <("$KS" view -m "step_idx,tokens,cpu_wait (ns),time (ns)" "$R") >"$WORK/kind.diff"; then
+    ok "-m takes names with (inc)/(exc)/(pty)"
+else
+    fail "-m with kinds differs: $(head -5 "$WORK/kind.diff")"
+fi
+bad view-kind-unknown "metric 'nope (pty)' is not in this file" "$KS" view -m "nope (pty)" $P/rich_tree.hatchet
+# a mistyped metric gets the nearest spelling, in view's units, as a
+# mistyped command does; none when nothing is close
+bad view-hint-wall "Did you mean 'wall_time/ms'?" "$KS" view -m walltime $K/run_a.hatchet
+bad view-hint-avg "Did you mean 'avg_wall_time/us'?" "$KS" view -m avgwalltime/us $K/run_a.hatchet
+bad view-hint-raw "Did you mean 'tokens'?" "$KS" view -m tokns $P/rich_tree.hatchet
+bad diff-hint "Did you mean 'wall_time/ms'?" "$KS" diff -m walltime $K/run_a.hatchet $K/run_b.hatchet
+rc=0
+err=$("$KS" view -m zzz "$R" 2>&1) || rc=$?
+[ $rc = 2 ] && ! grep -q "Did you mean" <<<"$err" && ok "no hint when nothing is close" ||
+    fail "hint for zzz: $err"
+
 # help: `kscope help view` and `kscope view --help` agree and name every option
 h1=$("$KS" help view) && h2=$("$KS" view --help) || fail "help exit status"
 [ "$h1" = "$h2" ] && ok "help view == view --help" || fail "help texts differ"

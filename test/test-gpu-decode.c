@@ -96,8 +96,8 @@ static CUpti_ActivityMemcpy6 copy(uint32_t corr, uint8_t copy_kind, uint64_t byt
 static void launch(kscope__corr *c, uint32_t corr, uint64_t ctx, uint32_t tid, uint64_t start,
                    uint64_t end)
 {
-    kscope__corr_launch_enter(c, corr, ctx, tid, start);
-    kscope__corr_launch_exit(c, corr, start, end);
+    kscope__corr_launch_enter(c, corr, ctx, tid, start, 0);
+    kscope__corr_launch_exit(c, corr, start, end, 0, 0);
 }
 
 #define FEED(c, rec) kscope__corr_feed((c), (const CUpti_Activity *)&(rec))
@@ -231,7 +231,7 @@ static void test_unknown_launch_goes_to_root(void **state)
         assert_int_equal(seen[i].rec.launch_tid, 0);
     }
     assert_int_equal(c->unattributed, 2);
-    kscope__corr_launch_enter(c, 0, 0x99, 1, 5); /* id 0 is never noted */
+    kscope__corr_launch_enter(c, 0, 0x99, 1, 5, 0); /* id 0 is never noted */
     FEED(c, k0);
     assert_int_equal(seen[2].ctx, 0);
 }
@@ -240,7 +240,7 @@ static void test_unknown_launch_goes_to_root(void **state)
 static void test_call_still_open(void **state)
 {
     kscope__corr *c = *state;
-    kscope__corr_launch_enter(c, 8, 0x80, 3, 1000);
+    kscope__corr_launch_enter(c, 8, 0x80, 3, 1000, 0);
     CUpti_ActivityMemcpy6 m = copy(8, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 4096);
     m.start = 1100;
     m.end = 1200;
@@ -248,7 +248,7 @@ static void test_call_still_open(void **state)
     assert_int_equal(seen[0].ctx, 0x80);
     assert_int_equal(seen[0].rec.launch_ns, 1000);
     assert_int_equal(seen[0].rec.launch_end_ns, 1000); /* not yet returned */
-    kscope__corr_launch_exit(c, 8, 1000, 1300);
+    kscope__corr_launch_exit(c, 8, 1000, 1300, 0, 0);
     FEED(c, m);
     assert_int_equal(seen[1].rec.launch_end_ns, 1300);
 }
@@ -258,9 +258,9 @@ static void test_call_still_open(void **state)
 static void test_outer_call_kept(void **state)
 {
     kscope__corr *c = *state;
-    kscope__corr_launch_enter(c, 30, 0x300, 1, 100);
-    kscope__corr_launch_enter(c, 30, 0x301, 1, 150);
-    kscope__corr_launch_exit(c, 30, 100, 200);
+    kscope__corr_launch_enter(c, 30, 0x300, 1, 100, 0);
+    kscope__corr_launch_enter(c, 30, 0x301, 1, 150, 0);
+    kscope__corr_launch_exit(c, 30, 100, 200, 0, 0);
     CUpti_ActivityKernel10 k = kernel(30, "k", 300, 400);
     FEED(c, k);
     assert_int_equal(nseen, 1);
@@ -284,10 +284,10 @@ static void test_slot_reused(void **state)
     assert_int_equal(seen[0].rec.launch_ns, 0);
     assert_int_equal(seen[1].ctx, 0x91);
     /* the exit of the old id, arriving late, is not taken for the new one's */
-    kscope__corr_launch_exit(c, 9, 10, 999);
+    kscope__corr_launch_exit(c, 9, 10, 999, 0, 0);
     FEED(c, young);
     assert_int_equal(seen[2].rec.launch_end_ns, 30); /* its start: end unknown */
-    kscope__corr_launch_exit(c, 9 + KSCOPE__CORR_SIZE, 30, 45);
+    kscope__corr_launch_exit(c, 9 + KSCOPE__CORR_SIZE, 30, 45, 0, 0);
     FEED(c, young);
     assert_int_equal(seen[3].rec.launch_end_ns, 45);
 }

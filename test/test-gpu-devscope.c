@@ -10,6 +10,7 @@
  * buffer's reader on hand-made records (torn halves, overwritten claims).
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -125,11 +126,24 @@ static uint64_t symbol_of(CUmodule m)
  * SM (w % 4), each timing scope `name` for dur(w) units. */
 static uint32_t sms = 4, first_sm = 0; /* run() puts warp w on SM first_sm + w % sms */
 
-static void run(CUfunction f, CUmodule m, const char *name, int warps, uint64_t (*dur)(int))
+/* The kernel's body runs while the reader cannot take a pass (it may
+ * between launches), so what a launch drops does not hang on timing. */
+static void body_begin(CUfunction f, CUmodule m)
 {
     emu.grid = fake_cuda_next_grid();
     assert_int_equal(cuLaunchKernel(f, 50, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL), CUDA_SUCCESS);
     kscope_device_buffer = (kscope_device_ctl *)(uintptr_t)symbol_of(m);
+    pthread_mutex_lock(&kscope__ds_read_lock);
+}
+
+static void body_end(void)
+{
+    pthread_mutex_unlock(&kscope__ds_read_lock);
+}
+
+static void run(CUfunction f, CUmodule m, const char *name, int warps, uint64_t (*dur)(int))
+{
+    body_begin(f, m);
     for (int w = 0; w < warps; w++) {
         emu.sm = first_sm + (uint32_t)w % sms;
         emu.warpid = (uint32_t)w / sms;
@@ -146,6 +160,7 @@ static void run(CUfunction f, CUmodule m, const char *name, int warps, uint64_t 
             emu.cta_leader = 0;
         }
     }
+    body_end();
 }
 
 static uint64_t by_warp(int w)
@@ -222,6 +237,119 @@ static void test_tree(void **state)
     /* the copies were made by kscope's reader, never in CUPTI's buffer callback */
     assert_int_equal(fake_cupti_count("calls_in_completed"), 0);
     yajl_tree_free(doc);
+}
+
+/* Records the reader copied free their slots: launches noted late (CUPTI
+ * reports them at a flush) fill a keep-first buffer many times over and
+ * lose nothing when the reader passes between them; with no pass, what a
+ * share cannot hold is dropped and counted exactly, and later launches are
+ * kept again once the reader passed. 1k records: 8 per SM. */
+static void test_slots_freed(void **state)
+{
+    (void)state;
+    int s = start(NULL, "buffer=1k");
+    const char *names[] = {"r"};
+    CUmodule m;
+    CUfunction f = kernel_in(&m, "reuse_kernel", names, 1);
+    sms = 132;
+    for (int i = 0; i < 5; i++) {
+        run(f, m, "r", 132 * 6, by_warp); /* 6 claims per SM */
+        kscope__ds_flush(0);              /* a pass: no launch reported yet */
+    }
+    yajl_val doc, root = tu_session_tree(s, &doc);
+    yajl_val r = tu_child(tu_child(root, "reuse_kernel"), "r");
+    assert_int_equal(tu_metric_int(r, "device_count"), 5 * 132 * 6);
+    assert_int_equal(kscope_device_scopes_lost(s), 0);
+    assert_null(tu_metric(root, "device_scopes_lost"));
+    yajl_tree_free(doc);
+    /* 12 claims per SM at once: 4 per SM dropped; then 6 per SM fit again */
+    run(f, m, "r", 132 * 12, by_warp);
+    kscope__ds_flush(0);
+    run(f, m, "r", 132 * 6, by_warp);
+    root = tu_session_tree(s, &doc);
+    r = tu_child(tu_child(root, "reuse_kernel"), "r");
+    assert_int_equal(tu_metric_int(r, "device_count"), 5 * 132 * 6 + 132 * 8 + 132 * 6);
+    assert_int_equal(kscope_device_scopes_lost(s), 132 * 4);
+    assert_true(tu_metric_num(root, "device_scopes_lost") == 132 * 4);
+    yajl_tree_free(doc);
+}
+
+/* One warp's scopes at given times: entered at enter[i], left at leave[i],
+ * in the order `events` lists ('e' + index or 'x' + index). */
+typedef struct warp_plan {
+    const char *names[4];
+    uint64_t enter[4], leave[4];
+    const char *events; /* "e0e1x1x0": enter 0, enter 1, leave 1, leave 0 */
+} warp_plan;
+
+static void run_plan(CUfunction f, CUmodule m, const warp_plan *p, int warps)
+{
+    body_begin(f, m);
+    for (int w = 0; w < warps; w++) {
+        emu.sm = (uint32_t)w % 4;
+        emu.warpid = (uint32_t)w / 4;
+        emu.warp_index = emu.cta_index = (uint32_t)w;
+        emu.lane = emu.leader = 0;
+        kscope_device_t open[4];
+        for (const char *e = p->events; *e; e += 2) {
+            int i = e[1] - '0';
+            uint64_t base = 1000 * (uint64_t)(w + 1);
+            if (e[0] == 'e') {
+                emu.clock = base + p->enter[i];
+                open[i] = kscope_device_enter(
+                    kscope_device_hash(p->names[i], KSCOPE_DEVICE_HASH_SEED), p->names[i]);
+            } else {
+                emu.clock = base + p->leave[i];
+                kscope_device_exit(open[i]);
+            }
+        }
+    }
+    body_end();
+}
+
+/* Scopes nested in the kernel's code nest in the tree: inner under outer,
+ * and two in a row (the second entered at the tick the first left) under
+ * the one holding them; two that only overlap stay siblings. */
+static void test_nesting(void **state)
+{
+    (void)state;
+    int s = start(NULL, "on");
+    const char *names[] = {"outer", "inner", "a", "b"};
+    CUmodule m;
+    CUfunction f = kernel_in(&m, "nest_kernel", names, 4);
+    /* outer { inner { } } , twice on every warp */
+    warp_plan nest = {{"outer", "inner"}, {10, 20}, {100, 50}, "e0e1x1x0"};
+    run_plan(f, m, &nest, 8);
+    run_plan(f, m, &nest, 8);
+    /* outer { a { } b { } } with b starting at the tick a ended */
+    warp_plan seq = {{"outer", "a", "b"}, {10, 20, 40}, {100, 40, 60}, "e0e1x1e2x2x0"};
+    run_plan(f, m, &seq, 4);
+    /* a and b overlapping: a left before b */
+    warp_plan overlap = {{"a", "b"}, {10, 20}, {30, 40}, "e0e1x0x1"};
+    run_plan(f, m, &overlap, 4);
+    /* a coarse timer: inner begins at outer's tick; b begins at the tick
+     * a began and ended */
+    warp_plan ticks = {
+        {"outer", "inner", "a", "b"}, {10, 10, 20, 20}, {90, 30, 20, 50}, "e0e1x1e2x2e3x3x0"};
+    run_plan(f, m, &ticks, 4);
+    yajl_val doc, root = tu_session_tree(s, &doc);
+    yajl_val k = tu_child(root, "nest_kernel");
+    yajl_val outer = tu_child(k, "outer");
+    assert_int_equal(tu_metric_int(outer, "device_count"), 24);
+    yajl_val inner = tu_child(outer, "inner");
+    assert_non_null(inner);
+    assert_int_equal(tu_metric_int(inner, "device_count"), 20);
+    assert_int_equal(tu_metric_int(inner, "device_time (ns)"), 16 * 30 + 4 * 20);
+    assert_null(tu_child(k, "inner"));
+    assert_int_equal(tu_metric_int(tu_child(outer, "a"), "device_count"), 8);
+    assert_int_equal(tu_metric_int(tu_child(outer, "b"), "device_count"), 8);
+    assert_null(tu_child(tu_child(outer, "b"), "a"));
+    assert_int_equal(tu_metric_int(tu_child(k, "a"), "device_count"), 4);
+    assert_int_equal(tu_metric_int(tu_child(k, "b"), "device_count"), 4);
+    assert_null(tu_child(tu_child(k, "a"), "b"));
+    assert_int_equal(tu_nchildren(k), 3);
+    yajl_tree_free(doc);
+    assert_int_equal(kscope_device_scopes_lost(s), 0);
 }
 
 /* A name the module's bytes never marked keeps its id. */
@@ -464,22 +592,23 @@ static void test_options(void **state)
     assert_int_equal(d.every, 1);
 }
 
-/* The reader on hand-made records: half-written ones wait, a launch not
- * yet finished waits, overwritten claims are counted once. */
+/* The reader on hand-made records: half-written ones wait, records of a
+ * launch not yet reported wait on the host (their slots are free),
+ * overwritten claims are counted once. */
 static void test_reader(void **state)
 {
     (void)state;
     static kscope_device_record recs[8];
     memset(recs, 0, sizeof recs);
     kscope__dsbuf b;
-    assert_int_equal(kscope__dsbuf_init(&b, recs, 8, 1, KSCOPE_DEVICE_RING, 5), 0);
+    assert_int_equal(kscope__dsbuf_init(&b, recs, NULL, 8, 1, KSCOPE_DEVICE_RING, 5), 0);
     kscope__dsgrids g = {0};
     /* claim 0 whole (grid 1), claim 1 half-written (grid 1), claim 2 grid 2 */
     recs[0] = (kscope_device_record){1, 1, 10, 1, 77, 5, 0, 0};
     recs[1] = (kscope_device_record){2, 1, 10, 0, 0, 0, 0, 0};
     recs[2] = (kscope_device_record){3, 2, 10, 3, 77, 6, 0, 0};
     assert_int_equal(kscope__dsgrids_expect(&g, 5, 1), 0);
-    assert_int_equal(kscope__dsbuf_claims(&b, 3), 0); /* the share's counter */
+    kscope__dsbuf_claims(&b, 3, 0); /* the share's counter */
     uint64_t from, unread;
     kscope__dsbuf_unread(&b, &from, &unread);
     assert_int_equal(from, 0);
@@ -489,28 +618,96 @@ static void test_reader(void **state)
     const kscope__devscope_rec *r = kscope__dsgrids_take(&g, 5, 1, &n);
     assert_int_equal(n, 1);
     assert_int_equal(r[0].dur, 5);
-    assert_int_equal(b.w, 1); /* claim 1 is not whole yet */
+    assert_int_equal(b.w, 1);       /* claim 1 is not whole yet */
+    assert_int_equal(g.waiting, 1); /* claim 2, its launch not reported */
+    assert_null(kscope__dsgrids_take(&g, 5, 2, &n));
     recs[1] = (kscope_device_record){2, 1, 10, 2, 77, 7, 0, 0};
     assert_int_equal(kscope__dsbuf_scan(&b, &g, 0), 0);
     r = kscope__dsgrids_take(&g, 5, 1, &n);
     assert_int_equal(n, 1);
     assert_int_equal(r[0].dur, 7);
-    assert_int_equal(b.w, 2); /* claim 2's launch has not finished */
-    /* claims 3..12 written, wrapping over 2..4 (grid 2 never finished) */
+    assert_int_equal(b.w, 3); /* claim 2 waits on the host: its slot is free */
+    assert_int_equal(kscope__dsgrids_end_pass(&g, 0), 0);
+    assert_int_equal(g.waiting, 1);
+    /* claims 3..12 written, wrapping over 3 and 4 */
     for (uint32_t i = 3; i < 13; i++)
         recs[i % 8] = (kscope_device_record){i + 1, 3, 10, i + 1, 77, i, 0, 0};
-    assert_int_equal(kscope__dsbuf_claims(&b, 13), 0);
+    kscope__dsbuf_claims(&b, 13, 0);
     kscope__dsbuf_unread(&b, &from, &unread);
-    assert_int_equal(from, 2);
+    assert_int_equal(from, 3);
     assert_int_equal(unread, 8); /* one lap */
-    kscope__dsgrids_clear(&g);
     assert_int_equal(kscope__dsgrids_expect(&g, 5, 3), 0);
-    assert_int_equal(kscope__dsbuf_scan(&b, &g, 0), 3); /* claims 2, 3, 4 overwritten */
+    assert_int_equal(kscope__dsbuf_scan(&b, &g, 0), 2); /* claims 3, 4 overwritten */
+    /* a reported launch not handed over in this pass waits for the next */
+    assert_int_equal(kscope__dsgrids_end_pass(&g, 0), 0);
     r = kscope__dsgrids_take(&g, 5, 3, &n);
     assert_int_equal(n, 8); /* claims 5..12, over two laps */
     assert_int_equal(r[7].dur, 12);
     assert_int_equal(b.w, 13);
     assert_int_equal(kscope__dsbuf_scan(&b, &g, 0), 0);
+    /* grid 2 was never reported: lost at a flush once a later grid was */
+    assert_int_equal(kscope__dsgrids_end_pass(&g, 1), 1);
+    assert_int_equal(g.waiting, 0);
+    kscope__dsgrids_free(&g);
+    kscope__dsbuf_free(&b);
+}
+
+/* Keep-first on hand-made records: a claim not written is dropped or
+ * still being written, which the slots' drop counts tell apart, also when
+ * a later claim of the same slot was dropped meanwhile. */
+static void test_reader_drops(void **state)
+{
+    (void)state;
+    static kscope_device_record recs[4];
+    static uint32_t drops[4];
+    memset(recs, 0, sizeof recs);
+    memset(drops, 0, sizeof drops);
+    kscope__dsbuf b;
+    assert_int_equal(kscope__dsbuf_init(&b, recs, drops, 4, 1, 0, 5), 0);
+    kscope__dsgrids g = {0};
+    assert_int_equal(kscope__dsbuf_limit(&b), 4);
+    /* claims 0, 1, 3 written; 2 being written; 4..7 past the limit: dropped */
+    for (uint32_t i = 0; i < 4; i++)
+        if (i != 2)
+            recs[i] = (kscope_device_record){i + 1, 1, 10, i + 1, 77, i, 0, 0};
+    for (uint32_t i = 4; i < 8; i++)
+        drops[i % 4]++;
+    kscope__dsbuf_claims(&b, 8, 4);
+    assert_true(kscope__dsbuf_wants_drops(&b));
+    kscope__dsbuf_recount(&b, 8);
+    assert_int_equal(kscope__dsgrids_expect(&g, 5, 1), 0);
+    /* slot 2 counts one drop (claim 6's): claim 2 may still be written */
+    assert_int_equal(kscope__dsbuf_scan(&b, &g, 0), 0);
+    assert_int_equal(b.w, 2);
+    assert_int_equal(kscope__dsbuf_limit(&b), 6);
+    size_t n;
+    assert_non_null(kscope__dsgrids_take(&g, 5, 1, &n));
+    assert_int_equal(n, 3);
+    /* it is; claim 8 (slot 0) is made, its drop not counted yet: slot 0's
+     * one drop may be claim 8's, so claim 4 waits */
+    recs[2] = (kscope_device_record){3, 1, 10, 3, 77, 2, 0, 0};
+    kscope__dsbuf_claims(&b, 9, 4);
+    kscope__dsbuf_recount(&b, 9);
+    assert_int_equal(kscope__dsbuf_scan(&b, &g, 0), 0);
+    assert_int_equal(b.w, 4);
+    /* claim 8's drop lands: claims 4..8 are dropped, each counted once */
+    drops[0]++;
+    kscope__dsbuf_claims(&b, 9, 5);
+    assert_true(kscope__dsbuf_wants_drops(&b));
+    kscope__dsbuf_recount(&b, 9);
+    assert_int_equal(kscope__dsbuf_scan(&b, &g, 0), 5);
+    assert_int_equal(b.w, 9);
+    assert_int_equal(b.acked, 5);
+    assert_false(kscope__dsbuf_wants_drops(&b));
+    assert_int_equal(kscope__dsbuf_limit(&b), 13);
+    /* a claim never written nor dropped is lost only when every launch
+     * finished */
+    kscope__dsbuf_claims(&b, 10, 5);
+    assert_int_equal(kscope__dsbuf_scan(&b, &g, 0), 0);
+    assert_int_equal(b.w, 9);
+    assert_int_equal(kscope__dsbuf_scan(&b, &g, 1), 1);
+    assert_int_equal(b.w, 10);
+    assert_int_equal(kscope__dsgrids_end_pass(&g, 2), 1); /* claim 2's record, never taken */
     kscope__dsgrids_free(&g);
     kscope__dsbuf_free(&b);
 }
@@ -529,9 +726,12 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_options),
         cmocka_unit_test(test_reader),
+        cmocka_unit_test(test_reader_drops),
         cmocka_unit_test_teardown(test_tree, teardown),
         cmocka_unit_test_teardown(test_unknown_name, teardown),
         cmocka_unit_test_teardown(test_keep_first, teardown),
+        cmocka_unit_test_teardown(test_slots_freed, teardown),
+        cmocka_unit_test_teardown(test_nesting, teardown),
         cmocka_unit_test_teardown(test_keep_newest, teardown),
         cmocka_unit_test_teardown(test_high_smid, teardown),
         cmocka_unit_test_teardown(test_uneven_sms, teardown),

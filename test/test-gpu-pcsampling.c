@@ -3,7 +3,8 @@
  * stand-ins for CUPTI's PC Sampling calls (the kscope__pcs_api table)
  * script what CUPTI reports, and the tests check the order of the setup
  * calls and the configuration, stall reason names, source lines from the
- * modules' cubins (also after an unload), samples shared among the
+ * modules' cubins (copied in their callback, kept after an unload),
+ * samples shared among the
  * contexts a kernel ran under, dropped samples, the buffer loop, the
  * records left at disable, and that each failure is said plainly.
  */
@@ -270,7 +271,7 @@ static int setup(void **state)
     F.lock = lock;
     F.bad_attribute = -1;
     F.version = 130001;
-    memcpy(F.cubin, "CUBIN-image", 12);
+    memcpy(F.cubin, "CUBIN-image.debug_line", 23);
     return 0;
 }
 
@@ -617,6 +618,47 @@ static void test_unloaded_module_keeps_its_lines(void **state)
     yajl_tree_free(doc);
 }
 
+/* CUPTI's cubin is valid during its callback only: the lines come from
+ * kscope's copy, whatever becomes of CUPTI's memory after the callback. */
+static void test_cubin_kept_past_its_callback(void **state)
+{
+    (void)state;
+    int s = start_session("t_pcs_callback");
+    assert_int_equal(kscope__pcs_start(&fake, 1024), 0);
+    load_module();
+    memset(F.cubin, 0xAB, sizeof F.cubin); /* CUPTI reused its memory */
+    resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX, NULL);
+    kernel("chain", 0, 10, s);
+    batch b = {.n = 1};
+    b.pcs[0] = (fake_pc){"chain", 0x10, {FN_LONG}, {5}, 1};
+    queue(b);
+    kscope__pcs_flush();
+    yajl_val doc, root = tu_session_tree(s, &doc);
+    assert_int_equal(tu_metric_int(TU_PATH(root, "chain", "/src/k.cu:12@chain"), "num_samples"), 5);
+    yajl_tree_free(doc);
+}
+
+/* A cubin without line information is not kept: its PCs have no line. */
+static void test_cubin_without_lines_not_kept(void **state)
+{
+    (void)state;
+    int s = start_session("t_pcs_nolines");
+    assert_int_equal(kscope__pcs_start(&fake, 1024), 0);
+    memset(F.cubin, 0, sizeof F.cubin);
+    memcpy(F.cubin, "CUBIN-image", 12); /* no line section */
+    load_module();
+    resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX, NULL);
+    kernel("chain", 0, 10, s);
+    batch b = {.n = 1};
+    b.pcs[0] = (fake_pc){"chain", 0x10, {FN_LONG}, {4}, 1};
+    queue(b);
+    kscope__pcs_flush();
+    yajl_val doc, root = tu_session_tree(s, &doc);
+    assert_int_equal(tu_metric_int(TU_PATH(root, "chain"), "num_samples"), 4);
+    assert_int_equal(tu_nchildren(TU_PATH(root, "chain")), 0);
+    yajl_tree_free(doc);
+}
+
 /* Without the module (loaded before sampling began): no lines. */
 static void test_unknown_cubin_has_no_lines(void **state)
 {
@@ -695,6 +737,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_drops_are_counted_and_said, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unloaded_module_keeps_its_lines, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unknown_cubin_has_no_lines, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cubin_kept_past_its_callback, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cubin_without_lines_not_kept, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_left_at_disable, setup, teardown),
         cmocka_unit_test_setup_teardown(test_devices_apart, setup, teardown),
     };

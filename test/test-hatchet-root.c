@@ -84,12 +84,20 @@ static const kscope__pmetric *root_metric(const kscope__ptree *t, const char *ke
     return NULL;
 }
 
-static void test_scalar_placeholder_is_a_double(void **state)
+/* ROOT's placeholder keeps its metric's type, as Proton writes it: 0 for
+ * a metric every node holds as an integer, 0.0 where one holds a float. */
+static void test_scalar_placeholder_keeps_its_type(void **state)
 {
     (void)state;
     kscope__ptree *t = small_tree();
+    kscope__pnode *step = t->root->children[0];
+    assert_int_equal(kscope__pnode_set_double(t, step, "loss", 0.5), 0);
+    assert_int_equal(kscope__pnode_set_int(t, step->children[0], "loss", 1), 0);
+    assert_int_equal(kscope__ptree_add_inclusive(t, "loss"), 0);
     written w = write_json(t);
-    assert_true(tu_written_as_double(tu_metric(w.root, "tokens")));
+    assert_true(YAJL_IS_INTEGER(tu_metric(w.root, "tokens")));
+    assert_string_equal(tu_metric(w.root, "tokens")->u.number.r, "0");
+    assert_string_equal(tu_metric(w.root, "loss")->u.number.r, "0.0");
     assert_true(tu_metric_num(w.root, "tokens") == 0.0);
     assert_null(tu_metric(w.root, "calls"));
     assert_null(tu_get(w.root, "kscope")); /* nothing the 0 rule cannot say */
@@ -177,11 +185,10 @@ static void test_root_own_inclusive_value(void **state)
     kscope__ptree *t = small_tree();
     assert_int_equal(kscope__pnode_set_int(t, t->root, "tokens", 5), 0);
     written w = write_json(t);
-    /* an integer of ROOT's own is written as a double: were every node's
-     * value an integer, Hatchet's column would be integer, and
-     * proton-viewer's --print-sorted cannot format one */
-    assert_true(tu_written_as_double(tu_metric(w.root, "tokens")));
-    assert_true(tu_metric_num(w.root, "tokens") == 5);
+    /* an integer of ROOT's own stays an integer (proton-viewer's
+     * --print-sorted cannot format an integer column, on Proton's files
+     * alike) */
+    assert_string_equal(tu_metric(w.root, "tokens")->u.number.r, "5");
     assert_true(tu_root_lists_inclusive(w.root, "tokens"));
     assert_true(kscope__ptree_is_inclusive(w.back, "tokens"));
     assert_non_null(root_metric(w.back, "tokens"));
@@ -235,8 +242,9 @@ static void test_empty_tree_opens_and_reads_empty(void **state)
     kscope__ptree *t = kscope__ptree_new();
     assert_non_null(t);
     written w = write_json(t);
-    /* proton-viewer prunes a ROOT with no metric and no child, then fails */
-    assert_true(tu_written_as_double(tu_metric(w.root, "time (ns)")));
+    /* proton-viewer prunes a ROOT with no metric and no child, then fails:
+     * Proton's placeholders, as Proton writes them */
+    assert_string_equal(tu_metric(w.root, "time (ns)")->u.number.r, "0");
     assert_true(tu_metric_num(w.root, "count") == 0.0);
     assert_int_equal(w.back->ninclusive, 0);
     assert_int_equal(w.back->root->nmetrics, 0);
@@ -311,7 +319,7 @@ static void test_bad_member_is_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_scalar_placeholder_is_a_double),
+        cmocka_unit_test(test_scalar_placeholder_keeps_its_type),
         cmocka_unit_test(test_inclusive_vector_is_listed_not_zeroed),
         cmocka_unit_test(test_root_strings_vectors_and_zeros),
         cmocka_unit_test(test_root_own_inclusive_value),

@@ -12,7 +12,9 @@
 
 #include <cmocka.h>
 
+#include "format/jsonw.h"
 #include "format/msgpackw.h"
+#include <float.h>
 
 #include <math.h>
 #include <msgpack.h>
@@ -253,7 +255,7 @@ static void test_maps_at_every_boundary(void **state)
 static void test_doubles_keep_their_bits(void **state)
 {
     (void)state;
-    const double cases[] = {0.0, -0.0, 1.5, -2.25, 1e300, 5e-324, INFINITY, -INFINITY, NAN};
+    const double cases[] = {0.0, -0.0, 1.5, -2.25, 1e300, 5e-324, DBL_MAX, -DBL_MAX};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         pair p;
         msgpack_unpacked u;
@@ -269,6 +271,43 @@ static void test_doubles_keep_their_bits(void **state)
         pair_done(&p, &u);
     }
     assert_true(signbit(-0.0));
+}
+
+/* No reader takes infinity or NaN back: a sum past the largest double is
+ * written as the largest double, NaN as 0.0 (as the JSON writer does). */
+static void test_doubles_not_finite(void **state)
+{
+    (void)state;
+    const double in[] = {INFINITY, -INFINITY, NAN}, out[] = {DBL_MAX, -DBL_MAX, 0.0};
+    for (size_t i = 0; i < 3; i++) {
+        kscope__mpw w;
+        kscope__mp_init(&w);
+        kscope__mp_double(&w, in[i]);
+        char *bytes;
+        size_t len, off = 0;
+        assert_int_equal(kscope__mp_finish(&w, &bytes, &len), 0);
+        msgpack_unpacked u;
+        msgpack_unpacked_init(&u);
+        assert_int_equal(msgpack_unpack_next(&u, bytes, len, &off), MSGPACK_UNPACK_SUCCESS);
+        assert_int_equal(u.data.type, MSGPACK_OBJECT_FLOAT64);
+        assert_true(u.data.via.f64 == out[i]);
+        msgpack_unpacked_destroy(&u);
+        free(bytes);
+    }
+    kscope__jsonw j;
+    kscope__jw_init(&j);
+    kscope__jw_open(&j, '[');
+    kscope__jw_double(&j, INFINITY);
+    kscope__jw_double(&j, -INFINITY);
+    kscope__jw_double(&j, NAN);
+    kscope__jw_js_number(&j, INFINITY);
+    kscope__jw_js_number(&j, NAN);
+    kscope__jw_close(&j, ']');
+    char *text;
+    size_t len;
+    assert_int_equal(kscope__jw_finish(&j, &text, &len), 0);
+    assert_string_equal(text, "[1.7976931348623157e+308,-1.7976931348623157e+308,0.0,1e999,null]");
+    free(text);
 }
 
 /* ------------------------------------------------------------ together */
@@ -317,6 +356,7 @@ int main(void)
         cmocka_unit_test(test_headers_alone_are_smallest),
         cmocka_unit_test(test_maps_at_every_boundary),
         cmocka_unit_test(test_doubles_keep_their_bits),
+        cmocka_unit_test(test_doubles_not_finite),
         cmocka_unit_test(test_nested_document),
     };
     return cmocka_run_group_tests_name("msgpackw", tests, NULL, NULL);

@@ -19,10 +19,12 @@
  * share of the buffer, claimed with one atomicAdd on that SM's counter:
  * the launch's grid id (PTX %gridid), the SM and warp slot, the scope's
  * id, its start and its duration (%globaltimer nanoseconds or clock64
- * cycles). After CUPTI reports the launch finished, a thread of kscope
- * copies the new records out on a stream of its own: the program's
- * streams are never synchronised, and nothing is copied while a graph is
- * being captured.
+ * cycles). A thread of kscope copies the new records out on a stream of
+ * its own every few milliseconds while kernels run (the program's streams
+ * are never synchronised, and nothing is copied while a graph is being
+ * captured); the slots it has copied are written again. A share is a ring:
+ * a claim whose slot still holds a record kscope has not copied is dropped
+ * (by default) and counted, never written over.
  *
  * Names never travel with records: a scope's id is a compile-time hash of
  * its name (FNV-1a, 32 bits), and the name itself is kept in the module's
@@ -66,7 +68,8 @@ typedef struct kscope_device_record {
     uint16_t warp;  /* %warpid: the warp's slot on its SM */
 } kscope_device_record;
 
-/* Each SM's claim counter sits alone on a 128-byte line: counters[i * this]. */
+/* Each SM's claim counter sits alone on a 128-byte line: counters[i * this];
+ * the word after it counts the claims of that SM dropped (keep-first). */
 #define KSCOPE_DEVICE_COUNTER_STRIDE 16u
 
 /* What kscope_device_buffer points to (device memory, one per context).
@@ -74,7 +77,15 @@ typedef struct kscope_device_record {
  * one per SM (an SM with a higher id than regions - 1 uses share
  * smid % regions), interleaved: slot k of share s is records[k * regions
  * + s], so the records the SMs claimed lately lie together, and one copy
- * fetches them. */
+ * fetches them.
+ *
+ * Keep-first (no KSCOPE_DEVICE_RING): each share is a ring whose read
+ * position kscope advances as it copies records out; limits[s] is the
+ * first claim of share s whose slot may still hold a record not copied
+ * (read position + slots; it only grows). A claim at or past it is
+ * dropped: drops[slot] (interleaved as records) and the share's drop word
+ * count it, so kscope tells a dropped claim from one still being written.
+ * Keep-newest writes every claim, over the oldest record if need be. */
 typedef struct kscope_device_ctl {
     kscope_device_record *records; /* device memory: regions * slots */
     unsigned long long *counters;  /* device memory: claims per share */
@@ -83,6 +94,8 @@ typedef struct kscope_device_ctl {
     uint32_t flags;                /* KSCOPE_DEVICE_* */
     uint32_t every;                /* record every Nth warp or CTA (1: all) */
     uint32_t pad;
+    const unsigned long long *limits; /* device memory: per share (keep-first) */
+    unsigned int *drops;              /* device memory: per slot (keep-first) */
 } kscope_device_ctl;
 
 /* FNV-1a of a name: a scope's id. */
@@ -191,6 +204,7 @@ KSCOPE__DEV int kscope__dev_recorder(uint32_t flags, uint32_t every)
  * attached (one instruction there), never read. */
 #define KSCOPE__KEEP(p)                  asm volatile("" ::"l"(p))
 #define KSCOPE__ATOMIC_ADD(p, v)         atomicAdd((p), (v))
+#define KSCOPE__LOAD_LIMIT(p)            (*(const volatile unsigned long long *)(p))
 #define KSCOPE__STORE16(dst, a, b, c, d) (*(uint4 *)(dst) = make_uint4((a), (b), (c), (d)))
 #else
 #define kscope__dev_clock(f)      kscope_emu_clock(((f)&KSCOPE_DEVICE_CLOCK64) != 0)
@@ -205,10 +219,13 @@ KSCOPE__DEV int kscope__dev_recorder(uint32_t flags, uint32_t every)
 }
 #define KSCOPE__KEEP(p)           ((void)(p))
 #define KSCOPE__ATOMIC_ADD(p, v)  __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+#define KSCOPE__LOAD_LIMIT(p)     __atomic_load_n((p), __ATOMIC_RELAXED)
 #define KSCOPE__STORE16(dst, a, b, c, d)                                                           \
     do {                                                                                           \
         uint32_t *q_ = (uint32_t *)(dst);                                                          \
-        q_[1] = (b), q_[2] = (c), q_[3] = (d);                                                     \
+        __atomic_store_n(&q_[1], (b), __ATOMIC_RELAXED);                                           \
+        __atomic_store_n(&q_[2], (c), __ATOMIC_RELAXED);                                           \
+        __atomic_store_n(&q_[3], (d), __ATOMIC_RELAXED);                                           \
         __atomic_store_n(&q_[0], (a), __ATOMIC_RELEASE);                                           \
     } while (0)
 #endif
@@ -228,8 +245,10 @@ KSCOPE__DEV kscope_device_t kscope_device_enter(uint32_t id, const char *marked)
 
 /* End a scope begun by kscope_device_enter: one record in the SM's share,
  * claimed with one atomicAdd on the SM's counter (no two SMs contend).
- * With the share full: keep-first drops it (kscope counts the claims past
- * the end), keep-newest overwrites the share's oldest. */
+ * Keep-first: a claim past the share's limit (its slot still holds a
+ * record kscope has not copied) is dropped and counted where kscope finds
+ * it; keep-newest overwrites the share's oldest. The limit is loaded
+ * alongside the claim (no wait on it alone). */
 KSCOPE__DEV void kscope_device_exit(kscope_device_t s)
 {
     kscope_device_ctl *c = kscope_device_buffer;
@@ -241,10 +260,17 @@ KSCOPE__DEV void kscope_device_exit(kscope_device_t s)
     uint32_t dur = d > 0xffffffffull ? 0xffffffffu : (uint32_t)d;
     uint32_t sm = kscope__dev_sreg_smid();
     uint32_t share = sm < c->regions ? sm : sm % c->regions;
-    uint64_t idx = KSCOPE__ATOMIC_ADD(c->counters + share * KSCOPE_DEVICE_COUNTER_STRIDE, 1ull);
-    if (idx >= c->slots && !(c->flags & KSCOPE_DEVICE_RING))
+    unsigned long long *counter = c->counters + share * KSCOPE_DEVICE_COUNTER_STRIDE;
+    uint64_t limit =
+        (c->flags & KSCOPE_DEVICE_RING) ? ~0ull : KSCOPE__LOAD_LIMIT(c->limits + share);
+    uint64_t idx = KSCOPE__ATOMIC_ADD(counter, 1ull);
+    uint64_t slot = (idx & (c->slots - 1)) * c->regions + share;
+    if (idx >= limit) {
+        KSCOPE__ATOMIC_ADD(c->drops + slot, 1u);
+        KSCOPE__ATOMIC_ADD(counter + 1, 1ull);
         return;
-    kscope_device_record *r = c->records + (idx & (c->slots - 1)) * c->regions + share;
+    }
+    kscope_device_record *r = c->records + slot;
     uint32_t tag = (uint32_t)(idx + 1);
     uint32_t where = sm | kscope__dev_sreg_warpid() << 16;
     KSCOPE__STORE16(r, tag, (uint32_t)kscope__dev_gridid(), (uint32_t)start,

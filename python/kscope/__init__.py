@@ -24,8 +24,10 @@ from .oneshot import (
     cuda_profiler_region,
     default_profile_output,
     detect_backend,
+    inject_trace_flags,
     maybe_reexec_under_nsys,
     profiled_region,
+    render_nsys_kernel_summary,
 )
 from .sessions import DEFAULT_PROFILE_NAME, activate, deactivate, finalize, profile, start, step
 from .scope import (
@@ -50,7 +52,7 @@ from .tracing import (
 from . import cpu, data, gpu, hooks, mode  # noqa: E402
 from .report import report_html  # noqa: E402
 
-_kscope._configure(_wrap.decorate, context.frame_skip_prefixes())
+_kscope._configure(context.frame_skip_prefixes())
 
 ScopedFunction = _kscope.ScopedFunction
 add_metrics = _kscope.add_metrics
@@ -68,7 +70,8 @@ __all__ = [
     "Tracer", "__version__", "activate", "add_metrics", "check_errors", "color", "context",
     "cpu", "cpu_timed_scope", "data", "gpu", "deactivate", "detect_backend", "hooks", "mode",
     "ProfileBackend", "cuda_profiler_region", "default_profile_output", "maybe_reexec_under_nsys", "enter_scope", "enter_state",
-    "exit_scope", "exit_state", "report_html", "finalize", "is_profiling_enabled", "last_error",
+    "exit_scope", "exit_state", "report_html", "finalize", "inject_trace_flags",
+    "is_profiling_enabled", "last_error", "render_nsys_kernel_summary",
     "launch_metadata", "mark", "metadata_state", "now_ns", "profile", "profiled_region",
     "profiling_level", "scope", "scoped", "set_gpu_profiling_state", "start", "state", "step",
     "traced",

@@ -32,18 +32,19 @@ class _StepScoped:
     until a later suspension, or the end, finds them closed.
     """
 
-    __slots__ = ("coro", "name", "color", "flags", "metrics")
+    __slots__ = ("coro", "name", "color", "flags", "metrics", "max_span")
 
-    def __init__(self, coro, name, color, flags, metrics):
+    def __init__(self, coro, name, color, flags, metrics, max_span=False):
         self.coro = coro
         self.name = name
         self.color = color
         self.flags = flags
         self.metrics = metrics
+        self.max_span = max_span
 
     def __await__(self):
         coro = self.coro
-        scope = _kscope.AsyncScope(self.name, self.color, self.flags)
+        scope = _kscope.AsyncScope(self.name, self.color, self.flags, self.max_span)
         if not scope.begin(self.metrics):  # nothing recorded: just drive it
             return (yield from coro.__await__())
         resume, suspend = scope.resume, scope.suspend
@@ -78,7 +79,7 @@ def wrap(func, name, metrics=None, color=None, flags=0, max_span=False):
         async def async_wrapper(*args, **kwargs):
             if max_span and not max_spans():
                 return await func(*args, **kwargs)
-            return await _StepScoped(func(*args, **kwargs), name, color, flags, metrics)
+            return await _StepScoped(func(*args, **kwargs), name, color, flags, metrics, max_span)
 
         return async_wrapper
     wrapper = _kscope.ScopedFunction(func, name, metrics, color, flags, max_span)

@@ -41,9 +41,7 @@ def skip_frames_under(folder):
     prefix = os.path.join(os.path.abspath(folder), "")
     if prefix not in _skip:
         _skip.append(prefix)
-        from . import _wrap
-
-        _kscope._configure(_wrap.decorate, frame_skip_prefixes())
+        _kscope._configure(frame_skip_prefixes())
 
 
 def _make_torch_mode():

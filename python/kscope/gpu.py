@@ -1,19 +1,19 @@
-"""gpu.py - MAX's max.profiler.gpu over kscope's NVML diagnostics.
+"""gpu.py - MAX's max.profiler.gpu over kscope's GPU diagnostics.
 
 GPUDiagContext().get_stats() gives {"nv0": GPUStats, ...} with MAX's field
-names; BackgroundRecorder(interval=...) samples on a thread of kscope's
-own (no subprocess) while its `with` block runs, and `stats` then holds
-the time series. NVML is loaded at run time (libnvidia-ml.so.1, or the
-file named by KSCOPE_NVML_LIBRARY): without it, or without a GPU, the GPU
-part is empty and the reason is in `GPUDiagContext.errors`.
+names and GPU names (each vendor's prefix and index, from the extension);
+BackgroundRecorder(interval=...) samples on a thread of kscope's own (no
+subprocess) while its `with` block runs, and `stats` then holds the time
+series. Each GPU vendor's library is loaded at run time: without one, or
+without its GPUs, that vendor's part is empty and the reason is in
+`GPUDiagContext.errors`, as (prefix, exception).
 """
 from dataclasses import dataclass
 from typing import Literal, Optional, Protocol
 
 from . import _kscope
 
-# Why a GPU's clock is below its boost ceiling (MAX's vocabulary, NVML's
-# categories). "gpu_idle" is reported whenever the GPU idles: intersect
+# Why a GPU's clock is below its boost ceiling (MAX's vocabulary). "gpu_idle" is reported whenever the GPU idles: intersect
 # with HARDWARE_THROTTLE_REASONS to find real throttling.
 ThrottleReason = Literal[
     "gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown", "sync_boost",
@@ -91,13 +91,16 @@ class GPUDiagContext:
             raise AssertionError("Can't enter an already-entered context")
         try:
             self._count = _kscope.gpu_init()
-        except RuntimeError as e:
-            self.errors.append(("nv", e))
+        except RuntimeError:
             self._count = -1
+        self.errors += [(prefix, RuntimeError(f"no GPU metrics: {why}"))
+                        for prefix, _library, why in _kscope.gpu_vendors() if why]
         return self
 
     def __exit__(self, exc_type, exc, tb):
-        if self._count is not None and self._count >= 0:
+        if self._count is None:  # as MAX's assert (kept under python -O)
+            raise AssertionError("GPUDiagContext exited without being entered")
+        if self._count >= 0:
             _kscope.gpu_shutdown()
         self._count = None
         return False
@@ -107,12 +110,13 @@ class GPUDiagContext:
         return max(self._count or 0, 0)
 
     def names(self):
-        return {f"nv{i}": _kscope.gpu_name(i) for i in range(self.gpu_count)}
+        return {_kscope.gpu_id(i): _kscope.gpu_name(i) for i in range(self.gpu_count)}
 
     def get_stats(self):
         if self._count is None:
             return {}  # outside the `with` block nothing is open (MAX: {})
-        return {f"nv{i}": stats_from_dict(_kscope.gpu_stats(i)) for i in range(self.gpu_count)}
+        stats = (_kscope.gpu_stats(i) for i in range(self.gpu_count))
+        return {g["id"]: stats_from_dict(g) for g in stats}
 
     def process_memory(self, pid, device=0):
         """GPU memory (bytes) process `pid` uses on `device`."""
@@ -132,19 +136,30 @@ class GpuStatsRecorder(Protocol):
     def stats(self) -> list: ...
 
 
+# The shortest interval the sampler keeps (its C floor): what interval=0,
+# MAX's "back to back", and any shorter interval sample at.
+MIN_INTERVAL = 0.001
+
+
 class BackgroundRecorder:
-    """Sample every GPU each `interval` seconds while the `with` block runs;
-    `stats` (a list of {"nv0": GPUStats, ...}) is valid after it."""
+    """Sample every GPU each `interval` seconds (0 and anything below 1 ms:
+    every millisecond, kscope's fastest) while the `with` block runs;
+    `stats` (a list of {"nv0": GPUStats, ...}) is valid after a block that
+    ended normally. As in MAX, a block that raised keeps no stats: `stats`
+    then raises."""
 
     def __init__(self, *, interval=1.0):
-        if interval < 0.001:
-            raise ValueError(f"interval {interval} s is below kscope's 1 ms minimum")
+        if interval < 0:
+            raise ValueError("Interval must be non-negative")
         self._interval = interval
         self._rec = None
         self._stats = None
+        self._raised = False
 
     @property
     def stats(self):
+        if self._raised:
+            raise RuntimeError("Recorder stopped by an exception in its block: no stats kept")
         if self._stats is None:
             raise RuntimeError("Recorder has not finished yet")
         return self._stats
@@ -154,7 +169,8 @@ class BackgroundRecorder:
             raise RuntimeError("Recorder already running")
         if self._stats is not None:
             raise RuntimeError("Recorder has already been used once")
-        self._rec = _kscope.Recorder(self._interval * 1000.0)
+        self._raised = False  # a block that raised kept nothing: it may run again, as MAX's
+        self._rec = _kscope.Recorder(max(self._interval, MIN_INTERVAL) * 1000.0)
         return self
 
     def __exit__(self, exc_type, exc, tb):
@@ -162,7 +178,10 @@ class BackgroundRecorder:
         if rec is None:
             return False
         rec.stop()
+        if exc is not None:
+            self._raised = True
+            return False
         self._stats = [
-            {f"nv{g['device']}": stats_from_dict(g) for g in s["gpus"]} for s in rec.samples()
+            {g["id"]: stats_from_dict(g) for g in s["gpus"]} for s in rec.samples()
         ]
         return False

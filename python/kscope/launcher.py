@@ -1,4 +1,5 @@
-"""launcher.py - `python -m kscope [options] script.py|pytest ARGS`.
+"""launcher.py - `python -m kscope [options] script.py|pytest ARGS`, and
+the same under Proton's module path, `python -m kscope.proton` (proton.py).
 
 Like Proton's `proton` command: starts one session, runs the script as
 __main__ (or pytest with its arguments), then finalizes the session and
@@ -19,9 +20,16 @@ import sys
 from . import _kscope
 from .flags import flags
 from .oneshot import profiler_rows, render_python
+from .sessions import backends
 
-USAGE = """python -m kscope [options] script.py [script args]
-       python -m kscope [options] pytest [pytest args]"""
+PROG = "python -m kscope"
+USAGE = """{prog} [options] script.py [script args]
+       {prog} [options] pytest [pytest args]"""
+BACKENDS = backends() + ["none"]
+# Proton's -b names: its other backends (AMD's roctracer, its own
+# instrumentation) parse as in Proton and are refused by start() in one line.
+PROTON_BACKENDS = backends() + [b for b in ("roctracer", "instrumentation") if b not in BACKENDS] + [
+    "none"]
 
 
 def format_names():
@@ -30,11 +38,11 @@ def format_names():
     return [name for name, _kind, _extensions in _kscope.formats()]
 
 
-def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m kscope", usage=USAGE,
+def parse_args(argv, prog=PROG, backends=BACKENDS):
+    p = argparse.ArgumentParser(prog=prog, usage=USAGE.format(prog=prog),
                                 description="Profile a Python program or a pytest run with kscope.")
     p.add_argument("-n", "--name", default=None, help="output path without extension (default: kscope)")
-    p.add_argument("-b", "--backend", default=None, choices=["cupti", "none"], help="GPU backend (default: auto)")
+    p.add_argument("-b", "--backend", default=None, choices=backends, help="GPU backend (default: auto)")
     p.add_argument("-c", "--context", default="shadow", choices=["shadow", "python"], help="calling context")
     p.add_argument("-d", "--data", default="tree", choices=["tree", "trace"], help="what to record")
     p.add_argument("-m", "--mode", default=None, help="periodic_flushing, or pcsampling[:interval=N] (PC samples per source line)")
@@ -51,7 +59,7 @@ def parse_args(argv):
     p.add_argument("target", nargs=argparse.REMAINDER, help="script.py or pytest, and its arguments")
     args = p.parse_args(argv)
     if not args.target:
-        p.error("no script given: python -m kscope [options] script.py [args]")
+        p.error(f"no script given: {prog} [options] script.py [args]")
     if args.python_cpu is not None and args.python_cpu < 1:
         p.error(f"--python-cpu takes a count of at least 1, not {args.python_cpu}")
     return args
@@ -121,9 +129,9 @@ def save_facts(path, facts):
         print(f"kscope: cannot write the run's facts beside {path}: {e}", file=sys.stderr)
 
 
-def main(argv=None):
+def main(argv=None, prog=PROG, backends=BACKENDS):
     argv = sys.argv[1:] if argv is None else argv
-    args = parse_args(argv)
+    args = parse_args(argv, prog, backends)
     driven = under_kscope_run()
     if driven:
         apply_run_env(args, argv[:len(argv) - len(args.target)])
@@ -136,8 +144,8 @@ def main(argv=None):
         session = _sessions.start(args.name, context=args.context, data=args.data,
                                  backend=args.backend, mode=args.mode, hook=args.hook,
                                  sample=args.sample)
-    except ValueError as e:  # an option the library refused: one line, as argparse's
-        print(f"python -m kscope: {e}", file=sys.stderr)
+    except (ValueError, RuntimeError, NotImplementedError) as e:  # refused: one line, as argparse's
+        print(f"{prog}: {e}", file=sys.stderr)
         return 2
     flags.command_line, flags.command_line_session = True, session
     _kscope.set_max_spans(_kscope.profiling() != 0)  # MAX-style spans record too

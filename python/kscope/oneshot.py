@@ -9,16 +9,17 @@ kscope's own frames left out.
 
 MAX's entry points keep their names: maybe_reexec_under_nsys re-runs the
 program under `kscope run` (kscope's counterpart of nsys),
-default_profile_output names its profile, cuda_profiler_region brackets a
-region with cudaProfilerStart/Stop (what `kscope run
---capture-range=cudaProfilerApi` listens to), and ProfileBackend is MAX's
-shape of what detect_backend() finds.
+default_profile_output names its profile, render_nsys_kernel_summary
+prints the kernel table of a profile (kscope's, or an nsys report through
+`nsys stats`), inject_trace_flags rewrites a benchmark's arguments as
+MAX's does, cuda_profiler_region brackets a region with
+cudaProfilerStart/Stop (what `kscope run --capture-range=cudaProfilerApi`
+listens to), and ProfileBackend is MAX's shape of what detect_backend()
+finds. docs/max-api.md lists where kscope differs from MAX, and why.
 """
 import contextlib
 import cProfile
-import ctypes
-import ctypes.util
-import glob
+import csv
 import json
 import os
 import shutil
@@ -125,15 +126,23 @@ def profiler_rows(prof):
 
 # -------------------------------------------------------------- the capture
 
+def _check_top_n(top_n):
+    """MAX takes any count; a negative one would cut the table from its
+    end (the smallest rows) under a "Top" title, so kscope refuses it."""
+    if isinstance(top_n, bool) or not isinstance(top_n, int) or top_n < 0:
+        raise ValueError(f"top_n must be a count of rows (0 or more), not {top_n!r}")
+
+
 class OneShotCapture:
     """Record between start() and end_and_finalize() (both idempotent),
     then print the top-N tables to `out` (default stderr). `output`
     (a path without extension) keeps the session's .hatchet; by default it
-    is written to a temporary folder and removed."""
+    is written to a temporary folder and removed. end_and_finalize()
+    before start() ends the capture for good: nothing is recorded or
+    printed, and a later start() does nothing (as MAX's prints nothing)."""
 
     def __init__(self, *, top_n=15, out=None, output=None, python=True):
-        if top_n < 1:
-            raise ValueError(f"top_n must be at least 1, not {top_n}")
+        _check_top_n(top_n)
         self.top_n = top_n
         self.output = output
         self.out = out
@@ -165,6 +174,7 @@ class OneShotCapture:
 
     def end_and_finalize(self):
         if self._state != "running":
+            self._state = "done"  # ended before it started: for good, silently
             return self
         self._state = "done"
         if self._prof is not None:
@@ -204,6 +214,88 @@ def profiled_region(*, top_n=15, backend=None, out=None, output=None, python=Tru
         yield
     finally:
         capture.end_and_finalize()
+
+
+def inject_trace_flags(args, profile_output):
+    """MAX's argument rewrite for `benchmark --profile`: args with every
+    --trace-file (and its value, or --trace-file=...) taken out, --trace
+    added unless present, then --trace-file profile_output at the end. A
+    new list; args is left as it was."""
+    out = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == "--trace-file":
+            skip = True
+        elif not arg.startswith("--trace-file="):
+            out.append(arg)
+    if "--trace" not in out:
+        out.append("--trace")
+    return out + ["--trace-file", profile_output]
+
+
+def _nsys_kernel_rows(path):
+    """[(name, total_ns, count)] of an Nsight Systems report through `nsys
+    stats` (cuda_gpu_kern_sum as CSV); None when nsys cannot give them."""
+    cmd = ["nsys", "stats", "--force-export=true", "--report", "cuda_gpu_kern_sum", "--format",
+           "csv", path]
+    try:
+        text = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("**")]
+    header, rows = None, []
+    for row in csv.reader(lines):
+        if header is None:
+            if any(c.strip().lower().startswith("total time") for c in row):
+                header = [c.strip() for c in row]
+            continue
+        rec = dict(zip(header, row))
+        name = (rec.get("Name") or rec.get("Kernel Name") or "").strip()
+        total = rec.get("Total Time (ns)") or rec.get("Total Time") or ""
+        try:
+            rows.append((name, float(total.replace(",", "")),
+                         int((rec.get("Instances") or "0").replace(",", ""))))
+        except ValueError:
+            continue
+    return [r for r in rows if r[0]]
+
+
+def _profile_kernel_rows(path):
+    """[(name, total_ns, count)] of a profile kscope reads: a .hatchet
+    directly, another format through `kscope convert`; None when it cannot
+    be read."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return kernel_rows(json.load(f))
+    except (OSError, ValueError, AttributeError, TypeError, IndexError):
+        pass
+    cli = _kscope_cli()
+    if cli is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="kscope-summary-") as tmp:
+        converted = os.path.join(tmp, "profile.hatchet")
+        if subprocess.run([cli, "convert", path, converted], capture_output=True).returncode:
+            return None
+        with open(converted, encoding="utf-8") as f:
+            return kernel_rows(json.load(f))
+
+
+def render_nsys_kernel_summary(nsys_rep_path, top_n, out):
+    """MAX's name: print the top-N GPU kernels of a profile to `out` (%,
+    total, count, average, name) and return True, or return False, printing
+    nothing, when it holds no kernel or cannot be read. The profile is one
+    kscope reads (.hatchet, .hatchet_msgpack, a Chrome trace: what
+    maybe_reexec_under_nsys writes) or, as in MAX, an Nsight Systems report
+    (.nsys-rep), read through `nsys stats` where nsys is on PATH."""
+    _check_top_n(top_n)
+    path = os.fspath(nsys_rep_path)
+    rows = _nsys_kernel_rows(path) if path.endswith(".nsys-rep") else _profile_kernel_rows(path)
+    if not rows:
+        return False
+    render_kernels(rows, top_n, out)
+    return True
 
 
 def default_profile_output():
@@ -246,26 +338,17 @@ def maybe_reexec_under_nsys(profile_output=None, *, top_n=15, backend=None, out=
     sys.exit(rc)
 
 
-def _load_cudart():
-    names = [ctypes.util.find_library("cudart")] + [
-        "libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"]
-    return _load([n for n in names if n])
-
-
 @contextlib.contextmanager
 def cuda_profiler_region():
-    """cudaProfilerStart() on entry, cudaProfilerStop() on exit: the range
-    `kscope run --capture-range=cudaProfilerApi` records. RuntimeError when
-    libcudart cannot be loaded."""
-    cudart = _load_cudart()
-    if cudart is None:
-        raise RuntimeError("libcudart not loadable; cudaProfilerStart cannot be called and the "
-                           "capture would be empty")
-    cudart.cudaProfilerStart()
+    """The GPU runtime's profiler start on entry and stop on exit
+    (cudaProfilerStart/Stop for the CUPTI backend), called through the
+    extension: the range `kscope run --capture-range` records.
+    RuntimeError when the runtime cannot be loaded."""
+    _kscope.gpu_profiler(True)
     try:
         yield
     finally:
-        cudart.cudaProfilerStop()
+        _kscope.gpu_profiler(False)
 
 
 # ------------------------------------------------------------ detect_backend
@@ -301,7 +384,8 @@ class Backend:
 
     @property
     def cudart_loadable(self):
-        return _load_cudart() is not None
+        probe = _kscope.gpu_probe()
+        return bool(probe and probe["runtime"])
 
     def __str__(self):
         return (f"gpu={'yes' if self.gpu else 'no'} ({self.gpu_count}) "
@@ -323,51 +407,15 @@ class ProfileBackend:
         return self.nsys_available and self.nvidia_gpu_present and self.cudart_loadable
 
 
-def _load(names):
-    for name in names:
-        try:
-            return ctypes.CDLL(name)
-        except OSError:
-            continue
-    return None
-
-
-def _cupti_candidates():
-    names = []
-    if os.environ.get("KSCOPE_CUPTI_LIBRARY"):
-        names.append(os.environ["KSCOPE_CUPTI_LIBRARY"])
-    roots = [os.environ.get(v) for v in ("CUDA_HOME", "CUDA_PATH")] + ["/usr/local/cuda"]
-    for root in filter(None, roots):
-        for sub in ("extras/CUPTI/lib64", "lib64", "lib"):
-            names += sorted(glob.glob(os.path.join(root, sub, "libcupti.so*")))
-    for path in sys.path:
-        names += sorted(glob.glob(os.path.join(path, "nvidia", "cuda_cupti", "lib", "libcupti.so*")))
-        names += sorted(glob.glob(os.path.join(path, "nvidia", "cu*", "lib", "libcupti.so*")))
-    found = ctypes.util.find_library("cupti")
-    if found:
-        names.append(found)
-    return names + ["libcupti.so"]
-
-
 def detect_backend():
-    """Probe the CUDA driver, CUPTI and NVML (nothing is initialised for
-    good: only cuInit and a device count)."""
-    why = []
-    count = 0
-    cuda = _load(["libcuda.so.1", "libcuda.so"])
-    if cuda is None:
-        why.append("no CUDA driver (libcuda.so.1 not found)")
-    else:
-        n = ctypes.c_int(0)
-        if cuda.cuInit(0) != 0:
-            why.append("cuInit failed (no GPU or driver not loaded)")
-        elif cuda.cuDeviceGetCount(ctypes.byref(n)) != 0 or n.value == 0:
-            why.append("no CUDA device")
-        count = n.value
-    cupti = _load(_cupti_candidates()) is not None
-    if not cupti:
-        why.append("CUPTI not found")
-    nvml = _load(["libnvidia-ml.so.1", "libnvidia-ml.so"]) is not None
-    if not nvml:
-        why.append("NVML not found")
-    return Backend(gpu=count > 0, cupti=cupti, nvml=nvml, gpu_count=count, detail="; ".join(why))
+    """What this machine offers the default GPU backend, as the C side
+    finds it (the backend's own driver and library search, through the
+    extension): its GPUs, its tool library, its GPUs' diagnostics library.
+    Nothing is started for good."""
+    probe = _kscope.gpu_probe()
+    if probe is None:
+        return Backend(gpu=False, cupti=False, nvml=False, gpu_count=0,
+                       detail="this kscope has no GPU backend")
+    count = probe["devices"]
+    return Backend(gpu=count > 0, cupti=probe["tool"], nvml=probe["diag"], gpu_count=count,
+                   detail=probe["why"])

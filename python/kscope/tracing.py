@@ -13,7 +13,9 @@ set_gpu_profiling_state() turns profiling on, or the program runs under
 `kscope run` or `python -m kscope`. Proton-style scopes and sessions record
 whenever a session is started, whatever this switch says.
 """
+import atexit
 import os
+import sys
 
 from . import _kscope
 from ._wrap import wrap
@@ -33,6 +35,32 @@ def _max_spans_at_start():
 
 
 _kscope.set_max_spans(_max_spans_at_start())
+
+
+def lost_spans_line(n):
+    """What the exit says of n MAX-style spans no session recorded."""
+    why = next((f"{v}={os.environ[v]}" for v in ("MODULAR_ENABLE_PROFILING", "KSCOPE_PROFILING")
+                if os.environ.get(v)), "set_gpu_profiling_state()")
+    spans = "1 MAX-style span" if n == 1 else f"{n} MAX-style spans"
+    sinks = " or ".join(_kscope.range_sinks())
+    return (f"kscope: {spans} (Trace, traced, Tracer) went nowhere"
+            f"{', not even to ' + sinks if sinks else ''}: {why} "
+            "turned them on, but no kscope session was running; run the program under "
+            "`kscope run` to record them\n")
+
+
+def _say_where_spans_went():
+    """At exit, once: the MAX-style spans profiling was on for but no
+    session recorded (MAX sends them to its tracer; kscope records them
+    only inside a session)."""
+    n = _kscope.max_spans_lost()
+    if n and not os.environ.get("KSCOPE_QUIET"):
+        sys.stderr.write(lost_spans_line(n))
+
+
+atexit.register(_say_where_spans_went)
+if hasattr(os, "register_at_fork"):  # a forked child tells of its own spans only
+    os.register_at_fork(after_in_child=lambda: _kscope.max_spans_lost(True))
 
 
 def is_profiling_enabled():

@@ -9,28 +9,40 @@
 
 typedef struct {
     PyObject_HEAD kscope_async a;
-    PyObject *name; /* str: its UTF-8 stays valid while we hold it */
+    PyObject *name; /* str */
+    PyObject *keep; /* NULL, or the bytes copy utf8 points into (3.9) */
+    const char *utf8;
     uint32_t color, flags;
+    int max_span; /* traced: counted in max_spans_lost when not recorded */
 } AsyncScopeObject;
 
-/* AsyncScope(name, color=None, flags=0) */
+/* AsyncScope(name, color=None, flags=0, max_span=False) */
 static PyObject *async_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    static char *kwlist[] = {"name", "color", "flags", NULL};
+    static char *kwlist[] = {"name", "color", "flags", "max_span", NULL};
     PyObject *name, *color = NULL;
     unsigned int flags = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OI:AsyncScope", kwlist, &name, &color,
-                                     &flags))
+    int max_span = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OIp:AsyncScope", kwlist, &name, &color,
+                                     &flags, &max_span))
         return NULL;
     uint32_t c;
-    if (!utf8_of(name, "scope name") || color_of(color, &c) < 0)
+    PyObject *keep;
+    const char *utf8 = utf8_of(name, "scope name", &keep);
+    if (!utf8)
         return NULL;
-    AsyncScopeObject *self = (AsyncScopeObject *)type->tp_alloc(type, 0);
-    if (!self)
+    AsyncScopeObject *self =
+        color_of(color, &c) < 0 ? NULL : (AsyncScopeObject *)PyType_GenericAlloc(type, 0);
+    if (!self) {
+        Py_XDECREF(keep);
         return NULL;
+    }
     self->name = Py_NewRef(name);
+    self->keep = keep;
+    self->utf8 = utf8;
     self->color = c;
     self->flags = flags;
+    self->max_span = max_span;
     return (PyObject *)self;
 }
 
@@ -41,23 +53,29 @@ static void async_dealloc(PyObject *o)
     if (self->a.open)
         kscope_async_suspend(&self->a); /* never leave a step on the stack */
     Py_XDECREF(self->name);
-    tp->tp_free(o);
+    Py_XDECREF(self->keep);
+    free_object(tp, o);
     Py_DECREF(tp);
 }
 
 /* begin(metrics=None) -> True when recorded: counts the call and opens the
  * first step, the metrics (added once per call) landing on the scope. */
-static PyObject *async_begin(PyObject *o, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *async_begin(PyObject *o, PyObject *args)
 {
     AsyncScopeObject *self = (AsyncScopeObject *)o;
-    PyObject *metrics = nargs > 0 ? args[0] : Py_None;
-    int rc = kscope_async_begin(&self->a, PyUnicode_AsUTF8(self->name), self->color, self->flags);
+    PyObject *metrics = Py_None;
+    if (!PyArg_ParseTuple(args, "|O:begin", &metrics))
+        return NULL;
+    int rc = kscope_async_begin(&self->a, self->utf8, self->color, self->flags);
     if (rc == 0)
         rc = kscope_async_resume(&self->a);
-    if (rc < 0)
-        return raise_rc(rc);
-    if (rc > 0)
+    if (check_rc(rc) < 0)
+        return NULL;
+    if (rc > 0) {
+        if (self->max_span)
+            max_spans_lost++;
         Py_RETURN_FALSE;
+    }
     if (metrics != Py_None && add_metrics_dict(metrics) < 0) {
         kscope_async_end(&self->a);
         return NULL;
@@ -71,8 +89,8 @@ static PyObject *async_resume(PyObject *o, PyObject *Py_UNUSED(ignored))
     AsyncScopeObject *self = (AsyncScopeObject *)o;
     if (self->a.node && !self->a.open) {
         int rc = kscope_async_resume(&self->a);
-        if (rc < 0)
-            return raise_rc(rc);
+        if (check_rc(rc) < 0)
+            return NULL;
     }
     Py_RETURN_NONE;
 }
@@ -87,8 +105,8 @@ static PyObject *async_suspend(PyObject *o, PyObject *Py_UNUSED(ignored))
     int rc = kscope_async_suspend(&self->a);
     if (rc == KSCOPE_EMISMATCH)
         Py_RETURN_FALSE;
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     Py_RETURN_TRUE;
 }
 
@@ -100,7 +118,7 @@ static PyObject *async_end(PyObject *o, PyObject *Py_UNUSED(ignored))
 }
 
 static PyMethodDef async_methods[] = {
-    {"begin", (PyCFunction)(void (*)(void))async_begin, METH_FASTCALL,
+    {"begin", async_begin, METH_VARARGS,
      "begin(metrics=None) -> True when recorded; the first step is open"},
     {"resume", async_resume, METH_NOARGS, "resume(): open a step"},
     {"suspend", async_suspend, METH_NOARGS, "suspend() -> False when the step stays open"},
@@ -112,16 +130,16 @@ static PyType_Slot async_slots[] = {
     {Py_tp_new, async_new},
     {Py_tp_dealloc, async_dealloc},
     {Py_tp_methods, async_methods},
-    {Py_tp_doc, "AsyncScope(name, color=None, flags=0)\n--\n\n"
+    {Py_tp_doc, "AsyncScope(name, color=None, flags=0, max_span=False)\n--\n\n"
                 "A scope around a coroutine: one call per await, its wall time."},
     {0, NULL},
 };
 
 static PyType_Spec async_spec = {"kscope._kscope.AsyncScope", sizeof(AsyncScopeObject), 0,
-                                 Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE, async_slots};
+                                 Py_TPFLAGS_DEFAULT, async_slots};
 
 int async_exec(PyObject *m, module_state *st)
 {
-    st->async_type = add_type(m, &async_spec, "AsyncScope", NULL);
+    st->async_type = add_type(m, &async_spec, "AsyncScope");
     return st->async_type ? 0 : -1;
 }

@@ -1,19 +1,32 @@
 /*
- * diag.c - resource diagnostics: GPU statistics through NVML (gpu_init,
- * gpu_stats, ...), the CPU use of processes (CpuProcs), the background
- * sampler (Recorder) and the processes behind a port (pids_for_port).
+ * diag.c - resource diagnostics: GPU statistics through the GPU vendors'
+ * libraries (gpu_init, gpu_stats, gpu_vendors, ...), the CPU use of
+ * processes (CpuProcs), the background sampler (Recorder) and the
+ * processes behind a port (pids_for_port).
  */
 #include "module.h"
+
+#include "diag/diag.h"
 
 /* ----------------------------------------------------- resource diagnostics */
 
 /* A dict of the fields a GPU sample holds (absent fields left out), with
- * MAX's names. */
+ * MAX's names, and the GPU's name ("id": "nv0"). */
 static PyObject *gpu_stats_dict(const kscope_gpu_stats *g)
 {
     PyObject *d = PyDict_New();
     if (!d)
         return NULL;
+    char id[32];
+    if (kscope_gpu_id(g->device, id, sizeof id) < 0)
+        snprintf(id, sizeof id, "gpu%u", g->device);
+    PyObject *id_obj = PyUnicode_FromString(id);
+    if (!id_obj || PyDict_SetItemString(d, "id", id_obj) < 0) {
+        Py_XDECREF(id_obj);
+        Py_DECREF(d);
+        return NULL;
+    }
+    Py_DECREF(id_obj);
 #define PUT(bit, key, value)                                                                       \
     do {                                                                                           \
         if (g->has & (bit)) {                                                                      \
@@ -48,8 +61,8 @@ static PyObject *fn_gpu_init(PyObject *m, PyObject *Py_UNUSED(ignored))
 {
     (void)m;
     int rc = kscope_gpu_init();
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     return PyLong_FromLong(rc);
 }
 
@@ -68,9 +81,89 @@ static PyObject *fn_gpu_name(PyObject *m, PyObject *arg)
         return NULL;
     char buf[256];
     int rc = kscope_gpu_name((uint32_t)dev, buf, sizeof buf);
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     return PyUnicode_FromString(buf);
+}
+
+/* gpu_id(index) -> the GPU's name in every output ("nv0"). */
+static PyObject *fn_gpu_id(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    long dev = PyLong_AsLong(arg);
+    if (dev == -1 && PyErr_Occurred())
+        return NULL;
+    char buf[32];
+    int rc = dev < 0 ? kscope_gpu_id(UINT32_MAX, buf, sizeof buf)
+                     : kscope_gpu_id((uint32_t)dev, buf, sizeof buf);
+    if (check_rc(rc) < 0)
+        return NULL;
+    return PyUnicode_FromString(buf);
+}
+
+/* gpu_vendors() -> [(id, library, why), ...]: each GPU vendor's prefix of
+ * its GPUs' names, its library, and why that did not load at the last
+ * gpu_init ("" when it did). */
+static PyObject *fn_gpu_vendors(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    PyObject *list = PyList_New(0);
+    const kscope__gpu_vendor *v;
+    for (size_t i = 0; list && (v = kscope__gpu_vendor_at(i)); i++) {
+        PyObject *t = Py_BuildValue("(sss)", v->id, v->label, kscope__gpu_vendor_error(i));
+        if (!t || PyList_Append(list, t) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(t);
+    }
+    return list;
+}
+
+/* gpu_probe() -> what this machine offers the default GPU backend, found
+ * without starting it: {"backend", "devices", "tool" (its tool library
+ * loads), "diag" (its GPUs' diagnostics library loads), "why" (what is
+ * missing, one line)}; None when the registry has no backend to ask. */
+static PyObject *fn_gpu_probe(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    const kscope__backend *b = kscope__backend_default();
+    if (!b)
+        b = kscope__backend_at(0);
+    if (!b || !b->probe)
+        Py_RETURN_NONE;
+    kscope__probe p;
+    b->probe(&p);
+    const kscope__gpu_vendor *v;
+    int diag = 0;
+    for (size_t i = 0; b->diag_id && (v = kscope__gpu_vendor_at(i)); i++)
+        if (strcmp(v->id, b->diag_id) == 0 && (diag = v->found()) == 0) {
+            size_t used = strlen(p.why);
+            snprintf(p.why + used, sizeof p.why - used, "%s%s not found", used ? "; " : "",
+                     v->label);
+        }
+    return Py_BuildValue("{s:s,s:i,s:O,s:O,s:O,s:s}", "backend", b->name, "devices", p.devices,
+                         "tool", p.tool ? Py_True : Py_False, "diag", diag ? Py_True : Py_False,
+                         "runtime", p.runtime ? Py_True : Py_False, "why", p.why);
+}
+
+/* gpu_profiler(start) -> None: the default GPU backend's runtime profiler
+ * start (True) or stop (False), as the program would call it (what
+ * --capture-range follows); RuntimeError when it cannot be called. */
+static PyObject *fn_gpu_profiler(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int start = PyObject_IsTrue(arg);
+    if (start < 0)
+        return NULL;
+    const kscope__backend *b = kscope__backend_default();
+    if (!b)
+        b = kscope__backend_at(0);
+    if (!b || !b->profiler) {
+        PyErr_SetString(PyExc_RuntimeError, "no GPU backend with profiler start/stop calls");
+        return NULL;
+    }
+    if (check_rc(b->profiler(start)) < 0)
+        return NULL;
+    Py_RETURN_NONE;
 }
 
 static PyObject *fn_gpu_stats(PyObject *m, PyObject *arg)
@@ -85,8 +178,8 @@ static PyObject *fn_gpu_stats(PyObject *m, PyObject *arg)
     }
     kscope_gpu_stats g;
     int rc = kscope_gpu_get_stats((uint32_t)dev, &g);
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     return gpu_stats_dict(&g);
 }
 
@@ -99,8 +192,8 @@ static PyObject *fn_gpu_process_memory(PyObject *m, PyObject *args)
         return NULL;
     uint64_t bytes = 0;
     int rc = kscope_gpu_process_memory(dev, pid, &bytes);
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     return PyLong_FromUnsignedLongLong(bytes);
 }
 
@@ -143,7 +236,7 @@ static PyObject *fn_pids_for_port(PyObject *m, PyObject *arg)
             return PyErr_NoMemory();
         n = kscope_pids_for_port((int)port, pids, (size_t)n);
     }
-    PyObject *list = n < 0 ? raise_rc(n) : PyList_New(0);
+    PyObject *list = check_rc(n) < 0 ? NULL : PyList_New(0);
     for (int i = 0; list && i < n; i++) {
         PyObject *p = PyLong_FromLong(pids[i]);
         if (!p || PyList_Append(list, p) < 0)
@@ -161,7 +254,7 @@ static int pid_array(PyObject *pids, int **out, size_t *n)
     PyObject *seq = PySequence_Fast(pids, "pids must be an iterable of ints");
     if (!seq)
         return -1;
-    Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+    Py_ssize_t len = PySequence_Size(seq);
     int *a = PyMem_Malloc((size_t)(len ? len : 1) * sizeof *a);
     if (!a) {
         Py_DECREF(seq);
@@ -169,7 +262,9 @@ static int pid_array(PyObject *pids, int **out, size_t *n)
         return -1;
     }
     for (Py_ssize_t i = 0; i < len; i++) {
-        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
+        PyObject *item = PySequence_GetItem(seq, i);
+        long v = item ? PyLong_AsLong(item) : -1;
+        Py_XDECREF(item);
         if (v == -1 && PyErr_Occurred()) {
             PyMem_Free(a);
             Py_DECREF(seq);
@@ -200,9 +295,9 @@ static PyObject *cpu_procs_new(PyTypeObject *tp, PyObject *args, PyObject *kwarg
     size_t n;
     if (pid_array(pids, &a, &n) < 0)
         return NULL;
-    CpuProcsObject *self = (CpuProcsObject *)tp->tp_alloc(tp, 0);
-    if (self)
-        self->procs = PyMem_Calloc(n ? n : 1, sizeof *self->procs);
+    CpuProcsObject *self = (CpuProcsObject *)PyType_GenericAlloc(tp, 0);
+    if (self && (self->procs = PyMem_Malloc((n ? n : 1) * sizeof *self->procs)) != NULL)
+        memset(self->procs, 0, (n ? n : 1) * sizeof *self->procs);
     if (!self || !self->procs) {
         PyMem_Free(a);
         Py_XDECREF(self);
@@ -213,9 +308,9 @@ static PyObject *cpu_procs_new(PyTypeObject *tp, PyObject *args, PyObject *kwarg
         self->procs[i].pid = a[i];
     PyMem_Free(a);
     int rc = kscope_cpu_begin(self->procs, n);
-    if (rc < 0) {
+    if (check_rc(rc) < 0) {
         Py_DECREF(self);
-        return raise_rc(rc);
+        return NULL;
     }
     return (PyObject *)self;
 }
@@ -224,8 +319,8 @@ static PyObject *cpu_procs_update(CpuProcsObject *self, PyObject *Py_UNUSED(igno
 {
     kscope_cpu_stats t;
     int rc = kscope_cpu_update(self->procs, self->n, &t);
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     PyObject *per = PyList_New(0);
     for (size_t i = 0; per && i < self->n; i++) {
         const kscope_cpu_proc *p = &self->procs[i];
@@ -250,7 +345,7 @@ static void cpu_procs_dealloc(CpuProcsObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     PyMem_Free(self->procs);
-    tp->tp_free(self);
+    free_object(tp, self);
     Py_DECREF(tp);
 }
 
@@ -269,8 +364,7 @@ static PyType_Slot cpu_procs_slots[] = {
 };
 
 static PyType_Spec cpu_procs_spec = {"kscope._kscope.CpuProcs", sizeof(CpuProcsObject), 0,
-                                     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
-                                     cpu_procs_slots};
+                                     Py_TPFLAGS_DEFAULT, cpu_procs_slots};
 
 /* Recorder(interval_ms=100, pids=(), no_gpu=False, capacity=0): the
  * background sampler; samples() returns dicts. */
@@ -301,17 +395,17 @@ static PyObject *recorder_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs
     o.npids = n;
     o.no_gpu = no_gpu;
     o.capacity = (size_t)capacity;
-    RecorderObject *self = (RecorderObject *)tp->tp_alloc(tp, 0);
+    RecorderObject *self = (RecorderObject *)PyType_GenericAlloc(tp, 0);
     if (!self) {
         PyMem_Free(a);
         return NULL;
     }
     int rc = kscope_recorder_start(&o, &self->rec);
     PyMem_Free(a);
-    if (rc < 0) {
+    if (check_rc(rc) < 0) {
         self->rec = NULL;
         Py_DECREF(self);
-        return raise_rc(rc);
+        return NULL;
     }
     return (PyObject *)self;
 }
@@ -348,9 +442,9 @@ static PyObject *recorder_samples(RecorderObject *self, PyObject *Py_UNUSED(igno
     for (size_t i = 0; list && i < n; i++) {
         kscope_sample s;
         int rc = kscope_recorder_read(self->rec, i, &s);
-        if (rc < 0) {
+        if (check_rc(rc) < 0) {
             Py_DECREF(list);
-            return raise_rc(rc);
+            return NULL;
         }
         PyObject *d = sample_dict(&s);
         if (!d || PyList_Append(list, d) < 0)
@@ -377,7 +471,7 @@ static void recorder_dealloc(RecorderObject *self)
         Py_BEGIN_ALLOW_THREADS kscope_recorder_free(self->rec);
         Py_END_ALLOW_THREADS
     }
-    tp->tp_free(self);
+    free_object(tp, self);
     Py_DECREF(tp);
 }
 
@@ -404,13 +498,20 @@ static PyType_Slot recorder_slots[] = {
 };
 
 static PyType_Spec recorder_spec = {"kscope._kscope.Recorder", sizeof(RecorderObject), 0,
-                                    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE, recorder_slots};
+                                    Py_TPFLAGS_DEFAULT, recorder_slots};
 
 PyMethodDef diag_functions[] = {
     {"gpu_init", fn_gpu_init, METH_NOARGS, "gpu_init() -> GPU count (pair with gpu_shutdown)"},
     {"gpu_shutdown", fn_gpu_shutdown, METH_NOARGS, "gpu_shutdown()"},
     {"gpu_name", fn_gpu_name, METH_O, "gpu_name(index) -> product name"},
     {"gpu_stats", fn_gpu_stats, METH_O, "gpu_stats(index) -> dict of the fields reported"},
+    {"gpu_probe", fn_gpu_probe, METH_NOARGS,
+     "gpu_probe() -> what the default GPU backend finds here, starting nothing"},
+    {"gpu_profiler", fn_gpu_profiler, METH_O,
+     "gpu_profiler(start) -> None: the GPU runtime's profiler start/stop"},
+    {"gpu_id", fn_gpu_id, METH_O, "gpu_id(index) -> the GPU's name (\"nv0\")"},
+    {"gpu_vendors", fn_gpu_vendors, METH_NOARGS,
+     "gpu_vendors() -> [(prefix, library, why not loaded), ...]"},
     {"gpu_process_memory", fn_gpu_process_memory, METH_VARARGS,
      "gpu_process_memory(index, pid) -> bytes"},
     {"throttle_names", fn_throttle_names, METH_O, "throttle_names(reasons) -> [name, ...]"},
@@ -420,8 +521,8 @@ PyMethodDef diag_functions[] = {
 
 int diag_exec(PyObject *m, module_state *st)
 {
-    if (!(st->cpu_procs_type = add_type(m, &cpu_procs_spec, "CpuProcs", NULL)) ||
-        !(st->recorder_type = add_type(m, &recorder_spec, "Recorder", NULL)))
+    if (!(st->cpu_procs_type = add_type(m, &cpu_procs_spec, "CpuProcs")) ||
+        !(st->recorder_type = add_type(m, &recorder_spec, "Recorder")))
         return -1;
     return 0;
 }

@@ -8,7 +8,6 @@
 
 #include "kscope-internal.h"
 
-#include <frameobject.h>
 #include <stdatomic.h>
 
 /* --------------------------------------------------------- launch metadata */
@@ -40,8 +39,9 @@ static int capture_later(const char *const *names, PyObject *const *values, int 
 {
     if (n && !kernel) {
         kscope__warn_once("tensor-capture-name",
-                          "tensor launch metadata recorded during a CUDA graph capture is left "
-                          "out: it needs a \"name\" to find its kernel");
+                          "tensor launch metadata recorded during a %s graph capture is left "
+                          "out: it needs a \"name\" to find its kernel",
+                          kscope__gpu_device_type());
         return 0;
     }
     /* A value lands where its kernel launches: under the scopes open now,
@@ -99,34 +99,37 @@ static PyObject *fn_launch_metadata(PyObject *m, PyObject *args, PyObject *kwarg
             return NULL;
     const char *names[MAX_CUSTOM];
     double values[MAX_CUSTOM];
+    PyObject *keeps = NULL; /* the names' UTF-8 copies (3.9) */
     if (custom && custom != Py_None) {
         if (!PyDict_Check(custom)) {
             PyErr_SetString(PyExc_TypeError, "custom must be a dict of name -> number");
             return NULL;
         }
-        if (PyDict_GET_SIZE(custom) > MAX_CUSTOM) {
+        if (PyDict_Size(custom) > MAX_CUSTOM) {
             PyErr_Format(PyExc_ValueError, "at most %d custom launch metrics", MAX_CUSTOM);
             return NULL;
         }
         Py_ssize_t pos = 0;
         PyObject *k, *v;
         while (PyDict_Next(custom, &pos, &k, &v)) {
-            const char *kn = utf8_of(k, "custom metric name");
-            if (!kn)
-                return NULL;
+            const char *kn = utf8_kept(k, "custom metric name", &keeps);
             int had = nlater;
             values[meta.n_custom] = 0;
-            if (number_arg(kn, v, &values[meta.n_custom], later_names, later, &nlater) < 0)
+            if (!kn || number_arg(kn, v, &values[meta.n_custom], later_names, later, &nlater) < 0) {
+                Py_XDECREF(keeps);
                 return NULL;
+            }
             if (nlater == had)
                 names[meta.n_custom++] = kn;
         }
         meta.custom_names = names;
         meta.custom_values = values;
     }
-    if (capture_later(later_names, later, nlater, meta.name) < 0)
-        return NULL;
-    return none_or_raise(kscope_launch_metadata(&meta));
+    PyObject *res = capture_later(later_names, later, nlater, meta.name) < 0
+                        ? NULL
+                        : none_or_raise(kscope_launch_metadata(&meta));
+    Py_XDECREF(keeps);
+    return res;
 }
 
 /* A launch_metadata value as a double: bool, int, float or anything with
@@ -136,7 +139,7 @@ static PyObject *fn_launch_metadata(PyObject *m, PyObject *args, PyObject *kwarg
 static int meta_number(PyObject *v, double *out)
 {
     if (PyFloat_Check(v)) {
-        *out = PyFloat_AS_DOUBLE(v);
+        *out = PyFloat_AsDouble(v);
         return 1;
     }
     if (PyLong_Check(v)) {
@@ -164,14 +167,14 @@ static _Thread_local int64_t last_launch_id;
 /* What Triton's launch_metadata function returned, as
  * kscope_launch_metadata: "name", flops8/16/32/64, "bytes", and every other
  * number as a custom metric ("function" and "stream" are Triton's, not
- * metrics; values that are not numbers are left out). 0, or -1 with an
- * exception. */
-static int metadata_from_dict(PyObject *meta_dict)
+ * metrics; values that are not numbers are left out). The names' UTF-8
+ * copies (3.9) go to the list *keeps. 0, or -1 with an exception. */
+static int metadata_read(PyObject *meta_dict, PyObject **keeps)
 {
     static const char *const flops[4] = {"flops8", "flops16", "flops32", "flops64"};
     if (!PyDict_Check(meta_dict)) {
         PyErr_Format(PyExc_TypeError, "launch metadata must be a dict, not %.100s",
-                     Py_TYPE(meta_dict)->tp_name);
+                     type_name(meta_dict));
         return -1;
     }
     kscope_launch_meta meta = {0};
@@ -184,13 +187,13 @@ static int metadata_from_dict(PyObject *meta_dict)
     Py_ssize_t pos = 0;
     PyObject *k, *v;
     while (PyDict_Next(meta_dict, &pos, &k, &v)) {
-        const char *key = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
+        const char *key = PyUnicode_Check(k) ? utf8_kept(k, "metadata key", keeps) : NULL;
         if (!key) {
             PyErr_Clear();
             continue;
         }
         if (strcmp(key, "name") == 0) {
-            if (PyUnicode_Check(v) && !(meta.name = utf8_of(v, "kernel name")))
+            if (PyUnicode_Check(v) && !(meta.name = utf8_kept(v, "kernel name", keeps)))
                 return -1;
             continue;
         }
@@ -226,20 +229,24 @@ static int metadata_from_dict(PyObject *meta_dict)
     meta.custom_names = names;
     meta.custom_values = values;
     int rc = kscope_launch_metadata(&meta);
-    if (rc < 0) {
-        raise_rc(rc);
+    if (check_rc(rc) < 0)
         return -1;
-    }
     last_launch_id = atomic_fetch_add_explicit(&launch_ids, 1, memory_order_relaxed) + 1;
     return 0;
+}
+
+/* metadata_read, its UTF-8 copies released after. */
+static int metadata_from_dict(PyObject *meta_dict)
+{
+    PyObject *keeps = NULL;
+    int rc = metadata_read(meta_dict, &keeps);
+    Py_XDECREF(keeps);
+    return rc;
 }
 
 /* The raised exception as one object, cleared (NULL if none). */
 static PyObject *take_exception(void)
 {
-#if PY_VERSION_HEX >= 0x030C0000
-    return PyErr_GetRaisedException();
-#else
     PyObject *type, *value, *tb;
     PyErr_Fetch(&type, &value, &tb);
     if (!type)
@@ -250,7 +257,6 @@ static PyObject *take_exception(void)
     Py_XDECREF(type);
     Py_XDECREF(tb);
     return value;
-#endif
 }
 
 /* launch_metadata_dict(meta): metadata_from_dict, raising. */
@@ -279,7 +285,7 @@ static PyObject *fn_triton_enter(PyObject *m, PyObject *lazy_dict)
     module_state *st = PyModule_GetState(m);
     uint32_t id = metadata_state_id();
     int in_state = id && kscope__state_enter_id(id) == 0;
-    PyObject *meta = PyObject_CallMethodNoArgs(lazy_dict, st->str_get);
+    PyObject *meta = PyObject_CallMethodObjArgs(lazy_dict, st->str_get, NULL);
     /* still in the state: reading a tensor's value (.item()) copies it
      * from the GPU, work of the metadata's, not of the scope's */
     int rc = meta ? metadata_from_dict(meta) : -1;
@@ -312,42 +318,84 @@ static PyObject *fn_take_hook_error(PyObject *m, PyObject *Py_UNUSED(ignored))
 
 #define MAX_FRAMES 256
 
-/* "file:line@function" for a frame, cached per (code, line). */
-static PyObject *frame_name(module_state *st, PyCodeObject *code, int line)
+/* A frame's attribute (f_code, f_back, co_name, ...), looked up by the
+ * interned name st->attr[i]; NULL with an exception. The limited API
+ * reads frames and code objects as Python code does. */
+static PyObject *attr(module_state *st, PyObject *o, int i)
 {
-    PyObject *key = Py_BuildValue("(Oi)", (PyObject *)code, line);
+    return PyObject_GetAttr(o, st->frame_attr[i]);
+}
+
+/* The scope name of `code` at `line`: "file:line@function", or None for a
+ * file under the skipped prefixes. Cached per (code, line); a borrowed
+ * reference (the cache keeps it, and its UTF-8), NULL with an exception. */
+static int skipped_file(module_state *st, PyObject *filename);
+
+static PyObject *frame_name(module_state *st, PyObject *code, PyObject *line)
+{
+    PyObject *key = PyTuple_Pack(2, code, line);
     if (!key)
         return NULL;
     PyObject *name = PyDict_GetItemWithError(st->frame_names, key);
-    if (name) {
+    if (name || PyErr_Occurred()) {
         Py_DECREF(key);
-        return name; /* borrowed: the dict keeps it (and its UTF-8) alive */
+        return name;
     }
-    if (PyErr_Occurred()) {
-        Py_DECREF(key);
-        return NULL;
-    }
-    name = PyUnicode_FromFormat("%U:%d@%U", code->co_filename, line, code->co_name);
-    if (!name || PyDict_SetItem(st->frame_names, key, name) < 0) {
-        Py_XDECREF(name);
-        Py_DECREF(key);
-        return NULL;
-    }
+    PyObject *file = attr(st, code, FRAME_CO_FILENAME);
+    PyObject *func = file ? attr(st, code, FRAME_CO_NAME) : NULL;
+    int skip = file && PyUnicode_Check(file) ? skipped_file(st, file) : -1;
+    if (skip == 0 && func)
+        name = PyUnicode_FromFormat("%S:%S@%S", file, line, func);
+    else if (skip == 1)
+        name = Py_NewRef(Py_None);
+    else if (!PyErr_Occurred())
+        PyErr_SetString(PyExc_TypeError, "a frame's code has no file name");
+    if (name && PyDict_SetItem(st->frame_names, key, name) < 0)
+        Py_CLEAR(name);
+    Py_XDECREF(file);
+    Py_XDECREF(func);
     Py_DECREF(key);
-    Py_DECREF(name);
-    return name;
+    Py_XDECREF(name);
+    return name; /* the dict holds it */
 }
 
 static int skipped_file(module_state *st, PyObject *filename)
 {
-    Py_ssize_t n = st->frame_skip ? PyTuple_GET_SIZE(st->frame_skip) : 0;
+    Py_ssize_t n = st->frame_skip ? PyTuple_Size(st->frame_skip) : 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        Py_ssize_t r = PyUnicode_Tailmatch(filename, PyTuple_GET_ITEM(st->frame_skip, i), 0,
+        Py_ssize_t r = PyUnicode_Tailmatch(filename, PyTuple_GetItem(st->frame_skip, i), 0,
                                            PY_SSIZE_T_MAX, -1);
         if (r != 0)
             return (int)r; /* 1 match, -1 error */
     }
     return 0;
+}
+
+/* The names of the calling Python stack's frames (borrowed), innermost
+ * first, leaving out files under the skipped prefixes; at most MAX_FRAMES.
+ * The count, or -1 with an exception. */
+static int frame_names(module_state *st, PyObject **names)
+{
+    int n = 0;
+    PyObject *f = Py_XNewRef((PyObject *)PyEval_GetFrame());
+    while (f && n < MAX_FRAMES) {
+        PyObject *code = attr(st, f, FRAME_F_CODE);
+        PyObject *line = code ? attr(st, f, FRAME_F_LINENO) : NULL;
+        PyObject *name = line ? frame_name(st, code, line) : NULL;
+        PyObject *back = name ? attr(st, f, FRAME_F_BACK) : NULL;
+        Py_XDECREF(code);
+        Py_XDECREF(line);
+        Py_DECREF(f);
+        if (!back)
+            return -1;
+        if (name != Py_None)
+            names[n++] = name;
+        f = back == Py_None ? NULL : back;
+        if (!f)
+            Py_DECREF(back);
+    }
+    Py_XDECREF(f);
+    return n;
 }
 
 /* enter_frames() -> n: enter one scope per frame of the calling Python
@@ -357,34 +405,21 @@ static PyObject *fn_enter_frames(PyObject *m, PyObject *Py_UNUSED(ignored))
 {
     module_state *st = PyModule_GetState(m);
     PyObject *names[MAX_FRAMES];
-    int n = 0;
-    PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
-    Py_XINCREF(f);
-    while (f && n < MAX_FRAMES) {
-        PyCodeObject *code = PyFrame_GetCode(f);
-        int skip = skipped_file(st, code->co_filename);
-        PyObject *name = NULL;
-        if (skip == 0)
-            name = frame_name(st, code, PyFrame_GetLineNumber(f));
-        Py_DECREF(code);
-        if (skip < 0 || (skip == 0 && !name)) {
-            Py_DECREF(f);
-            return NULL;
-        }
-        if (name)
-            names[n++] = name;
-        PyFrameObject *back = PyFrame_GetBack(f);
-        Py_DECREF(f);
-        f = back;
-    }
-    Py_XDECREF(f);
+    int n = frame_names(st, names);
+    if (n < 0)
+        return NULL;
     int entered = 0;
     for (int i = n - 1; i >= 0; i--) {
-        int rc = kscope_enter(PyUnicode_AsUTF8(names[i]));
+        PyObject *keep;
+        const char *utf8 = utf8_of(names[i], "frame name", &keep);
+        int rc = utf8 ? kscope_enter(utf8) : KSCOPE_EINVAL;
+        Py_XDECREF(keep);
         if (rc < 0) {
             while (entered-- > 0)
                 kscope_exit(NULL);
-            return raise_rc(rc);
+            if (utf8)
+                check_rc(rc);
+            return NULL;
         }
         if (rc > 0)
             break; /* not recording */
@@ -401,8 +436,8 @@ static PyObject *fn_exit_frames(PyObject *m, PyObject *arg)
         return NULL;
     for (long i = 0; i < n; i++) {
         int rc = kscope_exit(NULL);
-        if (rc < 0)
-            return raise_rc(rc);
+        if (check_rc(rc) < 0)
+            return NULL;
     }
     Py_RETURN_NONE;
 }

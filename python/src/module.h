@@ -6,7 +6,7 @@
  * The helpers that a scope's entry and exit run (utf8_of, scope_push_loc,
  * scope_pop_loc, ...) are static inline here, so every file that enters
  * scopes has its own copy and no call crosses files on that path; only
- * error paths (raise_rc) and metrics (add_metrics_dict) are calls into
+ * error paths (check_rc) and metrics (add_metrics_dict) are calls into
  * another file.
  *
  * The extension's files, by API area:
@@ -24,6 +24,15 @@
 #ifndef KSCOPE_PY_MODULE_H
 #define KSCOPE_PY_MODULE_H
 
+/* The stable ABI of CPython 3.9: one build (the cp39-abi3 wheel) loads in
+ * every CPython from 3.9. Only the limited API of 3.9 is used, and two
+ * later additions where the running Python's stable ABI has them, chosen
+ * when the module is set up: a str's own UTF-8 (3.10, str_utf8 below) and
+ * the vectorcall protocol for the scope objects' calls (3.12,
+ * has_vectorcall below). */
+#ifndef Py_LIMITED_API
+#define Py_LIMITED_API 0x03090000
+#endif
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -38,6 +47,10 @@
 
 /* ------------------------------------------------------------ module state */
 
+/* The attributes of frames and code objects that Python frames as scopes
+ * read (hooks.c), by index into module_state.frame_attr. */
+enum { FRAME_F_CODE, FRAME_F_LINENO, FRAME_F_BACK, FRAME_CO_FILENAME, FRAME_CO_NAME, FRAME_ATTRS };
+
 /* The module keeps its types in module state (multi-phase init), so it
  * holds no process-wide Python objects of its own. */
 typedef struct {
@@ -50,48 +63,129 @@ typedef struct {
     PyTypeObject *method_type;    /* __enter__/__exit__ of the scope types */
     PyTypeObject *cpu_procs_type; /* resource diagnostics */
     PyTypeObject *recorder_type;
-    PyObject *decorate;    /* kscope._wrap.decorate(scope, func) */
-    PyObject *frame_names; /* (code, line) -> "file:line@function" */
-    PyObject *frame_skip;  /* tuple of filename prefixes left out */
-    PyObject *hook_error;  /* the first exception triton_enter kept */
-    PyObject *str_get;     /* "get", interned */
+    PyObject *frame_names;             /* (code, line) -> "file:line@function", None if skipped */
+    PyObject *frame_skip;              /* tuple of filename prefixes left out */
+    PyObject *hook_error;              /* the first exception triton_enter kept */
+    PyObject *str_get;                 /* "get", interned */
+    PyObject *frame_attr[FRAME_ATTRS]; /* "f_code", ..., interned */
 } module_state;
-
-static inline module_state *state_of_type(PyTypeObject *tp)
-{
-    return (module_state *)PyType_GetModuleState(tp);
-}
 
 /* ------------------------------------------------------- errors (module.c) */
 
-/* Raise the exception for kscope error code rc with the thread's kscope
- * message; returns NULL. */
-PyObject *raise_rc(int rc);
+/* The one place kscope return codes become Python exceptions: 0 for rc >=
+ * 0 (success, a count, 1 for "nothing recorded": never an error); for a
+ * negative kscope error code, sets the exception for it with the thread's
+ * kscope message and returns -1. */
+int check_rc(int64_t rc);
 
-/* Return None for rc >= 0 (1 means "nothing recorded"), raise otherwise. */
+/* None for rc >= 0, else NULL with the exception check_rc set. */
 static inline PyObject *none_or_raise(int rc)
 {
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
 /* ----------------------------------------------------------------- helpers */
 
-/* UTF-8 of a str argument, cached inside the str; NULL with TypeError. */
-static inline const char *utf8_of(PyObject *o, const char *what)
+/* ------------------------------------------------------- the limited API */
+
+/* What 3.9's headers lack that 3.10's stable ABI has as functions. */
+#if PY_VERSION_HEX < 0x030A0000
+static inline PyObject *py_newref(PyObject *o)
 {
+    Py_INCREF(o);
+    return o;
+}
+static inline PyObject *py_xnewref(PyObject *o)
+{
+    Py_XINCREF(o);
+    return o;
+}
+#define Py_NewRef(o)  py_newref((PyObject *)(o))
+#define Py_XNewRef(o) py_xnewref((PyObject *)(o))
+#endif
+
+/* PyModule_AddObjectRef of 3.10: add `o` to module m as `name`, keeping
+ * the caller's reference. 0, or -1 with an exception. */
+static inline int add_object_ref(PyObject *m, const char *name, PyObject *o)
+{
+    Py_INCREF(o);
+    if (PyModule_AddObject(m, name, o) < 0) {
+        Py_DECREF(o);
+        return -1;
+    }
+    return 0;
+}
+
+/* A type's name, for error messages: type(o).__name__ as UTF-8 in a
+ * per-thread buffer, valid until the thread's next call (the limited API
+ * has no tp_name). Never fails ("?" when the name cannot be read). */
+const char *type_name(PyObject *o);
+
+/* PyUnicode_AsUTF8AndSize (in the stable ABI from 3.10), looked up when
+ * the module is set up if the running Python is 3.10 or newer; NULL on
+ * 3.9, whose stable ABI lends no str's UTF-8 (module.c). */
+typedef const char *(*str_utf8_fn)(PyObject *, Py_ssize_t *);
+extern str_utf8_fn str_utf8;
+
+/* The vectorcall protocol of 3.12's stable ABI (its flag, argument-count
+ * bit and function type, fixed since): set on the scope types when the
+ * running Python is 3.12 or newer (has_vectorcall, module.c), so that
+ * `with` calls __enter__ and __exit__ without an arguments tuple. */
+#define TPFLAGS_HAVE_VECTORCALL     (1UL << 11)
+#define VECTORCALL_ARGUMENTS_OFFSET ((size_t)1 << (8 * sizeof(size_t) - 1))
+#define VECTORCALL_NARGS(nargsf)    ((Py_ssize_t)((nargsf) & ~VECTORCALL_ARGUMENTS_OFFSET))
+typedef PyObject *(*vectorcall_fn)(PyObject *, PyObject *const *, size_t, PyObject *);
+extern int has_vectorcall;
+
+/* UTF-8 of a str argument; NULL with TypeError (not a str) or ValueError
+ * (a NUL inside). The pointer stays valid while the str lives and *keep is
+ * held: *keep is set to NULL when the UTF-8 is the str's own cached one
+ * (3.10 and newer: no copy), or to a new reference to a bytes copy (3.9)
+ * that the caller releases (Py_XDECREF) once done with the pointer. */
+static inline const char *utf8_of(PyObject *o, const char *what, PyObject **keep)
+{
+    *keep = NULL;
     if (!PyUnicode_Check(o)) {
-        PyErr_Format(PyExc_TypeError, "%s must be a str, not %.100s", what, Py_TYPE(o)->tp_name);
+        PyErr_Format(PyExc_TypeError, "%s must be a str, not %.100s", what, type_name(o));
         return NULL;
     }
+    const char *s;
     Py_ssize_t n;
-    const char *s = PyUnicode_AsUTF8AndSize(o, &n);
+    if (str_utf8) {
+        s = str_utf8(o, &n);
+    } else {
+        PyObject *b = PyUnicode_AsUTF8String(o);
+        if (!b || PyBytes_AsStringAndSize(b, (char **)&s, &n) < 0) {
+            Py_XDECREF(b);
+            return NULL;
+        }
+        *keep = b;
+    }
     if (s && (Py_ssize_t)strlen(s) != n) {
         PyErr_Format(PyExc_ValueError, "%s contains a NUL character", what);
+        Py_CLEAR(*keep);
         return NULL;
     }
     return s;
+}
+
+/* utf8_of for a pointer wanted beside others: a copy is appended to the
+ * list *keeps (made on the first copy; the caller releases it). */
+static inline const char *utf8_kept(PyObject *o, const char *what, PyObject **keeps)
+{
+    PyObject *keep;
+    const char *s = utf8_of(o, what, &keep);
+    if (!s || !keep)
+        return s;
+    if (!*keeps && !(*keeps = PyList_New(0))) {
+        Py_DECREF(keep);
+        return NULL;
+    }
+    int rc = PyList_Append(*keeps, keep);
+    Py_DECREF(keep);
+    return rc < 0 ? NULL : s;
 }
 
 /* A colour given as a name ("red") or as 0xRRGGBB. */
@@ -111,10 +205,12 @@ static inline int color_of(PyObject *o, uint32_t *out)
         *out = (uint32_t)v;
         return 0;
     }
-    const char *name = utf8_of(o, "colour");
+    PyObject *keep;
+    const char *name = utf8_of(o, "colour", &keep);
     if (!name)
         return -1;
     *out = kscope_color(name);
+    Py_XDECREF(keep);
     return 0;
 }
 
@@ -138,10 +234,8 @@ static inline int scope_pop_loc(kscope_loc *loc)
  * name when loc is NULL) if they fail: never open behind an exception. */
 static inline int after_enter(int rc, PyObject *metrics, kscope_loc *loc, const char *name)
 {
-    if (rc < 0) {
-        raise_rc(rc);
+    if (check_rc(rc) < 0)
         return -1;
-    }
     if (rc > 0)
         return 0;
     if (metrics && add_metrics_dict(metrics) < 0) {
@@ -195,9 +289,19 @@ extern uint32_t trace_default_color;
  * scopes and sessions do not look at it. */
 extern int max_spans_on;
 
-/* Make the type of `spec` for module m and add it to m as `name`;
- * `vectorcall`, if given, constructs instances (module.c). */
-PyTypeObject *add_type(PyObject *m, PyType_Spec *spec, const char *name, vectorcallfunc vectorcall);
+/* MAX-style spans entered while MAX's switch was on that no session
+ * recorded (scopes.c; counted under the GIL): what the exit line of
+ * kscope.tracing tells. */
+extern unsigned long max_spans_lost;
+
+/* Make the type of `spec` and add it to module m as `name` (module.c). */
+PyTypeObject *add_type(PyObject *m, PyType_Spec *spec, const char *name);
+
+/* Free the memory of an object of heap type tp (its tp_free). */
+static inline void free_object(PyTypeObject *tp, void *self)
+{
+    ((freefunc)PyType_GetSlot(tp, Py_tp_free))(self);
+}
 
 /* Each file's types, made and added to module m (state st): 0, or -1 with
  * an exception. */

@@ -16,16 +16,17 @@
  * flags and colour they pass and in how they are constructed. */
 typedef struct {
     PyObject_HEAD PyObject *name; /* str */
+    PyObject *utf8;               /* NULL, or the bytes copy loc.name points into (3.9) */
     PyObject *metrics;            /* dict or NULL */
-    kscope_loc loc;               /* name (UTF-8 inside `name`), colour, flags, interned id */
+    kscope_loc loc;               /* name (UTF-8 of `name`), colour, flags, interned id */
     int entered;                  /* scopes pushed and not yet popped by this object */
     int by_id;                    /* enter through loc (see scope_push_loc) */
     int max_span;                 /* a Trace: records only while max_spans_on */
-    vectorcallfunc vectorcall;
+    vectorcall_fn vectorcall;     /* scope_vectorcall, where the Python has vectorcall */
 } ScopeObject;
 
-static PyObject *scope_instance_call(PyObject *obj, PyObject *const *args, size_t nargsf,
-                                     PyObject *kwnames);
+static PyObject *scope_vectorcall(PyObject *obj, PyObject *const *args, size_t nargsf,
+                                  PyObject *kwnames);
 
 /* Memory of dead scope objects, kept for the next ones: `with scope(...)`
  * creates and drops one object per pass, and reusing its memory saves the
@@ -48,77 +49,49 @@ void scope_freelist_clear(void)
         PyObject_Free(scope_freelist[--scope_nfree]);
 }
 
-/* A scope's (name, metrics, color) arguments checked: the name's UTF-8,
- * metrics as a dict or NULL (None), the colour as a number. 0 or -1 with
- * an exception set. */
+/* A scope's (name, metrics, color) arguments checked: the name's UTF-8
+ * (and its copy to keep, see utf8_of), metrics as a dict or NULL (None),
+ * the colour as a number. 0 or -1 with an exception set. */
 static int scope_args(PyObject *name, PyObject **metrics, PyObject *color, const char **utf8,
-                      uint32_t *c)
+                      PyObject **keep, uint32_t *c)
 {
-    if (!(*utf8 = utf8_of(name, "scope name")))
+    if (!(*utf8 = utf8_of(name, "scope name", keep)))
         return -1;
     if (*metrics == Py_None)
         *metrics = NULL;
-    if (*metrics && !PyDict_Check(*metrics)) {
-        PyErr_Format(PyExc_TypeError, "metrics must be a dict, not %.100s",
-                     Py_TYPE(*metrics)->tp_name);
-        return -1;
-    }
     *c = 0;
-    return color_of(color, c);
-}
-
-static PyObject *scope_new_common(PyTypeObject *tp, PyObject *name, PyObject *metrics,
-                                  PyObject *color, uint32_t flags)
-{
-    const char *utf8;
-    uint32_t c;
-    if (scope_args(name, &metrics, color, &utf8, &c) < 0)
-        return NULL;
-    ScopeObject *self = scope_alloc(tp);
-    if (!self)
-        return NULL;
-    self->name = Py_NewRef(name);
-    self->metrics = metrics && PyDict_GET_SIZE(metrics) ? Py_NewRef(metrics) : NULL;
-    loc_init(&self->loc, utf8, c, flags);
-    self->entered = 0;
-    self->by_id = 0;
-    self->max_span = tp == state_of_type(tp)->trace_type;
-    self->vectorcall = scope_instance_call;
-    return (PyObject *)self;
-}
-
-/* Pick (name, second) from vectorcall arguments; second's keyword is kw2. */
-static int two_args(PyObject *const *args, size_t nargsf, PyObject *kwnames, const char *kw1,
-                    const char *kw2, PyObject **a1, PyObject **a2)
-{
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (nargs > 2) {
-        PyErr_Format(PyExc_TypeError, "takes at most 2 positional arguments (%zd given)", nargs);
-        return -1;
-    }
-    *a1 = nargs > 0 ? args[0] : NULL;
-    *a2 = nargs > 1 ? args[1] : NULL;
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    for (Py_ssize_t i = 0; i < nkw; i++) {
-        PyObject *k = PyTuple_GET_ITEM(kwnames, i);
-        PyObject **slot = PyUnicode_CompareWithASCIIString(k, kw1) == 0   ? a1
-                          : PyUnicode_CompareWithASCIIString(k, kw2) == 0 ? a2
-                                                                          : NULL;
-        if (!slot) {
-            PyErr_Format(PyExc_TypeError, "unexpected keyword argument '%U'", k);
-            return -1;
-        }
-        if (*slot) {
-            PyErr_Format(PyExc_TypeError, "argument '%U' given twice", k);
-            return -1;
-        }
-        *slot = args[nargs + i];
-    }
-    if (!*a1) {
-        PyErr_Format(PyExc_TypeError, "missing required argument '%s'", kw1);
+    if ((*metrics && !PyDict_Check(*metrics) &&
+         (PyErr_Format(PyExc_TypeError, "metrics must be a dict, not %.100s", type_name(*metrics)),
+          1)) ||
+        color_of(color, c) < 0) {
+        Py_CLEAR(*keep);
         return -1;
     }
     return 0;
+}
+
+static PyObject *scope_new_common(PyTypeObject *tp, PyObject *name, PyObject *metrics,
+                                  PyObject *color, uint32_t flags, int max_span)
+{
+    const char *utf8;
+    PyObject *keep;
+    uint32_t c;
+    if (scope_args(name, &metrics, color, &utf8, &keep, &c) < 0)
+        return NULL;
+    ScopeObject *self = scope_alloc(tp);
+    if (!self) {
+        Py_XDECREF(keep);
+        return NULL;
+    }
+    self->name = Py_NewRef(name);
+    self->utf8 = keep;
+    self->metrics = metrics && PyDict_Size(metrics) ? Py_NewRef(metrics) : NULL;
+    loc_init(&self->loc, utf8, c, flags);
+    self->entered = 0;
+    self->by_id = 0;
+    self->max_span = max_span;
+    self->vectorcall = scope_vectorcall;
+    return (PyObject *)self;
 }
 
 /*
@@ -150,6 +123,7 @@ enum { CACHE_SCOPE, CACHE_CPU_TIMED, CACHE_TRACE, CACHE_KINDS };
 static ScopeObject *scope_cache[CACHE_KINDS][SCOPE_CACHE];
 uint32_t trace_default_color; /* kscope_color("modular_purple") */
 int max_spans_on;             /* MAX's switch; set by kscope.tracing */
+unsigned long max_spans_lost;
 
 static inline ScopeObject **cache_slot(int kind, PyObject *name)
 {
@@ -170,9 +144,9 @@ static inline PyObject *cache_get(ScopeObject **slot, PyTypeObject *tp, PyObject
 
 /* Make scope(name) anew and put it in its slot. */
 static PyObject *cache_miss(ScopeObject **slot, PyTypeObject *tp, PyObject *name, uint32_t color,
-                            uint32_t flags)
+                            uint32_t flags, int max_span)
 {
-    PyObject *obj = scope_new_common(tp, name, NULL, NULL, flags);
+    PyObject *obj = scope_new_common(tp, name, NULL, NULL, flags, max_span);
     if (!obj)
         return NULL;
     ScopeObject *self = (ScopeObject *)obj;
@@ -190,7 +164,7 @@ static PyObject *cached_scope(int kind, PyTypeObject *tp, PyObject *name, uint32
 {
     ScopeObject **slot = cache_slot(kind, name);
     PyObject *obj = cache_get(slot, tp, name);
-    return obj ? obj : cache_miss(slot, tp, name, color, flags);
+    return obj ? obj : cache_miss(slot, tp, name, color, flags, kind == CACHE_TRACE);
 }
 
 /* Is cached object o (or NULL) of one of the types in `st`? */
@@ -224,95 +198,75 @@ int scope_cache_traverse(module_state *st, visitproc visit, void *arg)
 }
 
 /* The one-positional-argument call, the common one, skips argument parsing. */
-#define ONE_ARG(nargsf, kwnames) ((kwnames) == NULL && PyVectorcall_NARGS(nargsf) == 1)
-
-/* scope(name, metrics=None): the type's own vectorcall (no tuple, no dict). */
-static PyObject *scope_vectorcall(PyObject *type, PyObject *const *args, size_t nargsf,
-                                  PyObject *kwnames)
+static inline PyObject *one_arg(PyObject *args, PyObject *kwargs)
 {
-    PyTypeObject *tp = (PyTypeObject *)type;
-    if (ONE_ARG(nargsf, kwnames))
-        return cached_scope(CACHE_SCOPE, tp, args[0], 0, 0);
-    PyObject *name, *metrics;
-    if (two_args(args, nargsf, kwnames, "name", "metrics", &name, &metrics) < 0)
+    return !kwargs && PyTuple_Size(args) == 1 ? PyTuple_GetItem(args, 0) : NULL;
+}
+
+/* scope(name, metrics=None) */
+static PyObject *scope_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
+{
+    static char *kwlist[] = {"name", "metrics", NULL};
+    PyObject *name = one_arg(args, kwargs), *metrics = NULL;
+    if (name)
+        return cached_scope(CACHE_SCOPE, tp, name, 0, 0);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:scope", kwlist, &name, &metrics))
         return NULL;
-    return scope_new_common(tp, name, metrics, NULL, 0);
+    return scope_new_common(tp, name, metrics, NULL, 0, 0);
 }
 
 /* cpu_timed_scope(name, metrics=None) */
-static PyObject *cpu_timed_vectorcall(PyObject *type, PyObject *const *args, size_t nargsf,
-                                      PyObject *kwnames)
+static PyObject *cpu_timed_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
 {
-    PyTypeObject *tp = (PyTypeObject *)type;
-    if (ONE_ARG(nargsf, kwnames))
-        return cached_scope(CACHE_CPU_TIMED, tp, args[0], 0, KSCOPE_CPU_TIMED);
-    PyObject *name, *metrics;
-    if (two_args(args, nargsf, kwnames, "name", "metrics", &name, &metrics) < 0)
+    static char *kwlist[] = {"name", "metrics", NULL};
+    PyObject *name = one_arg(args, kwargs), *metrics = NULL;
+    if (name)
+        return cached_scope(CACHE_CPU_TIMED, tp, name, 0, KSCOPE_CPU_TIMED);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:cpu_timed_scope", kwlist, &name, &metrics))
         return NULL;
     /* As Proton: "cpu_time" is the scope's own metric. */
     if (metrics && PyDict_Check(metrics) && PyDict_GetItemString(metrics, "cpu_time")) {
         PyErr_SetString(PyExc_ValueError, "The metric name 'cpu_time' is reserved.");
         return NULL;
     }
-    return scope_new_common(tp, name, metrics, NULL, KSCOPE_CPU_TIMED);
+    return scope_new_common(tp, name, metrics, NULL, KSCOPE_CPU_TIMED, 0);
 }
 
 /* Trace(message, color="modular_purple") */
-static PyObject *trace_vectorcall(PyObject *type, PyObject *const *args, size_t nargsf,
-                                  PyObject *kwnames)
+static PyObject *trace_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
 {
-    PyTypeObject *tp = (PyTypeObject *)type;
-    if (ONE_ARG(nargsf, kwnames))
-        return cached_scope(CACHE_TRACE, tp, args[0], trace_default_color, 0);
-    PyObject *name, *color;
-    if (two_args(args, nargsf, kwnames, "message", "color", &name, &color) < 0)
+    static char *kwlist[] = {"message", "color", NULL};
+    PyObject *name = one_arg(args, kwargs), *color = NULL;
+    if (name)
+        return cached_scope(CACHE_TRACE, tp, name, trace_default_color, 0);
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:Trace", kwlist, &name, &color))
         return NULL;
-    PyObject *obj = scope_new_common(tp, name, NULL, color, 0);
+    PyObject *obj = scope_new_common(tp, name, NULL, color, 0, 1);
     if (obj && !color)
         ((ScopeObject *)obj)->loc.color = trace_default_color;
     return obj;
-}
-
-/* tp_new, for calls that do not go through the type's vectorcall
- * (scope.__new__(scope, "s"), copy and pickle protocols). */
-static PyObject *scope_tp_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
-{
-    PyObject *kwnames = NULL;
-    Py_ssize_t npos = PyTuple_GET_SIZE(args);
-    Py_ssize_t nkw = kwargs ? PyDict_GET_SIZE(kwargs) : 0;
-    PyObject *stack[4];
-    if (npos + nkw > 4) {
-        PyErr_SetString(PyExc_TypeError, "too many arguments");
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < npos; i++)
-        stack[i] = PyTuple_GET_ITEM(args, i);
-    if (nkw) {
-        kwnames = PyTuple_New(nkw);
-        if (!kwnames)
-            return NULL;
-        Py_ssize_t pos = 0, i = 0;
-        PyObject *k, *v;
-        while (PyDict_Next(kwargs, &pos, &k, &v)) {
-            PyTuple_SET_ITEM(kwnames, i, Py_NewRef(k));
-            stack[npos + i++] = v;
-        }
-    }
-    PyObject *res = tp->tp_vectorcall((PyObject *)tp, stack, (size_t)npos, kwnames);
-    Py_XDECREF(kwnames);
-    return res;
 }
 
 static void scope_dealloc(ScopeObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
     Py_XDECREF(self->name);
+    Py_XDECREF(self->utf8);
     Py_XDECREF(self->metrics);
     if (scope_nfree < SCOPE_FREELIST)
         scope_freelist[scope_nfree++] = self;
     else
-        tp->tp_free(self);
+        free_object(tp, self);
     Py_DECREF(tp);
+}
+
+/* Whether tp is one of the scope types (of any instance of the module),
+ * and whether it is a Trace's: told by their slots, as the limited API
+ * has no way from a type to its module. */
+static int tp_is_scope(PyTypeObject *tp)
+{
+    return (PyType_GetFlags(tp) & Py_TPFLAGS_HEAPTYPE) &&
+           PyType_GetSlot(tp, Py_tp_dealloc) == (void *)scope_dealloc;
 }
 
 static PyObject *scope_enter(ScopeObject *self, PyObject *Py_UNUSED(ignored))
@@ -323,32 +277,32 @@ static PyObject *scope_enter(ScopeObject *self, PyObject *Py_UNUSED(ignored))
     if (r < 0)
         return NULL;
     self->entered += r;
+    if (self->max_span && !r)
+        max_spans_lost++;
     return Py_NewRef(self);
 }
 
-static PyObject *scope_exit(ScopeObject *self, PyObject *const *args, Py_ssize_t nargs)
+static PyObject *scope_exit(ScopeObject *self)
 {
-    (void)args;
-    (void)nargs;
     if (self->entered <= 0)
         Py_RETURN_FALSE;
     int rc = scope_pop_loc(&self->loc);
-    if (rc < 0)
-        return raise_rc(rc); /* still open: the stack is as it was */
+    if (check_rc(rc) < 0)
+        return NULL; /* still open: the stack is as it was */
     self->entered--;
     Py_RETURN_FALSE;
 }
 
 /* Decorator use: scope("s")(func). The wrapping (sync or async, name and
- * docstring kept) is done by kscope._wrap.decorate. */
+ * docstring kept) is done by kscope._wrap.decorate (imported already when
+ * the package is: a look-up in sys.modules). */
 static PyObject *scope_decorate(ScopeObject *self, PyObject *func)
 {
-    module_state *st = state_of_type(Py_TYPE(self));
-    if (!st->decorate) {
-        PyErr_SetString(PyExc_RuntimeError, "kscope._kscope used without the kscope package");
-        return NULL;
-    }
-    return PyObject_CallFunctionObjArgs(st->decorate, (PyObject *)self, func, NULL);
+    PyObject *wrap = PyImport_ImportModule("kscope._wrap");
+    PyObject *res =
+        wrap ? PyObject_CallMethod(wrap, "decorate", "OO", (PyObject *)self, func) : NULL;
+    Py_XDECREF(wrap);
+    return res;
 }
 
 /*
@@ -360,31 +314,45 @@ static PyObject *scope_decorate(ScopeObject *self, PyObject *func)
  *   ()                          -> __enter__
  *   (exc_type, exc, traceback)  -> __exit__
  *   (func)                      -> decorator
- * So `with scope("s"):` allocates only the scope object.
+ * So `with scope("s"):` allocates no method object, and where the running
+ * Python has vectorcall in its stable ABI (3.12) no arguments tuple either
+ * (before, __exit__'s comes from CPython's free list).
  */
-static PyObject *scope_instance_call(PyObject *obj, PyObject *const *args, size_t nargsf,
-                                     PyObject *kwnames)
+static PyObject *scope_dispatch(PyObject *obj, Py_ssize_t nargs, PyObject *first, int keywords)
 {
     ScopeObject *self = (ScopeObject *)obj;
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (kwnames && PyTuple_GET_SIZE(kwnames)) {
-        PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", Py_TYPE(obj)->tp_name);
+    if (keywords) {
+        PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", type_name(obj));
         return NULL;
     }
     switch (nargs) {
     case 0:
         return scope_enter(self, NULL);
     case 3:
-        return scope_exit(self, args, nargs);
+        return scope_exit(self);
     case 1:
-        return scope_decorate(self, args[0]);
+        return scope_decorate(self, first);
     default:
         PyErr_Format(PyExc_TypeError,
                      "a %s object is called with a function to decorate (1 argument), "
                      "not %zd arguments",
-                     Py_TYPE(obj)->tp_name, nargs);
+                     type_name(obj), nargs);
         return NULL;
     }
+}
+
+static PyObject *scope_call(PyObject *obj, PyObject *args, PyObject *kwargs)
+{
+    Py_ssize_t nargs = PyTuple_Size(args);
+    return scope_dispatch(obj, nargs, nargs > 0 ? PyTuple_GetItem(args, 0) : NULL,
+                          kwargs && PyDict_Size(kwargs));
+}
+
+static PyObject *scope_vectorcall(PyObject *obj, PyObject *const *args, size_t nargsf,
+                                  PyObject *kwnames)
+{
+    Py_ssize_t nargs = VECTORCALL_NARGS(nargsf);
+    return scope_dispatch(obj, nargs, nargs > 0 ? args[0] : NULL, kwnames && PyTuple_Size(kwnames));
 }
 
 /* Trace.mark(): an instant event named like the span. */
@@ -422,7 +390,7 @@ static PyObject *scope_get_max_span(ScopeObject *self, void *Py_UNUSED(closure))
 
 static PyObject *scope_repr(ScopeObject *self)
 {
-    return PyUnicode_FromFormat("<%s %R>", Py_TYPE(self)->tp_name, self->name);
+    return PyUnicode_FromFormat("<%s %R>", type_name((PyObject *)self), self->name);
 }
 
 static PyMethodDef trace_methods[] = {
@@ -452,54 +420,47 @@ PyDoc_STRVAR(trace_doc, "Trace(message, color='modular_purple')\n--\n\n"
                         "A MAX-style span: a context manager over a coloured scope, with\n"
                         "mark() for an instant event inside it.");
 
-static PyMemberDef scope_members[] = {
+/* The instances' vectorcall function, given to the scope types only where
+ * the running Python has vectorcall (use_vectorcall); no members else. */
+static PyMemberDef scope_vectorcall_members[] = {
     {"__vectorcalloffset__", T_PYSSIZET, offsetof(ScopeObject, vectorcall), READONLY, NULL},
     {NULL, 0, 0, 0, NULL},
 };
+static PyMemberDef no_members[] = {{NULL, 0, 0, 0, NULL}};
 
 static PyType_Slot scope_slots[] = {
-    {Py_tp_new, scope_tp_new},       {Py_tp_dealloc, scope_dealloc},
-    {Py_tp_members, scope_members},  {Py_tp_getset, scope_getset},
-    {Py_tp_call, PyVectorcall_Call}, {Py_tp_repr, scope_repr},
-    {Py_tp_doc, (void *)scope_doc},  {0, NULL},
+    {Py_tp_new, scope_new},       {Py_tp_dealloc, scope_dealloc},
+    {Py_tp_getset, scope_getset}, {Py_tp_call, scope_call},
+    {Py_tp_repr, scope_repr},     {Py_tp_doc, (void *)scope_doc},
+    {Py_tp_members, no_members},  {0, NULL},
 };
 
 static PyType_Slot cpu_timed_slots[] = {
-    {Py_tp_new, scope_tp_new},          {Py_tp_dealloc, scope_dealloc},
-    {Py_tp_members, scope_members},     {Py_tp_getset, scope_getset},
-    {Py_tp_call, PyVectorcall_Call},    {Py_tp_repr, scope_repr},
-    {Py_tp_doc, (void *)cpu_timed_doc}, {0, NULL},
+    {Py_tp_new, cpu_timed_new},   {Py_tp_dealloc, scope_dealloc},
+    {Py_tp_getset, scope_getset}, {Py_tp_call, scope_call},
+    {Py_tp_repr, scope_repr},     {Py_tp_doc, (void *)cpu_timed_doc},
+    {Py_tp_members, no_members},  {0, NULL},
 };
 
 static PyType_Slot trace_slots[] = {
-    {Py_tp_new, scope_tp_new},      {Py_tp_dealloc, scope_dealloc}, {Py_tp_methods, trace_methods},
-    {Py_tp_members, scope_members}, {Py_tp_getset, scope_getset},   {Py_tp_call, PyVectorcall_Call},
-    {Py_tp_repr, scope_repr},       {Py_tp_doc, (void *)trace_doc}, {0, NULL},
+    {Py_tp_new, trace_new},         {Py_tp_dealloc, scope_dealloc}, {Py_tp_methods, trace_methods},
+    {Py_tp_getset, scope_getset},   {Py_tp_call, scope_call},       {Py_tp_repr, scope_repr},
+    {Py_tp_doc, (void *)trace_doc}, {Py_tp_members, no_members},    {0, NULL},
 };
 
-#define SCOPE_TYPE_FLAGS                                                                           \
-    (Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_HAVE_VECTORCALL)
-
-static PyType_Spec scope_spec = {"kscope._kscope.scope", sizeof(ScopeObject), 0, SCOPE_TYPE_FLAGS,
+static PyType_Spec scope_spec = {"kscope._kscope.scope", sizeof(ScopeObject), 0, Py_TPFLAGS_DEFAULT,
                                  scope_slots};
 static PyType_Spec cpu_timed_spec = {"kscope._kscope.cpu_timed_scope", sizeof(ScopeObject), 0,
-                                     SCOPE_TYPE_FLAGS, cpu_timed_slots};
-static PyType_Spec trace_spec = {"kscope._kscope.Trace", sizeof(ScopeObject), 0, SCOPE_TYPE_FLAGS,
+                                     Py_TPFLAGS_DEFAULT, cpu_timed_slots};
+static PyType_Spec trace_spec = {"kscope._kscope.Trace", sizeof(ScopeObject), 0, Py_TPFLAGS_DEFAULT,
                                  trace_slots};
 
 /* ------------------------------------------------------------- scope_method */
 
-/* __enter__ / __exit__ of the scope types (see scope_instance_call). */
+/* __enter__ / __exit__ of the scope types (see scope_call). */
 typedef struct {
     PyObject_HEAD int nargs; /* 0: __enter__, 3: __exit__ */
-    vectorcallfunc vectorcall;
 } ScopeMethodObject;
-
-static int is_scope(module_state *st, PyObject *o)
-{
-    PyTypeObject *tp = Py_TYPE(o);
-    return tp == st->scope_type || tp == st->cpu_timed_type || tp == st->trace_type;
-}
 
 /* Bound: the scope object itself. Unbound (from the class): the slot. */
 static PyObject *scope_method_get(PyObject *desc, PyObject *obj, PyObject *type)
@@ -512,26 +473,35 @@ static PyObject *scope_method_get(PyObject *desc, PyObject *obj, PyObject *type)
 
 /* Called from the class, as type(cm).__enter__(cm) or
  * type(cm).__exit__(cm, exc_type, exc, tb) (contextlib.ExitStack does). */
-static PyObject *scope_method_call(PyObject *obj, PyObject *const *args, size_t nargsf,
-                                   PyObject *kwnames)
+static PyObject *scope_method_call(PyObject *obj, PyObject *args, PyObject *kwargs)
 {
     ScopeMethodObject *desc = (ScopeMethodObject *)obj;
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    module_state *st = state_of_type(Py_TYPE(obj));
-    if (nargs != desc->nargs + 1 || !is_scope(st, args[0]) ||
-        (kwnames && PyTuple_GET_SIZE(kwnames))) {
+    Py_ssize_t nargs = PyTuple_Size(args);
+    PyObject *self = nargs > 0 ? PyTuple_GetItem(args, 0) : NULL;
+    if (nargs != desc->nargs + 1 || !tp_is_scope(Py_TYPE(self)) ||
+        (kwargs && PyDict_Size(kwargs))) {
         PyErr_Format(PyExc_TypeError, "%s takes a kscope scope%s",
                      desc->nargs ? "__exit__" : "__enter__",
                      desc->nargs ? " and (exc_type, exc, traceback)" : "");
         return NULL;
     }
-    return scope_instance_call(args[0], args + 1, (size_t)desc->nargs, NULL);
+    return desc->nargs ? scope_exit((ScopeObject *)self) : scope_enter((ScopeObject *)self, NULL);
+}
+
+/* Made only by add_scope_methods. */
+static PyObject *scope_method_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
+{
+    (void)tp;
+    (void)args;
+    (void)kwargs;
+    PyErr_SetString(PyExc_TypeError, "cannot create 'kscope._kscope.scope_method' instances");
+    return NULL;
 }
 
 static void scope_method_dealloc(PyObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
-    tp->tp_free(self);
+    free_object(tp, self);
     Py_DECREF(tp);
 }
 
@@ -541,24 +511,28 @@ static PyObject *scope_method_repr(ScopeMethodObject *self)
                                 self->nargs ? "__exit__" : "__enter__");
 }
 
-static PyMemberDef scope_method_members[] = {
-    {"__vectorcalloffset__", T_PYSSIZET, offsetof(ScopeMethodObject, vectorcall), READONLY, NULL},
-    {NULL, 0, 0, 0, NULL},
-};
-
 static PyType_Slot scope_method_slots[] = {
-    {Py_tp_dealloc, scope_method_dealloc}, {Py_tp_descr_get, scope_method_get},
-    {Py_tp_call, PyVectorcall_Call},       {Py_tp_members, scope_method_members},
-    {Py_tp_repr, scope_method_repr},       {0, NULL},
+    {Py_tp_new, scope_method_new},   {Py_tp_dealloc, scope_method_dealloc},
+    {Py_tp_call, scope_method_call}, {Py_tp_descr_get, scope_method_get},
+    {Py_tp_repr, scope_method_repr}, {0, NULL},
 };
 
 static PyType_Spec scope_method_spec = {"kscope._kscope.scope_method", sizeof(ScopeMethodObject), 0,
-                                        Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE |
-                                            Py_TPFLAGS_HAVE_VECTORCALL |
-                                            Py_TPFLAGS_DISALLOW_INSTANTIATION,
-                                        scope_method_slots};
+                                        Py_TPFLAGS_DEFAULT, scope_method_slots};
 
-/* Put __enter__ and __exit__ into a scope type's dictionary. */
+/* Give the instances of spec's type the vectorcall protocol when the
+ * running Python's stable ABI has it (see module.h). */
+static void use_vectorcall(PyType_Spec *spec)
+{
+    if (!has_vectorcall)
+        return;
+    spec->flags |= TPFLAGS_HAVE_VECTORCALL;
+    for (PyType_Slot *slot = spec->slots; slot->slot; slot++)
+        if (slot->slot == Py_tp_members)
+            slot->pfunc = scope_vectorcall_members;
+}
+
+/* Put __enter__ and __exit__ into a scope type. */
 static int add_scope_methods(PyTypeObject *method_type, PyTypeObject *tp)
 {
     static const char *const names[2] = {"__enter__", "__exit__"};
@@ -567,13 +541,11 @@ static int add_scope_methods(PyTypeObject *method_type, PyTypeObject *tp)
         if (!m)
             return -1;
         m->nargs = i ? 3 : 0;
-        m->vectorcall = scope_method_call;
-        int rc = PyDict_SetItemString(tp->tp_dict, names[i], (PyObject *)m);
+        int rc = PyObject_SetAttrString((PyObject *)tp, names[i], (PyObject *)m);
         Py_DECREF(m);
         if (rc < 0)
             return -1;
     }
-    PyType_Modified(tp);
     return 0;
 }
 
@@ -585,28 +557,33 @@ static int add_scope_methods(PyTypeObject *method_type, PyTypeObject *tp)
 typedef struct {
     PyObject_HEAD PyObject *func;
     PyObject *name;    /* str */
+    PyObject *utf8;    /* NULL, or the bytes copy loc.name points into (3.9) */
     PyObject *metrics; /* dict or NULL */
     kscope_loc loc;    /* as in ScopeObject */
     int max_span;      /* traced: records only while max_spans_on */
     PyObject *dict;
-    vectorcallfunc vectorcall;
 } ScopedFnObject;
 
-static PyObject *scoped_fn_vectorcall(PyObject *obj, PyObject *const *args, size_t nargsf,
-                                      PyObject *kwnames)
+/* types.MethodType, what a ScopedFunction binds to an instance with (a
+ * built-in type: it lives as long as the interpreter). */
+static PyObject *method_type;
+
+static PyObject *scoped_fn_call(PyObject *obj, PyObject *args, PyObject *kwargs)
 {
     ScopedFnObject *self = (ScopedFnObject *)obj;
     if (self->max_span && !max_spans_on)
-        return PyObject_Vectorcall(self->func, args, nargsf, kwnames);
+        return PyObject_Call(self->func, args, kwargs);
     int pushed = scope_push_loc(&self->loc, 1, self->metrics);
     if (pushed < 0)
         return NULL;
-    PyObject *res = PyObject_Vectorcall(self->func, args, nargsf, kwnames);
+    if (self->max_span && !pushed)
+        max_spans_lost++;
+    PyObject *res = PyObject_Call(self->func, args, kwargs);
     if (pushed) {
         int rc = scope_pop_loc(&self->loc);
-        if (rc < 0 && res) {
+        if (res && check_rc(rc) < 0) {
             Py_DECREF(res);
-            return raise_rc(rc);
+            return NULL;
         }
     }
     return res;
@@ -624,23 +601,26 @@ static PyObject *scoped_fn_new(PyTypeObject *tp, PyObject *args, PyObject *kwarg
         return NULL;
     if (!PyCallable_Check(func)) {
         PyErr_Format(PyExc_TypeError, "ScopedFunction wraps a callable, not %.100s",
-                     Py_TYPE(func)->tp_name);
+                     type_name(func));
         return NULL;
     }
     const char *utf8;
+    PyObject *keep;
     uint32_t c;
-    if (scope_args(name, &metrics, color, &utf8, &c) < 0)
+    if (scope_args(name, &metrics, color, &utf8, &keep, &c) < 0)
         return NULL;
-    ScopedFnObject *self = (ScopedFnObject *)tp->tp_alloc(tp, 0);
-    if (!self)
+    ScopedFnObject *self = (ScopedFnObject *)PyType_GenericAlloc(tp, 0);
+    if (!self) {
+        Py_XDECREF(keep);
         return NULL;
+    }
     self->func = Py_NewRef(func);
     self->name = Py_NewRef(name);
-    self->metrics = metrics && PyDict_GET_SIZE(metrics) ? Py_NewRef(metrics) : NULL;
+    self->utf8 = keep;
+    self->metrics = metrics && PyDict_Size(metrics) ? Py_NewRef(metrics) : NULL;
     loc_init(&self->loc, utf8, c, flags);
     self->max_span = max_span;
     self->dict = NULL;
-    self->vectorcall = scoped_fn_vectorcall;
     return (PyObject *)self;
 }
 
@@ -667,7 +647,8 @@ static void scoped_fn_dealloc(ScopedFnObject *self)
     PyObject_GC_UnTrack(self);
     scoped_fn_clear(self);
     Py_CLEAR(self->name);
-    tp->tp_free(self);
+    Py_CLEAR(self->utf8);
+    free_object(tp, self);
     Py_DECREF(tp);
 }
 
@@ -677,7 +658,7 @@ static PyObject *scoped_fn_descr_get(PyObject *self, PyObject *obj, PyObject *ty
     (void)type;
     if (obj == NULL || obj == Py_None)
         return Py_NewRef(self);
-    return PyMethod_New(self, obj);
+    return PyObject_CallFunctionObjArgs(method_type, self, obj, NULL);
 }
 
 static PyObject *scoped_fn_repr(ScopedFnObject *self)
@@ -685,15 +666,33 @@ static PyObject *scoped_fn_repr(ScopedFnObject *self)
     return PyUnicode_FromFormat("<kscope scoped %R of %R>", self->name, self->func);
 }
 
+/* __dict__: made on first use (functools.update_wrapper fills it). */
+static PyObject *scoped_fn_get_dict(ScopedFnObject *self, void *Py_UNUSED(closure))
+{
+    if (!self->dict && !(self->dict = PyDict_New()))
+        return NULL;
+    return Py_NewRef(self->dict);
+}
+
+static int scoped_fn_set_dict(ScopedFnObject *self, PyObject *value, void *Py_UNUSED(closure))
+{
+    if (!value || !PyDict_Check(value)) {
+        PyErr_SetString(PyExc_TypeError, "__dict__ must be set to a dict");
+        return -1;
+    }
+    Py_XDECREF(self->dict);
+    self->dict = Py_NewRef(value);
+    return 0;
+}
+
 static PyMemberDef scoped_fn_members[] = {
-    {"__vectorcalloffset__", T_PYSSIZET, offsetof(ScopedFnObject, vectorcall), READONLY, NULL},
     {"__dictoffset__", T_PYSSIZET, offsetof(ScopedFnObject, dict), READONLY, NULL},
     {"scope_name", T_OBJECT, offsetof(ScopedFnObject, name), READONLY, "The scope's name."},
     {NULL, 0, 0, 0, NULL},
 };
 
 static PyGetSetDef scoped_fn_getset[] = {
-    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL, NULL},
+    {"__dict__", (getter)scoped_fn_get_dict, (setter)scoped_fn_set_dict, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -702,7 +701,7 @@ static PyType_Slot scoped_fn_slots[] = {
     {Py_tp_dealloc, scoped_fn_dealloc},
     {Py_tp_traverse, scoped_fn_traverse},
     {Py_tp_clear, scoped_fn_clear},
-    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_call, scoped_fn_call},
     {Py_tp_descr_get, scoped_fn_descr_get},
     {Py_tp_members, scoped_fn_members},
     {Py_tp_getset, scoped_fn_getset},
@@ -714,24 +713,30 @@ static PyType_Slot scoped_fn_slots[] = {
 };
 
 static PyType_Spec scoped_fn_spec = {"kscope._kscope.ScopedFunction", sizeof(ScopedFnObject), 0,
-                                     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC |
-                                         Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_IMMUTABLETYPE |
-                                         Py_TPFLAGS_METHOD_DESCRIPTOR,
-                                     scoped_fn_slots};
+                                     Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, scoped_fn_slots};
 
 /* ------------------------------------------------------------ module setup */
 
 int scopes_exec(PyObject *m, module_state *st)
 {
     trace_default_color = kscope_color("modular_purple");
-    st->method_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &scope_method_spec, NULL);
+    if (!method_type) {
+        PyObject *types = PyImport_ImportModule("types");
+        method_type = types ? PyObject_GetAttrString(types, "MethodType") : NULL;
+        Py_XDECREF(types);
+        if (!method_type)
+            return -1;
+    }
+    use_vectorcall(&scope_spec);
+    use_vectorcall(&cpu_timed_spec);
+    use_vectorcall(&trace_spec);
+    st->method_type = (PyTypeObject *)PyType_FromSpec(&scope_method_spec);
     if (!st->method_type)
         return -1;
-    if (!(st->scope_type = add_type(m, &scope_spec, "scope", scope_vectorcall)) ||
-        !(st->cpu_timed_type =
-              add_type(m, &cpu_timed_spec, "cpu_timed_scope", cpu_timed_vectorcall)) ||
-        !(st->trace_type = add_type(m, &trace_spec, "Trace", trace_vectorcall)) ||
-        !(st->scoped_fn_type = add_type(m, &scoped_fn_spec, "ScopedFunction", NULL)))
+    if (!(st->scope_type = add_type(m, &scope_spec, "scope")) ||
+        !(st->cpu_timed_type = add_type(m, &cpu_timed_spec, "cpu_timed_scope")) ||
+        !(st->trace_type = add_type(m, &trace_spec, "Trace")) ||
+        !(st->scoped_fn_type = add_type(m, &scoped_fn_spec, "ScopedFunction")))
         return -1;
     if (add_scope_methods(st->method_type, st->scope_type) < 0 ||
         add_scope_methods(st->method_type, st->cpu_timed_type) < 0 ||

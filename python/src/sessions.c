@@ -16,18 +16,18 @@
 
 #define VEC_STACK 32
 
-/* Add a list/tuple of numbers as an int vector (all ints) or a double one. */
-static int add_vector_metric(const char *name, PyObject *seq)
+/* Add a list of numbers as an int vector (all ints) or a double one. */
+static int add_vector_metric(const char *name, PyObject *list)
 {
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-    PyObject **items = PySequence_Fast_ITEMS(seq);
+    Py_ssize_t n = PyList_Size(list);
     int all_int = 1;
     for (Py_ssize_t i = 0; i < n; i++) {
-        if (PyFloat_Check(items[i]))
+        PyObject *item = PyList_GetItem(list, i);
+        if (PyFloat_Check(item))
             all_int = 0;
-        else if (!PyLong_Check(items[i])) {
+        else if (!PyLong_Check(item)) {
             PyErr_Format(PyExc_TypeError, "metric '%s': vector element %zd is %.100s, not a number",
-                         name, i, Py_TYPE(items[i])->tp_name);
+                         name, i, type_name(item));
             return -1;
         }
     }
@@ -40,10 +40,11 @@ static int add_vector_metric(const char *name, PyObject *seq)
     }
     int rc = 0;
     for (Py_ssize_t i = 0; i < n && rc == 0; i++) {
+        PyObject *item = PyList_GetItem(list, i);
         if (all_int) {
-            ((int64_t *)buf)[i] = PyLong_AsLongLong(items[i]);
+            ((int64_t *)buf)[i] = PyLong_AsLongLong(item);
         } else {
-            ((double *)buf)[i] = PyFloat_AsDouble(items[i]);
+            ((double *)buf)[i] = PyFloat_AsDouble(item);
         }
         if (PyErr_Occurred())
             rc = -1;
@@ -51,10 +52,7 @@ static int add_vector_metric(const char *name, PyObject *seq)
     if (rc == 0) {
         int r = all_int ? kscope_metric_int_vec(name, buf, (size_t)n)
                         : kscope_metric_double_vec(name, buf, (size_t)n);
-        if (r < 0) {
-            raise_rc(r);
-            rc = -1;
-        }
+        rc = check_rc(r);
     }
     if (buf != ibuf && buf != dbuf)
         PyMem_Free(buf);
@@ -91,7 +89,7 @@ static int add_tensor_metric(PyObject *key, const char *name, PyObject *value)
     int rc = (PyLong_Check(v) || PyFloat_Check(v) || PyList_Check(v))
                  ? add_metric(key, v)
                  : (PyErr_Format(PyExc_TypeError, "metric '%s': the tensor gave %.100s", name,
-                                 Py_TYPE(v)->tp_name),
+                                 type_name(v)),
                     -1);
     Py_DECREF(v);
     return rc;
@@ -100,11 +98,22 @@ static int add_tensor_metric(PyObject *key, const char *name, PyObject *value)
 /* Add one metric to the innermost scope. Accepts int, bool, float, list or
  * tuple of numbers, str (for (pty) and (exc) metrics), and anything with
  * .item() (tensors, numpy scalars). */
+static int add_metric_named(PyObject *key, const char *name, PyObject *value);
+
 static int add_metric(PyObject *key, PyObject *value)
 {
-    const char *name = utf8_of(key, "metric name");
+    PyObject *keep;
+    const char *name = utf8_of(key, "metric name", &keep);
     if (!name)
         return -1;
+    int rc = add_metric_named(key, name, value);
+    Py_XDECREF(keep);
+    return rc;
+}
+
+/* add_metric once the name's UTF-8 is known. */
+static int add_metric_named(PyObject *key, const char *name, PyObject *value)
+{
     int r;
     if (PyLong_Check(value)) {
         long long v = PyLong_AsLongLong(value);
@@ -114,18 +123,20 @@ static int add_metric(PyObject *key, PyObject *value)
         }
         r = kscope_metric_int(name, v);
     } else if (PyFloat_Check(value)) {
-        r = kscope_metric_double(name, PyFloat_AS_DOUBLE(value));
+        r = kscope_metric_double(name, PyFloat_AsDouble(value));
     } else if (PyUnicode_Check(value)) {
-        const char *text = utf8_of(value, "metric value");
+        PyObject *keep;
+        const char *text = utf8_of(value, "metric value", &keep);
         if (!text)
             return -1;
         r = kscope_metric_str(name, text);
+        Py_XDECREF(keep);
     } else if (PyList_Check(value) || PyTuple_Check(value)) {
-        PyObject *seq = PySequence_Fast(value, "metric vector");
-        if (!seq)
+        PyObject *list = PySequence_List(value);
+        if (!list)
             return -1;
-        int rc = add_vector_metric(name, seq);
-        Py_DECREF(seq);
+        int rc = add_vector_metric(name, list);
+        Py_DECREF(list);
         return rc;
     } else if (PyObject_HasAttrString(value, "item")) {
         return add_tensor_metric(key, name, value);
@@ -133,21 +144,16 @@ static int add_metric(PyObject *key, PyObject *value)
         PyErr_Format(PyExc_TypeError,
                      "metric '%s' is %.100s; expected int, float, str, a list of numbers or "
                      "a tensor",
-                     name, Py_TYPE(value)->tp_name);
+                     name, type_name(value));
         return -1;
     }
-    if (r < 0) {
-        raise_rc(r);
-        return -1;
-    }
-    return 0;
+    return check_rc(r);
 }
 
 int add_metrics_dict(PyObject *metrics)
 {
     if (!PyDict_Check(metrics)) {
-        PyErr_Format(PyExc_TypeError, "metrics must be a dict, not %.100s",
-                     Py_TYPE(metrics)->tp_name);
+        PyErr_Format(PyExc_TypeError, "metrics must be a dict, not %.100s", type_name(metrics));
         return -1;
     }
     Py_ssize_t pos = 0;
@@ -171,8 +177,8 @@ static PyObject *fn_start(PyObject *m, PyObject *args, PyObject *kwargs)
                                      &o.trace_buffer, &o.compress))
         return NULL;
     int rc = kscope_start(&o);
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     return PyLong_FromLong(rc);
 }
 
@@ -241,8 +247,8 @@ static PyObject *fn_output_path(PyObject *m, PyObject *args)
         return NULL;
     char buf[4096];
     int rc = kscope_output_path(session, format, buf, sizeof buf);
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     return PyUnicode_DecodeFSDefault(buf);
 }
 
@@ -271,7 +277,7 @@ static PyObject *fn_data(PyObject *m, PyObject *args)
     int rc;
     Py_BEGIN_ALLOW_THREADS rc = phase < 0 ? kscope_data(session, format, &out, &len)
                                           : kscope_data_phase(session, phase, format, &out, &len);
-    Py_END_ALLOW_THREADS if (rc < 0) return raise_rc(rc);
+    Py_END_ALLOW_THREADS if (check_rc(rc) < 0) return NULL;
     PyObject *res = PyBytes_FromStringAndSize(out, (Py_ssize_t)len);
     kscope_free(out);
     return res;
@@ -288,8 +294,8 @@ static PyObject *fn_run_facts(PyObject *m, PyObject *arg)
     char *out = NULL;
     size_t len = 0;
     int rc = kscope__run_facts_text(session, &out, &len);
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     PyObject *res = PyUnicode_DecodeUTF8(out, (Py_ssize_t)len, "replace");
     free(out);
     return res;
@@ -303,10 +309,10 @@ static PyObject *fn_save_run_facts(PyObject *m, PyObject *args)
     Py_ssize_t len;
     if (!PyArg_ParseTuple(args, "O&s#:save_run_facts", PyUnicode_FSConverter, &path, &text, &len))
         return NULL;
-    int rc = kscope__run_facts_save(PyBytes_AS_STRING(path), text, (size_t)len);
+    int rc = kscope__run_facts_save(PyBytes_AsString(path), text, (size_t)len);
     Py_DECREF(path);
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -319,7 +325,7 @@ static PyObject *fn_advance_phase(PyObject *m, PyObject *arg)
         return NULL;
     int rc;
     Py_BEGIN_ALLOW_THREADS rc = kscope_advance_phase(session);
-    Py_END_ALLOW_THREADS if (rc < 0) return raise_rc(rc);
+    Py_END_ALLOW_THREADS if (check_rc(rc) < 0) return NULL;
     return PyLong_FromLong(rc);
 }
 
@@ -331,8 +337,8 @@ static PyObject *fn_phase_complete(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "ii:phase_complete", &session, &phase))
         return NULL;
     int rc = kscope_phase_complete(session, phase);
-    if (rc < 0)
-        return raise_rc(rc);
+    if (check_rc(rc) < 0)
+        return NULL;
     return PyBool_FromLong(rc);
 }
 
@@ -353,8 +359,8 @@ static PyObject *fn_dropped(PyObject *m, PyObject *arg)
     if (session == -1 && PyErr_Occurred())
         return NULL;
     int64_t n = kscope_dropped(session);
-    if (n < 0)
-        return raise_rc((int)n);
+    if (check_rc(n) < 0)
+        return NULL;
     return PyLong_FromLongLong(n);
 }
 
@@ -368,13 +374,17 @@ static PyObject *fn_enter(PyObject *m, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OIO:enter", kwlist, &name, &color, &flags,
                                      &metrics))
         return NULL;
-    const char *utf8 = utf8_of(name, "scope name");
+    PyObject *keep;
+    const char *utf8 = utf8_of(name, "scope name", &keep);
     uint32_t c;
-    if (!utf8 || color_of(color, &c) < 0)
+    if (!utf8 || color_of(color, &c) < 0) {
+        Py_XDECREF(keep);
         return NULL;
+    }
     if (metrics == Py_None)
         metrics = NULL;
     int r = scope_push(utf8, c, flags, metrics);
+    Py_XDECREF(keep);
     if (r < 0)
         return NULL;
     return PyBool_FromLong(r);
@@ -388,11 +398,13 @@ static PyObject *fn_exit(PyObject *m, PyObject *args)
     if (!PyArg_ParseTuple(args, "|O:exit", &name))
         return NULL;
     const char *utf8 = NULL;
-    if (name && name != Py_None && !(utf8 = utf8_of(name, "scope name")))
+    PyObject *keep = NULL;
+    if (name && name != Py_None && !(utf8 = utf8_of(name, "scope name", &keep)))
         return NULL;
     int rc = kscope_exit(utf8);
-    if (rc < 0)
-        return raise_rc(rc);
+    Py_XDECREF(keep);
+    if (check_rc(rc) < 0)
+        return NULL;
     return PyBool_FromLong(rc == 0);
 }
 
@@ -406,16 +418,15 @@ static _Thread_local struct {
 static int64_t manual_next_id; /* guarded by the GIL */
 
 /* Keyword arguments of enter_scope/exit_scope: only these names. */
-static int manual_kwargs(PyObject *const *kwvalues, PyObject *kwnames, PyObject **triton_op,
-                         PyObject **metrics)
+static int manual_kwargs(PyObject *kwargs, PyObject **triton_op, PyObject **metrics)
 {
-    Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-    for (Py_ssize_t i = 0; i < nkw; i++) {
-        PyObject *k = PyTuple_GET_ITEM(kwnames, i);
+    Py_ssize_t pos = 0;
+    PyObject *k, *v;
+    while (PyDict_Next(kwargs, &pos, &k, &v)) {
         if (PyUnicode_CompareWithASCIIString(k, "triton_op") == 0)
-            *triton_op = kwvalues[i];
+            *triton_op = v;
         else if (metrics && PyUnicode_CompareWithASCIIString(k, "metrics") == 0)
-            *metrics = kwvalues[i];
+            *metrics = v;
         else {
             PyErr_Format(PyExc_TypeError, "unexpected keyword argument '%U'", k);
             return -1;
@@ -426,26 +437,28 @@ static int manual_kwargs(PyObject *const *kwvalues, PyObject *kwnames, PyObject 
 
 /* enter_scope(name, *, triton_op=False, metrics=None) -> id (-1: not
  * recorded). triton_op is accepted for Proton compatibility. */
-static PyObject *fn_enter_scope(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
-                                PyObject *kwnames)
+static PyObject *fn_enter_scope(PyObject *m, PyObject *args, PyObject *kwargs)
 {
     (void)m;
     PyObject *triton_op = NULL, *metrics = NULL;
+    Py_ssize_t nargs = PyTuple_Size(args);
     if (nargs != 1) {
         PyErr_Format(PyExc_TypeError, "enter_scope() takes 1 positional argument (%zd given)",
                      nargs);
         return NULL;
     }
-    if (kwnames && manual_kwargs(args + nargs, kwnames, &triton_op, &metrics) < 0)
+    if (kwargs && manual_kwargs(kwargs, &triton_op, &metrics) < 0)
         return NULL;
     if (manual.n >= MANUAL_MAX) {
         PyErr_Format(PyExc_RecursionError, "more than %d scopes opened by enter_scope", MANUAL_MAX);
         return NULL;
     }
-    const char *name = utf8_of(args[0], "scope name");
+    PyObject *keep;
+    const char *name = utf8_of(PyTuple_GetItem(args, 0), "scope name", &keep);
     if (!name)
         return NULL;
     int pushed = scope_push(name, 0, 0, metrics == Py_None ? NULL : metrics);
+    Py_XDECREF(keep);
     if (pushed < 0)
         return NULL;
     int64_t id = pushed ? ++manual_next_id : 0;
@@ -456,23 +469,24 @@ static PyObject *fn_enter_scope(PyObject *m, PyObject *const *args, Py_ssize_t n
 /* exit_scope(name=None, *, triton_op=False, metrics=None) -> the id
  * enter_scope gave. A name that is not the innermost scope's raises
  * ValueError naming both and leaves the scope open; metrics land on the
- * scope left (added just before it is left, once its name is checked). */
-static PyObject *fn_exit_scope(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
-                               PyObject *kwnames)
+ * scope left (added just before it is left, once its name is checked).
+ * The name's UTF-8 copy (3.9) is left in *keep for the caller to release. */
+static PyObject *exit_scope_kept(PyObject *args, PyObject *kwargs, PyObject **keep)
 {
-    (void)m;
     PyObject *triton_op = NULL, *metrics = NULL;
+    Py_ssize_t nargs = PyTuple_Size(args);
     if (nargs > 1) {
         PyErr_Format(PyExc_TypeError,
                      "exit_scope() takes at most 1 positional argument (%zd given)", nargs);
         return NULL;
     }
-    if (kwnames && manual_kwargs(args + nargs, kwnames, &triton_op, &metrics) < 0)
+    if (kwargs && manual_kwargs(kwargs, &triton_op, &metrics) < 0)
         return NULL;
     if (metrics == Py_None)
         metrics = NULL;
     const char *name = NULL;
-    if (nargs == 1 && args[0] != Py_None && !(name = utf8_of(args[0], "scope name")))
+    PyObject *arg = nargs == 1 ? PyTuple_GetItem(args, 0) : Py_None;
+    if (arg != Py_None && !(name = utf8_of(arg, "scope name", keep)))
         return NULL;
     if (manual.n == 0) {
         PyErr_Format(PyExc_ValueError,
@@ -482,18 +496,35 @@ static PyObject *fn_exit_scope(PyObject *m, PyObject *const *args, Py_ssize_t na
     }
     int64_t id = manual.id[manual.n - 1];
     if (id && metrics) {
-        if (name && !kscope__innermost_is(name))
-            return raise_rc(kscope_exit(name)); /* the mismatch, named */
+        /* the recorder's innermost (kscope run's libkscope.so's, when this
+         * copy hands its calls over), checked before metrics land on it */
+        const char *top = kscope_innermost();
+        if (name && !top) {
+            PyErr_Format(PyExc_ValueError, "exit of scope '%s' but no scope is open on this thread",
+                         name);
+            return NULL;
+        }
+        if (name && strcmp(top, name) != 0) {
+            PyErr_Format(PyExc_ValueError,
+                         "exit of scope '%s' does not match the innermost scope '%s'", name, top);
+            return NULL;
+        }
         if (add_metrics_dict(metrics) < 0)
             return NULL;
     }
-    if (id) {
-        int rc = kscope_exit(name);
-        if (rc < 0)
-            return raise_rc(rc);
-    }
+    if (id && check_rc(kscope_exit(name)) < 0)
+        return NULL;
     manual.n--;
     return PyLong_FromLongLong(id ? id : -1);
+}
+
+static PyObject *fn_exit_scope(PyObject *m, PyObject *args, PyObject *kwargs)
+{
+    (void)m;
+    PyObject *keep = NULL;
+    PyObject *res = exit_scope_kept(args, kwargs, &keep);
+    Py_XDECREF(keep);
+    return res;
 }
 
 static PyObject *fn_depth(PyObject *m, PyObject *Py_UNUSED(ignored))
@@ -513,12 +544,14 @@ static PyObject *fn_add_metrics(PyObject *m, PyObject *metrics)
 static PyObject *fn_state_enter(PyObject *m, PyObject *name)
 {
     (void)m;
-    const char *utf8 = utf8_of(name, "state name");
+    PyObject *keep;
+    const char *utf8 = utf8_of(name, "state name", &keep);
     if (!utf8)
         return NULL;
     int rc = kscope_state_enter(utf8);
-    if (rc < 0)
-        return raise_rc(rc);
+    Py_XDECREF(keep);
+    if (check_rc(rc) < 0)
+        return NULL;
     return PyBool_FromLong(rc == 0);
 }
 
@@ -531,10 +564,13 @@ static PyObject *fn_state_exit(PyObject *m, PyObject *Py_UNUSED(ignored))
 static PyObject *fn_mark(PyObject *m, PyObject *name)
 {
     (void)m;
-    const char *utf8 = utf8_of(name, "mark name");
+    PyObject *keep;
+    const char *utf8 = utf8_of(name, "mark name", &keep);
     if (!utf8)
         return NULL;
-    return none_or_raise(kscope_mark(utf8));
+    int rc = kscope_mark(utf8);
+    Py_XDECREF(keep);
+    return none_or_raise(rc);
 }
 
 static PyObject *fn_step(PyObject *m, PyObject *Py_UNUSED(ignored))
@@ -556,6 +592,20 @@ static PyObject *fn_max_spans(PyObject *m, PyObject *Py_UNUSED(ignored))
     return PyBool_FromLong(max_spans_on);
 }
 
+/* max_spans_lost(reset=False) -> MAX-style spans no session recorded
+ * (module.h); reset sets the count back to 0 (a forked child's own). */
+static PyObject *fn_max_spans_lost(PyObject *m, PyObject *args)
+{
+    (void)m;
+    int reset = 0;
+    if (!PyArg_ParseTuple(args, "|p:max_spans_lost", &reset))
+        return NULL;
+    unsigned long n = max_spans_lost;
+    if (reset)
+        max_spans_lost = 0;
+    return PyLong_FromUnsignedLong(n);
+}
+
 static PyObject *fn_set_max_spans(PyObject *m, PyObject *on)
 {
     (void)m;
@@ -572,15 +622,17 @@ static PyObject *fn_set_profiling(PyObject *m, PyObject *level)
     (void)m;
     long v;
     if (PyUnicode_Check(level)) {
-        const char *s = utf8_of(level, "profiling level");
+        PyObject *keep;
+        const char *s = utf8_of(level, "profiling level", &keep);
         if (!s)
             return NULL;
         v = kscope_parse_profiling(s);
-        if (v < 0) {
+        if (v < 0)
             PyErr_Format(PyExc_ValueError, "profiling level '%s' is not one of off, on, detailed",
                          s);
+        Py_XDECREF(keep);
+        if (v < 0)
             return NULL;
-        }
     } else {
         v = PyLong_AsLong(level);
         if (v == -1 && PyErr_Occurred())
@@ -651,9 +703,9 @@ PyMethodDef session_functions[] = {
      "enter(name, color=None, flags=0, metrics=None) -> True if recorded"},
     {"exit", fn_exit, METH_VARARGS, "exit(name=None) -> True if a scope was left"},
     {"depth", fn_depth, METH_NOARGS, "depth() -> scopes open on this thread"},
-    {"enter_scope", (PyCFunction)(void (*)(void))fn_enter_scope, METH_FASTCALL | METH_KEYWORDS,
+    {"enter_scope", (PyCFunction)(void (*)(void))fn_enter_scope, METH_VARARGS | METH_KEYWORDS,
      "enter_scope(name, *, triton_op=False, metrics=None) -> id (-1: not recorded)"},
-    {"exit_scope", (PyCFunction)(void (*)(void))fn_exit_scope, METH_FASTCALL | METH_KEYWORDS,
+    {"exit_scope", (PyCFunction)(void (*)(void))fn_exit_scope, METH_VARARGS | METH_KEYWORDS,
      "exit_scope(name=None, *, triton_op=False, metrics=None) -> id of the scope left"},
     {"add_metrics", fn_add_metrics, METH_O, "add_metrics(dict): on the innermost scope"},
     {"state_enter", fn_state_enter, METH_O, "state_enter(name)"},
@@ -664,6 +716,8 @@ PyMethodDef session_functions[] = {
     {"set_profiling", fn_set_profiling, METH_O, "set_profiling(level)"},
     {"max_spans", fn_max_spans, METH_NOARGS, "max_spans() -> MAX's switch (Trace, traced, Tracer)"},
     {"set_max_spans", fn_set_max_spans, METH_O, "set_max_spans(on)"},
+    {"max_spans_lost", fn_max_spans_lost, METH_VARARGS,
+     "max_spans_lost(reset=False) -> MAX-style spans entered that no session recorded"},
     {"color", fn_color, METH_O, "color(name) -> 0xRRGGBB"},
     {"formats", fn_formats, METH_NOARGS,
      "formats() -> [(name, kind, extensions), ...]: the formats sessions write and kscope reads"},

@@ -12,37 +12,48 @@
  * names are kept so mark() can name the instant after the top span. */
 typedef struct {
     PyObject_HEAD kscope_tracer t;
-    PyObject *names;      /* list: one entry (str or None) per level */
-    unsigned long thread; /* the creating thread: its scope stack holds ours */
+    PyObject *names;                    /* list per level: the message, or None
+                                           where MAX pushes None (no message,
+                                           switch off) */
+    uint32_t colors[KSCOPE_TRACER_MAX]; /* per level */
+    unsigned long thread;               /* the creating thread: its scope stack holds ours */
 } TracerObject;
 
 static int tracer_push_one(TracerObject *self, PyObject *message, PyObject *color)
 {
     uint32_t c = 0;
     const char *name = NULL;
-    if (message && message != Py_None && !(name = utf8_of(message, "message")))
+    PyObject *keep = NULL;
+    if (message && message != Py_None && !(name = utf8_of(message, "message", &keep)))
         return -1;
-    if (color_of(color, &c) < 0)
+    if (color_of(color, &c) < 0) {
+        Py_XDECREF(keep);
         return -1;
+    }
     if (!color || color == Py_None)
         c = trace_default_color;
-    int rc;
-    if (name && max_spans_on) {
+    int rc = 0, full = 0, span = name && max_spans_on;
+    if (self->t.depth < KSCOPE_TRACER_MAX)
+        self->colors[self->t.depth] = c;
+    if (span) {
         rc = kscope_tracer_push(&self->t, name, c);
+        if (rc == 0 && !self->t.real[self->t.depth - 1])
+            max_spans_lost++;
     } else if (self->t.depth < KSCOPE_TRACER_MAX) {
         /* No message or MAX's switch off: a placeholder level, as MAX
          * pushes None. */
         self->t.real[self->t.depth++] = 0;
-        rc = 0;
     } else {
+        full = 1;
+    }
+    Py_XDECREF(keep);
+    if (full) {
         PyErr_Format(PyExc_RecursionError, "tracer holds %d spans already", KSCOPE_TRACER_MAX);
         return -1;
     }
-    if (rc < 0) {
-        raise_rc(rc);
+    if (check_rc(rc) < 0)
         return -1;
-    }
-    return PyList_Append(self->names, message ? message : Py_None);
+    return PyList_Append(self->names, span ? message : Py_None);
 }
 
 static int tracer_pop_one(TracerObject *self)
@@ -52,10 +63,10 @@ static int tracer_pop_one(TracerObject *self)
         if (rc == KSCOPE_EEMPTY)
             PyErr_SetString(PyExc_IndexError, "pop from an empty Tracer");
         else
-            raise_rc(rc);
+            check_rc(rc);
         return -1;
     }
-    Py_ssize_t n = PyList_GET_SIZE(self->names);
+    Py_ssize_t n = PyList_Size(self->names);
     return n > 0 ? PyList_SetSlice(self->names, n - 1, n, NULL) : 0;
 }
 
@@ -65,7 +76,7 @@ static PyObject *tracer_new(PyTypeObject *tp, PyObject *args, PyObject *kwargs)
     PyObject *message = NULL, *color = NULL;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:Tracer", kwlist, &message, &color))
         return NULL;
-    TracerObject *self = (TracerObject *)tp->tp_alloc(tp, 0);
+    TracerObject *self = (TracerObject *)PyType_GenericAlloc(tp, 0);
     if (!self)
         return NULL;
     kscope_tracer_init(&self->t);
@@ -111,25 +122,27 @@ static PyObject *tracer_next(TracerObject *self, PyObject *args, PyObject *kwarg
 static PyObject *tracer_cleanup(TracerObject *self, PyObject *Py_UNUSED(ignored))
 {
     int rc = kscope_tracer_cleanup(&self->t);
-    if (PyList_SetSlice(self->names, 0, PyList_GET_SIZE(self->names), NULL) < 0)
+    if (PyList_SetSlice(self->names, 0, PyList_Size(self->names), NULL) < 0)
         return NULL;
     return none_or_raise(rc);
 }
 
 static PyObject *tracer_mark(TracerObject *self, PyObject *Py_UNUSED(ignored))
 {
-    Py_ssize_t n = PyList_GET_SIZE(self->names);
+    Py_ssize_t n = PyList_Size(self->names);
     if (n == 0 || self->t.depth == 0) {
         PyErr_SetString(PyExc_AssertionError, "stack underflow in Tracer.mark()");
         return NULL;
     }
-    PyObject *top = PyList_GET_ITEM(self->names, n - 1);
+    PyObject *top = PyList_GetItem(self->names, n - 1);
     if (top == Py_None || !self->t.real[self->t.depth - 1])
         Py_RETURN_NONE; /* a placeholder: nothing to mark */
-    const char *name = utf8_of(top, "message");
+    PyObject *keep;
+    const char *name = utf8_of(top, "message", &keep);
     if (!name)
         return NULL;
     int rc = kscope_tracer_mark(&self->t, name);
+    Py_XDECREF(keep);
     if (rc == KSCOPE_EEMPTY) {
         PyErr_SetString(PyExc_AssertionError, "stack underflow in Tracer.mark()");
         return NULL;
@@ -157,6 +170,31 @@ static PyObject *tracer_get_depth(TracerObject *self, void *Py_UNUSED(closure))
     return PyLong_FromLong(self->t.depth);
 }
 
+/* trace_stack: MAX's list, one entry per level: a Trace of the level's
+ * message and colour, or None where MAX pushes None. A new list (a
+ * snapshot: changing it changes no span). */
+static PyObject *tracer_get_trace_stack(TracerObject *self, void *Py_UNUSED(closure))
+{
+    PyObject *mod = PyImport_ImportModule("kscope._kscope");
+    PyObject *trace = mod ? PyObject_GetAttrString(mod, "Trace") : NULL;
+    Py_XDECREF(mod);
+    Py_ssize_t n = trace ? PyList_Size(self->names) : -1;
+    PyObject *list = n >= 0 ? PyList_New(0) : NULL;
+    for (Py_ssize_t i = 0; list && i < n; i++) {
+        PyObject *name = PyList_GetItem(self->names, i);
+        PyObject *entry =
+            name == Py_None ? Py_NewRef(Py_None)
+            : i < KSCOPE_TRACER_MAX
+                ? PyObject_CallFunction(trace, "Ok", name, (unsigned long)self->colors[i])
+                : NULL;
+        if (!entry || PyList_Append(list, entry) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(entry);
+    }
+    Py_XDECREF(trace);
+    return list;
+}
+
 /* Closing what is still open when the tracer dies must not raise, and the
  * garbage collector may run this at any point of any thread: only the
  * creating thread closes spans, each by name, stopping at the first that
@@ -167,12 +205,15 @@ static void tracer_finalize(TracerObject *self)
         return;
     PyObject *et, *ev, *tb;
     PyErr_Fetch(&et, &ev, &tb);
-    while (self->t.depth > 0 && PyList_GET_SIZE(self->names) >= self->t.depth) {
+    while (self->t.depth > 0 && PyList_Size(self->names) >= self->t.depth) {
         int i = self->t.depth - 1;
-        PyObject *name = PyList_GET_ITEM(self->names, i);
+        PyObject *name = PyList_GetItem(self->names, i);
         if (self->t.real[i]) {
-            const char *utf8 = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
-            if (!utf8 || kscope_exit(utf8) < 0)
+            PyObject *keep = NULL;
+            const char *utf8 = name ? utf8_of(name, "message", &keep) : NULL;
+            int rc = utf8 ? kscope_exit(utf8) : -1;
+            Py_XDECREF(keep);
+            if (rc < 0)
                 break;
         }
         self->t.depth--;
@@ -194,14 +235,16 @@ static int tracer_clear(TracerObject *self)
     return 0;
 }
 
+/* The finalizer runs here when the last reference goes (the garbage
+ * collector runs it first for a tracer in a cycle; a second run finds
+ * nothing left to close). */
 static void tracer_dealloc(TracerObject *self)
 {
     PyTypeObject *tp = Py_TYPE(self);
-    if (PyObject_CallFinalizerFromDealloc((PyObject *)self) < 0)
-        return;
     PyObject_GC_UnTrack(self);
+    tracer_finalize(self);
     tracer_clear(self);
-    tp->tp_free(self);
+    free_object(tp, self);
     Py_DECREF(tp);
 }
 
@@ -222,6 +265,8 @@ static PyMethodDef tracer_methods[] = {
 
 static PyGetSetDef tracer_getset[] = {
     {"depth", (getter)tracer_get_depth, NULL, "Spans (and placeholders) on the stack.", NULL},
+    {"trace_stack", (getter)tracer_get_trace_stack, NULL,
+     "MAX's stack: a Trace per span, None per placeholder (a snapshot).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
@@ -238,12 +283,11 @@ static PyType_Slot tracer_slots[] = {
     {0, NULL},
 };
 
-static PyType_Spec tracer_spec = {
-    "kscope._kscope.Tracer", sizeof(TracerObject), 0,
-    Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE, tracer_slots};
+static PyType_Spec tracer_spec = {"kscope._kscope.Tracer", sizeof(TracerObject), 0,
+                                  Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC, tracer_slots};
 
 int tracer_exec(PyObject *m, module_state *st)
 {
-    st->tracer_type = add_type(m, &tracer_spec, "Tracer", NULL);
+    st->tracer_type = add_type(m, &tracer_spec, "Tracer");
     return st->tracer_type ? 0 : -1;
 }

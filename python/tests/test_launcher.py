@@ -138,6 +138,39 @@ def test_missing_script_and_usage(tmp_path):
     assert r.returncode == 2 and "invalid choice" in r.stderr
 
 
+def run_proton(args, cwd):
+    return subprocess.run([sys.executable, "-m", "kscope.proton", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_proton_module_path_runs_a_script_with_protons_options(tmp_path, script):
+    """`python -m triton.profiler.proton -n NAME -c shadow -d tree -k triton
+    script.py ARGS` with the module path replaced."""
+    r = run_proton(["-n", "pr", "-b", "cupti", "-c", "shadow", "-d", "tree", str(script), "a"],
+                   tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "argv=a" in r.stdout and "name=__main__" in r.stdout
+    root = json.loads((tmp_path / "pr.hatchet").read_text())[0]
+    assert [c["frame"]["name"] for c in root["children"]] == ["script_scope"]
+    r = run_proton(["-n", "prt", "-d", "trace", str(script)], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "prt.chrome_trace").exists()
+
+
+def test_proton_module_path_usage_and_refusals(tmp_path, script):
+    r = run_proton(["--help"], tmp_path)
+    assert r.returncode == 0 and "usage: python -m kscope.proton [options] script.py" in r.stdout
+    r = run_proton([], tmp_path)
+    assert r.returncode == 2 and "python -m kscope.proton [options] script.py" in r.stderr
+    # Proton's other backends parse as in Proton, then one line says why not
+    for backend in ("roctracer", "instrumentation"):
+        r = run_proton(["-n", "x", "-b", backend, str(script)], tmp_path)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr.count("\n") == 1 and f"backend '{backend}'" in r.stderr, r.stderr
+        assert r.stderr.startswith("python -m kscope.proton: ")
+    assert not (tmp_path / "x.hatchet").exists()
+
+
 def test_sample_option(tmp_path, script):
     r = run(["-n", "s", "--sample", "step:on=1,every=2", str(script)], tmp_path)
     assert r.returncode == 0, r.stderr
@@ -194,6 +227,58 @@ def test_under_kscope_run(tmp_path):
     facts = json.loads((tmp_path / (outputs[0] + ".meta.json")).read_text())
     assert facts["command"] == f"{sys.executable} s.py x"
     assert facts["process"] == f"{sys.executable} -m kscope s.py x"
+
+
+MANUAL_SCOPES = textwrap.dedent("""
+    import kscope
+    kscope.start("ignored")
+    kscope.enter_scope("outer")
+    kscope.enter_scope("inner")
+    kscope.exit_scope("inner", metrics={"tokens": 7})
+    try:
+        kscope.exit_scope("wrong", metrics={"b": 1})
+    except ValueError as e:
+        print("mismatch: %s" % e)
+    kscope.exit_scope("outer", metrics={"flops": 3})
+    print("depth=%d" % kscope._kscope.depth())
+    kscope.finalize()
+""")
+
+
+def check_manual_scopes(r, hatchet):
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "success" not in r.stdout + r.stderr
+    assert ("mismatch: exit of scope 'wrong' does not match the innermost scope 'outer'"
+            in r.stdout), r.stdout
+    assert "depth=0" in r.stdout
+    root = json.loads(hatchet.read_text())[0]
+    [outer] = [c for c in root["children"] if c["frame"]["name"] == "outer"]
+    [inner] = [c for c in outer["children"] if c["frame"]["name"] == "inner"]
+    assert outer["metrics"]["flops"] == 3 and "b" not in outer["metrics"]
+    assert inner["metrics"]["tokens"] == 7
+
+
+def test_exit_scope_with_metrics_under_kscope_run(tmp_path):
+    """exit_scope(name, metrics=...) checks the name against kscope run's
+    recorder (this copy hands its calls over): metrics land, a wrong name
+    is refused naming both scopes, and Python and the recorder agree on
+    what is open afterwards."""
+    cli = kscope_cli()
+    if cli is None:
+        pytest.skip("no kscope command line built (build-debug/kscope, build/kscope or KSCOPE_CLI)")
+    (tmp_path / "m.py").write_text(MANUAL_SCOPES)
+    r = subprocess.run([cli, "run", "-n", "prof", "-o", str(tmp_path), "--", sys.executable,
+                        "m.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    outputs = [f for f in os.listdir(tmp_path) if f.endswith(".hatchet")]
+    assert len(outputs) == 1, (os.listdir(tmp_path), r.stdout + r.stderr)
+    check_manual_scopes(r, tmp_path / outputs[0])
+
+
+def test_exit_scope_with_metrics_run_directly(tmp_path):
+    (tmp_path / "m.py").write_text(MANUAL_SCOPES)
+    r = subprocess.run([sys.executable, "m.py"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=120)
+    check_manual_scopes(r, tmp_path / "ignored.hatchet")
 
 
 def test_unannotated_script_writes_an_empty_profile_view_shows(tmp_path):

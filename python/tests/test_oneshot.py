@@ -73,8 +73,9 @@ def test_oneshot_records_only_inside(tmp_path):
 
 
 def test_bad_top_n():
-    with pytest.raises(ValueError, match="top_n"):
-        kscope.OneShotCapture(top_n=0)
+    for bad in (-1, 1.5, "3", True):
+        with pytest.raises(ValueError, match="top_n"):
+            kscope.OneShotCapture(top_n=bad)
 
 
 def test_kernel_table_from_a_tree():

@@ -1,8 +1,11 @@
 """Proton's API as Proton has it: session ids, errors, metric values and
 their placement, exit_scope(metrics=), the proton knobs."""
+import os
+
 import pytest
 
 import kscope
+from kscope import _kscope
 
 from conftest import child, path, tree
 
@@ -79,6 +82,34 @@ def test_exit_scope_with_wrong_name_adds_no_metrics(session):
         kscope.exit_scope("wrong", metrics={"b": 1.0})
     kscope.exit_scope("outer")
     assert "b" not in child(tree(sid), "outer")["metrics"]
+
+
+def test_exit_scope_with_metrics_when_the_recorder_has_none_open(session):
+    kscope.enter_scope("a")
+    _kscope.exit()  # left behind enter_scope's back
+    with pytest.raises(ValueError, match="exit of scope 'a' but no scope is open"):
+        kscope.exit_scope("a", metrics={"b": 1})
+    _kscope.enter("a")  # both sides agree again: the scope is left once
+    kscope.exit_scope("a")
+    assert _kscope.depth() == 0
+
+
+def test_return_codes_raise_only_through_check_rc():
+    """Every kscope return code becomes an exception in one place, which
+    raises none for 0 or more: no other code of the extension maps codes
+    to exceptions."""
+    src = os.path.join(os.path.dirname(__file__), "..", "src")
+    if not os.path.isdir(src):
+        pytest.skip("needs the package's C sources")
+    for name in sorted(os.listdir(src)):
+        text = open(os.path.join(src, name)).read()
+        assert "raise_rc" not in text, name
+        calls = text.count("exception_for(")
+        assert calls == (2 if name == "module.c" else 0), (name, calls)  # its definition, one use
+    module = open(os.path.join(src, "module.c")).read()
+    body = module[module.index("int check_rc(int64_t rc)"):]
+    body = body[:body.index("\n}\n")]
+    assert "if (rc >= 0)\n        return 0;" in body
 
 
 def test_metrics_under_a_state_go_to_the_state_node(session):

@@ -24,8 +24,12 @@ const char cmd_convert_help[] =
     "  -t, --to FORMAT  hatchet or hatchet_msgpack, whatever OUT's name\n"
     "  -h, --help       show this help\n"
     "\n"
+    "OUT is written whole: until the new file is complete the old OUT stays as\n"
+    "it was (a symbolic link is written through, a device or FIFO in place).\n"
+    "On success `kscope convert: wrote OUT (SIZE)` goes to stderr.\n"
+    "\n"
     "Exit status: 0 on success, 2 on bad options or an unreadable IN,\n"
-    "1 when OUT cannot be written.\n";
+    "1 when OUT cannot be written (one line naming it and why).\n";
 
 int cmd_convert(int argc, char **argv)
 {
@@ -65,14 +69,14 @@ int cmd_convert(int argc, char **argv)
     if (to && to->kind != KSCOPE__KIND_TREE) {
         fprintf(stderr,
                 "kscope convert: %s: converting to %s (a trace) is not supported; OUT must be %s\n",
-                out, to->name, names);
+                KSCOPE__PATH(out), to->name, names);
         return KSCOPE_EXIT_USAGE;
     }
     if (!to) {
         fprintf(stderr,
                 "kscope convert: %s: cannot tell the output format from the name; use a "
                 ".hatchet or .hatchet_msgpack name or --to\n",
-                out);
+                KSCOPE__PATH(out));
         return KSCOPE_EXIT_USAGE;
     }
     char err[KSCOPE__READ_ERRLEN];
@@ -87,5 +91,6 @@ int cmd_convert(int argc, char **argv)
         fprintf(stderr, "kscope convert: %s\n", err);
         return KSCOPE_EXIT_FAIL;
     }
+    kscope_cli_wrote("convert", out);
     return KSCOPE_EXIT_OK;
 }

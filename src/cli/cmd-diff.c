@@ -5,6 +5,7 @@
  * present on one side only marked.
  */
 #include "cli/cmd.h"
+#include "cli/view-print.h"
 #include "kscope.h"
 #include "read/read.h"
 
@@ -23,7 +24,9 @@ const char cmd_diff_help[] =
     "down) and print, per node: the metric in A and in B, the change B - A,\n"
     "the ratio B / A and the path, largest absolute changes first. A node\n"
     "found in one profile only is marked \"only in A\" or \"only in B\".\n"
-    "Values are inclusive for metrics that roll up (time, count, ...).\n"
+    "Nodes and values are those `kscope view` shows: inclusive for metrics\n"
+    "that roll up (time, count, ...), the node's own for the others; Triton's\n"
+    "launch-metadata scopes are left out.\n"
     "\n"
     "options:\n"
     "  -m, --metric SPEC  what to compare: any metric `kscope view -m` takes\n"
@@ -56,8 +59,8 @@ static int load(const char *path, kscope__ptree **t, kscope__pflat *f)
         fprintf(stderr, "kscope diff: %s\n", err);
         return -1;
     }
-    if (kscope__pflat_build(*t, f) < 0) {
-        fprintf(stderr, "kscope diff: %s: out of memory\n", path);
+    if (kscope__pflat_build_shown(*t, f) < 0) { /* the frames `kscope view` shows */
+        fprintf(stderr, "kscope diff: %s: out of memory\n", KSCOPE__PATH(path));
         return -1;
     }
     return 0;
@@ -89,6 +92,19 @@ static void fmt(double v, int integral, char *buf, size_t size)
         snprintf(buf, size, "%.0f", v);
     else
         snprintf(buf, size, "%.3f", v);
+}
+
+/* The one line for a -m spec a profile cannot give, with a spelling it
+ * can when the spec names a metric it lacks. */
+static void column_error(const char *path, const kscope__ptree *t, const kscope__pflat *f,
+                         const char *spec, const kscope__column *col, const char *err)
+{
+    char hint[112], esc[240];
+    if (col->missing && kscope__metric_hint(t, f, spec, hint, sizeof hint))
+        fprintf(stderr, "kscope diff: %s: %s. Did you mean '%s'?\n", KSCOPE__PATH(path), err,
+                kscope__escape(hint, esc, sizeof esc));
+    else
+        fprintf(stderr, "kscope diff: %s: %s\n", KSCOPE__PATH(path), err);
 }
 
 int cmd_diff(int argc, char **argv)
@@ -152,11 +168,11 @@ int cmd_diff(int argc, char **argv)
         spec = dflt;
     char err[KSCOPE__READ_ERRLEN];
     if (kscope__column_compute(ta, &fa, spec, &ca, err, sizeof err) < 0) {
-        fprintf(stderr, "kscope diff: %s: %s\n", pa, err);
+        column_error(pa, ta, &fa, spec, &ca, err);
         goto out;
     }
     if (kscope__column_compute(tb, &fb, spec, &cb, err, sizeof err) < 0) {
-        fprintf(stderr, "kscope diff: %s: %s\n", pb, err);
+        column_error(pb, tb, &fb, spec, &cb, err);
         goto out;
     }
     rc = KSCOPE_EXIT_FAIL;
@@ -175,7 +191,7 @@ int cmd_diff(int argc, char **argv)
     }
     qsort(rows, nr, sizeof *rows, by_change);
     size_t shown = limit > 0 && (size_t)limit < nr ? (size_t)limit : nr;
-    printf("metric: %s   A: %s   B: %s\n", ca.title, pa, pb);
+    printf("metric: %s   A: %s   B: %s\n", ca.title, KSCOPE__PATH(pa), KSCOPE__PATH(pb));
     printf("%14s %14s %14s %9s  %s\n", "A", "B", "change", "ratio", "path");
     for (size_t r = 0; r < shown; r++) {
         const drow *d = &rows[r];

@@ -36,8 +36,10 @@ const char cmd_view_help[] =
     "                       time/ms; wall_time/ms for a run without GPU work;\n"
     "                       else the file's first metric; and device_avg_time\n"
     "                       or _cycles with device-side scopes). Names ignore\n"
-    "                       case and units. Besides any raw metric (count,\n"
-    "                       calls, bytes, ...):\n"
+    "                       case and units, and may end with their kind as\n"
+    "                       written in code: NAME (inc), NAME (exc), NAME (pty).\n"
+    "                       A name the file lacks gets the nearest it has.\n"
+    "                       Besides any raw metric (count, calls, bytes, ...):\n"
     "                         time/s|ms|us|ns          GPU time\n"
     "                         avg_time/s|ms|us|ns      time / count\n"
     "                         cpu_time/s|ms|us|ns      host CPU time\n"
@@ -54,8 +56,10 @@ const char cmd_view_help[] =
     "                                                  bytes/peak bandwidth) / time,\n"
     "                                                  on kernels, from the device\n"
     "                                                  info of known GPU architectures\n"
-    "                         NAME/%                   share of ROOT (inclusive\n"
-    "                                                  metrics) or of the sum\n"
+    "                         NAME/%                   share of the metric's total:\n"
+    "                                                  ROOT's (metrics that roll\n"
+    "                                                  up), else the sum over the\n"
+    "                                                  outermost nodes holding it\n"
     "  -d, --depth N        show N levels of the tree, ROOT the first, as\n"
     "                       proton-viewer does (default 100)\n"
     "  -t, --threshold X    hide nodes whose first metric is below X (their\n"
@@ -298,58 +302,6 @@ static int filter_nodes(const kscope__pflat *f, const view_opts *o, unsigned cha
     return 0;
 }
 
-/* What proton-viewer leaves out: Triton's launch-metadata scope (with
- * what is under it), frames with no metrics and no children, and frames
- * whose children were all left out. Clears keep[i] for those. */
-static void prune_frames(const kscope__pflat *f, unsigned char *keep)
-{
-    static const char meta[] = "__proton_launch_metadata";
-    unsigned char *kept_child = calloc(f->n, 1);
-    if (!kept_child)
-        return; /* nothing pruned: the view is still right, only busier */
-    for (size_t i = 1; i < f->n; i++) {
-        const char *name = f->node[i]->name;
-        if (strncmp(name, meta, sizeof meta - 1) == 0 &&
-            (name[sizeof meta - 1] == '\0' || name[sizeof meta - 1] == ':'))
-            keep[i] = 0;
-        else if (!keep[f->parent[i]])
-            keep[i] = 0;
-    }
-    for (size_t i = f->n; i-- > 1;) {
-        const kscope__pnode *n = f->node[i];
-        if (keep[i] && n->nchildren > 0 && !kept_child[i])
-            keep[i] = 0; /* every child was left out */
-        if (keep[i] && n->nchildren == 0 && n->nmetrics == 0)
-            keep[i] = 0;
-        if (keep[i])
-            kept_child[f->parent[i]] = 1;
-    }
-    free(kept_child);
-}
-
-/* Replace f by the nodes kept (parents remapped). */
-static int apply_filter(kscope__pflat *f, const unsigned char *keep)
-{
-    int32_t *map = malloc(f->n * sizeof *map);
-    if (!map)
-        return -1;
-    size_t k = 0;
-    for (size_t i = 0; i < f->n; i++) {
-        if (!keep[i]) {
-            map[i] = -1;
-            continue;
-        }
-        map[i] = (int32_t)k;
-        f->node[k] = f->node[i];
-        f->parent[k] = f->parent[i] < 0 ? -1 : map[f->parent[i]];
-        f->depth[k] = f->depth[i];
-        k++;
-    }
-    f->n = k;
-    free(map);
-    return 0;
-}
-
 /* Read, flatten and filter one profile. */
 static int load(const char *path, const view_opts *o, kscope__ptree **t, kscope__pflat *f)
 {
@@ -359,26 +311,26 @@ static int load(const char *path, const view_opts *o, kscope__ptree **t, kscope_
         return -1;
     }
     if (kscope__pflat_build(*t, f) < 0) {
-        fprintf(stderr, "kscope view: %s: out of memory\n", path);
+        fprintf(stderr, "kscope view: %s: out of memory\n", KSCOPE__PATH(path));
         return -1;
     }
     unsigned char *keep = malloc(f->n), *pruned = malloc(f->n);
     if (!keep || !pruned) {
         free(keep);
         free(pruned);
-        fprintf(stderr, "kscope view: %s: out of memory\n", path);
+        fprintf(stderr, "kscope view: %s: out of memory\n", KSCOPE__PATH(path));
         return -1;
     }
     /* pruned on the file's own tree, as proton-viewer does before filters */
     memset(pruned, 1, f->n);
-    prune_frames(f, pruned);
+    kscope__prune_frames(f, pruned);
     int rc = filter_nodes(f, o, keep); /* reports its own errors */
     if (rc == 0) {
         for (size_t i = 0; i < f->n; i++)
             keep[i] &= pruned[i];
-        rc = apply_filter(f, keep);
+        rc = kscope__pflat_keep(f, keep);
         if (rc < 0)
-            fprintf(stderr, "kscope view: %s: out of memory\n", path);
+            fprintf(stderr, "kscope view: %s: out of memory\n", KSCOPE__PATH(path));
     }
     free(keep);
     free(pruned);
@@ -414,7 +366,12 @@ static int compute_columns(const kscope__ptree *t, const kscope__pflat *f, const
     for (int i = 0; i < n; i++) {
         char err[KSCOPE__READ_ERRLEN];
         if (kscope__column_compute(t, f, specs[i], &cols[i], err, sizeof err) < 0) {
-            fprintf(stderr, "kscope view: %s: %s\n", path, err);
+            char hint[112], esc[240];
+            if (cols[i].missing && kscope__metric_hint(t, f, specs[i], hint, sizeof hint))
+                fprintf(stderr, "kscope view: %s: %s. Did you mean '%s'?\n", KSCOPE__PATH(path),
+                        err, kscope__escape(hint, esc, sizeof esc));
+            else
+                fprintf(stderr, "kscope view: %s: %s\n", KSCOPE__PATH(path), err);
             for (int j = 0; j < i; j++)
                 kscope__column_free(&cols[j]);
             return -1;
@@ -469,7 +426,7 @@ static int print_lines(const kscope__ptree *t, const view_opts *o)
     if (n == 0) {
         char name[512];
         fprintf(stderr,
-                "kscope view: %s has no PC samples (record with 'kscope run --pc-sampling')\n",
+                "kscope view: %s has no PC samples (record with `kscope run --pc-sampling`)\n",
                 kscope__escape(o->file, name, sizeof name));
         return KSCOPE_EXIT_USAGE;
     }

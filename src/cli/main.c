@@ -15,11 +15,11 @@
     }
 
 const kscope_cmd kscope_cmds[] = {
-    KSCOPE_CMD_ENTRY(help),    KSCOPE_CMD_ENTRY(run),    KSCOPE_CMD_ENTRY(version),
-    KSCOPE_CMD_ENTRY(monitor), KSCOPE_CMD_ENTRY(pids),   KSCOPE_CMD_ENTRY(view),
-    KSCOPE_CMD_ENTRY(top),     KSCOPE_CMD_ENTRY(diff),   KSCOPE_CMD_ENTRY(merge),
-    KSCOPE_CMD_ENTRY(convert), KSCOPE_CMD_ENTRY(report), KSCOPE_CMD_ENTRY(bench),
-    {NULL, NULL, NULL, NULL},
+    KSCOPE_CMD_ENTRY(help),    KSCOPE_CMD_ENTRY(run),     KSCOPE_CMD_ENTRY(version),
+    KSCOPE_CMD_ENTRY(monitor), KSCOPE_CMD_ENTRY(pids),    KSCOPE_CMD_ENTRY(view),
+    KSCOPE_CMD_ENTRY(top),     KSCOPE_CMD_ENTRY(diff),    KSCOPE_CMD_ENTRY(merge),
+    KSCOPE_CMD_ENTRY(fleet),   KSCOPE_CMD_ENTRY(convert), KSCOPE_CMD_ENTRY(report),
+    KSCOPE_CMD_ENTRY(bench),   {NULL, NULL, NULL, NULL},
 };
 
 const kscope_cmd *kscope_cmd_find(const char *name)
@@ -77,21 +77,31 @@ static const char *const kscope_cmd_aliases[][2] = {
     {"tree", "view"},   {"compare", "diff"}, {"stats", "report"}, {"export", "convert"},
 };
 
+int kscope_cli_closest(const char *word, const char *const *names, size_t n)
+{
+    int best = -1;
+    int best_d = 3; /* more than two edits away is no suggestion */
+    for (size_t i = 0; i < n; i++) {
+        int d = edit_distance(word, names[i]);
+        if (d < best_d || (strncmp(word, names[i], strlen(word)) == 0 && strlen(word) >= 2)) {
+            best_d = d < best_d ? d : best_d;
+            best = (int)i;
+        }
+    }
+    return best;
+}
+
 const char *kscope_cmd_suggest(const char *name)
 {
     for (size_t i = 0; i < sizeof kscope_cmd_aliases / sizeof kscope_cmd_aliases[0]; i++)
         if (strcmp(name, kscope_cmd_aliases[i][0]) == 0)
             return kscope_cmd_aliases[i][1];
-    const char *best = NULL;
-    int best_d = 3; /* more than two edits away is no suggestion */
-    for (const kscope_cmd *c = kscope_cmds; c->name; c++) {
-        int d = edit_distance(name, c->name);
-        if (d < best_d || (strncmp(name, c->name, strlen(name)) == 0 && strlen(name) >= 2)) {
-            best_d = d < best_d ? d : best_d;
-            best = c->name;
-        }
-    }
-    return best;
+    const char *names[32];
+    size_t n = 0;
+    for (const kscope_cmd *c = kscope_cmds; c->name && n < 32; c++)
+        names[n++] = c->name;
+    int i = kscope_cli_closest(name, names, n);
+    return i < 0 ? NULL : names[i];
 }
 
 const char cmd_help_summary[] = "show help for kscope or one of its commands";
@@ -114,7 +124,7 @@ static int unknown_command(const char *name)
     if (s)
         fprintf(stderr, "kscope: '%s' is not a command. Did you mean '%s'?\n", name, s);
     else
-        fprintf(stderr, "kscope: '%s' is not a command. See 'kscope help'.\n", name);
+        fprintf(stderr, "kscope: '%s' is not a command. See `kscope help`.\n", name);
     return KSCOPE_EXIT_USAGE;
 }
 
@@ -171,6 +181,7 @@ static int run_command(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    kscope_cli_take_launcher();
     int rc = run_command(argc, argv);
     return check_stdout(argc > 1 ? argv[1] : "", rc);
 }

@@ -2,15 +2,18 @@
  * view-print.c - `kscope view`'s printer: the rows chosen by depth and
  * threshold, one column per metric sized to its widest value, and the
  * calling-context tree drawn with branches (or the --sort flat list), in
- * colour on request.
+ * colour on request; and the hint for a mistyped metric.
  */
 #include "cli/view-print.h"
+#include "cli/cmd.h"
 #include "kscope.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ------------------------------------------------------------ names */
 
@@ -86,6 +89,8 @@ static void format_value(const kscope__column *c, double v, char *buf, size_t si
         snprintf(buf, size, v > 0 ? "inf" : "-inf");
     else if (c->integral && fabs(v) < 9e15)
         snprintf(buf, size, "%lld", (long long)llround(v));
+    else if (fabs(v) >= 1e15) /* no column of 300 digits */
+        snprintf(buf, size, "%.3e", v);
     else
         fixed3(v, buf, size);
 }
@@ -298,4 +303,94 @@ int kscope__view_print(const view_display *d, const view_opts *o)
     free(maxv);
     free(nb);
     return rc;
+}
+
+/* ------------------------------------------------------------ hints */
+
+/* A metric's name as compared for hints: lower case, up to its first '/'
+ * (a view unit) or '(' (a stored unit, a kind), spaces trimmed. */
+static void hint_base(const char *name, char *buf, size_t size)
+{
+    size_t i = 0;
+    for (; name[i] && name[i] != '/' && name[i] != '(' && i + 1 < size; i++)
+        buf[i] = (char)tolower((unsigned char)name[i]);
+    while (i && buf[i - 1] == ' ')
+        i--;
+    buf[i] = '\0';
+}
+
+/* Whether a stored name is one of the time metrics view shows per unit:
+ * time, cpu_time, wall_time, est_time with (s), (ms), (us) or (ns). */
+static int view_time_metric(const char *name, const char *base)
+{
+    static const char *const bases[] = {"time", "cpu_time", "wall_time", "est_time"};
+    static const char *const units[] = {"(s)", "(ms)", "(us)", "(ns)"};
+    int known = 0;
+    for (int i = 0; i < 4; i++)
+        known |= strcmp(base, bases[i]) == 0;
+    for (int i = 0; known && i < 4; i++)
+        if (strstr(name, units[i]))
+            return 1;
+    return 0;
+}
+
+typedef struct hint_cand {
+    char base[96];     /* compared with the spec's */
+    char spelled[112]; /* offered */
+} hint_cand;
+
+/* The time unit a spec asks for after its '/' (s, ms, us, ns), else "ms". */
+static const char *hint_unit(const char *spec)
+{
+    static const char *const units[] = {"s", "ms", "us", "ns"};
+    const char *slash = strrchr(spec, '/');
+    for (int i = 0; slash && i < 4; i++)
+        if (strcasecmp(slash + 1, units[i]) == 0)
+            return units[i];
+    return "ms";
+}
+
+int kscope__metric_hint(const kscope__ptree *t, const kscope__pflat *f, const char *spec, char *buf,
+                        size_t size)
+{
+    const char *unit = hint_unit(spec);
+    kscope__metric_info *list;
+    int n = kscope__metric_list_flat(t, f, &list);
+    if (n <= 0)
+        return 0;
+    hint_cand *c = malloc(2 * (size_t)n * sizeof *c);
+    const char **names = malloc(2 * (size_t)n * sizeof *names);
+    size_t k = 0;
+    for (int i = 0; c && names && i < n; i++) {
+        char base[80];
+        hint_base(list[i].name, base, sizeof base);
+        int timed = view_time_metric(list[i].name, base);
+        snprintf(c[k].base, sizeof c[k].base, "%s", base);
+        if (timed)
+            snprintf(c[k].spelled, sizeof c[k].spelled, "%s/%s", base, unit);
+        else
+            snprintf(c[k].spelled, sizeof c[k].spelled, "%.100s", list[i].name);
+        k++;
+        if (timed && strcmp(base, "est_time") != 0) { /* its average per call too */
+            snprintf(c[k].base, sizeof c[k].base, "avg_%s", base);
+            snprintf(c[k].spelled, sizeof c[k].spelled, "avg_%s/%s", base, unit);
+            k++;
+        }
+    }
+    int best = -1;
+    if (c && names) {
+        char word[96];
+        hint_base(spec, word, sizeof word);
+        for (size_t i = 0; i < k; i++)
+            names[i] = c[i].base;
+        best = word[0] ? kscope_cli_closest(word, names, k) : -1;
+        if (best >= 0 && strcasecmp(c[best].spelled, spec) == 0)
+            best = -1; /* the spec itself: no spelling to offer */
+        if (best >= 0)
+            snprintf(buf, size, "%s", c[best].spelled);
+    }
+    free(names);
+    free(c);
+    free(list);
+    return best >= 0;
 }

@@ -46,4 +46,11 @@ typedef struct view_display {
  * the --sort list or both, colours, frame formats). 0, or -1 when out of memory. */
 int kscope__view_print(const view_display *d, const view_opts *o);
 
+/* For a -m spec naming no metric of the tree (kscope__column.missing): the
+ * -m spelling of its metric closest in spelling to the spec (a time metric
+ * as its view column in the spec's unit, else ms: "wall_time/ms"), into buf. Returns 1, 0 when
+ * none is close (or out of memory: no hint). */
+int kscope__metric_hint(const kscope__ptree *t, const kscope__pflat *f, const char *spec, char *buf,
+                        size_t size);
+
 #endif

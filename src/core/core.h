@@ -37,8 +37,10 @@ typedef struct kscope__interval {
 /* One GPU activity kept for a trace session. */
 typedef struct kscope__gpu_ev {
     uint64_t start_ns, end_ns, launch_ns, launch_end_ns, bytes;
+    uint64_t launch_ticks; /* the launch call on the host scopes' clock (0: launch_ns) */
     uint64_t ctx;
     uint32_t name, kind, device, stream, launch_tid, correlation;
+    uint32_t launch_ticks_dur;       /* its length in ticks */
     uint32_t src_device, dst_device; /* differ for peer copies only */
     uint32_t parent;                 /* device scopes: the kernel's name */
 } kscope__gpu_ev;
@@ -452,6 +454,7 @@ int kscope__gpu_gate(int state);
     X(exit, int, (const char *))                                                                   \
     X(exit_loc, int, (kscope_loc *))                                                               \
     X(depth, int, (void))                                                                          \
+    X(innermost, const char *, (void))                                                             \
     X(state_enter, int, (const char *))                                                            \
     X(state_exit, int, (void))                                                                     \
     X(mark, int, (const char *))                                                                   \

@@ -1,12 +1,21 @@
 /*
  * devscope.c - device-side scopes in the core: the device_scopes option,
- * the records a backend decoded for one kernel launch (children of the
- * kernel's node in a tree; slices on per-SM tracks in a trace), and the
- * records lost.
+ * the records a backend decoded for one kernel launch (under the kernel's
+ * node in a tree, nested as they ran on each warp; slices on per-SM tracks
+ * in a trace), and the records lost.
  *
  * The backend reads a launch's records once the launch finished and hands
- * them over here with the launch's own record, on its buffer thread: the
+ * them over here with the launch's own record, on its reader thread: the
  * session's lock is taken, never on a launch.
+ *
+ * Nesting: a record is written when its scope ends, and a warp's records
+ * lie in one SM's share in the order their scopes ended (seq). Walking one
+ * warp slot's records in that order, each record is the parent of the
+ * records ended before it that have no parent yet and began after it (or
+ * at its first tick, lasting past it): the innermost scope ends first.
+ * Scopes that only overlap (entered a, entered b, left a, left b) stay
+ * siblings. With a coarse timer, a scope that began and ended within the
+ * tick its enclosing scope began is taken for a predecessor.
  */
 #include "core.h"
 
@@ -44,15 +53,29 @@ static int parse_count(const char *v, int suffix, uint64_t lo, uint64_t hi, uint
     return 0;
 }
 
-/* The options that pick one of two values; the second sets `flag`. */
-static const struct {
+/* The options that pick one of two values; the second sets `flag`. The
+ * clock's names are the backend's (kscope__backend.devscope_clocks). */
+static struct {
     const char *key, *off, *on;
     uint32_t flag;
 } choices[] = {
-    {"clock", "globaltimer", "clock64", KSCOPE_DEVICE_CLOCK64},
+    {"clock", "timer", "cycles", KSCOPE_DEVICE_CLOCK64},
     {"granularity", "warp", "cta", KSCOPE_DEVICE_CTA},
     {"full", "keep-first", "keep-newest", KSCOPE_DEVICE_RING},
 };
+static pthread_once_t clocks_once = PTHREAD_ONCE_INIT;
+
+/* The clock names of the registry's first backend that has device scopes. */
+static void clock_names(void)
+{
+    const kscope__backend *b;
+    for (size_t i = 0; (b = kscope__backend_at(i)); i++)
+        if (b->devscope_clocks) {
+            choices[0].off = b->devscope_clocks[0];
+            choices[0].on = b->devscope_clocks[1];
+            return;
+        }
+}
 
 /* One key=value of the option into o. */
 static int parse_pair(const char *spec, const char *pair, kscope__devscope_opts *o)
@@ -63,6 +86,7 @@ static int parse_pair(const char *spec, const char *pair, kscope__devscope_opts 
     size_t klen = (size_t)(eq - pair);
     const char *v = eq + 1;
     uint64_t n;
+    pthread_once(&clocks_once, clock_names);
 #define KEY(k) (klen == strlen(k) && strncmp(pair, k, klen) == 0)
     for (size_t i = 0; i < sizeof choices / sizeof *choices; i++) {
         if (!KEY(choices[i].key))
@@ -150,19 +174,131 @@ static int tree_add(kscope__session *s, kscope__node *n, uint64_t dur, uint32_t 
     return 0;
 }
 
+#define NESTING_SLOTS (1u << 20) /* (SM, warp) pairs sorted over at most */
+
+/* A launch's records arranged by warp slot: order[] lists them by (SM,
+ * warp), each warp's in the order its scopes ended; parent[i] is the
+ * record whose scope holds record i's (-1: the kernel). */
+typedef struct nesting {
+    uint32_t *order;
+    int32_t *parent;
+    size_t *bucket; /* counting sort: first index of each (SM, warp) */
+    kscope__node **node;
+} nesting;
+
+static int seq_before(const kscope__devscope_rec *a, const kscope__devscope_rec *b)
+{
+    return (int32_t)(a->seq - b->seq) < 0;
+}
+
+/* Sort order[from, to) (one warp slot) by seq: nearly in order already. */
+static void sort_warp(const kscope__devscope_rec *recs, uint32_t *order, size_t from, size_t to)
+{
+    for (size_t i = from + 1; i < to; i++) {
+        uint32_t x = order[i];
+        size_t j = i;
+        while (j > from && seq_before(&recs[x], &recs[order[j - 1]])) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = x;
+    }
+}
+
+/* Whether p, which ended before r, ran inside r: it began after r did,
+ * or at the same tick and lasted past it (a scope that began and ended
+ * at the tick r began is taken to be r's predecessor). */
+static int inside(const kscope__devscope_rec *p, const kscope__devscope_rec *r)
+{
+    return p->start > r->start || (p->start == r->start && p->dur > 0);
+}
+
+/* Parents of one warp slot's records order[from, to), in end order. */
+static void link_warp(const kscope__devscope_rec *recs, const uint32_t *order, int32_t *parent,
+                      uint32_t *stack, size_t from, size_t to)
+{
+    size_t top = 0;
+    for (size_t j = from; j < to; j++) {
+        uint32_t r = order[j];
+        parent[r] = -1;
+        while (top && inside(&recs[stack[top - 1]], &recs[r]))
+            parent[stack[--top]] = (int32_t)r;
+        stack[top++] = r;
+    }
+}
+
+static void nesting_free(nesting *x)
+{
+    free(x->order);
+    free(x->parent);
+    free(x->bucket);
+    free(x->node);
+}
+
+/* Arrange recs by warp slot (a counting sort over the slots seen) and link
+ * each record to its parent. -1 out of memory. */
+static int nesting_make(nesting *x, const kscope__devscope_rec *recs, size_t n)
+{
+    uint32_t max_sm = 0, max_warp = 0;
+    for (size_t i = 0; i < n; i++) {
+        max_sm = recs[i].sm > max_sm ? recs[i].sm : max_sm;
+        max_warp = recs[i].warp > max_warp ? recs[i].warp : max_warp;
+    }
+    size_t warps = (size_t)max_warp + 1, slots = ((size_t)max_sm + 1) * warps;
+    memset(x, 0, sizeof *x);
+    int flat = slots > NESTING_SLOTS; /* ids no GPU has: not nested */
+    if (flat)
+        slots = 1;
+    x->order = malloc(n * sizeof *x->order);
+    x->parent = malloc(n * sizeof *x->parent);
+    x->bucket = calloc(slots + 1, sizeof *x->bucket);
+    x->node = malloc(n * sizeof *x->node);
+    uint32_t *stack = malloc(n * sizeof *stack);
+    if (!x->order || !x->parent || !x->bucket || !x->node || !stack) {
+        free(stack);
+        nesting_free(x);
+        return -1;
+    }
+#define SLOT_OF(i) (flat ? 0 : recs[i].sm * warps + recs[i].warp)
+    for (size_t i = 0; i < n; i++)
+        x->bucket[SLOT_OF(i) + 1]++;
+    for (size_t k = 0; k < slots; k++)
+        x->bucket[k + 1] += x->bucket[k];
+    for (size_t i = 0; i < n; i++) /* stable: arrival order within a slot */
+        x->order[x->bucket[SLOT_OF(i)]++] = (uint32_t)i;
+#undef SLOT_OF
+    for (size_t k = slots; k > 0; k--) /* back to each slot's first index */
+        x->bucket[k] = x->bucket[k - 1];
+    x->bucket[0] = 0;
+    for (size_t i = 0; flat && i < n; i++)
+        x->parent[i] = -1;
+    for (size_t k = 0; !flat && k < slots; k++) {
+        if (x->bucket[k + 1] == x->bucket[k])
+            continue;
+        sort_warp(recs, x->order, x->bucket[k], x->bucket[k + 1]);
+        link_warp(recs, x->order, x->parent, stack, x->bucket[k], x->bucket[k + 1]);
+    }
+    free(stack);
+    return 0;
+}
+
 static void tree_records(kscope__session *s, kscope__node *at, const kscope__gpu_record *r,
-                         const kscope__devscope_rec *recs, size_t n)
+                         const kscope__devscope_rec *recs, size_t n, nesting *x)
 {
     uint32_t kname = kscope__gpu_record_name(r);
     kscope__node *k = kscope__node_child_locked(at, kname, KSCOPE__NODE_KERNEL, r->device);
-    kscope__node *last = NULL;
+    kscope__node *last = NULL, *last_parent = NULL;
     uint32_t last_name = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!last || recs[i].name != last_name) {
+    for (size_t j = n; j-- > 0;) { /* parents end after their children */
+        uint32_t i = x->order[j];
+        kscope__node *p = x->parent[i] < 0 ? k : x->node[x->parent[i]];
+        if (!last || p != last_parent || recs[i].name != last_name) {
+            last_parent = p;
             last_name = recs[i].name;
-            last = k ? kscope__node_child_locked(k, last_name, KSCOPE__NODE_DEVSCOPE, r->device)
+            last = p ? kscope__node_child_locked(p, last_name, KSCOPE__NODE_DEVSCOPE, r->device)
                      : NULL;
         }
+        x->node[i] = last;
         if (!last || tree_add(s, last, recs[i].dur, r->device) != 0)
             s->dscope_lost++;
     }
@@ -242,6 +378,8 @@ void kscope__record_devscopes(uint64_t ctx, const kscope__gpu_record *r,
         return;
     kscope__node *node = ctx ? (kscope__node *)(uintptr_t)ctx : &kscope__g.root;
     placing *p = NULL;
+    nesting x = {0};
+    int nested = 0; /* 1 made, -1 out of memory */
     uint64_t when = r->launch_ns ? r->launch_ns : r->start_ns;
     for (int i = 0; i < KSCOPE_MAX_SESSIONS; i++) {
         kscope__session *s = &kscope__sessions[i];
@@ -264,11 +402,18 @@ void kscope__record_devscopes(uint64_t ctx, const kscope__gpu_record *r,
             kscope__node *at = where == KSCOPE__PLACE_CAPTURED
                                    ? kscope__captured_node(node, r->capture_ctx)
                                    : node;
-            tree_records(s, at ? at : node, r, recs, n);
+            if (!nested)
+                nested = nesting_make(&x, recs, n) == 0 ? 1 : -1;
+            if (nested > 0)
+                tree_records(s, at ? at : node, r, recs, n, &x);
+            else
+                s->dscope_lost += (int64_t)n;
         }
         pthread_mutex_unlock(&s->lock);
     }
     free(p);
+    if (nested > 0)
+        nesting_free(&x);
 }
 
 /* ----------------------------------------------------------------- output */

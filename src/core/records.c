@@ -206,6 +206,9 @@ static void trace_record(kscope__session *s, uint64_t ctx, const kscope__gpu_rec
     e->end_ns = r->end_ns;
     e->launch_ns = r->launch_ns;
     e->launch_end_ns = r->launch_end_ns;
+    e->launch_ticks = r->launch_ticks;
+    uint64_t lt = r->launch_end_ticks > r->launch_ticks ? r->launch_end_ticks - r->launch_ticks : 0;
+    e->launch_ticks_dur = lt > UINT32_MAX ? UINT32_MAX : (uint32_t)lt;
     e->bytes = r->bytes;
     e->ctx = ctx;
     e->name = kscope__gpu_record_name(r);

@@ -301,10 +301,12 @@ static int top_is(kscope__thread *t, const char *name, uint32_t id)
     return !name || strcmp(kscope__name(top), name) == 0;
 }
 
-int kscope__innermost_is(const char *name)
+const char *kscope_innermost(void)
 {
+    if (UNLIKELY(!annotating()))
+        KSCOPE__DEFER_VALUE(innermost);
     kscope__thread *t = kscope__tls;
-    return t && name && top_is(t, name, 0);
+    return t && t->depth > 0 ? kscope__name(t->stack[t->depth].name) : NULL;
 }
 
 int kscope_exit(const char *name)
@@ -557,6 +559,9 @@ int kscope_mark(const char *name)
             return KSCOPE_ENOMEM;
         stat_add(&kscope__node_stats(m, s)->calls, 1);
     }
+    if (UNLIKELY(atomic_load_explicit(&kscope__g.level, memory_order_relaxed) ==
+                 KSCOPE_PROFILING_DETAILED))
+        kscope__range_mark(kscope__name(id));
     return 0;
 }
 

@@ -24,7 +24,8 @@
 typedef struct open_slice {
     uint32_t name;
     uint64_t begin_ns;
-    size_t first_metric; /* index into the metric list */
+    uint64_t inner_end_ns; /* the latest end of the slices closed inside it */
+    size_t first_metric;   /* index into the metric list */
 } open_slice;
 
 typedef struct metric_ev {
@@ -147,10 +148,16 @@ static int slice_metrics(trace_ctx *c, const tstate *ts, size_t from, kscope__te
     return 0;
 }
 
-/* Close the innermost open slice at end_ns and hand it out. */
+/* Close the innermost open slice at end_ns and hand it out. A slice whose
+ * end was not recorded (left while the session was paused, or open at the
+ * end) ends no earlier than the slices recorded inside it: a track nests. */
 static int slice_close(trace_ctx *c, tstate *ts, uint64_t end_ns)
 {
     open_slice *o = &ts->stack[ts->depth - 1];
+    if (end_ns < o->inner_end_ns)
+        end_ns = o->inner_end_ns;
+    if (ts->depth > 1 && ts->stack[ts->depth - 2].inner_end_ns < end_ns)
+        ts->stack[ts->depth - 2].inner_end_ns = end_ns;
     kscope__tev e = {.kind = KSCOPE__TEV_SLICE,
                      .name = kscope__name(o->name),
                      .cat = "scope",
@@ -188,7 +195,7 @@ static int push_open(tstate *ts, uint32_t name, uint64_t ns)
         ts->stack = p;
         ts->cap = cap;
     }
-    ts->stack[ts->depth++] = (open_slice){name, ns, ts->nmetrics};
+    ts->stack[ts->depth++] = (open_slice){name, ns, 0, ts->nmetrics};
     return 0;
 }
 
@@ -348,14 +355,20 @@ static int gpu_event(trace_ctx *c, const kscope__gpu_ev *g)
         return rc;
     if (keyset_add(&c->launchers, (uint64_t)g->launch_tid + 1) < 0)
         return KSCOPE_ENOMEM;
-    uint64_t lend = g->launch_end_ns > g->launch_ns ? g->launch_end_ns : g->launch_ns + 1;
+    /* On the host scopes' clock, so that it nests among them. */
+    uint64_t l0 = g->launch_ns, l1 = g->launch_end_ns;
+    if (g->launch_ticks) {
+        l0 = kscope__ticks_to_ns(g->launch_ticks);
+        l1 = kscope__ticks_to_ns(g->launch_ticks + g->launch_ticks_dur);
+    }
+    uint64_t ldur = l1 > l0 ? l1 - l0 : 1;
     kscope__tev l = {.kind = KSCOPE__TEV_LAUNCH,
                      .name = "launch",
                      .cat = "launch",
                      .pid = c->pid,
                      .tid = g->launch_tid,
-                     .ts_ns = (int64_t)rel_ns(c, g->launch_ns),
-                     .dur_ns = (int64_t)(lend - g->launch_ns),
+                     .ts_ns = (int64_t)rel_ns(c, l0),
+                     .dur_ns = (int64_t)ldur,
                      .gpu = e.gpu,
                      .flow_pid = e.pid,
                      .flow_tid = e.tid,

@@ -45,17 +45,14 @@ static void write_metric(kscope__jsonw *w, const kscope__pmetric *m)
 static void write_root_metrics(kscope__jsonw *w, const kscope__hroot *r)
 {
     kscope__jw_open(w, '{');
-    for (uint32_t i = 0; i < r->nown; i++) {
-        if (kscope__hroot_as_double(r->own[i])) {
-            kscope__jw_key(w, r->own[i]->key);
-            kscope__jw_double(w, (double)r->own[i]->v.i);
-        } else {
-            write_metric(w, r->own[i]);
-        }
-    }
+    for (uint32_t i = 0; i < r->nown; i++)
+        write_metric(w, r->own[i]);
     for (uint32_t i = 0; i < r->nzeros; i++) {
         kscope__jw_key(w, r->zeros[i]);
-        kscope__jw_double(w, 0.0);
+        if (r->zero_double[i])
+            kscope__jw_double(w, 0.0);
+        else
+            kscope__jw_int(w, 0);
     }
     kscope__jw_close(w, '}');
     if (!kscope__hroot_has_aside(r))

@@ -43,17 +43,14 @@ static void pack_metric(kscope__mpw *pk, const kscope__pmetric *m)
 static void pack_root_metrics(kscope__mpw *pk, const kscope__hroot *r)
 {
     kscope__mp_map(pk, r->nown + r->nzeros);
-    for (uint32_t i = 0; i < r->nown; i++) {
-        if (kscope__hroot_as_double(r->own[i])) {
-            kscope__mp_str(pk, r->own[i]->key);
-            kscope__mp_double(pk, (double)r->own[i]->v.i);
-        } else {
-            pack_metric(pk, r->own[i]);
-        }
-    }
+    for (uint32_t i = 0; i < r->nown; i++)
+        pack_metric(pk, r->own[i]);
     for (uint32_t i = 0; i < r->nzeros; i++) {
         kscope__mp_str(pk, r->zeros[i]);
-        kscope__mp_double(pk, 0.0);
+        if (r->zero_double[i])
+            kscope__mp_double(pk, 0.0);
+        else
+            kscope__mp_int(pk, 0);
     }
     if (!kscope__hroot_has_aside(r))
         return;

@@ -66,6 +66,7 @@ typedef struct scan {
     const kscope__pnode *root;
     name_set unsummable; /* names some node holds as a string or vector */
     name_set below;      /* names nodes under ROOT hold */
+    name_set doubles;    /* names some node holds as a floating-point number */
     int failed;
 } scan;
 
@@ -80,6 +81,8 @@ static void scan_node(const kscope__pnode *n, void *arg)
     for (uint32_t i = 0; i < n->nmetrics; i++) {
         const char *k = n->metrics[i].key;
         if (!is_number(&n->metrics[i]) && set_add(&s->unsummable, k) != 0)
+            s->failed = 1;
+        if (n->metrics[i].type == KSCOPE__V_DOUBLE && set_add(&s->doubles, k) != 0)
             s->failed = 1;
         if (n != s->root && set_add(&s->below, k) != 0)
             s->failed = 1;
@@ -120,11 +123,13 @@ int kscope__hroot_plan(const kscope__ptree *t, kscope__hroot *r)
     r->own = malloc((nm + 1) * sizeof *r->own);
     r->aside = malloc((nm + 1) * sizeof *r->aside);
     r->zeros = malloc(ni * sizeof *r->zeros);
+    r->zero_double = malloc(ni);
     r->inclusive = malloc(ni * sizeof *r->inclusive);
-    if (!r->own || !r->aside || !r->zeros || !r->inclusive ||
+    if (!r->own || !r->aside || !r->zeros || !r->zero_double || !r->inclusive ||
         kscope__ptree_walk(t, scan_node, NULL, &s) != 0 || s.failed) {
         free(s.unsummable.slot);
         free(s.below.slot);
+        free(s.doubles.slot);
         return KSCOPE_ENOMEM;
     }
     place_own(t, &s, r);
@@ -133,17 +138,21 @@ int kscope__hroot_plan(const kscope__ptree *t, kscope__hroot *r)
         r->inclusive[r->ninclusive++] = k;
         if (set_has(&s.unsummable, k))
             r->list_inclusive = 1; /* no placeholder Hatchet could sum */
-        else if (!kscope__pnode_metric(t->root, k))
+        else if (!kscope__pnode_metric(t->root, k)) {
+            r->zero_double[r->nzeros] = (unsigned char)set_has(&s.doubles, k);
             r->zeros[r->nzeros++] = k;
+        }
     }
     if (r->nown + r->nzeros == 0 && s.below.n == 0) {
         for (size_t i = 0; i < 2; i++) {
+            r->zero_double[r->nzeros] = 0;
             r->zeros[r->nzeros++] = empty_placeholders[i];
             r->inclusive[r->ninclusive++] = empty_placeholders[i];
         }
     }
     free(s.unsummable.slot);
     free(s.below.slot);
+    free(s.doubles.slot);
     return 0;
 }
 
@@ -152,6 +161,7 @@ void kscope__hroot_free(kscope__hroot *r)
     free(r->own);
     free(r->aside);
     free(r->zeros);
+    free(r->zero_double);
     free(r->inclusive);
     memset(r, 0, sizeof *r);
 }

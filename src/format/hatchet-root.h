@@ -7,13 +7,15 @@
  * lists over each subtree, and kscope's readers take a 0 there as "this
  * metric is inclusive". So ROOT's "metrics" hold only numbers Hatchet may
  * sum:
- *   - 0.0 placeholders of the inclusive scalar metrics;
+ *   - 0 placeholders of the inclusive scalar metrics, of the metric's own
+ *     type as Proton writes them: 0 where every node holds an integer,
+ *     0.0 where some node holds a floating-point number;
  *   - ROOT's own values of inclusive metrics and of metrics no other node
  *     holds (a per-node metric's value at ROOT, a merge's time_imbalance,
  *     would be added to every other node's).
- * Integers there are written as doubles, so every column Hatchet sums is
- * floating point (a column where every node holds an integer is an
- * integer column, which proton-viewer's --print-sorted cannot format).
+ * Numbers keep their type there too. (A column where every node holds an
+ * integer is an integer column, which proton-viewer's --print-sorted
+ * cannot format, on Proton's files and kscope's alike.)
  * The rest goes into one more member of ROOT, "kscope", which Hatchet and
  * proton-viewer skip:
  *
@@ -25,7 +27,7 @@
  * vector has no placeholder; ROOT's own value may be 0 or not).
  *
  * A tree that holds no metric at all gets Proton's kernel placeholders
- * ("count" and "time (ns)", 0.0), so proton-viewer finds a metric and keeps
+ * ("count" and "time (ns)", 0), so proton-viewer finds a metric and keeps
  * the ROOT it would otherwise prune.
  */
 #ifndef KSCOPE_HATCHET_ROOT_H
@@ -43,7 +45,8 @@
 typedef struct kscope__hroot {
     const kscope__pmetric **own; /* ROOT's numbers: in its "metrics" */
     uint32_t nown;
-    const char **zeros; /* names listed in ROOT's "metrics" with 0.0 */
+    const char **zeros;         /* names listed in ROOT's "metrics" with 0 */
+    unsigned char *zero_double; /* per zero: written 0.0 (else 0) */
     uint32_t nzeros;
     const kscope__pmetric **aside; /* ROOT's own values under "kscope" */
     uint32_t naside;
@@ -56,14 +59,6 @@ typedef struct kscope__hroot {
  * kscope__hroot_free (also after a failure). */
 int kscope__hroot_plan(const kscope__ptree *t, kscope__hroot *r);
 void kscope__hroot_free(kscope__hroot *r);
-
-/* Whether ROOT's own metric m is written as a double: an integer a
- * double holds exactly. */
-static inline int kscope__hroot_as_double(const kscope__pmetric *m)
-{
-    return m->type == KSCOPE__V_INT && m->v.i <= (INT64_C(1) << 53) &&
-           m->v.i >= -(INT64_C(1) << 53);
-}
 
 /* Whether ROOT gets the "kscope" member at all. */
 static inline int kscope__hroot_has_aside(const kscope__hroot *r)

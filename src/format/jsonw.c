@@ -4,6 +4,7 @@
 #include "format/jsonw.h"
 #include "kscope.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,10 +221,10 @@ void kscope__jw_double(kscope__jsonw *w, double v)
 {
     comma(w);
     w->need_comma = 1;
-    if (!isfinite(v)) {
-        kscope__jw_raw(w, "null", 4);
-        return;
-    }
+    if (isnan(v))
+        v = 0.0;
+    else if (isinf(v))
+        v = v > 0 ? DBL_MAX : -DBL_MAX;
     char b[40];
     int n = snprintf(b, sizeof b, "%.17g", v);
     /* Shortest form that reads back to the same double. */
@@ -239,6 +240,14 @@ void kscope__jw_double(kscope__jsonw *w, double v)
     kscope__jw_raw(w, b, (size_t)n);
     if (!strpbrk(b, ".eEn"))
         kscope__jw_raw(w, ".0", 2);
+}
+
+void kscope__jw_js_number(kscope__jsonw *w, double v)
+{
+    if (isfinite(v))
+        kscope__jw_double(w, v);
+    else
+        kscope__jw_literal(w, isnan(v) ? "null" : v > 0 ? "1e999" : "-1e999");
 }
 
 void kscope__jw_us(kscope__jsonw *w, int64_t ns)

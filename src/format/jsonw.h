@@ -46,9 +46,17 @@ void kscope__jw_uint(kscope__jsonw *w, uint64_t v);
 /* A value already in JSON form, copied as is: a number's text from a
  * parsed document (so "1.50" stays "1.50"), true, false or null. */
 void kscope__jw_literal(kscope__jsonw *w, const char *text);
-/* Doubles keep a decimal point ("2.0") so readers see a float; non-finite
- * values are written as null. */
+/* Doubles keep a decimal point ("2.0") so readers see a float. JSON has
+ * no infinity, and a null where a number belongs makes a file no reader
+ * takes back: a sum past the largest double (the recorder cannot refuse
+ * one) is written as the largest double, +-1.7976931348623157e308, and NaN
+ * as 0.0. The readers refuse values that would overflow, so no file a
+ * command writes holds one it changed. */
 void kscope__jw_double(kscope__jsonw *w, double v);
+/* A double for a JavaScript reader (the HTML page's data): as
+ * kscope__jw_double, but +-infinity as +-1e999 (JSON.parse reads
+ * +-Infinity) and NaN as null. */
+void kscope__jw_js_number(kscope__jsonw *w, double v);
 /* Microseconds from nanoseconds, with ns precision and no trailing zeros
  * ("12.345", "12.3", "12"): a trace's times are most of its bytes. */
 void kscope__jw_us(kscope__jsonw *w, int64_t ns);

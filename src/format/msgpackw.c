@@ -5,6 +5,8 @@
 #include "format/msgpackw.h"
 #include "kscope.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,6 +159,11 @@ void kscope__mp_int(kscope__mpw *w, int64_t v)
 
 void kscope__mp_double(kscope__mpw *w, double v)
 {
+    /* as kscope__jw_double: the readers take no infinity or NaN */
+    if (isnan(v))
+        v = 0.0;
+    else if (isinf(v))
+        v = v > 0 ? DBL_MAX : -DBL_MAX;
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
     put_be(w, 0xcb, bits, 8);

@@ -35,6 +35,8 @@ void kscope__mp_map(kscope__mpw *w, uint32_t n);   /* n key/value pairs follow *
 void kscope__mp_array(kscope__mpw *w, uint32_t n); /* n values follow */
 void kscope__mp_str(kscope__mpw *w, const char *s);
 void kscope__mp_int(kscope__mpw *w, int64_t v);
+/* A float64; infinity and NaN as kscope__jw_double writes them (the
+ * largest double, 0.0), so every file reads back. */
 void kscope__mp_double(kscope__mpw *w, double v);
 
 #endif

@@ -123,27 +123,6 @@ int kscope__metric_list(const kscope__ptree *t, kscope__metric_info **out)
     return n;
 }
 
-int kscope__default_metric(const kscope__ptree *t, char *buf, size_t size)
-{
-    kscope__metric_info *list;
-    int n = kscope__metric_list(t, &list);
-    if (n < 0)
-        return n;
-    int has_time = 0, has_wall = 0;
-    for (int i = 0; i < n; i++) {
-        has_time |= strncmp(list[i].name, "time (", 6) == 0;
-        has_wall |= strncmp(list[i].name, "wall_time (", 11) == 0;
-    }
-    if (has_time)
-        snprintf(buf, size, "time/ms");
-    else if (has_wall) /* host scopes only: no GPU in the run */
-        snprintf(buf, size, "wall_time/ms");
-    else if (n > 0)
-        snprintf(buf, size, "%s", list[0].name);
-    free(list);
-    return n > 0;
-}
-
 int kscope__device_scope_metric(const kscope__ptree *t, char *buf, size_t size)
 {
     static const char *const averages[] = {"device_avg_time (ns)", "device_avg_cycles"};
@@ -271,8 +250,8 @@ static int same_ci(const char *a, const char *b)
     return *a == *b;
 }
 
-/* A metric of the file named `want` (with or without its unit). */
-static int match_metric(const kscope__metric_info *list, int n, const char *want, found *out)
+/* A metric of the file named `want` as stored (with or without its unit). */
+static int match_stored(const kscope__metric_info *list, int n, const char *want, found *out)
 {
     char base[128];
     for (int i = 0; i < n; i++) {
@@ -284,6 +263,41 @@ static int match_metric(const kscope__metric_info *list, int n, const char *want
         }
     }
     return 0;
+}
+
+/* The length of a metric's name before the kind it ends with as written
+ * in code, " (inc)", " (exc)" or " (pty)", which the recorder and Proton
+ * store the name without; 0 when it has none. */
+static size_t before_kind(const char *want)
+{
+    static const char *const kinds[3] = {"(inc)", "(exc)", "(pty)"};
+    size_t l = strlen(want);
+    for (int k = 0; k < 3; k++) {
+        if (l <= 5 || !same_ci(want + l - 5, kinds[k]))
+            continue;
+        l -= 5;
+        while (l && want[l - 1] == ' ')
+            l--;
+        return l;
+    }
+    return 0;
+}
+
+/* A metric of the file named `want`, as stored or as written in code
+ * (NAME (inc|exc|pty), units kept as the file has them). What rolls up is
+ * the file's to say (Proton's files keep a (pty) metric like step_idx
+ * among the summed ones), so the kind written is not checked against it. */
+static int match_metric(const kscope__metric_info *list, int n, const char *want, found *out)
+{
+    if (match_stored(list, n, want, out))
+        return 1;
+    size_t len = before_kind(want);
+    char base[128];
+    if (len == 0 || len >= sizeof base)
+        return 0;
+    memcpy(base, want, len);
+    base[len] = '\0';
+    return match_stored(list, n, base, out);
 }
 
 /* Seconds per unit named inside a metric's parentheses; 0 if none. */
@@ -319,14 +333,17 @@ typedef struct ctx {
     int nlist;
     char *err;
     size_t errlen;
+    int missing; /* a metric asked for is not in the file */
 } ctx;
 
-/* Values of a named metric; rollup when it is inclusive. NULL if absent. */
+/* Values of a named metric; rollup when it is inclusive. NULL if absent
+ * (c->missing set when no metric has the name). */
 static double *values_of(ctx *c, const char *want, found *fo)
 {
     if (!match_metric(c->list, c->nlist, want, fo)) {
         snprintf(c->err, c->errlen,
                  "metric '%s' is not in this file (see `kscope view -l` for its metrics)", want);
+        c->missing = 1;
         return NULL;
     }
     double *v = malloc((c->f->n ? c->f->n : 1) * sizeof *v);
@@ -334,7 +351,7 @@ static double *values_of(ctx *c, const char *want, found *fo)
         snprintf(c->err, c->errlen, "out of memory");
         return NULL;
     }
-    kscope__pflat_values(c->t, c->f, fo->name, fo->inclusive, v);
+    fo->inclusive = kscope__metric_values(c->t, c->f, fo->name, v);
     return v;
 }
 
@@ -570,12 +587,7 @@ static int percent_column(ctx *c, const char *name, kscope__column *col)
     double *v = values_of(c, name, &fo);
     if (!v)
         return -1;
-    double total = 0;
-    if (fo.inclusive)
-        total = v[0];
-    else
-        for (size_t i = 0; i < c->f->n; i++)
-            total += isnan(v[i]) ? 0 : v[i];
+    double total = kscope__metric_total(c->f, v, fo.inclusive);
     for (size_t i = 0; i < c->f->n; i++)
         v[i] = total != 0 ? v[i] / total * 100.0 : NAN;
     col->vals = v;
@@ -655,6 +667,7 @@ int kscope__column_compute(const kscope__ptree *t, const kscope__pflat *f, const
     if (r < 0) {
         free(col->vals);
         col->vals = NULL;
+        col->missing = c.missing;
         return strstr(err, "out of memory") ? KSCOPE_ENOMEM : KSCOPE_EINVAL;
     }
     return 0;

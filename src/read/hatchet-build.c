@@ -165,16 +165,18 @@ static int metric_number(kscope__hjson *p, kscope__pnode *n, const char *s, size
             return fail(p, rc, "cannot store metric '%s': %s", p->mkey, kscope_strerror(rc));
         return 1;
     }
+    long long v = 0;
     if (is_int) {
-        long long v = strtoll(buf, NULL, 10);
-        if (errno == ERANGE)
-            return fail(p, KSCOPE_EPARSE, "number %s for metric '%s' of '%s' is out of range", buf,
-                        p->mkey, node_label(n));
+        v = strtoll(buf, NULL, 10);
+        is_int = errno != ERANGE; /* past int64 (a uint64): read as floating point */
+    }
+    if (is_int) {
         d = (double)v;
         if (d < 0 && kscope__metric_nonnegative(p->mkey))
             goto negative;
         rc = put_metric(p, n, KSCOPE__V_INT, (int64_t)v, 0);
     } else {
+        errno = 0;
         d = strtod(buf, NULL);
         if (errno == ERANGE && fabs(d) > 1.0)
             return fail(p, KSCOPE_EPARSE, "number %s for metric '%s' of '%s' is out of range", buf,
@@ -697,6 +699,7 @@ int kscope__hjson_event(kscope__hjson *p, kscope__hevent ev, const char *s, size
 {
     if (p->errcode)
         return 0;
+    p->events++;
     switch (ev) {
     case KSCOPE__HEV_START_MAP:
         return on_start_map(p);

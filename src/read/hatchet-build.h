@@ -55,12 +55,13 @@ struct kscope__hjson {
     size_t tree_depth; /* node objects open */
     size_t top_index;  /* elements seen in the outer array */
     int seen_devinfo;
-    int listed_inclusive; /* ROOT named every inclusive metric */
-    int done;             /* the outer array closed */
-    size_t fed;           /* bytes given so far */
-    const char *mkey;     /* pending metric key (interned) */
-    const char *devtype;  /* pending device type (interned) */
-    uint32_t devid;       /* pending device index */
+    int listed_inclusive;       /* ROOT named every inclusive metric */
+    int done;                   /* the outer array closed */
+    size_t fed;                 /* bytes given so far */
+    size_t events, mark, quiet; /* values finished: kscope__read_too_quiet */
+    const char *mkey;           /* pending metric key (interned) */
+    const char *devtype;        /* pending device type (interned) */
+    uint32_t devid;             /* pending device index */
     /* the pending device field's key, copied: the parser reuses its buffer
      * before the value arrives (longer keys are not fields we read) */
     char devfield[24];

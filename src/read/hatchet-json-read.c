@@ -129,6 +129,12 @@ int kscope__hjson_feed(kscope__hjson *p, const char *buf, size_t len, char *err,
     p->fed += len;
     if (yajl_parse(p->y, (const unsigned char *)buf, len) != yajl_status_ok)
         return yajl_failure(p, (const unsigned char *)buf, len, err, errlen);
+    if (kscope__read_too_quiet(p->events, &p->mark, &p->quiet, len)) {
+        snprintf(err, errlen, "no JSON value ends within %d MiB (at byte %zu)",
+                 KSCOPE__READ_MAX_TOKEN >> 20, p->fed);
+        kscope__hjson_fail(p, KSCOPE_EPARSE, err);
+        return KSCOPE_EPARSE;
+    }
     return 0;
 }
 

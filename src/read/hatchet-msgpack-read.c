@@ -9,6 +9,7 @@
  * tree, not the file. The template reports a container's end only when it
  * hands the finished container to its parent, so a small stack of open
  * containers (map or array, expecting a key or a value) runs beside it.
+ * The template resumes where a chunk ended, so files are read in chunks.
  */
 #include "read/read.h"
 #include "kscope.h"
@@ -160,7 +161,9 @@ static int mp_cb_false(mp_user *u, mobj *o)
 static int mp_cb_str(mp_user *u, const char *b, const char *p, unsigned int l, mobj *o)
 {
     (void)b;
-    return scalar(u, KSCOPE__HEV_STRING, p, l, o);
+    /* an empty string may come with no pointer (the first value a chunk
+     * resumes with) */
+    return scalar(u, KSCOPE__HEV_STRING, l ? p : "", l, o);
 }
 static int mp_cb_bin(mp_user *u, const char *b, const char *p, unsigned int l, mobj *o)
 {
@@ -232,64 +235,141 @@ static int mp_cb_map_item(mp_user *u, mobj *c, mobj k, mobj v)
 
 #include <msgpack/unpack_template.h>
 
+/* The parser fed in chunks: bytes of a value not complete at a chunk's
+ * end wait in `pending` for the next one (the template resumes where it
+ * stopped), so memory follows the tree, and a value longer than
+ * KSCOPE__READ_MAX_TOKEN is refused before it is read. */
+struct kscope__hmp {
+    struct kscope__mp_context ctx;
+    kscope__hjson *h;
+    char *pending;
+    size_t npending, cap, fed;
+    int done; /* the profile's outermost array is complete */
+};
+
+kscope__hmp *kscope__hmp_new(void)
+{
+    kscope__hmp *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->h = kscope__hjson_new();
+    if (!p->h) {
+        free(p);
+        return NULL;
+    }
+    kscope__mp_init(&p->ctx);
+    p->ctx.user = (mp_user){.h = p->h};
+    return p;
+}
+
+void kscope__hmp_free(kscope__hmp *p)
+{
+    if (!p)
+        return;
+    free(p->ctx.user.st);
+    free(p->pending);
+    kscope__hjson_free(p->h);
+    free(p);
+}
+
+/* The builder's refusal, or the template's verdict r, as one line. */
+static int mp_failure(kscope__hmp *p, int r, size_t at, char *err, size_t errlen)
+{
+    int code;
+    const char *why = kscope__hjson_error(p->h, &code);
+    if (why) {
+        snprintf(err, errlen, "%s", why);
+        return code;
+    }
+    if (p->ctx.top >= MSGPACK_EMBED_STACK_SIZE) {
+        snprintf(err, errlen, "calling contexts nested deeper than %d levels",
+                 KSCOPE__READ_MAX_DEPTH);
+        return KSCOPE_EPARSE;
+    }
+    if (r == MSGPACK_UNPACK_NOMEM_ERROR) {
+        snprintf(err, errlen, "out of memory");
+        return KSCOPE_ENOMEM;
+    }
+    snprintf(err, errlen, "not valid MessagePack (at byte %zu)", at);
+    return KSCOPE_EPARSE;
+}
+
+int kscope__hmp_feed(kscope__hmp *p, const char *buf, size_t len, char *err, size_t errlen)
+{
+    if (len && p->done) {
+        snprintf(err, errlen, "data after the end of the profile (byte %zu)", p->fed);
+        return KSCOPE_EPARSE;
+    }
+    if (p->npending + len > p->cap) {
+        size_t cap = p->cap ? p->cap : 4096;
+        while (cap < p->npending + len)
+            cap *= 2;
+        char *b = realloc(p->pending, cap);
+        if (!b) {
+            snprintf(err, errlen, "out of memory");
+            return KSCOPE_ENOMEM;
+        }
+        p->pending = b;
+        p->cap = cap;
+    }
+    memcpy(p->pending + p->npending, buf, len);
+    p->npending += len;
+    size_t off = 0, start = p->fed - (p->npending - len); /* file offset of pending[0] */
+    p->fed += len;
+    int r = kscope__mp_execute(&p->ctx, p->pending, p->npending, &off);
+    if (r < 0 || kscope__hjson_error(p->h, &(int){0}))
+        return mp_failure(p, r, start + off, err, errlen);
+    if (r > 0) {
+        p->done = 1;
+        if (off != p->npending) {
+            snprintf(err, errlen, "data after the end of the profile (byte %zu)", start + off);
+            return KSCOPE_EPARSE;
+        }
+    }
+    if (p->ctx.trail > KSCOPE__READ_MAX_TOKEN) {
+        snprintf(err, errlen, "a value of %u bytes at byte %zu (more than %d MiB in one string)",
+                 p->ctx.trail, start + off, KSCOPE__READ_MAX_TOKEN >> 20);
+        return KSCOPE_EPARSE;
+    }
+    memmove(p->pending, p->pending + off, p->npending - off);
+    p->npending -= off;
+    return 0;
+}
+
+int kscope__hmp_finish(kscope__hmp *p, kscope__ptree **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (!p->done) {
+        snprintf(err, errlen, "%s",
+                 p->fed ? "truncated: the MessagePack data ends before the profile is complete"
+                        : "empty: no MessagePack at all");
+        return KSCOPE_EPARSE;
+    }
+    /* the outermost container is never handed to a parent: close it */
+    mp_user *u = &p->ctx.user;
+    while (u->depth) {
+        mobj top = {u->st[u->depth - 1].is_map ? 1 : 2};
+        if (item_done(u, top) < 0)
+            return mp_failure(p, MSGPACK_UNPACK_PARSE_ERROR, p->fed, err, errlen);
+    }
+    return kscope__hjson_end(p->h, out, err, errlen);
+}
+
 int kscope__read_hatchet_msgpack(const char *buf, size_t len, kscope__ptree **out, char *err,
                                  size_t errlen)
 {
     *out = NULL;
-    struct kscope__mp_context *ctx = calloc(1, sizeof *ctx);
-    kscope__hjson *h = kscope__hjson_new();
-    int rc = 0;
-    if (!ctx || !h) {
+    kscope__hmp *p = kscope__hmp_new();
+    if (!p) {
         snprintf(err, errlen, "out of memory");
-        rc = KSCOPE_ENOMEM;
-        goto done;
+        return KSCOPE_ENOMEM;
     }
-    kscope__mp_init(ctx);
-    ctx->user = (mp_user){.h = h};
-    size_t off = 0;
-    int r = kscope__mp_execute(ctx, buf, len, &off);
-    int code;
-    const char *why = kscope__hjson_error(h, &code);
-    if (why) {
-        snprintf(err, errlen, "%s", why);
-        rc = code;
-    } else if (r == 0) {
-        snprintf(err, errlen,
-                 "truncated: the MessagePack data ends before the profile is complete");
-        rc = KSCOPE_EPARSE;
-    } else if (r < 0) {
-        if (ctx->top >= MSGPACK_EMBED_STACK_SIZE)
-            snprintf(err, errlen, "calling contexts nested deeper than %d levels",
-                     KSCOPE__READ_MAX_DEPTH);
-        else if (r == MSGPACK_UNPACK_NOMEM_ERROR)
-            snprintf(err, errlen, "out of memory");
-        else
-            snprintf(err, errlen, "not valid MessagePack (at byte %zu)", off);
-        rc = r == MSGPACK_UNPACK_NOMEM_ERROR && ctx->top < MSGPACK_EMBED_STACK_SIZE ? KSCOPE_ENOMEM
-                                                                                    : KSCOPE_EPARSE;
-    } else if (off != len) {
-        snprintf(err, errlen, "data after the end of the profile (byte %zu of %zu)", off, len);
-        rc = KSCOPE_EPARSE;
-    } else {
-        /* the outermost container is never handed to a parent: close it */
-        mp_user *u = &ctx->user;
-        while (u->depth && rc == 0) {
-            mobj top = {u->st[u->depth - 1].is_map ? 1 : 2};
-            if (item_done(u, top) < 0) {
-                why = kscope__hjson_error(h, &code);
-                snprintf(err, errlen, "%s", why ? why : "not a .hatchet_msgpack profile");
-                rc = why ? code : KSCOPE_EPARSE;
-            }
-        }
-        if (rc == 0 && !(ctx->user.depth == 0))
-            rc = KSCOPE_EPARSE;
-        if (rc == 0)
-            rc = kscope__hjson_end(h, out, err, errlen);
-    }
-done:
-    if (ctx)
-        free(ctx->user.st);
-    free(ctx);
-    kscope__hjson_free(h);
+    /* in chunks, as a file is read */
+    int rc = 0;
+    for (size_t at = 0; rc == 0 && at < len; at += 1 << 18)
+        rc = kscope__hmp_feed(p, buf + at, len - at < (1 << 18) ? len - at : 1 << 18, err, errlen);
+    if (rc == 0)
+        rc = kscope__hmp_finish(p, out, err, errlen);
+    kscope__hmp_free(p);
     return rc;
 }

@@ -241,7 +241,7 @@ int kscope__trace_merger_add(kscope__trace_merger *m, const char *buf, size_t le
 {
     if (nesting(buf, len) > 64)
         return kscope__read_fail(err, errlen, KSCOPE_EPARSE,
-                                 "%s: JSON nested deeper than 64 levels", name);
+                                 "%s: JSON nested deeper than 64 levels", KSCOPE__PATH(name));
     char *text = malloc(len + 1);
     if (!text)
         return kscope__read_fail(err, errlen, KSCOPE_ENOMEM, "out of memory");
@@ -252,7 +252,8 @@ int kscope__trace_merger_add(kscope__trace_merger *m, const char *buf, size_t le
     free(text);
     if (!doc) {
         yerr[strcspn(yerr, "\r\n")] = '\0'; /* the first line says it */
-        return kscope__read_fail(err, errlen, KSCOPE_EPARSE, "%s: not valid JSON: %.200s", name,
+        return kscope__read_fail(err, errlen, KSCOPE_EPARSE, "%s: not valid JSON: %.200s",
+                                 KSCOPE__PATH(name),
                                  strstr(yerr, "premature EOF") ? "truncated" : yerr);
     }
     const char *pe[] = {"traceEvents", NULL};
@@ -261,7 +262,8 @@ int kscope__trace_merger_add(kscope__trace_merger *m, const char *buf, size_t le
     tmerge *tm = &m->tm;
     if (!events) {
         rc = kscope__read_fail(err, errlen, KSCOPE_EPARSE,
-                               "%s: not a Chrome trace: no \"traceEvents\" array", name);
+                               "%s: not a Chrome trace: no \"traceEvents\" array",
+                               KSCOPE__PATH(name));
     } else {
         tm->rank = m->nranks;
         tm->file = name;

@@ -11,6 +11,7 @@
 #include "read/read.h"
 #include "kscope.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,7 +211,8 @@ static kscope__pmetric *slot_of(kscope__ptree *r, kscope__pnode *dst, const char
 
 /* Fold src into dst under `key` (interned in r): numbers add up, except
  * per-call extremes ("min_time (ns)", "max_time (ns)"), which keep the
- * extreme; strings and vectors are kept from the first rank that has them. */
+ * extreme; strings and vectors are kept from the first rank that has them.
+ * KSCOPE_EINVAL when the sum passes the largest double. */
 static int add_metric(kscope__ptree *r, kscope__pnode *dst, const char *key, int ext,
                       const kscope__pmetric *src)
 {
@@ -261,8 +263,11 @@ static int add_metric(kscope__ptree *r, kscope__pnode *dst, const char *key, int
         return 0;
     }
     double a = kscope__pmetric_number(m), b = kscope__pmetric_number(src);
+    double v = is_min ? (b < a ? b : a) : is_max ? (b > a ? b : a) : a + b;
+    if (!isfinite(v))
+        return KSCOPE_EINVAL; /* past the largest double: refused, never written changed */
     m->type = KSCOPE__V_DOUBLE;
-    m->v.d = is_min ? (b < a ? b : a) : is_max ? (b > a ? b : a) : a + b;
+    m->v.d = v;
     return 0;
 }
 
@@ -305,7 +310,7 @@ kscope__merge_prep *kscope__merge_prepare(const kscope__ptree *t)
             break;
         }
         /* the rank's value at each node: inclusive where the metric rolls up */
-        kscope__pflat_values(t, &p->f, list[l].name, list[l].inclusive, v);
+        kscope__metric_values(t, &p->f, list[l].name, v);
         p->stat_name[p->nstats] = list[l].name;
         p->stat_vals[p->nstats++] = v;
     }
@@ -339,6 +344,16 @@ static int merge_devices(merger *m, const kscope__ptree *t)
     return 0;
 }
 
+/* A sum past the largest double: refused, naming the metric and node. */
+static int too_large(char *err, size_t errlen, const char *key, const char *node)
+{
+    char k[128], n[128];
+    return kscope__read_fail(err, errlen, KSCOPE_EINVAL,
+                             "metric '%s' of '%s' sums past the largest number (%.4g); not merged",
+                             kscope__escape(key, k, sizeof k), kscope__escape(node, n, sizeof n),
+                             DBL_MAX);
+}
+
 static int merge_one(merger *m, const kscope__merge_prep *p, char *err, size_t errlen)
 {
     const kscope__pflat *f = &p->f;
@@ -365,6 +380,8 @@ static int merge_one(merger *m, const kscope__merge_prep *p, char *err, size_t e
             const char *key = merged_key(m, src->metrics[k].key, &ext);
             rc = key ? add_metric(m->r, m->nodes[map[i]], key, ext, &src->metrics[k])
                      : KSCOPE_ENOMEM;
+            if (rc == KSCOPE_EINVAL)
+                rc = too_large(err, errlen, src->metrics[k].key, src->name);
         }
     }
     for (int ps = 0; rc == 0 && ps < p->nstats; ps++) {
@@ -377,10 +394,14 @@ static int merge_one(merger *m, const kscope__merge_prep *p, char *err, size_t e
             break;
         }
         const double *vals = p->stat_vals[ps];
-        for (size_t i = 0; i < f->n; i++) {
+        for (size_t i = 0; rc == 0 && i < f->n; i++) {
             if (isnan(vals[i]))
                 continue;
             stat_acc *a = &m->stat[s][map[i]];
+            if (!isfinite(vals[i]) || !isfinite(a->sum + vals[i])) {
+                rc = too_large(err, errlen, p->stat_name[ps], f->node[i]->name);
+                break;
+            }
             if (a->seen == 0 || vals[i] < a->min)
                 a->min = vals[i];
             if (a->seen == 0 || vals[i] > a->max)
@@ -392,9 +413,9 @@ static int merge_one(merger *m, const kscope__merge_prep *p, char *err, size_t e
     if (rc == 0)
         rc = merge_devices(m, p->t);
     free(map);
-    if (rc < 0)
+    if (rc == KSCOPE_ENOMEM)
         return kscope__read_fail(err, errlen, rc, "out of memory");
-    return 0;
+    return rc; /* too_large said why */
 }
 
 /* "time (ns)" + "_rank_min" -> "time_rank_min (ns)" (no unit: "time_imbalance") */

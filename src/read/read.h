@@ -23,6 +23,22 @@
 /* Deepest calling context accepted by the readers (ROOT is level 0). */
 #define KSCOPE__READ_MAX_DEPTH 4096
 
+/* The longest single value (a string, a number, a run of white space)
+ * the readers take: past it, input is refused before more is read, so a
+ * file that is no profile costs bounded memory whatever its size. */
+#define KSCOPE__READ_MAX_TOKEN (16 << 20)
+
+/* Whether a streaming reader has been fed more than KSCOPE__READ_MAX_TOKEN
+ * bytes since its parser last finished a value (events counts them; mark
+ * and quiet are the reader's, zeroed to start): then it refuses the input,
+ * as the parser would hold all of it. */
+static inline int kscope__read_too_quiet(size_t events, size_t *mark, size_t *quiet, size_t len)
+{
+    *quiet = events != *mark ? 0 : *quiet + len;
+    *mark = events;
+    return *quiet > KSCOPE__READ_MAX_TOKEN;
+}
+
 /* Room for one reader error line. */
 #define KSCOPE__READ_ERRLEN 512
 
@@ -106,6 +122,13 @@ const char *kscope__hjson_error(const kscope__hjson *p, int *code);
 /* After the last event: the checks on the whole file, then the tree. */
 int kscope__hjson_end(kscope__hjson *p, kscope__ptree **out, char *err, size_t errlen);
 
+/* Streaming .hatchet_msgpack parser, fed the same way. */
+typedef struct kscope__hmp kscope__hmp;
+kscope__hmp *kscope__hmp_new(void);
+int kscope__hmp_feed(kscope__hmp *p, const char *buf, size_t len, char *err, size_t errlen);
+int kscope__hmp_finish(kscope__hmp *p, kscope__ptree **out, char *err, size_t errlen);
+void kscope__hmp_free(kscope__hmp *p);
+
 /* Streaming Chrome trace parser (trace -> tree), fed the same way. */
 typedef struct kscope__tjson kscope__tjson;
 kscope__tjson *kscope__tjson_new(void);
@@ -155,11 +178,44 @@ int kscope__metric_list(const kscope__ptree *t, kscope__metric_info **out);
 int kscope__metric_list_flat(const kscope__ptree *t, const kscope__pflat *f,
                              kscope__metric_info **out);
 
+/* ------------------------------- what rolls up, what a total is (rollup.c) */
+
+/* The one definition every view uses. A metric rolls up when t's
+ * inclusive list names it; a node then shows the sum over its subtree, and
+ * any other metric the node's own value. The total over a subtree is that
+ * value for a metric that rolls up, else the sum over the outermost nodes
+ * holding the metric (nested scopes' wall time counts once). */
+int kscope__metric_rolls_up(const kscope__ptree *t, const char *key);
+/* What each node of f shows for metric `key` (any string) into vals[f->n]:
+ * subtree sums (absent counts 0) when it rolls up, else own values (NaN
+ * where absent). Returns whether it rolls up. */
+int kscope__metric_values(const kscope__ptree *t, const kscope__pflat *f, const char *key,
+                          double *vals);
+/* The metric's total over the whole of f, from vals as above. */
+double kscope__metric_total(const kscope__pflat *f, const double *vals, int rolls_up);
+/* The total over each node's subtree into spans[f->n] (0 where none): the
+ * width the flame graph gives a node; spans[0] is the metric's total. */
+void kscope__metric_spans(const kscope__pflat *f, const double *vals, int rolls_up, double *spans);
+
+/* The frames every view of a tree leaves out, as proton-viewer does:
+ * Triton's launch-metadata scopes (with what is under them), frames with
+ * no metrics and no children, and frames whose children were all left
+ * out. Clears keep[i] for those (ROOT stays). */
+void kscope__prune_frames(const kscope__pflat *f, unsigned char *keep);
+/* Replace f by the nodes kept (parents remapped). 0, or -1 when out of memory. */
+int kscope__pflat_keep(kscope__pflat *f, const unsigned char *keep);
+/* Flatten t as the views show it: kscope__pflat_build, less the frames
+ * kscope__prune_frames leaves out. 0 or KSCOPE_ENOMEM. */
+int kscope__pflat_build_shown(const kscope__ptree *t, kscope__pflat *f);
+
 /* The metric `kscope view` and `kscope diff` show when none is asked for:
  * "time/ms" when t has GPU time, else "wall_time/ms" (host scopes only),
  * else its first metric, copied into buf. Returns 1, 0 when t holds no
  * metric at all, or KSCOPE_ENOMEM. */
 int kscope__default_metric(const kscope__ptree *t, char *buf, size_t size);
+/* The stored name behind that choice ("time (ns)", "wall_time (ns)", the
+ * first metric), for the HTML page. Same returns. */
+int kscope__default_metric_name(const kscope__ptree *t, char *buf, size_t size);
 
 /* The device-scope column `kscope view` adds to its default: the average
  * per record ("device_avg_time" or "device_avg_cycles") when t holds
@@ -173,13 +229,16 @@ typedef struct kscope__column {
     int integral;   /* print as an integer */
     int inclusive;  /* values roll up (so -t, %, diff act on subtree sums) */
     double *vals;   /* one per node of the pflat; NaN = no value */
+    int missing;    /* on failure: a metric the spec names is not in the file */
 } kscope__column;
 
 /* Resolve a metric spec (time/ms, avg_time/us, cpu_time/s, wall_time/ms,
  * flop16/s, tflop/s, gbyte/s, util, count, raw names, NAME/%) for t and fill
- * col->vals for f. A tree holding no metric at all (an empty profile) gives
- * any spec a column with no values (NaN). Returns 0, or KSCOPE_EINVAL with
- * err naming the problem.
+ * col->vals for f. A raw name may be written as in code, with its kind
+ * (NAME (inc), NAME (exc), NAME (pty); units as the file has them). A tree
+ * holding no metric at all (an empty profile) gives any spec a column with
+ * no values (NaN). Returns 0, or KSCOPE_EINVAL with err naming the problem
+ * (and col->missing set when it is a metric the file lacks).
  * col->vals is malloc'd; free with kscope__column_free. */
 int kscope__column_compute(const kscope__ptree *t, const kscope__pflat *f, const char *spec,
                            kscope__column *col, char *err, size_t errlen);
@@ -210,6 +269,24 @@ double kscope__peak_bytes(const kscope__pdevice *d);
  * KSCOPE_ENOMEM. */
 int kscope__top_print(FILE *out, const kscope__ptree *t, int top_n, int flags);
 
+/* The same table as JSON, for the HTML page: `key`: {"rows": [[name, %,
+ * total ns, calls, avg ns, min ns, max ns], ...heaviest first, every
+ * kernel], and the GPU split below: "kernel_ns", "launches", "copy_ns",
+ * "copies", "copied_bytes"}. Returns the number of rows or KSCOPE_ENOMEM. */
+int kscope__top_json(kscope__jsonw *w, const char *key, const kscope__ptree *t);
+
+/* Whether a GPU activity's name is a copy or set (Memcpy..., [memset...]). */
+int kscope__is_copy(const char *name);
+
+/* Where a profile's GPU time went, as `kscope report` and the HTML page's
+ * header say it: GPU activities' own time (any unit) split into kernels
+ * and copies, with their launches (count, 1 where absent) and the bytes
+ * copied. 0 or KSCOPE_ENOMEM. */
+typedef struct kscope__gpu_split {
+    double kernel_ns, launches, copy_ns, copies, copied_bytes;
+} kscope__gpu_split;
+int kscope__gpu_split_of(const kscope__ptree *t, kscope__gpu_split *s);
+
 /* ----------------------------------------------------- hot source lines */
 
 /* kscope__lines_print's flag: group the lines by kernel (each kernel's
@@ -237,7 +314,37 @@ int kscope__lines_json(kscope__jsonw *w, const char *key, const kscope__ptree *t
  * is unset or empty and TERM is not "dumb". */
 int kscope__color_auto(void);
 
-/* A duration in ns as text with a unit chosen for it ("1.234 ms"). */
+/* ----------------------------------------------------- top scopes (scopes.c) */
+
+/* The top n scopes (not GPU activities, not ROOT; n <= 0: all) by vals
+ * (one per node of f), under a title line: share of `total`, the value as
+ * a time, calls, calling context ("a > b > c"). Prints nothing when no
+ * scope has a value. Returns the rows printed. */
+int kscope__scopes_print(FILE *out, const kscope__pflat *f, const double *vals, const double *calls,
+                         const char *title, double total, long n);
+
+/* The top n scopes by host wall time ("wall_time (ns)": each scope's time
+ * from enter to exit), as shares of all host time (the top-level scopes'
+ * sum).
+ * Returns the rows printed or KSCOPE_ENOMEM. */
+int kscope__scopes_by_wall(FILE *out, const kscope__ptree *t, const kscope__pflat *f, long n);
+
+/* A duration in ns with its unit and three decimals ("1.234 ms"). */
+void kscope__print_ns(FILE *out, double ns);
+
+/* A path as every message shows it: control characters escaped as in
+ * names (kscope__escape), cut to KSCOPE__READ_ERRLEN bytes, so a path
+ * holding ESC or a newline never reaches the terminal raw. The struct is a
+ * temporary that lives to the end of the full expression (C11), so
+ * KSCOPE__PATH(p) can be passed straight to printf. */
+typedef struct kscope__shown {
+    char s[KSCOPE__READ_ERRLEN];
+} kscope__shown;
+kscope__shown kscope__shown_path(const char *path);
+#define KSCOPE__PATH(p) (kscope__shown_path(p).s)
+
+/* A duration in ns as text with a unit chosen for it ("1.234 ms"; past
+ * 1e6 s as "1.000e+294 s"; "inf", "-" for NaN). */
 void kscope__format_ns(double ns, char *buf, size_t size);
 
 /* Write a string with control characters shown as escapes (\t, \n, \r,
@@ -308,7 +415,9 @@ void kscope__merger_free(kscope__merger *mg);
 int kscope__merge_traces(const char *const *bufs, const size_t *lens, const char *const *names,
                          size_t n, char **out, size_t *outlen, char *err, size_t errlen);
 
-/* Write len bytes to path (replacing it); err names path and problem. */
+/* Write len bytes to path whole (format/file-out.h: a regular file is
+ * replaced atomically, a link written through, a device in place); err
+ * names path and problem, escaped. */
 int kscope__write_file(const char *path, const char *buf, size_t len, char *err, size_t errlen);
 
 /* Write t in tree format f (KSCOPE_EFORMAT for a trace format). */
@@ -329,7 +438,20 @@ void kscope__trace_merger_free(kscope__trace_merger *m);
 int kscope__read_fail(char *err, size_t errlen, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-/* Slurp a whole file (for msgpack and traces); err names path and problem. */
+/* Slurp a whole profile (a trace, for its events); err names path and
+ * problem. Files are checked as profiles are (a regular file, a known
+ * format from the first bytes), and JSON is checked as it is read, so
+ * what is no JSON is refused at its first bad byte, in bounded memory. */
 int kscope__read_whole_file(const char *path, char **buf, size_t *len, char *err, size_t errlen);
+
+/* The format of the profile at path, told from its first bytes (the same
+ * checks as kscope__read_profile, reading no more). 0 or an error. */
+int kscope__sniff_file(const char *path, kscope__format_id *id, char *err, size_t errlen);
+
+/* Open a file that goes with a profile (its PROFILE.meta.json) under the
+ * profiles' rule: a regular file only, opened without blocking (a FIFO
+ * there would hang for ever). NULL with msg "" when there is none; NULL
+ * with msg saying why when it cannot be read. */
+FILE *kscope__open_side_file(const char *path, char *msg, size_t msglen);
 
 #endif /* KSCOPE_READ_H */

@@ -17,130 +17,6 @@ typedef struct krow {
     double total_ns, calls, min_ns, max_ns;
 } krow;
 
-void kscope__format_ns(double ns, char *buf, size_t size)
-{
-    if (isnan(ns)) {
-        snprintf(buf, size, "-");
-        return;
-    }
-    double a = fabs(ns);
-    if (a < 1e3)
-        snprintf(buf, size, "%.0f ns", ns);
-    else if (a < 1e6)
-        snprintf(buf, size, "%.3f us", ns / 1e3);
-    else if (a < 1e9)
-        snprintf(buf, size, "%.3f ms", ns / 1e6);
-    else
-        snprintf(buf, size, "%.3f s", ns / 1e9);
-}
-
-int kscope__color_auto(void)
-{
-    const char *no = getenv("NO_COLOR"), *term = getenv("TERM");
-    if (no && *no)
-        return 0;
-    if (term && strcmp(term, "dumb") == 0)
-        return 0;
-    return isatty(STDOUT_FILENO);
-}
-
-/* The escape for control character c ("\\t", "\\x1b"): no control byte
- * reaches a terminal, where it could move the cursor or change colours. */
-static void escape_char(unsigned char c, char out[5])
-{
-    const char *named = c == '\t' ? "\\t" : c == '\n' ? "\\n" : c == '\r' ? "\\r" : NULL;
-    if (named)
-        memcpy(out, named, 3);
-    else
-        snprintf(out, 5, "\\x%02x", c);
-}
-
-static int is_control(unsigned char c)
-{
-    return c < 0x20 || c == 0x7f;
-}
-
-void kscope__print_escaped(FILE *out, const char *s)
-{
-    const unsigned char *p = (const unsigned char *)s, *run = p;
-    for (; *p; p++) {
-        if (!is_control(*p))
-            continue;
-        char esc[5];
-        escape_char(*p, esc);
-        fwrite(run, 1, (size_t)(p - run), out);
-        fputs(esc, out);
-        run = p + 1;
-    }
-    fwrite(run, 1, (size_t)(p - run), out);
-}
-
-/* The end of the bracketed group opening at p ('<' or '('), just past its
- * closing bracket, or NULL when it does not close. The '>' of "->" closes
- * nothing. */
-static const char *group_end(const char *p)
-{
-    char open = *p, close = open == '<' ? '>' : ')';
-    int depth = 0;
-    for (const char *q = p; *q; q++) {
-        if (*q == open)
-            depth++;
-        else if (*q == close && !(close == '>' && q > p && q[-1] == '-') && --depth == 0)
-            return q + 1;
-    }
-    return NULL;
-}
-
-const char *kscope__fold_name(const char *s, char *buf, size_t size)
-{
-    if (strlen(s) <= KSCOPE__NAME_FOLD || size < KSCOPE__NAME_FOLD + 1)
-        return s;
-    size_t o = 0;
-    for (const char *p = s; *p && o + 6 < size;) { /* a name folded past buf is cut */
-        const char *end = (*p == '<' || *p == '(') ? group_end(p) : NULL;
-        if (end && end - p > 2) {
-            o += (size_t)snprintf(buf + o, size - o, "%c...%c", *p, end[-1]);
-            p = end;
-            continue;
-        }
-        buf[o++] = *p++;
-    }
-    buf[o] = 0;
-    return buf;
-}
-
-void kscope__print_name(FILE *out, const char *s, int full)
-{
-    char buf[KSCOPE__NAME_FOLD * 4];
-    kscope__print_escaped(out, full ? s : kscope__fold_name(s, buf, sizeof buf));
-}
-
-const char *kscope__escape(const char *s, char *buf, size_t size)
-{
-    size_t n = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p && n + 5 < size; p++) {
-        if (is_control(*p)) {
-            char esc[5];
-            escape_char(*p, esc);
-            n += (size_t)snprintf(buf + n, size - n, "%s", esc);
-        } else {
-            buf[n++] = (char)*p;
-        }
-    }
-    if (size)
-        buf[n < size ? n : size - 1] = '\0';
-    return buf;
-}
-
-void kscope__escape_in_place(char *s, size_t size)
-{
-    char tmp[KSCOPE__READ_ERRLEN];
-    if (size > sizeof tmp)
-        size = sizeof tmp;
-    kscope__escape(s, tmp, size);
-    memcpy(s, tmp, strlen(tmp) + 1);
-}
-
 /* A metric's value in ns, for a time metric named with any unit. */
 static double ns_of(const kscope__pnode *n, const char *base, int *found)
 {
@@ -164,12 +40,50 @@ static double ns_of(const kscope__pnode *n, const char *base, int *found)
     return 0;
 }
 
-static double count_of(const kscope__pnode *n)
+/* A metric's number on n (the first of that name), or dflt. */
+static double number_of(const kscope__pnode *n, const char *key, double dflt)
 {
     for (uint32_t i = 0; i < n->nmetrics; i++)
-        if (strcmp(n->metrics[i].key, "count") == 0 && n->metrics[i].type != KSCOPE__V_STRING)
+        if (strcmp(n->metrics[i].key, key) == 0 && n->metrics[i].type != KSCOPE__V_STRING)
             return kscope__pmetric_number(&n->metrics[i]);
-    return 1;
+    return dflt;
+}
+
+/* Launches of a GPU activity: its count, 1 for a context without one. */
+static double count_of(const kscope__pnode *n)
+{
+    return number_of(n, "count", 1);
+}
+
+int kscope__is_copy(const char *name)
+{
+    return strncmp(name, "Memcpy", 6) == 0 || strncmp(name, "Memset", 6) == 0 ||
+           strncmp(name, "[memcpy", 7) == 0 || strncmp(name, "[memset", 7) == 0;
+}
+
+int kscope__gpu_split_of(const kscope__ptree *t, kscope__gpu_split *s)
+{
+    memset(s, 0, sizeof *s);
+    kscope__pflat f;
+    if (kscope__pflat_build(t, &f) < 0)
+        return KSCOPE_ENOMEM;
+    for (size_t i = 0; i < f.n; i++) {
+        const kscope__pnode *n = f.node[i];
+        int has;
+        double ns = kscope__pnode_is_device(n) ? ns_of(n, "time", &has) : 0;
+        if (!kscope__pnode_is_device(n) || !has)
+            continue;
+        if (kscope__is_copy(n->name)) {
+            s->copy_ns += ns;
+            s->copies += count_of(n);
+            s->copied_bytes += number_of(n, "bytes", 0);
+        } else {
+            s->kernel_ns += ns;
+            s->launches += count_of(n);
+        }
+    }
+    kscope__pflat_free(&f);
+    return 0;
 }
 
 static int by_total(const void *a, const void *b)
@@ -294,6 +208,47 @@ int kscope__top_print(FILE *out, const kscope__ptree *t, int top_n, int flags)
     }
     if (shown < n)
         fprintf(out, "(%zu more; -n 0 shows all)\n", n - shown);
+    free(rows);
+    return (int)n;
+}
+
+int kscope__top_json(kscope__jsonw *w, const char *key, const kscope__ptree *t)
+{
+    krow *rows = NULL;
+    size_t n = 0;
+    kscope__gpu_split s;
+    int rc = collect(t, &rows, &n);
+    if (rc == 0)
+        rc = kscope__gpu_split_of(t, &s);
+    if (rc < 0) {
+        free(rows);
+        return rc;
+    }
+    double sum = 0;
+    for (size_t i = 0; i < n; i++)
+        sum += rows[i].total_ns;
+    kscope__jw_key(w, key);
+    kscope__jw_open(w, '{');
+    kscope__jw_key(w, "rows");
+    kscope__jw_open(w, '[');
+    for (size_t i = 0; i < n; i++) {
+        const krow *r = &rows[i];
+        kscope__jw_open(w, '[');
+        kscope__jw_str(w, r->name);
+        double cells[] = {sum > 0 ? r->total_ns / sum * 100.0 : 0,     r->total_ns, r->calls,
+                          r->calls > 0 ? r->total_ns / r->calls : NAN, r->min_ns,   r->max_ns};
+        for (size_t c = 0; c < sizeof cells / sizeof *cells; c++)
+            kscope__jw_js_number(w, cells[c]);
+        kscope__jw_close(w, ']');
+    }
+    kscope__jw_close(w, ']');
+    double split[] = {s.kernel_ns, s.launches, s.copy_ns, s.copies, s.copied_bytes};
+    const char *names[] = {"kernel_ns", "launches", "copy_ns", "copies", "copied_bytes"};
+    for (size_t k = 0; k < sizeof split / sizeof *split; k++) {
+        kscope__jw_key(w, names[k]);
+        kscope__jw_js_number(w, split[k]);
+    }
+    kscope__jw_close(w, '}');
     free(rows);
     return (int)n;
 }

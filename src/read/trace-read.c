@@ -21,6 +21,7 @@
 #include <yajl/yajl_parse.h>
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -72,8 +73,8 @@ struct kscope__tjson {
     tevent ev;
     slice *host;
     size_t nhost, caphost;
-    size_t fed;
-    kscope__demangler names; /* slice and call-stack names as read */
+    size_t fed, events, mark, quiet; /* events: values the parser finished */
+    kscope__demangler names;         /* slice and call-stack names as read */
     char err[KSCOPE__READ_ERRLEN];
     int errcode;
 };
@@ -158,6 +159,18 @@ static int is_gpu(const tevent *e)
     return e->has_stack;
 }
 
+/* Add a number to a metric of n: KSCOPE_EPARSE when the sum passes the
+ * largest double (refused: a file written from it would not say it). */
+static int add_number(kscope__ptree *t, kscope__pnode *n, const char *key, double d, int64_t i,
+                      int is_int)
+{
+    int rc = is_int ? kscope__pnode_add_int(t, n, key, i) : kscope__pnode_add_double(t, n, key, d);
+    if (rc < 0)
+        return rc;
+    const kscope__pmetric *m = kscope__pnode_metric(n, kscope__ptree_intern_cstr(t, key));
+    return m && !isfinite(kscope__pmetric_number(m)) ? KSCOPE_EPARSE : 0;
+}
+
 /* Add a duration in µs as integer ns; one past int64 is added as a
  * floating-point number (converting it would be undefined). */
 static int add_us(kscope__ptree *t, kscope__pnode *n, const char *key, double us)
@@ -165,14 +178,25 @@ static int add_us(kscope__ptree *t, kscope__pnode *n, const char *key, double us
     double ns = us * 1000.0;
     if (ns < 9.2e18)
         return kscope__pnode_add_int(t, n, key, (int64_t)llround(ns));
-    return kscope__pnode_add_double(t, n, key, ns);
+    return add_number(t, n, key, ns, 0, 0);
+}
+
+/* A failure of the tree updates as one line: a sum past the largest
+ * double, else out of memory. */
+static int update_failed(tjson *p, int rc, const char *key, const char *name)
+{
+    if (rc == KSCOPE_EPARSE)
+        return tfail(p, rc, "event %zu ('%.60s'): metric '%s' sums past the largest number (%.4g)",
+                     p->index - 1, name, key, DBL_MAX);
+    return tfail(p, rc, "out of memory");
 }
 
 static int add_gpu(tjson *p, kscope__pnode *n)
 {
     kscope__ptree *t = p->t;
     const tevent *e = &p->ev;
-    int rc = add_us(t, n, "time (ns)", e->dur);
+    const char *what = "time (ns)";
+    int rc = add_us(t, n, what, e->dur);
     if (rc == 0)
         rc = kscope__pnode_add_int(t, n, "count", 1);
     if (rc == 0)
@@ -191,13 +215,13 @@ static int add_gpu(tjson *p, kscope__pnode *n)
             continue;
         if (g->d < 0)
             return tfail(p, KSCOPE_EPARSE, "event %zu: args.%s is negative", p->index, g->key);
-        rc = g->is_int ? kscope__pnode_add_int(t, n, g->key, g->i)
-                       : kscope__pnode_add_double(t, n, g->key, g->d);
+        what = g->key;
+        rc = add_number(t, n, g->key, g->d, g->i, g->is_int);
         if (rc == 0)
             rc = kscope__ptree_add_inclusive(t, g->key);
     }
     if (rc < 0)
-        return tfail(p, rc, "out of memory");
+        return update_failed(p, rc, what, n->name);
     p->ngpu++;
     return 1;
 }
@@ -213,13 +237,14 @@ static int host_metrics(kscope__ptree *t, kscope__pnode *n, double dur_us)
 /* A host scope that says where it is: its numeric args become metrics. */
 static int add_host_placed(tjson *p, kscope__pnode *n)
 {
+    const char *what = "wall_time (ns)";
     int rc = host_metrics(p->t, n, p->ev.dur);
     for (size_t a = 0; rc == 0 && a < p->ev.nargs; a++) {
         const targ *g = &p->ev.args[a];
-        rc = g->is_int ? kscope__pnode_add_int(p->t, n, g->key, g->i)
-                       : kscope__pnode_add_double(p->t, n, g->key, g->d);
+        what = g->key;
+        rc = add_number(p->t, n, g->key, g->d, g->i, g->is_int);
     }
-    return rc < 0 ? tfail(p, rc, "out of memory") : 1;
+    return rc < 0 ? update_failed(p, rc, what, n->name) : 1;
 }
 
 static int keep_host(tjson *p, const char *name)
@@ -329,8 +354,10 @@ static int nest_host(tjson *p)
         }
         kscope__pnode *parent = depth ? stack[depth - 1].node : t->root;
         kscope__pnode *node = kscope__pnode_child(t, parent, s[i].name);
-        if (!node || host_metrics(t, node, s[i].dur) < 0) {
-            ok = tfail(p, KSCOPE_ENOMEM, "out of memory");
+        int rc = node ? host_metrics(t, node, s[i].dur) : KSCOPE_ENOMEM;
+        if (rc < 0) {
+            p->index = s[i].index; /* one past the event, as end_event leaves it */
+            ok = update_failed(p, rc, "wall_time (ns)", s[i].name);
             break;
         }
         stack[depth].end = s[i].ts + s[i].dur;
@@ -426,6 +453,7 @@ static int event_scalar(tjson *p, const char *s, size_t l, int is_str, int is_nu
 
 static int on_scalar(tjson *p, const char *s, size_t l, int is_str, int is_num)
 {
+    p->events++;
     switch (cur(p)) {
     case T_DOC:
         if (p->depth == 0)
@@ -497,6 +525,7 @@ static int cb_string(void *ctx, const unsigned char *s, size_t l)
 static int cb_map_key(void *ctx, const unsigned char *k, size_t l)
 {
     tjson *p = ctx;
+    p->events++;
     if (l >= sizeof p->key) { /* no key we act on is this long */
         p->key[0] = '\0';
         p->keylen = 0;
@@ -511,6 +540,7 @@ static int cb_map_key(void *ctx, const unsigned char *k, size_t l)
 static int cb_start_map(void *ctx)
 {
     tjson *p = ctx;
+    p->events++;
     if (p->depth == 0)
         return push(p, T_DOC);
     switch (cur(p)) {
@@ -527,6 +557,7 @@ static int cb_start_map(void *ctx)
 static int cb_end_map(void *ctx)
 {
     tjson *p = ctx;
+    p->events++;
     tstate s = cur(p);
     p->depth--;
     return s == T_EVENT ? end_event(p) : 1;
@@ -535,6 +566,7 @@ static int cb_end_map(void *ctx)
 static int cb_start_array(void *ctx)
 {
     tjson *p = ctx;
+    p->events++;
     if (p->depth == 0) { /* the bare-array form */
         p->doc_array = 1;
         p->seen_events = 1;
@@ -567,6 +599,7 @@ static int cb_start_array(void *ctx)
 static int cb_end_array(void *ctx)
 {
     tjson *p = ctx;
+    p->events++;
     p->depth--;
     return 1;
 }
@@ -639,6 +672,11 @@ int kscope__tjson_feed(kscope__tjson *p, const char *buf, size_t len, char *err,
     p->fed += len;
     if (yajl_parse(p->y, (const unsigned char *)buf, len) != yajl_status_ok)
         return failure(p, (const unsigned char *)buf, len, err, errlen);
+    if (kscope__read_too_quiet(p->events, &p->mark, &p->quiet, len)) {
+        tfail(p, KSCOPE_EPARSE, "no JSON value ends within %d MiB (at byte %zu)",
+              KSCOPE__READ_MAX_TOKEN >> 20, p->fed);
+        return failure(p, NULL, 0, err, errlen);
+    }
     return 0;
 }
 

@@ -18,7 +18,6 @@
 
 #include <yajl/yajl_tree.h>
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,16 +88,19 @@ static void write_run_facts(kscope__jsonw *w, const char *path, char *warn, size
 {
     char facts[4096 + 16];
     snprintf(facts, sizeof facts, "%s%s", path, KSCOPE__FACTS_EXT);
-    FILE *f = fopen(facts, "rb");
-    if (!f)
-        return; /* none: a profile from anywhere else */
-    char *text = malloc(FACTS_MAX + 1);
-    size_t n = text ? fread(text, 1, FACTS_MAX + 1, f) : 0;
-    int bad = ferror(f);
-    fclose(f);
     char msg[256] = "";
+    FILE *f = kscope__open_side_file(facts, msg, sizeof msg);
+    if (!f && !msg[0])
+        return; /* none: a profile from anywhere else */
+    char *text = f ? malloc(FACTS_MAX + 1) : NULL;
+    size_t n = text ? fread(text, 1, FACTS_MAX + 1, f) : 0;
+    int bad = f && ferror(f);
+    if (f)
+        fclose(f);
     yajl_val doc = NULL;
-    if (!text || bad || n > FACTS_MAX)
+    if (msg[0])
+        ; /* not a regular file, or cannot be opened: said below */
+    else if (!text || bad || n > FACTS_MAX)
         snprintf(msg, sizeof msg, "%s",
                  !text ? "out of memory"
                  : bad ? "cannot read it"
@@ -126,7 +128,8 @@ static void write_run_facts(kscope__jsonw *w, const char *path, char *warn, size
     } else {
         char line[sizeof facts + sizeof msg + 64];
         msg[strcspn(msg, "\n")] = 0;
-        snprintf(line, sizeof line, "%s: the run's facts are left out: %s", facts, msg);
+        snprintf(line, sizeof line, "%s: the run's facts are left out: %s", KSCOPE__PATH(facts),
+                 msg);
         kscope__jw_key(w, "run_error");
         kscope__jw_str(w, line);
         if (warnlen && !warn[0]) /* the first one */
@@ -143,7 +146,7 @@ static int write_trace(kscope__report_out *o, kscope__report_out *args, char **a
 {
     args->f = open_memstream(abuf, alen);
     if (!args->f) {
-        snprintf(err, errlen, "%s: out of memory", path);
+        snprintf(err, errlen, "%s: out of memory", KSCOPE__PATH(path));
         return KSCOPE_ENOMEM;
     }
     kscope__jw_key(&o->w, "trace");
@@ -156,7 +159,7 @@ static int write_trace(kscope__report_out *o, kscope__report_out *args, char **a
     if (rc != 0) {
         char what[KSCOPE__READ_ERRLEN];
         snprintf(what, sizeof what, "%s", err);
-        snprintf(err, errlen, "%s: %s", path, what);
+        snprintf(err, errlen, "%s: %s", KSCOPE__PATH(path), what);
     }
     return rc;
 }
@@ -169,13 +172,20 @@ static int write_profile(kscope__report_out *o, const char *path, const char *id
 {
     char *buf = NULL, *abuf = NULL;
     size_t len = 0, alen = 0;
-    int rc = kscope__read_whole_file(path, &buf, &len, err, errlen);
-    if (rc != 0)
-        return rc;
     kscope__ptree *t = NULL;
-    rc = kscope__read_profile(path, &t, err, errlen);
+    kscope__format_id fmt = KSCOPE__FORMAT_UNKNOWN;
+    /* the readers refuse what is no profile from its first bytes, and
+     * stream the rest; only a trace, once read, is held whole (its
+     * timeline) */
+    int rc = kscope__read_profile(path, &t, err, errlen);
+    if (rc == 0)
+        rc = kscope__sniff_file(path, &fmt, err, errlen);
+    int is_trace =
+        rc == 0 && kscope__format_get(fmt) && kscope__format_get(fmt)->kind == KSCOPE__KIND_TRACE;
+    if (is_trace)
+        rc = kscope__read_whole_file(path, &buf, &len, err, errlen);
     if (rc != 0) {
-        free(buf);
+        kscope__ptree_free(t);
         return rc;
     }
     fprintf(o->f, "<script type=\"application/json\" id=\"%s\">", id);
@@ -186,15 +196,16 @@ static int write_profile(kscope__report_out *o, const char *path, const char *id
     write_run_facts(&o->w, path, warn, warnlen);
     kscope__jw_key(&o->w, "tree");
     rc = kscope__report_tree(o, t, lim);
+    if (rc == 0) /* `kscope top`'s table and the GPU split */
+        rc = kscope__top_json(&o->w, "top", t) < 0 ? KSCOPE_ENOMEM : 0;
     if (rc == 0) /* a profile with PC samples: its kernels' hottest lines */
         rc = kscope__lines_json(&o->w, "lines", t, LINES_PER_KERNEL) < 0 ? KSCOPE_ENOMEM : 0;
-    kscope__format_id fmt = kscope__format_sniff(buf, len < 4096 ? len : 4096);
     kscope__report_out args = {NULL, {0}};
     kscope__jw_init(&args.w);
-    if (rc == 0 && kscope__format_get(fmt) && kscope__format_get(fmt)->kind == KSCOPE__KIND_TRACE)
+    if (rc == 0 && is_trace)
         rc = write_trace(o, &args, &abuf, &alen, path, buf, len, lim, err, errlen);
     else if (rc != 0)
-        snprintf(err, errlen, "%s: out of memory", path);
+        snprintf(err, errlen, "%s: out of memory", KSCOPE__PATH(path));
     kscope__jw_free(&args.w);
     kscope__jw_close(&o->w, '}');
     kscope__report_flush(o);
@@ -230,26 +241,15 @@ static int write_page(kscope__report_out *o, const char *a, const char *b,
     return 0;
 }
 
-int kscope__report_html(const char *out_path, const char *a, const char *b,
-                        const kscope__report_limits *lim, char *err, size_t errlen, char *warn,
-                        size_t warnlen)
+int kscope__report_page(FILE *f, const char *a, const char *b, const kscope__report_limits *lim,
+                        char *err, size_t errlen, char *warn, size_t warnlen)
 {
     if (warnlen)
         warn[0] = 0;
     kscope__report_limits def = kscope__report_default_limits();
-    kscope__report_out o = {fopen(out_path, "w"), {0}};
-    if (!o.f) {
-        snprintf(err, errlen, "%s: cannot write: %s", out_path, strerror(errno));
-        return KSCOPE_EIO;
-    }
+    kscope__report_out o = {f, {0}};
     kscope__jw_init(&o.w);
     int rc = write_page(&o, a, b, lim ? lim : &def, err, errlen, warn, warnlen);
     kscope__jw_free(&o.w);
-    if (fclose(o.f) != 0 && rc == 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", out_path, strerror(errno));
-        rc = KSCOPE_EIO;
-    }
-    if (rc != 0)
-        remove(out_path);
     return rc;
 }

@@ -3,15 +3,24 @@
  *
  *   {"strings": [...], "name": [string index per node],
  *    "up": [node index minus its parent's], "device": [gaps between the
- *    indices of GPU activities], "metrics": [{"name", "inc", "i": [index
- *    gaps], "v": [own values]}], "devices": [...], "facts": {...},
+ *    indices of GPU activities], "default": the metric shown first,
+ *    "metrics": [{"name", "inc", "total", "i": [index gaps], "v": [values],
+ *                 "oi"/"ov": own values, "wi"/"wv": widths}],
+ *    "devices": [...], "facts": {...},
  *    "lod": {"of", "kept", "share", "metric"} when aggregated}
  *
- * Parents come before children, so the page rolls values up in one
- * backward pass. Values are the nodes' own (as stored); sparse metrics
- * cost only the nodes that have them. Past lim->max_nodes, nodes whose
- * subtree holds less than lim->other_share of the total merge into one
- * "(other)" node under their nearest kept ancestor.
+ * Every number is decided here, by the readers' one definition
+ * (read/rollup.c), never by the page: "v" is what `kscope view` shows for
+ * the node (the subtree's sum for a metric that rolls up, "inc": 1, which
+ * is 0 where none is written; else the node's own value, none where none
+ * is written); "ov" the own values of a metric that rolls up; "wv" the
+ * width the flame graph gives a node where it differs from "v" (a node
+ * without a value of a per-node metric spans what is below it); "total"
+ * the metric's total, ROOT's width. Derived rates ("flop/s", "byte/s",
+ * "rate": 1) are `kscope view -m`'s columns. Sparse arrays cost only the
+ * nodes that have values. Past lim->max_nodes, nodes whose subtree holds
+ * less than lim->other_share of the total merge into one "(other)" node
+ * under their nearest kept ancestor.
  */
 #include "report/report.h"
 #include "read/read.h"
@@ -36,11 +45,15 @@ typedef struct tree_map {
 static void number(kscope__jsonw *w, double v)
 {
     char buf[40];
-    if (v == floor(v) && fabs(v) < 9e15)
-        snprintf(buf, sizeof buf, "%.0f", v);
-    else
-        snprintf(buf, sizeof buf, "%.9g", v);
-    kscope__jw_literal(w, buf);
+    if (!isfinite(v))
+        kscope__jw_js_number(w, v);
+    else {
+        if (v == floor(v) && fabs(v) < 9e15)
+            snprintf(buf, sizeof buf, "%.0f", v);
+        else
+            snprintf(buf, sizeof buf, "%.17g", v);
+        kscope__jw_literal(w, buf);
+    }
 }
 
 /* The metric that decides what is small: GPU time, else the first
@@ -67,14 +80,15 @@ static int map_nodes(const kscope__ptree *t, const kscope__pflat *f, const char 
     m->out_up = malloc(f->n * sizeof *m->out_up);
     m->out_first = malloc(f->n * sizeof *m->out_first);
     m->other = malloc(f->n * sizeof *m->other);
-    double *incl = malloc(f->n * sizeof *incl);
-    if (!m->to || !m->out_up || !m->out_first || !m->other || !incl) {
-        free(incl);
+    double *incl = malloc(f->n * sizeof *incl), *vals = malloc(f->n * sizeof *vals);
+    if (!m->to || !m->out_up || !m->out_first || !m->other || !incl || !vals) {
+        free(incl), free(vals);
         return KSCOPE_ENOMEM;
     }
     int aggregate = f->n > lim->max_nodes && metric;
-    if (aggregate)
-        kscope__pflat_values(t, f, metric, 1, incl);
+    if (aggregate) /* each subtree's total: the width its node gets */
+        kscope__metric_spans(f, vals, kscope__metric_values(t, f, metric, vals), incl);
+    free(vals);
     double floor_value = aggregate ? incl[0] * lim->other_share : 0;
     m->lod_metric = aggregate && incl[0] > 0 ? metric : NULL;
     m->nout = 0;
@@ -158,58 +172,139 @@ static void write_shape(kscope__jsonw *w, const kscope__pflat *f, const tree_map
     kscope__jw_close(w, ']');
 }
 
-/* One metric: own values summed per output node, written sparsely. */
-static int write_metric(kscope__report_out *o, const kscope__ptree *t, const kscope__pflat *f,
-                        const tree_map *m, const kscope__metric_info *info, double *own,
-                        double *sum)
+/* Per-node work arrays: over the input nodes (own, vals, spans) and over
+ * the output nodes (the three as written). */
+typedef struct metric_arrays {
+    double *own, *vals, *spans;
+    double *out_own, *out_val, *out_width;
+} metric_arrays;
+
+/* One sparse array, "ki": [index gaps], "kv": [values], of the output
+ * nodes where want(k) holds. */
+static void write_sparse(kscope__jsonw *w, const char *ki, const char *kv, const double *v,
+                         size_t n, const unsigned char *want)
 {
-    kscope__pflat_values(t, f, info->name, 0, own);
-    for (size_t k = 0; k < m->nout; k++)
-        sum[k] = NAN;
-    for (size_t i = 0; i < f->n; i++)
-        if (!isnan(own[i]))
-            sum[m->to[i]] = isnan(sum[m->to[i]]) ? own[i] : sum[m->to[i]] + own[i];
-    kscope__jsonw *w = &o->w;
-    kscope__jw_open(w, '{');
-    kscope__jw_key(w, "name");
-    kscope__jw_str(w, info->name);
-    kscope__jw_key(w, "inc");
-    kscope__jw_int(w, info->inclusive);
-    kscope__jw_key(w, "i");
+    kscope__jw_key(w, ki);
     kscope__jw_open(w, '[');
     int64_t last = 0;
-    for (size_t k = 0; k < m->nout; k++)
-        if (!isnan(sum[k])) {
+    for (size_t k = 0; k < n; k++)
+        if (want[k]) {
             kscope__jw_int(w, (int64_t)k - last);
             last = (int64_t)k;
         }
     kscope__jw_close(w, ']');
-    kscope__jw_key(w, "v");
+    kscope__jw_key(w, kv);
     kscope__jw_open(w, '[');
-    for (size_t k = 0; k < m->nout; k++)
-        if (!isnan(sum[k]))
-            number(w, sum[k]);
+    for (size_t k = 0; k < n; k++)
+        if (want[k])
+            number(w, v[k]);
     kscope__jw_close(w, ']');
+}
+
+/* The output nodes' values: a kept node's are its input node's; an
+ * "(other)" node holds the totals of the subtrees merged into it (and
+ * the sum of their own values). */
+static void fold_values(const kscope__pflat *f, const tree_map *m, metric_arrays *a)
+{
+    for (size_t k = 0; k < m->nout; k++) {
+        int32_t i = m->out_first[k];
+        a->out_own[k] = i >= 0 ? a->own[i] : NAN;
+        a->out_val[k] = i >= 0 ? a->vals[i] : NAN;
+        a->out_width[k] = i >= 0 ? a->spans[i] : 0;
+    }
+    for (size_t i = 1; i < f->n; i++) {
+        int32_t k = m->to[i];
+        if (m->out_first[k] >= 0)
+            continue;
+        if (!isnan(a->own[i]))
+            a->out_own[k] = isnan(a->out_own[k]) ? a->own[i] : a->out_own[k] + a->own[i];
+        if (m->to[f->parent[i]] != k) { /* the top of a merged subtree */
+            a->out_width[k] += a->spans[i];
+            a->out_val[k] = a->out_width[k];
+        }
+    }
+}
+
+/* One metric of the file: values, own values, widths and its total. */
+static void write_metric(kscope__report_out *o, const kscope__ptree *t, const kscope__pflat *f,
+                         const tree_map *m, const char *name, metric_arrays *a, unsigned char *want)
+{
+    kscope__pflat_values(t, f, name, 0, a->own);
+    int inc = kscope__metric_values(t, f, name, a->vals);
+    kscope__metric_spans(f, a->vals, inc, a->spans);
+    fold_values(f, m, a);
+    kscope__jsonw *w = &o->w;
+    kscope__jw_open(w, '{');
+    kscope__jw_key(w, "name");
+    kscope__jw_str(w, name);
+    kscope__jw_key(w, "inc");
+    kscope__jw_int(w, inc);
+    kscope__jw_key(w, "total");
+    number(w, f->n ? a->spans[0] : 0);
+    for (size_t k = 0; k < m->nout; k++) /* a metric that rolls up: 0 is left out */
+        want[k] = !isnan(a->out_val[k]) && (!inc || a->out_val[k] != 0 || !isnan(a->out_own[k]));
+    write_sparse(w, "i", "v", a->out_val, m->nout, want);
+    if (inc) {
+        for (size_t k = 0; k < m->nout; k++)
+            want[k] = !isnan(a->out_own[k]);
+        write_sparse(w, "oi", "ov", a->out_own, m->nout, want);
+    } else {
+        for (size_t k = 0; k < m->nout; k++)
+            want[k] = a->out_width[k] != (isnan(a->out_val[k]) ? 0 : a->out_val[k]);
+        write_sparse(w, "wi", "wv", a->out_width, m->nout, want);
+    }
     kscope__jw_close(w, '}');
     kscope__report_flush(o);
-    return 0;
+}
+
+/* A rate `kscope view -m` computes (flop/s, byte/s), on kept nodes. */
+static void write_rate(kscope__report_out *o, const kscope__ptree *t, const kscope__pflat *f,
+                       const tree_map *m, const char *spec, metric_arrays *a, unsigned char *want)
+{
+    kscope__column col;
+    char err[KSCOPE__READ_ERRLEN];
+    if (kscope__column_compute(t, f, spec, &col, err, sizeof err) != 0)
+        return; /* the file lacks what the rate needs */
+    for (size_t k = 0; k < m->nout; k++) {
+        int32_t i = m->out_first[k];
+        a->out_val[k] = i >= 0 ? col.vals[i] : NAN;
+        want[k] = !isnan(a->out_val[k]);
+    }
+    kscope__column_free(&col);
+    kscope__jsonw *w = &o->w;
+    kscope__jw_open(w, '{');
+    kscope__jw_key(w, "name");
+    kscope__jw_str(w, spec);
+    kscope__jw_key(w, "rate");
+    kscope__jw_int(w, 1);
+    write_sparse(w, "i", "v", a->out_val, m->nout, want);
+    kscope__jw_close(w, '}');
+    kscope__report_flush(o);
 }
 
 static int write_metrics(kscope__report_out *o, const kscope__ptree *t, const kscope__pflat *f,
                          const tree_map *m, const kscope__metric_info *info, int nm)
 {
-    double *own = malloc(f->n * sizeof *own), *sum = malloc((m->nout + 1) * sizeof *sum);
-    if (!own || !sum) {
-        free(own), free(sum);
-        return KSCOPE_ENOMEM;
+    size_t n = f->n ? f->n : 1, nout = m->nout + 1;
+    metric_arrays a = {malloc(n * sizeof(double)),    malloc(n * sizeof(double)),
+                       malloc(n * sizeof(double)),    malloc(nout * sizeof(double)),
+                       malloc(nout * sizeof(double)), malloc(nout * sizeof(double))};
+    unsigned char *want = malloc(nout);
+    int rc = a.own && a.vals && a.spans && a.out_own && a.out_val && a.out_width && want
+                 ? 0
+                 : KSCOPE_ENOMEM;
+    if (rc == 0) {
+        kscope__jw_key(&o->w, "metrics");
+        kscope__jw_open(&o->w, '[');
+        for (int k = 0; k < nm; k++)
+            write_metric(o, t, f, m, info[k].name, &a, want);
+        write_rate(o, t, f, m, "flop/s", &a, want);
+        write_rate(o, t, f, m, "byte/s", &a, want);
+        kscope__jw_close(&o->w, ']');
     }
-    kscope__jw_key(&o->w, "metrics");
-    kscope__jw_open(&o->w, '[');
-    for (int k = 0; k < nm; k++)
-        write_metric(o, t, f, m, &info[k], own, sum);
-    kscope__jw_close(&o->w, ']');
-    free(own), free(sum);
-    return 0;
+    free(a.own), free(a.vals), free(a.spans);
+    free(a.out_own), free(a.out_val), free(a.out_width), free(want);
+    return rc;
 }
 
 /* The devices, with their peaks, and ROOT's string metrics (the command,
@@ -272,8 +367,8 @@ static void write_lod(kscope__jsonw *w, const kscope__pflat *f, const tree_map *
 int kscope__report_tree(kscope__report_out *o, const kscope__ptree *t,
                         const kscope__report_limits *lim)
 {
-    kscope__pflat f;
-    if (kscope__pflat_build(t, &f) != 0)
+    kscope__pflat f; /* the frames `kscope view` shows */
+    if (kscope__pflat_build_shown(t, &f) != 0)
         return KSCOPE_ENOMEM;
     kscope__metric_info *info = NULL;
     int nm = kscope__metric_list_flat(t, &f, &info);
@@ -285,6 +380,11 @@ int kscope__report_tree(kscope__report_out *o, const kscope__ptree *t,
     }
     if (rc == 0) {
         write_shape(&o->w, &f, &m);
+        char dflt[256];
+        if (kscope__default_metric_name(t, dflt, sizeof dflt) > 0) {
+            kscope__jw_key(&o->w, "default");
+            kscope__jw_str(&o->w, dflt);
+        }
         kscope__report_flush(o);
         rc = write_metrics(o, t, &f, &m, info, nm);
     }

@@ -59,8 +59,9 @@ elif check == "small":
     lost = root["metrics"].get("device_scopes_lost", 0)
     kept = s["device_count"]
     # 1k records over 132 SMs: 8 per SM, each SM here making 80 or more claims
-    result(kept + lost == 5120 and kept % 8 == 0 and 0 < kept <= 132 * 8,
-           f"keep-first, 1k buffer: kept {kept} (8 per SM used), lost {lost} (sum 5120)")
+    # (the reader may free slots while the kernel runs: then more are kept)
+    result(kept + lost == 5120 and 0 < kept and 0 < lost,
+           f"keep-first, 1k buffer: kept {kept}, lost {lost} (sum 5120)")
     root = tree(files[1])
     s = scopes(files[1], "small")["tiny"]
     lost = root["metrics"].get("device_scopes_lost", 0)
@@ -79,6 +80,33 @@ elif check == "graph":
             walk(c)
     walk(root)
     result(total == 5 * 16 * 8, f"graph (3 launches) and two streams: {total} records (want 640)")
+elif check == "long":
+    # FILE LAUNCHES LOST: LOST is 0 (none may be lost) or "any" (kept and
+    # lost add up to every record made)
+    root = tree(files[0])
+    launches, want_lost = int(files[1]), files[2]
+    made = 4 * 1056 * 8 * launches
+    k = find(root, "four_scopes")
+    counts = {}
+
+    def walk(n, path):
+        for c in n.get("children", []):
+            p = path + "/" + c["frame"]["name"]
+            counts[p] = counts.get(p, 0) + c["metrics"].get("device_count", 0)
+            walk(c, p)
+    walk(k or {}, "")
+    kept = sum(counts.values())
+    lost = root["metrics"].get("device_scopes_lost", 0)
+    print(f"NOTE  devscope: {files[0]}: records made {made}, kept {kept}, lost {lost}; "
+          f"by path {counts}")
+    result(kept + lost == made, f"{files[0]}: kept {kept} + lost {lost} = {kept + lost} "
+           f"(made {made})")
+    if want_lost == "0":
+        per = 1056 * 8 * launches
+        result(lost == 0, f"{files[0]}: device_scopes_lost {lost} (want 0)")
+        result(counts == {"/outer": per, "/outer/inner": per, "/a": per, "/b": per},
+               f"{files[0]}: one record per warp and launch for each scope, inner under "
+               f"outer ({per} each)")
 elif check == "plain":
     t = [find(tree(f), "plain")["metrics"] for f in files]
     base, with_ds = t[0]["min_time (ns)"], t[1]["min_time (ns)"]

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # wheel.sh - the binary wheel on the GPU machine: installs only the wheel
-# (no compiler step, no extra packages; .whl/kscope/ carries the one built
-# for this machine's Python by `KSCOPE_WHEEL_PYTHON=python3.12 bash
-# tools/wheel.sh`), then from it alone: `kscope version` names the CUPTI
-# backend, every test/gpu/python-*.py passes, `kscope run` of a torch
-# program records its kernels under their scope and `kscope view` shows
-# them. Exits 77 with a SKIP line when no wheel for this Python was carried
-# or there is no GPU. Run by tools/gpu-run.sh.
+# (no compiler step, no extra packages; .whl/kscope/ carries the one
+# cp39-abi3 wheel `bash tools/wheel.sh` builds, which serves every CPython
+# from 3.9), then from it alone: `kscope version` names the CUPTI backend,
+# every test/gpu/python-*.py passes, `kscope run` of a torch program
+# records its kernels under their scope and `kscope view` shows them.
+# Exits 77 with a SKIP line when no wheel was carried, or there is no GPU.
+# Run by tools/gpu-run.sh.
 #
 # Env: KSCOPE_SOURCE_DIR (repo), KSCOPE_GPU_WORK (scratch folder; outputs
 #      land in $KSCOPE_GPU_WORK/wheel)
@@ -14,10 +14,13 @@ set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/wheel
 PY=${PYTHON:-python3}
-tag=$("$PY" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
-wheel=$(ls "$src"/.whl/kscope/kscope-*-"$tag"-*.whl 2>/dev/null | head -1)
+wheel=$(ls "$src"/.whl/kscope/kscope-*-cp39-abi3-*.whl 2>/dev/null | head -1)
 if [ -z "$wheel" ]; then
-    echo "SKIP  wheel: no kscope wheel for $tag in .whl/kscope/ (build one with KSCOPE_WHEEL_PYTHON)"
+    echo "SKIP  wheel: no kscope cp39-abi3 wheel in .whl/kscope/ (build it with bash tools/wheel.sh)"
+    exit 77
+fi
+if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 9))'; then
+    echo "SKIP  wheel: $("$PY" -V 2>&1) is older than the wheel's CPython 3.9"
     exit 77
 fi
 if ! "$PY" -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
@@ -30,7 +33,7 @@ source "$src/test/python-lib.sh"
 # Every build tool taken away while it installs: a wheel needs none. (Only
 # then: Triton compiles its launchers with CC at run time.)
 CC=/bin/false CXX=/bin/false install_kscope "$work" wheel || exit 1
-echo "wheel: installed $(basename "$wheel")"
+echo "wheel: installed $(basename "$wheel") on $("$PY" -V 2>&1)"
 status=0
 fail() { echo "FAIL  wheel: $*"; status=1; }
 
@@ -43,6 +46,8 @@ grep -q 'gpu backend: cupti' "$work/version.txt" ||
     fail "kscope version does not name the CUPTI backend: $(cat "$work/version.txt")"
 "$PY" -c 'import kscope, sys; f = kscope.__file__; sys.exit(0 if f.startswith(sys.argv[1]) else f)' \
     "$work/site/" || fail "import kscope did not load the wheel's package"
+"$PY" -c 'import kscope._kscope as k; assert k.__file__.endswith("/_kscope.abi3.so"), k.__file__' ||
+    fail "the wheel's extension is not the stable-ABI build"
 
 for t in "$src"/test/gpu/python-*.py; do
     echo "== $(basename "$t") (from the wheel)"

@@ -729,7 +729,7 @@ static CUresult copy_on(CUpti_CallbackId cbid, const char *name, uint8_t kind, v
 {
     call c;
     call_begin(&c, CUPTI_CB_DOMAIN_DRIVER_API, cbid, name, NULL);
-    memcpy(dst, src, bytes);
+    fake_gpu_copy_words(dst, src, bytes);
     CUpti_ActivityMemcpy6 m;
     memset(&m, 0, sizeof m);
     m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;

@@ -125,3 +125,15 @@ API void fake_cuda_set(const char *what, long v)
     if (strcmp(what, "capture_rc") == 0)
         atomic_store(&capture_rc, (int)v);
 }
+
+void fake_gpu_copy_words(void *dst, const void *src, size_t bytes)
+{
+    if (((uintptr_t)dst | (uintptr_t)src | bytes) & 3u) {
+        memcpy(dst, src, bytes);
+        return;
+    }
+    uint32_t *d = dst;
+    const uint32_t *w = src;
+    for (size_t i = 0; i < bytes / 4; i++)
+        __atomic_store_n(&d[i], __atomic_load_n(&w[i], __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+}

@@ -37,4 +37,8 @@ void fake_gpu_kernel_record(const char *name, unsigned grid_x, CUstream s);
 CUresult fake_gpu_copy(CUpti_CallbackId cbid, const char *name, uint8_t kind, size_t bytes);
 void fake_gpu_memset_record(unsigned char v, size_t n);
 
+/* Copy as a DMA engine does beside running kernels: aligned words whole
+ * (emulated kernels on other threads store words atomically). */
+void fake_gpu_copy_words(void *dst, const void *src, size_t bytes);
+
 #endif

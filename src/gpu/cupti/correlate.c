@@ -136,7 +136,7 @@ static int storable(uint32_t corr)
 }
 
 void kscope__corr_launch_enter(kscope__corr *c, uint32_t corr, uint64_t ctx, uint32_t tid,
-                               uint64_t now_ns)
+                               uint64_t now_ns, uint64_t now_ticks)
 {
     kscope__corr_launch *s = &c->launch[corr & CORR_MASK];
     uint32_t was = atomic_load_explicit(&s->correlation, memory_order_relaxed);
@@ -151,21 +151,29 @@ void kscope__corr_launch_enter(kscope__corr *c, uint32_t corr, uint64_t ctx, uin
     atomic_store_explicit(&s->tid, tid, memory_order_relaxed);
     atomic_store_explicit(&s->ctx, ctx, memory_order_relaxed);
     atomic_store_explicit(&s->start_ns, now_ns, memory_order_relaxed);
+    atomic_store_explicit(&s->start_ticks, now_ticks, memory_order_relaxed);
     atomic_store_explicit(&s->end, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->end_ticks, 0, memory_order_relaxed);
     atomic_store_explicit(&s->correlation, corr, memory_order_release);
 }
 
-/* The end word: the id with the call's duration, so that an exit arriving
+/* An end word: the id with the call's duration, so that an exit arriving
  * after its slot was taken over cannot pass for the new call's. */
-void kscope__corr_launch_exit(kscope__corr *c, uint32_t corr, uint64_t start_ns, uint64_t end_ns)
+static uint64_t end_word(uint32_t corr, uint64_t start, uint64_t end)
+{
+    uint64_t d = end > start ? end - start : 0;
+    return (uint64_t)corr << 32 | (d > UINT32_MAX ? UINT32_MAX : d);
+}
+
+void kscope__corr_launch_exit(kscope__corr *c, uint32_t corr, uint64_t start_ns, uint64_t end_ns,
+                              uint64_t start_ticks, uint64_t end_ticks)
 {
     if (!storable(corr))
         return;
-    uint64_t d = end_ns > start_ns ? end_ns - start_ns : 0;
-    if (d > UINT32_MAX)
-        d = UINT32_MAX;
-    atomic_store_explicit(&c->launch[corr & CORR_MASK].end, (uint64_t)corr << 32 | d,
+    kscope__corr_launch *s = &c->launch[corr & CORR_MASK];
+    atomic_store_explicit(&s->end_ticks, end_word(corr, start_ticks, end_ticks),
                           memory_order_relaxed);
+    atomic_store_explicit(&s->end, end_word(corr, start_ns, end_ns), memory_order_relaxed);
 }
 
 void kscope__corr_put_meta(kscope__corr *c, kscope__gpu_meta *m)
@@ -204,11 +212,16 @@ static uint64_t find_launch(kscope__corr *c, kscope__gpu_record *r)
     uint64_t ctx = atomic_load_explicit(&s->ctx, memory_order_relaxed);
     uint32_t tid = atomic_load_explicit(&s->tid, memory_order_relaxed);
     uint64_t start = atomic_load_explicit(&s->start_ns, memory_order_relaxed);
+    uint64_t ticks = atomic_load_explicit(&s->start_ticks, memory_order_relaxed);
     uint64_t end = atomic_load_explicit(&s->end, memory_order_relaxed);
+    uint64_t end_ticks = atomic_load_explicit(&s->end_ticks, memory_order_relaxed);
     atomic_thread_fence(memory_order_acquire);
     if (atomic_load_explicit(&s->correlation, memory_order_relaxed) != r->correlation)
         return 0; /* rewritten by a later launch while being read */
     r->launch_ns = start;
+    r->launch_ticks = ticks;
+    r->launch_end_ticks =
+        (uint32_t)(end_ticks >> 32) == r->correlation ? ticks + (end_ticks & UINT32_MAX) : ticks;
     /* Not yet returned (or the word is another call's): the start. */
     r->launch_end_ns = (uint32_t)(end >> 32) == r->correlation ? start + (end & UINT32_MAX) : start;
     r->launch_tid = tid;

@@ -15,12 +15,7 @@
 
 #include <cupti.h>
 
-/* -------------------------------------------------------------- NVTX ranges */
-
-/* Host scopes as NVTX ranges (the `detailed` level), so Nsight Systems
- * shows them: the backend's range_push/range_pop (nvtx-emit.c). */
-void kscope__nvtx_push(const char *name, uint32_t color);
-void kscope__nvtx_pop(void);
+#include "gpu/cuda/cuda.h"
 
 /* ------------------------------------------------------------- demangling */
 
@@ -121,8 +116,10 @@ typedef struct kscope__corr_launch {
     _Atomic uint32_t tid;         /* OS thread of the call */
     _Atomic uint64_t ctx;         /* calling context (0: the global root) */
     _Atomic uint64_t start_ns;    /* the call's start, kscope clock */
+    _Atomic uint64_t start_ticks; /* the same, in the host scopes' ticks */
     _Atomic uint64_t end;         /* correlation << 32 | ns from start to end;
                                      0 until the call returned */
+    _Atomic uint64_t end_ticks;   /* the same in ticks */
 } kscope__corr_launch;
 
 #define KSCOPE__CORR_BUSY UINT32_MAX
@@ -160,18 +157,21 @@ int kscope__corr_init(kscope__corr *c, kscope__gpu_deliver_fn deliver, void *arg
 void kscope__corr_free(kscope__corr *c);
 
 /* A launch API call with correlation id `corr` began on OS thread `tid`
- * under context `ctx` at `now_ns` (launching thread; lock-free, no
+ * under context `ctx` at `now_ns`, `now_ticks` on the host scopes' clock
+ * (kscope__ticks: a trace draws the call among them, on one clock with
+ * them whatever CLOCK_MONOTONIC does meanwhile) (launching thread; lock-free, no
  * allocation). A call made inside another with the same id (the driver
  * under the runtime) keeps the outer one's entry. Should another thread be
  * writing the same slot at that instant (a launch KSCOPE__CORR_SIZE ids
  * away), this one is not noted: its work goes to the root, never to the
  * other launch's context. */
 void kscope__corr_launch_enter(kscope__corr *c, uint32_t corr, uint64_t ctx, uint32_t tid,
-                               uint64_t now_ns);
+                               uint64_t now_ns, uint64_t now_ticks);
 
-/* The call `corr`, begun at `start_ns`, returned at `end_ns` (launching
- * thread; lock-free). */
-void kscope__corr_launch_exit(kscope__corr *c, uint32_t corr, uint64_t start_ns, uint64_t end_ns);
+/* The call `corr`, begun at `start_ns` (`start_ticks`), returned at
+ * `end_ns` (`end_ticks`) (launching thread; lock-free). */
+void kscope__corr_launch_exit(kscope__corr *c, uint32_t corr, uint64_t start_ns, uint64_t end_ns,
+                              uint64_t start_ticks, uint64_t end_ticks);
 
 /* Feed one CUPTI record (any kind; only kernels, copies and sets are
  * kept): decoded, attributed to its launch's context (the global root
@@ -327,9 +327,7 @@ void kscope__cupti_note_device(uint32_t ordinal, CUresult (*device_get)(CUdevice
 
 /* ------------------------------------------------------------ library */
 
-/* dlopen CUPTI (cupti-lib.c): $KSCOPE_CUPTI_LIBRARY if set, else the usual
- * names and places. NULL when none loads; `tried` lists them. */
-void *kscope__cupti_open(char *tried, size_t size);
+/* kscope__cupti_open (where CUPTI is found) is gpu/cuda/cuda.h's. */
 
 /* ------------------------------------------------------- sampling gate */
 

@@ -37,8 +37,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define BUFFER_SIZE  (4u << 20)
-#define BUFFER_ALIGN 8
+#define BUFFER_SIZE       (4u << 20)
+#define DS_BUFFER_SIZE    (64u << 10) /* while device scopes are on: */
+#define DS_BUFFER_RECORDS 64          /* at most this many records each */
+#define BUFFER_ALIGN      8
 
 /* ------------------------------------------------------- loaded functions */
 
@@ -82,12 +84,13 @@ static char load_msg[512];
 
 static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;  /* start/stop */
 static pthread_mutex_t buffer_lock = PTHREAD_MUTEX_INITIALIZER; /* corr, decode */
-static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;   /* free_buffers */
+static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;   /* the free lists */
 static int started;
 static CUpti_SubscriberHandle subscriber;
 static kscope__corr corr;
 static int corr_ready;
 static void *free_buffers; /* each buffer's first word links the next */
+static void *free_small;   /* the same, of DS_BUFFER_SIZE */
 static int forked_child;   /* a fork() child of a process that was capturing */
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
@@ -105,6 +108,7 @@ static _Atomic int meta_given;
 static __thread uint32_t tl_tid;
 static __thread int tl_call_depth;
 static __thread uint64_t tl_call_start; /* of the outermost followed call */
+static __thread uint64_t tl_call_ticks; /* the same, on the host scopes' clock */
 static __thread uint64_t tl_call_ctx;   /* its context */
 /* Bumped at each start: a call still open when capture stopped (its exit
  * never came) must not count in a later capture. */
@@ -196,7 +200,7 @@ static int load_cupti(void)
     char tried[2048];
     void *lib = kscope__cupti_open(tried, sizeof tried);
     if (!lib)
-        return load_fail(KSCOPE_ENOCUPTI,
+        return load_fail(KSCOPE_ENOGPUTOOL,
                          "CUPTI library not found (tried %s); set KSCOPE_CUPTI_LIBRARY to its path",
                          tried);
     const char *missing = NULL;
@@ -212,7 +216,7 @@ static int load_cupti(void)
     SYM(lib, cu.enable_callback, "cuptiEnableCallback");
     SYM(lib, cu.result_string, "cuptiGetResultString");
     if (missing)
-        return load_fail(KSCOPE_ENOCUPTI,
+        return load_fail(KSCOPE_ENOGPUTOOL,
                          "CUPTI library lacks %s (CUPTI from CUDA 12 or later is needed)", missing);
     *(void **)&cu.callback_name = dlsym(lib, "cuptiGetCallbackName");
     kscope__pcs_load(lib); /* PC sampling's calls: optional */
@@ -265,31 +269,36 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
 {
     /* CUPTI asks for a buffer once CUDA is in use: cuInit has run. */
     pthread_once(&exit_once, register_exit);
+    /* Device scopes' records wait on the host for their launch's record:
+     * small buffers of a few records report launches soon (devscope-read.c). */
+    int small = kscope__ds_on();
+    void **list = small ? &free_small : &free_buffers;
+    size_t bytes = small ? DS_BUFFER_SIZE : BUFFER_SIZE;
     pthread_mutex_lock(&free_lock);
-    void *b = free_buffers;
+    void *b = *list;
     if (b)
-        free_buffers = *(void **)b;
+        *list = *(void **)b;
     pthread_mutex_unlock(&free_lock);
     if (!b)
-        b = aligned_alloc(BUFFER_ALIGN, BUFFER_SIZE);
+        b = aligned_alloc(BUFFER_ALIGN, bytes);
     /* NULL makes CUPTI drop records, which it counts: reported at finalize. */
     *buffer = b;
-    *size = b ? BUFFER_SIZE : 0;
-    *max_records = 0;
+    *size = b ? bytes : 0;
+    *max_records = small ? DS_BUFFER_RECORDS : 0;
 }
 
-static void buffer_release(uint8_t *b)
+static void buffer_release(uint8_t *b, size_t size)
 {
+    void **list = size == DS_BUFFER_SIZE ? &free_small : &free_buffers;
     pthread_mutex_lock(&free_lock);
-    *(void **)b = free_buffers;
-    free_buffers = b;
+    *(void **)b = *list;
+    *list = b;
     pthread_mutex_unlock(&free_lock);
 }
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
                                       size_t valid)
 {
-    (void)size;
     pthread_mutex_lock(&buffer_lock);
     size_t n = 0;
     CUpti_Activity *rec = NULL;
@@ -308,7 +317,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
         kscope__add_dropped((int64_t)dropped);
     pthread_mutex_unlock(&buffer_lock);
     if (buffer)
-        buffer_release(buffer);
+        buffer_release(buffer, size);
 }
 
 static void deliver_to_core(void *arg, uint64_t ctx, const kscope__gpu_record *r)
@@ -363,11 +372,13 @@ static void call_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
     if (!tl_tid)
         tl_tid = (uint32_t)syscall(SYS_gettid);
     tl_call_start = kscope_now_ns();
+    tl_call_ticks = kscope__ticks();
     int driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
     int graph = cls == KSCOPE__CALL_LAUNCH && kscope__graphs_is_launch(driver, cbid);
     tl_call_ctx = kscope__graphs_own_call() ? KSCOPE__CTX_OWN : kscope__current_ctx();
     kscope__corr_launch_enter(&corr, cb->correlationId,
-                              tl_call_ctx | (graph ? KSCOPE__CTX_GRAPH : 0), tl_tid, tl_call_start);
+                              tl_call_ctx | (graph ? KSCOPE__CTX_GRAPH : 0), tl_tid, tl_call_start,
+                              tl_call_ticks);
     if (cls == KSCOPE__CALL_LAUNCH && kscope__pcs_on())
         kscope__pcs_launch(cb->context); /* a context that existed before sampling */
     kscope__gpu_meta *m = tl_meta;
@@ -397,7 +408,8 @@ static void call_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
         return; /* entered before capture started */
     if (--tl_call_depth > 0)
         return;
-    kscope__corr_launch_exit(&corr, cb->correlationId, tl_call_start, kscope_now_ns());
+    kscope__corr_launch_exit(&corr, cb->correlationId, tl_call_start, kscope_now_ns(),
+                             tl_call_ticks, kscope__ticks());
     kscope__graphs_call_done();
     int driver = domain == CUPTI_CB_DOMAIN_DRIVER_API;
     if (kscope__graphs_is_launch(driver, cbid))
@@ -452,7 +464,7 @@ static int follow_calls(void)
         atomic_fetch_add(&capture_gen, 1); /* calls open when it switched never end */
     CUptiResult rc = kscope__follow_set(open, need, subscriber, cu.enable_callback);
     if (rc != CUPTI_SUCCESS)
-        return kscope__fail(KSCOPE_ENOCUPTI, "cannot %s CUPTI launch callbacks: %s",
+        return kscope__fail(KSCOPE_ENOGPUTOOL, "cannot %s CUPTI launch callbacks: %s",
                             need ? "enable" : "disable", cupti_error(rc));
     return 0;
 }
@@ -503,7 +515,7 @@ static int subscribe(void)
                             "another CUPTI subscriber (a profiler such as torch.profiler, Proton "
                             "or Nsight) already holds this process's CUPTI interface");
     if (rc != CUPTI_SUCCESS)
-        return kscope__fail(KSCOPE_ENOCUPTI, "cuptiSubscribe failed: %s", cupti_error(rc));
+        return kscope__fail(KSCOPE_ENOGPUTOOL, "cuptiSubscribe failed: %s", cupti_error(rc));
     return 0;
 }
 
@@ -517,13 +529,13 @@ static int enable_activity(void)
                           cupti_error(rc));
     rc = cu.register_callbacks(buffer_requested, buffer_completed);
     if (rc != CUPTI_SUCCESS)
-        return kscope__fail(KSCOPE_ENOCUPTI, "cuptiActivityRegisterCallbacks failed: %s",
+        return kscope__fail(KSCOPE_ENOGPUTOOL, "cuptiActivityRegisterCallbacks failed: %s",
                             cupti_error(rc));
     for (size_t i = 0; i < N_OF(kinds); i++) {
         rc = cu.activity_enable(kinds[i]);
         if (rc != CUPTI_SUCCESS) {
             disable_kinds(i);
-            return kscope__fail(KSCOPE_ENOCUPTI, "cuptiActivityEnable(kind %d) failed: %s",
+            return kscope__fail(KSCOPE_ENOGPUTOOL, "cuptiActivityEnable(kind %d) failed: %s",
                                 (int)kinds[i], cupti_error(rc));
         }
     }
@@ -580,7 +592,7 @@ static int start_locked(void)
     kscope__follow_classify(cu.callback_name);
     CUptiResult crc = kscope__follow_start(subscriber, cu.enable_callback);
     if (crc != CUPTI_SUCCESS) {
-        rc = kscope__fail(KSCOPE_ENOCUPTI, "cannot enable CUPTI launch callbacks: %s",
+        rc = kscope__fail(KSCOPE_ENOGPUTOOL, "cannot enable CUPTI launch callbacks: %s",
                           cupti_error(crc));
     } else {
         started = 1;
@@ -610,7 +622,7 @@ static int start_locked(void)
     return 0;
 }
 
-/* Start capture. KSCOPE_ENOGPU (no driver, no GPU), KSCOPE_ENOCUPTI (no
+/* Start capture. KSCOPE_ENOGPU (no driver, no GPU), KSCOPE_ENOGPUTOOL (no
  * CUPTI, or it refused) or KSCOPE_EBUSY (another subscriber), each with a
  * message naming the cause. */
 static int cupti_start(void)
@@ -650,8 +662,9 @@ static void synchronize_devices(void)
     }
 }
 
-/* Block until every record of work launched so far was delivered, then
- * add the values of the graph launches since the last flush. Nothing while
+/* Block until every record of work launched so far was delivered (when a
+ * signal is ending the process, of the work done so far), then add the
+ * values of the graph launches since the last flush. Nothing while
  * a stream capture is open: synchronising or flushing CUPTI then would end
  * the program's capture (the core puts its flushes off until it closed). */
 static void cupti_flush(void)
@@ -659,7 +672,8 @@ static void cupti_flush(void)
     pthread_mutex_lock(&state_lock);
     if (started && !kscope__graphs_capturing(0)) {
         size_t retired = kscope__graphs_retired();
-        synchronize_devices();
+        if (!kscope__ending()) /* else that work dies with the process */
+            synchronize_devices();
         cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         if (kscope__pcs_on()) /* after the kernel records: they say where samples go */
             kscope__pcs_flush();
@@ -703,7 +717,7 @@ int kscope__cupti_switch(int state)
         /* activity stays on while quiet: the window's queued work delivers */
         if (rc == 0 && was == KSCOPE__GATE_SHUT) {
             for (size_t i = 0; i < N_OF(kinds) && rc == 0; i++)
-                rc = cu.activity_enable(kinds[i]) == CUPTI_SUCCESS ? 0 : KSCOPE_ENOCUPTI;
+                rc = cu.activity_enable(kinds[i]) == CUPTI_SUCCESS ? 0 : KSCOPE_ENOGPUTOOL;
         } else if (rc == 0 && state == KSCOPE__GATE_SHUT) {
             disable_kinds(N_OF(kinds));
         }
@@ -754,8 +768,6 @@ const kscope__backend kscope__cupti_backend = {
     .session_changed = cupti_session_changed,
     .pc_sampling = cupti_pc_sampling,
     .launch_metadata = cupti_launch_metadata,
-    .range_push = kscope__nvtx_push,
-    .range_pop = kscope__nvtx_pop,
     .capturing = cupti_capturing,
     .capture_value = kscope__graphs_value,
     .capture_hide = kscope__graphs_hide,

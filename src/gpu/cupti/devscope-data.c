@@ -4,13 +4,22 @@
  * buffers with the device header's own code compiled for the host.
  *
  * Reading a share walks the claims from the first one not yet read (w) up
- * to the claims made (hi, from the share's counter):
- * a slot whose two halves carry claim i's tag is claim i's record, whole.
- * It is taken when its launch is expected (finished), else left for a
- * later pass. w moves over taken slots and, keep-newest, over slots that
- * a later claim overwrote (those claims are lost). The records read are
- * the reader's copy of the share (kernels may still be writing the
- * share's slots of claims not yet read: those wait for a later copy).
+ * to the claims made (hi, from the share's counter), one lap at most: a
+ * slot whose two halves carry claim i's tag is claim i's record, whole. It
+ * is taken into its launch's list, reported finished or not (then it waits
+ * on the host), so that its slot is free once w passes it. w moves over
+ * taken slots, over claims found dropped and, keep-newest, over claims
+ * overwritten (those are lost).
+ *
+ * Keep-first drops a claim whose slot may hold a record not yet read: its
+ * slot's drop count and the share's drop word grow by one. Claim i (w = i,
+ * not written) is known dropped from the counts: every later claim of
+ * its slot (i + cap, i + 2 cap, ...) is dropped too while w <= i, since
+ * the limit kernels see is never past w + cap. The drop counts are copied
+ * before the counter is read again (hi_after), so they hold at most the
+ * later claims made by then plus claim i's own drop: when they exceed the
+ * later claims, i was dropped; otherwise it may still be being written,
+ * and w waits for a later pass.
  */
 #define _GNU_SOURCE
 #include "gpu/cupti/devscope.h"
@@ -19,19 +28,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* How many unwritten slots in a row end a pass: claims are written right
- * after they are made, so gaps are as long as the warps in flight. */
-#define GAP (1u << 16)
-
-int kscope__dsbuf_init(kscope__dsbuf *b, void *recs, uint64_t cap, uint32_t stride, uint32_t flags,
-                       uint32_t context_id)
+int kscope__dsbuf_init(kscope__dsbuf *b, void *recs, uint32_t *drops, uint64_t cap, uint32_t stride,
+                       uint32_t flags, uint32_t context_id)
 {
     memset(b, 0, sizeof *b);
     b->taken = calloc(cap, 1);
-    if (!b->taken)
+    b->acks = drops ? calloc(cap, sizeof *b->acks) : NULL;
+    if (!b->taken || (drops && !b->acks)) {
+        kscope__dsbuf_free(b);
         return kscope__fail(KSCOPE_ENOMEM, "device scopes: out of memory for %llu slots",
                             (unsigned long long)cap);
+    }
     b->recs = recs;
+    b->drops = drops;
     b->cap = cap;
     b->stride = stride;
     b->flags = flags;
@@ -42,7 +51,9 @@ int kscope__dsbuf_init(kscope__dsbuf *b, void *recs, uint64_t cap, uint32_t stri
 void kscope__dsbuf_free(kscope__dsbuf *b)
 {
     free(b->taken);
+    free(b->acks);
     b->taken = NULL;
+    b->acks = NULL;
 }
 
 /* ------------------------------------------------------------- launches */
@@ -50,6 +61,11 @@ void kscope__dsbuf_free(kscope__dsbuf *b)
 static size_t grid_hash(uint64_t key, size_t cap)
 {
     return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+static uint64_t grid_key(uint32_t context_id, uint32_t grid)
+{
+    return ((uint64_t)context_id << 32 | grid) + 1;
 }
 
 static kscope__dsgrid *grid_find(const kscope__dsgrids *g, uint64_t key)
@@ -62,42 +78,73 @@ static kscope__dsgrid *grid_find(const kscope__dsgrids *g, uint64_t key)
     return NULL;
 }
 
+static void grid_put(kscope__dsgrid *slot, size_t cap, const kscope__dsgrid *d)
+{
+    size_t j = grid_hash(d->key, cap);
+    while (slot[j].key)
+        j = (j + 1) & (cap - 1);
+    slot[j] = *d;
+}
+
 static int grids_grow(kscope__dsgrids *g)
 {
     size_t cap = g->cap ? g->cap * 2 : 64;
     kscope__dsgrid *slot = calloc(cap, sizeof *slot);
     if (!slot)
         return KSCOPE_ENOMEM;
-    for (size_t i = 0; i < g->cap; i++) {
-        if (!g->slot[i].key)
-            continue;
-        size_t j = grid_hash(g->slot[i].key, cap);
-        while (slot[j].key)
-            j = (j + 1) & (cap - 1);
-        slot[j] = g->slot[i];
-    }
+    for (size_t i = 0; i < g->cap; i++)
+        if (g->slot[i].key)
+            grid_put(slot, cap, &g->slot[i]);
     free(g->slot);
     g->slot = slot;
     g->cap = cap;
     return 0;
 }
 
+/* The entry of `key`, made (not expected) when missing; NULL out of memory. */
+static kscope__dsgrid *grid_entry(kscope__dsgrids *g, uint64_t key)
+{
+    kscope__dsgrid *d = grid_find(g, key);
+    if (d)
+        return d;
+    if ((g->used + 1) * 2 > g->cap && grids_grow(g) != 0)
+        return NULL;
+    kscope__dsgrid fresh = {.key = key};
+    grid_put(g->slot, g->cap, &fresh);
+    g->used++;
+    return grid_find(g, key);
+}
+
+/* Note grid as context_id's latest reported launch when it is later. */
+static void note_last(kscope__dsgrids *g, uint32_t context_id, uint32_t grid)
+{
+    int i = 0;
+    while (i < g->nlast && g->last[i].context_id != context_id)
+        i++;
+    if (i == g->nlast) {
+        if (g->nlast == KSCOPE__DS_CONTEXTS)
+            return;
+        g->nlast++;
+        g->last[i].context_id = context_id;
+        g->last[i].grid = grid;
+    } else if ((int32_t)(grid - g->last[i].grid) > 0) {
+        g->last[i].grid = grid;
+    }
+}
+
 int kscope__dsgrids_expect(kscope__dsgrids *g, uint32_t context_id, uint32_t grid)
 {
-    uint64_t key = ((uint64_t)context_id << 32 | grid) + 1;
-    if (grid_find(g, key))
-        return 0;
-    if ((g->used + 1) * 2 > g->cap && grids_grow(g) != 0)
+    note_last(g, context_id, grid);
+    kscope__dsgrid *d = grid_entry(g, grid_key(context_id, grid));
+    if (!d)
         return KSCOPE_ENOMEM;
-    size_t j = grid_hash(key, g->cap);
-    while (g->slot[j].key)
-        j = (j + 1) & (g->cap - 1);
-    g->slot[j].key = key;
-    g->used++;
+    if (!d->expected)
+        g->waiting -= d->n;
+    d->expected = 1;
     return 0;
 }
 
-static int grid_add(kscope__dsgrid *d, const kscope__devscope_rec *r)
+static int grid_add(kscope__dsgrids *g, kscope__dsgrid *d, const kscope__devscope_rec *r)
 {
     if (d->n == d->cap) {
         size_t cap = d->cap ? d->cap * 2 : 64;
@@ -108,19 +155,76 @@ static int grid_add(kscope__dsgrid *d, const kscope__devscope_rec *r)
         d->cap = cap;
     }
     d->recs[d->n++] = *r;
+    g->waiting += !d->expected;
     return 0;
 }
 
 const kscope__devscope_rec *kscope__dsgrids_take(kscope__dsgrids *g, uint32_t context_id,
                                                  uint32_t grid, size_t *n)
 {
-    kscope__dsgrid *d = grid_find(g, ((uint64_t)context_id << 32 | grid) + 1);
+    kscope__dsgrid *d = grid_find(g, grid_key(context_id, grid));
     *n = 0;
-    if (!d || !d->n)
+    if (!d || !d->expected)
+        return NULL;
+    d->taken = 1;
+    if (!d->n)
         return NULL;
     *n = d->n;
-    d->n = 0; /* taken: the records stay until clear */
+    d->n = 0; /* the records stay until the pass ends */
     return d->recs;
+}
+
+/* Whether the records of a launch nobody reported are lost now. */
+static int orphan_lost(const kscope__dsgrids *g, uint64_t key, int final)
+{
+    if (final >= 2)
+        return 1;
+    if (final != 1)
+        return 0;
+    uint32_t context_id = (uint32_t)((key - 1) >> 32), grid = (uint32_t)(key - 1);
+    for (int i = 0; i < g->nlast; i++)
+        if (g->last[i].context_id == context_id)
+            return (int32_t)(grid - g->last[i].grid) <= 0;
+    return 0;
+}
+
+int64_t kscope__dsgrids_end_pass(kscope__dsgrids *g, int final)
+{
+    int64_t lost = 0;
+    size_t kept = 0;
+    for (size_t i = 0; i < g->cap; i++) {
+        kscope__dsgrid *d = &g->slot[i];
+        if (!d->key)
+            continue;
+        int drop = d->taken || (d->expected ? final >= 1 : orphan_lost(g, d->key, final));
+        if (!drop) {
+            g->slot[kept++] = *d; /* gathered at the front, put back below */
+            continue;
+        }
+        lost += (int64_t)d->n;
+        if (!d->expected)
+            g->waiting -= d->n;
+        free(d->recs);
+    }
+    kscope__dsgrid *keep = kept ? malloc(kept * sizeof *keep) : NULL;
+    if (kept && !keep) { /* out of memory: they are lost */
+        for (size_t i = 0; i < kept; i++) {
+            lost += (int64_t)g->slot[i].n;
+            free(g->slot[i].recs);
+        }
+        kept = 0;
+        g->waiting = 0;
+    }
+    if (keep)
+        memcpy(keep, g->slot, kept * sizeof *keep);
+    memset(g->slot, 0, g->cap * sizeof *g->slot);
+    for (size_t i = 0; i < kept; i++)
+        grid_put(g->slot, g->cap, &keep[i]);
+    g->used = kept;
+    free(keep);
+    if (final >= 2)
+        g->nlast = 0;
+    return lost;
 }
 
 size_t kscope__dsgrids_clear(kscope__dsgrids *g)
@@ -130,8 +234,11 @@ size_t kscope__dsgrids_clear(kscope__dsgrids *g)
         left += g->slot[i].n;
         free(g->slot[i].recs);
     }
-    memset(g->slot, 0, g->cap * sizeof *g->slot);
+    if (g->slot)
+        memset(g->slot, 0, g->cap * sizeof *g->slot);
     g->used = 0;
+    g->waiting = 0;
+    g->nlast = 0;
     return left;
 }
 
@@ -166,14 +273,6 @@ static int read_claim(const kscope__dsbuf *b, uint64_t i, kscope_device_record *
            __atomic_load_n(&r->tag2, __ATOMIC_ACQUIRE) == want;
 }
 
-/* Whether a record of a launch nobody expects is lost now. */
-static int orphan_lost(const kscope__dsbuf *b, uint32_t grid, int final)
-{
-    if (final >= 2)
-        return 1;
-    return final == 1 && b->any_grid && (int32_t)(grid - b->max_grid) <= 0;
-}
-
 /* One lap at most, and no claim not yet made. */
 static uint64_t scan_end(const kscope__dsbuf *b)
 {
@@ -181,10 +280,26 @@ static uint64_t scan_end(const kscope__dsbuf *b)
     return end < b->hi ? end : b->hi;
 }
 
-/* Move w over claims read, and (keep-newest) over claims overwritten;
- * final >= 1 (every launch finished): also over claims never written (a
- * kernel that died between claim and write), lost. Returns the claims
- * lost. */
+/* Whether claim i (= w, not written) was dropped, by its slot's drop
+ * count (see the top of the file). */
+static int was_dropped(kscope__dsbuf *b, uint64_t i)
+{
+    if (!b->drops || !b->drops_fresh || b->dropped == b->acked)
+        return 0;
+    uint64_t s = i & (b->cap - 1);
+    uint32_t count = __atomic_load_n(&b->drops[s * b->stride], __ATOMIC_RELAXED);
+    uint32_t unplaced = count - b->acks[s];
+    uint64_t later = b->hi_after > i ? (b->hi_after - i - 1) / b->cap : 0;
+    if ((uint64_t)unplaced <= later)
+        return 0;
+    b->acks[s]++;
+    b->acked++;
+    return 1;
+}
+
+/* Move w over claims read, dropped and (keep-newest) overwritten; final
+ * >= 1 (every launch finished): also over claims never written, lost.
+ * Returns the claims lost. */
 static int64_t advance(kscope__dsbuf *b, uint64_t end, int final)
 {
     int64_t lost = 0;
@@ -194,11 +309,12 @@ static int64_t advance(kscope__dsbuf *b, uint64_t end, int final)
         int later;
         if (b->taken[s]) {
             b->taken[s] = 0;
-        } else if (read_claim(b, b->w, &r, &later) == 0 &&
-                   (later || (final >= 1 && b->w < b->hi))) {
+        } else if (read_claim(b, b->w, &r, &later)) {
+            break; /* whole, not taken: out of memory for its list */
+        } else if (later || was_dropped(b, b->w) || final >= 1) {
             lost++;
         } else {
-            break;
+            break; /* still being written */
         }
         b->w++;
     }
@@ -210,33 +326,30 @@ static int64_t scan_once(kscope__dsbuf *b, kscope__dsgrids *g, int final)
 {
     int64_t lost = 0;
     uint64_t end = scan_end(b);
-    uint32_t gap = 0;
+    uint64_t last_key = 0;
+    kscope__dsgrid *d = NULL;
     uint32_t last_id = 0, last_name = 0;
-    for (uint64_t i = b->w; i < end && gap < GAP; i++) {
+    for (uint64_t i = b->w; i < end; i++) {
         uint64_t s = i & (b->cap - 1);
         kscope_device_record r;
         int later;
-        if (b->taken[s] || !read_claim(b, i, &r, &later)) {
-            gap = b->taken[s] ? 0 : gap + 1;
+        if (b->taken[s] || !read_claim(b, i, &r, &later))
             continue;
+        uint64_t key = grid_key(b->context_id, r.grid);
+        if (key != last_key || !d) {
+            d = grid_entry(g, key); /* may move the table: looked up per launch */
+            last_key = key;
         }
-        gap = 0;
-        kscope__dsgrid *d = grid_find(g, ((uint64_t)b->context_id << 32 | r.grid) + 1);
-        if (!d) {
-            if (orphan_lost(b, r.grid, final)) {
-                b->taken[s] = 1;
-                lost++;
-            }
-            continue;
-        }
+        if (!d)
+            break; /* out of memory: the rest waits */
         if (!last_name || r.scope != last_id) {
             last_id = r.scope;
             last_name = kscope__ds_name(r.scope);
         }
-        kscope__devscope_rec out = {last_name, r.sm, r.warp, r.start, r.dur};
+        kscope__devscope_rec out = {last_name, r.sm, r.warp, r.start, r.dur, (uint32_t)(i + 1)};
+        if (grid_add(g, d, &out) != 0)
+            break;
         b->taken[s] = 1;
-        if (grid_add(d, &out) != 0)
-            lost++;
     }
     return lost + advance(b, end, final);
 }
@@ -245,31 +358,42 @@ int64_t kscope__dsbuf_scan(kscope__dsbuf *b, kscope__dsgrids *g, int final)
 {
     int64_t lost = 0;
     uint64_t before;
-    do { /* keep-newest: the next lap may hold more */
+    do { /* the next lap may hold more (then the whole buffer was copied) */
         before = b->w;
         lost += scan_once(b, g, final);
-    } while ((b->flags & KSCOPE_DEVICE_RING) && b->w > before);
+    } while (b->w > before && b->w < b->hi);
+    b->drops_fresh = 0;
     return lost;
 }
 
-int64_t kscope__dsbuf_claims(kscope__dsbuf *b, uint64_t next)
+void kscope__dsbuf_claims(kscope__dsbuf *b, uint64_t claims, uint64_t dropped)
 {
-    int ring = (b->flags & KSCOPE_DEVICE_RING) != 0;
-    uint64_t made = ring || next < b->cap ? next : b->cap;
-    if (made > b->hi)
-        b->hi = made;
-    if (ring || next <= b->cap)
-        return 0;
-    uint64_t over = next - b->cap;
-    int64_t fresh = over > b->over ? (int64_t)(over - b->over) : 0;
-    b->over = over > b->over ? over : b->over;
-    return fresh;
+    if (claims > b->hi)
+        b->hi = claims;
+    if (dropped > b->dropped)
+        b->dropped = dropped;
+}
+
+int kscope__dsbuf_wants_drops(const kscope__dsbuf *b)
+{
+    return b->drops && b->dropped > b->acked;
+}
+
+void kscope__dsbuf_recount(kscope__dsbuf *b, uint64_t claims)
+{
+    b->hi_after = claims;
+    b->drops_fresh = 1;
 }
 
 void kscope__dsbuf_unread(const kscope__dsbuf *b, uint64_t *from, uint64_t *n)
 {
     *from = b->w;
     *n = scan_end(b) > b->w ? scan_end(b) - b->w : 0;
+}
+
+uint64_t kscope__dsbuf_limit(const kscope__dsbuf *b)
+{
+    return b->w + b->cap;
 }
 
 /* ------------------------------------------------------------------ names */

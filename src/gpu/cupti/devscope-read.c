@@ -4,20 +4,32 @@
  *
  * CUPTI's buffer thread only notes each kernel launch it reports finished
  * (kscope__ds_delivered): it may hold CUPTI's own lock, so a CUDA call
- * there could deadlock. The reader thread wakes on those notes and runs
- * one pass:
+ * there could deadlock. CUPTI reports launches late (when an activity
+ * buffer fills, or at a flush), so the reader thread does not wait for
+ * them: every few milliseconds while kernels write records, and when
+ * launches are noted, it runs one pass:
  *   1. it takes the launches noted so far;
  *   2. for each context, on kscope's own stream (waited for alone: never
  *      the program's streams), it copies the SMs' claim counters, then the
- *      slots of claims made and not yet read into the host mirror;
- *   3. it reads each share (devscope-data.c) and hands each noted launch's
- *      records to the core with its kernel's record.
+ *      slots of claims made and not yet read into the host mirror (and,
+ *      when some claims were dropped, their drop counts first and the
+ *      counters again);
+ *   3. it reads each share (devscope-data.c): records whose launch was not
+ *      noted yet wait on the host; keep-first, each share's limit moves one
+ *      lap past its read position (one small copy), so kernels write the
+ *      slots read again;
+ *   4. it hands each noted launch's records to the core with its kernel's
+ *      record.
  * A launch noted before the pass began had finished before the counters
  * were copied, so all of its records are in that copy. Nothing is copied
  * while a stream of the process captures a graph: the launches wait for
- * the capture's end. A flush runs the same pass on its own thread, after
- * every launch was delivered (records nobody's launch claims are then
- * lost, and counted).
+ * the capture's end. While device scopes are on, CUPTI hands its buffers
+ * over after a few records (cupti.c), and when the records waiting on the
+ * host outgrow the device's buffer the reader asks CUPTI for the buffers
+ * whose records are complete (no forced flush, no synchronisation), so the
+ * launches they wait for are reported soon. A flush runs the same pass on its own thread,
+ * after every launch was delivered (records nobody's launch claims are
+ * then lost, and counted).
  */
 #define _GNU_SOURCE
 #include "gpu/cupti/devscope.h"
@@ -28,8 +40,13 @@
 #include <string.h>
 #include <time.h>
 
-#define PACE_NS    2000000L  /* at least 2 ms between passes */
+#define PACE_NS    1000000L  /* between passes while kernels write records */
+#define IDLE_NS    32000000L /* at most, while none did (doubling from PACE_NS) */
 #define CAPTURE_NS 10000000L /* how often to look again while a capture is open */
+#define ASK_PASSES 8         /* passes between two requests for CUPTI's buffers */
+/* Records handed to the core per pass, at most (a launch is handed whole):
+ * building the tree takes time, and the buffers must be copied meanwhile. */
+#define HANDOVER_RECORDS (1u << 18)
 
 /* A kernel launch whose records are to be read, with what the core needs
  * of its record (names interned: the CUPTI buffer is gone by then). */
@@ -99,32 +116,31 @@ int kscope__ds_delivered(uint64_t ctx, const kscope__gpu_record *r)
 
 /* ------------------------------------------------------------- a pass */
 
-/* Move the launches noted so far into the pass (read lock held). */
+/* Move the launches noted so far into the pass, after those an earlier
+ * pass left to hand over (read lock held). */
 static void take_notes(void)
 {
     pthread_mutex_lock(&note_lock);
-    noted_list t = work;
-    work = notes;
-    notes = t;
-    notes.n = 0;
+    if (!work.n) {
+        noted_list t = work;
+        work = notes;
+        notes = t;
+        notes.n = 0;
+    } else {
+        size_t i = 0;
+        while (i < notes.n && list_push(&work, &notes.v[i]) == 0)
+            i++;
+        if (i && i < notes.n) /* the rest: next pass */
+            memmove(notes.v, notes.v + i, (notes.n - i) * sizeof *notes.v);
+        notes.n -= i;
+    }
     pthread_mutex_unlock(&note_lock);
 }
 
-/* Launch x finished: its records are to be read; no record of its
- * context's launches up to it is still to come. */
-static void expect(kscope__ds_ctx *cs, int n, const noted *x)
+/* Launch x finished: its records are to be read. */
+static void expect(const noted *x)
 {
-    uint32_t grid = (uint32_t)x->r.grid_id;
-    kscope__dsgrids_expect(&grids, x->r.context_id, grid); /* ENOMEM: its records are lost */
-    for (int i = 0; i < n; i++) {
-        if (cs[i].uid != x->r.context_id)
-            continue;
-        for (uint32_t s = 0; s < cs[i].regions; s++) {
-            kscope__dsbuf *b = &cs[i].shares[s];
-            if (!b->any_grid || (int32_t)(grid - b->max_grid) > 0)
-                b->max_grid = grid, b->any_grid = 1;
-        }
-    }
+    kscope__dsgrids_expect(&grids, x->r.context_id, (uint32_t)x->r.grid_id); /* ENOMEM: lost */
 }
 
 /* Rows further apart than this are copied separately (a row holds one
@@ -141,14 +157,15 @@ static int rows_cmp(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Copy rows [from, to) of c's buffer into its mirror. */
-static int copy_rows(kscope__ds_ctx *c, uint64_t from, uint64_t to)
+/* Copy rows [from, to) of c's buffer (or of its drop counts) into the
+ * mirror. */
+static int copy_rows(kscope__ds_ctx *c, uint64_t from, uint64_t to, int drops)
 {
-    size_t row = (size_t)c->regions * sizeof(kscope_device_record);
-    return fn->dtoh(c->mirror + from * c->regions, c->recs + from * row, (to - from) * row,
-                    c->stream) == CUDA_SUCCESS
-               ? 0
-               : -1;
+    size_t row = (size_t)c->regions * (drops ? sizeof(uint32_t) : sizeof(kscope_device_record));
+    void *dst = drops ? (void *)(c->drop_mirror + from * c->regions)
+                      : (void *)(c->mirror + from * c->regions);
+    CUdeviceptr src = (drops ? c->drops : c->recs) + from * row;
+    return fn->dtoh(dst, src, (to - from) * row, c->stream) == CUDA_SUCCESS ? 0 : -1;
 }
 
 /* The rows holding the slots of the claims not yet read of every share
@@ -171,29 +188,77 @@ static int unread_rows(kscope__ds_ctx *c, rows *out)
     return n;
 }
 
-/* Copy c's counters, then the rows holding the slots of its claims made
- * and not yet read: the SMs claim at about the same pace, so these are
- * mostly one run, one copy (ctx current). Returns keep-first's claims
- * past a share's end, or -1. */
-static int64_t copy_ctx(kscope__ds_ctx *c)
+/* Copy the rows of runs [0, n), merged where close (drops: the drop
+ * counts). */
+static int copy_runs(kscope__ds_ctx *c, const rows *run, int n, int drops)
 {
-    size_t counters = (size_t)c->regions * KSCOPE_DEVICE_COUNTER_STRIDE * 8;
-    if (fn->dtoh(c->counts, c->counters, counters, c->stream) != CUDA_SUCCESS ||
-        kscope__ds_wait(c) != 0)
-        return -1;
-    int64_t over = 0;
-    for (uint32_t s = 0; s < c->regions; s++)
-        over += kscope__dsbuf_claims(&c->shares[s], c->counts[s * KSCOPE_DEVICE_COUNTER_STRIDE]);
-    rows *run = malloc(2 * c->regions * sizeof *run);
-    int n = run ? unread_rows(c, run) : -1, rc = n < 0 ? -1 : 0;
+    int rc = 0;
     for (int i = 0; i < n && rc == 0;) {
         uint64_t from = run[i].from, to = run[i].to;
         for (i++; i < n && run[i].from <= to + ROW_GAP; i++)
             to = run[i].to > to ? run[i].to : to;
-        rc = copy_rows(c, from, to);
+        rc = copy_rows(c, from, to, drops);
     }
+    return rc;
+}
+
+static size_t counter_bytes(const kscope__ds_ctx *c)
+{
+    return (size_t)c->regions * KSCOPE_DEVICE_COUNTER_STRIDE * 8;
+}
+
+/* Copy c's counters, then the rows holding the slots of its claims made
+ * and not yet read: the SMs claim at about the same pace, so these are
+ * mostly one run, one copy (ctx current). Where claims were dropped, the
+ * same rows' drop counts are copied first and the counters after them.
+ * Returns 1 when some share has claims not yet read, 0 when none, -1 when
+ * a copy failed. */
+static int copy_ctx(kscope__ds_ctx *c)
+{
+    if (fn->dtoh(c->counts, c->counters, counter_bytes(c), c->stream) != CUDA_SUCCESS ||
+        kscope__ds_wait(c) != 0)
+        return -1;
+    int drops = 0;
+    for (uint32_t s = 0; s < c->regions; s++) {
+        const unsigned long long *w = &c->counts[s * KSCOPE_DEVICE_COUNTER_STRIDE];
+        kscope__dsbuf_claims(&c->shares[s], w[0], w[1]);
+        drops |= kscope__dsbuf_wants_drops(&c->shares[s]);
+    }
+    rows *run = malloc(2 * c->regions * sizeof *run);
+    int n = run ? unread_rows(c, run) : -1, rc = n < 0 ? -1 : 0;
+    if (n > 0 && drops) {
+        rc = copy_runs(c, run, n, 1);
+        if (rc == 0 &&
+            fn->dtoh(c->recounts, c->counters, counter_bytes(c), c->stream) != CUDA_SUCCESS)
+            rc = -1;
+    }
+    if (rc == 0)
+        rc = copy_runs(c, run, n, 0);
     free(run);
-    return rc == 0 && (n <= 0 || kscope__ds_wait(c) == 0) ? over : -1;
+    if (rc != 0 || (n > 0 && kscope__ds_wait(c) != 0))
+        return -1;
+    for (uint32_t s = 0; n > 0 && drops && s < c->regions; s++)
+        kscope__dsbuf_recount(&c->shares[s], c->recounts[s * KSCOPE_DEVICE_COUNTER_STRIDE]);
+    return n > 0;
+}
+
+/* Keep-first: move each share's limit one lap past its read position
+ * (ctx current). The copy is waited for by the next pass's first wait,
+ * before limit_out changes again. */
+static void send_limits(kscope__ds_ctx *c)
+{
+    if (!c->shares[0].drops)
+        return;
+    int changed = 0;
+    for (uint32_t s = 0; s < c->regions; s++) {
+        uint64_t limit = kscope__dsbuf_limit(&c->shares[s]);
+        changed |= limit != c->limit_out[s];
+        c->limit_out[s] = limit;
+    }
+    if (changed &&
+        fn->htod(c->limits, c->limit_out, (size_t)c->regions * 8, c->stream) != CUDA_SUCCESS)
+        kscope__warn_once("dscope-limit", "device scopes: cannot move a buffer's read "
+                                          "position; later records may be dropped");
 }
 
 /* KSCOPE_DSCOPE_DEBUG=1: a line per context and pass. */
@@ -217,23 +282,27 @@ static void debug_line(const kscope__ds_ctx *c, size_t launches, int final)
             c->uid, launches, (unsigned long long)read, (unsigned long long)made);
 }
 
-/* Copy and read context c (read lock held). Returns the records lost. */
-static int64_t read_ctx(kscope__ds_ctx *c, int final)
+/* Copy and read context c (read lock held). Returns the records lost;
+ * *busy is set when c had claims not yet read. */
+static int64_t read_ctx(kscope__ds_ctx *c, int final, int *busy)
 {
     CUcontext popped;
     int pushed = fn->ctx_push(c->ctx) == CUDA_SUCCESS;
     kscope__graphs_hide(1); /* kscope's own copies: not the program's work */
-    int64_t lost = copy_ctx(c);
+    int copied = copy_ctx(c);
+    int64_t lost = 0;
+    if (copied < 0)
+        kscope__warn_once("dscope-copy", "device scopes: cannot copy a context's records; the "
+                                         "records of its launches are counted lost");
+    else
+        *busy |= copied;
+    for (uint32_t s = 0; copied >= 0 && s < c->regions; s++)
+        lost += kscope__dsbuf_scan(&c->shares[s], &grids, final);
+    if (copied >= 0 && final < 2)
+        send_limits(c);
     kscope__graphs_hide(0);
     if (pushed)
         fn->ctx_pop(&popped);
-    if (lost < 0) {
-        kscope__warn_once("dscope-copy", "device scopes: cannot copy a context's records; the "
-                                         "records of its launches are counted lost");
-        lost = 0;
-    }
-    for (uint32_t s = 0; s < c->regions; s++)
-        lost += kscope__dsbuf_scan(&c->shares[s], &grids, final);
     debug_line(c, work.n, final);
     return lost;
 }
@@ -246,19 +315,22 @@ static double ns_per_cycle(const kscope__ds_ctx *cs, int n, uint32_t context_id)
     return 0;
 }
 
-/* One pass (read lock held, no capture open). */
-static void pass(int final)
+/* One pass (read lock held, no capture open). Returns whether some
+ * context had claims not yet read, or launches wait to be handed over. */
+static int pass(int final)
 {
+    size_t old = work.n; /* expected already */
     take_notes();
-    int n;
+    int n, busy = 0;
     kscope__ds_ctx *cs = kscope__ds_contexts(&n);
-    for (size_t i = 0; i < work.n; i++)
-        expect(cs, n, &work.v[i]);
+    for (size_t i = old; i < work.n; i++)
+        expect(&work.v[i]);
     int64_t lost = 0;
     for (int i = 0; i < n; i++)
-        lost += read_ctx(&cs[i], final);
+        lost += read_ctx(&cs[i], final, &busy);
     int cycles = (kscope__ds_opts()->flags & KSCOPE_DEVICE_CLOCK64) != 0;
-    for (size_t i = 0; i < work.n; i++) {
+    size_t i = 0, handed = 0;
+    for (; i < work.n && (final || handed < HANDOVER_RECORDS); i++) {
         const noted *x = &work.v[i];
         size_t k = 0;
         const kscope__devscope_rec *recs =
@@ -266,11 +338,16 @@ static void pass(int final)
         if (k)
             kscope__record_devscopes(x->ctx, &x->r, recs, k, cycles,
                                      ns_per_cycle(cs, n, x->r.context_id));
+        handed += k;
     }
-    lost += (int64_t)kscope__dsgrids_clear(&grids);
-    work.n = 0;
+    /* the others go to the core in the next passes, between copies */
+    if (i && i < work.n)
+        memmove(work.v, work.v + i, (work.n - i) * sizeof *work.v);
+    work.n -= i;
+    lost += kscope__dsgrids_end_pass(&grids, final);
     if (lost)
         kscope__add_devscope_lost(lost);
+    return busy || work.n > 0;
 }
 
 void kscope__ds_flush(int final)
@@ -284,6 +361,18 @@ void kscope__ds_flush(int final)
     pthread_mutex_unlock(&kscope__ds_read_lock);
 }
 
+/* Records waiting on the host for their launches, against the room of
+ * every context's buffer (read lock held). */
+static int waiting_outgrew(void)
+{
+    int n;
+    const kscope__ds_ctx *cs = kscope__ds_contexts(&n);
+    uint64_t room = 0;
+    for (int i = 0; i < n; i++)
+        room += cs[i].room;
+    return n && grids.waiting > room;
+}
+
 /* --------------------------------------------------------------- thread */
 
 static void pause_ns(long ns)
@@ -292,24 +381,62 @@ static void pause_ns(long ns)
     nanosleep(&t, NULL);
 }
 
+/* Wait for launches noted, at most `ns` while device scopes are on
+ * (note_lock held; turning them on wakes the reader). */
+static void wait_notes(long ns)
+{
+    if (!kscope__ds_on()) {
+        pthread_cond_wait(&note_cond, &note_lock);
+        return;
+    }
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_nsec += ns;
+    t.tv_sec += t.tv_nsec / 1000000000L;
+    t.tv_nsec %= 1000000000L;
+    pthread_cond_timedwait(&note_cond, &note_lock, &t);
+}
+
+void kscope__ds_reader_wake(void)
+{
+    pthread_mutex_lock(&note_lock);
+    pthread_cond_signal(&note_cond);
+    pthread_mutex_unlock(&note_lock);
+}
+
 static void *reader_main(void *arg)
 {
     (void)arg;
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL); /* the program's signals are not ours */
+    long pace = PACE_NS;
+    int asked = 0; /* passes since CUPTI was last asked for its buffers */
     for (;;) {
         pthread_mutex_lock(&note_lock);
-        while (!notes.n)
-            pthread_cond_wait(&note_cond, &note_lock);
+        if (!notes.n)
+            wait_notes(pace);
         pthread_mutex_unlock(&note_lock);
+        int n;
+        kscope__ds_contexts(&n);
+        if (!n) { /* no kernel attached yet */
+            pace = IDLE_NS;
+            continue;
+        }
         if (kscope__graphs_capturing(0)) {
             pause_ns(CAPTURE_NS);
             continue;
         }
         pthread_mutex_lock(&kscope__ds_read_lock);
-        pass(0);
+        int busy = pass(0);
+        int ask = waiting_outgrew();
         pthread_mutex_unlock(&kscope__ds_read_lock);
+        /* the launches of the records waiting: CUPTI may hold their
+         * records (asked at most every ASK_PASSES passes) */
+        asked = ask && asked < ASK_PASSES ? asked + 1 : 0;
+        if (asked == 1 && fn->flush_all && !kscope__graphs_capturing(0))
+            fn->flush_all(0);
+        pace = busy ? PACE_NS : (pace * 2 > IDLE_NS ? IDLE_NS : pace * 2);
         pause_ns(PACE_NS); /* launches gather meanwhile: fewer, larger copies */
     }
     return NULL;

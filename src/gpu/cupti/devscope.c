@@ -8,14 +8,13 @@
  * launch, and CUPTI's module callback names no CUmodule): the function's
  * module has the symbol or not (cuModuleGetGlobal); if it has, the
  * context's buffer is made once (cuMemAlloc for the control block, the
- * records and one claim counter per SM; cuMemHostAlloc for their host
- * mirror) and the symbol set with an 8-byte copy on a stream of kscope's
- * own (non-blocking: no ordering with the program's streams), waited for
- * on that stream alone. None of this happens while a stream of the process
- * captures a graph (allocations and copies may be refused then, or end the
- * capture): the function waits until the capture ends. Its launch, being
- * captured, runs no earlier than the graph, which is launched after the
- * capture ended.
+ * records, their drop counts, one claim counter and one limit per SM;
+ * cuMemHostAlloc for their host mirrors) and the symbol set with an 8-byte copy on a stream of
+ * kscope's own (non-blocking: no ordering with the program's streams), waited for on that stream
+ * alone. None of this happens while a stream of the process captures a graph (allocations and
+ * copies may be refused then, or end the capture): the function waits until the capture ends. Its
+ * launch, being captured, runs no earlier than the graph, which is launched after the capture
+ * ended.
  */
 #define _GNU_SOURCE
 #include "gpu/cupti/devscope.h"
@@ -107,6 +106,7 @@ static int load(void)
     lib = RTLD_DEFAULT;
     (void)LOAD(fn->stream_id, "cuptiGetStreamId");
     (void)LOAD(fn->func_by_symbol, "cudaGetFuncBySymbol"); /* a program's shared cudart */
+    (void)LOAD(fn->flush_all, "cuptiActivityFlushAll");
     if (!ok || !fn->stream_id)
         return kscope__fail(KSCOPE_ENOGPU,
                             "device scopes: this CUDA driver or CUPTI lacks a call they need");
@@ -154,22 +154,30 @@ static uint64_t share_slots(uint64_t records, uint32_t regions)
     return p;
 }
 
-/* Room for `room` records: device memory and its pinned mirror (the old
- * ones retired). */
+/* Room for `room` records: device memory for them and their drop counts,
+ * and pinned mirrors (the old ones retired). */
 static int ctx_grow(kscope__ds_ctx *c, uint64_t room)
 {
     size_t bytes = (size_t)room * sizeof(kscope_device_record);
-    CUdeviceptr recs = 0;
-    void *mirror = NULL;
+    size_t drop_bytes = (size_t)room * sizeof(uint32_t);
+    CUdeviceptr recs = 0, drops = 0;
+    void *mirror = NULL, *drop_mirror = NULL;
     if (fn->mem_alloc(&recs, bytes) != CUDA_SUCCESS ||
-        fn->host_alloc(&mirror, bytes, CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS)
+        fn->mem_alloc(&drops, drop_bytes) != CUDA_SUCCESS ||
+        fn->host_alloc(&mirror, bytes, CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS ||
+        fn->host_alloc(&drop_mirror, drop_bytes, CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS)
         return kscope__fail(KSCOPE_ENOMEM, "device scopes: cannot allocate a %zu-byte buffer",
-                            bytes);
-    if (c->recs && nretired < (int)(sizeof retired / sizeof retired[0]))
+                            bytes + drop_bytes);
+    if (c->recs && nretired + 2 <= (int)(sizeof retired / sizeof retired[0])) {
         retired[nretired++] = c->recs;
-    if (c->mirror)
-        fn->free_host(c->mirror); /* kscope's alone */
-    c->recs = recs, c->mirror = mirror, c->room = room;
+        retired[nretired++] = c->drops;
+    }
+    if (c->mirror) { /* kscope's alone */
+        fn->free_host(c->mirror);
+        fn->free_host(c->drop_mirror);
+    }
+    c->recs = recs, c->drops = drops, c->room = room;
+    c->mirror = mirror, c->drop_mirror = drop_mirror;
     return 0;
 }
 
@@ -188,24 +196,34 @@ static int ctx_config_locked(kscope__ds_ctx *c)
     if (c->room < room && ctx_grow(c, room) != 0)
         return KSCOPE_ENOMEM;
     size_t bytes = (size_t)room * sizeof(kscope_device_record);
+    size_t drop_bytes = (size_t)room * sizeof(uint32_t);
     size_t counters = (size_t)c->regions * KSCOPE_DEVICE_COUNTER_STRIDE * 8;
+    int first = !(opts.flags & KSCOPE_DEVICE_RING);
     memset(c->mirror, 0, bytes);
+    memset(c->drop_mirror, 0, drop_bytes);
     memset(c->counts, 0, counters);
     memset(c->host, 0, sizeof *c->host);
+    for (uint32_t r = 0; r < c->regions; r++)
+        c->limit_out[r] = slots; /* nothing read yet: one lap */
     c->slots = slots;
     c->host->records = (kscope_device_record *)(uintptr_t)c->recs;
     c->host->counters = (unsigned long long *)(uintptr_t)c->counters;
+    c->host->limits = (const unsigned long long *)(uintptr_t)c->limits;
+    c->host->drops = (unsigned int *)(uintptr_t)c->drops;
     c->host->slots = slots;
     c->host->regions = c->regions;
     c->host->flags = opts.flags;
     c->host->every = opts.every;
-    if (put(c, c->recs, c->mirror, bytes) != 0 || put(c, c->counters, c->counts, counters) != 0 ||
+    if (put(c, c->recs, c->mirror, bytes) != 0 ||
+        put(c, c->drops, c->drop_mirror, drop_bytes) != 0 ||
+        put(c, c->counters, c->counts, counters) != 0 ||
+        put(c, c->limits, c->limit_out, (size_t)c->regions * 8) != 0 ||
         put(c, c->ctl, c->host, sizeof *c->host) != 0)
         return kscope__fail(KSCOPE_ENOGPU, "device scopes: cannot set up the control block");
     shares_free(c);
     for (uint32_t r = 0; r < c->regions; r++)
-        if (kscope__dsbuf_init(&c->shares[r], c->mirror + r, slots, c->regions, opts.flags,
-                               c->uid) != 0)
+        if (kscope__dsbuf_init(&c->shares[r], c->mirror + r, first ? c->drop_mirror + r : NULL,
+                               slots, c->regions, opts.flags, c->uid) != 0)
             return KSCOPE_ENOMEM;
     return 0;
 }
@@ -245,9 +263,13 @@ static int ctx_make(kscope__ds_ctx *c, CUcontext ctx, uint32_t uid)
         fn->stream_id(ctx, c->stream, &c->stream_id) != CUPTI_SUCCESS ||
         fn->mem_alloc(&c->ctl, sizeof(kscope_device_ctl)) != CUDA_SUCCESS ||
         fn->mem_alloc(&c->counters, counters) != CUDA_SUCCESS ||
+        fn->mem_alloc(&c->limits, (size_t)c->regions * 8) != CUDA_SUCCESS ||
         fn->host_alloc((void **)&c->host, sizeof(kscope_device_ctl) + 64,
                        CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS ||
         fn->host_alloc((void **)&c->counts, counters, CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS ||
+        fn->host_alloc((void **)&c->recounts, counters, CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS ||
+        fn->host_alloc((void **)&c->limit_out, (size_t)c->regions * 8, CU_MEMHOSTALLOC_PORTABLE) !=
+            CUDA_SUCCESS ||
         (c->shares = calloc(c->regions, sizeof *c->shares)) == NULL)
         return kscope__fail(KSCOPE_ENOMEM, "device scopes: cannot set up a context");
     c->value = (uint64_t *)((char *)c->host + sizeof(kscope_device_ctl));
@@ -507,6 +529,7 @@ int kscope__ds_switch(int turn_on, const kscope__devscope_opts *o,
                 restart_all();
             }
             atomic_store(&on, 1);
+            kscope__ds_reader_wake();
         }
     } else if (!turn_on && kscope__ds_on()) {
         atomic_store(&on, 0);

@@ -106,7 +106,7 @@ typedef struct kscope__pcs_api {
  * those that existed before, at their first launch (kscope__pcs_launch),
  * on a thread where they are current, sampling continuously; a
  * drain thread empties CUPTI's buffers every few milliseconds. A second
- * start keeps the first interval (said once). 0, KSCOPE_ENOCUPTI (a CUPTI
+ * start keeps the first interval (said once). 0, KSCOPE_ENOGPUTOOL (a CUPTI
  * too old for the record layout) or KSCOPE_ENOMEM, with a message. */
 int kscope__pcs_start(const kscope__pcs_api *api, uint32_t interval);
 
@@ -123,9 +123,10 @@ void kscope__pcs_context(CUcontext ctx);
 void kscope__pcs_launch(CUcontext ctx);
 
 /* CUPTI's resource callbacks: a context created (set it up) or about to
- * be destroyed (empty and drop it), a module loaded (keep its cubin for
- * source lines) or about to be unloaded (keep a copy). Modules are
- * followed from the first start on, also while sampling is off. */
+ * be destroyed (empty and drop it), a module loaded (a copy of its cubin,
+ * when it has line information, for source lines: CUPTI's is valid during
+ * the callback only). Modules are followed from the first start on, also
+ * while sampling is off. */
 void kscope__pcs_resource(CUpti_CallbackId cbid, const void *data);
 
 /* A kernel record reached the core (buffer thread): note its context. */

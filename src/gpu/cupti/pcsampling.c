@@ -25,16 +25,18 @@
  * is said once.
  *
  * Source lines come from cuptiGetSassToSourceCorrelation on the cubin of
- * the PC's module, which CUPTI's module-loaded callback hands over (kept
- * by pointer while loaded, copied when the module unloads) and which is
- * found by the CRC each PC record carries (cuptiGetCubinCrc, computed the
- * first time a PC of an unknown CRC shows up, on the drain thread).
+ * the PC's module, which CUPTI's module-loaded callback hands over: valid
+ * during the callback only, so the cubins with line information are
+ * copied there (the others give no line anyway). A PC's module is found by
+ * the CRC each PC record carries (cuptiGetCubinCrc on the copies, computed
+ * the first time a PC of an unknown CRC shows up, on the drain thread).
  *
  * Locks: `lock` guards the contexts, the tables and the thread; mod_lock
  * the modules (taken under `lock` when a PC's line is looked up, alone in
  * the module callbacks). KSCOPE_PCS_DEBUG=1 prints the reasons, the
  * configuration and one line per non-empty drain on stderr.
  */
+#define _GNU_SOURCE /* memmem */
 #include "gpu/cupti/pcs.h"
 
 #include <pthread.h>
@@ -65,8 +67,7 @@ typedef struct pcs_ctx {
 
 typedef struct module {
     uint32_t id;
-    const void *cubin; /* CUPTI's, while the module is loaded */
-    void *copy;        /* ours, once it is unloaded */
+    void *copy; /* ours: CUPTI's is valid during its callback only */
     size_t size;
     uint64_t crc;
     int crc_state; /* 0 not computed, 1 known, 2 failed */
@@ -101,10 +102,24 @@ static const char *err(CUptiResult rc)
 
 /* ------------------------------------------------------------- modules */
 
+/* Whether a cubin has line information (a .debug_line or
+ * .nv_debug_line_sass section): without it no PC of it has a line, and it
+ * is not kept. */
+static int has_lines(const void *cubin, size_t size)
+{
+    return memmem(cubin, size, "debug_line", 10) != NULL;
+}
+
+/* CUPTI's cubin is valid during the callback only: keep a copy of those
+ * with lines, for the PCs sampled in them (also after an unload). */
 static void module_loaded(const CUpti_ModuleResourceData *m)
 {
-    if (!m || !m->pCubin || !m->cubinSize)
+    if (!m || !m->pCubin || !m->cubinSize || !has_lines(m->pCubin, m->cubinSize))
         return;
+    void *copy = malloc(m->cubinSize);
+    if (!copy)
+        return; /* no lines for its PCs */
+    memcpy(copy, m->pCubin, m->cubinSize);
     pthread_mutex_lock(&mod_lock);
     if (nmods == capmods) {
         size_t cap = capmods ? capmods * 2 : 64;
@@ -114,26 +129,10 @@ static void module_loaded(const CUpti_ModuleResourceData *m)
             capmods = cap;
         }
     }
-    if (nmods < capmods) /* else: no lines for its PCs */
-        mods[nmods++] = (module){m->moduleId, m->pCubin, NULL, m->cubinSize, 0, 0};
-    pthread_mutex_unlock(&mod_lock);
-}
-
-/* CUPTI's cubin goes with the module: keep a copy for lines still to find. */
-static void module_unloading(const CUpti_ModuleResourceData *m)
-{
-    if (!m)
-        return;
-    pthread_mutex_lock(&mod_lock);
-    for (size_t i = 0; i < nmods; i++) {
-        module *d = &mods[i];
-        if (d->id != m->moduleId || d->copy || !d->cubin)
-            continue;
-        d->copy = malloc(d->size);
-        if (d->copy)
-            memcpy(d->copy, d->cubin, d->size);
-        d->cubin = NULL; /* without a copy, its lines are lost */
-    }
+    if (nmods < capmods)
+        mods[nmods++] = (module){m->moduleId, copy, m->cubinSize, 0, 0};
+    else
+        free(copy);
     pthread_mutex_unlock(&mod_lock);
 }
 
@@ -145,11 +144,10 @@ static module *module_of(uint64_t crc)
             return &mods[i];
     for (size_t i = 0; i < nmods; i++) {
         module *m = &mods[i];
-        const void *bin = m->copy ? m->copy : m->cubin;
-        if (m->crc_state || !bin)
+        if (m->crc_state)
             continue;
         CUpti_GetCubinCrcParams cp = {
-            .size = CUpti_GetCubinCrcParamsSize, .cubinSize = m->size, .cubin = bin};
+            .size = CUpti_GetCubinCrcParamsSize, .cubinSize = m->size, .cubin = m->copy};
         m->crc_state = api->cubin_crc(&cp) == CUPTI_SUCCESS ? 1 : 2;
         m->crc = cp.cubinCrc;
         if (m->crc_state == 1 && m->crc == crc)
@@ -168,8 +166,8 @@ static int where(void *arg, uint64_t crc, const char *function, uint64_t pc, cha
     CUptiResult rc = CUPTI_ERROR_UNKNOWN;
     pthread_mutex_lock(&mod_lock);
     module *m = module_of(crc);
-    if (m && (m->copy || m->cubin)) {
-        sp.cubin = m->copy ? m->copy : m->cubin;
+    if (m) {
+        sp.cubin = m->copy;
         sp.cubinSize = m->size;
         rc = api->sass_to_source(&sp);
     }
@@ -557,7 +555,7 @@ int kscope__pcs_start(const kscope__pcs_api *a, uint32_t interval)
                               "%u gets that",
                               period, interval);
     } else if (a->version && a->version(&version) == CUPTI_SUCCESS && version < CUPTI_12_4) {
-        rc = kscope__fail(KSCOPE_ENOCUPTI,
+        rc = kscope__fail(KSCOPE_ENOGPUTOOL,
                           "PC sampling needs CUPTI from CUDA 12.4 or later (this one is API "
                           "version %u)",
                           version);
@@ -622,9 +620,6 @@ void kscope__pcs_resource(CUpti_CallbackId cbid, const void *data)
         break;
     case CUPTI_CBID_RESOURCE_MODULE_LOADED:
         module_loaded(rd->resourceDescriptor);
-        break;
-    case CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING:
-        module_unloading(rd->resourceDescriptor);
         break;
     default:
         break;

@@ -4,6 +4,9 @@
 // profile with PC samples (lines.js) and, with two profiles, a diff.
 // Names are data: they reach the page only through textContent and canvas
 // text, never as markup. window.kscopeReport exposes the state for tests.
+// Every number comes decided in the data (what rolls up, what a total
+// is, the top kernels: read/rollup.c and read/top.c, as `kscope view`,
+// `top` and `diff` print them); the page only shows them.
 (function () {
   'use strict';
   const $ = (id) => document.getElementById(id);
@@ -24,16 +27,24 @@
   }
 
   // ------------------------------------------------------------ formats
+  // As C's "%.3e": at least two exponent digits.
+  function expo(v) {
+    return v.toExponential(3).replace(/e([+-])(\d)$/, 'e$10$2');
+  }
+  // As kscope__format_ns (read/text.c), so the page and `kscope top` agree.
   function fmtNs(ns) {
     const a = Math.abs(ns);
-    if (!isFinite(ns)) return '-';
+    if (isNaN(ns)) return '-';
+    if (!isFinite(ns)) return ns > 0 ? 'inf' : '-inf';
+    if (a >= 1e15) return expo(ns / 1e9) + ' s';
     if (a >= 1e9) return (ns / 1e9).toFixed(3) + ' s';
     if (a >= 1e6) return (ns / 1e6).toFixed(3) + ' ms';
     if (a >= 1e3) return (ns / 1e3).toFixed(3) + ' us';
     return ns.toFixed(0) + ' ns';
   }
   function fmtNum(v) {
-    if (!isFinite(v)) return '-';
+    if (isNaN(v)) return '-';
+    if (!isFinite(v)) return v > 0 ? 'inf' : '-inf';
     const a = Math.abs(v);
     if (a >= 1e15) return (v / 1e15).toFixed(2) + 'P';
     if (a >= 1e12) return (v / 1e12).toFixed(2) + 'T';
@@ -45,6 +56,7 @@
   function fmtMetric(name, v) {
     return /\((ns)\)$/.test(name) ? fmtNs(v) : fmtNum(v) + (/\/s$/.test(name) ? '' : '');
   }
+  const num = (v) => (isNaN(v) ? null : isFinite(v) ? v : v > 0 ? 'inf' : '-inf');
   function hue(s) {
     let h = 0;
     for (let i = 0; i < s.length; i++) h = (h * 31 + s.charCodeAt(i)) | 0;
@@ -52,35 +64,25 @@
   }
 
   // --------------------------------------------------------- tree model
-  function decodeSparse(n, gaps, vals) {
-    const a = new Float64Array(n).fill(NaN);
+  // A sparse array of the data: gaps between indices, values; fill where
+  // none is written.
+  function decodeSparse(n, gaps, vals, fill) {
+    const a = new Float64Array(n).fill(fill);
+    if (!gaps) return a;
     let at = 0;
     for (let k = 0; k < gaps.length; k++) { at += gaps[k]; a[at] = vals[k]; }
     return a;
   }
-  function rollup(parent, own) {
-    const t = new Float64Array(own.length);
-    for (let i = 0; i < own.length; i++) t[i] = isNaN(own[i]) ? 0 : own[i];
-    for (let i = own.length - 1; i > 0; i--) t[parent[i]] += t[i];
-    return t;
-  }
-  // Rates from sums: flop/s and bytes/s of each subtree, from its time.
-  function addRates(tree) {
-    const time = tree.metrics.find((m) => m.name === 'time (ns)');
-    if (!time) return;
-    const rate = (name, parts) => {
-      const have = tree.metrics.filter((m) => parts.includes(m.name));
-      if (!have.length) return;
-      const total = new Float64Array(tree.n);
-      for (let i = 0; i < tree.n; i++) {
-        let s = 0;
-        for (const m of have) s += m.total[i];
-        total[i] = time.total[i] > 0 ? (s / time.total[i]) * 1e9 : 0;
-      }
-      tree.metrics.push({ name, inc: 1, own: total, total, rate: true });
-    };
-    rate('flop/s', ['flops', 'flops8', 'flops16', 'flops32', 'flops64']);
-    rate('bytes/s', ['bytes']);
+  // A metric as the data gives it: val, what `kscope view` shows for each
+  // node; own, its own value; width, the flame graph's; total, ROOT's.
+  function metricFrom(n, m) {
+    const val = decodeSparse(n, m.i, m.v, m.inc ? 0 : NaN);
+    if (m.rate) return { name: m.name, rate: true, val, own: val, width: val, total: NaN };
+    const own = m.inc ? decodeSparse(n, m.oi, m.ov, NaN) : val;
+    const width = val.map((v) => (isNaN(v) ? 0 : v));
+    if (m.wi) { let at = 0; m.wi.forEach((g, k) => { at += g; width[at] = m.wv[k]; }); }
+    width[0] = m.total;
+    return { name: m.name, inc: m.inc, val, own, width, total: m.total };
   }
   function buildTree(d) {
     const n = d.name.length;
@@ -91,30 +93,22 @@
     const device = new Uint8Array(n);
     let at = 0;
     for (const g of d.device) { at += g; device[at] = 1; }
-    const metrics = d.metrics.map((m) => {
-      const own = decodeSparse(n, m.i, m.v);
-      return { name: m.name, inc: m.inc, own, total: rollup(parent, own) };
-    });
+    const metrics = d.metrics.map((m) => metricFrom(n, m));
     const kids = Array.from({ length: n }, () => []);
     for (let i = 1; i < n; i++) kids[parent[i]].push(i);
-    const tree = { n, parent, names, device, metrics, kids, raw: d };
-    addRates(tree);
-    return tree;
+    return { n, parent, names, device, metrics, kids, raw: d, dflt: d.default };
   }
   function metricOf(tree, name) {
     return tree.metrics.find((m) => m.name === name);
   }
   function defaultMetric(tree) {
-    for (const n of ['time (ns)', 'wall_time (ns)', 'cpu_time (ns)', 'calls', 'count'])
-      if (metricOf(tree, n)) return n;
-    return tree.metrics.length ? tree.metrics[0].name : null;
+    return tree.dflt && metricOf(tree, tree.dflt) ? tree.dflt : null;
   }
   function pathOf(tree, i) {
     const p = [];
     for (; i > 0; i = tree.parent[i]) p.push(tree.names[i]);
     return p.reverse();
   }
-  const isCopy = (name) => /^(Memcpy|Memset|\[memcpy|\[memset)/.test(name);
 
   // ------------------------------------------------------------ header
   function addFact(label, value, cls) {
@@ -137,20 +131,6 @@
   function note(text) {
     $('notes').append(el('li', text));
   }
-  function gpuSplit(tree) {
-    const time = metricOf(tree, 'time (ns)'), count = metricOf(tree, 'count');
-    const s = { kernel: 0, copy: 0, launches: 0 };
-    if (!time) return s;
-    for (let i = 0; i < tree.n; i++) {
-      if (!tree.device[i] || isNaN(time.own[i])) continue;
-      if (isCopy(tree.names[i])) s.copy += time.own[i];
-      else {
-        s.kernel += time.own[i];
-        s.launches += count && !isNaN(count.own[i]) ? count.own[i] : 1;
-      }
-    }
-    return s;
-  }
   function showFacts(p, label) {
     const t = p.tree, raw = t.raw;
     addFact(label, p.name);
@@ -161,10 +141,10 @@
         (d.bytes > 0 ? ', ' + (d.bytes / 1e9).toFixed(0) + ' GB/s' : ''));
     if (!raw.devices.length) addFact('devices', 'none recorded');
     if (p.span) addFact('duration', fmtNs(p.span));
-    else if (metricOf(t, 'wall_time (ns)')) addFact('host wall time', fmtNs(metricOf(t, 'wall_time (ns)').total[0]));
-    const g = gpuSplit(t);
-    addFact('GPU time', fmtNs(g.kernel + g.copy) + ' (kernels ' + fmtNs(g.kernel) + ' in ' +
-      g.launches + ' launches, copies and sets ' + fmtNs(g.copy) + ')');
+    else if (metricOf(t, 'wall_time (ns)')) addFact('host wall time', fmtNs(metricOf(t, 'wall_time (ns)').total));
+    const g = p.top; // as `kscope report` says it
+    addFact('GPU time', fmtNs(g.kernel_ns + g.copy_ns) + ' (kernels ' + fmtNs(g.kernel_ns) + ' in ' +
+      g.launches + ' launches, copies and sets ' + fmtNs(g.copy_ns) + ')');
     for (const k of Object.keys(raw.facts))
       addFact(k === 'dropped_records' ? 'dropped records' : k, String(raw.facts[k]));
     if (raw.lod)
@@ -265,14 +245,14 @@
   function flameView(p) {
     const tree = p.tree, st = report.state;
     const select = $('flame-metric');
-    for (const m of tree.metrics) select.append(el('option', m.name));
+    for (const m of tree.metrics) if (!m.rate) select.append(el('option', m.name));
     st.metric = defaultMetric(tree);
     select.value = st.metric;
     const canvas = $('flame-canvas');
     let matched = new Uint8Array(tree.n);
     function value() {
       const m = metricOf(tree, st.metric);
-      return m ? (i) => m.total[i] : () => 1;
+      return m && !m.rate ? (i) => m.width[i] : () => 1;
     }
     function updateSearch() {
       const match = searchMatcher(st.search);
@@ -309,19 +289,30 @@
       const b = boxAt(canvas, ev);
       if (b) report.zoom(b.i === st.zoom ? Math.max(tree.parent[b.i], 0) : b.i);
     });
+    // What hovering node i shows: its share of the view, then each metric
+    // as `kscope view` shows it (ROOT: the total of a per-node metric).
+    function tipLines(i) {
+      const lines = [tree.names[i], pathOf(tree, i).slice(0, -1).join(' > ') || '(top level)'];
+      const base = value()(st.zoom);
+      if (base > 0) lines.push((value()(i) / base * 100).toFixed(2) + '% of the view');
+      for (const m of tree.metrics) {
+        const v = m.val[i];
+        if (m.rate) { if (v > 0) lines.push(m.name + ': ' + fmtNum(v)); continue; }
+        if (i === 0 && !m.inc && isNaN(v)) { // ROOT holds none of its own
+          if (m.total > 0) lines.push(m.name + ': total ' + fmtMetric(m.name, m.total));
+          continue;
+        }
+        if (isNaN(v) || (m.inc && v === 0 && isNaN(m.own[i]))) continue;
+        lines.push(m.name + ': ' + fmtMetric(m.name, v) + (m.inc && tree.kids[i].length
+          ? ' (own ' + fmtMetric(m.name, isNaN(m.own[i]) ? 0 : m.own[i]) + ')' : ''));
+      }
+      return lines;
+    }
+    report.tip = tipLines;
     canvas.addEventListener('mousemove', (ev) => {
       const b = boxAt(canvas, ev);
       if (!b) return hideTip();
-      const lines = [tree.names[b.i], pathOf(tree, b.i).slice(0, -1).join(' > ') || '(top level)'];
-      const base = value()(st.zoom);
-      if (base > 0) lines.push((value()(b.i) / base * 100).toFixed(2) + '% of the view');
-      for (const m of tree.metrics) {
-        if (m.rate) { if (m.total[b.i] > 0) lines.push(m.name + ': ' + fmtNum(m.total[b.i])); continue; }
-        if (m.total[b.i] === 0 && isNaN(m.own[b.i])) continue;
-        lines.push(m.name + ': ' + fmtMetric(m.name, m.total[b.i]) + (m.inc || tree.kids[b.i].length
-          ? ' (own ' + fmtMetric(m.name, isNaN(m.own[b.i]) ? 0 : m.own[b.i]) + ')' : ''));
-      }
-      showTip(ev, lines);
+      showTip(ev, tipLines(b.i));
     });
     canvas.addEventListener('mouseleave', hideTip);
     select.addEventListener('change', () => { st.metric = select.value; updateSearch(); draw(); });
@@ -331,26 +322,9 @@
   }
 
   // ------------------------------------------------------- top kernels
-  function topRows(tree) {
-    const time = metricOf(tree, 'time (ns)'), count = metricOf(tree, 'count');
-    const mn = metricOf(tree, 'min_time (ns)'), mx = metricOf(tree, 'max_time (ns)');
-    const rows = new Map();
-    if (!time) return [];
-    for (let i = 0; i < tree.n; i++) {
-      if (!tree.device[i] || isNaN(time.own[i])) continue;
-      const c = count && !isNaN(count.own[i]) ? count.own[i] : 1, avg = time.own[i] / Math.max(c, 1);
-      const lo = mn && !isNaN(mn.own[i]) ? mn.own[i] : avg, hi = mx && !isNaN(mx.own[i]) ? mx.own[i] : avg;
-      const r = rows.get(tree.names[i]) || { name: tree.names[i], total: 0, calls: 0, min: Infinity, max: -Infinity };
-      r.total += time.own[i];
-      r.calls += c;
-      r.min = Math.min(r.min, lo);
-      r.max = Math.max(r.max, hi);
-      rows.set(r.name, r);
-    }
-    const all = [...rows.values()];
-    const sum = all.reduce((s, r) => s + r.total, 0);
-    for (const r of all) { r.avg = r.total / Math.max(r.calls, 1); r.pct = sum > 0 ? r.total / sum * 100 : 0; }
-    return all;
+  // `kscope top`'s rows, as read/top.c made them.
+  function topRows(top) {
+    return top.rows.map(([name, pct, total, calls, avg, min, max]) => ({ name, pct, total, calls, avg, min, max }));
   }
   // A table whose header sorts it; cols: [title, key, format, is name].
   function sortableTable(table, cols, rows, key) {
@@ -358,7 +332,8 @@
     function fill() {
       rows.sort((a, b) => {
         const x = a[sortKey], y = b[sortKey];
-        const c = typeof x === 'string' ? x.localeCompare(y) : x - y;
+        if (typeof x !== 'string' && isNaN(x) !== isNaN(y)) return isNaN(x) ? 1 : -1; // none: last
+        const c = typeof x === 'string' ? x.localeCompare(y) : x === y || (isNaN(x) && isNaN(y)) ? 0 : x - y;
         return asc ? c : -c;
       });
       const head = el('tr');
@@ -378,8 +353,8 @@
     }
     fill();
   }
-  function topView(tree) {
-    const rows = topRows(tree);
+  function topView(top) {
+    const rows = topRows(top);
     if (!rows.length) {
       $('view-top').prepend(el('p', 'No GPU kernels in this profile.'));
       return;
@@ -419,14 +394,19 @@
     const u = unionTrees(pa.tree, pb.tree), select = $('diff-metric');
     const common = pa.tree.metrics.filter((m) => !m.rate && metricOf(pb.tree, m.name));
     for (const m of common) select.append(el('option', m.name));
-    select.value = common.some((m) => m.name === report.state.metric) ? report.state.metric : (common[0] || {}).name;
+    // `kscope diff`'s metric: A's default, else B's
+    const first = [pa.tree.dflt, pb.tree.dflt].find((d) => common.some((m) => m.name === d));
+    select.value = first || (common[0] || {}).name;
     const canvas = $('diff-canvas');
     function draw() {
       const ma = metricOf(pa.tree, select.value), mb = metricOf(pb.tree, select.value);
-      const va = (x) => (ma && x.a >= 0 ? ma.total[x.a] : 0), vb = (x) => (mb && x.b >= 0 ? mb.total[x.b] : 0);
-      const val = (i) => Math.max(va(u.nodes[i]), vb(u.nodes[i]));
+      // each side's value as `kscope view` shows it (NaN: none), and width
+      const va = (x) => (ma && x.a >= 0 ? ma.val[x.a] : NaN), vb = (x) => (mb && x.b >= 0 ? mb.val[x.b] : NaN);
+      const wa = (x) => (ma && x.a >= 0 ? ma.width[x.a] : 0), wb = (x) => (mb && x.b >= 0 ? mb.width[x.b] : 0);
+      const z = (v) => (isNaN(v) ? 0 : v);
+      const val = (i) => Math.max(wa(u.nodes[i]), wb(u.nodes[i]));
       drawBoxes(canvas, layout(u, val, 0, canvas.clientWidth || 1000), (i) => u.names[i], (i) => {
-        const x = u.nodes[i], a = va(x), b = vb(x);
+        const x = u.nodes[i], a = wa(x), b = wb(x);
         const r = Math.max(a, b) > 0 ? (b - a) / Math.max(a, b) : 0;
         const s = Math.round(Math.min(1, Math.abs(r)) * 60);
         return r >= 0 ? 'hsl(5,' + (15 + s) + '%,' + (88 - s / 2) + '%)' : 'hsl(215,' + (15 + s) + '%,' + (88 - s / 2) + '%)';
@@ -436,21 +416,24 @@
         if (!bx) return hideTip();
         const x = u.nodes[bx.i], a = va(x), b = vb(x);
         showTip(ev, [u.names[bx.i], 'A: ' + (x.a < 0 ? 'absent' : fmtMetric(select.value, a)),
-          'B: ' + (x.b < 0 ? 'absent' : fmtMetric(select.value, b)), 'change: ' + fmtMetric(select.value, b - a) +
-          (a > 0 ? ' (' + ((b / a - 1) * 100).toFixed(1) + '%)' : '')]);
+          'B: ' + (x.b < 0 ? 'absent' : fmtMetric(select.value, b)), 'change: ' + fmtMetric(select.value, z(b) - z(a)) +
+          (a > 0 && !isNaN(b) ? ' (' + ((b / a - 1) * 100).toFixed(1) + '%)' : '')]);
       };
       canvas.onmouseleave = hideTip;
+      // `kscope diff`'s rows: every node whose value changed, or that one
+      // side lacks; the change counts a missing value as 0
       const rows = [];
-      for (let i = 1; i < u.n; i++) {
-        const x = u.nodes[i], a = va(x), b = vb(x);
-        if (a === b) continue;
-        rows.push({ path: pathOf(u, i).join(' > ') + (x.a < 0 ? '  [only in B]' : x.b < 0 ? '  [only in A]' : ''),
-          a, b, delta: b - a, abs: Math.abs(b - a), ratio: a > 0 ? b / a : Infinity });
+      for (let i = 0; i < u.n; i++) {
+        const x = u.nodes[i], a = va(x), b = vb(x), delta = z(b) - z(a);
+        if (delta === 0 && x.a >= 0 && x.b >= 0) continue;
+        rows.push({ path: (i ? pathOf(u, i).join(' > ') : 'ROOT') +
+          (x.a < 0 ? '  [only in B]' : x.b < 0 ? '  [only in A]' : ''),
+          a, b, delta, abs: Math.abs(delta), ratio: x.a >= 0 && x.b >= 0 && a !== 0 ? b / a : NaN });
       }
       rows.sort((p, q) => q.abs - p.abs);
       const f = (v) => fmtMetric(select.value, v);
       sortableTable($('diff-table'), [['A', 'a', f], ['B', 'b', f], ['change', 'delta', f],
-        ['|change|', 'abs', f], ['B/A', 'ratio', (v) => (isFinite(v) ? v.toFixed(3) : '-')],
+        ['|change|', 'abs', f], ['B/A', 'ratio', (v) => (isNaN(v) ? '-' : isFinite(v) ? v.toFixed(3) + 'x' : 'inf')],
         ['calling context', 'path', String, true]], rows.slice(0, 500), 'abs');
       report.state.diffRows = rows.length;
     }
@@ -699,13 +682,13 @@
   function main() {
     const a = load('kscope-a'), b = load('kscope-b');
     const profiles = [a, b].filter(Boolean).map((p) => ({ name: p.name, tree: buildTree(p.tree), trace: p.trace,
-      run: p.run, runError: p.run_error, lines: p.lines }));
+      run: p.run, runError: p.run_error, lines: p.lines, top: p.top }));
     profiles.forEach((p, k) => { if (p.trace) p.trace.argsId = k ? 'kscope-b-args' : 'kscope-a-args'; });
     for (const p of profiles) if (p.trace) p.span = prepareTrace(p.trace);
     profiles.forEach((p, k) => showFacts(p, profiles.length > 1 ? (k ? 'B' : 'A') : 'profile'));
     const views = [['flame', 'Flame graph', flameView(profiles[0])]];
     if (profiles[0].trace) views.push(['timeline', 'Timeline', timelineView(profiles[0].trace)]);
-    topView(profiles[0].tree);
+    topView(profiles[0].top);
     views.push(['top', 'Top kernels', null]);
     if (profiles[0].lines) // PC samples: each kernel's hottest source lines (lines.js)
       views.push(['lines', 'Source lines', () => { report.lines = window.kscopeLinesView(profiles[0].lines, $('lines-list')); }]);
@@ -726,6 +709,12 @@
       $('tabs').append(btn);
     }
     report.show = show;
+    // The numbers as the page holds them, for tests (NaN: null).
+    report.numbers = (k) => {
+      const t = profiles[k || 0].tree, arr = (a) => Array.from(a, num);
+      return { names: t.names, parent: Array.from(t.parent), metrics: t.metrics.map((m) => ({ name: m.name,
+        inc: !!m.inc, rate: !!m.rate, total: num(m.total), val: arr(m.val), width: arr(m.width) })) };
+    };
     window.addEventListener('resize', () => show(report.state.view));
     const wanted = (location.hash || '').slice(1);
     show(views.some((v) => v[0] === wanted) ? wanted : 'flame');
