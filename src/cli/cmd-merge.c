@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,6 +201,17 @@ static int trace_commit(kscope__out *o, const char *out, int rc)
     return KSCOPE_EXIT_OK;
 }
 
+/* An error line cut to its buffer (vsnprintf: a cut is expected here, not
+ * a mistake for the compiler to warn of). */
+__attribute__((format(printf, 3, 4))) static void cut_line(char *err, size_t errlen,
+                                                           const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
 /* Traces one at a time: read, rewrite into OUT, free. */
 /* A trace output merges traces only: a tree among the inputs has no events
  * to place on a timeline, so it is refused by name (KSCOPE_EINVAL). */
@@ -210,7 +222,8 @@ static int refuse_tree(const char *path, const char *out, char *err, size_t errl
     const kscope__format *f = rc == 0 ? kscope__format_get(id) : NULL;
     if (rc != 0 || !f || f->kind != KSCOPE__KIND_TREE)
         return rc;
-    snprintf(err, errlen,
+    /* Two escaped paths may not fit: the line is cut, never overrun. */
+    cut_line(err, errlen,
              "%s is a calling-context tree (%s), and %s is a trace: merge trees into a .hatchet "
              "or .hatchet_msgpack OUT",
              KSCOPE__PATH(path), f->name, KSCOPE__PATH(out));

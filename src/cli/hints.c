@@ -72,7 +72,12 @@ const char *kscope_cli_quote(const char *arg, char *buf, size_t size)
     char esc[PATH_MAX * 2];
     kscope__escape(q ? q : arg, esc, sizeof esc);
     free(q);
-    snprintf(buf, size, "%s", esc);
+    /* Cut to the caller's buffer (a path quoted for a hint line). */
+    size_t n = strlen(esc);
+    if (n >= size)
+        n = size - 1;
+    memcpy(buf, esc, n);
+    buf[n] = '\0';
     return buf;
 }
 
