@@ -655,16 +655,18 @@ int kscope__trace_each(kscope__session *s, const kscope__trace_visit *v)
 
 /* ---------------------------------------------------------------- fork */
 
+/* Lock order: spill_lock, then a session's lock, then W.lock (a forked
+ * child's first GPU event starts the writer under the session's lock). */
 static void fork_prepare(void)
 {
-    pthread_mutex_lock(&W.lock);
     pthread_mutex_lock(&spill_lock);
+    pthread_mutex_lock(&W.lock);
 }
 
 static void fork_parent(void)
 {
-    pthread_mutex_unlock(&spill_lock);
     pthread_mutex_unlock(&W.lock);
+    pthread_mutex_unlock(&spill_lock);
 }
 
 /* The child's spill files are its own: what the parent had spilled stays
