@@ -189,7 +189,7 @@ static int end_placed(tparse *p, int32_t track, int32_t name, char ph)
 static int end_event(tparse *p)
 {
     int32_t pid = intern(p, p->pid), tid = intern(p, p->tid);
-    char ph = p->ph[0];
+    char ph = p->ph[1] ? 0 : p->ph[0]; /* one letter, as the tree reads it: "XY" is no "X" */
     if (pid < 0 || tid < 0)
         return 0;
     if (ph == 'M')
@@ -263,7 +263,7 @@ static int on_value(tparse *p, const unsigned char *s, size_t l, int is_num)
     copy_text(text, sizeof text, s, l);
     if (p->event_depth && p->depth == p->event_depth) {
         if (strcmp(p->key, "ph") == 0)
-            copy_text(p->ph, sizeof p->ph, s, l);
+            copy_text(p->ph, sizeof p->ph, is_num ? (const unsigned char *)"" : s, is_num ? 0 : l);
         else if (strcmp(p->key, "name") == 0)
             copy_text(p->name, sizeof p->name, s, l), p->has_name = 1;
         else if (strcmp(p->key, "pid") == 0)
