@@ -1,6 +1,7 @@
 #!/bin/bash
 # cli-trace-read.sh - a trace read the same way by every command: the
-# page's timeline and the tree take the same events as slices.
+# page's timeline and the tree take the same events as slices; a refusal
+# names the event it is about.
 source "$(dirname "$0")/read-lib.sh"
 W=$WORK
 
@@ -19,4 +20,9 @@ PY
 )
 [ "$slices" = a ] && ok "page: only ph X is a slice" || fail "page slices: '$slices'"
 "$KS" view "$W/ph.json" | grep -q "odd" && fail "view shows the ph XY event" || ok "tree: only ph X is a node"
+
+# a negative count names the event it is in (events count from 0)
+printf '{"traceEvents":[{"name":"k","cat":"kernel","ph":"X","pid":1,"tid":1,"ts":0,"dur":1,"args":{"bytes":-5}}]}' \
+    >"$W/neg.json"
+bad view-negative-bytes "neg.json: event 0: args.bytes is negative" "$KS" view "$W/neg.json"
 finish

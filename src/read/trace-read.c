@@ -214,7 +214,7 @@ static int add_gpu(tjson *p, kscope__pnode *n)
         if (k == sizeof sums / sizeof *sums)
             continue;
         if (g->d < 0)
-            return tfail(p, KSCOPE_EPARSE, "event %zu: args.%s is negative", p->index, g->key);
+            return tfail(p, KSCOPE_EPARSE, "event %zu: args.%s is negative", p->index - 1, g->key);
         what = g->key;
         rc = add_number(t, n, g->key, g->d, g->i, g->is_int);
         if (rc == 0)
