@@ -226,14 +226,9 @@ static int merge_trace_files(char **files, int n, const char *out)
     if (!m)
         fprintf(stderr, "kscope merge: out of memory\n");
     for (int i = 0; rc == KSCOPE_EXIT_OK && i < n; i++) {
-        char *buf = NULL;
-        size_t len;
         int r = refuse_tree(files[i], out, err, sizeof err);
         if (r == 0)
-            r = kscope__read_whole_file(files[i], &buf, &len, err, sizeof err);
-        if (r == 0)
-            r = kscope__trace_merger_add(m, buf, len, files[i], err, sizeof err);
-        free(buf);
+            r = kscope__trace_merger_add_file(m, files[i], err, sizeof err);
         if (r < 0) {
             fprintf(stderr, "kscope merge: %s\n", err);
             rc = r == KSCOPE_ENOMEM || r == KSCOPE_EIO ? KSCOPE_EXIT_FAIL : KSCOPE_EXIT_USAGE;

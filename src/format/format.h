@@ -20,6 +20,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct kscope__ptree;
+struct kscope__reader;
+
+/* The rows' writers (format/): into a malloc'd buffer, 0 or a negative
+ * KSCOPE_E*; a tree format's take a tree, a trace format's the events of
+ * a timeline (format/events.h). */
+int kscope__hatchet_write_json(const struct kscope__ptree *t, char **out, size_t *len);
+int kscope__hatchet_write_msgpack(const struct kscope__ptree *t, char **out, size_t *len);
+int kscope__chrome_trace_write(kscope__tev_source source, void *source_arg, char **out,
+                               size_t *len);
+
+/* The rows' readers (read/, the reading toolkit's; read/read.h says what
+ * a kscope__reader is). */
+extern const struct kscope__reader kscope__hatchet_json_reader, kscope__hatchet_msgpack_reader,
+    kscope__chrome_trace_reader;
+
 #define KSCOPE__FORMATS(X)                                                                         \
     X(HATCHET, "hatchet", KSCOPE__KIND_TREE, ".hatchet", kscope__hatchet_write_json, NULL,         \
       kscope__hatchet_json_reader)                                                                 \
@@ -38,8 +54,6 @@ typedef enum {
 
 /* What a format holds: a calling-context tree or a timeline. */
 typedef enum { KSCOPE__KIND_TREE = 1, KSCOPE__KIND_TRACE = 2 } kscope__format_kind;
-
-struct kscope__ptree;
 
 typedef struct kscope__format {
     kscope__format_id id;
