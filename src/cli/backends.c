@@ -5,6 +5,7 @@
  * {capture_range}, {device_type}), so no command names a backend itself.
  */
 #include "cli/cmd.h"
+#include "format/format.h"
 #include "kscope-internal.h"
 
 #include <string.h>
@@ -78,8 +79,8 @@ static const char *help_word(const char *key, size_t len, char *buf, size_t size
         kscope_cli_capture_list(buf, size);
     else if (len == 11 && strncmp(key, "device_type", len) == 0)
         snprintf(buf, size, "%s", kscope__gpu_device_type());
-    else
-        return NULL;
+    else /* the format table's words */
+        return kscope__format_word(key, len, buf, size);
     return buf;
 }
 

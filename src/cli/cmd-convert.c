@@ -1,6 +1,7 @@
 /*
- * cmd-convert.c - `kscope convert IN OUT`: rewrite a profile between
- * .hatchet and .hatchet_msgpack, or turn a Chrome trace into a tree.
+ * cmd-convert.c - `kscope convert IN OUT`: write a profile again as a
+ * tree in the format OUT names (format/format.h's table): a tree as a
+ * tree, a trace as its tree.
  */
 #include "cli/cmd.h"
 #include "kscope.h"
@@ -10,18 +11,19 @@
 #include <stdio.h>
 #include <string.h>
 
-const char cmd_convert_summary[] = "convert between .hatchet, .hatchet_msgpack and traces";
+const char cmd_convert_summary[] = "write a profile again in another format";
 const char cmd_convert_help[] =
     "usage: kscope convert [options] IN OUT\n"
     "\n"
-    "Read IN (.hatchet, .hatchet_msgpack or a Chrome trace JSON; detected from\n"
-    "the content) and write its calling-context tree to OUT, as .hatchet JSON\n"
-    "or .hatchet_msgpack by OUT's extension. A trace becomes a tree: GPU\n"
-    "activities land under their call stack with \"time (ns)\" and \"count\",\n"
-    "host slices nest by time with \"calls\" and \"wall_time (ns)\".\n"
+    "Read IN ({formats}; the format is\n"
+    "detected from the content) and write its calling-context tree to OUT,\n"
+    "as {tree_formats} by OUT's extension\n"
+    "({tree_exts}) or --to. A trace becomes a tree:\n"
+    "GPU activities land under their call stack with \"time (ns)\" and\n"
+    "\"count\", host slices nest by time with \"calls\" and \"wall_time (ns)\".\n"
     "\n"
     "options:\n"
-    "  -t, --to FORMAT  hatchet or hatchet_msgpack, whatever OUT's name\n"
+    "  -t, --to FORMAT  {tree_formats}, whatever OUT's name\n"
     "  -h, --help       show this help\n"
     "\n"
     "Exit status: 0 on success, 2 on bad options or an unreadable IN,\n"
@@ -69,10 +71,12 @@ int cmd_convert(int argc, char **argv)
         return KSCOPE_EXIT_USAGE;
     }
     if (!to) {
+        char exts[256];
         fprintf(stderr,
-                "kscope convert: %s: cannot tell the output format from the name; use a "
-                ".hatchet or .hatchet_msgpack name or --to\n",
-                KSCOPE__PATH(out));
+                "kscope convert: %s: cannot tell the output format from the name; use a name "
+                "ending in %s, or --to\n",
+                KSCOPE__PATH(out),
+                kscope__format_list(KSCOPE__KIND_TREE, KSCOPE__ITEM_EXTS, exts, sizeof exts));
         return KSCOPE_EXIT_USAGE;
     }
     char err[KSCOPE__READ_ERRLEN];

@@ -86,4 +86,18 @@ const char *kscope__format_ext(const kscope__format *f, char *buf, size_t size);
  * for messages and help texts ("hatchet, hatchet_msgpack"). */
 const char *kscope__format_names(kscope__format_kind kind, const char *sep, char *buf, size_t size);
 
+/* The formats of `kind` (0: all) as a list for people ("a", "a or b",
+ * "a, b or c") into buf: their names, their first extensions, or every
+ * extension they are read by. */
+typedef enum { KSCOPE__ITEM_NAME, KSCOPE__ITEM_EXT, KSCOPE__ITEM_EXTS } kscope__format_item;
+const char *kscope__format_list(kscope__format_kind kind, kscope__format_item item, char *buf,
+                                size_t size);
+
+/* The words help texts take from the table, by key: {formats},
+ * {tree_formats}, {trace_formats} (names), {exts} (each format's first
+ * extension), {tree_exts}, {trace_exts} (every extension of a kind), and
+ * {tree_ext}, {trace_ext} (the default format's extension) into buf;
+ * NULL for a key that is none of these. */
+const char *kscope__format_word(const char *key, size_t len, char *buf, size_t size);
+
 #endif /* KSCOPE_FORMAT_H */
