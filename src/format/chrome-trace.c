@@ -6,7 +6,8 @@
  * flow arrows from each launch to its kernel, and "C" counters. Times are
  * microseconds with nanosecond precision. The run's facts (command, host,
  * start time, ...) go in the top-level "metadata" object, where Chrome's
- * own traces keep theirs; viewers that do not know it pass over it.
+ * own traces keep theirs; viewers that do not know it pass over it. An
+ * event read from a Chrome trace (convert) is copied as the file wrote it.
  */
 #include "format/format.h"
 #include "format/jsonw.h"
@@ -194,6 +195,21 @@ static void sort_index(kscope__jsonw *w, const kscope__tev *e)
     kscope__jw_close(w, '}');
 }
 
+/* An event read from a Chrome trace, as the file wrote it: its members. */
+static void copy_read(kscope__jsonw *w, const kscope__tev_read *r)
+{
+    kscope__jw_open(w, '{');
+    for (size_t i = 0; i < r->nfields; i++) {
+        const kscope__tev_value *v = &r->fields[i].v;
+        kscope__jw_key(w, r->fields[i].key);
+        if (v->type == KSCOPE__TEV_STRING)
+            kscope__jw_str(w, v->text);
+        else
+            kscope__jw_literal(w, v->text ? v->text : "null");
+    }
+    kscope__jw_close(w, '}');
+}
+
 /* The events go into w; the run's facts, which follow the events' array,
  * wait in meta. */
 typedef struct trace_out {
@@ -204,6 +220,10 @@ static int write_event(const kscope__tev *e, void *arg)
 {
     trace_out *o = arg;
     kscope__jsonw *w = &o->w;
+    if (e->read && e->read->fields && e->kind != KSCOPE__TEV_RUN) {
+        copy_read(w, e->read); /* read from a trace: copied as written */
+        return 0;
+    }
     switch (e->kind) {
     case KSCOPE__TEV_PROCESS:
     case KSCOPE__TEV_THREAD:
@@ -227,7 +247,9 @@ static int write_event(const kscope__tev *e, void *arg)
     case KSCOPE__TEV_RUN:
         kscope__jw_clear(&o->meta);
         o->meta.need_comma = 0;
-        if (e->run)
+        if (e->read)
+            copy_read(&o->meta, e->read);
+        else
             kscope__run_facts_json(&o->meta, e->run);
         break;
     case KSCOPE__TEV_BEGIN:

@@ -438,6 +438,38 @@ int kscope__read_events_buffer(const kscope__reader *r, const char *buf, size_t 
     return rc;
 }
 
+/* The trace to write again: read, its events to the writer as they come. */
+typedef struct trace_source {
+    const char *path;
+    char *err;
+    size_t errlen;
+} trace_source;
+
+static const char *writer_why(void *arg)
+{
+    (void)arg;
+    return "the writer stopped";
+}
+
+static int read_source(void *arg, kscope__tev_fn fn, void *fn_arg)
+{
+    trace_source *s = arg;
+    kscope__tev_sink sink = {fn, fn_arg, writer_why, KSCOPE__TREAD_FIELDS};
+    return kscope__read_events(s->path, &sink, s->err, s->errlen);
+}
+
+int kscope__encode_trace(const char *path, const kscope__format *f, char **out, size_t *len,
+                         char *err, size_t errlen)
+{
+    trace_source s = {path, err, errlen};
+    err[0] = 0;
+    int rc = f && f->write_trace ? f->write_trace(read_source, &s, out, len) : KSCOPE_EFORMAT;
+    if (rc < 0 && !err[0])
+        snprintf(err, errlen, "%s: cannot encode the trace: %s", KSCOPE__PATH(path),
+                 kscope_strerror(rc));
+    return rc;
+}
+
 int kscope__write_file(const char *path, const char *buf, size_t len, char *err, size_t errlen)
 {
     /* written beside the target and renamed over it: no half file, ever */

@@ -465,6 +465,13 @@ int kscope__merge_traces(const char *const *bufs, const size_t *lens, const char
 /* Write len bytes to path (replacing it); err names path and problem. */
 int kscope__write_file(const char *path, const char *buf, size_t len, char *err, size_t errlen);
 
+/* The trace at path written again in trace format f, into a malloc'd
+ * buffer: each event read (any trace format) and handed to f's writer,
+ * which copies what its own format's reader kept as written. err holds
+ * "PATH: what is wrong" (KSCOPE_EFORMAT for a tree format or a tree). */
+int kscope__encode_trace(const char *path, const kscope__format *f, char **out, size_t *len,
+                         char *err, size_t errlen);
+
 /* Write t in tree format f (KSCOPE_EFORMAT for a trace format). */
 int kscope__write_profile(const char *path, const kscope__ptree *t, const kscope__format *f,
                           char *err, size_t errlen);
