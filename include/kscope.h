@@ -57,9 +57,9 @@ extern "C" {
     XX(EIO, "input/output error")                                                                  \
     XX(ENOSPC, "no space left on device")                                                          \
     XX(EACCES, "permission denied")                                                                \
-    XX(ENOGPU, "no CUDA driver or GPU")                                                            \
-    XX(ENOCUPTI, "CUPTI not available")                                                            \
-    XX(EBUSY, "another CUPTI subscriber holds the profiling interface")                            \
+    XX(ENOGPU, "no GPU or no GPU driver")                                                          \
+    XX(ENOGPUTOOL, "the GPU vendor's profiling interface is not available")                        \
+    XX(EBUSY, "another tool holds the GPU profiling interface")                                    \
     XX(EPARSE, "malformed input")                                                                  \
     XX(ENOTSUP, "operation not supported")                                                         \
     XX(ESTATE, "operation not valid in the current state")                                         \
@@ -73,6 +73,9 @@ typedef enum {
 #undef KSCOPE__ERR_ENUM
         KSCOPE__ERR_LAST
 } kscope_errno_t;
+
+/* Earlier names of codes, kept so code written against them still builds. */
+#define KSCOPE_ENOCUPTI KSCOPE_ENOGPUTOOL /* CUPTI, the CUPTI backend's interface */
 
 /* Message for an error code ("unknown error" for codes not in the list). */
 KSCOPE_EXTERN const char *kscope_strerror(int err);
@@ -424,7 +427,7 @@ static inline void kscope__guard_close(kscope__guard *g)
 
 /* One GPU at one instant. */
 typedef struct kscope_gpu_stats {
-    uint32_t device; /* NVML index */
+    uint32_t device; /* kscope_gpu_* index (kscope_gpu_id names it) */
     uint32_t has;    /* KSCOPE_GPU_HAS_* */
     uint32_t gpu_usage_percent, memory_activity_percent;
     uint64_t total_bytes, free_bytes, used_bytes, reserved_bytes;
@@ -449,6 +452,13 @@ KSCOPE_EXTERN int kscope_gpu_count(void);
 
 /* The device's product name into buf; returns its length. */
 KSCOPE_EXTERN int kscope_gpu_name(uint32_t device, char *buf, size_t size);
+
+/* The device's name in every output, as MAX names GPUs: its vendor's
+ * prefix and its index among that vendor's GPUs ("nv0", "amd1"), into buf;
+ * returns its length. Known from kscope_gpu_init on, also after
+ * kscope_gpu_shutdown (to name recorded samples); KSCOPE_EINVAL for an
+ * index no kscope_gpu_init has numbered. */
+KSCOPE_EXTERN int kscope_gpu_id(uint32_t device, char *buf, size_t size);
 
 /* Sample one GPU. Fails only for a bad index or a GPU that stopped
  * answering; unsupported metrics are left out of out->has. */

@@ -3,8 +3,9 @@
 
 The extension `kscope._kscope` is compiled together with the C sources of
 the pieces it needs, read from src/sources.txt (the list CMakeLists.txt
-reads too): `recorder`, plus `gpu-cuda` when the CUDA headers are found
-(see RECORDER below). The extension uses only the public
+reads too): `recorder`, plus each GPU vendor's pieces when its headers
+are found (cmake/<vendor>.cmake's facts, which CMake reads too; see
+vendors()). The extension uses only the public
 API (include/kscope.h), so it never takes `inject` (kscope run's entry
 points), `toolkit` (the readers) or `cli`, and links nothing beyond
 libpthread, libdl and libm, so one `pip install` builds everything.
@@ -26,16 +27,15 @@ import sys
 import sysconfig
 
 # The pieces of src/sources.txt the extension is made of: always RECORDER,
-# then GPU_CUDA when the CUDA headers are found (without them the backend
-# registry lists the backend as not built). Any other
-# piece (inject, toolkit, cli, inject-cuda, ...) is left out. Under
-# `kscope run` the extension's calls to the public API resolve to the
-# preloaded libkscope, so the process keeps one kscope state.
-RECORDER, GPU_CUDA = "recorder", "gpu-cuda"
+# then each GPU vendor's pieces when its headers are found (without them
+# the backend registry lists the backend as not built). Any other piece
+# (inject, toolkit, cli, inject-gpu, ...) is left out. Under `kscope run`
+# the extension's calls to the public API resolve to the preloaded
+# libkscope, so the process keeps one kscope state.
+RECORDER = "recorder"
 LIMITED_API = ("Py_LIMITED_API", "0x03090000")  # python/src/module.h says the same
 ABI_TAG = "cp39"  # the oldest CPython the stable-ABI build serves
 LIBRARIES = ["pthread", "dl", "m"]
-CUDA_HINTS = ("CUDA_HOME", "CUDA_PATH")
 _PIECE_LINE = re.compile(r"^([A-Za-z0-9_.-]+)\s*:(.*)$")
 
 
@@ -53,11 +53,25 @@ def read_pieces(path):
     return pieces
 
 
+def _expand(repo, pieces, entry):
+    """An entry, or for "DIR/*" the folders directly in src/DIR that no
+    line names, sorted."""
+    if not entry.endswith("/*"):
+        return [entry]
+    named = {e for entries in pieces.values() for e in entries}
+    parent = entry[:-2]
+    found = sorted(os.listdir(os.path.join(repo, "src", parent)))
+    return [parent + "/" + d for d in found
+            if os.path.isdir(os.path.join(repo, "src", parent, d)) and parent + "/" + d not in named]
+
+
 def piece_files(repo, pieces, piece):
     """The .c files of `piece` (none if it is not listed): each entry is a
-    folder of src/ (every .c directly in it, sorted) or one .c file."""
+    folder of src/ (every .c directly in it, sorted), one .c file, or
+    "DIR/*" (every folder directly in src/DIR that no line names)."""
     files = []
-    for entry in pieces.get(piece, []):
+    entries = [e for named in pieces.get(piece, []) for e in _expand(repo, pieces, named)]
+    for entry in entries:
         path = os.path.join(repo, "src", entry)
         if os.path.isdir(path):
             files += sorted(glob.glob(os.path.join(path, "*.c")))
@@ -69,25 +83,66 @@ def piece_files(repo, pieces, piece):
     return files
 
 
-def _cuda_include():
-    """The CUDA include folder holding cupti.h, cuda.h and nvtx3, or None."""
-    candidates = [os.path.join(os.environ[v], "include") for v in CUDA_HINTS if os.environ.get(v)]
-    candidates += ["/usr/local/cuda/include", "/usr/local/cuda/extras/CUPTI/include"]
-    for inc in candidates:
-        if all(os.path.exists(os.path.join(inc, f)) for f in ("cupti.h", "cuda.h", "nvtx3/nvToolsExt.h")):
-            return inc
-    return None
+def read_vendor(path):
+    """{key: [word, ...], "include": [[folder variable, file, ...], ...]} of
+    a cmake/<vendor>.cmake file's "#:" lines (cmake/cuda.cmake says what
+    each key means); {} for a file without them."""
+    facts = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.startswith("#: "):
+                continue
+            key, *words = line[3:].split()
+            if key == "include":
+                facts.setdefault("include", []).append(words)
+            else:
+                facts.setdefault(key, []).extend(words)
+    return facts
+
+
+def _vendor_includes(facts):
+    """The include folders of a vendor (one per `include` line, each holding
+    all its files, searched under roots x subdirs), or None if one is
+    missing."""
+    roots = [os.environ.get(r[1:], "") if r.startswith("$") else r for r in facts.get("roots", [])]
+    candidates = [os.path.join(r, sub) for r in roots if r for sub in facts.get("subdirs", [])]
+    found = []
+    for _var, *files in facts.get("include", []):
+        inc = next((c for c in candidates
+                    if all(os.path.exists(os.path.join(c, f)) for f in files)), None)
+        if inc is None:
+            return None
+        found.append(inc)
+    return list(dict.fromkeys(found))
+
+
+def vendors(repo):
+    """[(pieces, include folders, macro)] of the GPU vendors whose headers
+    are found and whose option is not 0 in the environment."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(repo, "cmake", "*.cmake"))):
+        facts = read_vendor(path)
+        if not facts or os.environ.get(facts["option"][0], "1") == "0":
+            continue
+        includes = _vendor_includes(facts)
+        if includes is not None:
+            out.append((facts.get("pieces", []), includes, facts["have"][0]))
+    return out
 
 
 def _sources(repo):
-    """(C library sources, CUDA include folder or None) of the extension."""
+    """(C library sources, include folders, macros) of the extension's
+    library part: the recorder and the found vendors' pieces."""
     pieces = read_pieces(os.path.join(repo, "src", "sources.txt"))
     files = piece_files(repo, pieces, RECORDER)
-    cuda = None if os.environ.get("KSCOPE_CUDA", "1") == "0" else _cuda_include()
-    gpu = piece_files(repo, pieces, GPU_CUDA) if cuda else []
-    if not gpu:
-        cuda = None
-    return list(dict.fromkeys(files + gpu)), cuda  # each file once, in order
+    includes, macros = [], []
+    for vendor_pieces, vendor_includes, have in vendors(repo):
+        gpu = [f for piece in vendor_pieces for f in piece_files(repo, pieces, piece)]
+        if gpu:
+            files += gpu
+            includes += vendor_includes
+            macros.append((have, "1"))
+    return list(dict.fromkeys(files)), includes, macros  # each file once, in order
 
 
 # The extension is loaded with dlopen, so its thread-locals use the dynamic
@@ -101,14 +156,11 @@ def _env_paths(var):
 
 def _ext_config(repo, package_root):
     """(sources, include_dirs, macros, libraries, compile_args) of the extension."""
-    sources, cuda = _sources(repo)
+    sources, vendor_includes, vendor_macros = _sources(repo)
     sources += sorted(glob.glob(os.path.join(package_root, "src", "*.c")))
-    include_dirs = [os.path.join(repo, "include"), os.path.join(repo, "src")]
-    macros = [LIMITED_API]
+    include_dirs = [os.path.join(repo, "include"), os.path.join(repo, "src")] + vendor_includes
+    macros = [LIMITED_API] + vendor_macros
     libraries = list(LIBRARIES)
-    if cuda:
-        include_dirs.append(cuda)
-        macros.append(("KSCOPE_HAVE_CUDA", "1"))
     return sources, include_dirs, macros, libraries, COMPILE_ARGS + _TLS_FLAGS
 
 
@@ -148,15 +200,34 @@ def check_build_deps():
         raise SystemExit(BUILD_DEPS_LINE)
 
 
-def _bundle_command(build_py):
-    """build_py that also puts the CMake-built kscope binary and
-    libkscope.so of $KSCOPE_BUNDLE_DIR (tools/wheel.sh) into the package:
+# The HTML report's stylesheet, which the fleet page (kscope.fleet.page)
+# shares: copied from src/report/page/ into the package when it is built.
+SHARED_PAGE_FILES = ("report.css",)
+
+# What `kscope fleet` needs (pip install 'kscope[fleet]'), and with Spark
+# as the engine ('kscope[spark]': pyspark runs on Java 17 or later).
+FLEET_DEPS = ["duckdb>=1.1", "pyarrow>=14", "numpy>=1.24", "msgpack>=1.0"]
+EXTRAS = {"fleet": FLEET_DEPS, "spark": FLEET_DEPS + ["pyspark>=3.5"]}
+
+
+def _copy_shared_page(repo, build_lib):
+    dst = os.path.join(build_lib, "kscope", "fleet", "page")
+    os.makedirs(dst, exist_ok=True)
+    for name in SHARED_PAGE_FILES:
+        shutil.copyfile(os.path.join(repo, "src", "report", "page", name), os.path.join(dst, name))
+
+
+def _bundle_command(build_py, repo):
+    """build_py that puts the report's shared page files into the fleet
+    package, and the CMake-built kscope binary and libkscope.so of
+    $KSCOPE_BUNDLE_DIR (tools/wheel.sh) into the package:
     kscope/bin/kscope and kscope/lib/libkscope.so, where the binary looks
     for the library it preloads (../lib)."""
 
     class BundleBuildPy(build_py):
         def run(self):
             super().run()
+            _copy_shared_page(repo, self.build_lib)
             src = os.environ.get("KSCOPE_BUNDLE_DIR")
             if not src:
                 return
@@ -199,11 +270,13 @@ def setup_kscope(repo, package_root, build_base="build"):
         version="0.1.0",
         description="Profiler for GPU programs: Proton- and MAX-compatible Python API",
         python_requires=">=3.9",
-        packages=["kscope", "kscope.hooks"],
+        packages=["kscope", "kscope.hooks", "kscope.fleet"],
         package_dir={"": package_root},
+        package_data={"kscope.fleet": ["sql/*.sql", "page/*.html", "page/*.js"]},
+        extras_require=EXTRAS,
         ext_modules=[ext],
         entry_points={"console_scripts": ["kscope = kscope.cli:main"]},
-        cmdclass={"build_ext": CheckedBuildExt, "build_py": _bundle_command(build_py)},
+        cmdclass={"build_ext": CheckedBuildExt, "build_py": _bundle_command(build_py, repo)},
         options={"build": {"build_base": build_base}, "bdist_wheel": {"py_limited_api": ABI_TAG}},
     )
 

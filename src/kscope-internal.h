@@ -271,124 +271,9 @@ extern kscope__global kscope__g;
 
 /* -------------------------------------------------------- the GPU backends */
 
-struct kscope__graph_value;   /* below, with the graph functions */
-struct kscope__devscope_opts; /* below, with device scopes */
-/* What `kscope bench` asks a backend's loop for: `blocks` timed blocks
- * (1: one loop) of `launches` empty kernels each, under the bare activity
- * capture if `floor`; before(block, arg), when set, runs before each
- * block, untimed (after it a block's first launches are untimed too). */
-typedef struct kscope__bench_loop {
-    long launches;
-    int blocks, floor;
-    void (*before)(int block, void *arg);
-    void *arg;
-    double *block_us; /* each block's microseconds per launch (NULL: none) */
-} kscope__bench_loop;
-
-/* One timed loop of `kscope bench` (a backend's bench). */
-typedef struct kscope__bench_result {
-    double us_per_launch;
-    uint64_t records; /* the floor's activity records */
-    char device[128]; /* the device's name */
-} kscope__bench_result;
-
-/* What a GPU backend offers the core. A backend is one folder under
- * src/gpu/ plus one line of src/gpu/registry.c; the core and the command
- * line know backends only through this table. The core calls start() when
- * the first session that uses it starts and stop() when the last one ends;
- * flush() blocks until every record of work launched so far was delivered.
- * A registry entry with start == NULL is a backend this build left out:
- * asking for it warns, naming what the build needed (`needs`). */
-/* The states of a backend's gate (kscope__backend.gate). */
-enum { KSCOPE__GATE_SHUT = 0, KSCOPE__GATE_OPEN = 1, KSCOPE__GATE_QUIET = 2 };
-
-typedef struct kscope__backend {
-    const char *name;        /* the backend= option's value */
-    const char *label;       /* how messages name its interface */
-    const char *device_type; /* of the devices it records, for the output */
-    const char *needs;       /* what a build needs to include it */
-    /* Environment variables that make a program load libkscope for this
-     * backend (set by `kscope run` to the library's path), NULL-ended. */
-    const char *const *inject_env;
-    /* A program that links a library whose name starts so drives the
-     * backend's interface itself: `kscope run` refuses it. NULL: none. */
-    const char *conflict_lib;
-    /* The --capture-range value that follows the program's own profiler
-     * start/stop calls (NULL: none). */
-    const char *capture_range;
-    int (*start)(void);
-    void (*stop)(void);
-    void (*flush)(void);
-    /* Tell the backend a session started or ended, or a thread annotated
-     * for the first time: kscope__calls_wanted may have changed. */
-    void (*session_changed)(void);
-    /* PC sampling on (on = 1, a period of `interval` cycles) for the
-     * first session that asks for it, off (on = 0) after the last; NULL
-     * when the backend cannot sample. Returns 0 or a negative error with
-     * a message. */
-    int (*pc_sampling)(int on, uint32_t interval);
-    /* kscope_launch_metadata lands here once checked (copy what you keep). */
-    int (*launch_metadata)(const kscope_launch_meta *meta);
-    /* Host scopes as ranges of the vendor's tools (the `detailed` level),
-     * so their timeline shows them; either may be NULL. */
-    void (*range_push)(const char *name, uint32_t color);
-    void (*range_pop)(void);
-    /* Graph capture (each may be NULL: the backend sees none). Whether a
-     * stream capture is open: begun by the calling thread (this_thread 1)
-     * or by any thread (0). While one is, the core neither flushes nor
-     * synchronises: either would end the program's capture. */
-    int (*capturing)(int this_thread);
-    /* A metric recorded while the calling thread captures: kept with the
-     * graph and added at each of its launches (kscope__record_graph_value).
-     * Returns 1 (host values kept), a token > 1 naming kept device values
-     * (see capture_released), 0 when the thread is not capturing, or a
-     * negative error. */
-    int64_t (*capture_value)(const struct kscope__graph_value *v);
-    /* Work the calling thread launches while `on` is kscope's own (copies
-     * of metric values): it is captured, but never shown. */
-    void (*capture_hide)(int on);
-    /* Tokens of kept values whose graphs are gone (their device memory may
-     * be released): up to n into out; returns how many. */
-    size_t (*capture_released)(int64_t *out, size_t n);
-    /* Sampled sessions (core/sampling.c): turn capture off
-     * (KSCOPE__GATE_SHUT), back on (KSCOPE__GATE_OPEN), or to
-     * KSCOPE__GATE_QUIET, while the backend stays started. Quiet, new
-     * launches are not followed but the work launched before (still queued
-     * on the GPU when a window closes) keeps delivering its records. Shut,
-     * a launch costs what it costs with no profiler: no callback, no
-     * activity. Never synchronizes. Returns 0, or KSCOPE_EBUSY while the
-     * program records a graph of GPU work (the core tries again later).
-     * NULL: the backend cannot switch, and the core keeps only the records
-     * of the windows. */
-    int (*gate)(int state);
-    /* `kscope bench`: time launches of an empty kernel from this process
-     * as `loop` says (its floor: under the bare activity capture that any
-     * tracer of this interface pays). 0, or a negative KSCOPE_E* (ENOGPU:
-     * no device) with a message. NULL: the backend has no loop. */
-    int (*bench)(const kscope__bench_loop *loop, kscope__bench_result *out);
-    /* Device-side scopes on (on = 1, with the options of the first session
-     * that asks) or off (on = 0, after the last). NULL: the backend has
-     * none. 0 or a negative error with a message. */
-    int (*device_scopes)(int on, const struct kscope__devscope_opts *o);
-} kscope__backend;
-
-/* The i-th backend of the registry (src/gpu/registry.c), then those added
- * by kscope__backend_register; NULL past the last. */
-const kscope__backend *kscope__backend_at(size_t i);
-
-/* Add a backend after the built-in ones (test stand-ins). Call before the
- * first kscope_start. Returns 0, or KSCOPE_ETOOMANY when full. */
-int kscope__backend_register(const kscope__backend *b);
-
-/* The registered backend called `name` (built or not), or NULL. */
-const kscope__backend *kscope__backend_find(const char *name);
-
-/* The first registered backend this build includes, or NULL. */
-const kscope__backend *kscope__backend_default(void);
-
-/* The device type of GPU nodes and devices in the output: that of the
- * backend started last, else of the default backend, else "GPU". */
-const char *kscope__gpu_device_type(void);
+/* The backend table, its registry and its lifecycle: the seam between the
+ * core and the vendors' code (src/gpu/backend.h). */
+#include "gpu/backend.h"
 
 /* Check a sampled mode's text ("time:on=50ms,every=1s", "step:on=1,every=10",
  * "off"): 0, or KSCOPE_EINVAL with a message naming what is wrong. */
@@ -493,9 +378,6 @@ int kscope__mode_parse(const char *mode, int *periodic, uint32_t *interval);
 /* Device info for the output. */
 void kscope__set_device_info(uint32_t device, const char *arch, int64_t num_sms, int64_t clock_khz,
                              int64_t mem_clock_khz, int64_t bus_width_bits);
-
-/* The device type of the GPU backend ("GPU" when none). */
-const char *kscope__gpu_device_type(void);
 
 /* -------------------------------------------------------- device scopes */
 
@@ -605,10 +487,11 @@ void kscope__record_graph_value(uint64_t launch_ctx, uint64_t launch_ns,
 /* Count records lost by the backend for every active session. */
 void kscope__add_dropped(int64_t n);
 
-/* Host scopes as the default backend's ranges (the `detailed` level); no-ops
- * when it has none. */
+/* Host scopes and marks to every range sink (the `detailed` level); no-ops
+ * when none opened. */
 void kscope__range_push(const char *name, uint32_t color);
 void kscope__range_pop(void);
+void kscope__range_mark(const char *name);
 
 /* ------------------------------------------------------- resource samples */
 
@@ -686,6 +569,8 @@ typedef struct kscope__run_hooks {
     void (*capture_range)(int starting);   /* the program's profiler start/stop */
     void (*report_conflict)(const char *); /* one line of the run's result */
     void (*gpu_injected)(void);            /* the GPU runtime loaded libkscope */
+    void (*recording)(void);               /* the first scope of a thread, a phase */
+    void (*ranges_injected)(void);         /* a range source's library did */
 } kscope__run_hooks;
 
 void kscope__set_run_hooks(const kscope__run_hooks *hooks);
@@ -701,13 +586,18 @@ void kscope__capture_range(int starting);
  * no launcher session runs). */
 void kscope__report_conflict(const char *msg);
 
+/* The process records something: kscope run then has a profile to write
+ * even when a signal ends it (it starts its finisher thread). */
+void kscope__run_recording(void);
+
+/* A signal is ending the process and kscope run's finisher writes its
+ * profile: a backend's flush then delivers what the GPU has done and waits
+ * for no work still running, which ends with the process. */
+void kscope__set_ending(void);
+int kscope__ending(void);
+
 /* The GPU runtime loaded libkscope through a backend's injection entry:
  * start the launcher session and note that the process used the GPU. */
 void kscope__gpu_injected(void);
-
-/* NVTX: hand our callbacks to an NVTX instance (core/nvtx-ranges.c), for
- * the injection entries. Returns 1 on success, 0 on failure, as NVTX
- * expects. */
-int kscope__nvtx_attach(const void *(*get_export_table)(uint32_t id));
 
 #endif /* KSCOPE_INTERNAL_H */

@@ -24,12 +24,11 @@ if ! "$KS" version | grep -q cupti; then
     rc=$?
     [ $rc -eq 77 ] && [ "$(wc -l <err.txt)" -eq 1 ] && grep -q "without a GPU backend" err.txt ||
         fail "no backend: rc $rc, $(cat err.txt)"
-    echo "skip: the launch loop (this build has no CUPTI backend)"
+    skip "the launch loop (this build has no CUPTI backend)"
     finish
-    exit 0
 fi
 if [ "$GPU_DRIVER" = 1 ]; then
-    echo "skip: no GPU (needs a machine without a GPU driver)"
+    skip "no GPU (needs a machine without a GPU driver)"
 else
     "$KS" bench >out.txt 2>err.txt
     rc=$?
@@ -41,9 +40,8 @@ fi
 # The pretend GPU: its driver found as libcuda.so.1, a file for its device node.
 FAKE=$KSCOPE_BINARY_DIR/fake-gpu
 if [ ! -f "$FAKE/libcupti.so" ]; then
-    echo "skip: the launch loop (the pretend GPU is built with the CUDA headers only)"
+    skip "the launch loop (the pretend GPU is built with the CUDA headers only)"
     finish
-    exit 0
 fi
 fake() {
     LD_LIBRARY_PATH=$FAKE KSCOPE_CUPTI_LIBRARY=$FAKE/libcupti.so \

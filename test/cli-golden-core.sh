@@ -4,6 +4,8 @@
 # inputs, normalized by test/support/normalize.py (host times of trees
 # zeroed; a live trace's times kept as their order, so the golden holds the
 # order and nesting of its events; the merged trace's times exact).
+# normalize.py reads .hatchet_msgpack with msgpack: it runs with the tests'
+# Python (KSCOPE_PYTHON, the venv tools/test.sh makes), never the system's.
 # What the example prints is checked too: its own line on stdout (kscope
 # writes nothing there), and on stderr kscope's notes only, none with
 # KSCOPE_QUIET=1. proton-viewer's view of these goldens:
@@ -13,12 +15,13 @@ set -euo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
 ks=${KSCOPE_CLI:?}
+PY=${KSCOPE_PYTHON:-python3} # CTest gives the tests' venv
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 check() { # name file [normalize.py options]
     local golden=$src/test/golden/$1 file=$2
     shift 2
-    python3 "$src/test/support/normalize.py" "$@" "$file" >"$work/$(basename "$golden")"
+    "$PY" "$src/test/support/normalize.py" "$@" "$file" >"$work/$(basename "$golden")"
     if [ "${KSCOPE_UPDATE_GOLDEN:-0}" = 1 ]; then
         cp "$work/$(basename "$golden")" "$golden"
     fi
@@ -54,6 +57,7 @@ fi
 # where the checkout is
 (cd "$src" && "$ks" merge -o "$work/merged.chrome_trace" test/data/proton/rich_trace.chrome_trace \
     test/data/kscope/trace_host.json) 2>"$work/err"
-[ ! -s "$work/err" ] || { echo "FAIL: merge printed on stderr: $(cat "$work/err")"; exit 1; }
+[ "$(wc -l <"$work/err")" = 1 ] && grep -qx "kscope merge: wrote $work/merged.chrome_trace (.*)" "$work/err" ||
+    { echo "FAIL: merge printed on stderr more than what it wrote: $(cat "$work/err")"; exit 1; }
 check merged.chrome_trace.json "$work/merged.chrome_trace" --times exact
 echo "golden: 4 outputs match, stdout and stderr as promised"

@@ -91,7 +91,7 @@ done
 
 # Every CTest test has a time limit (a hung test fails instead of stalling).
 if [ -n "${KSCOPE_BINARY_DIR:-}" ]; then
-    untimed=$(ctest --test-dir "$KSCOPE_BINARY_DIR" --show-only=json-v1 | python3 -c '
+    untimed=$(ctest --test-dir "$KSCOPE_BINARY_DIR" --show-only=json-v1 | "$PY" -c '
 import json, sys
 for t in json.load(sys.stdin)["tests"]:
     if not any(p["name"] == "TIMEOUT" for p in t.get("properties", [])):

@@ -34,7 +34,7 @@ for args in "frobnicate" "help frobnicate"; do
     rc=0
     # shellcheck disable=SC2086
     err=$("$KS" $args 2>&1 >/dev/null) || rc=$?
-    [ "$rc" = 2 ] && [ "$err" = "kscope: 'frobnicate' is not a command. See 'kscope help'." ] ||
+    [ "$rc" = 2 ] && [ "$err" = "kscope: 'frobnicate' is not a command. See \`kscope help\`." ] ||
         fail "kscope $args: $err (exit $rc)"
 done
 ok "an unknown command: one line, exit 2"

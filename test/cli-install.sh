@@ -8,6 +8,7 @@
 set -euo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
+PY=${KSCOPE_PYTHON:-python3} # CTest gives the tests' venv
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
@@ -32,7 +33,7 @@ export KSCOPE_QUIET=1 # no GPU here is fine: host scopes are what is checked
 
 # check_tree FILE: the example's tree has its `train` scope.
 check_tree() {
-    python3 -c "import json,sys; d=json.load(open('$1')); assert d[0]['children'][0]['frame']['name']=='train'"
+    "$PY" -c "import json,sys; d=json.load(open('$1')); assert d[0]['children'][0]['frame']['name']=='train'"
 }
 
 # A sanitizer build's library needs its programs built the same way, and

@@ -43,7 +43,7 @@ bad view-summed-trace "twice.json: event 1 ('s'): metric 'wall_time (ns)' sums p
 # ------------------------------------------------------- past int64
 printf '[{"frame":{"name":"ROOT"},"metrics":{"flops16":0},"children":[{"frame":{"name":"k"},"metrics":{"flops16":10000000000000000000},"children":[]}]},{}]' \
     >"$W/u64.hatchet"
-python3 - "$W/u64.hatchet_msgpack" <<'PY'
+"$PY" - "$W/u64.hatchet_msgpack" <<'PY'
 import struct, sys
 def s(x): return bytes([0xa0 | len(x)]) + x.encode()
 kid = b"\x83" + s("frame") + b"\x81" + s("name") + s("k") + s("metrics") + b"\x81" + s("flops16") + \
@@ -60,7 +60,7 @@ done
 
 # ---------------------------------------------------- ROOT's zeros
 "$KS" merge -o "$W/rich2.hatchet" "$DATA/proton/rich_tree.hatchet" "$DATA/proton/rich_tree.hatchet"
-python3 - "$W/rich2.hatchet" "$DATA/proton/rich_tree.hatchet" <<'PY' && ok "merge: ROOT's zeros keep their type" ||
+"$PY" - "$W/rich2.hatchet" "$DATA/proton/rich_tree.hatchet" <<'PY' && ok "merge: ROOT's zeros keep their type" ||
 import json, sys
 ours, proton = (json.load(open(p))[0]["metrics"] for p in sys.argv[1:])
 # as Proton writes them: 0 for an integer metric; 0.0 where a node holds a float
@@ -104,9 +104,9 @@ limit view-2g-json 2 "zeros.json: not valid JSON" "$KS" view "$W/zeros.json"
 printf '\x92\xdb\xff\xff\xff\xf0' >"$W/str.hatchet_msgpack" && truncate -s 100M "$W/str.hatchet_msgpack"
 limit view-msgpack-string 2 "more than 16 MiB in one string" "$KS" view "$W/str.hatchet_msgpack"
 # a JSON string longer than any name: refused once it passes 16 MiB
-python3 -c 'import sys; sys.stdout.write("[{\"frame\":{\"name\":\"" + "a" * (40 << 20))' >"$W/name.hatchet"
+"$PY" -c 'import sys; sys.stdout.write("[{\"frame\":{\"name\":\"" + "a" * (40 << 20))' >"$W/name.hatchet"
 limit view-json-string 2 "no JSON value ends within 16 MiB" "$KS" view "$W/name.hatchet"
-python3 -c 'import sys; sys.stdout.write("{\"traceEvents\":[{\"name\":\"" + "a" * (40 << 20))' >"$W/name.json"
+"$PY" -c 'import sys; sys.stdout.write("{\"traceEvents\":[{\"name\":\"" + "a" * (40 << 20))' >"$W/name.json"
 limit view-trace-string 2 "no JSON value ends within 16 MiB" "$KS" view "$W/name.json"
 limit merge-trace-string 2 "no JSON value ends within 16 MiB" "$KS" merge -o "$W/y.json" "$W/name.json"
 rm -f "$W/garbage.bin" "$W/zeros.json" "$W/str.hatchet_msgpack" "$W/name.hatchet" "$W/name.json"

@@ -27,7 +27,7 @@ cmp -s "$WORK/j1.hatchet" "$WORK/j8.hatchet" && ok "merge -j 1 == -j 8" || fail 
 (cd "$DATA" && "$KS" merge -o "$WORK/m.json" kscope/trace_host.json proton/rich_trace.chrome_trace) ||
     fail "merge traces"
 golden merge-trace-view "$KS" view -m time/us,count,calls "$WORK/m.json"
-python3 - "$WORK/m.json" >"$WORK/pids.txt" <<'PY' || fail "merged trace is not JSON"
+"$PY" - "$WORK/m.json" >"$WORK/pids.txt" <<'PY' || fail "merged trace is not JSON"
 import json, sys
 d = json.load(open(sys.argv[1]))
 ev = d["traceEvents"]

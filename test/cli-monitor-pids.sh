@@ -3,8 +3,8 @@
 . "$KSCOPE_SOURCE_DIR/test/monitor-lib.sh"
 
 for family in 4 6; do
-    if [ "$family" = 6 ] && ! python3 -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
-        echo "skip: no IPv6 loopback here"
+    if [ "$family" = 6 ] && ! "$PY" -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
+        skip "IPv6 (no IPv6 loopback here)"
         continue
     fi
     start_server "$family" "$WORK/server$family" || { fail "IPv$family server did not start"; continue; }
@@ -20,7 +20,7 @@ for family in 4 6; do
 done
 
 # A port nobody listens on: take one, free it, ask.
-free_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+free_port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 expect_rc 1 "pids on a port nobody listens on" "$KS" pids --port "$free_port"
 expect_err "no process listens on TCP port $free_port" "says no process listens"
 

@@ -15,8 +15,8 @@ golden view-samples "$KS" view -m num_samples,stalled_long_scoreboard kscope/pcs
 # kscope's, and the merged lines add up.
 golden diff-lines "$KS" diff -m num_samples kscope/pcsampling.hatchet proton/pcsampling.hatchet
 golden merge-lines sh -c "'$KS' merge -o '$WORK/merged-pcs.hatchet' kscope/pcsampling.hatchet \
-    proton/pcsampling.hatchet >/dev/null && '$KS' view --lines '$WORK/merged-pcs.hatchet'"
-bad top-lines-none "has no PC samples (record with 'kscope run --pc-sampling')" \
+    proton/pcsampling.hatchet >/dev/null 2>&1 && '$KS' view --lines '$WORK/merged-pcs.hatchet'"
+bad top-lines-none "has no PC samples (record with \`kscope run --pc-sampling\`)" \
     "$KS" top --lines kscope/run_a.hatchet
 bad view-lines-none "has no PC samples" "$KS" view --lines kscope/run_a.hatchet
 

@@ -3,8 +3,9 @@
 # cuInit, the stand-in CUPTI records the work): kernels and copies under
 # the program's scopes, the summary's kernel table, capture ranges through
 # the driver's profiler callbacks and through the interposed calls, trace
-# data, dropped records, periodic parts, a forked child, and a program
-# linked with libkscope.a.
+# data, dropped records, periodic parts, a forked child, a program linked
+# with libkscope.a, and a program that SIGTERM ends (raised, or sent while
+# it launches): its kernels are written, it ends by the signal.
 source "${KSCOPE_SOURCE_DIR:?}/test/run-lib.sh" || exit 1
 FAKE=$KSCOPE_BINARY_DIR/fake-gpu
 if [ ! -f "$FAKE/libcupti.so" ]; then
@@ -23,7 +24,7 @@ cd "$WORK"
 # at FILE A/B/C [METRIC]: the metric (default calls, else count) of the
 # node at that path under ROOT; empty when there is no such node.
 at() {
-    python3 -c '
+    "$PY" -c '
 import json, sys
 n = json.load(open(sys.argv[1]))[0]
 for name in sys.argv[2].split("/"):
@@ -46,7 +47,7 @@ rc=$?
 grep -Eq "^ *[0-9.]+%.* 2 .*mul_kernel$" err.txt || fail "summary lacks mul_kernel, 2 calls: $(cat err.txt)"
 grep -q "no GPU kernels" err.txt && fail "summary says no kernels"
 grep -q "not captured" err.txt && fail "the run says GPU work was lost: $(cat err.txt)"
-python3 -c '
+"$PY" -c '
 import json, sys
 doc = json.load(open("kscope.hatchet"))
 assert doc[1]["CUDA"]["0"]["num_sms"] == 132, doc[1]
@@ -86,7 +87,7 @@ ok "capture range"
 
 # --- trace data: kernel slices on the GPU's track
 "$KS" run -n tr -d trace -- ./gpu-shared >/dev/null 2>err.txt || fail "trace: $(cat err.txt)"
-python3 -c '
+"$PY" -c '
 import json
 ev = json.load(open("tr.chrome_trace"))["traceEvents"]
 k = [e for e in ev if e.get("name") == "add_kernel" and e.get("ph") == "X"]
@@ -98,7 +99,7 @@ assert all(e["ts"] >= s[0]["ts"] for e in k), "a kernel starts before its launch
 ' || fail "trace: kernel slices"
 # the HTML report's timeline of it: GPU tracks, launch arrows
 "$KS" report --html tr.html tr.chrome_trace >/dev/null 2>err.txt || fail "report: $(cat err.txt)"
-python3 -c '
+"$PY" -c '
 import json, re
 html = open("tr.html").read()
 m = re.search(r"<script type=\"application/json\" id=\"kscope-a\">(.*?)</script>", html, re.S)
@@ -133,5 +134,37 @@ child=$(ls fk.pid*.hatchet 2>/dev/null)
 [ "$(at fk.hatchet step1/mul_kernel)" = 1 ] && [ "$(at fk.hatchet step2/mul_kernel)" = 1 ] ||
     fail "fork: the parent lost its kernels"
 ok "fork"
+
+# --- SIGTERM ends a CUDA program that never annotated: the finisher
+# writes its kernels (without waiting for the GPU), the process and kscope
+# end by SIGTERM, nothing runs after the raise
+rm -f kscope*.hatchet
+"$KS" run -- ./gpu-shared term >out.txt 2>err.txt
+rc=$?
+[ $rc -eq 143 ] || fail "raised SIGTERM: exit $rc, expected 143 (killed by SIGTERM): $(cat err.txt)"
+[ -s out.txt ] && fail "the program ran on after raise(SIGTERM): $(cat out.txt)"
+[ "$(at kscope.hatchet plain_kernel count)" = 3 ] || fail "raised SIGTERM: the 3 kernels not written"
+ok "raise(SIGTERM) in a CUDA program"
+# While it launches, the signal mostly finds the program's thread inside the
+# driver holding CUPTI's lock, which the profile's writer needs: that
+# thread goes on until the writer is done. Ten trials, each must write.
+written=0
+for trial in $(seq 10); do
+    rm -f kscope*.hatchet out.txt
+    "$KS" run -- ./gpu-shared loop >out.txt 2>err.txt &
+    ks=$!
+    for _ in $(seq 200); do grep -q ready out.txt 2>/dev/null && break; sleep 0.05; done
+    kill -TERM "$(pgrep -P $ks)"
+    wait $ks
+    rc=$?
+    n=$(at kscope.hatchet loop_kernel count 2>/dev/null)
+    if [ $rc -eq 143 ] && [ "$(at kscope.hatchet plain_kernel count)" = 3 ] && [ "${n:-0}" -gt 0 ]; then
+        written=$((written + 1))
+    else
+        echo "trial $trial: exit $rc, loop_kernel '${n}': $(tail -2 err.txt)"
+    fi
+done
+[ $written -eq 10 ] || fail "SIGTERM while launching: $written of 10 trials wrote the kernels, ended by SIGTERM"
+ok "SIGTERM to a CUDA program while it launches"
 
 finish

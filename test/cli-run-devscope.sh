@@ -37,7 +37,7 @@ done
 "$KS" run --top 0 -n tree --device-scopes -- ./run-devscope >out.txt 2>err.txt ||
     fail "run --device-scopes failed: $(cat err.txt)"
 grep -q "attached 1" out.txt || fail "the module was not attached: $(cat out.txt)"
-python3 - tree.hatchet <<'PY' || fail "device scopes missing from the tree"
+"$PY" - tree.hatchet <<'PY' || fail "device scopes missing from the tree"
 import json, sys
 root = json.load(open(sys.argv[1]))[0]
 k = next(c for c in root["children"] if c["frame"]["name"] == "scoped")

@@ -10,7 +10,7 @@ cd "$WORK"
 
 # field FILE KEY [trace]: one fact from a facts file, or from a trace's metadata.
 field() {
-    python3 -c '
+    "$PY" -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 d = d["metadata"] if len(sys.argv) > 3 else d
@@ -20,7 +20,7 @@ print(d.get(sys.argv[2], "(absent)"))
 
 # words LINE: the words a shell reads from LINE, one per line.
 words() {
-    python3 -c 'import shlex, sys; print("\n".join(shlex.split(sys.argv[1])))' "$1"
+    "$PY" -c 'import shlex, sys; print("\n".join(shlex.split(sys.argv[1])))' "$1"
 }
 
 # --- a tree: the facts file, its fields, the command as typed (quoted)
@@ -36,7 +36,7 @@ cmd=$(field tree.hatchet.meta.json command)
 [ "$(field tree.hatchet.meta.json kscope_version)" = "$("$KS" version | awk '{print $2}')" ] ||
     fail "kscope_version is not $("$KS" version)"
 case $(field tree.hatchet.meta.json pid) in '' | *[!0-9]*) fail "pid is not a number" ;; esac
-python3 - tree.hatchet.meta.json <<'EOF' || fail "start_time is not a recent ISO 8601 UTC time"
+"$PY" - tree.hatchet.meta.json <<'EOF' || fail "start_time is not a recent ISO 8601 UTC time"
 import calendar, json, sys, time
 t = json.load(open(sys.argv[1]))["start_time"]
 assert t.endswith("Z") and len(t) == 24, t

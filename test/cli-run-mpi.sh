@@ -23,5 +23,7 @@ done
 n=$(ls kscope*.hatchet | wc -l)
 [ "$n" -eq 4 ] || fail "mpirun: expected 4 files, got $n: $(ls kscope*.hatchet)"
 [ "$(grep -c 'program output' out.txt)" -eq 4 ] || fail "mpirun: program output changed"
+[ "$(grep -c "fleet export -o kscope.fleet kscope.rank\*.hatchet" err.txt)" -eq 1 ] ||
+    fail "mpirun: the summary does not say once how to export the ranks: $(cat err.txt)"
 ok "mpirun -np 4"
 finish

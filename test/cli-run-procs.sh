@@ -1,6 +1,7 @@
 # cli-run-procs.sh - `kscope run` on several processes: a forking program
 # (fork without exec, and fork+exec) gives one file per process, named by
-# pid or by rank, each with only its own scopes (mpirun: cli-run-mpi.sh).
+# pid or by rank, each with only its own scopes (mpirun: cli-run-mpi.sh),
+# and the fleet hint of rank 0.
 source "${KSCOPE_SOURCE_DIR:?}/test/run-lib.sh" || exit 1
 build run-fork $KLINK
 build run-scopes $KLINK
@@ -60,5 +61,18 @@ RANK=1 "$KS" run -- ./run-fork >/dev/null 2>&1
 n=$(ls kscope.rank1.pid*.hatchet 2>/dev/null | wc -l)
 [ "$n" -eq 2 ] || fail "same-rank children did not get their own files: $(ls)"
 ok "rank names"
+
+# --- rank profiles: the run summary of rank 0 says how to analyse them
+# together (kscope fleet); another rank's, or a run without ranks, does not
+rm -f kscope*.hatchet
+RANK=0 "$KS" run -- ./run-scopes >/dev/null 2>err.txt
+grep -q "fleet export -o kscope.fleet kscope.rank\*.hatchet\$" err.txt &&
+    grep -q "fleet summary kscope.fleet\$" err.txt || fail "rank 0: no fleet hint: $(cat err.txt)"
+RANK=3 "$KS" run -- ./run-scopes >/dev/null 2>err.txt
+grep -q "fleet export" err.txt && fail "rank 3 printed the fleet hint: $(cat err.txt)"
+rm -f kscope*.hatchet
+"$KS" run -- ./run-scopes >/dev/null 2>err.txt
+grep -q "fleet export" err.txt && fail "a run without ranks printed the fleet hint"
+ok "fleet hint of rank 0"
 
 finish

@@ -39,9 +39,8 @@ ok "environment"
 # --- a CUDA program on the pretend GPU
 FAKE=$KSCOPE_BINARY_DIR/fake-gpu
 if ! "$KS" version | grep -q cupti || [ ! -f "$FAKE/libcupti.so" ]; then
-    echo "skip: sampled GPU capture (this build has no CUPTI backend)"
+    skip "sampled GPU capture (this build has no CUPTI backend)"
     finish
-    exit 0
 fi
 CUDA_INC=$(sed -n 's/^KSCOPE_CUDA_INCLUDE:PATH=//p' "$KSCOPE_BINARY_DIR/CMakeCache.txt")
 build run-sample $KLINK -I"$CUDA_INC" -L"$FAKE" -Wl,-rpath,"$FAKE" -l:libcuda.so.1
@@ -81,7 +80,7 @@ if [ -x "$pv" ]; then
     "$pv" -m count kscope.hatchet 2>&1 | grep -qE '^4\.000 ROOT' || fail "proton-viewer count"
     ok "proton-viewer"
 else
-    echo "skip: proton-viewer (no peer venv; bash tools/peer-venv.sh makes one)"
+    skip "proton-viewer (no peer venv; bash tools/peer-venv.sh makes one)"
 fi
 
 # the same program without sampling: every launch, no sampling figures

@@ -1,5 +1,6 @@
 # cli-run-signal.sh - a process of `kscope run` ended by SIGTERM or SIGINT
-# still writes what it recorded, and kscope exits with 128+signal.
+# still writes what it recorded, and kscope ends by the same signal (the
+# shell reports 128+signal).
 source "${KSCOPE_SOURCE_DIR:?}/test/run-lib.sh" || exit 1
 build run-sleep $KLINK
 cd "$WORK"
@@ -10,7 +11,7 @@ run_and_kill() {
     local sig=$1 target=$2
     rm -f kscope.hatchet ready.txt
     # A background job of a script starts with SIGINT ignored: restore it.
-    python3 -c 'import os, signal, sys
+    "$PY" -c 'import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_DFL)
 os.execvp(sys.argv[1], sys.argv[1:])' "$KS" run -- ./run-sleep 30 >ready.txt 2>err.txt &
     local ks=$!

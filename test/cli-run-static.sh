@@ -14,7 +14,7 @@ objdump -p api-static | grep -q 'NEEDED.*libkscope' && fail "api-static links li
 
 # shape FILE: every frame as "path calls int-metrics", sorted (no times).
 shape() {
-    python3 -c '
+    "$PY" -c '
 import json, sys
 def walk(n, path):
     m = n["metrics"]
@@ -53,7 +53,7 @@ ok "static library under kscope run"
 
 # --- trace data: the program's slices in the run's trace
 "$KS" run -n tr -d trace -- ./api-static trace >/dev/null 2>err.txt || fail "trace: $(cat err.txt)"
-python3 -c '
+"$PY" -c '
 import json, sys
 ev = json.load(open("tr.chrome_trace"))["traceEvents"]
 names = {e.get("name") for e in ev}

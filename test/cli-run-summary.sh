@@ -9,6 +9,7 @@ cd "$WORK"
 mkdir -p bin
 export PATH=$WORK/bin:$PATH
 cc -std=gnu11 -o bin/kscope "$PROGS/run-report.c" "$KSCOPE_SOURCE_DIR/src/cli/run-summary.c" \
+    "$KSCOPE_SOURCE_DIR/src/cli/hints.c" \
     -I"$KSCOPE_SOURCE_DIR/src" -I"$KSCOPE_SOURCE_DIR/include" "$KSCOPE_BINARY_DIR/libkscope_toolkit.a" "$KSCOPE_BINARY_DIR/libkscope.a" \
     $(pkg-config --libs msgpack-c 2>/dev/null || pkg-config --libs msgpack) -lyajl -lpthread -ldl \
     -lm -lstdc++ $(ldd "$KSCOPE_BINARY_DIR/libkscope.so" | grep libasan >/dev/null &&
@@ -26,7 +27,7 @@ grep -q "top 2 of 4 kernels and copies: 85.3% of all GPU time (all: kscope top -
     out.txt || fail "top share line: $(cat out.txt)"
 grep -q "more; -n 0" out.txt && fail "the kscope top hint was not replaced"
 # GPU time in the summary is the file's total kernel time
-total=$(python3 -c '
+total=$("$PY" -c '
 import json, sys
 root = json.load(open(sys.argv[1]))[0]
 stack, t = [root], 0
@@ -53,10 +54,15 @@ grep -q "2 profiles written (one per process)" out.txt || fail "profile count"
 grep -q "dropped" out.txt && fail "dropped shown when none"
 ok "errors and several profiles"
 
-# nothing recorded; a profile that cannot be read; a missing manifest
-printf 'claim\t11\t/x\nbogus line\n' >m3
+# nothing recorded; a process that reserved a name and ended without
+# writing; a profile that cannot be read; a missing manifest
+printf 'bogus line\n' >m3
 kscope m3 10 >out.txt
 grep -q "no process recorded anything" out.txt || fail "nothing recorded: $(cat out.txt)"
+printf 'claim\t11\t/x\nbogus line\n' >m3
+kscope m3 10 >out.txt
+grep -q "pid 11 ended before it wrote its profile (was it killed?)" out.txt &&
+    ! grep -q "no process recorded anything" out.txt || fail "claimed, not written: $(cat out.txt)"
 echo 'not json' >bad.hatchet
 printf 'profile\t11\t1000\t0\t%s/bad.hatchet\n' "$PWD" >m4
 kscope m4 10 >out.txt

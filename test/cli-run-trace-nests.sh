@@ -27,7 +27,7 @@ cc -shared -fPIC -O1 -o "$WORK/skew-clock.so" "$PROGS/skew-clock.c" -ldl ||
 cd "$WORK"
 check() { # NAME: the trace kscope wrote, every host track nested
     local before=$FAILS
-    python3 "$KSCOPE_SOURCE_DIR/test/trace_nests.py" "$1.chrome_trace" >"$1.nests" 2>&1 ||
+    "$PY" "$KSCOPE_SOURCE_DIR/test/trace_nests.py" "$1.chrome_trace" >"$1.nests" 2>&1 ||
         fail "$1: $(cat "$1.nests")"
     grep -q '"name":"cub::DeviceRadixSort::SortPairs"' "$1.chrome_trace" ||
         fail "$1: no CUB range in the trace"

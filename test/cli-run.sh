@@ -24,8 +24,17 @@ grep -q "^view it with: $(realpath "$KSCOPE_CLI") view kscope.hatchet$" err.txt 
     fail "summary lacks the view command naming the binary: $(cat err.txt)"
 view=$(sed -n 's/^view it with: //p' err.txt)
 sh -c "$view" | grep -q outer || fail "the shown command does not show the profile: $view"
-grep -q "no GPU kernels" err.txt || fail "summary lacks the kernel table line: $(cat err.txt)"
-grep -q "GPU time .* wall" err.txt || fail "summary lacks GPU time against wall time"
+# a host-only run: where its time went (scopes by wall time, as a kernel
+# table would for GPU work), no "GPU time 0 ns", and the page's command
+grep -q "^scopes by host wall time:" err.txt && grep -qE "^ *[0-9.]+%  .*  outer > work$" err.txt ||
+    fail "host-only summary lacks the scopes table: $(cat err.txt)"
+grep -qE "^no GPU work recorded \(host scopes only\) in [0-9.]+ [mun]?s wall$" err.txt ||
+    fail "host-only summary lacks its wall time: $(cat err.txt)"
+grep -q "GPU time\|no GPU kernels" err.txt && fail "host-only summary speaks of GPU time: $(cat err.txt)"
+page=$(sed -n 's/^or as a page (flame graph, timeline): //p' err.txt)
+[ "$page" = "$(realpath "$KSCOPE_CLI") report --html kscope.html kscope.hatchet" ] &&
+    sh -c "$page" 2>/dev/null && grep -q '</html>' kscope.html ||
+    fail "the page command is not shown, or does not work: $page"
 ok "plain run"
 
 # --- kscope on PATH: the summary's command is plain "kscope view"
@@ -45,7 +54,7 @@ mkdir -p out
 "$KS" run -n myrun -o out -d trace --top 0 -- ./run-scopes >/dev/null 2>err.txt ||
     fail "run with options failed: $(cat err.txt)"
 [ -f out/myrun.chrome_trace ] || fail "out/myrun.chrome_trace not written ($(ls out))"
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any(e.get("name")=="work" for e in d["traceEvents"])' \
+"$PY" -c 'import json,sys; d=json.load(open(sys.argv[1])); assert any(e.get("name")=="work" for e in d["traceEvents"])' \
     out/myrun.chrome_trace || fail "trace lacks the work slices"
 grep -q "total" err.txt && fail "--top 0 still printed the table"
 "$KS" run --name=eq --output-dir=out -- ./run-scopes >/dev/null 2>&1
@@ -75,7 +84,7 @@ ok "the window opens and closes during the run"
 # scope around a one-second sleep lasts at least that second
 KSCOPE_NO_TSC=1 "$KS" run --top 0 -- ./run-sleep 1 >/dev/null 2>err.txt
 ns=$(metric_of kscope.hatchet waiting "wall_time (ns)")
-python3 -c 'import sys; assert 1e9 <= float(sys.argv[1]) < 600e9' "$ns" 2>/dev/null ||
+"$PY" -c 'import sys; assert 1e9 <= float(sys.argv[1]) < 600e9' "$ns" 2>/dev/null ||
     fail "KSCOPE_NO_TSC: the 1 s scope lasted '$ns' ns: $(cat err.txt)"
 ok "the clock without the TSC"
 
@@ -150,7 +159,7 @@ rc=$?
     fail "CUPTI conflict message: $(cat err.txt)"
 if [ "$GPU_DRIVER" = 1 ]; then
     # kscope holds the real CUPTI there, which the plugin's call reaches
-    echo "skip: a free CUPTI (needs a machine without a GPU driver)"
+    skip "a free CUPTI (needs a machine without a GPU driver)"
 else
     FAKE_CUPTI_RC=0 "$KS" run -- ./run-capture-dl ./libcuptiplugin.so >out.txt 2>err.txt
     [ $? -eq 0 ] && [ "$(cat out.txt)" = "plugin 0" ] && ! grep -q "CUPTI itself" err.txt ||
@@ -161,7 +170,7 @@ fi
 # here): one line saying why, non-zero exit, host scopes still written
 build run-cuinit $KLINK -ldl
 if [ "$GPU_DRIVER" = 1 ]; then
-    echo "skip: uncaptured GPU work (needs a machine without a GPU driver)"
+    skip "uncaptured GPU work (needs a machine without a GPU driver)"
 else
     "$KS" run -- ./run-cuinit >out.txt 2>err.txt
     rc=$?

@@ -10,7 +10,15 @@ golden top-proton-run "$KS" top proton/proton_run.hatchet
 golden top-frames "$KS" top kscope/frames.hatchet
 echo '[{"frame": {"name": "ROOT"}, "children": [{"frame": {"name": "host"}, "metrics": {"calls": 1}}]}, {}]' \
     >"$WORK/host-only.hatchet"
-golden top-no-kernels "$KS" top "$WORK/host-only.hatchet"
+# a profile without GPU work: said on stdout, and on stderr the command
+# that shows its scopes, as the user types it (kscope on PATH here)
+rc=0
+(cd "$WORK" && PATH=$(dirname "$KS"):$PATH "$KS" top host-only.hatchet) >"$WORK/nk.out" \
+    2>"$WORK/nk.err" || rc=$?
+[ $rc = 0 ] && [ "$(cat "$WORK/nk.out")" = "no GPU kernels or copies in this profile" ] &&
+    [ "$(cat "$WORK/nk.err")" = "kscope top: no GPU work in this profile; its scopes: kscope view host-only.hatchet" ] &&
+    ok "top-no-kernels: says so, points at kscope view" ||
+    fail "top-no-kernels: exit $rc, stdout $(cat "$WORK/nk.out"), stderr $(cat "$WORK/nk.err")"
 golden top-color "$KS" top --color=always kscope/run_a.hatchet
 golden diff-default "$KS" diff kscope/run_a.hatchet kscope/run_b.hatchet
 golden diff-metric "$KS" diff -m count --all kscope/run_a.hatchet kscope/run_b.hatchet
@@ -23,7 +31,7 @@ golden diff-proton-kscope "$KS" diff proton/proton_run.hatchet kscope/torch.hatc
 "$KS" merge -o "$WORK/pk.hatchet" "$DATA/proton/proton_run.hatchet" "$DATA/kscope/torch.hatchet"
 golden merge-proton-kscope "$KS" view --full-names -m time/us,count "$WORK/pk.hatchet"
 # long kernel names: folded in top and view tables, whole with --full-names
-python3 - "$WORK" <<'PY'
+"$PY" - "$WORK" <<'PY'
 import json, sys
 tmpl = "void gemm<cutlass::GemmShape<64, 64, 32>, Epilogue<float, 8>, " + "x" * 300 + ">(Params<int>::type, int)"
 plain = "k" * 150  # nothing to fold: kept whole

@@ -5,6 +5,10 @@ set -u
 : "${KSCOPE_SOURCE_DIR:?}" "${KSCOPE_BINARY_DIR:?}" "${KSCOPE_CLI:?}"
 
 KS=$KSCOPE_CLI
+# The Python for checks and helpers: CTest's KSCOPE_PYTHON (the venv
+# tools/test.sh makes), else python3; used with the standard library only
+# unless the venv is there.
+PY=${KSCOPE_PYTHON:-python3}
 FAKE_NVML=$KSCOPE_BINARY_DIR/test/libkscope_fake_nvml.so
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/kscope-monitor-test.XXXXXX")
 BG_PIDS=""
@@ -14,8 +18,9 @@ cleanup() {
 }
 trap cleanup EXIT
 FAILS=0
-# Keep the host's NVML out of the way unless a test asks for one.
+# Keep the host's NVML and ROCm SMI out of the way unless a test asks for one.
 export KSCOPE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1
+export KSCOPE_ROCM_SMI_LIBRARY=/nonexistent/librocm_smi64.so
 
 fail() {
     echo "FAIL: $*" >&2
@@ -48,7 +53,7 @@ expect_err() {
 # "PORT SERVER_PID CHILD_PID" into the file $2 once listening.
 start_server() {
     local family=$1 out=$2
-    python3 -c '
+    "$PY" -c '
 import os, socket, sys, time
 fam = socket.AF_INET if sys.argv[1] == "4" else socket.AF_INET6
 s = socket.socket(fam, socket.SOCK_STREAM)
@@ -72,7 +77,7 @@ time.sleep(120)
 
 # A process busy on one core (until killed), or an idle one; pid into $!.
 start_busy() {
-    python3 -c 'while True: pass' &
+    "$PY" -c 'while True: pass' &
     BG_PIDS="$BG_PIDS $!"
 }
 start_idle() {
@@ -80,10 +85,22 @@ start_idle() {
     BG_PIDS="$BG_PIDS $!"
 }
 
+# skip REASON: a part this machine cannot run; the test then ends as
+# skipped (exit 77, CTest's "Skipped") with every reason, unless one failed.
+SKIPS=()
+skip() {
+    echo "skip: $*"
+    SKIPS+=("$*")
+}
+
 finish() {
     if [ "$FAILS" -ne 0 ]; then
         echo "$FAILS check(s) failed" >&2
         exit 1
+    fi
+    if [ ${#SKIPS[@]} -ne 0 ]; then
+        printf 'SKIPPED (the rest passed): %s\n' "${SKIPS[@]}"
+        exit 77
     fi
     echo "all checks passed"
 }

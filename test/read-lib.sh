@@ -6,6 +6,10 @@ set -u
 : "${KSCOPE_SOURCE_DIR:?}" "${KSCOPE_CLI:?}"
 
 KS=$KSCOPE_CLI
+# The Python for checks and helpers: CTest's KSCOPE_PYTHON (the venv
+# tools/test.sh makes), else python3; used with the standard library only
+# unless the venv is there.
+PY=${KSCOPE_PYTHON:-python3}
 DATA=$KSCOPE_SOURCE_DIR/test/data
 GOLDEN=$KSCOPE_SOURCE_DIR/test/golden/read
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/kscope-read-test.XXXXXX")
@@ -66,10 +70,22 @@ bad() {
     fi
 }
 
+# skip REASON: a part this machine cannot run; the test then ends as
+# skipped (exit 77, CTest's "Skipped") with every reason, unless one failed.
+SKIPS=()
+skip() {
+    echo "skip: $*"
+    SKIPS+=("$*")
+}
+
 finish() {
-    if [ "$FAILS" != 0 ]; then
+    if [ "$FAILS" -ne 0 ]; then
         echo "$FAILS check(s) failed" >&2
         exit 1
+    fi
+    if [ ${#SKIPS[@]} -ne 0 ]; then
+        printf 'SKIPPED (the rest passed): %s\n' "${SKIPS[@]}"
+        exit 77
     fi
     echo "all passed"
 }

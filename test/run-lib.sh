@@ -4,8 +4,12 @@ set -u
 : "${KSCOPE_SOURCE_DIR:?}" "${KSCOPE_BINARY_DIR:?}" "${KSCOPE_CLI:?}"
 
 KS=$KSCOPE_CLI
+# The Python for checks and helpers: CTest's KSCOPE_PYTHON (the venv
+# tools/test.sh makes), else python3; used with the standard library only
+# unless the venv is there.
+PY=${KSCOPE_PYTHON:-python3}
 # The interpreter itself, not a version manager's shell shim in front of it.
-PYTHON=$(python3 -c 'import sys; print(sys.executable)')
+PYTHON=$("$PY" -c 'import sys; print(sys.executable)')
 PROGS=$KSCOPE_SOURCE_DIR/test/progs
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/kscope-run-test.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -33,7 +37,10 @@ ok() {
 # of the test itself (pgrep, python) run without it.
 if ldd "$KSCOPE_BINARY_DIR/libkscope.so" 2>/dev/null | grep libasan >/dev/null; then
     export ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0
-    printf '#!/bin/sh\nLD_PRELOAD=%s exec %s "$@"\n' "$(cc -print-file-name=libasan.so)" \
+    # The runs compared with a bare one (test/faithful/same_run.py) then
+    # have the runtime preloaded bare too, as under kscope.
+    export KSCOPE_TEST_SAN_PRELOAD=$(cc -print-file-name=libasan.so)
+    printf '#!/bin/sh\nLD_PRELOAD=%s exec %s "$@"\n' "$KSCOPE_TEST_SAN_PRELOAD" \
         "$KSCOPE_CLI" >"$WORK/ks"
     chmod +x "$WORK/ks"
     KS=$WORK/ks
@@ -62,7 +69,7 @@ fi
 
 # names FILE: every frame name of a .hatchet file, one per line.
 names() {
-    python3 -c '
+    "$PY" -c '
 import json, sys
 root = json.load(open(sys.argv[1]))[0]
 stack = [root]
@@ -80,7 +87,7 @@ has() {
 
 # metric_of FILE NAME METRIC: that metric of the first frame called NAME.
 metric_of() {
-    python3 -c '
+    "$PY" -c '
 import json, sys
 root = json.load(open(sys.argv[1]))[0]
 stack = [root]
@@ -94,7 +101,7 @@ while stack:
 
 # parent_of FILE NAME: the name of the parent frame of the first NAME.
 parent_of() {
-    python3 -c '
+    "$PY" -c '
 import json, sys
 root = json.load(open(sys.argv[1]))[0]
 stack = [(root, None)]
@@ -106,10 +113,22 @@ while stack:
 ' "$1" "$2"
 }
 
+# skip REASON: a part this machine cannot run; the test then ends as
+# skipped (exit 77, CTest's "Skipped") with every reason, unless one failed.
+SKIPS=()
+skip() {
+    echo "skip: $*"
+    SKIPS+=("$*")
+}
+
 finish() {
     if [ "$FAILS" -ne 0 ]; then
         echo "$FAILS check(s) failed" >&2
         exit 1
+    fi
+    if [ ${#SKIPS[@]} -ne 0 ]; then
+        printf 'SKIPPED (the rest passed): %s\n' "${SKIPS[@]}"
+        exit 77
     fi
     echo "all checks passed"
 }

@@ -502,10 +502,10 @@ static void test_loading(void **state)
     char *r = load_case("nodev", "KSCOPE_GPU_DEVICE_GLOB", "/nonexistent-kscope/nvidia*");
     assert_non_null(strstr(r, "KSCOPE_ENOGPU: no NVIDIA GPU found"));
     r = load_case("nocupti", "KSCOPE_CUPTI_LIBRARY", "/nonexistent-kscope/libcupti.so");
-    assert_non_null(strstr(r, "KSCOPE_ENOCUPTI: CUPTI library not found (tried "
+    assert_non_null(strstr(r, "KSCOPE_ENOGPUTOOL: CUPTI library not found (tried "
                               "/nonexistent-kscope/libcupti.so); set KSCOPE_CUPTI_LIBRARY"));
     r = load_case("notcupti", "KSCOPE_CUPTI_LIBRARY", FAKE_GPU_DRIVER);
-    assert_non_null(strstr(r, "KSCOPE_ENOCUPTI: CUPTI library lacks cupti"));
+    assert_non_null(strstr(r, "KSCOPE_ENOGPUTOOL: CUPTI library lacks cupti"));
     assert_non_null(strstr(r, "(CUPTI from CUDA 12 or later is needed)"));
 }
 

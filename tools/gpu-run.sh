@@ -47,7 +47,8 @@
 # run_bench.log (and its raw results in run_bench-raw/), pcs_bench.log and
 # devscope_bench.log.
 # Env: REPS (default 5), LAUNCHES (default 20000), TORCH_REPS (default 3),
-# GPU_TESTS (a glob of test/gpu/*.sh names to run; default all).
+# GPU_TESTS (globs of test/gpu/*.sh names to run, separated by spaces, in
+# that order; default all).
 set -u
 what=${1:-all}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -187,7 +188,15 @@ if [ "$what" != bench ] && [ "$what" != cbench ]; then
     rm -rf "$work" && mkdir -p "$work"
     nvidia-smi -L 2>&1 | sed 's/^/gpu: /' | tee -a "$summary"
     : >"$out/gpu-tests.log"
-    for t in "$root"/test/gpu/${GPU_TESTS:-*}.sh; do
+    set -f # the globs are matched against test/gpu/, not this folder
+    globs=(${GPU_TESTS:-*})
+    set +f
+    tests=()
+    for g in "${globs[@]}"; do
+        tests+=("$root"/test/gpu/$g.sh)
+    done
+    for t in "${tests[@]}"; do
+        [ -e "$t" ] || { note "gpu test $(basename "$t" .sh): no such test"; continue; }
         name=$(basename "$t" .sh)
         echo "== $name" >>"$out/gpu-tests.log"
         KSCOPE_SOURCE_DIR=$root KSCOPE_BINARY_DIR=$build KSCOPE_GPU_WORK=$work \

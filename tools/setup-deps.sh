@@ -3,11 +3,15 @@
 # Debian packages through apt (as root). The Python packages the tests need
 # go into a virtual environment (tools/test.sh makes it), hence python3-venv.
 # chromium runs the HTML report's browser tests (test/browser/).
+# librocm-smi-dev: ROCm SMI's header, against which src/diag/rocm-smi.c
+# checks its own declarations (the build does not need it; the library is
+# loaded at run time, and only where the amdgpu driver is).
 # KSCOPE_EXTRA_DEPS names more packages (.ci/run adds firefox-esr).
 set -euo pipefail
 
 apt_pkgs=(cmake make gcc g++ pkg-config libmsgpack-dev libyajl-dev libcmocka-dev
-          openmpi-bin libopenmpi-dev python3 python3-venv chromium ${KSCOPE_EXTRA_DEPS:-})
+          openmpi-bin libopenmpi-dev python3 python3-venv chromium librocm-smi-dev
+          ${KSCOPE_EXTRA_DEPS:-})
 missing=()
 for p in "${apt_pkgs[@]}"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

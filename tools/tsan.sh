@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=Debug -DKSCOPE_SANITIZE=THREAD >/dev/null
-targets="test-core test-hardening test-sample"
+targets="test-core test-session test-hardening test-sample"
 known=$(cmake --build build-tsan --target help)
 grep -q ' test-gpu-cupti$' <<<"$known" && targets="$targets test-gpu-cupti"
 grep -q ' test-gpu-devscope$' <<<"$known" && targets="$targets test-gpu-devscope"

@@ -72,10 +72,22 @@ rm -rf "$out/try" && mkdir -p "$out/try"
     KSCOPE_QUIET=1 "$tv/bin/kscope" run -n w -o . -- "$tv/bin/python" s.py 2>/dev/null
     "$tv/bin/kscope" view w.hatchet | grep -q in_wheel ||
         { echo "wheel.sh: kscope run from the wheel recorded no scope"; exit 1; }
+    # kscope fleet is in the wheel (its SQL files and page), and without its
+    # extra (kscope[fleet]) it says in one line how to install it
+    "$tv/bin/python" -c 'from kscope.fleet import engines, page
+engines.sql_text("ranks"); page._asset("report.css"); page._asset("fleet.js")'
+    if "$tv/bin/kscope" fleet export -o ds w.hatchet 2>fleet.err; then
+        echo "wheel.sh: kscope fleet ran without its engine installed"; exit 1
+    fi
+    grep -q "pip install 'kscope\[fleet\]'" fleet.err || { echo "wheel.sh: kscope fleet: $(cat fleet.err)"; exit 1; }
+    # the binary's hand-off (kscope report on a folder) reaches this venv's package
+    "$tv/bin/kscope" report --html p.html . 2>report.err && exit 1
+    grep -q "^kscope report: .: not a kscope fleet dataset" report.err ||
+        { echo "wheel.sh: kscope report on a folder: $(cat report.err)"; exit 1; }
 )
 KSCOPE_WHEEL=$wheel PYTHON=$tv/bin/python KSCOPE_CLI=$tv/bin/kscope bash python/tests/run.sh
 echo "wheel.sh: $(basename "$wheel") on $("$tv/bin/python" -V): kscope version, import kscope," \
-    "kscope run and the Python tests pass"
+    "kscope run, kscope fleet and the Python tests pass"
 
 # The same wheel on the other CPythons: import, one scope recorded and read back.
 others=${KSCOPE_WHEEL_PYTHONS-}

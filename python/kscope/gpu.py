@@ -1,19 +1,19 @@
-"""gpu.py - MAX's max.profiler.gpu over kscope's NVML diagnostics.
+"""gpu.py - MAX's max.profiler.gpu over kscope's GPU diagnostics.
 
 GPUDiagContext().get_stats() gives {"nv0": GPUStats, ...} with MAX's field
-names; BackgroundRecorder(interval=...) samples on a thread of kscope's
-own (no subprocess) while its `with` block runs, and `stats` then holds
-the time series. NVML is loaded at run time (libnvidia-ml.so.1, or the
-file named by KSCOPE_NVML_LIBRARY): without it, or without a GPU, the GPU
-part is empty and the reason is in `GPUDiagContext.errors`.
+names and GPU names (each vendor's prefix and index, from the extension);
+BackgroundRecorder(interval=...) samples on a thread of kscope's own (no
+subprocess) while its `with` block runs, and `stats` then holds the time
+series. Each GPU vendor's library is loaded at run time: without one, or
+without its GPUs, that vendor's part is empty and the reason is in
+`GPUDiagContext.errors`, as (prefix, exception).
 """
 from dataclasses import dataclass
 from typing import Literal, Optional, Protocol
 
 from . import _kscope
 
-# Why a GPU's clock is below its boost ceiling (MAX's vocabulary, NVML's
-# categories). "gpu_idle" is reported whenever the GPU idles: intersect
+# Why a GPU's clock is below its boost ceiling (MAX's vocabulary). "gpu_idle" is reported whenever the GPU idles: intersect
 # with HARDWARE_THROTTLE_REASONS to find real throttling.
 ThrottleReason = Literal[
     "gpu_idle", "applications_clocks_setting", "sw_power_cap", "hw_slowdown", "sync_boost",
@@ -91,9 +91,10 @@ class GPUDiagContext:
             raise AssertionError("Can't enter an already-entered context")
         try:
             self._count = _kscope.gpu_init()
-        except RuntimeError as e:
-            self.errors.append(("nv", e))
+        except RuntimeError:
             self._count = -1
+        self.errors += [(prefix, RuntimeError(f"no GPU metrics: {why}"))
+                        for prefix, _library, why in _kscope.gpu_vendors() if why]
         return self
 
     def __exit__(self, exc_type, exc, tb):
@@ -109,12 +110,13 @@ class GPUDiagContext:
         return max(self._count or 0, 0)
 
     def names(self):
-        return {f"nv{i}": _kscope.gpu_name(i) for i in range(self.gpu_count)}
+        return {_kscope.gpu_id(i): _kscope.gpu_name(i) for i in range(self.gpu_count)}
 
     def get_stats(self):
         if self._count is None:
             return {}  # outside the `with` block nothing is open (MAX: {})
-        return {f"nv{i}": stats_from_dict(_kscope.gpu_stats(i)) for i in range(self.gpu_count)}
+        stats = (_kscope.gpu_stats(i) for i in range(self.gpu_count))
+        return {g["id"]: stats_from_dict(g) for g in stats}
 
     def process_memory(self, pid, device=0):
         """GPU memory (bytes) process `pid` uses on `device`."""
@@ -180,6 +182,6 @@ class BackgroundRecorder:
             self._raised = True
             return False
         self._stats = [
-            {f"nv{g['device']}": stats_from_dict(g) for g in s["gpus"]} for s in rec.samples()
+            {g["id"]: stats_from_dict(g) for g in s["gpus"]} for s in rec.samples()
         ]
         return False

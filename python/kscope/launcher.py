@@ -20,14 +20,16 @@ import sys
 from . import _kscope
 from .flags import flags
 from .oneshot import profiler_rows, render_python
+from .sessions import backends
 
 PROG = "python -m kscope"
 USAGE = """{prog} [options] script.py [script args]
        {prog} [options] pytest [pytest args]"""
-BACKENDS = ["cupti", "none"]
+BACKENDS = backends() + ["none"]
 # Proton's -b names: its other backends (AMD's roctracer, its own
 # instrumentation) parse as in Proton and are refused by start() in one line.
-PROTON_BACKENDS = ["cupti", "roctracer", "instrumentation", "none"]
+PROTON_BACKENDS = backends() + [b for b in ("roctracer", "instrumentation") if b not in BACKENDS] + [
+    "none"]
 
 
 def format_names():

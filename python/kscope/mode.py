@@ -103,6 +103,15 @@ class MMA(InstrumentationMode):
     name: str = field(default="mma", init=False)
 
 
+def _kernel_tool():
+    """How messages name the default GPU backend's interface (the C
+    registry's label of its first built backend, else its first)."""
+    from . import _kscope
+    found = _kscope.backends()
+    built = [label for _name, label, _type, ok in found if ok]
+    return (built or [label for _name, label, _type, _ok in found] or ["a GPU backend"])[0]
+
+
 def mode_string(mode):
     """The mode string the C library takes for start(mode=...): None for
     no mode. Raises ValueError for a mode of no known kind and
@@ -125,6 +134,6 @@ def mode_string(mode):
     if kind in ("default", "mma"):
         raise NotImplementedError(
             f"mode '{text}' is Proton's instrumentation backend (code added to the kernels), "
-            "which kscope does not have; kscope measures kernels with CUPTI"
+            f"which kscope does not have; kscope measures kernels with {_kernel_tool()}"
         )
     return text

@@ -20,9 +20,6 @@ finds. docs/max-api.md lists where kscope differs from MAX, and why.
 import contextlib
 import cProfile
 import csv
-import ctypes
-import ctypes.util
-import glob
 import json
 import os
 import shutil
@@ -343,26 +340,17 @@ def maybe_reexec_under_nsys(profile_output=None, *, top_n=15, backend=None, out=
     sys.exit(rc)
 
 
-def _load_cudart():
-    names = [ctypes.util.find_library("cudart")] + [
-        "libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"]
-    return _load([n for n in names if n])
-
-
 @contextlib.contextmanager
 def cuda_profiler_region():
-    """cudaProfilerStart() on entry, cudaProfilerStop() on exit: the range
-    `kscope run --capture-range=cudaProfilerApi` records. RuntimeError when
-    libcudart cannot be loaded."""
-    cudart = _load_cudart()
-    if cudart is None:
-        raise RuntimeError("libcudart not loadable; cudaProfilerStart cannot be called and the "
-                           "capture would be empty")
-    cudart.cudaProfilerStart()
+    """The GPU runtime's profiler start on entry and stop on exit
+    (cudaProfilerStart/Stop for the CUPTI backend), called through the
+    extension: the range `kscope run --capture-range` records.
+    RuntimeError when the runtime cannot be loaded."""
+    _kscope.gpu_profiler(True)
     try:
         yield
     finally:
-        cudart.cudaProfilerStop()
+        _kscope.gpu_profiler(False)
 
 
 # ------------------------------------------------------------ detect_backend
@@ -398,7 +386,8 @@ class Backend:
 
     @property
     def cudart_loadable(self):
-        return _load_cudart() is not None
+        probe = _kscope.gpu_probe()
+        return bool(probe and probe["runtime"])
 
     def __str__(self):
         return (f"gpu={'yes' if self.gpu else 'no'} ({self.gpu_count}) "
@@ -420,51 +409,15 @@ class ProfileBackend:
         return self.nsys_available and self.nvidia_gpu_present and self.cudart_loadable
 
 
-def _load(names):
-    for name in names:
-        try:
-            return ctypes.CDLL(name)
-        except OSError:
-            continue
-    return None
-
-
-def _cupti_candidates():
-    names = []
-    if os.environ.get("KSCOPE_CUPTI_LIBRARY"):
-        names.append(os.environ["KSCOPE_CUPTI_LIBRARY"])
-    roots = [os.environ.get(v) for v in ("CUDA_HOME", "CUDA_PATH")] + ["/usr/local/cuda"]
-    for root in filter(None, roots):
-        for sub in ("extras/CUPTI/lib64", "lib64", "lib"):
-            names += sorted(glob.glob(os.path.join(root, sub, "libcupti.so*")))
-    for path in sys.path:
-        names += sorted(glob.glob(os.path.join(path, "nvidia", "cuda_cupti", "lib", "libcupti.so*")))
-        names += sorted(glob.glob(os.path.join(path, "nvidia", "cu*", "lib", "libcupti.so*")))
-    found = ctypes.util.find_library("cupti")
-    if found:
-        names.append(found)
-    return names + ["libcupti.so"]
-
-
 def detect_backend():
-    """Probe the CUDA driver, CUPTI and NVML (nothing is initialised for
-    good: only cuInit and a device count)."""
-    why = []
-    count = 0
-    cuda = _load(["libcuda.so.1", "libcuda.so"])
-    if cuda is None:
-        why.append("no CUDA driver (libcuda.so.1 not found)")
-    else:
-        n = ctypes.c_int(0)
-        if cuda.cuInit(0) != 0:
-            why.append("cuInit failed (no GPU or driver not loaded)")
-        elif cuda.cuDeviceGetCount(ctypes.byref(n)) != 0 or n.value == 0:
-            why.append("no CUDA device")
-        count = n.value
-    cupti = _load(_cupti_candidates()) is not None
-    if not cupti:
-        why.append("CUPTI not found")
-    nvml = _load(["libnvidia-ml.so.1", "libnvidia-ml.so"]) is not None
-    if not nvml:
-        why.append("NVML not found")
-    return Backend(gpu=count > 0, cupti=cupti, nvml=nvml, gpu_count=count, detail="; ".join(why))
+    """What this machine offers the default GPU backend, as the C side
+    finds it (the backend's own driver and library search, through the
+    extension): its GPUs, its tool library, its GPUs' diagnostics library.
+    Nothing is started for good."""
+    probe = _kscope.gpu_probe()
+    if probe is None:
+        return Backend(gpu=False, cupti=False, nvml=False, gpu_count=0,
+                       detail="this kscope has no GPU backend")
+    count = probe["devices"]
+    return Backend(gpu=count > 0, cupti=probe["tool"], nvml=probe["diag"], gpu_count=count,
+                   detail=probe["why"])

@@ -48,10 +48,18 @@ def nvtx_wanted():
     return value not in ("0", "false", "off", "no")
 
 
-def _nvtx_ranges():
-    """Ranges on or off as nvtx_wanted() says; a reason they cannot reach
-    kscope (NVTX_INJECTION64_PATH names another tool) is a warning."""
-    why = _kscope.nvtx_ranges(nvtx_wanted())
+def backends():
+    """The names backend= takes besides "none": the C registry's GPU
+    backends, in its order (also those this build left out, which start()
+    then refuses in one line)."""
+    return [name for name, _label, _device_type, _built in _kscope.backends()]
+
+
+def _vendor_ranges():
+    """The range sources' ranges (NVTX's) on or off as nvtx_wanted() says;
+    a reason they cannot reach kscope (another tool is their injection) is
+    a warning."""
+    why = _kscope.vendor_ranges(nvtx_wanted())
     if why is not None:
         warnings.warn(why, RuntimeWarning, stacklevel=3)
 
@@ -87,7 +95,7 @@ def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, 
           sample=None, device_scopes=None):
     """Start a session writing to `name` (no extension; default "kscope")
     and return its id. context: "shadow" or "python"; data: "tree" or
-    "trace"; backend: None (auto), "cupti" or "none"; mode: None,
+    "trace"; backend: None (auto), a name of backends() or "none"; mode: None,
     "periodic_flushing[:format=<format>]", "pcsampling[:interval=N]" or a
     kscope.mode object (PCSampling(interval=N)); hook: None, "triton" or a
     LaunchHook object; sample: None ($KSCOPE_SAMPLE, else every launch),
@@ -122,7 +130,7 @@ def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, 
         dscopes
     )
     try:
-        _nvtx_ranges()
+        _vendor_ranges()
         if launch_hook is not None:
             HookManager.register(launch_hook, session)
         if context == "python":

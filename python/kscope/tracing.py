@@ -42,7 +42,9 @@ def lost_spans_line(n):
     why = next((f"{v}={os.environ[v]}" for v in ("MODULAR_ENABLE_PROFILING", "KSCOPE_PROFILING")
                 if os.environ.get(v)), "set_gpu_profiling_state()")
     spans = "1 MAX-style span" if n == 1 else f"{n} MAX-style spans"
-    return (f"kscope: {spans} (Trace, traced, Tracer) went nowhere, not even to NVTX: {why} "
+    sinks = " or ".join(_kscope.range_sinks())
+    return (f"kscope: {spans} (Trace, traced, Tracer) went nowhere"
+            f"{', not even to ' + sinks if sinks else ''}: {why} "
             "turned them on, but no kscope session was running; run the program under "
             "`kscope run` to record them\n")
 

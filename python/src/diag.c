@@ -1,19 +1,32 @@
 /*
- * diag.c - resource diagnostics: GPU statistics through NVML (gpu_init,
- * gpu_stats, ...), the CPU use of processes (CpuProcs), the background
- * sampler (Recorder) and the processes behind a port (pids_for_port).
+ * diag.c - resource diagnostics: GPU statistics through the GPU vendors'
+ * libraries (gpu_init, gpu_stats, gpu_vendors, ...), the CPU use of
+ * processes (CpuProcs), the background sampler (Recorder) and the
+ * processes behind a port (pids_for_port).
  */
 #include "module.h"
+
+#include "diag/diag.h"
 
 /* ----------------------------------------------------- resource diagnostics */
 
 /* A dict of the fields a GPU sample holds (absent fields left out), with
- * MAX's names. */
+ * MAX's names, and the GPU's name ("id": "nv0"). */
 static PyObject *gpu_stats_dict(const kscope_gpu_stats *g)
 {
     PyObject *d = PyDict_New();
     if (!d)
         return NULL;
+    char id[32];
+    if (kscope_gpu_id(g->device, id, sizeof id) < 0)
+        snprintf(id, sizeof id, "gpu%u", g->device);
+    PyObject *id_obj = PyUnicode_FromString(id);
+    if (!id_obj || PyDict_SetItemString(d, "id", id_obj) < 0) {
+        Py_XDECREF(id_obj);
+        Py_DECREF(d);
+        return NULL;
+    }
+    Py_DECREF(id_obj);
 #define PUT(bit, key, value)                                                                       \
     do {                                                                                           \
         if (g->has & (bit)) {                                                                      \
@@ -71,6 +84,86 @@ static PyObject *fn_gpu_name(PyObject *m, PyObject *arg)
     if (check_rc(rc) < 0)
         return NULL;
     return PyUnicode_FromString(buf);
+}
+
+/* gpu_id(index) -> the GPU's name in every output ("nv0"). */
+static PyObject *fn_gpu_id(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    long dev = PyLong_AsLong(arg);
+    if (dev == -1 && PyErr_Occurred())
+        return NULL;
+    char buf[32];
+    int rc = dev < 0 ? kscope_gpu_id(UINT32_MAX, buf, sizeof buf)
+                     : kscope_gpu_id((uint32_t)dev, buf, sizeof buf);
+    if (check_rc(rc) < 0)
+        return NULL;
+    return PyUnicode_FromString(buf);
+}
+
+/* gpu_vendors() -> [(id, library, why), ...]: each GPU vendor's prefix of
+ * its GPUs' names, its library, and why that did not load at the last
+ * gpu_init ("" when it did). */
+static PyObject *fn_gpu_vendors(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    PyObject *list = PyList_New(0);
+    const kscope__gpu_vendor *v;
+    for (size_t i = 0; list && (v = kscope__gpu_vendor_at(i)); i++) {
+        PyObject *t = Py_BuildValue("(sss)", v->id, v->label, kscope__gpu_vendor_error(i));
+        if (!t || PyList_Append(list, t) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(t);
+    }
+    return list;
+}
+
+/* gpu_probe() -> what this machine offers the default GPU backend, found
+ * without starting it: {"backend", "devices", "tool" (its tool library
+ * loads), "diag" (its GPUs' diagnostics library loads), "why" (what is
+ * missing, one line)}; None when the registry has no backend to ask. */
+static PyObject *fn_gpu_probe(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    const kscope__backend *b = kscope__backend_default();
+    if (!b)
+        b = kscope__backend_at(0);
+    if (!b || !b->probe)
+        Py_RETURN_NONE;
+    kscope__probe p;
+    b->probe(&p);
+    const kscope__gpu_vendor *v;
+    int diag = 0;
+    for (size_t i = 0; b->diag_id && (v = kscope__gpu_vendor_at(i)); i++)
+        if (strcmp(v->id, b->diag_id) == 0 && (diag = v->found()) == 0) {
+            size_t used = strlen(p.why);
+            snprintf(p.why + used, sizeof p.why - used, "%s%s not found", used ? "; " : "",
+                     v->label);
+        }
+    return Py_BuildValue("{s:s,s:i,s:O,s:O,s:O,s:s}", "backend", b->name, "devices", p.devices,
+                         "tool", p.tool ? Py_True : Py_False, "diag", diag ? Py_True : Py_False,
+                         "runtime", p.runtime ? Py_True : Py_False, "why", p.why);
+}
+
+/* gpu_profiler(start) -> None: the default GPU backend's runtime profiler
+ * start (True) or stop (False), as the program would call it (what
+ * --capture-range follows); RuntimeError when it cannot be called. */
+static PyObject *fn_gpu_profiler(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    int start = PyObject_IsTrue(arg);
+    if (start < 0)
+        return NULL;
+    const kscope__backend *b = kscope__backend_default();
+    if (!b)
+        b = kscope__backend_at(0);
+    if (!b || !b->profiler) {
+        PyErr_SetString(PyExc_RuntimeError, "no GPU backend with profiler start/stop calls");
+        return NULL;
+    }
+    if (check_rc(b->profiler(start)) < 0)
+        return NULL;
+    Py_RETURN_NONE;
 }
 
 static PyObject *fn_gpu_stats(PyObject *m, PyObject *arg)
@@ -412,6 +505,13 @@ PyMethodDef diag_functions[] = {
     {"gpu_shutdown", fn_gpu_shutdown, METH_NOARGS, "gpu_shutdown()"},
     {"gpu_name", fn_gpu_name, METH_O, "gpu_name(index) -> product name"},
     {"gpu_stats", fn_gpu_stats, METH_O, "gpu_stats(index) -> dict of the fields reported"},
+    {"gpu_probe", fn_gpu_probe, METH_NOARGS,
+     "gpu_probe() -> what the default GPU backend finds here, starting nothing"},
+    {"gpu_profiler", fn_gpu_profiler, METH_O,
+     "gpu_profiler(start) -> None: the GPU runtime's profiler start/stop"},
+    {"gpu_id", fn_gpu_id, METH_O, "gpu_id(index) -> the GPU's name (\"nv0\")"},
+    {"gpu_vendors", fn_gpu_vendors, METH_NOARGS,
+     "gpu_vendors() -> [(prefix, library, why not loaded), ...]"},
     {"gpu_process_memory", fn_gpu_process_memory, METH_VARARGS,
      "gpu_process_memory(index, pid) -> bytes"},
     {"throttle_names", fn_throttle_names, METH_O, "throttle_names(reasons) -> [name, ...]"},

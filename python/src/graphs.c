@@ -1,6 +1,6 @@
 /*
  * graphs.c - tensor metrics (scope metrics and launch metadata whose value
- * is a tensor) and CUDA graph capture.
+ * is a tensor) and GPU graph capture (CUDA graphs).
  *
  * Outside a capture a tensor's value is read at once (.item(), or .tolist()
  * for one with several elements). Inside a capture that read would end the
@@ -22,22 +22,35 @@
 
 /* ------------------------------------------------------------- the checks */
 
-/* Whether `value` is a tensor on a CUDA device: 1, 0, -1 with an exception. */
-static int is_cuda_tensor(PyObject *value)
+/* What frameworks call the default backend's devices ("is_<it>" on a
+ * tensor, torch.<it>), from the registry; NULL: none. */
+static const char *framework_device(void)
 {
-    PyObject *cuda = PyObject_GetAttrString(value, "is_cuda");
-    if (!cuda) {
+    const kscope__backend *b = kscope__backend_default();
+    if (!b)
+        b = kscope__backend_at(0);
+    return b ? b->framework_device : NULL;
+}
+
+/* Whether `value` is a tensor on the backend's devices: 1, 0, -1 with an
+ * exception. */
+static int is_gpu_tensor(PyObject *value, const char *device)
+{
+    char attr[64];
+    snprintf(attr, sizeof attr, "is_%s", device);
+    PyObject *on = PyObject_GetAttrString(value, attr);
+    if (!on) {
         PyErr_Clear();
         return 0;
     }
-    int yes = PyObject_IsTrue(cuda);
-    Py_DECREF(cuda);
+    int yes = PyObject_IsTrue(on);
+    Py_DECREF(on);
     return yes;
 }
 
-/* Whether torch says the current stream captures (torch is loaded: a CUDA
+/* Whether torch says the current stream captures (torch is loaded: a GPU
  * tensor came from it). 1, 0, -1 with an exception. */
-static int torch_capturing(void)
+static int torch_capturing(const char *device)
 {
     PyObject *name = PyUnicode_FromString("torch");
     if (!name)
@@ -46,14 +59,14 @@ static int torch_capturing(void)
     Py_DECREF(name);
     if (!torch)
         return PyErr_Occurred() ? -1 : 0;
-    PyObject *cuda = PyObject_GetAttrString(torch, "cuda");
+    PyObject *mod = PyObject_GetAttrString(torch, device);
     Py_DECREF(torch);
-    if (!cuda) {
+    if (!mod) {
         PyErr_Clear();
         return 0;
     }
-    PyObject *r = PyObject_CallMethod(cuda, "is_current_stream_capturing", NULL);
-    Py_DECREF(cuda);
+    PyObject *r = PyObject_CallMethod(mod, "is_current_stream_capturing", NULL);
+    Py_DECREF(mod);
     if (!r) {
         PyErr_Clear();
         return 0;
@@ -65,12 +78,15 @@ static int torch_capturing(void)
 
 int tensor_in_capture(PyObject *value)
 {
-    int cuda = is_cuda_tensor(value);
-    if (cuda <= 0)
-        return cuda;
+    const char *device = framework_device();
+    if (!device)
+        return 0;
+    int gpu = is_gpu_tensor(value, device);
+    if (gpu <= 0)
+        return gpu;
     if (kscope__capturing(1))
         return 1;
-    return torch_capturing();
+    return torch_capturing(device);
 }
 
 /* ----------------------------------------------------------- held copies */
@@ -191,8 +207,9 @@ int capture_tensor(const char *name, PyObject *value, const char *kernel)
     int64_t token = n > 0 ? kscope__capture_value(&v) : 0;
     if (token == 0)
         kscope__warn_once("tensor-capture",
-                          "a tensor metric recorded during a CUDA graph capture is left out: "
-                          "the capture began before kscope's GPU capture did");
+                          "a tensor metric recorded during a %s graph capture is left out: "
+                          "the capture began before kscope's GPU capture did",
+                          kscope__gpu_device_type());
     int rc = check_rc(token);
     if (token > 1) { /* keep the copy as long as the graph writes to it */
         PyObject *held = held_dict();
@@ -208,6 +225,6 @@ int capture_tensor(const char *name, PyObject *value, const char *kernel)
 
 PyMethodDef graph_functions[] = {
     {"graph_release", fn_graph_release, METH_NOARGS,
-     "graph_release(): drop the metric copies of CUDA graphs that are gone"},
+     "graph_release(): drop the metric copies of GPU graphs that are gone"},
     {NULL, NULL, 0, NULL},
 };

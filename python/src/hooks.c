@@ -39,8 +39,9 @@ static int capture_later(const char *const *names, PyObject *const *values, int 
 {
     if (n && !kernel) {
         kscope__warn_once("tensor-capture-name",
-                          "tensor launch metadata recorded during a CUDA graph capture is left "
-                          "out: it needs a \"name\" to find its kernel");
+                          "tensor launch metadata recorded during a %s graph capture is left "
+                          "out: it needs a \"name\" to find its kernel",
+                          kscope__gpu_device_type());
         return 0;
     }
     /* A value lands where its kernel launches: under the scopes open now,

@@ -21,6 +21,8 @@
  */
 #include "module.h"
 
+#include "kscope-internal.h"
+
 #include <dlfcn.h>
 #include <stdio.h>
 
@@ -84,7 +86,7 @@ static PyObject *exception_for(int rc)
     case KSCOPE_ETOOMANY:
     case KSCOPE_EBACKEND:
     case KSCOPE_ENOGPU:
-    case KSCOPE_ENOCUPTI:
+    case KSCOPE_ENOGPUTOOL:
     case KSCOPE_EBUSY:
     case KSCOPE_ESTATE:
         return PyExc_RuntimeError;
@@ -134,17 +136,57 @@ static PyObject *fn_strerror(PyObject *m, PyObject *arg)
     return Py_BuildValue("(ss)", kscope_err_name(rc), kscope_strerror(rc));
 }
 
-/* nvtx_ranges(on) -> None, or the one-line reason NVTX ranges cannot
- * reach kscope (another tool's injection). */
-static PyObject *fn_nvtx_ranges(PyObject *m, PyObject *arg)
+/* vendor_ranges(on) -> None, or the one-line reason a range source's
+ * ranges (the registry's: NVTX's) cannot reach kscope (another tool's
+ * injection). Every source is switched; the first reason is returned. */
+static PyObject *fn_vendor_ranges(PyObject *m, PyObject *arg)
 {
     (void)m;
     int on = PyObject_IsTrue(arg);
     if (on < 0)
         return NULL;
-    if (kscope_nvtx_ranges(on) != 0)
-        return PyUnicode_FromString(kscope_last_error());
+    PyObject *why = NULL;
+    const kscope__range_source *src;
+    for (size_t i = 0; (src = kscope__range_source_at(i)); i++)
+        if (src->enable(on) != 0 && !why && !(why = PyUnicode_FromString(kscope_last_error())))
+            return NULL;
+    if (why)
+        return why;
     Py_RETURN_NONE;
+}
+
+/* range_sinks() -> [name, ...]: the registry's range sinks, the vendors'
+ * timeline APIs `detailed` scopes are emitted to. */
+static PyObject *fn_range_sinks(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    PyObject *list = PyList_New(0);
+    const kscope__range_sink *k;
+    for (size_t i = 0; list && (k = kscope__range_sink_at(i)); i++) {
+        PyObject *name = PyUnicode_FromString(k->name);
+        if (!name || PyList_Append(list, name) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(name);
+    }
+    return list;
+}
+
+/* backends() -> [(name, label, device_type, built), ...]: the registry's
+ * GPU backends, in its order (the first built one is the default). */
+static PyObject *fn_backends(PyObject *m, PyObject *Py_UNUSED(ignored))
+{
+    (void)m;
+    PyObject *list = PyList_New(0);
+    const kscope__backend *b;
+    for (size_t i = 0; list && (b = kscope__backend_at(i)); i++) {
+        PyObject *t =
+            Py_BuildValue("(sssO)", b->name, b->label ? b->label : b->name,
+                          b->device_type ? b->device_type : "GPU", b->start ? Py_True : Py_False);
+        if (!t || PyList_Append(list, t) < 0)
+            Py_CLEAR(list);
+        Py_XDECREF(t);
+    }
+    return list;
 }
 
 /* _configure(frame_skip): what the package sets at import. */
@@ -165,7 +207,12 @@ static PyMethodDef module_functions[] = {
     {"version", fn_version, METH_NOARGS, "version() -> library version"},
     {"last_error", fn_last_error, METH_NOARGS, "last_error() -> this thread's last message"},
     {"strerror", fn_strerror, METH_O, "strerror(code) -> (name, message)"},
-    {"nvtx_ranges", fn_nvtx_ranges, METH_O, "nvtx_ranges(on) -> None, or why not"},
+    {"vendor_ranges", fn_vendor_ranges, METH_O,
+     "vendor_ranges(on) -> None, or why the range sources' ranges cannot reach kscope"},
+    {"range_sinks", fn_range_sinks, METH_NOARGS,
+     "range_sinks() -> [name, ...] of the APIs detailed scopes are emitted to"},
+    {"backends", fn_backends, METH_NOARGS,
+     "backends() -> [(name, label, device_type, built), ...] of the GPU backend registry"},
     {"_configure", fn_configure, METH_VARARGS, "_configure(frame_skip)"},
     {NULL, NULL, 0, NULL},
 };

@@ -14,7 +14,9 @@ PY=${PYTHON:-python3}
 if [ -n "${KSCOPE_WHEEL:-}" ]; then # a binary wheel (tools/wheel.sh --test) instead
     "$PY" -m pip install -q --force-reinstall --no-deps "$KSCOPE_WHEEL"
 else
-    "$PY" -m pip install -q --force-reinstall --no-deps .
+    # pip says what it does as it goes (the build takes about a minute)
+    echo "run.sh: building and installing the kscope package with $PY"
+    "$PY" -m pip install --disable-pip-version-check --force-reinstall --no-deps .
 fi
 cd python/tests # import the installed package, not the source folder
 # -rs: say which tests were skipped and why

@@ -219,3 +219,39 @@ def test_tracer_collected_on_another_thread_closes_nothing(session):
     t.join()
     assert _kscope.depth() == 1
     _kscope.exit("mine")
+
+
+def test_detailed_spans_reach_roctx(tmp_path):
+    """set_gpu_profiling_state("detailed"): MAX's spans and marks also go to
+    roctx (rocprof, Omnitrace), here a stand-in libroctx64 (test/fake-roctx.c)
+    that logs the calls per thread; "on" sends nothing."""
+    import shutil
+    cc = shutil.which("cc") or shutil.which("gcc")
+    src = os.path.join(os.path.dirname(__file__), "..", "..", "test", "fake-roctx.c")
+    if not cc or not os.path.exists(src):
+        pytest.skip("needs a C compiler and test/fake-roctx.c")
+    lib = str(tmp_path / "libfake-roctx.so")
+    subprocess.run([cc, "-shared", "-fPIC", "-o", lib, src], check=True)
+    code = f"""
+import ctypes, json, kscope
+sid = kscope.start({str(tmp_path / "prof")!r}, backend="none")
+kscope.set_gpu_profiling_state("on")
+with kscope.Trace("quiet"):
+    pass
+kscope.set_gpu_profiling_state("detailed")
+with kscope.Trace("request") as t:
+    with kscope.Trace("decode"):
+        t.mark()
+fake = ctypes.CDLL({lib!r})
+fake.fake_roctx_log.restype = ctypes.c_char_p
+print(json.dumps([fake.fake_roctx_log().decode(), fake.fake_roctx_depth(), fake.fake_roctx_bad()]))
+kscope.finalize(sid)
+"""
+    env = dict(os.environ, KSCOPE_ROCTX_LIBRARY=lib)
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    import json
+    log, depth, bad = json.loads(r.stdout.strip().splitlines()[-1])
+    assert log == "push:request push:decode mark:request pop pop", log
+    assert depth == 0 and bad == 0

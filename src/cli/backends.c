@@ -2,12 +2,16 @@
  * backends.c - the registry's GPU backends as the command line shows and
  * checks them: the names -b takes, the --capture-range values, and the
  * words help texts take from the registry ({backends}, {default_backend},
- * {capture_range}, {device_type}), so no command names a backend itself.
+ * {capture_range}, {device_type}, {range_sources}) and from the GPU
+ * vendors' diagnostics libraries ({gpu_libraries}), and the variables that
+ * make a program load libkscope, so no command names a vendor itself.
  */
 #include "cli/cmd.h"
+#include "diag/diag.h"
 #include "format/format.h"
 #include "kscope-internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Append `word` to the list in buf: "a", "a, b", then " or " before the
@@ -51,6 +55,36 @@ void kscope_cli_capture_list(char *buf, size_t size)
     or_list(buf, size);
 }
 
+void kscope_cli_gpu_libraries(char *buf, size_t size)
+{
+    const kscope__gpu_vendor *v;
+    buf[0] = '\0';
+    for (size_t i = 0; (v = kscope__gpu_vendor_at(i)); i++)
+        list_add(buf, size, v->label);
+    or_list(buf, size);
+}
+
+void kscope_cli_range_sources(char *buf, size_t size)
+{
+    const kscope__range_source *src;
+    buf[0] = '\0';
+    for (size_t i = 0; (src = kscope__range_source_at(i)); i++)
+        list_add(buf, size, src->name);
+    or_list(buf, size);
+}
+
+void kscope_cli_set_inject_env(const char *lib)
+{
+    const kscope__backend *b;
+    for (size_t i = 0; (b = kscope__backend_at(i)); i++)
+        for (const char *const *v = b->inject_env; v && *v; v++)
+            setenv(*v, lib, 1);
+    const kscope__range_source *src;
+    for (size_t i = 0; (src = kscope__range_source_at(i)); i++)
+        for (const char *const *v = src->inject_env; v && *v; v++)
+            setenv(*v, lib, 1);
+}
+
 int kscope_cli_is_backend(const char *name)
 {
     return strcmp(name, "none") == 0 || kscope__backend_find(name) != NULL;
@@ -79,6 +113,10 @@ static const char *help_word(const char *key, size_t len, char *buf, size_t size
         kscope_cli_capture_list(buf, size);
     else if (len == 11 && strncmp(key, "device_type", len) == 0)
         snprintf(buf, size, "%s", kscope__gpu_device_type());
+    else if (len == 13 && strncmp(key, "gpu_libraries", len) == 0)
+        kscope_cli_gpu_libraries(buf, size);
+    else if (len == 13 && strncmp(key, "range_sources", len) == 0)
+        kscope_cli_range_sources(buf, size);
     else /* the format table's words */
         return kscope__format_word(key, len, buf, size);
     return buf;

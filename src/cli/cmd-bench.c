@@ -136,7 +136,7 @@ static int usage_error(const char *fmt, const char *arg)
 {
     fprintf(stderr, "kscope bench: ");
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (see 'kscope bench --help')\n");
+    fprintf(stderr, " (see `kscope bench --help`)\n");
     return KSCOPE_EXIT_USAGE;
 }
 

@@ -30,8 +30,12 @@ const char cmd_convert_help[] =
     "                   whatever OUT's name\n"
     "  -h, --help       show this help\n"
     "\n"
+    "OUT is written whole: until the new file is complete the old OUT stays as\n"
+    "it was (a symbolic link is written through, a device or FIFO in place).\n"
+    "On success `kscope convert: wrote OUT (SIZE)` goes to stderr.\n"
+    "\n"
     "Exit status: 0 on success, 2 on bad options or an unreadable IN,\n"
-    "1 when OUT cannot be written.\n";
+    "1 when OUT cannot be written (one line naming it and why).\n";
 
 /* A trace into a trace (a tree holds no timeline): IN's events written
  * again by OUT's format. */
@@ -123,5 +127,6 @@ int cmd_convert(int argc, char **argv)
         fprintf(stderr, "kscope convert: %s\n", err);
         return KSCOPE_EXIT_FAIL;
     }
+    kscope_cli_wrote("convert", out);
     return KSCOPE_EXIT_OK;
 }

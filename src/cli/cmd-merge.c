@@ -6,6 +6,7 @@
  * order, so parsing and merging overlap.
  */
 #include "cli/cmd.h"
+#include "format/file-out.h"
 #include "kscope.h"
 #include "read/read.h"
 
@@ -42,8 +43,13 @@ const char cmd_merge_help[] =
     "  -j, --jobs N      files parsed at once (default: CPUs, at most 8)\n"
     "  -h, --help        show this help\n"
     "\n"
+    "OUT is written whole: until the merged file is complete the old OUT stays\n"
+    "as it was (a symbolic link is written through, a device or FIFO in place).\n"
+    "On success `kscope merge: wrote OUT (SIZE)` goes to stderr.\n"
+    "\n"
     "Exit status: 0 on success, 2 on bad options or an unreadable FILE,\n"
-    "1 when OUT cannot be written or a sum passes the largest number.\n";
+    "1 when OUT cannot be written (one line naming it and why) or a sum passes the\n"
+    "largest number.\n";
 
 typedef struct job {
     const char *path;
@@ -158,6 +164,8 @@ static int merge_tree_files(char **files, int n, long jobs, const char *out,
     if (rc == KSCOPE_EXIT_OK && kscope__write_profile(out, t, fmt, err, sizeof err) < 0) {
         fprintf(stderr, "kscope merge: %s\n", err);
         rc = KSCOPE_EXIT_FAIL;
+    } else if (rc == KSCOPE_EXIT_OK) {
+        kscope_cli_wrote("merge", out);
     }
     kscope__ptree_free(t);
 out:
@@ -174,25 +182,25 @@ out:
     return rc;
 }
 
-/* Close the merged trace at tmp, on disk, and rename it over out: an old
- * OUT stays whole until the new one is complete. */
-static int trace_commit(FILE *f, const char *tmp, const char *out, int rc)
+/* Put the merged trace in place (format/file-out.h: an old OUT stays
+ * whole until the new one is complete; no temporary file is left), or
+ * drop it after a failure. */
+static int trace_commit(kscope__out *o, const char *out, int rc)
 {
-    int ok = rc == KSCOPE_EXIT_OK && fflush(f) == 0 && fsync(fileno(f)) == 0;
-    if (fclose(f) != 0)
-        ok = 0;
-    if (ok && rename(tmp, out) != 0)
-        ok = 0;
-    if (!ok && rc == KSCOPE_EXIT_OK) {
-        fprintf(stderr, "kscope merge: %s: write failed: %s\n", out, strerror(errno));
-        rc = KSCOPE_EXIT_FAIL;
+    char err[KSCOPE__READ_ERRLEN];
+    if (rc != KSCOPE_EXIT_OK) {
+        kscope__out_abort(o);
+        return rc;
     }
-    if (rc != KSCOPE_EXIT_OK)
-        unlink(tmp); /* no half-written trace left behind */
-    return rc;
+    if (kscope__out_commit(o, err, sizeof err) < 0) {
+        kscope__escape_in_place(err, sizeof err);
+        fprintf(stderr, "kscope merge: %s\n", err);
+        return KSCOPE_EXIT_FAIL;
+    }
+    kscope_cli_wrote("merge", out);
+    return KSCOPE_EXIT_OK;
 }
 
-/* Traces one at a time: read, rewrite into OUT, free. */
 /* A trace output merges traces only: a tree among the inputs has no events
  * to place on a timeline, so it is refused by name (KSCOPE_EINVAL). */
 static int refuse_tree(const char *path, const char *out, char *err, size_t errlen)
@@ -210,20 +218,26 @@ static int refuse_tree(const char *path, const char *out, char *err, size_t errl
     return KSCOPE_EINVAL;
 }
 
+/* A write to OUT failed (a full disk): one line naming OUT and why. */
+static int write_failed(const kscope__out *o, const char *out)
+{
+    char name[KSCOPE__READ_ERRLEN];
+    fprintf(stderr, "kscope merge: %s: cannot write: %s\n", kscope__escape(out, name, sizeof name),
+            strerror(o->err));
+    return KSCOPE_EXIT_FAIL;
+}
+
 static int merge_trace_files(char **files, int n, const char *out)
 {
     char err[KSCOPE__READ_ERRLEN];
-    char tmp[4200];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp%ld", out, (long)getpid()) >= (int)sizeof tmp) {
-        fprintf(stderr, "kscope merge: %s: path too long\n", out);
-        return KSCOPE_EXIT_USAGE;
-    }
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        fprintf(stderr, "kscope merge: %s: cannot write: %s\n", out, strerror(errno));
+    kscope__out o;
+    if (kscope__out_open(&o, out, err, sizeof err) < 0) {
+        kscope__escape_in_place(err, sizeof err);
+        fprintf(stderr, "kscope merge: %s\n", err);
         return KSCOPE_EXIT_FAIL;
     }
-    kscope__trace_merger *m = kscope__trace_merger_new(f);
+    FILE *f = kscope__out_stream(&o);
+    kscope__trace_merger *m = f ? kscope__trace_merger_new(f) : NULL;
     int rc = m ? KSCOPE_EXIT_OK : KSCOPE_EXIT_FAIL;
     if (!m)
         fprintf(stderr, "kscope merge: out of memory\n");
@@ -231,17 +245,23 @@ static int merge_trace_files(char **files, int n, const char *out)
         int r = refuse_tree(files[i], out, err, sizeof err);
         if (r == 0)
             r = kscope__trace_merger_add_file(m, files[i], err, sizeof err);
-        if (r < 0) {
+        if (r < 0 && o.err) /* OUT failed, not the input */
+            rc = write_failed(&o, out);
+        else if (r < 0) {
             fprintf(stderr, "kscope merge: %s\n", err);
             rc = r == KSCOPE_ENOMEM || r == KSCOPE_EIO ? KSCOPE_EXIT_FAIL : KSCOPE_EXIT_USAGE;
         }
     }
     if (rc == KSCOPE_EXIT_OK && kscope__trace_merger_finish(m, err, sizeof err) < 0) {
-        fprintf(stderr, "kscope merge: %s: %s\n", out, err);
-        rc = KSCOPE_EXIT_FAIL;
+        if (o.err)
+            rc = write_failed(&o, out);
+        else {
+            fprintf(stderr, "kscope merge: %s: %s\n", out, err);
+            rc = KSCOPE_EXIT_FAIL;
+        }
     }
     kscope__trace_merger_free(m);
-    return trace_commit(f, tmp, out, rc);
+    return trace_commit(&o, out, rc);
 }
 
 int cmd_merge(int argc, char **argv)

@@ -26,7 +26,7 @@ const char cmd_monitor_help[] =
     "                      [-o FILE.csv|FILE.jsonl] [--duration S] [--no-gpu]\n"
     "                      [-- COMMAND [ARGS...]]\n"
     "\n"
-    "Sample every GPU (through NVML) and a set of processes (from /proc) at an\n"
+    "Sample every GPU (through {gpu_libraries}) and a set of processes (from /proc) at an\n"
     "interval. The processes are those given with --pid, those serving a TCP\n"
     "port (--port, with their descendants), or the COMMAND that monitor starts;\n"
     "then monitor exits with the command's exit status (128+N if killed by\n"
@@ -46,7 +46,7 @@ const char cmd_monitor_help[] =
     "Without -o, or when standard output is a terminal, a table is printed as\n"
     "samples arrive. CPU % is of one core, summed over the processes. A metric a\n"
     "GPU does not report is an empty CSV cell or a JSON null. process_used_bytes\n"
-    "is the GPU memory of the processes followed. Without NVML the\n"
+    "is the GPU memory of the processes followed. Without {gpu_libraries} the\n"
     "GPU columns are left out, with one message, and the CPU part still runs.\n";
 
 typedef enum { OUT_NONE, OUT_CSV, OUT_JSONL } out_format;
@@ -193,12 +193,21 @@ static double mib(uint64_t bytes)
     return (double)bytes / (1024.0 * 1024.0);
 }
 
+/* The GPU's name in every output ("nv0"; kscope_gpu_id). */
+static const char *gpu_id(uint32_t device, char *buf, size_t size)
+{
+    if (kscope_gpu_id(device, buf, size) < 0)
+        snprintf(buf, size, "gpu%u", device);
+    return buf;
+}
+
 static void table_header(FILE *f, int ngpu)
 {
+    char id[32];
     fprintf(f, "%9s %7s %9s %5s", "time_s", "cpu_%", "rss_MiB", "thr");
     for (int d = 0; d < ngpu; d++)
-        fprintf(f, " | nv%d %4s %9s %9s %5s %6s %4s %s", d, "gpu%", "used_MiB", "proc_MiB", "sm",
-                "W", "C", "throttle");
+        fprintf(f, " | %s %4s %9s %9s %5s %6s %4s %s", gpu_id((uint32_t)d, id, sizeof id), "gpu%",
+                "used_MiB", "proc_MiB", "sm", "W", "C", "throttle");
     fputc('\n', f);
 }
 
@@ -222,9 +231,9 @@ static void table_row(monitor_state *m, const kscope_sample *s, double t)
     cell(f, s->nproc > 0, " %*.0f", s->threads, 5);
     for (uint32_t d = 0; d < s->ngpu; d++) {
         const kscope_gpu_stats *g = &s->gpu[d];
-        char reasons[160];
+        char reasons[160], id[32];
         kscope_gpu_throttle_format(g->throttle_reasons, reasons, sizeof reasons);
-        fprintf(f, " | nv%u", d);
+        fprintf(f, " | %s", gpu_id(d, id, sizeof id));
         cell(f, g->has & KSCOPE_GPU_HAS_UTIL, " %*.0f", g->gpu_usage_percent, 4);
         cell(f, g->has & KSCOPE_GPU_HAS_MEMORY, " %*.0f", mib(g->used_bytes), 9);
         cell(f, g->has & KSCOPE_GPU_HAS_PROCESS, " %*.0f", mib(g->process_bytes), 9);
@@ -250,9 +259,10 @@ static const char *const csv_gpu_fields[] = {"gpu_usage_percent", "memory_activi
 static void csv_header(FILE *f, int ngpu)
 {
     fputs("t_s,cpu_percent,user_percent,system_percent,rss_bytes,threads,alive", f);
+    char id[32];
     for (int d = 0; d < ngpu; d++)
         for (size_t k = 0; k < sizeof csv_gpu_fields / sizeof *csv_gpu_fields; k++)
-            fprintf(f, ",nv%d_%s", d, csv_gpu_fields[k]);
+            fprintf(f, ",%s_%s", gpu_id((uint32_t)d, id, sizeof id), csv_gpu_fields[k]);
     fputc('\n', f);
 }
 
@@ -377,8 +387,9 @@ static void jsonl_row(FILE *f, const kscope_sample *s, double t)
         fputs("null", f);
     }
     fputs(",\"gpus\":{", f);
+    char id[32];
     for (uint32_t d = 0; d < s->ngpu; d++) {
-        fprintf(f, "%s\"nv%u\":", d ? "," : "", s->gpu[d].device);
+        fprintf(f, "%s\"%s\":", d ? "," : "", gpu_id(s->gpu[d].device, id, sizeof id));
         json_gpu(f, &s->gpu[d]);
     }
     fputs("}}\n", f);
@@ -507,7 +518,9 @@ static int probe_gpus(const monitor_opts *o, char *why, size_t size)
         snprintf(why, size, "%s", kscope_last_error());
         return 0;
     }
-    snprintf(why, size, "NVML found no GPU");
+    char libs[128];
+    kscope_cli_gpu_libraries(libs, sizeof libs);
+    snprintf(why, size, "%s found no GPU", libs);
     kscope_gpu_shutdown();
     return n > KSCOPE_SAMPLE_GPUS ? KSCOPE_SAMPLE_GPUS : n;
 }

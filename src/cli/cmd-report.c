@@ -6,6 +6,7 @@
  * self-contained HTML page instead (src/report/).
  */
 #include "cli/cmd.h"
+#include "format/file-out.h"
 #include "kscope.h"
 #include "read/read.h"
 #include "report/report.h"
@@ -14,12 +15,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 const char cmd_report_summary[] = "summarise a profile: devices, GPU time, top kernels and scopes";
 const char cmd_report_help[] =
     "usage: kscope report [-n N] FILE...\n"
     "       kscope report --html OUT.html PROFILE [PROFILE2]\n"
+    "       kscope report --html OUT.html DATASET\n"
     "\n"
     "Print a one-page summary of each profile (kscope's or Proton's:\n"
     "{formats}):\n"
@@ -41,6 +44,11 @@ const char cmd_report_help[] =
     "\"(other)\" past 200000 nodes; a timeline track keeps its 250000 longest\n"
     "slices.\n"
     "\n"
+    "A folder given to --html is a fleet dataset (kscope fleet export): the\n"
+    "page is the fleet page (rank x scope heat map of time and imbalance,\n"
+    "stragglers, top kernels), made by `kscope fleet report` (see `kscope help\n"
+    "fleet`; -n N goes with it).\n"
+    "\n"
     "options:\n"
     "  -n N        rows per table (default 10)\n"
     "  --html OUT  write the HTML page to OUT\n"
@@ -48,34 +56,12 @@ const char cmd_report_help[] =
     "              the HTML page's limits (defaults 200000, 250000)\n"
     "  -h, --help  this text\n"
     "\n"
-    "Exit status: 0, or 2 when a file cannot be read (one line naming it).\n";
-
-/* The calling context of node i as "a > b > c" (ROOT left out). */
-static void node_path(const kscope__pflat *f, size_t i, char *buf, size_t size)
-{
-    const kscope__pnode *chain[64];
-    int n = 0;
-    for (int32_t j = (int32_t)i; j > 0 && n < 64; j = f->parent[j])
-        chain[n++] = f->node[j];
-    size_t len = 0;
-    buf[0] = 0;
-    char name[256];
-    while (n-- > 0 && len + 4 < size)
-        len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? " > " : "",
-                                kscope__escape(chain[n]->name, name, sizeof name));
-}
-
-static void print_ns(FILE *out, double ns)
-{
-    if (ns >= 1e9)
-        fprintf(out, "%.3f s", ns / 1e9);
-    else if (ns >= 1e6)
-        fprintf(out, "%.3f ms", ns / 1e6);
-    else if (ns >= 1e3)
-        fprintf(out, "%.3f us", ns / 1e3);
-    else
-        fprintf(out, "%.0f ns", ns);
-}
+    "OUT is written whole: until the page is complete the old OUT stays as it\n"
+    "was (a symbolic link is written through, a device or FIFO in place).\n"
+    "On success `kscope report: wrote OUT (SIZE)` goes to stderr.\n"
+    "\n"
+    "Exit status: 0; 2 on bad options or when a file cannot be read (one line\n"
+    "naming it); 1 when OUT cannot be written (one line naming it and why).\n";
 
 static void report_devices(const kscope__ptree *t, FILE *out)
 {
@@ -99,52 +85,6 @@ static void report_devices(const kscope__ptree *t, FILE *out)
     }
 }
 
-typedef struct ranked {
-    size_t node;
-    double value;
-} ranked;
-
-static int by_value_desc(const void *a, const void *b)
-{
-    double x = ((const ranked *)a)->value, y = ((const ranked *)b)->value;
-    return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/* The top n scopes (not GPU activities, not ROOT) by vals. */
-static void report_scopes(const kscope__pflat *f, const double *vals, const double *calls,
-                          const char *title, double total, long n, FILE *out)
-{
-    ranked *r = malloc(f->n * sizeof *r);
-    size_t m = 0;
-    for (size_t i = 1; r && i < f->n; i++)
-        if (!kscope__pnode_is_device(f->node[i]) && !isnan(vals[i]) && vals[i] > 0)
-            r[m++] = (ranked){i, vals[i]};
-    if (!r || m == 0) {
-        free(r);
-        return;
-    }
-    qsort(r, m, sizeof *r, by_value_desc);
-    fprintf(out, "\n%s\n%7s  %12s  %8s  %s\n", title, "%", "time", "calls", "scope");
-    for (size_t k = 0; k < m && (n <= 0 || (long)k < n); k++) {
-        char path[1024], t[32];
-        node_path(f, r[k].node, path, sizeof path);
-        FILE *mem = fmemopen(t, sizeof t, "w");
-        if (mem) {
-            print_ns(mem, r[k].value);
-            fclose(mem);
-        } else {
-            t[0] = 0;
-        }
-        double c = calls && !isnan(calls[r[k].node]) ? calls[r[k].node] : NAN;
-        fprintf(out, "%6.2f%%  %12s  ", total > 0 ? 100.0 * r[k].value / total : 0, t);
-        if (isnan(c))
-            fprintf(out, "%8s  %s\n", "-", path);
-        else
-            fprintf(out, "%8.0f  %s\n", c, path);
-    }
-    free(r);
-}
-
 static int report_one(const char *path, long n, FILE *out)
 {
     kscope__ptree *t = NULL;
@@ -160,28 +100,27 @@ static int report_one(const char *path, long n, FILE *out)
         return KSCOPE_EXIT_FAIL;
     }
     double *incl = malloc(f.n * sizeof *incl), *samples = malloc(f.n * sizeof *samples);
-    double *wall = malloc(f.n * sizeof *wall), *calls = malloc(f.n * sizeof *calls);
+    double *calls = malloc(f.n * sizeof *calls);
     kscope__gpu_split g;
-    if (!incl || !samples || !wall || !calls || kscope__gpu_split_of(t, &g) < 0) {
+    if (!incl || !samples || !calls || kscope__gpu_split_of(t, &g) < 0) {
         fprintf(stderr, "kscope report: %s: out of memory\n", KSCOPE__PATH(path));
-        free(incl), free(samples), free(wall), free(calls);
+        free(incl), free(samples), free(calls);
         kscope__pflat_free(&f);
         kscope__ptree_free(t);
         return KSCOPE_EXIT_FAIL;
     }
     /* what `kscope view` shows for each: rolled up where the metric does */
     int time_up = kscope__metric_values(t, &f, "time (ns)", incl);
-    int wall_up = kscope__metric_values(t, &f, "wall_time (ns)", wall);
     kscope__pflat_values(t, &f, "calls", 0, calls);
     double kernel_ns = g.kernel_ns, copy_ns = g.copy_ns;
     fprintf(out, "== %s\n", KSCOPE__PATH(path));
     report_devices(t, out);
     fprintf(out, "GPU time: ");
-    print_ns(out, kernel_ns + copy_ns);
+    kscope__print_ns(out, kernel_ns + copy_ns);
     fprintf(out, " (kernels ");
-    print_ns(out, kernel_ns);
+    kscope__print_ns(out, kernel_ns);
     fprintf(out, " in %.0f launches; copies and sets ", g.launches);
-    print_ns(out, copy_ns);
+    kscope__print_ns(out, copy_ns);
     fprintf(out, " in %.0f, %.0f bytes)\n", g.copies, g.copied_bytes);
     const kscope__pmetric *dropped =
         kscope__pnode_metric(t->root, kscope__ptree_intern_cstr(t, "dropped_records"));
@@ -191,9 +130,8 @@ static int report_one(const char *path, long n, FILE *out)
     if (kernel_ns + copy_ns > 0) {
         fputc('\n', out);
         kscope__top_print(out, t, (int)n, 0);
-        report_scopes(&f, incl, calls,
-                      "scopes by GPU time under them:", kscope__metric_total(&f, incl, time_up), n,
-                      out);
+        kscope__scopes_print(out, &f, incl, calls, "scopes by GPU time under them:",
+                             kscope__metric_total(&f, incl, time_up), n);
     }
     /* PC samples: the hottest lines */
     kscope__pflat_values(t, &f, "num_samples", 0, samples);
@@ -204,14 +142,31 @@ static int report_one(const char *path, long n, FILE *out)
         fprintf(out, "\nhottest source lines (PC samples):\n");
         kscope__lines_print(out, t, (int)n, 0);
     }
-    double wall_total = kscope__metric_total(&f, wall, wall_up);
-    report_scopes(&f, wall, calls, "scopes by host wall time:", wall_total, n, out);
-    free(incl), free(samples), free(wall), free(calls);
+    kscope__scopes_by_wall(out, t, &f, n);
+    free(incl), free(samples), free(calls);
     kscope__pflat_free(&f);
     kscope__ptree_free(t);
     return KSCOPE_EXIT_OK;
 }
 
+static int is_folder(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* A fleet dataset's page: the fleet command makes it, from the same
+ * queries as its summary (cmd-fleet.c). */
+static int report_fleet(const char *out, const char *dir, long n)
+{
+    char rows[32];
+    snprintf(rows, sizeof rows, "%ld", n);
+    char *args[] = {"report", "--html", (char *)out, (char *)dir, "-n", rows};
+    return kscope_cli_fleet_exec("kscope report", n > 0 ? 6 : 4, args);
+}
+
+/* The page into OUT, whole (format/file-out.h): bad input or a failed
+ * write leaves an existing OUT as it was. */
 static int report_html(const char *out, int nfiles, char **files, const kscope__report_limits *lim)
 {
     if (nfiles > 2) {
@@ -220,20 +175,55 @@ static int report_html(const char *out, int nfiles, char **files, const kscope__
         return KSCOPE_EXIT_USAGE;
     }
     char err[KSCOPE__READ_ERRLEN], warn[KSCOPE__READ_ERRLEN];
-    int rc = kscope__report_html(out, files[0], nfiles > 1 ? files[1] : NULL, lim, err, sizeof err,
-                                 warn, sizeof warn);
-    if (rc != 0) {
+    kscope__out o;
+    if (kscope__out_open(&o, out, err, sizeof err) < 0) {
+        kscope__escape_in_place(err, sizeof err);
         fprintf(stderr, "kscope report: %s\n", err);
+        return KSCOPE_EXIT_FAIL;
+    }
+    FILE *f = kscope__out_stream(&o);
+    int rc = f ? kscope__report_page(f, files[0], nfiles > 1 ? files[1] : NULL, lim, err,
+                                     sizeof err, warn, sizeof warn)
+               : KSCOPE_ENOMEM;
+    if (rc != 0 && !o.err) { /* an input, not OUT */
+        kscope__out_abort(&o);
+        fprintf(stderr, "kscope report: %s\n", rc == KSCOPE_ENOMEM ? "out of memory" : err);
         return rc == KSCOPE_ENOMEM ? KSCOPE_EXIT_FAIL : KSCOPE_EXIT_USAGE;
+    }
+    if (kscope__out_commit(&o, err, sizeof err) < 0) {
+        kscope__escape_in_place(err, sizeof err);
+        fprintf(stderr, "kscope report: %s\n", err);
+        return KSCOPE_EXIT_FAIL;
     }
     if (warn[0])
         fprintf(stderr, "kscope report: warning: %s\n", warn);
+    kscope_cli_wrote("report", out);
     return KSCOPE_EXIT_OK;
+}
+
+/* `kscope report out.html a.hatchet`: the page was meant (--html left
+ * out). Says so with the command that writes it; 1 when it did. */
+static int forgot_html(const char *file, int nfiles, char **files)
+{
+    const char *dot = strrchr(file, '.');
+    if (!dot || (strcmp(dot, ".html") != 0 && strcmp(dot, ".htm") != 0))
+        return 0;
+    char name[512], cmd[2048];
+    int n = snprintf(cmd, sizeof cmd, "kscope report --html %s", file);
+    for (int i = 0; i < nfiles && n > 0 && (size_t)n < sizeof cmd; i++)
+        if (files[i] != file)
+            n += snprintf(cmd + n, sizeof cmd - (size_t)n, " %s", files[i]);
+    fprintf(stderr,
+            "kscope report: %s is an HTML name, not a profile: --html writes the page there "
+            "(`%s`)\n",
+            kscope__escape(file, name, sizeof name), kscope__escape(cmd, cmd, sizeof cmd));
+    return 1;
 }
 
 int cmd_report(int argc, char **argv)
 {
     long n = 10;
+    int n_given = 0;
     const char *html = NULL;
     kscope__report_limits lim = kscope__report_default_limits();
     int first = 1;
@@ -245,6 +235,7 @@ int cmd_report(int argc, char **argv)
         if (strcmp(argv[first], "-n") == 0 && first + 1 < argc) {
             char *end;
             n = strtol(argv[++first], &end, 10);
+            n_given = 1;
             if (*end || n < 0) {
                 fprintf(stderr, "kscope report: -n needs a number >= 0, not '%s'\n", argv[first]);
                 return KSCOPE_EXIT_USAGE;
@@ -282,8 +273,21 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "kscope report: no FILE given (see `kscope report --help`)\n");
         return KSCOPE_EXIT_USAGE;
     }
+    if (is_folder(argv[first]) && (!html || argc - first > 1)) {
+        char shown[1024];
+        fprintf(stderr,
+                "kscope report: %s is a folder: a fleet dataset's page is `kscope report "
+                "--html OUT DIR` (one folder); its summary `kscope fleet summary DIR`\n",
+                kscope__escape(argv[first], shown, sizeof shown));
+        return KSCOPE_EXIT_USAGE;
+    }
+    if (html && is_folder(argv[first]))
+        return report_fleet(html, argv[first], n_given ? n : 0);
     if (html)
         return report_html(html, argc - first, argv + first, &lim);
+    for (int i = first; i < argc; i++)
+        if (forgot_html(argv[i], argc - first, argv + first))
+            return KSCOPE_EXIT_USAGE;
     int rc = KSCOPE_EXIT_OK;
     for (int i = first; i < argc; i++) {
         if (i > first)

@@ -3,14 +3,16 @@
  * unmodified program and summarise it when it ends.
  *
  * The command runs with libkscope attached three ways (each GPU backend's
- * injection variables, NVTX's injection hook, and LD_PRELOAD for processes
+ * injection variables and each range source's, from the registry, and LD_PRELOAD for processes
  * that never touch the GPU) and with the options in KSCOPE_RUN_* variables, so every
  * process it starts is profiled into its own file. The processes report
  * what they wrote in a manifest file; once the command ends, its profiles
- * are summarised on stderr and kscope exits with the command's own code.
+ * are summarised on stderr and kscope ends as the command did (its exit
+ * code, or the signal that killed it).
  */
 #define _GNU_SOURCE
 #include "cli/cmd.h"
+#include "cli/run-child.h"
 #include "cli/run-summary.h"
 #include "kscope-internal.h"
 #include "run/run.h"
@@ -33,11 +35,12 @@ const char cmd_run_summary[] = "profile a program without changing it, summarise
 const char cmd_run_help[] =
     "usage: kscope run [options] -- COMMAND [ARGS...]\n"
     "\n"
-    "Run COMMAND with kscope attached: every {device_type} kernel and copy, every NVTX\n"
+    "Run COMMAND with kscope attached: every {device_type} kernel and copy, every {range_sources}\n"
     "range and every kscope scope of the program (and of the processes it\n"
     "starts) is recorded, one profile file per process. When the command\n"
-    "ends, a summary of its top kernels is printed on stderr, and kscope\n"
-    "exits with the command's exit code (128+N when signal N ended it).\n"
+    "ends, a summary of its top kernels (its heaviest scopes, without GPU\n"
+    "work) is printed on stderr, and kscope exits with the command's exit\n"
+    "code, or ends by the signal that ended it.\n"
     "The -- may be left out when no argument of COMMAND is -h or --help.\n"
     "\n"
     "options:\n"
@@ -53,7 +56,7 @@ const char cmd_run_help[] =
     "      --pc-sampling[=N]  sample where each kernel's warps are every N GPU\n"
     "                         cycles (32 to 2^31, a power of two; default 1024):\n"
     "                         samples per source line and stall reason below\n"
-    "                         each kernel (see 'kscope top --lines')\n"
+    "                         each kernel (see `kscope top --lines`)\n"
     "      --device-scopes[=OPTS]\n"
     "                         record the device-side scopes of kernels built with\n"
     "                         kscope/device.h (children of each kernel; per-SM\n"
@@ -83,12 +86,17 @@ const char cmd_run_help[] =
     "Files: <name>{tree_ext} for the command itself, <name>.rank<R>{tree_ext} for a\n"
     "process with a rank (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID),\n"
     "<name>.pid<PID>{tree_ext} for other child processes ({trace_ext} with\n"
-    "-d trace). No process of a run overwrites another's file. Processes\n"
-    "that record nothing and use neither {device_type} nor NVTX (shells, mpirun)\n"
-    "write no file; when a single process wrote one (the command was a\n"
-    "wrapper), it gets the plain <name>{tree_ext}.\n"
+    "-d trace). No process of a run overwrites another's file, nor does a run\n"
+    "started beside it with the same name and folder: a name another live run\n"
+    "holds, or whose profile was written since this run began, gives\n"
+    "<name>.pid<PID>. Processes that record nothing and use neither\n"
+    "{device_type} nor {range_sources} (shells, mpirun) write no file; when a\n"
+    "single process wrote one (the command was a wrapper), it gets the plain\n"
+    "<name>{tree_ext}.\n"
     "\n"
-    "A process ended by SIGINT or SIGTERM still writes what it recorded.\n"
+    "Signals sent to kscope are passed on to the command. A process ended by a\n"
+    "signal whose action is the default one (SIGTERM, SIGINT, SIGHUP, ...) still\n"
+    "writes what it recorded.\n"
     "\n"
     "examples:\n"
     "  kscope run -- ./app --iters 10\n"
@@ -102,7 +110,8 @@ typedef struct run_opts {
     const char *delay, *duration, *sample;
     const char *dscopes; /* --device-scopes's options ("on" without), or NULL */
     long top;
-    char **argv; /* the command */
+    char **argv;         /* the command */
+    char sanitizer[256]; /* the AddressSanitizer runtime it links, to preload first */
 } run_opts;
 
 /* ---------------------------------------------------------------- parsing */
@@ -111,7 +120,7 @@ static int usage_error(const char *fmt, const char *arg)
 {
     fprintf(stderr, "kscope run: ");
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (see 'kscope run --help')\n");
+    fprintf(stderr, " (see `kscope run --help`)\n");
     return KSCOPE_EXIT_USAGE;
 }
 
@@ -224,7 +233,7 @@ static int pc_sampling_mode(run_opts *o)
     if (kscope__mode_parse(o->pcs_mode, &periodic, &interval) != 0) {
         fprintf(stderr,
                 "kscope run: --pc-sampling: '%s' is not a number of cycles from 32 to "
-                "2147483648 (see 'kscope run --help')\n",
+                "2147483648 (see `kscope run --help`)\n",
                 o->pcs);
         return KSCOPE_EXIT_USAGE;
     }
@@ -479,16 +488,6 @@ static void set_env(const char *name, const char *value)
         unsetenv(name);
 }
 
-/* Each backend's injection variables name libkscope, so the GPU runtime
- * loads it (the registry says which variables). */
-static void set_inject_env(const char *lib)
-{
-    const kscope__backend *b;
-    for (size_t i = 0; (b = kscope__backend_at(i)); i++)
-        for (const char *const *v = b->inject_env; v && *v; v++)
-            setenv(*v, lib, 1);
-}
-
 /* The command as typed, for the profiles' run facts; a very long one is
  * cut (the environment has a limit per variable) and ends in "...". */
 static void set_command_env(const run_opts *o)
@@ -507,6 +506,31 @@ static void set_command_env(const run_opts *o)
 
 /* The child's environment: libkscope attached three ways, options as
  * KSCOPE_RUN_* variables. */
+/* Whether an LD_PRELOAD list already has an AddressSanitizer runtime. */
+static int has_asan(const char *list)
+{
+    return list && (strstr(list, "libasan") || strstr(list, "libclang_rt.asan"));
+}
+
+/* LD_PRELOAD: what it held, then libkscope. A command built with
+ * AddressSanitizer needs its runtime first of all libraries: it goes in
+ * front, and the command's process takes it out again for its own
+ * children (KSCOPE_RUN_SANITIZER, read by the launcher). */
+static void set_preload(const run_opts *o, const char *lib)
+{
+    char buf[PATH_MAX * 2 + 512];
+    const char *pre = getenv("LD_PRELOAD");
+    int n = snprintf(buf, sizeof buf, "%s", "");
+    if (o->sanitizer[0] && !has_asan(pre)) {
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "%s ", o->sanitizer);
+        setenv(KSCOPE_RUN_ENV_SANITIZER, o->sanitizer, 1);
+    }
+    if (pre && *pre)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "%s ", pre);
+    snprintf(buf + n, sizeof buf - (size_t)n, "%s", lib);
+    setenv("LD_PRELOAD", buf, 1);
+}
+
 static void child_env(const run_opts *o, const char *lib, const char *manifest)
 {
     /* Absolute, so a program that changes directory writes where asked. */
@@ -514,14 +538,8 @@ static void child_env(const run_opts *o, const char *lib, const char *manifest)
     if (!realpath(o->dir, dir))
         snprintf(dir, sizeof dir, "%s", o->dir);
     char buf[PATH_MAX * 2 + 64];
-    const char *pre = getenv("LD_PRELOAD");
-    if (pre && *pre)
-        snprintf(buf, sizeof buf, "%s %s", pre, lib);
-    else
-        snprintf(buf, sizeof buf, "%s", lib);
-    setenv("LD_PRELOAD", buf, 1);
-    set_inject_env(lib);
-    setenv("NVTX_INJECTION64_PATH", lib, 1);
+    set_preload(o, lib);
+    kscope_cli_set_inject_env(lib); /* the registry says which variables */
     setenv(KSCOPE_RUN_ENV_ON, "1", 1);
     setenv(KSCOPE_RUN_ENV_NAME, o->name, 1);
     setenv(KSCOPE_RUN_ENV_DIR, dir, 1);
@@ -585,7 +603,7 @@ static int program_drives_backend(const char *cmd, const char *path)
 }
 
 /* Checks made before anything runs; each failure is one line. */
-static int preflight(const run_opts *o, char *lib, size_t libsize)
+static int preflight(run_opts *o, char *lib, size_t libsize)
 {
     char path[PATH_MAX];
     if (find_command(o->argv[0], path, sizeof path) != 0) {
@@ -599,99 +617,59 @@ static int preflight(const run_opts *o, char *lib, size_t libsize)
         return KSCOPE_EXIT_FAIL;
     if (check_output_dir(o->dir) != 0 || find_library(lib, libsize) != 0)
         return KSCOPE_EXIT_FAIL;
+    /* AddressSanitizer refuses to run unless its runtime comes first. */
+    if (!elf_needs(path, "libasan.", o->sanitizer, sizeof o->sanitizer))
+        elf_needs(path, "libclang_rt.asan", o->sanitizer, sizeof o->sanitizer);
     return 0;
 }
 
 /* ------------------------------------------------------------- running */
 
-static volatile sig_atomic_t forward_to;
+typedef struct child_setup {
+    const run_opts *o;
+    const char *lib, *manifest;
+} child_setup;
 
-static void forward_signal(int sig)
+static void setup_child(void *arg)
 {
-    if (forward_to > 0)
-        kill((pid_t)forward_to, sig);
+    const child_setup *c = arg;
+    child_env(c->o, c->lib, c->manifest);
 }
 
-/* Run the command and wait for it: SIGINT/SIGQUIT reach it through the
- * terminal as they reach us, so we only wait; SIGTERM/SIGHUP sent to kscope
- * are passed on. Returns the command's wait status, or -1. */
-static int run_child(const run_opts *o, char **argv, const char *lib, const char *manifest)
+/* The run's folder and manifest (run/claims.c), after removing what
+ * killed runs left behind; lock_fd keeps the run marked alive. */
+static int make_manifest(const run_opts *o, char *path, size_t size, int *lock_fd, uint64_t since)
 {
-    struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward_signal};
-    struct sigaction old_int, old_quit, old_term, old_hup;
-    sigaction(SIGINT, &ign, &old_int);
-    sigaction(SIGQUIT, &ign, &old_quit);
-    sigaction(SIGTERM, &fwd, &old_term);
-    sigaction(SIGHUP, &fwd, &old_hup);
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGQUIT, &old_quit, NULL);
-        sigaction(SIGTERM, &old_term, NULL);
-        sigaction(SIGHUP, &old_hup, NULL);
-        child_env(o, lib, manifest);
-        execvp(argv[0], argv);
-        fprintf(stderr, "kscope run: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    if (pid < 0) {
-        fprintf(stderr, "kscope run: cannot start %s: %s\n", argv[0], strerror(errno));
+    kscope__run_sweep(o->dir);
+    if (kscope__run_make(path, size, lock_fd, since) != 0) {
+        fprintf(stderr, "kscope run: %s\n", kscope_last_error());
         return -1;
     }
-    forward_to = pid;
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) {
-            status = -1;
-            break;
-        }
-    }
-    forward_to = 0;
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGQUIT, &old_quit, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    sigaction(SIGHUP, &old_hup, NULL);
-    return status;
-}
-
-static int make_manifest(char *path, size_t size)
-{
-    const char *tmp = getenv("TMPDIR");
-    snprintf(path, size, "%s/kscope-run-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    int fd = mkstemp(path);
-    if (fd < 0) {
-        fprintf(stderr, "kscope run: cannot create %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    close(fd);
     return 0;
 }
 
 int cmd_run(int argc, char **argv)
 {
+    uint64_t since = kscope__run_clock(); /* files written from now are this run's time */
     run_opts o;
     int rc = parse_args(argc, argv, &o);
     if (rc)
         return rc;
     char lib[PATH_MAX], manifest[PATH_MAX];
+    int lock_fd = -1;
     if ((rc = preflight(&o, lib, sizeof lib)) != 0)
         return rc;
-    if (make_manifest(manifest, sizeof manifest) != 0)
+    if (make_manifest(&o, manifest, sizeof manifest, &lock_fd, since) != 0)
         return KSCOPE_EXIT_FAIL;
     char **pyargv = python_argv(&o);
-    int status = run_child(&o, pyargv ? pyargv : o.argv, lib, manifest);
+    child_setup setup = {&o, lib, manifest};
+    int status = kscope_cli_run_child(pyargv ? pyargv : o.argv, setup_child, &setup);
     free(pyargv);
-    int code;
-    if (status < 0)
-        code = KSCOPE_EXIT_FAIL;
-    else if (WIFSIGNALED(status))
-        code = 128 + WTERMSIG(status);
-    else
-        code = WEXITSTATUS(status);
     int errors = kscope__run_report(manifest, o.top, stderr);
-    unlink(manifest);
-    if (code == 0 && errors > 0)
-        code = KSCOPE_EXIT_FAIL;
-    return code;
+    kscope__run_end(manifest, lock_fd);
+    if (status < 0)
+        return KSCOPE_EXIT_FAIL;
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && errors > 0)
+        return KSCOPE_EXIT_FAIL;
+    return kscope_cli_end_like(status);
 }

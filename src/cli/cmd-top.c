@@ -38,6 +38,9 @@ const char cmd_top_help[] =
     "                   they are folded: foo<...>(...))\n"
     "  -h, --help       show this help\n"
     "\n"
+    "A profile without GPU kernels or copies (host scopes only) says so, and\n"
+    "on stderr the `kscope view` command that shows its scopes.\n"
+    "\n"
     "Exit status: 0 on success, 2 on bad options or an unreadable FILE.\n";
 
 int cmd_top(int argc, char **argv)
@@ -106,13 +109,19 @@ int cmd_top(int argc, char **argv)
     if (lines && rc == 0) {
         char name[512];
         fprintf(stderr,
-                "kscope top: %s has no PC samples (record with 'kscope run --pc-sampling')\n",
+                "kscope top: %s has no PC samples (record with `kscope run --pc-sampling`)\n",
                 kscope__escape(argv[optind], name, sizeof name));
         return KSCOPE_EXIT_USAGE;
     }
     if (rc < 0) {
         fprintf(stderr, "kscope top: %s\n", kscope_strerror(rc));
         return KSCOPE_EXIT_FAIL;
+    }
+    if (rc == 0) { /* host scopes only: the tree is where its time is */
+        char cmd[8192];
+        const char *file = argv[optind];
+        fprintf(stderr, "kscope top: no GPU work in this profile; its scopes: %s\n",
+                kscope_cli_command(cmd, sizeof cmd, "view", &file, 1));
     }
     return KSCOPE_EXIT_OK;
 }

@@ -426,7 +426,7 @@ static int print_lines(const kscope__ptree *t, const view_opts *o)
     if (n == 0) {
         char name[512];
         fprintf(stderr,
-                "kscope view: %s has no PC samples (record with 'kscope run --pc-sampling')\n",
+                "kscope view: %s has no PC samples (record with `kscope run --pc-sampling`)\n",
                 kscope__escape(o->file, name, sizeof name));
         return KSCOPE_EXIT_USAGE;
     }

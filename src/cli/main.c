@@ -15,11 +15,11 @@
     }
 
 const kscope_cmd kscope_cmds[] = {
-    KSCOPE_CMD_ENTRY(help),    KSCOPE_CMD_ENTRY(run),    KSCOPE_CMD_ENTRY(version),
-    KSCOPE_CMD_ENTRY(monitor), KSCOPE_CMD_ENTRY(pids),   KSCOPE_CMD_ENTRY(view),
-    KSCOPE_CMD_ENTRY(top),     KSCOPE_CMD_ENTRY(diff),   KSCOPE_CMD_ENTRY(merge),
-    KSCOPE_CMD_ENTRY(convert), KSCOPE_CMD_ENTRY(report), KSCOPE_CMD_ENTRY(bench),
-    {NULL, NULL, NULL, NULL},
+    KSCOPE_CMD_ENTRY(help),    KSCOPE_CMD_ENTRY(run),     KSCOPE_CMD_ENTRY(version),
+    KSCOPE_CMD_ENTRY(monitor), KSCOPE_CMD_ENTRY(pids),    KSCOPE_CMD_ENTRY(view),
+    KSCOPE_CMD_ENTRY(top),     KSCOPE_CMD_ENTRY(diff),    KSCOPE_CMD_ENTRY(merge),
+    KSCOPE_CMD_ENTRY(fleet),   KSCOPE_CMD_ENTRY(convert), KSCOPE_CMD_ENTRY(report),
+    KSCOPE_CMD_ENTRY(bench),   {NULL, NULL, NULL, NULL},
 };
 
 const kscope_cmd *kscope_cmd_find(const char *name)
@@ -124,7 +124,7 @@ static int unknown_command(const char *name)
     if (s)
         fprintf(stderr, "kscope: '%s' is not a command. Did you mean '%s'?\n", name, s);
     else
-        fprintf(stderr, "kscope: '%s' is not a command. See 'kscope help'.\n", name);
+        fprintf(stderr, "kscope: '%s' is not a command. See `kscope help`.\n", name);
     return KSCOPE_EXIT_USAGE;
 }
 
@@ -181,6 +181,7 @@ static int run_command(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    kscope_cli_take_launcher();
     int rc = run_command(argc, argv);
     return check_stdout(argc > 1 ? argv[1] : "", rc);
 }

@@ -3,9 +3,13 @@
  * that wrote a profile appended to the manifest the name it reserved
  * ("claim") and what it wrote ("profile"), or what went wrong ("error");
  * this reads those lines back and summarises every profile with the
- * top-kernels table of the readers.
+ * top-kernels table of the readers (the heaviest scopes by wall time for a
+ * profile without GPU work). A process that reserved a name and ended
+ * before saying what it wrote (killed) is told from the files themselves.
  */
 #include "cli/run-summary.h"
+#include "cli/cmd.h"
+#include "format/format.h"
 #include "format/run-facts.h"
 #include "kscope-internal.h"
 #include "read/read.h"
@@ -16,12 +20,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 typedef struct profile_line {
     long pid;
     uint64_t wall_ns;
     int64_t dropped;
+    int unreported; /* found on disk: the process ended before saying so */
     char path[4096];
 } profile_line;
 
@@ -70,34 +76,6 @@ static double total_gpu_ns(const kscope__ptree *t)
     return total;
 }
 
-/* Whether `dir`/kscope is this very executable (`self`, resolved). */
-static int is_self_in(const char *dir, size_t len, const char *self)
-{
-    char cand[PATH_MAX], real[PATH_MAX];
-    if (len == 0 || len + sizeof "/kscope" > sizeof cand)
-        return 0;
-    snprintf(cand, sizeof cand, "%.*s/kscope", (int)len, dir);
-    return realpath(cand, real) && strcmp(real, self) == 0;
-}
-
-/* The kscope command as the user can type it: "kscope" when PATH finds
- * this executable under that name, else this executable's full path (a
- * build tree, a venv not activated), so the printed commands work as shown. */
-static const char *self_command(void)
-{
-    static char self[PATH_MAX];
-    if (!realpath("/proc/self/exe", self))
-        return "kscope";
-    const char *path = getenv("PATH");
-    while (path && *path) {
-        size_t len = strcspn(path, ":");
-        if (is_self_in(path, len, self))
-            return "kscope";
-        path += len + (path[len] == ':');
-    }
-    return self;
-}
-
 /* The readers' top-kernels table, with the share of all GPU time its rows
  * cover, and the hint for the rows left out pointing at `kscope top`. */
 static void print_top(const kscope__ptree *t, long top, const char *path, FILE *out)
@@ -127,11 +105,11 @@ static void print_top(const kscope__ptree *t, long top, const char *path, FILE *
             continue; /* replaced below */
         fprintf(out, "%s\n", line);
     }
+    char cmd[8192];
+    const char *args[] = {"-n", "0", path};
     if (n > rows && rows > 0)
-        fprintf(out,
-                "top %d of %d kernels and copies: %.1f%% of all GPU time (all: %s top -n 0 "
-                "%s)\n",
-                rows, n, share, self_command(), path);
+        fprintf(out, "top %d of %d kernels and copies: %.1f%% of all GPU time (all: %s)\n", rows, n,
+                share, kscope_cli_command(cmd, sizeof cmd, "top", args, 3));
     free(buf);
 }
 
@@ -208,38 +186,101 @@ static kscope__ptree *read_back(const profile_line *p, const char *shown, FILE *
     return kscope__read_profile(p->path, &t, err, errlen) == 0 ? t : NULL;
 }
 
-static void summarise(const profile_line *p, long top, FILE *out)
+/* Whether the profile holds any GPU activity (kernel or copy). */
+static int has_gpu_work(const kscope__ptree *t)
 {
-    char err[KSCOPE__READ_ERRLEN];
-    const char *shown = display_path(p->path);
-    kscope__ptree *t = read_back(p, shown, out, err, sizeof err);
-    if (!t) {
-        fprintf(out, "kscope run: cannot read back %s\n", err);
-        return;
-    }
-    if (top > 0)
-        print_top(t, top, shown, out);
+    kscope__pflat f;
+    if (kscope__pflat_build(t, &f) != 0)
+        return 1; /* out of memory: the kernels' table says what it can */
+    int found = 0;
+    for (size_t i = 1; i < f.n && !found; i++)
+        found = kscope__pnode_is_device(f.node[i]);
+    kscope__pflat_free(&f);
+    return found;
+}
+
+/* GPU time against wall time, dropped records, the sampling note. */
+static void print_totals(const profile_line *p, const kscope__ptree *t, int gpu_work, FILE *out)
+{
     char busy[32], wall[32];
     double gpu = total_gpu_ns(t);
     kscope__format_ns(isnan(gpu) ? 0 : gpu, busy, sizeof busy);
     kscope__format_ns((double)p->wall_ns, wall, sizeof wall);
-    fprintf(out, "GPU time %s in %s wall (%.1f%%)", busy, wall,
-            p->wall_ns && !isnan(gpu) ? gpu / (double)p->wall_ns * 100.0 : 0.0);
+    if (!gpu_work && p->wall_ns)
+        fprintf(out, "no GPU work recorded (host scopes only) in %s wall", wall);
+    else if (!gpu_work)
+        fprintf(out, "no GPU work recorded (host scopes only)");
+    else if (p->wall_ns)
+        fprintf(out, "GPU time %s in %s wall (%.1f%%)", busy, wall,
+                !isnan(gpu) ? gpu / (double)p->wall_ns * 100.0 : 0.0);
+    else
+        fprintf(out, "GPU time %s", busy);
     if (p->dropped > 0)
         fprintf(out, "; %" PRId64 " GPU records dropped", p->dropped);
     char note[256];
     if (kscope__sampled_note(t, note, sizeof note))
         fprintf(out, "\n%s", note);
+    fputc('\n', out);
+}
+
+/* The commands that show the profile next, as the user types them. */
+static void print_next(const char *shown, int gpu_work, FILE *out)
+{
+    char cmd[8192], cmd2[8192], q[8192];
     size_t base_len = 0;
     const char *ext = NULL;
-    if (last_part(shown, &base_len, &ext) > 0) /* parts: each alone, or all summed */
+    if (last_part(shown, &base_len, &ext) > 0) { /* parts: each alone, or all summed */
+        char first[4200], merged[4200], parts[4200];
+        snprintf(first, sizeof first, "%.*s.part_0%s", (int)base_len, shown, ext);
+        snprintf(merged, sizeof merged, "%.*s%s", (int)base_len, shown, ext);
+        snprintf(parts, sizeof parts, "%.*s.part_", (int)base_len, shown);
+        const char *margs[] = {"-o", merged};
+        fprintf(out, "view them with: %s (each part), or %s %s*%s (all summed)\n",
+                kscope_cli_command(cmd, sizeof cmd, "view", (const char *[]){first}, 1),
+                kscope_cli_command(cmd2, sizeof cmd2, "merge", margs, 2),
+                kscope_cli_quote(parts, q, sizeof q), ext);
+        return;
+    }
+    fprintf(out, "view it with: %s\n", kscope_cli_command(cmd, sizeof cmd, "view", &shown, 1));
+    if (gpu_work)
+        return;
+    /* the page: OUT named after the profile, its extension swapped */
+    char html[4200];
+    const char *slash = strrchr(shown, '/'), *dot = strrchr(shown, '.');
+    int keep = dot && (!slash || dot > slash) ? (int)(dot - shown) : (int)strlen(shown);
+    snprintf(html, sizeof html, "%.*s.html", keep, shown);
+    const char *args[] = {"--html", html, shown};
+    fprintf(out, "or as a page (flame graph, timeline): %s\n",
+            kscope_cli_command(cmd, sizeof cmd, "report", args, 3));
+}
+
+static void summarise(const profile_line *p, long top, FILE *out)
+{
+    char err[KSCOPE__READ_ERRLEN];
+    const char *shown = display_path(p->path);
+    if (p->unreported)
         fprintf(out,
-                "\nview them with: %s view %.*s.part_0%s (each part), or %s merge -o %.*s%s "
-                "%.*s.part_*%s (all summed)\n",
-                self_command(), (int)base_len, shown, ext, self_command(), (int)base_len, shown,
-                ext, (int)base_len, shown, ext);
-    else
-        fprintf(out, "\nview it with: %s view %s\n", self_command(), shown);
+                "\nkscope run: pid %ld ended before it said what it wrote (was it killed?); "
+                "its profile is on disk:",
+                p->pid);
+    kscope__ptree *t = read_back(p, shown, out, err, sizeof err);
+    if (!t) {
+        fprintf(out, "kscope run: cannot read back %s\n", err);
+        return;
+    }
+    int gpu_work = has_gpu_work(t);
+    if (top > 0 && gpu_work)
+        print_top(t, top, shown, out);
+    else if (top > 0) { /* where a host-only run spent its time */
+        kscope__pflat f;
+        if (kscope__pflat_build(t, &f) == 0) {
+            if (kscope__scopes_by_wall(out, t, &f, top) > 0)
+                fputc('\n', out);
+            kscope__pflat_free(&f);
+        }
+    }
+    print_totals(p, t, gpu_work, out);
+    print_next(shown, gpu_work, out);
     kscope__ptree_free(t);
 }
 
@@ -265,8 +306,9 @@ static int taken(const char *manifest, const char *base)
 
 /* When a single process wrote a profile and it was named by pid (the
  * command was a wrapper, such as a shell script, that started the program),
- * give it the run's plain name, unless another process of the run took it. */
-static void plain_name_for_single(const char *manifest, profile_line *p)
+ * give it the run's plain name, unless another process of the run took it
+ * or another run holds it (run/claims.c). */
+static void plain_name_for_single(const char *manifest, uint64_t since, profile_line *p)
 {
     char tag[32], base[sizeof p->path];
     snprintf(tag, sizeof tag, ".pid%ld.", p->pid);
@@ -278,8 +320,9 @@ static void plain_name_for_single(const char *manifest, profile_line *p)
     if (strchr(ext + 1, '.'))
         return; /* parts of a periodic run keep their names together */
     snprintf(base, sizeof base, "%.*s", (int)head, p->path);
-    if (taken(manifest, base))
+    if (taken(manifest, base) || kscope__run_claim_folder(base, ext, manifest, since) != 0)
         return;
+    kscope__run_manifest_add(manifest, KSCOPE_RUN_TAG_CLAIM, (long)getpid(), base);
     char plain[sizeof p->path];
     int n = snprintf(plain, sizeof plain, "%s%s", base, ext);
     if (n <= 0 || (size_t)n >= sizeof plain || rename(p->path, plain) != 0)
@@ -292,48 +335,203 @@ static void plain_name_for_single(const char *manifest, profile_line *p)
     memcpy(p->path, plain, (size_t)n + 1);
 }
 
-int kscope__run_report(const char *manifest, long top, FILE *out)
+/* ---- fleet: rank profiles (NAME.rank<R>.EXT) are analysed together with
+ * `kscope fleet`; the run of rank 0 (or the one around the launcher) says
+ * how, once. */
+static void fleet_hint(const profile_line *p, int n, FILE *out)
+{
+    kscope__run_ident id;
+    kscope__run_ident_get(&id);
+    for (int i = 0; i < n && !(id.has_rank && id.rank != 0); i++) {
+        const char *shown = display_path(p[i].path), *ext = strrchr(shown, '.'), *at = NULL;
+        for (const char *q = strstr(shown, ".rank"); q; q = strstr(q + 1, ".rank"))
+            at = q[5] >= '0' && q[5] <= '9' ? q : at; /* the last ".rank<digit>" */
+        if (!at || strchr(at, '/') || !ext || ext <= at)
+            continue;
+        int len = (int)(at - shown);
+        fprintf(out,
+                "\nrank profiles: export and summarise them all with\n  %s fleet export -o "
+                "%.*s.fleet %.*s.rank*%s\n  %s fleet summary %.*s.fleet\n",
+                kscope_cli_self(), len, shown, len, shown, ext, kscope_cli_self(), len, shown);
+        return;
+    }
+}
+/* ---- */
+
+/* What the manifest says. */
+typedef struct run_lines {
+    profile_line *profiles;
+    int nprof, errors, nclaims;
+    long *err_pids; /* [errors] */
+    uint64_t since; /* the run's start (realtime ns), 0: unknown */
+    struct claim {
+        long pid;
+        char base[4096];
+    } * claims;
+} run_lines;
+
+static int add_profile(run_lines *r, long pid, char *rest)
+{
+    profile_line *np = realloc(r->profiles, (size_t)(r->nprof + 1) * sizeof *np);
+    if (!np)
+        return -1;
+    r->profiles = np;
+    memset(&np[r->nprof], 0, sizeof *np);
+    np[r->nprof].pid = pid;
+    if (parse_profile(rest, &np[r->nprof]) == 0)
+        r->nprof++;
+    return 0;
+}
+
+static int add_claim(run_lines *r, long pid, const char *base)
+{
+    struct claim *nc = realloc(r->claims, (size_t)(r->nclaims + 1) * sizeof *nc);
+    if (!nc)
+        return -1;
+    r->claims = nc;
+    nc[r->nclaims].pid = pid;
+    snprintf(nc[r->nclaims++].base, sizeof nc->base, "%s", base);
+    return 0;
+}
+
+/* Read the manifest; errors are printed as they come. */
+static int read_manifest(const char *manifest, run_lines *r, FILE *out)
 {
     FILE *f = fopen(manifest, "r");
-    if (!f) {
-        fprintf(out, "kscope run: cannot read the run's results from %s\n", manifest);
-        return 1;
-    }
-    int errors = 0, nprof = 0;
+    if (!f)
+        return -1;
     char line[8192];
-    profile_line *profiles = NULL;
     while (fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = 0;
         const char *tag;
         long pid;
         char *rest = split_line(line, &tag, &pid);
+        int rc = 0;
         if (!rest)
             continue;
         if (strcmp(tag, KSCOPE_RUN_TAG_ERROR) == 0) {
             fprintf(out, "kscope run: pid %ld: %s\n", pid, rest);
-            errors++;
+            long *ne = realloc(r->err_pids, (size_t)(r->errors + 1) * sizeof *ne);
+            if (ne)
+                (r->err_pids = ne)[r->errors] = pid;
+            r->errors++;
         } else if (strcmp(tag, KSCOPE_RUN_TAG_PROFILE) == 0) {
-            profile_line *np = realloc(profiles, (size_t)(nprof + 1) * sizeof *np);
-            if (!np)
-                break;
-            profiles = np;
-            profiles[nprof].pid = pid;
-            if (parse_profile(rest, &profiles[nprof]) == 0)
-                nprof++;
+            rc = add_profile(r, pid, rest);
+        } else if (strcmp(tag, KSCOPE_RUN_TAG_CLAIM) == 0) {
+            rc = add_claim(r, pid, rest);
+        } else if (strcmp(tag, KSCOPE_RUN_TAG_RUN) == 0) {
+            r->since = strtoull(rest, NULL, 10);
         }
+        if (rc)
+            break;
     }
     fclose(f);
-    if (nprof == 1)
-        plain_name_for_single(manifest, &profiles[0]);
-    if (nprof == 0 && errors == 0)
+    return 0;
+}
+
+/* path exists and was written during the run (at or after since). */
+static int written_in_run(const char *path, uint64_t since)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    uint64_t m = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+    return m >= since;
+}
+
+/* The profile a process wrote under its claimed base before it could say
+ * so: "<base><ext>" or its last periodic part, for either kind of data.
+ * 1 with the path in p, 0 when there is none. */
+static int find_on_disk(const char *base, uint64_t since, profile_line *p)
+{
+    static const kscope__format_kind kinds[] = {KSCOPE__KIND_TREE, KSCOPE__KIND_TRACE};
+    char *path = p->path;
+    size_t size = sizeof p->path;
+    for (size_t k = 0; k < 2; k++) {
+        char ext[32];
+        kscope__format_ext(kscope__format_default(kinds[k]), ext, sizeof ext);
+        int n = snprintf(path, size, "%s%s", base, ext);
+        if (n > 0 && (size_t)n < size && written_in_run(path, since))
+            return p->unreported = 1;
+        long last = -1;
+        for (long i = 0; i < 1000000; i++) {
+            n = snprintf(path, size, "%s.part_%ld%s", base, i, ext);
+            if (n <= 0 || (size_t)n >= size || !written_in_run(path, since))
+                break;
+            last = i;
+        }
+        if (last >= 0) {
+            snprintf(path, size, "%s.part_%ld%s", base, last, ext);
+            return p->unreported = 1;
+        }
+    }
+    return 0;
+}
+
+/* Whether process pid reported a profile, or an error. */
+static int reported(const run_lines *r, long pid)
+{
+    for (int i = 0; i < r->nprof; i++)
+        if (r->profiles[i].pid == pid && !r->profiles[i].unreported)
+            return 1;
+    for (int i = 0; r->err_pids && i < r->errors; i++)
+        if (r->err_pids[i] == pid)
+            return 1;
+    return 0;
+}
+
+/* Processes that reserved a name and ended without reporting (killed
+ * while or after writing): their profile is found on disk, or they are
+ * said to have written none. */
+static void find_unreported(run_lines *r, FILE *out)
+{
+    for (int i = 0; i < r->nclaims; i++) {
+        if (reported(r, r->claims[i].pid))
+            continue;
+        profile_line p = {.pid = r->claims[i].pid};
+        if (find_on_disk(r->claims[i].base, r->since, &p)) {
+            profile_line *np = realloc(r->profiles, (size_t)(r->nprof + 1) * sizeof *np);
+            if (!np)
+                return;
+            r->profiles = np;
+            np[r->nprof++] = p;
+        } else {
+            fprintf(out, "kscope run: pid %ld ended before it wrote its profile (was it killed?)\n",
+                    r->claims[i].pid);
+        }
+    }
+}
+
+int kscope__run_report(const char *manifest, long top, FILE *out)
+{
+    run_lines r = {0};
+    if (read_manifest(manifest, &r, out) != 0) {
+        fprintf(out, "kscope run: cannot read the run's results from %s\n", manifest);
+        return 1;
+    }
+    int reported_ones = r.nprof;
+    find_unreported(&r, out);
+    if (reported_ones == 1 && r.nprof == 1)
+        plain_name_for_single(manifest, r.since, &r.profiles[0]);
+    if (r.nprof == 0 && r.nclaims == 0 && r.errors == 0) {
+        char ranges[128] = "";
+        const kscope__range_source *src;
+        for (size_t i = 0, used = 0; (src = kscope__range_source_at(i)) && used < sizeof ranges;
+             i++)
+            used += (size_t)snprintf(ranges + used, sizeof ranges - used, "%s%s", i ? ", " : "",
+                                     src->name);
         fprintf(out,
-                "kscope: no process recorded anything (no %s, NVTX or kscope calls); "
+                "kscope: no process recorded anything (no %s, %s or kscope calls); "
                 "no profile written\n",
-                kscope__gpu_device_type());
-    for (int i = 0; i < nprof; i++)
-        summarise(&profiles[i], top, out);
-    if (nprof > 1)
-        fprintf(out, "\nkscope: %d profiles written (one per process)\n", nprof);
-    free(profiles);
-    return errors;
+                kscope__gpu_device_type(), ranges);
+    }
+    for (int i = 0; i < r.nprof; i++)
+        summarise(&r.profiles[i], top, out);
+    if (r.nprof > 1)
+        fprintf(out, "\nkscope: %d profiles written (one per process)\n", r.nprof);
+    fleet_hint(r.profiles, r.nprof, out);
+    free(r.profiles);
+    free(r.claims);
+    free(r.err_pids);
+    return r.errors;
 }

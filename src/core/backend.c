@@ -1,9 +1,10 @@
 /*
  * backend.c - the core's side of the GPU backends: which one a session
  * uses, starting it for the first session and stopping it after the last,
- * and the calls that go to it (launch metadata, ranges at the `detailed`
- * level, the device type of the output). The backends themselves are the
- * registry's (src/gpu/registry.c); nothing here names one.
+ * and the calls that go to it (launch metadata, the device type of the
+ * output), and host scopes to the registry's range sinks at the `detailed`
+ * level. The backends and sinks themselves are the registry's
+ * (src/gpu/registry.c); nothing here names one.
  */
 #include "core.h"
 
@@ -326,27 +327,39 @@ int kscope_launch_metadata(const kscope_launch_meta *meta)
 
 /* ---------------------------------------------------------------- ranges */
 
-/* The default backend's range ops, whatever backend a session uses (also
- * none): a `detailed` scope shows in the vendor's timeline either way. */
-static const kscope__backend *ranges;
-static pthread_once_t ranges_once = PTHREAD_ONCE_INIT;
+/* The registry's range sinks that opened, whatever backend a session uses
+ * (also none): a `detailed` scope shows in each vendor's timeline. */
+#define SINKS_MAX 8
+static const kscope__range_sink *open_sinks[SINKS_MAX];
+static size_t n_open_sinks;
+static pthread_once_t sinks_once = PTHREAD_ONCE_INIT;
 
-static void find_ranges(void)
+static void open_all_sinks(void)
 {
-    const kscope__backend *b = kscope__backend_default();
-    ranges = b && b->range_push && b->range_pop ? b : NULL;
+    const kscope__range_sink *k;
+    for (size_t i = 0; (k = kscope__range_sink_at(i)) && n_open_sinks < SINKS_MAX; i++)
+        if (!k->open || k->open())
+            open_sinks[n_open_sinks++] = k;
 }
 
 void kscope__range_push(const char *name, uint32_t color)
 {
-    pthread_once(&ranges_once, find_ranges);
-    if (ranges)
-        ranges->range_push(name, color);
+    pthread_once(&sinks_once, open_all_sinks);
+    for (size_t i = 0; i < n_open_sinks; i++)
+        open_sinks[i]->push(name, color);
 }
 
 void kscope__range_pop(void)
 {
-    pthread_once(&ranges_once, find_ranges);
-    if (ranges)
-        ranges->range_pop();
+    pthread_once(&sinks_once, open_all_sinks);
+    for (size_t i = n_open_sinks; i-- > 0;)
+        open_sinks[i]->pop();
+}
+
+void kscope__range_mark(const char *name)
+{
+    pthread_once(&sinks_once, open_all_sinks);
+    for (size_t i = 0; i < n_open_sinks; i++)
+        if (open_sinks[i]->mark)
+            open_sinks[i]->mark(name);
 }

@@ -14,9 +14,9 @@
 #include "kscope-internal.h"
 
 #include <stdlib.h>
-#include <string.h>
 #include <time.h>
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <x86intrin.h>
 #endif
 
@@ -39,24 +39,19 @@ uint64_t kscope_now_ns(void)
     return monotonic_ns();
 }
 
+/* The TSC runs at one rate in every power state (what Linux calls
+ * constant_tsc and nonstop_tsc): CPUID leaf 0x80000007, EDX bit 8. Asked
+ * of the CPU, not read from /proc/cpuinfo, which takes the kernel tens of
+ * microseconds to write, in every process of a run. */
 static int cpu_has_invariant_tsc(void)
 {
 #if defined(__x86_64__)
     if (getenv("KSCOPE_NO_TSC"))
         return 0;
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f)
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0x80000007u, &a, &b, &c, &d))
         return 0;
-    char line[4096];
-    int ok = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "flags", 5) == 0) {
-            ok = strstr(line, " constant_tsc") && strstr(line, " nonstop_tsc");
-            break;
-        }
-    }
-    fclose(f);
-    return ok;
+    return (d >> 8) & 1;
 #else
     return 0;
 #endif
@@ -85,17 +80,22 @@ static void sample_pair(uint64_t *tsc, uint64_t *ns)
     }
 }
 
+/* The span of the first fit and the least time between refits: short, as
+ * every process of a `kscope run` starts the clock (a wait here is paid by
+ * each exec of a shell script or a make); the slope sharpens at the
+ * session's steps as the run grows (kscope__clock_refresh). */
+#define FIRST_SPAN_NS 20000ull
+
 static void clock_setup(void)
 {
     kscope__use_tsc = cpu_has_invariant_tsc();
     if (!kscope__use_tsc)
         return;
     sample_pair(&base_tsc, &base_ns);
-    /* A first slope from a 2 ms wait; refined later by kscope__ticks_to_ns. */
-    struct timespec d = {0, 2000000};
-    nanosleep(&d, NULL);
     uint64_t t, n;
-    sample_pair(&t, &n);
+    do
+        sample_pair(&t, &n);
+    while (n - base_ns < FIRST_SPAN_NS);
     ns_per_tick = (double)(n - base_ns) / (double)(t - base_tsc);
     atomic_store(&fit_tsc, t);
     atomic_store(&fit_ns, n);
@@ -118,7 +118,7 @@ static int fit_is_stale(uint64_t now_ns)
 {
     uint64_t last = atomic_load(&fit_ns);
     uint64_t since = now_ns - last, span = last - base_ns;
-    return since > 1000000ull && since > span / 4;
+    return since > FIRST_SPAN_NS && since > span / 4;
 }
 
 static void refit(void)

@@ -53,15 +53,29 @@ static int parse_count(const char *v, int suffix, uint64_t lo, uint64_t hi, uint
     return 0;
 }
 
-/* The options that pick one of two values; the second sets `flag`. */
-static const struct {
+/* The options that pick one of two values; the second sets `flag`. The
+ * clock's names are the backend's (kscope__backend.devscope_clocks). */
+static struct {
     const char *key, *off, *on;
     uint32_t flag;
 } choices[] = {
-    {"clock", "globaltimer", "clock64", KSCOPE_DEVICE_CLOCK64},
+    {"clock", "timer", "cycles", KSCOPE_DEVICE_CLOCK64},
     {"granularity", "warp", "cta", KSCOPE_DEVICE_CTA},
     {"full", "keep-first", "keep-newest", KSCOPE_DEVICE_RING},
 };
+static pthread_once_t clocks_once = PTHREAD_ONCE_INIT;
+
+/* The clock names of the registry's first backend that has device scopes. */
+static void clock_names(void)
+{
+    const kscope__backend *b;
+    for (size_t i = 0; (b = kscope__backend_at(i)); i++)
+        if (b->devscope_clocks) {
+            choices[0].off = b->devscope_clocks[0];
+            choices[0].on = b->devscope_clocks[1];
+            return;
+        }
+}
 
 /* One key=value of the option into o. */
 static int parse_pair(const char *spec, const char *pair, kscope__devscope_opts *o)
@@ -72,6 +86,7 @@ static int parse_pair(const char *spec, const char *pair, kscope__devscope_opts 
     size_t klen = (size_t)(eq - pair);
     const char *v = eq + 1;
     uint64_t n;
+    pthread_once(&clocks_once, clock_names);
 #define KEY(k) (klen == strlen(k) && strncmp(pair, k, klen) == 0)
     for (size_t i = 0; i < sizeof choices / sizeof *choices; i++) {
         if (!KEY(choices[i].key))

@@ -150,6 +150,7 @@ static int phase_check(kscope__session *s, int p)
 
 int kscope_advance_phase(int session)
 {
+    kscope__run_recording();
     kscope__clock_refresh();
     pthread_mutex_lock(&kscope__session_lock);
     kscope__session *s = kscope__session_get(session);

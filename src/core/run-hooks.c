@@ -42,6 +42,30 @@ void kscope__gpu_injected(void)
         hooks.gpu_injected();
 }
 
+void kscope__run_recording(void)
+{
+    if (hooks.recording)
+        hooks.recording();
+}
+
+static _Atomic int ending;
+
+void kscope__set_ending(void)
+{
+    atomic_store(&ending, 1);
+}
+
+int kscope__ending(void)
+{
+    return atomic_load_explicit(&ending, memory_order_relaxed);
+}
+
+void kscope__ranges_injected(void)
+{
+    if (hooks.ranges_injected)
+        hooks.ranges_injected();
+}
+
 /* ------------------------------------------------------ sessions of run */
 
 /* The session with public id `id` (kscope run knows sessions by id), or

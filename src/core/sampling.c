@@ -106,7 +106,7 @@ static int parse_duration(const char *v, uint64_t *out)
                                             : 0;
     if (unit == 0 || d * unit > (double)MAX_DURATION)
         return -1;
-    *out = (uint64_t)llround(d * unit);
+    *out = (uint64_t)(d * unit + 0.5); /* d >= 0: rounded, without libm */
     return 0;
 }
 

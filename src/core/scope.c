@@ -567,6 +567,9 @@ int kscope_mark(const char *name)
             return KSCOPE_ENOMEM;
         stat_add(&m->stats[s].calls, 1);
     }
+    if (UNLIKELY(atomic_load_explicit(&kscope__g.level, memory_order_relaxed) ==
+                 KSCOPE_PROFILING_DETAILED))
+        kscope__range_mark(kscope__name(id));
     return 0;
 }
 

@@ -72,6 +72,7 @@ kscope__thread *kscope__thread_new(void)
     if (t->tid == (uint32_t)getpid())
         KSCOPE__STORE(&main_thread, t);
     kscope__gpu_contexts_seen(); /* the GPU backend now follows launches */
+    kscope__run_recording();
     return t;
 }
 

@@ -57,6 +57,14 @@ static double cpu_value(const kscope_sample *s, int series)
     return series == SERIES_CPU_PERCENT ? s->cpu_percent : (double)s->rss_bytes;
 }
 
+/* The GPU's name in series names ("nv0"; kscope_gpu_id). */
+static const char *gpu_id(uint32_t device, char *buf, size_t size)
+{
+    if (kscope_gpu_id(device, buf, size) < 0)
+        snprintf(buf, size, "gpu%u", device);
+    return buf;
+}
+
 /* -------------------------------------------------------------- counters */
 
 typedef struct counter_ctx {
@@ -68,13 +76,15 @@ typedef struct counter_ctx {
 static void counter_sample(const kscope_sample *s, void *arg)
 {
     counter_ctx *c = arg;
+    char id[32];
     for (uint32_t d = 0; d < s->ngpu && d < KSCOPE_SAMPLE_GPUS; d++) {
         for (int k = 0; k < SERIES_GPU_COUNT; k++) {
             double v;
             char series[64];
             if (!gpu_value(&s->gpu[d], k, &v))
                 continue;
-            snprintf(series, sizeof series, "nv%u %s", s->gpu[d].device, gpu_series[k]);
+            snprintf(series, sizeof series, "%s %s", gpu_id(s->gpu[d].device, id, sizeof id),
+                     gpu_series[k]);
             c->fn(series, s->t_ns, v, c->arg);
             c->values++;
         }
@@ -149,8 +159,8 @@ size_t kscope__diag_summary(uint64_t t0_ns, uint64_t t1_ns,
     memset(&c, 0, sizeof c);
     size_t n = kscope__recorder_each(t0_ns, t1_ns, summary_sample, &c);
     for (int d = 0; d < KSCOPE_SAMPLE_GPUS; d++) {
-        char prefix[16];
-        snprintf(prefix, sizeof prefix, "nv%u.", c.gpu_id[d]);
+        char id[32], prefix[40];
+        snprintf(prefix, sizeof prefix, "%s.", gpu_id(c.gpu_id[d], id, sizeof id));
         for (int k = 0; k < SERIES_GPU_COUNT; k++)
             emit_acc(&c.gpu[d][k], prefix, gpu_series[k], emit, arg);
     }

@@ -1,16 +1,16 @@
 /*
- * nvml.c - GPU metrics through NVML, loaded with dlopen at run time.
+ * nvml.c - NVIDIA GPUs' metrics through NVML, loaded with dlopen at run
+ * time: the "nv" vendor of src/diag/gpu.c's list.
  *
  * Nothing of NVML is needed at build time: the few types and entry points
  * used are declared here from NVML's documented ABI. A metric a device does
- * not support leaves its bit out of kscope_gpu_stats.has; only a bad index
- * or a lost GPU is an error, so a recorder never stops over one field.
+ * not support leaves its bit out of kscope_gpu_stats.has; only a lost GPU
+ * is an error, so a recorder never stops over one field.
  */
 #include "diag/diag.h"
 #include "kscope-internal.h"
 
 #include <dlfcn.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,14 +57,13 @@ typedef struct {
 /* The entry points, resolved by name; the optional ones may stay NULL. */
 static struct {
     void *lib;
-    int refs;
     unsigned int count;
-    nvml_device handles[64];
+    nvml_device handles[KSCOPE__VENDOR_GPUS];
     /* Maximum clocks never change, and NVML takes over a millisecond to
      * answer each query on an H200: read once when NVML starts.
      * max_ret holds NVML's answer (NVML_SUCCESS or why not). */
-    unsigned int max_mhz[64][2];
-    nvml_ret max_ret[64][2];
+    unsigned int max_mhz[KSCOPE__VENDOR_GPUS][2];
+    nvml_ret max_ret[KSCOPE__VENDOR_GPUS][2];
     nvml_ret (*init)(void);
     nvml_ret (*shutdown)(void);
     const char *(*error_string)(nvml_ret);
@@ -81,8 +80,6 @@ static struct {
     nvml_ret (*get_throttle)(nvml_device, unsigned long long *);
     nvml_ret (*get_processes)(nvml_device, unsigned int *, nvml_process_info *);
 } nv;
-
-static pthread_mutex_t nv_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *nvml_error(nvml_ret r)
 {
@@ -139,32 +136,43 @@ static void read_max_clocks(unsigned int i)
     }
 }
 
-/* Open the library, initialise NVML and take every device's handle. */
-static int nvml_load(void)
+/* The library NVML is loaded from: $KSCOPE_NVML_LIBRARY, else the driver's. */
+static const char *nvml_path(void)
 {
     const char *path = getenv("KSCOPE_NVML_LIBRARY");
-    if (!path || !*path)
-        path = "libnvidia-ml.so.1";
+    return path && *path ? path : "libnvidia-ml.so.1";
+}
+
+static int nvml_found(void)
+{
+    void *lib = dlopen(nvml_path(), RTLD_NOW | RTLD_LOCAL);
+    if (lib)
+        dlclose(lib);
+    return lib != NULL;
+}
+
+/* Open the library, initialise NVML and take every device's handle: the
+ * number of GPUs, or KSCOPE_ENOGPU with a message. */
+static int nvml_load(void)
+{
+    const char *path = nvml_path();
     nv.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!nv.lib)
-        return kscope__fail(KSCOPE_ENOGPU, "no GPU metrics: cannot load NVML: %s", dlerror());
+        return kscope__fail(KSCOPE_ENOGPU, "cannot load NVML: %s", dlerror());
     const char *missing = nvml_resolve(nv.lib);
     if (missing) {
         nvml_unload();
-        return kscope__fail(KSCOPE_ENOGPU, "no GPU metrics: %s lacks %s (driver too old)", path,
-                            missing);
+        return kscope__fail(KSCOPE_ENOGPU, "%s lacks %s (driver too old)", path, missing);
     }
     nvml_ret r = nv.init();
     if (r != NVML_SUCCESS) {
-        int err =
-            kscope__fail(KSCOPE_ENOGPU, "no GPU metrics: NVML failed to start: %s", nvml_error(r));
+        int err = kscope__fail(KSCOPE_ENOGPU, "NVML failed to start: %s", nvml_error(r));
         nvml_unload();
         return err;
     }
     unsigned int count = 0;
     if ((r = nv.get_count(&count)) != NVML_SUCCESS) {
-        int err = kscope__fail(KSCOPE_ENOGPU, "no GPU metrics: NVML cannot count GPUs: %s",
-                               nvml_error(r));
+        int err = kscope__fail(KSCOPE_ENOGPU, "NVML cannot count GPUs: %s", nvml_error(r));
         nv.shutdown();
         nvml_unload();
         return err;
@@ -173,8 +181,7 @@ static int nvml_load(void)
         count = sizeof nv.handles / sizeof nv.handles[0];
     for (unsigned int i = 0; i < count; i++) {
         if ((r = nv.get_handle(i, &nv.handles[i])) != NVML_SUCCESS) {
-            int err = kscope__fail(KSCOPE_ENOGPU, "no GPU metrics: NVML cannot open GPU %u: %s", i,
-                                   nvml_error(r));
+            int err = kscope__fail(KSCOPE_ENOGPU, "NVML cannot open GPU %u: %s", i, nvml_error(r));
             nv.shutdown();
             nvml_unload();
             return err;
@@ -183,66 +190,20 @@ static int nvml_load(void)
     nv.count = count;
     for (unsigned int i = 0; i < count; i++)
         read_max_clocks(i);
-    return 0;
+    return (int)count;
 }
 
-int kscope_gpu_init(void)
+static void nvml_stop(void)
 {
-    pthread_mutex_lock(&nv_lock);
-    int err = nv.refs > 0 ? 0 : nvml_load();
-    if (err == 0)
-        nv.refs++;
-    int count = (int)nv.count;
-    pthread_mutex_unlock(&nv_lock);
-    return err < 0 ? err : count;
+    nv.shutdown();
+    nvml_unload();
 }
 
-void kscope_gpu_shutdown(void)
+static int nvml_name(uint32_t device, char *buf, size_t size)
 {
-    pthread_mutex_lock(&nv_lock);
-    if (nv.refs > 0 && --nv.refs == 0) {
-        nv.shutdown();
-        nvml_unload();
-    }
-    pthread_mutex_unlock(&nv_lock);
-}
-
-int kscope_gpu_count(void)
-{
-    pthread_mutex_lock(&nv_lock);
-    int count = nv.refs > 0 ? (int)nv.count : -1;
-    pthread_mutex_unlock(&nv_lock);
-    if (count < 0)
-        return kscope__fail(KSCOPE_ESTATE, "GPU metrics not started (call kscope_gpu_init)");
-    return count;
-}
-
-/* The handle of a device, or NULL with the error set. Handles stay valid
- * while the caller holds a reference from kscope_gpu_init. */
-static nvml_device device_handle(uint32_t device, int *err)
-{
-    if (nv.refs <= 0) {
-        *err = kscope__fail(KSCOPE_ESTATE, "GPU metrics not started (call kscope_gpu_init)");
-        return NULL;
-    }
-    if (device >= nv.count) {
-        *err = kscope__fail(KSCOPE_EINVAL, "no GPU %u (found %u)", device, nv.count);
-        return NULL;
-    }
-    return nv.handles[device];
-}
-
-int kscope_gpu_name(uint32_t device, char *buf, size_t size)
-{
-    int err = 0;
-    nvml_device h = device_handle(device, &err);
-    if (!h)
-        return err;
-    if (!buf || size == 0)
-        return kscope__fail(KSCOPE_EINVAL, "kscope_gpu_name: no buffer");
     char name[NVML_DEVICE_NAME_BUFFER] = "";
-    if (!nv.get_name || nv.get_name(h, name, sizeof name) != NVML_SUCCESS)
-        snprintf(name, sizeof name, "GPU %u", device);
+    if (!nv.get_name || nv.get_name(nv.handles[device], name, sizeof name) != NVML_SUCCESS)
+        return -1;
     name[sizeof name - 1] = '\0';
     return snprintf(buf, size, "%s", name);
 }
@@ -290,15 +251,10 @@ static double clock_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-int kscope__gpu_call_costs(uint32_t device, int reps,
+static int nvml_call_costs(uint32_t device, int reps,
                            void (*emit)(const char *call, double us, void *arg), void *arg)
 {
-    int err = 0;
-    nvml_device h = device_handle(device, &err);
-    if (!h)
-        return err;
-    if (reps < 1)
-        return kscope__fail(KSCOPE_EINVAL, "kscope__gpu_call_costs: reps %d < 1", reps);
+    nvml_device h = nv.handles[device];
     enum { UTIL, MEM2, MEM1, CLOCK, MAXCLOCK, POWER, TEMP, THROTTLE, PROCS, NCALLS };
     static const char *names[NCALLS] = {"nvmlDeviceGetUtilizationRates",
                                         "nvmlDeviceGetMemoryInfo_v2",
@@ -360,16 +316,9 @@ int kscope__gpu_call_costs(uint32_t device, int reps,
     return 0;
 }
 
-int kscope_gpu_get_stats(uint32_t device, kscope_gpu_stats *out)
+static int nvml_stats(uint32_t device, kscope_gpu_stats *out)
 {
-    if (!out)
-        return kscope__fail(KSCOPE_EINVAL, "kscope_gpu_get_stats: no output");
-    int err = 0;
-    nvml_device h = device_handle(device, &err);
-    if (!h)
-        return err;
-    memset(out, 0, sizeof *out);
-    out->device = device;
+    nvml_device h = nv.handles[device];
     int lost = 0;
     if (nv.get_utilization) {
         nvml_utilization u;
@@ -412,17 +361,14 @@ static int has_pid(const int *pids, size_t n, unsigned int pid)
     return 0;
 }
 
-int kscope__gpu_has_process_query(void)
+static int nvml_has_process_query(void)
 {
-    return nv.refs > 0 && nv.get_processes != NULL;
+    return nv.get_processes != NULL;
 }
 
-int kscope__gpu_pids_memory(uint32_t device, const int *pids, size_t n, uint64_t *bytes)
+static int nvml_pids_memory(uint32_t device, const int *pids, size_t n, uint64_t *bytes)
 {
-    int err = 0;
-    nvml_device h = device_handle(device, &err);
-    if (!h)
-        return err;
+    nvml_device h = nv.handles[device];
     if (!nv.get_processes)
         return kscope__fail(KSCOPE_ENOTSUP, "NVML has no per-process memory query");
     nvml_process_info info[256];
@@ -447,48 +393,15 @@ int kscope__gpu_pids_memory(uint32_t device, const int *pids, size_t n, uint64_t
     return 0;
 }
 
-int kscope_gpu_process_memory(uint32_t device, int pid, uint64_t *bytes)
-{
-    if (!bytes || pid <= 0)
-        return kscope__fail(KSCOPE_EINVAL, "kscope_gpu_process_memory: bad pid %d or no output",
-                            pid);
-    return kscope__gpu_pids_memory(device, &pid, 1, bytes);
-}
-
-/* MAX's vocabulary, in bit order. */
-static const char *const throttle_names[] = {
-    "gpu_idle",
-    "applications_clocks_setting",
-    "sw_power_cap",
-    "hw_slowdown",
-    "sync_boost",
-    "sw_thermal_slowdown",
-    "hw_thermal_slowdown",
-    "hw_power_brake_slowdown",
-    "display_clock_setting",
+const kscope__gpu_vendor kscope__nvml_gpus = {
+    .id = "nv",
+    .label = "NVML",
+    .found = nvml_found,
+    .load = nvml_load,
+    .unload = nvml_stop,
+    .name = nvml_name,
+    .stats = nvml_stats,
+    .has_process_query = nvml_has_process_query,
+    .pids_memory = nvml_pids_memory,
+    .call_costs = nvml_call_costs,
 };
-
-#define THROTTLE_COUNT (sizeof throttle_names / sizeof throttle_names[0])
-
-const char *kscope_gpu_throttle_name(uint64_t reason)
-{
-    for (size_t i = 0; i < THROTTLE_COUNT; i++)
-        if (reason == (1ull << i))
-            return throttle_names[i];
-    return NULL;
-}
-
-int kscope_gpu_throttle_format(uint64_t reasons, char *buf, size_t size)
-{
-    size_t len = 0;
-    if (buf && size)
-        buf[0] = '\0';
-    for (size_t i = 0; i < THROTTLE_COUNT; i++) {
-        if (!(reasons & (1ull << i)))
-            continue;
-        int n = snprintf(buf && len < size ? buf + len : NULL, buf && len < size ? size - len : 0,
-                         "%s%s", len ? "," : "", throttle_names[i]);
-        len += (size_t)n;
-    }
-    return (int)len;
-}

@@ -4,6 +4,9 @@
  */
 #include "format/run-facts.h"
 
+#include <stdio.h>
+#include <string.h>
+
 static void field(kscope__jsonw *w, const char *key, const char *value)
 {
     if (!value)
@@ -23,4 +26,15 @@ void kscope__run_facts_json(kscope__jsonw *w, const kscope__run_facts *f)
     field(w, "start_time", f->start_time);
     field(w, "kscope_version", f->version);
     kscope__jw_close(w, '}');
+}
+
+int kscope__facts_profile_of(const char *path, char *profile, size_t size)
+{
+    size_t n = strlen(path), e = strlen(KSCOPE__FACTS_EXT);
+    const char *slash = strrchr(path, '/');
+    size_t name = slash ? n - (size_t)(slash + 1 - path) : n;
+    if (name <= e || strcmp(path + n - e, KSCOPE__FACTS_EXT) != 0)
+        return 0;
+    snprintf(profile, size, "%.*s", (int)(n - e), path);
+    return 1;
 }

@@ -29,4 +29,8 @@ typedef struct kscope__run_facts {
  * "pid", "start_time", "kscope_version"}. NULL strings are left out. */
 void kscope__run_facts_json(kscope__jsonw *w, const kscope__run_facts *f);
 
+/* Whether path names a facts file ("<profile>.meta.json"); 1 with the
+ * profile's path (path less the extension) in profile, else 0. */
+int kscope__facts_profile_of(const char *path, char *profile, size_t size);
+
 #endif /* KSCOPE_RUN_FACTS_H */

@@ -11,6 +11,8 @@
  * path escaped as names are.
  */
 #include "read/read.h"
+#include "format/file-out.h"
+#include "format/run-facts.h"
 #include "kscope.h"
 
 #include <errno.h>
@@ -97,6 +99,16 @@ static FILE *open_checked(const char *path, off_t *size, char *err, size_t errle
         *rc = e == EACCES ? KSCOPE_EACCES : e == EISDIR ? KSCOPE_EINVAL : KSCOPE_EIO;
         if (e == EISDIR)
             snprintf(err, errlen, "%s: is a directory, not a profile file", KSCOPE__PATH(path));
+        return NULL;
+    }
+    char profile[4096];
+    if (kscope__facts_profile_of(path, profile, sizeof profile)) {
+        fclose(f);
+        snprintf(err, errlen,
+                 "%s: the run's facts beside the profile %s (command, host, start time), not a "
+                 "profile: open %s",
+                 KSCOPE__PATH(path), KSCOPE__PATH(profile), KSCOPE__PATH(profile));
+        *rc = KSCOPE_EINVAL;
         return NULL;
     }
     const char *why = S_ISDIR(st.st_mode)                                ? "is a directory"
@@ -472,41 +484,10 @@ int kscope__encode_trace(const char *path, const kscope__format *f, char **out, 
 
 int kscope__write_file(const char *path, const char *buf, size_t len, char *err, size_t errlen)
 {
-    /* written beside the target and renamed over it: no half file, ever */
-    size_t tl = strlen(path) + 32;
-    char *tmp = malloc(tl);
-    if (!tmp) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        return KSCOPE_ENOMEM;
-    }
-    snprintf(tmp, tl, "%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        int e = errno;
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(e));
-        free(tmp);
-        return e == EACCES ? KSCOPE_EACCES : KSCOPE_EIO;
-    }
-    size_t put = fwrite(buf, 1, len, f);
-    /* on disk before the rename, so a crash cannot leave an empty file */
-    int bad = put != len || fflush(f) != 0 || fsync(fileno(f)) != 0;
-    int e = errno;
-    if (fclose(f) != 0 && !bad) {
-        bad = 1;
-        e = errno;
-    }
-    if (!bad && rename(tmp, path) != 0) {
-        bad = 1;
-        e = errno;
-    }
-    if (bad) {
-        unlink(tmp);
-        snprintf(err, errlen, "%s: write failed: %s", path, strerror(e));
-    }
-    free(tmp);
-    if (bad)
-        return e == ENOSPC ? KSCOPE_ENOSPC : KSCOPE_EIO;
-    return 0;
+    int rc = kscope__out_file(path, buf, len, err, errlen);
+    if (rc < 0)
+        kscope__escape_in_place(err, errlen);
+    return rc;
 }
 
 int kscope__write_profile(const char *path, const kscope__ptree *t, const kscope__format *f,

@@ -379,6 +379,24 @@ int kscope__lines_json(kscope__jsonw *w, const char *key, const kscope__ptree *t
  * is unset or empty and TERM is not "dumb". */
 int kscope__color_auto(void);
 
+/* ----------------------------------------------------- top scopes (scopes.c) */
+
+/* The top n scopes (not GPU activities, not ROOT; n <= 0: all) by vals
+ * (one per node of f), under a title line: share of `total`, the value as
+ * a time, calls, calling context ("a > b > c"). Prints nothing when no
+ * scope has a value. Returns the rows printed. */
+int kscope__scopes_print(FILE *out, const kscope__pflat *f, const double *vals, const double *calls,
+                         const char *title, double total, long n);
+
+/* The top n scopes by host wall time ("wall_time (ns)": each scope's time
+ * from enter to exit), as shares of all host time (the top-level scopes'
+ * sum).
+ * Returns the rows printed or KSCOPE_ENOMEM. */
+int kscope__scopes_by_wall(FILE *out, const kscope__ptree *t, const kscope__pflat *f, long n);
+
+/* A duration in ns with its unit and three decimals ("1.234 ms"). */
+void kscope__print_ns(FILE *out, double ns);
+
 /* A path as every message shows it: control characters escaped as in
  * names (kscope__escape), cut to KSCOPE__READ_ERRLEN bytes, so a path
  * holding ESC or a newline never reaches the terminal raw. The struct is a
@@ -462,7 +480,9 @@ void kscope__merger_free(kscope__merger *mg);
 int kscope__merge_traces(const char *const *bufs, const size_t *lens, const char *const *names,
                          size_t n, char **out, size_t *outlen, char *err, size_t errlen);
 
-/* Write len bytes to path (replacing it); err names path and problem. */
+/* Write len bytes to path whole (format/file-out.h: a regular file is
+ * replaced atomically, a link written through, a device in place); err
+ * names path and problem, escaped. */
 int kscope__write_file(const char *path, const char *buf, size_t len, char *err, size_t errlen);
 
 /* The trace at path written again in trace format f, into a malloc'd

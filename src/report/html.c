@@ -18,7 +18,6 @@
 
 #include <yajl/yajl_tree.h>
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -242,26 +241,15 @@ static int write_page(kscope__report_out *o, const char *a, const char *b,
     return 0;
 }
 
-int kscope__report_html(const char *out_path, const char *a, const char *b,
-                        const kscope__report_limits *lim, char *err, size_t errlen, char *warn,
-                        size_t warnlen)
+int kscope__report_page(FILE *f, const char *a, const char *b, const kscope__report_limits *lim,
+                        char *err, size_t errlen, char *warn, size_t warnlen)
 {
     if (warnlen)
         warn[0] = 0;
     kscope__report_limits def = kscope__report_default_limits();
-    kscope__report_out o = {fopen(out_path, "w"), {0}};
-    if (!o.f) {
-        snprintf(err, errlen, "%s: cannot write: %s", out_path, strerror(errno));
-        return KSCOPE_EIO;
-    }
+    kscope__report_out o = {f, {0}};
     kscope__jw_init(&o.w);
     int rc = write_page(&o, a, b, lim ? lim : &def, err, errlen, warn, warnlen);
     kscope__jw_free(&o.w);
-    if (fclose(o.f) != 0 && rc == 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", out_path, strerror(errno));
-        rc = KSCOPE_EIO;
-    }
-    if (rc != 0)
-        remove(out_path);
     return rc;
 }

@@ -28,14 +28,15 @@ typedef struct kscope__report_limits {
 /* The defaults: 200,000 nodes, 0.01%, 250,000 slices per track. */
 kscope__report_limits kscope__report_default_limits(void);
 
-/* Write the page for profile a (and b, for a diff; NULL for none) to
- * out_path. 0, or a negative KSCOPE_E* code with one line in err. A
- * problem that leaves the page whole but without something (a run's facts
- * file beside a profile that cannot be read) is one line in warn ("" when
- * none); the page says it too. */
-int kscope__report_html(const char *out_path, const char *a, const char *b,
-                        const kscope__report_limits *lim, char *err, size_t errlen, char *warn,
-                        size_t warnlen);
+/* Write the page for profile a (and b, for a diff; NULL for none) to f
+ * (the caller makes the file and puts it in place: format/file-out.h).
+ * 0, or a negative KSCOPE_E* code with one line in err when a profile
+ * cannot be read (KSCOPE_ENOMEM: out of memory); a failed write to f is
+ * the stream's error. A problem that leaves the page whole but without
+ * something (a run's facts file beside a profile that cannot be read) is
+ * one line in warn ("" when none); the page says it too. */
+int kscope__report_page(FILE *f, const char *a, const char *b, const kscope__report_limits *lim,
+                        char *err, size_t errlen, char *warn, size_t warnlen);
 
 /* Where the page goes: JSON text is written into w, then flushed to the
  * file with the characters that could end a <script> element or a line in

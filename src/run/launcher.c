@@ -2,11 +2,12 @@
  * launcher.c - the library side of `kscope run` inside each profiled
  * process: start the launcher session from the KSCOPE_RUN_* environment at
  * the first entry point that fires (preload constructor, a GPU backend's
- * injection entry through kscope__gpu_injected, NVTX's
- * InitializeInjectionNvtx2 in nvtx-entry.c), gate recording by --delay/--duration
+ * injection entry through kscope__gpu_injected, a range source's through
+ * kscope__ranges_injected), gate recording by --delay/--duration
  * and by the program's profiler start/stop calls (--capture-range), and
- * finalize at exit or on SIGINT/SIGTERM so a killed process still writes
- * what it recorded.
+ * finalize at exit, or when a signal ends the process (finisher.c, with
+ * the stand-in handlers of preload/signals.c), so a killed process still
+ * writes what it recorded.
  *
  * GPU capture starts at the GPU runtime's injection entry (inside its
  * initialisation, where a bare activity tracer starts too), not with the
@@ -14,11 +15,10 @@
  * libraries, and one that does pays per launch what an in-process
  * session pays, with nothing set up before the runtime was.
  *
- * Signals are not handled in the handler itself (finalizing allocates and
- * takes locks): the handler writes the signal number into a pipe and a
- * watcher thread finalizes, then re-raises the signal with its default
- * action so the process ends as it would have. The same thread wakes up for
- * the --delay and --duration deadlines.
+ * Nothing here touches the program's file descriptors, and no thread is
+ * started for a process that does not need one: the finisher when the
+ * process first has something to write, the gate thread only with
+ * --delay or --duration.
  */
 #define _GNU_SOURCE
 #include "kscope-internal.h"
@@ -27,9 +27,6 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <semaphore.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,8 +34,10 @@
 #include <time.h>
 #include <unistd.h>
 
-static const int handled_signals[] = {SIGINT, SIGTERM};
-#define NSIGNALS ((int)(sizeof handled_signals / sizeof handled_signals[0]))
+/* libkscope.so's signal layer (preload/signals.c): absent from a static
+ * copy, which never starts a launcher session. */
+extern void kscope__signals_install(void) __attribute__((weak));
+extern void kscope__signals_forked(void) __attribute__((weak));
 
 typedef struct run_state {
     pthread_mutex_t lock; /* start, finish, activation */
@@ -62,15 +61,13 @@ typedef struct run_state {
     int window_open; /* past --delay, before the end of --duration */
     int recording;   /* what the session is set to now */
     double delay_s, duration_s;
-    /* watcher */
-    int pipe_fd[2];
-    struct sigaction old_action[NSIGNALS];
+    pthread_cond_t gate_cond; /* wakes the gate thread (CLOCK_MONOTONIC) */
+    int gate_running;
 } run_state;
 
 static run_state R = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .session = -1,
-    .pipe_fd = {-1, -1},
 };
 
 /* -------------------------------------------------------------- helpers */
@@ -159,6 +156,7 @@ void kscope__run_profiler_api(int starting)
 void kscope__run_note_use(void)
 {
     atomic_store(&R.used, 1);
+    kscope__finisher_need();
 }
 
 int kscope__run_active(void)
@@ -203,18 +201,14 @@ static int write_profile(char *path, size_t size)
     return 0;
 }
 
-void kscope__run_finish(void)
+/* Finalize; caller holds R.lock. */
+static void finish_locked(void)
 {
-    pthread_mutex_lock(&R.lock);
-    if (R.session < 0 || R.finished) {
-        pthread_mutex_unlock(&R.lock);
+    if (R.session < 0 || R.finished)
         return;
-    }
     R.finished = 1;
-    if (!worth_writing()) {
-        pthread_mutex_unlock(&R.lock);
+    if (!worth_writing())
         return;
-    }
     if (atomic_load(&R.used_gpu) && R.want_gpu && !kscope__run_gpu_on(R.session)) {
         char msg[512];
         snprintf(msg, sizeof msg, "the program used %s but its GPU work was not captured: %s",
@@ -228,7 +222,6 @@ void kscope__run_finish(void)
         int rc = reserve_name(&o);
         if (rc < 0 || (rc = kscope__launcher_rename(R.base)) < 0) {
             report_error("cannot name the profile", rc);
-            pthread_mutex_unlock(&R.lock);
             return;
         }
     }
@@ -242,32 +235,29 @@ void kscope__run_finish(void)
                  path);
         kscope__run_manifest_add(R.manifest, KSCOPE_RUN_TAG_PROFILE, R.ident.pid, text);
     }
-    pthread_mutex_unlock(&R.lock);
 }
 
+void kscope__run_finish(void)
+{
+    kscope__finisher_writing(1); /* a signal on this thread waits for the file */
+    pthread_mutex_lock(&R.lock);
+    finish_locked();
+    pthread_mutex_unlock(&R.lock);
+    kscope__finisher_writing(0);
+}
+
+/* At exit, unless a signal is ending the process: then it ends by that
+ * signal once the finisher is done, as it would have before exit. */
 static void at_exit(void)
 {
+    kscope__finisher_exit_check();
     kscope__run_finish();
-}
-
-/* --------------------------------------------------------------- watcher */
-
-static void on_signal(int sig)
-{
-    int saved = errno;
-    unsigned char b = (unsigned char)sig;
-    if (R.pipe_fd[1] >= 0 && write(R.pipe_fd[1], &b, 1) == 1) {
-        errno = saved;
-        return;
-    }
-    /* No watcher: end as the signal would have, without the profile. */
-    signal(sig, SIG_DFL);
-    raise(sig);
+    kscope__finisher_exit_check();
 }
 
 /* A coverage build (tools/coverage.sh) writes its counts at a normal exit;
- * a process that ends through the two paths below does not get there, so
- * they write them first. Nothing in other builds (a weak, unset symbol). */
+ * a process that ends through _exit does not get there, so it writes them
+ * first. Nothing in other builds (a weak, unset symbol). */
 extern void __gcov_dump(void) __attribute__((weak));
 
 static void coverage_dump(void)
@@ -276,119 +266,65 @@ static void coverage_dump(void)
         __gcov_dump();
 }
 
-/* Finalize, then end the process with the signal's default action. */
-static void die_of(int sig)
-{
-    kscope__run_finish();
-    for (int i = 0; i < NSIGNALS; i++)
-        if (handled_signals[i] == sig)
-            sigaction(sig, &R.old_action[i], NULL);
-    if (signal(sig, SIG_DFL) == SIG_ERR)
-        _exit(128 + sig);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, sig);
-    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-    coverage_dump(); /* last: the counts of the lines above are in it */
-    raise(sig);
-    _exit(128 + sig);
-}
+/* ----------------------------------------------------------------- gates */
 
-/* Milliseconds until the next gate deadline, -1 when there is none. */
-static int next_timeout_ms(void)
+/* Seconds since the start of the next gate deadline, -1 when there is
+ * none; caller holds R.lock. */
+static double next_deadline(void)
 {
     double now = (double)(kscope_now_ns() - R.start_ns) / 1e9;
-    double next = -1;
-    pthread_mutex_lock(&R.lock);
     if (R.delay_s > 0 && !R.window_open && now < R.delay_s)
-        next = R.delay_s;
-    else if (R.duration_s > 0 && now < R.delay_s + R.duration_s)
-        next = R.delay_s + R.duration_s;
-    pthread_mutex_unlock(&R.lock);
-    if (next < 0)
-        return -1;
-    double ms = (next - now) * 1000.0 + 1;
-    return ms > 1e9 ? 1000000000 : (int)ms;
+        return R.delay_s;
+    if (R.duration_s > 0 && now < R.delay_s + R.duration_s)
+        return R.delay_s + R.duration_s;
+    return -1;
 }
 
 static void update_window(void)
 {
     double now = (double)(kscope_now_ns() - R.start_ns) / 1e9;
-    pthread_mutex_lock(&R.lock);
     R.window_open = now >= R.delay_s && (R.duration_s <= 0 || now < R.delay_s + R.duration_s);
     apply_gates();
-    pthread_mutex_unlock(&R.lock);
 }
 
-static void *watcher_main(void *arg)
+/* The --delay/--duration thread: opens and closes the window on time,
+ * then ends. */
+static void *gate_main(void *arg)
 {
-    sem_post(arg); /* running: start_watcher may return */
-    for (;;) {
-        struct pollfd p = {.fd = R.pipe_fd[0], .events = POLLIN};
-        int n = poll(&p, 1, next_timeout_ms());
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n == 0) {
-            update_window();
-            continue;
-        }
-        unsigned char sig;
-        ssize_t r = read(R.pipe_fd[0], &sig, 1);
-        if (r == 1)
-            die_of(sig);
-        if (r == 0 || (r < 0 && errno != EINTR && errno != EAGAIN))
-            return NULL;
+    (void)arg;
+    pthread_mutex_lock(&R.lock);
+    double next;
+    while (!R.finished && (next = next_deadline()) >= 0) {
+        uint64_t at = R.start_ns + (uint64_t)(next * 1e9) + 1000000;
+        struct timespec ts = {(time_t)(at / 1000000000ull), (long)(at % 1000000000ull)};
+        pthread_cond_timedwait(&R.gate_cond, &R.lock, &ts);
+        update_window();
     }
+    R.gate_running = 0;
+    pthread_mutex_unlock(&R.lock);
+    return NULL;
 }
 
-/* Start the watcher with every signal blocked (they go to the program's
- * threads, whose handler forwards them here). */
-static int start_watcher(void)
+/* Start the gate thread when --delay or --duration asks for one; caller
+ * holds R.lock. */
+static void start_gates(void)
 {
-    if (pipe2(R.pipe_fd, O_CLOEXEC) != 0)
-        return -1;
+    if ((R.delay_s <= 0 && R.duration_s <= 0) || R.gate_running)
+        return;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* kscope_now_ns's clock */
+    pthread_cond_init(&R.gate_cond, &ca);
+    pthread_condattr_destroy(&ca);
     sigset_t all, old;
     sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    /* Return only once the thread runs: a program that forks right away
-     * (a shell) must not fork while the thread is still being set up, when
-     * an allocator without fork handlers (AddressSanitizer's) may be locked. */
-    sem_t running;
-    sem_init(&running, 0, 0);
+    pthread_sigmask(SIG_BLOCK, &all, &old); /* the program's signals are not its */
     pthread_t th;
-    int rc = pthread_create(&th, NULL, watcher_main, &running);
+    if (pthread_create(&th, NULL, gate_main, NULL) == 0) {
+        pthread_detach(th);
+        R.gate_running = 1;
+    }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc == 0)
-        while (sem_wait(&running) != 0 && errno == EINTR)
-            ;
-    sem_destroy(&running);
-    if (rc != 0) {
-        close(R.pipe_fd[0]);
-        close(R.pipe_fd[1]);
-        R.pipe_fd[0] = R.pipe_fd[1] = -1;
-        return -1;
-    }
-    pthread_detach(th);
-    return 0;
-}
-
-/* Handle SIGINT/SIGTERM unless the process inherited them ignored (nohup)
- * or already handles them itself. */
-static void install_signals(void)
-{
-    for (int i = 0; i < NSIGNALS; i++) {
-        struct sigaction old;
-        if (sigaction(handled_signals[i], NULL, &old) != 0)
-            continue;
-        if (old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO))
-            continue;
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_signal;
-        sigemptyset(&sa.sa_mask);
-        sa.sa_flags = SA_RESTART;
-        sigaction(handled_signals[i], &sa, &R.old_action[i]);
-    }
 }
 
 /* ----------------------------------------------------------------- start */
@@ -486,8 +422,9 @@ static int start_locked(void)
     kscope__session_set_command(sid, env_or_null(KSCOPE_RUN_ENV_COMMAND));
     R.recording = 1;
     apply_gates();
-    if (start_watcher() == 0)
-        install_signals();
+    start_gates();
+    if (kscope__signals_install)
+        kscope__signals_install();
     atexit(at_exit);
     pthread_atfork(NULL, NULL, after_fork_child);
     return 0;
@@ -508,22 +445,26 @@ int kscope__run_start(void)
             report_error("cannot start profiling", rc);
     }
     pthread_mutex_unlock(&R.lock);
+    /* Without `kscope run` reading a manifest, every process writes its
+     * file, so every one may have to on a signal. */
+    if (rc == 0 && R.session >= 0 && !R.manifest)
+        kscope__finisher_need();
     return rc;
 }
 
 /* A child forked without exec starts an empty session of its own; the
  * parent keeps what was recorded before the fork. It reserves its own name
- * when it writes its profile. */
+ * when it writes its profile. It has the parent's descriptors, and kscope
+ * has none among them to close. */
 static void after_fork_child(void)
 {
     pthread_mutex_init(&R.lock, NULL);
+    R.gate_running = 0;
+    int had_finisher = kscope__finisher_forked();
+    if (kscope__signals_forked)
+        kscope__signals_forked();
     if (R.session < 0 || R.finished)
         return;
-    if (R.pipe_fd[0] >= 0) {
-        close(R.pipe_fd[0]);
-        close(R.pipe_fd[1]);
-        R.pipe_fd[0] = R.pipe_fd[1] = -1;
-    }
     if (kscope__launcher_fork_child() < 0) {
         report_error("cannot profile the forked child", KSCOPE_ESTATE);
         R.finished = 1;
@@ -533,7 +474,11 @@ static void after_fork_child(void)
     R.ident.is_main = 0;
     R.claimed = 0;
     R.start_ns = kscope_now_ns();
-    start_watcher();
+    start_gates();
+    /* The child records through the parent's thread state (no new one
+     * tells it to start a finisher): it needs one if the parent did. */
+    if (had_finisher)
+        kscope__finisher_need();
 }
 
 /* ------------------------------------------------------------ _exit */
@@ -546,10 +491,13 @@ static void after_fork_child(void)
 static _Noreturn void exit_now(int status)
 {
     /* Also when the profile is being written by another thread (the
-     * watcher, on SIGTERM): kscope__run_finish waits for it, and ending the
-     * process before that would cut the file short. */
-    if (R.session >= 0 && (long)getpid() == R.ident.pid)
+     * finisher, on SIGTERM): the process then ends by that signal once it
+     * is written, as it would have before this call. */
+    if (R.session >= 0 && (long)getpid() == R.ident.pid) {
+        kscope__finisher_exit_check();
         kscope__run_finish();
+        kscope__finisher_exit_check();
+    }
     coverage_dump();
     for (;;)
         syscall(SYS_exit_group, status);
@@ -594,9 +542,43 @@ static void attach_gpu(void)
 static void injected_hook(void)
 {
     atomic_store(&R.used_gpu, 1);
-    kscope__run_note_use();
     kscope__run_start();
+    kscope__run_note_use();
     attach_gpu();
+}
+
+/* The program recorded something (its first scope on a thread, a phase):
+ * from now on a signal that ends it must leave its profile. */
+static void recording_hook(void)
+{
+    kscope__finisher_need();
+}
+
+/* `kscope run` put the command's AddressSanitizer runtime first in
+ * LD_PRELOAD (it must come first of all libraries): take it out again, so
+ * that this process's children get the LD_PRELOAD they would have had. */
+static void drop_sanitizer_preload(void)
+{
+    const char *san = getenv(KSCOPE_RUN_ENV_SANITIZER);
+    const char *pre = getenv("LD_PRELOAD");
+    if (!san)
+        return;
+    size_t n = strlen(san);
+    if (n && pre && strncmp(pre, san, n) == 0 && (pre[n] == ' ' || pre[n] == ':')) {
+        char *rest = strdup(pre + n + 1);
+        if (rest)
+            setenv("LD_PRELOAD", rest, 1);
+        free(rest);
+    }
+    unsetenv(KSCOPE_RUN_ENV_SANITIZER);
+}
+
+/* A range source's injection entry (NVTX's, at its first call): the
+ * session starts; GPU capture waits for the GPU runtime's own entry. */
+static void ranges_injected_hook(void)
+{
+    kscope__run_start();
+    kscope__run_note_use();
 }
 
 /* LD_PRELOAD entry: programs that never use the GPU are profiled too. The
@@ -607,8 +589,12 @@ __attribute__((constructor)) static void kscope_run_constructor(void)
         .capture_range = kscope__run_profiler_api,
         .report_conflict = conflict_hook,
         .gpu_injected = injected_hook,
+        .recording = recording_hook,
+        .ranges_injected = ranges_injected_hook,
     };
     kscope__set_run_hooks(&hooks);
-    if (env_is(KSCOPE_RUN_ENV_ON, "1"))
+    if (env_is(KSCOPE_RUN_ENV_ON, "1")) {
+        drop_sanitizer_preload();
         kscope__run_start();
+    }
 }

@@ -1,8 +1,9 @@
 /*
  * naming.c - one output file per process: the name a process of a run
  * writes to (by rank, by pid, or the plain name for the command itself),
- * the reservation that keeps two processes from writing the same file, and
- * the manifest through which processes tell `kscope run` what they wrote.
+ * the reservation that keeps two processes from writing the same file
+ * (within a run; against other runs, claims.c), and the manifest through
+ * which processes tell `kscope run` what they wrote.
  */
 #include "kscope-internal.h"
 #include "run/run.h"
@@ -83,27 +84,47 @@ static int candidate(char *buf, size_t size, const char *base, long pid, int k)
     return kscope__run_alt_path(buf, size, base, pid, k - 1);
 }
 
+/* The text of the manifest line with `tag` whose text is `path` (any
+ * text when path is NULL), NULL when there is none. The stream is read
+ * from its start; line is the caller's buffer. */
+static const char *find_line(FILE *f, const char *tag, const char *path, char *line, size_t size)
+{
+    size_t tag_len = strlen(tag);
+    rewind(f);
+    while (fgets(line, (int)size, f)) {
+        line[strcspn(line, "\n")] = 0;
+        if (strncmp(line, tag, tag_len) != 0 || line[tag_len] != '\t')
+            continue;
+        const char *text = strchr(line + tag_len + 1, '\t');
+        if (text && (!path || strcmp(text + 1, path) == 0))
+            return text + 1;
+    }
+    return NULL;
+}
+
 /* Whether the manifest stream holds a claim line for `path`. */
 static int claimed_in(FILE *f, const char *path)
 {
     char line[4096 + 64];
-    size_t tag_len = strlen(KSCOPE_RUN_TAG_CLAIM);
-    rewind(f);
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = 0;
-        if (strncmp(line, KSCOPE_RUN_TAG_CLAIM, tag_len) != 0 || line[tag_len] != '\t')
-            continue;
-        const char *text = strchr(line + tag_len + 1, '\t');
-        if (text && strcmp(text + 1, path) == 0)
-            return 1;
-    }
-    return 0;
+    return find_line(f, KSCOPE_RUN_TAG_CLAIM, path, line, sizeof line) != NULL;
 }
 
-static int claim_with_manifest(const char *manifest, const char *base, long pid, char *out,
-                               size_t size)
+/* When the run began (its first line), realtime ns; 0 when unknown. */
+static uint64_t run_since(FILE *f)
+{
+    char line[4096 + 64];
+    const char *text = find_line(f, KSCOPE_RUN_TAG_RUN, NULL, line, sizeof line);
+    return text ? strtoull(text, NULL, 10) : 0;
+}
+
+static int claim_exclusive(const char *base, const char *ext, long pid, char *out, size_t size);
+
+static int claim_with_manifest(const char *manifest, const char *base, const char *ext, long pid,
+                               char *out, size_t size)
 {
     int fd = open(manifest, O_RDWR | O_APPEND | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) /* its kscope run was killed and swept */
+        return claim_exclusive(base, ext, pid, out, size);
     if (fd < 0)
         return kscope__fail(KSCOPE_EIO, "cannot open the run manifest %s: %s", manifest,
                             strerror(errno));
@@ -113,17 +134,19 @@ static int claim_with_manifest(const char *manifest, const char *base, long pid,
         return kscope__fail(KSCOPE_ENOMEM, "cannot read the run manifest %s", manifest);
     }
     flock(fd, LOCK_EX);
+    uint64_t since = run_since(f);
     int rc = 1;
-    for (int k = 0; k < 1000; k++) {
+    for (int k = 0; k < 1000 && rc == 1; k++) {
         if (candidate(out, size, base, pid, k) < 0) {
             rc = kscope__fail(KSCOPE_EINVAL, "output path %s is too long", base);
             break;
         }
-        if (!claimed_in(f, out)) {
+        if (claimed_in(f, out))
+            continue; /* another process of this run */
+        rc = kscope__run_claim_folder(out, ext, manifest, since);
+        if (rc == 0) {
             fprintf(f, "%s\t%ld\t%s\n", KSCOPE_RUN_TAG_CLAIM, pid, out);
             fflush(f);
-            rc = 0;
-            break;
         }
     }
     flock(fd, LOCK_UN);
@@ -157,7 +180,7 @@ int kscope__run_claim(const char *manifest, const char *base, const char *ext, l
     if (!base || !out || !ext)
         return kscope__fail(KSCOPE_EINVAL, "claim: NULL argument");
     if (manifest && *manifest)
-        return claim_with_manifest(manifest, base, pid, out, size);
+        return claim_with_manifest(manifest, base, ext, pid, out, size);
     return claim_exclusive(base, ext, pid, out, size);
 }
 

@@ -11,12 +11,15 @@
  *            first reactivated)
  *   bare     only three launches of "plain_kernel" and a copy: no kscope
  *            call, no scope
+ *   term     as bare, then raise(SIGTERM): the process ends by it
+ *   loop     as bare, then "ready" and launches until killed
  */
 #include "kscope.h"
 
 #include <cuda.h>
 #include <cudaProfiler.h>
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,11 +56,22 @@ int main(int argc, char **argv)
         fprintf(stderr, "no pretend GPU\n");
         return 3;
     }
-    if (strcmp(mode, "bare") == 0) {
+    if (strcmp(mode, "bare") == 0 || strcmp(mode, "term") == 0 || strcmp(mode, "loop") == 0) {
         for (int i = 0; i < 3; i++)
             launch("plain_kernel", 1);
         char host[64];
         cuMemcpyHtoD_v2(0x1000, host, sizeof host);
+        if (strcmp(mode, "term") == 0) {
+            raise(SIGTERM);
+            printf("after the raise\n");
+            fflush(stdout);
+        }
+        if (strcmp(mode, "loop") == 0) {
+            printf("ready\n");
+            fflush(stdout);
+            for (;;)
+                launch("loop_kernel", 1);
+        }
         printf("gpu program done\n");
         return 0;
     }

@@ -92,7 +92,7 @@ static int floor_start(CUptiResult (**flush)(uint32_t))
     void *lib = kscope__cupti_open(tried, sizeof tried);
     if (!lib)
         return kscope__fail(
-            KSCOPE_ENOCUPTI,
+            KSCOPE_ENOGPUTOOL,
             "CUPTI library not found (tried %s); set KSCOPE_CUPTI_LIBRARY to its path", tried);
     CUptiResult (*reg)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
     CUptiResult (*enable)(CUpti_ActivityKind);
@@ -101,10 +101,10 @@ static int floor_start(CUptiResult (**flush)(uint32_t))
     *(void **)&floor_next = dlsym(lib, "cuptiActivityGetNextRecord");
     *(void **)flush = dlsym(lib, "cuptiActivityFlushAll");
     if (!reg || !enable || !floor_next || !*flush)
-        return kscope__fail(KSCOPE_ENOCUPTI, "the CUPTI library lacks the activity API");
+        return kscope__fail(KSCOPE_ENOGPUTOOL, "the CUPTI library lacks the activity API");
     if (reg(floor_request, floor_complete) != CUPTI_SUCCESS ||
         enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)
-        return kscope__fail(KSCOPE_ENOCUPTI, "CUPTI refused the concurrent-kernel activity");
+        return kscope__fail(KSCOPE_ENOGPUTOOL, "CUPTI refused the concurrent-kernel activity");
     return 0;
 }
 

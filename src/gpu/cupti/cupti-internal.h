@@ -15,12 +15,7 @@
 
 #include <cupti.h>
 
-/* -------------------------------------------------------------- NVTX ranges */
-
-/* Host scopes as NVTX ranges (the `detailed` level), so Nsight Systems
- * shows them: the backend's range_push/range_pop (nvtx-emit.c). */
-void kscope__nvtx_push(const char *name, uint32_t color);
-void kscope__nvtx_pop(void);
+#include "gpu/cuda/cuda.h"
 
 /* ------------------------------------------------------------- demangling */
 
@@ -332,9 +327,7 @@ void kscope__cupti_note_device(uint32_t ordinal, CUresult (*device_get)(CUdevice
 
 /* ------------------------------------------------------------ library */
 
-/* dlopen CUPTI (cupti-lib.c): $KSCOPE_CUPTI_LIBRARY if set, else the usual
- * names and places. NULL when none loads; `tried` lists them. */
-void *kscope__cupti_open(char *tried, size_t size);
+/* kscope__cupti_open (where CUPTI is found) is gpu/cuda/cuda.h's. */
 
 /* ------------------------------------------------------- sampling gate */
 

@@ -200,7 +200,7 @@ static int load_cupti(void)
     char tried[2048];
     void *lib = kscope__cupti_open(tried, sizeof tried);
     if (!lib)
-        return load_fail(KSCOPE_ENOCUPTI,
+        return load_fail(KSCOPE_ENOGPUTOOL,
                          "CUPTI library not found (tried %s); set KSCOPE_CUPTI_LIBRARY to its path",
                          tried);
     const char *missing = NULL;
@@ -216,7 +216,7 @@ static int load_cupti(void)
     SYM(lib, cu.enable_callback, "cuptiEnableCallback");
     SYM(lib, cu.result_string, "cuptiGetResultString");
     if (missing)
-        return load_fail(KSCOPE_ENOCUPTI,
+        return load_fail(KSCOPE_ENOGPUTOOL,
                          "CUPTI library lacks %s (CUPTI from CUDA 12 or later is needed)", missing);
     *(void **)&cu.callback_name = dlsym(lib, "cuptiGetCallbackName");
     kscope__pcs_load(lib); /* PC sampling's calls: optional */
@@ -464,7 +464,7 @@ static int follow_calls(void)
         atomic_fetch_add(&capture_gen, 1); /* calls open when it switched never end */
     CUptiResult rc = kscope__follow_set(open, need, subscriber, cu.enable_callback);
     if (rc != CUPTI_SUCCESS)
-        return kscope__fail(KSCOPE_ENOCUPTI, "cannot %s CUPTI launch callbacks: %s",
+        return kscope__fail(KSCOPE_ENOGPUTOOL, "cannot %s CUPTI launch callbacks: %s",
                             need ? "enable" : "disable", cupti_error(rc));
     return 0;
 }
@@ -515,7 +515,7 @@ static int subscribe(void)
                             "another CUPTI subscriber (a profiler such as torch.profiler, Proton "
                             "or Nsight) already holds this process's CUPTI interface");
     if (rc != CUPTI_SUCCESS)
-        return kscope__fail(KSCOPE_ENOCUPTI, "cuptiSubscribe failed: %s", cupti_error(rc));
+        return kscope__fail(KSCOPE_ENOGPUTOOL, "cuptiSubscribe failed: %s", cupti_error(rc));
     return 0;
 }
 
@@ -529,13 +529,13 @@ static int enable_activity(void)
                           cupti_error(rc));
     rc = cu.register_callbacks(buffer_requested, buffer_completed);
     if (rc != CUPTI_SUCCESS)
-        return kscope__fail(KSCOPE_ENOCUPTI, "cuptiActivityRegisterCallbacks failed: %s",
+        return kscope__fail(KSCOPE_ENOGPUTOOL, "cuptiActivityRegisterCallbacks failed: %s",
                             cupti_error(rc));
     for (size_t i = 0; i < N_OF(kinds); i++) {
         rc = cu.activity_enable(kinds[i]);
         if (rc != CUPTI_SUCCESS) {
             disable_kinds(i);
-            return kscope__fail(KSCOPE_ENOCUPTI, "cuptiActivityEnable(kind %d) failed: %s",
+            return kscope__fail(KSCOPE_ENOGPUTOOL, "cuptiActivityEnable(kind %d) failed: %s",
                                 (int)kinds[i], cupti_error(rc));
         }
     }
@@ -592,7 +592,7 @@ static int start_locked(void)
     kscope__follow_classify(cu.callback_name);
     CUptiResult crc = kscope__follow_start(subscriber, cu.enable_callback);
     if (crc != CUPTI_SUCCESS) {
-        rc = kscope__fail(KSCOPE_ENOCUPTI, "cannot enable CUPTI launch callbacks: %s",
+        rc = kscope__fail(KSCOPE_ENOGPUTOOL, "cannot enable CUPTI launch callbacks: %s",
                           cupti_error(crc));
     } else {
         started = 1;
@@ -622,7 +622,7 @@ static int start_locked(void)
     return 0;
 }
 
-/* Start capture. KSCOPE_ENOGPU (no driver, no GPU), KSCOPE_ENOCUPTI (no
+/* Start capture. KSCOPE_ENOGPU (no driver, no GPU), KSCOPE_ENOGPUTOOL (no
  * CUPTI, or it refused) or KSCOPE_EBUSY (another subscriber), each with a
  * message naming the cause. */
 static int cupti_start(void)
@@ -662,8 +662,9 @@ static void synchronize_devices(void)
     }
 }
 
-/* Block until every record of work launched so far was delivered, then
- * add the values of the graph launches since the last flush. Nothing while
+/* Block until every record of work launched so far was delivered (when a
+ * signal is ending the process, of the work done so far), then add the
+ * values of the graph launches since the last flush. Nothing while
  * a stream capture is open: synchronising or flushing CUPTI then would end
  * the program's capture (the core puts its flushes off until it closed). */
 static void cupti_flush(void)
@@ -671,7 +672,8 @@ static void cupti_flush(void)
     pthread_mutex_lock(&state_lock);
     if (started && !kscope__graphs_capturing(0)) {
         size_t retired = kscope__graphs_retired();
-        synchronize_devices();
+        if (!kscope__ending()) /* else that work dies with the process */
+            synchronize_devices();
         cu.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         if (kscope__pcs_on()) /* after the kernel records: they say where samples go */
             kscope__pcs_flush();
@@ -715,7 +717,7 @@ int kscope__cupti_switch(int state)
         /* activity stays on while quiet: the window's queued work delivers */
         if (rc == 0 && was == KSCOPE__GATE_SHUT) {
             for (size_t i = 0; i < N_OF(kinds) && rc == 0; i++)
-                rc = cu.activity_enable(kinds[i]) == CUPTI_SUCCESS ? 0 : KSCOPE_ENOCUPTI;
+                rc = cu.activity_enable(kinds[i]) == CUPTI_SUCCESS ? 0 : KSCOPE_ENOGPUTOOL;
         } else if (rc == 0 && state == KSCOPE__GATE_SHUT) {
             disable_kinds(N_OF(kinds));
         }
@@ -766,8 +768,6 @@ const kscope__backend kscope__cupti_backend = {
     .session_changed = cupti_session_changed,
     .pc_sampling = cupti_pc_sampling,
     .launch_metadata = cupti_launch_metadata,
-    .range_push = kscope__nvtx_push,
-    .range_pop = kscope__nvtx_pop,
     .capturing = cupti_capturing,
     .capture_value = kscope__graphs_value,
     .capture_hide = kscope__graphs_hide,

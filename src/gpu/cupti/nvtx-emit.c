@@ -1,10 +1,11 @@
 /*
- * nvtx-emit.c - host scopes as NVTX ranges, for the `detailed` level.
+ * nvtx-emit.c - host scopes as NVTX ranges, for the `detailed` level: a
+ * range sink of the registry (gpu/backend.h), built with the CUPTI backend
+ * (it needs the toolkit's NVTX header).
  *
- * The backend's range ops: the core calls them on scope enter/exit when
- * profiling is detailed, so Nsight Systems shows kscope's scopes with their
- * colours. NVTX v3 is header-only: with no tool attached a push costs a few
- * nanoseconds.
+ * The core calls it on scope enter/exit when profiling is detailed, so
+ * Nsight Systems shows kscope's scopes with their colours. NVTX v3 is
+ * header-only: with no tool attached a push costs a few nanoseconds.
  *
  * When kscope is itself the NVTX tool (kscope run's injection), a range
  * pushed here comes back as an annotation; the per-thread guard keeps that
@@ -17,7 +18,7 @@
 static __thread int emitting;
 
 /* Push a range named `name` in colour 0xRRGGBB (0: the tool's default). */
-void kscope__nvtx_push(const char *name, uint32_t color)
+static void nvtx_push(const char *name, uint32_t color)
 {
     if (emitting)
         return;
@@ -36,7 +37,7 @@ void kscope__nvtx_push(const char *name, uint32_t color)
 }
 
 /* Pop the innermost range pushed on this thread. */
-void kscope__nvtx_pop(void)
+static void nvtx_pop(void)
 {
     if (emitting)
         return;
@@ -44,3 +45,9 @@ void kscope__nvtx_pop(void)
     nvtxRangePop();
     emitting = 0;
 }
+
+const kscope__range_sink kscope__nvtx_sink = {
+    .name = "NVTX",
+    .push = nvtx_push,
+    .pop = nvtx_pop,
+};

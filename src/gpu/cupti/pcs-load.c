@@ -72,11 +72,11 @@ int kscope__pcs_switch(int on, uint32_t interval, CUpti_SubscriberHandle subscri
     if (!subscriber)
         return kscope__fail(KSCOPE_ESTATE, "PC sampling: the CUPTI backend is not capturing");
     if (missing)
-        return kscope__fail(KSCOPE_ENOCUPTI, "PC sampling: this CUPTI lacks %s", missing);
+        return kscope__fail(KSCOPE_ENOGPUTOOL, "PC sampling: this CUPTI lacks %s", missing);
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {
         CUptiResult rc = enable_callback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, ids[i]);
         if (rc != CUPTI_SUCCESS)
-            return kscope__fail(KSCOPE_ENOCUPTI,
+            return kscope__fail(KSCOPE_ENOGPUTOOL,
                                 "PC sampling: cannot enable CUPTI's resource callbacks: %s",
                                 error_text(rc));
     }

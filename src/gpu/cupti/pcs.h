@@ -106,7 +106,7 @@ typedef struct kscope__pcs_api {
  * those that existed before, at their first launch (kscope__pcs_launch),
  * on a thread where they are current, sampling continuously; a
  * drain thread empties CUPTI's buffers every few milliseconds. A second
- * start keeps the first interval (said once). 0, KSCOPE_ENOCUPTI (a CUPTI
+ * start keeps the first interval (said once). 0, KSCOPE_ENOGPUTOOL (a CUPTI
  * too old for the record layout) or KSCOPE_ENOMEM, with a message. */
 int kscope__pcs_start(const kscope__pcs_api *api, uint32_t interval);
 

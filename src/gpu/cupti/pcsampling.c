@@ -555,7 +555,7 @@ int kscope__pcs_start(const kscope__pcs_api *a, uint32_t interval)
                               "%u gets that",
                               period, interval);
     } else if (a->version && a->version(&version) == CUPTI_SUCCESS && version < CUPTI_12_4) {
-        rc = kscope__fail(KSCOPE_ENOCUPTI,
+        rc = kscope__fail(KSCOPE_ENOGPUTOOL,
                           "PC sampling needs CUPTI from CUDA 12.4 or later (this one is API "
                           "version %u)",
                           version);

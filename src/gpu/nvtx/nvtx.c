@@ -1,16 +1,18 @@
 /*
- * nvtx-ranges.c - kscope as the NVTX injection: existing NVTX annotations
- * (C code on nvtx3, torch's nvtx module, the nvtx Python package) become
- * kscope scopes and marks on the calling thread, with the kernels they
- * launch under them.
+ * nvtx.c - NVTX as a range source: kscope as the NVTX injection, so
+ * existing NVTX annotations (C code on nvtx3, torch's nvtx module, the
+ * nvtx Python package) become kscope scopes and marks on the calling
+ * thread, with the kernels they launch under them (core/ranges.c keeps
+ * them nested).
  *
  * Under kscope run the command line points NVTX_INJECTION64_PATH at
- * libkscope.so, whose InitializeInjectionNvtx2 (run/nvtx-entry.c) also
- * starts the launcher session. In a program that starts its own session,
+ * libkscope.so (the range source's inject_env); NVTX calls the entry below
+ * at each instance's first use, which also starts the launcher session
+ * (kscope__ranges_injected). In a program that starts its own session,
  * kscope_nvtx_ranges(1) points it at the library kscope is in (libkscope.so
- * or the Python extension, already loaded: nothing new is loaded), whose
- * entry is the weak one below; NVTX instances that initialize after that
- * call report to kscope. kscope_nvtx_ranges(0) has later ranges ignored.
+ * or the Python extension, already loaded: nothing new is loaded); NVTX
+ * instances that initialize after that call report to kscope.
+ * kscope_nvtx_ranges(0) has later ranges ignored.
  *
  * An NVTX instance calls InitializeInjectionNvtx2 (below) at its first
  * use with a function that returns its export tables; from the callbacks
@@ -19,17 +21,9 @@
  * there. The structures below follow NVTX v3's binary interface
  * (nvtxDetail/nvtxTypes.h); they are declared here so that this file
  * builds without the GPU toolkit.
- *
- * NVTX keeps one push/pop stack per domain and lets start/end ranges
- * overlap or end on another thread; kscope has one scope stack per thread.
- * Each thread therefore keeps the NVTX ranges it opened, innermost last. A
- * range whose end arrives while ranges opened after it are still open is
- * marked ended and left when it becomes the innermost again; a start/end
- * range ended on another thread is handed back to its own thread, which
- * leaves it at its next NVTX call (or at finalize).
  */
 #define _GNU_SOURCE
-#include "core/core.h"
+#include "gpu/nvtx/nvtx.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -111,46 +105,7 @@ typedef struct nvtx_attrs {
 } nvtx_attrs;
 
 typedef uint64_t nvtx_range_id;
-typedef const void *nvtx_domain; /* our handle: the interned domain name */
-
-/* ------------------------------------------------------- open ranges */
-
-#define OPEN_MAX   256
-#define CROSS_ENDS 64
-/* The default domain's handle: one object, so handles compare by address
- * (two "" literals need not be one object). */
-static const char default_domain_name[] = "";
-#define DEFAULT_DOM ((nvtx_domain)default_domain_name)
-
-typedef struct open_range {
-    nvtx_domain domain;
-    nvtx_range_id id; /* start/end ranges; 0 for push/pop */
-    int depth;        /* kscope depth right after entering; 0: not entered */
-    int ended;
-} open_range;
-
-#define CLOSED_IDS 16
-
-typedef struct nvtx_thread {
-    open_range r[OPEN_MAX];
-    int n;
-    int overflow; /* pushes beyond OPEN_MAX still to be popped */
-    int ignored;  /* pushes made while ranges were off, still to be popped */
-    /* Start/end ranges closed early by an enclosing pop (see range_pop):
-     * their own end, when it comes, has nothing left to do. */
-    nvtx_range_id closed[CLOSED_IDS];
-    unsigned nclosed;
-} nvtx_thread;
-
-static __thread nvtx_thread tls_nvtx;
-static _Atomic uint64_t next_range_id = 1;
-/* Whether new ranges and marks become scopes (kscope_nvtx_ranges). */
-static _Atomic int ranges_on = 1;
-/* A start/end range started while ranges were off: its end is ignored. */
-#define IGNORED_ID (1ull << 63)
-/* Start/end ranges ended on a thread other than their own. */
-static _Atomic nvtx_range_id cross_ends[CROSS_ENDS];
-static _Atomic int cross_pending;
+typedef kscope__range_domain nvtx_domain; /* our handle: the interned domain name; NULL: the default */
 
 /* Name of an event from its attributes; wide text is narrowed into buf. */
 static const char *attrs_name(const nvtx_attrs *a, char *buf, size_t size)
@@ -176,184 +131,18 @@ static uint32_t attrs_color(const nvtx_attrs *a)
     return a && a->color_type == NVTX_COLOR_ARGB ? (a->color & 0xFFFFFFu) : 0;
 }
 
-/* Leave every range at the top of the thread's list that has ended and is
- * the innermost kscope scope. */
-static void sweep(nvtx_thread *t)
-{
-    while (t->n > 0) {
-        open_range *top = &t->r[t->n - 1];
-        if (!top->ended)
-            break;
-        if (top->depth) {
-            if (kscope_depth() != top->depth)
-                break;
-            kscope_exit(NULL);
-        }
-        t->n--;
-    }
-}
-
-/* Collect ends that other threads recorded for this thread's ranges. */
-static void take_cross_ends(nvtx_thread *t)
-{
-    if (!atomic_load_explicit(&cross_pending, memory_order_relaxed))
-        return;
-    for (int i = 0; i < t->n; i++) {
-        if (!t->r[i].id || t->r[i].ended)
-            continue;
-        for (int k = 0; k < CROSS_ENDS; k++) {
-            nvtx_range_id want = t->r[i].id;
-            if (atomic_compare_exchange_strong(&cross_ends[k], &want, 0)) {
-                t->r[i].ended = 1;
-                atomic_fetch_sub(&cross_pending, 1);
-                break;
-            }
-        }
-    }
-}
-
-/* Enter a scope and remember it; returns the entry index or -1. */
-static int open_range_enter(nvtx_thread *t, nvtx_domain dom, nvtx_range_id id, const char *name,
-                            uint32_t color)
-{
-    take_cross_ends(t);
-    sweep(t);
-    if (t->n == OPEN_MAX) {
-        kscope__warn_once("nvtx-depth",
-                          "more than %d NVTX ranges open on one thread; the "
-                          "innermost ones are not recorded",
-                          OPEN_MAX);
-        t->overflow++;
-        return -1;
-    }
-    int before = kscope_depth();
-    kscope_enter_ex(name, color, 0);
-    int after = kscope_depth();
-    open_range *r = &t->r[t->n];
-    r->domain = dom;
-    r->id = id;
-    r->depth = after > before ? after : 0;
-    r->ended = 0;
-    return t->n++;
-}
-
-/* Number of open, not yet ended ranges of a domain (push/pop only). */
-static int domain_level(const nvtx_thread *t, nvtx_domain dom)
-{
-    int level = 0;
-    for (int i = 0; i < t->n; i++)
-        level += t->r[i].domain == dom && !t->r[i].id && !t->r[i].ended;
-    return level;
-}
-
-static int range_push(nvtx_domain dom, const char *name, uint32_t color)
-{
-    nvtx_thread *t = &tls_nvtx;
-    int level = domain_level(t, dom) + t->overflow + t->ignored;
-    if (atomic_load_explicit(&ranges_on, memory_order_relaxed))
-        open_range_enter(t, dom, 0, name, color);
-    else
-        t->ignored++;
-    return level;
-}
-
-/* Ranges opened inside entry i and still open when i is popped. NVTX keeps
- * one stack per domain and lets start/end ranges overlap freely, but a
- * calling-context tree needs nesting: a range of another domain (say a
- * library's, left open by a call that never pops it) or a start/end range
- * still open when an enclosing push/pop range ends is closed there, so the
- * enclosing scope ends when the program says it does. */
-static void close_inner(nvtx_thread *t, int i)
-{
-    for (int j = t->n - 1; j > i; j--) {
-        if (t->r[j].ended)
-            continue;
-        t->r[j].ended = 1;
-        if (t->r[j].id)
-            t->closed[t->nclosed++ % CLOSED_IDS] = t->r[j].id;
-    }
-}
-
-static int range_pop(nvtx_domain dom)
-{
-    nvtx_thread *t = &tls_nvtx;
-    if (t->ignored > 0) { /* the innermost push was made while off */
-        t->ignored--;
-        return domain_level(t, dom) + t->overflow + t->ignored;
-    }
-    if (t->overflow > 0 && dom == DEFAULT_DOM) {
-        t->overflow--;
-        return domain_level(t, dom) + t->overflow;
-    }
-    take_cross_ends(t);
-    for (int i = t->n - 1; i >= 0; i--) {
-        if (t->r[i].domain == dom && !t->r[i].id && !t->r[i].ended) {
-            t->r[i].ended = 1;
-            close_inner(t, i);
-            sweep(t);
-            return domain_level(t, dom);
-        }
-    }
-    return -1;
-}
-
-static int closed_early(const nvtx_thread *t, nvtx_range_id id)
-{
-    for (unsigned k = 0; k < CLOSED_IDS && k < t->nclosed; k++)
-        if (t->closed[k] == id)
-            return 1;
-    return 0;
-}
-
-static nvtx_range_id range_start(nvtx_domain dom, const char *name, uint32_t color)
-{
-    nvtx_range_id id = atomic_fetch_add(&next_range_id, 1);
-    if (!atomic_load_explicit(&ranges_on, memory_order_relaxed))
-        return id | IGNORED_ID;
-    open_range_enter(&tls_nvtx, dom, id, name, color);
-    return id;
-}
-
-static void range_end(nvtx_range_id id)
-{
-    nvtx_thread *t = &tls_nvtx;
-    if (id & IGNORED_ID)
-        return;
-    for (int i = t->n - 1; i >= 0; i--) {
-        if (t->r[i].id == id) {
-            t->r[i].ended = 1;
-            take_cross_ends(t);
-            sweep(t);
-            return;
-        }
-    }
-    if (closed_early(t, id))
-        return;
-    /* Another thread's range: leave the end for it to collect. */
-    for (int k = 0; k < CROSS_ENDS; k++) {
-        nvtx_range_id empty = 0;
-        if (atomic_compare_exchange_strong(&cross_ends[k], &empty, id)) {
-            atomic_fetch_add(&cross_pending, 1);
-            return;
-        }
-    }
-    kscope__warn_once("nvtx-cross", "too many NVTX ranges ended on other threads than their "
-                                    "own; some stay open until the end of the run");
-}
 
 /* ----------------------------------------------------------- callbacks */
 
 static void cb_mark_ex(const nvtx_attrs *a)
 {
     char buf[512];
-    if (atomic_load_explicit(&ranges_on, memory_order_relaxed))
-        kscope_mark(attrs_name(a, buf, sizeof buf));
+    kscope__ranges_mark(attrs_name(a, buf, sizeof buf));
 }
 
 static void cb_mark_a(const char *msg)
 {
-    if (atomic_load_explicit(&ranges_on, memory_order_relaxed))
-        kscope_mark(msg ? msg : "");
+    kscope__ranges_mark(msg);
 }
 
 static void cb_mark_w(const wchar_t *msg)
@@ -365,12 +154,12 @@ static void cb_mark_w(const wchar_t *msg)
 static nvtx_range_id cb_range_start_ex(const nvtx_attrs *a)
 {
     char buf[512];
-    return range_start(DEFAULT_DOM, attrs_name(a, buf, sizeof buf), attrs_color(a));
+    return kscope__ranges_start(NULL, attrs_name(a, buf, sizeof buf), attrs_color(a));
 }
 
 static nvtx_range_id cb_range_start_a(const char *msg)
 {
-    return range_start(DEFAULT_DOM, msg ? msg : "", 0);
+    return kscope__ranges_start(NULL, msg, 0);
 }
 
 static nvtx_range_id cb_range_start_w(const wchar_t *msg)
@@ -381,18 +170,18 @@ static nvtx_range_id cb_range_start_w(const wchar_t *msg)
 
 static void cb_range_end(nvtx_range_id id)
 {
-    range_end(id);
+    kscope__ranges_end(id);
 }
 
 static int cb_range_push_ex(const nvtx_attrs *a)
 {
     char buf[512];
-    return range_push(DEFAULT_DOM, attrs_name(a, buf, sizeof buf), attrs_color(a));
+    return kscope__ranges_push(NULL, attrs_name(a, buf, sizeof buf), attrs_color(a));
 }
 
 static int cb_range_push_a(const char *msg)
 {
-    return range_push(DEFAULT_DOM, msg ? msg : "", 0);
+    return kscope__ranges_push(NULL, msg, 0);
 }
 
 static int cb_range_push_w(const wchar_t *msg)
@@ -403,12 +192,7 @@ static int cb_range_push_w(const wchar_t *msg)
 
 static int cb_range_pop(void)
 {
-    return range_pop(DEFAULT_DOM);
-}
-
-static nvtx_domain dom_or_default(nvtx_domain d)
-{
-    return d ? d : DEFAULT_DOM;
+    return kscope__ranges_pop(NULL);
 }
 
 static void cb_domain_mark_ex(nvtx_domain d, const nvtx_attrs *a)
@@ -420,24 +204,24 @@ static void cb_domain_mark_ex(nvtx_domain d, const nvtx_attrs *a)
 static nvtx_range_id cb_domain_range_start_ex(nvtx_domain d, const nvtx_attrs *a)
 {
     char buf[512];
-    return range_start(dom_or_default(d), attrs_name(a, buf, sizeof buf), attrs_color(a));
+    return kscope__ranges_start(d, attrs_name(a, buf, sizeof buf), attrs_color(a));
 }
 
 static void cb_domain_range_end(nvtx_domain d, nvtx_range_id id)
 {
     (void)d;
-    range_end(id);
+    kscope__ranges_end(id);
 }
 
 static int cb_domain_range_push_ex(nvtx_domain d, const nvtx_attrs *a)
 {
     char buf[512];
-    return range_push(dom_or_default(d), attrs_name(a, buf, sizeof buf), attrs_color(a));
+    return kscope__ranges_push(d, attrs_name(a, buf, sizeof buf), attrs_color(a));
 }
 
 static int cb_domain_range_pop(nvtx_domain d)
 {
-    return range_pop(dom_or_default(d));
+    return kscope__ranges_pop(d);
 }
 
 /* A registered string is its interned copy: stable for the process, and
@@ -463,7 +247,7 @@ static nvtx_domain cb_domain_create_a(const char *name)
     char key[512];
     snprintf(key, sizeof key, "nvtx-domain:%s", name ? name : "");
     uint32_t id = kscope__intern(key);
-    return id ? kscope__name(id) : DEFAULT_DOM;
+    return id ? kscope__name(id) : NULL;
 }
 
 static nvtx_domain cb_domain_create_w(const wchar_t *name)
@@ -583,7 +367,7 @@ static int is_kscope(const char *path)
 
 int kscope_nvtx_ranges(int on)
 {
-    atomic_store(&ranges_on, on != 0);
+    kscope__ranges_enable(on);
     if (!on)
         return 0;
     Dl_info self;
@@ -603,13 +387,21 @@ int kscope_nvtx_ranges(int on)
     return 0;
 }
 
-/* NVTX_INJECTION64_PATH entry of the library kscope is in, called by each
- * NVTX instance at its first use. libkscope.so has a strong one that also
- * starts kscope run's session (run/nvtx-entry.c). */
-__attribute__((weak)) KSCOPE_EXTERN int
-InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t));
-__attribute__((weak)) KSCOPE_EXTERN int
-InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t))
+/* NVTX_INJECTION64_PATH entry of the library kscope is in (libkscope.so
+ * or the Python extension), called by each NVTX instance at its first use;
+ * under kscope run the launcher session starts first. */
+KSCOPE_EXTERN int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t));
+KSCOPE_EXTERN int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t))
 {
+    kscope__ranges_injected();
     return kscope__nvtx_attach(get_export_table);
 }
+
+/* The variables that make NVTX load libkscope as its tool. */
+static const char *const inject_env[] = {"NVTX_INJECTION64_PATH", NULL};
+
+const kscope__range_source kscope__nvtx_source = {
+    .name = "NVTX",
+    .inject_env = inject_env,
+    .enable = kscope_nvtx_ranges,
+};

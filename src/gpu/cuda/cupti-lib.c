@@ -2,10 +2,11 @@
  * cupti-lib.c - where the CUPTI library is found: $KSCOPE_CUPTI_LIBRARY
  * when set (a stand-in in tests, or a CUPTI other than the toolkit's),
  * else the names and folders a CUDA install uses. Shared by the backend
- * (cupti.c) and `kscope bench`'s floor (bench.c), so both load the same
- * library.
+ * (gpu/cupti/cupti.c), `kscope bench`'s floor (gpu/cupti/bench.c) and the
+ * probe (probe.c, what Python's detect_backend reports), so all of them
+ * load the same library.
  */
-#include "gpu/cupti/cupti-internal.h"
+#include "gpu/cuda/cuda.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
