@@ -7,7 +7,9 @@
  * is no profile is refused in bounded memory: a tree format's reader
  * gives the tree, a trace format's its events, made into a tree
  * (trace-tree.c) and handed to whoever else asks (the HTML page's
- * timeline, merge). Every failure becomes "PATH: what is wrong", the
+ * timeline, merge). Every byte of a profile is read through one input
+ * (input_read), so a decoding of the whole file sits in one place, in
+ * front of every reader. Every failure becomes "PATH: what is wrong", the
  * path escaped as names are.
  */
 #include "read/read.h"
@@ -141,6 +143,44 @@ static FILE *open_checked(const char *path, off_t *size, char *err, size_t errle
     return f;
 }
 
+/* An open profile's bytes, as its reader reads them. Every byte of a
+ * profile comes through input_read, so a decoding of the whole file (an
+ * inflation) sits here, in front of every reader, whatever its format. */
+typedef struct input {
+    FILE *f;
+    off_t size; /* what the file holds, -1 when unknown (a pipe, a device) */
+} input;
+
+/* Open path as an input (open_checked's checks). 0, or an error with err
+ * set. */
+static int input_open(input *in, const char *path, char *err, size_t errlen)
+{
+    int rc = 0;
+    in->f = open_checked(path, &in->size, err, errlen, &rc);
+    return in->f ? 0 : rc;
+}
+
+/* Up to n bytes of in into buf; 0 at its end or on an error (input_error
+ * tells which). */
+static size_t input_read(input *in, void *buf, size_t n)
+{
+    return fread(buf, 1, n, in->f);
+}
+
+/* A read error of in (0: none), its message into msg. */
+static int input_error(input *in, char *msg, size_t msglen)
+{
+    if (!ferror(in->f))
+        return 0;
+    snprintf(msg, msglen, "read error: %s", strerror(errno));
+    return KSCOPE_EIO;
+}
+
+static void input_close(input *in)
+{
+    fclose(in->f);
+}
+
 FILE *kscope__open_side_file(const char *path, char *msg, size_t msglen)
 {
     struct stat st;
@@ -162,9 +202,9 @@ FILE *kscope__open_side_file(const char *path, char *msg, size_t msglen)
     return f;
 }
 
-/* Read the rest of f (after *len bytes already in *buf, cap allocated),
+/* Read the rest of in (after *len bytes already in *buf, cap allocated),
  * at most max. */
-static int slurp(FILE *f, const char *path, char **buf, size_t *len, size_t cap, size_t max,
+static int slurp(input *in, const char *path, char **buf, size_t *len, size_t cap, size_t max,
                  char *err, size_t errlen)
 {
     for (;;) {
@@ -183,12 +223,14 @@ static int slurp(FILE *f, const char *path, char **buf, size_t *len, size_t cap,
             *buf = b;
         }
         size_t want = cap - *len < CHUNK ? cap - *len : CHUNK;
-        size_t got = fread(*buf + *len, 1, want, f);
+        size_t got = input_read(in, *buf + *len, want);
         *len += got;
         if (got == 0) {
-            if (ferror(f)) {
-                snprintf(err, errlen, "%s: read error: %s", KSCOPE__PATH(path), strerror(errno));
-                return KSCOPE_EIO;
+            char msg[256];
+            int rc = input_error(in, msg, sizeof msg);
+            if (rc) {
+                snprintf(err, errlen, "%s: %s", KSCOPE__PATH(path), msg);
+                return rc;
             }
             (*buf)[*len] = '\0';
             return 0;
@@ -198,13 +240,13 @@ static int slurp(FILE *f, const char *path, char **buf, size_t *len, size_t cap,
 
 #define HEAD 4096
 
-/* Read the first bytes of f into head and tell its format from them, so a
+/* Read the first bytes of in into head and tell its format from them, so a
  * file that is no profile (a disk image, zeros) is refused before the rest
  * is read. 0, or an error with err set. */
-static int read_head(FILE *f, const char *path, char *head, size_t *n, kscope__format_id *id,
+static int read_head(input *in, const char *path, char *head, size_t *n, kscope__format_id *id,
                      char *err, size_t errlen)
 {
-    *n = fread(head, 1, HEAD, f);
+    *n = input_read(in, head, HEAD);
     if (*n == 0) {
         snprintf(err, errlen, "%s: empty file", KSCOPE__PATH(path));
         return KSCOPE_EPARSE;
@@ -232,11 +274,12 @@ static int read_head(FILE *f, const char *path, char *head, size_t *n, kscope__f
     return 0;
 }
 
-/* The rest of f after its first n bytes (in head), into a new buffer
+/* The rest of in after its first n bytes (in head), into a new buffer
  * that grows as it is read (a size claimed is no promise of content). */
-static int read_rest(FILE *f, const char *path, off_t size, const char *head, size_t n, char **buf,
+static int read_rest(input *in, const char *path, const char *head, size_t n, char **buf,
                      size_t *len, char *err, size_t errlen)
 {
+    off_t size = in->size;
     size_t cap = size > 0 && (size_t)size + 1 < CHUNK ? (size_t)size + 1 : CHUNK;
     if (cap < n)
         cap = n;
@@ -247,7 +290,7 @@ static int read_rest(FILE *f, const char *path, off_t size, const char *head, si
     }
     memcpy(*buf, head, n);
     *len = n;
-    int rc = slurp(f, path, buf, len, cap, size >= 0 ? SIZE_MAX : UNSIZED_MAX, err, errlen);
+    int rc = slurp(in, path, buf, len, cap, size >= 0 ? SIZE_MAX : UNSIZED_MAX, err, errlen);
     if (rc < 0) {
         free(*buf);
         *buf = NULL;
@@ -257,40 +300,38 @@ static int read_rest(FILE *f, const char *path, off_t size, const char *head, si
 
 int kscope__read_whole_file(const char *path, char **buf, size_t *len, char *err, size_t errlen)
 {
-    int rc = 0;
-    off_t size;
+    input in;
     *buf = NULL;
     *len = 0;
-    FILE *f = open_checked(path, &size, err, errlen, &rc);
-    if (!f)
+    int rc = input_open(&in, path, err, errlen);
+    if (rc != 0)
         return rc;
     char head[HEAD];
     size_t n;
     kscope__format_id id;
-    rc = read_head(f, path, head, &n, &id, err, errlen);
+    rc = read_head(&in, path, head, &n, &id, err, errlen);
     if (rc == 0)
-        rc = read_rest(f, path, size, head, n, buf, len, err, errlen);
-    fclose(f);
+        rc = read_rest(&in, path, head, n, buf, len, err, errlen);
+    input_close(&in);
     return rc;
 }
 
 int kscope__sniff_file(const char *path, kscope__format_id *id, char *err, size_t errlen)
 {
-    int rc = 0;
-    off_t size;
-    FILE *f = open_checked(path, &size, err, errlen, &rc);
-    if (!f)
+    input in;
+    int rc = input_open(&in, path, err, errlen);
+    if (rc != 0)
         return rc;
     char head[HEAD];
     size_t n;
-    rc = read_head(f, path, head, &n, id, err, errlen);
-    fclose(f);
+    rc = read_head(&in, path, head, &n, id, err, errlen);
+    input_close(&in);
     return rc;
 }
 
-/* Feed a file to a reader's parser p in chunks (the first bytes are in
+/* Feed an input to a reader's parser p in chunks (the first bytes are in
  * `first`), so a large file is never held whole. msg says what is wrong. */
-static int feed_file(FILE *f, const char *first, size_t nfirst, const kscope__reader *r, void *p,
+static int feed_file(input *in, const char *first, size_t nfirst, const kscope__reader *r, void *p,
                      char *msg, size_t msglen)
 {
     int rc = r->feed(p, first, nfirst, msg, msglen);
@@ -300,12 +341,9 @@ static int feed_file(FILE *f, const char *first, size_t nfirst, const kscope__re
         snprintf(msg, msglen, "out of memory");
     }
     while (rc == 0) {
-        size_t got = fread(chunk, 1, CHUNK, f);
+        size_t got = input_read(in, chunk, CHUNK);
         if (got == 0) {
-            if (ferror(f)) {
-                snprintf(msg, msglen, "read error: %s", strerror(errno));
-                rc = KSCOPE_EIO;
-            }
+            rc = input_error(in, msg, msglen);
             break;
         }
         rc = r->feed(p, chunk, got, msg, msglen);
@@ -336,9 +374,9 @@ static int fan_event(const kscope__tev *e, void *arg)
     return rc;
 }
 
-/* Read the trace in f (first bytes in head) through reader r: its tree
+/* Read the trace in `in` (first bytes in head) through reader r: its tree
  * into *out when out is given, its events to also when given. */
-static int read_trace(FILE *f, const char *head, size_t n, const kscope__reader *r,
+static int read_trace(input *in, const char *head, size_t n, const kscope__reader *r,
                       kscope__ptree **out, const kscope__tev_sink *also, char *msg, size_t msglen)
 {
     fanout o = {NULL, also, NULL};
@@ -346,7 +384,7 @@ static int read_trace(FILE *f, const char *head, size_t n, const kscope__reader 
         return kscope__read_fail(msg, msglen, KSCOPE_ENOMEM, "out of memory");
     unsigned keep = (out ? KSCOPE__TREAD_STACK : 0) | (also ? also->keep : 0);
     void *p = r->trace_new(fan_event, &o, keep);
-    int rc = p ? feed_file(f, head, n, r, p, msg, msglen)
+    int rc = p ? feed_file(in, head, n, r, p, msg, msglen)
                : kscope__read_fail(msg, msglen, KSCOPE_ENOMEM, "out of memory");
     if (rc == 0)
         rc = r->trace_finish(p, msg, msglen);
@@ -360,14 +398,14 @@ static int read_trace(FILE *f, const char *head, size_t n, const kscope__reader 
     return rc;
 }
 
-/* Read the tree in f (first bytes in head) through reader r. */
-static int read_tree(FILE *f, const char *head, size_t n, const kscope__reader *r,
+/* Read the tree in `in` (first bytes in head) through reader r. */
+static int read_tree(input *in, const char *head, size_t n, const kscope__reader *r,
                      kscope__ptree **out, char *msg, size_t msglen)
 {
     void *p = r->tree_new();
     if (!p)
         return kscope__read_fail(msg, msglen, KSCOPE_ENOMEM, "out of memory");
-    int rc = feed_file(f, head, n, r, p, msg, msglen);
+    int rc = feed_file(in, head, n, r, p, msg, msglen);
     if (rc == 0)
         rc = r->tree_finish(p, out, msg, msglen);
     r->free(p);
@@ -392,28 +430,27 @@ kscope__format_id kscope__format_sniff(const char *head, size_t n)
 static int read_file(const char *path, kscope__ptree **out, const kscope__tev_sink *also,
                      const kscope__format **fmt, char *err, size_t errlen)
 {
-    int rc = 0;
-    off_t size;
+    input in;
     if (out)
         *out = NULL;
-    FILE *f = open_checked(path, &size, err, errlen, &rc);
-    if (!f)
+    int rc = input_open(&in, path, err, errlen);
+    if (rc != 0)
         return rc;
     char head[HEAD], msg[KSCOPE__READ_ERRLEN];
     size_t n;
     kscope__format_id id;
-    rc = read_head(f, path, head, &n, &id, err, errlen);
+    rc = read_head(&in, path, head, &n, &id, err, errlen);
     const kscope__format *format = rc == 0 ? kscope__format_get(id) : NULL;
     if (fmt)
         *fmt = format;
     if (rc == 0 && format->kind == KSCOPE__KIND_TRACE)
-        rc = read_trace(f, head, n, readers[id], out, also, msg, sizeof msg);
+        rc = read_trace(&in, head, n, readers[id], out, also, msg, sizeof msg);
     else if (rc == 0 && out)
-        rc = read_tree(f, head, n, readers[id], out, msg, sizeof msg);
+        rc = read_tree(&in, head, n, readers[id], out, msg, sizeof msg);
     else if (rc == 0)
         rc = kscope__read_fail(msg, sizeof msg, KSCOPE_EFORMAT, "a %s profile holds no events",
                                format->name);
-    fclose(f);
+    input_close(&in);
     if (rc < 0 && format)
         snprintf(err, errlen, "%s: %s", KSCOPE__PATH(path), msg);
     return rc;
