@@ -120,7 +120,13 @@ def vendors(repo):
     """[(pieces, include folders, macro)] of the GPU vendors whose headers
     are found and whose option is not 0 in the environment."""
     out = []
-    for path in sorted(glob.glob(os.path.join(repo, "cmake", "*.cmake"))):
+    found = sorted(glob.glob(os.path.join(repo, "cmake", "*.cmake")))
+    if not found:
+        # Never a silent build without a GPU backend: the vendors' facts
+        # are part of the source tree, like src/ and include/.
+        raise SystemExit(f"kscope_setup: {os.path.join(repo, 'cmake')} holds no vendor file "
+                         f"(cmake/*.cmake): the source tree is incomplete")
+    for path in found:
         facts = read_vendor(path)
         if not facts or os.environ.get(facts["option"][0], "1") == "0":
             continue

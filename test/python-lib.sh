@@ -1,6 +1,7 @@
 # python-lib.sh - for the GPU tests that use the Python package (sourced by
 # test/gpu/python-run.sh and peer-proton.sh): install kscope from a copy of
-# the repository's package files (setup.py, pyproject.toml, python/; the
+# the repository's package files (setup.py, pyproject.toml, python/, with
+# src/, include/ and cmake/ linked; the
 # GPU machine has no registry, so build isolation is off) into a private
 # folder and put it on PYTHONPATH.
 #
@@ -32,6 +33,7 @@ install_kscope() {
     rm -rf "$work/pkgsrc/python/build" "$work/pkgsrc/python/kscope/"*.so
     ln -s "$src/src" "$work/pkgsrc/src"
     ln -s "$src/include" "$work/pkgsrc/include"
+    ln -s "$src/cmake" "$work/pkgsrc/cmake" # the GPU vendors' facts (cmake/cuda.cmake)
     local site=$work/site
     if ! (cd "$work/pkgsrc" && "$py" -m pip install -q --no-build-isolation --no-deps \
             --target "$site" . >"$work/build.log" 2>&1); then

@@ -18,6 +18,7 @@ def test_build_without_setuptools(tmp_path):
                     ignore=shutil.ignore_patterns("build", "*.so", "__pycache__", "*.egg-info"))
     os.symlink(os.path.join(REPO, "src"), tmp_path / "src")
     os.symlink(os.path.join(REPO, "include"), tmp_path / "include")
+    os.symlink(os.path.join(REPO, "cmake"), tmp_path / "cmake")
     r = subprocess.run([sys.executable, "kscope_setup.py"], cwd=pkg, capture_output=True,
                        text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -27,6 +28,23 @@ def test_build_without_setuptools(tmp_path):
         cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(pkg)), capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(str(pkg))
+
+
+def test_build_refuses_a_tree_without_its_vendor_files(tmp_path):
+    """A copy of the sources without cmake/ (where the GPU vendors are
+    described) is refused in one line, not built without a GPU backend."""
+    if not os.path.exists(os.path.join(REPO, "src", "core")):
+        pytest.skip("needs the repository's C sources")
+    pkg = tmp_path / "python"
+    shutil.copytree(os.path.join(REPO, "python"), pkg,
+                    ignore=shutil.ignore_patterns("build", "*.so", "__pycache__", "*.egg-info"))
+    os.symlink(os.path.join(REPO, "src"), tmp_path / "src")
+    os.symlink(os.path.join(REPO, "include"), tmp_path / "include")
+    r = subprocess.run([sys.executable, "kscope_setup.py"], cwd=pkg, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode != 0
+    lines = r.stderr.strip().splitlines()
+    assert lines and "holds no vendor file (cmake/*.cmake)" in lines[-1], r.stderr
 
 
 def test_extension_links_and_exports_only_its_own():

@@ -9,8 +9,7 @@
  * deflateInit2_ checks the size we pass against its own, so a zlib whose
  * layout differs refuses instead of being misused.
  */
-#include "format/events.h"
-#include "format/sink.h"
+#include "format/format.h"
 #include "kscope.h"
 
 #include <dlfcn.h>

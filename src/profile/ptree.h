@@ -2,14 +2,14 @@
  * ptree.h - the profile tree: the in-memory form of a .hatchet file.
  *
  * Both halves of kscope meet here. A session is finalised into a ptree and
- * written by the hatchet writers; the readers parse .hatchet,
- * .hatchet_msgpack and Chrome traces into a ptree for view/top/diff/merge/
- * convert. Strings live in the tree's arena and are interned, so comparing
- * two keys of one tree is a pointer comparison. A tree the recorder builds
- * (core/build.c) names its nodes with the recorder's own interned names
- * instead, which are as unique and outlive the tree: nothing is copied per
- * node. A node is 56 bytes; its indexes and other rare parts are made only
- * where needed, its large arrays grow in place.
+ * written by the tree formats' writers (format/format.h); the readers
+ * parse every format into a ptree for view/top/diff/merge/convert. Strings
+ * live in the tree's arena and are interned, so comparing two keys of one
+ * tree is a pointer comparison. A tree the recorder builds (core/build.c)
+ * names its nodes with the recorder's own interned names instead, which
+ * are as unique and outlive the tree: nothing is copied per node. A node
+ * is 56 bytes; its indexes and other rare parts are made only where
+ * needed, its large arrays grow in place.
  */
 #ifndef KSCOPE_PTREE_H
 #define KSCOPE_PTREE_H
@@ -165,14 +165,5 @@ kscope__pdevice *kscope__ptree_device(kscope__ptree *t, const char *type, uint32
  * children, leave(node) after them (leave may be NULL). 0 or KSCOPE_ENOMEM. */
 int kscope__ptree_walk(const kscope__ptree *t, void (*enter)(const kscope__pnode *, void *),
                        void (*leave)(const kscope__pnode *, void *), void *arg);
-
-/* Writers (format/). Each returns 0 or a negative KSCOPE_E* code. The
- * _write_ ones fill a malloc'd buffer (free it with free()); the _to ones
- * hand the bytes to a sink (format/sink.h) as they are made. */
-struct kscope__sink;
-int kscope__hatchet_write_json(const kscope__ptree *t, char **out, size_t *len);
-int kscope__hatchet_write_msgpack(const kscope__ptree *t, char **out, size_t *len);
-int kscope__hatchet_json_to(const kscope__ptree *t, const struct kscope__sink *out);
-int kscope__hatchet_msgpack_to(const kscope__ptree *t, const struct kscope__sink *out);
 
 #endif /* KSCOPE_PTREE_H */

@@ -247,7 +247,7 @@ struct kscope__hmp {
     int done; /* the profile's outermost array is complete */
 };
 
-kscope__hmp *kscope__hmp_new(void)
+void *kscope__hmp_new(void)
 {
     kscope__hmp *p = calloc(1, sizeof *p);
     if (!p)
@@ -262,8 +262,9 @@ kscope__hmp *kscope__hmp_new(void)
     return p;
 }
 
-void kscope__hmp_free(kscope__hmp *p)
+void kscope__hmp_free(void *parser)
 {
+    kscope__hmp *p = parser;
     if (!p)
         return;
     free(p->ctx.user.st);
@@ -294,8 +295,9 @@ static int mp_failure(kscope__hmp *p, int r, size_t at, char *err, size_t errlen
     return KSCOPE_EPARSE;
 }
 
-int kscope__hmp_feed(kscope__hmp *p, const char *buf, size_t len, char *err, size_t errlen)
+int kscope__hmp_feed(void *parser, const char *buf, size_t len, char *err, size_t errlen)
 {
+    kscope__hmp *p = parser;
     if (len && p->done) {
         snprintf(err, errlen, "data after the end of the profile (byte %zu)", p->fed);
         return KSCOPE_EPARSE;
@@ -336,8 +338,9 @@ int kscope__hmp_feed(kscope__hmp *p, const char *buf, size_t len, char *err, siz
     return 0;
 }
 
-int kscope__hmp_finish(kscope__hmp *p, kscope__ptree **out, char *err, size_t errlen)
+int kscope__hmp_finish(void *parser, kscope__ptree **out, char *err, size_t errlen)
 {
+    kscope__hmp *p = parser;
     *out = NULL;
     if (!p->done) {
         snprintf(err, errlen, "%s",
@@ -373,3 +376,20 @@ int kscope__read_hatchet_msgpack(const char *buf, size_t len, kscope__ptree **ou
     kscope__hmp_free(p);
     return rc;
 }
+
+/* A .hatchet_msgpack is a MessagePack array: fixarray, array 16 or 32. */
+static int hmp_sniff(const char *head, size_t n)
+{
+    size_t i = kscope__read_skip_space(head, n);
+    unsigned char c = i < n ? (unsigned char)head[i] : 0;
+    return (c >= 0x90 && c <= 0x9f) || c == 0xdc || c == 0xdd ? 2 : 0;
+}
+
+const kscope__reader kscope__hatchet_msgpack_reader = {
+    .sniff = hmp_sniff,
+    .looks = ".hatchet_msgpack (an array)",
+    .tree_new = kscope__hmp_new,
+    .tree_finish = kscope__hmp_finish,
+    .feed = kscope__hmp_feed,
+    .free = kscope__hmp_free,
+};

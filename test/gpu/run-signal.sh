@@ -38,13 +38,34 @@ print(total)
 PY
 }
 
+# dfl CMD...: CMD with SIGINT and SIGQUIT at their default action. A
+# background job of a shell without job control starts with both ignored
+# (so would the program, with or without kscope); this exec puts them back.
+# Only as a background job (`dfl CMD &`): it execs, so that $! is CMD's pid.
+dfl() {
+    exec python3 -c 'import os, signal, sys
+for s in (signal.SIGINT, signal.SIGQUIT):
+    signal.signal(s, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' "$@"
+}
+
+# The program alone, started the same way, ends by its raised SIGINT (130).
+dfl ./run-signal raise >bare.txt 2>&1 &
+wait $!
+rc=$?
+if [ "$rc" -eq 130 ] && ! grep -q after bare.txt; then
+    pass "without kscope, the raise trial ends by SIGINT (130)"
+else
+    fail "without kscope, the raise trial exits $rc (want 130): the harness changed the signal"
+fi
+
 # trial MODE SIGNAL: run, send SIGNAL once "ready" is printed (none for
 # raise), check the exit and the profile
 trial() {
     local mode=$1 sig=$2 want=$3 t0 t1 rc n
     rm -f kscope.hatchet out.txt
     t0=$(date +%s.%N)
-    "$ks" run --top 0 -- ./run-signal "$mode" >out.txt 2>err.txt &
+    dfl "$ks" run --top 0 -- ./run-signal "$mode" >out.txt 2>err.txt &
     local pid=$!
     if [ "$sig" != none ]; then
         for _ in $(seq 300); do grep -q ready out.txt 2>/dev/null && break; sleep 0.05; done

@@ -35,6 +35,7 @@
 #include "gpu/cupti/devscope.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -397,6 +398,21 @@ static void wait_notes(long ns)
     pthread_cond_timedwait(&note_cond, &note_lock, &t);
 }
 
+/* Set while the reader waits longer than PACE_NS; a launch clears it and
+ * wakes the reader (kscope__ds_reader_kick). */
+static _Atomic int napping;
+
+void kscope__ds_reader_kick(void)
+{
+    if (atomic_load_explicit(&napping, memory_order_relaxed) && atomic_exchange(&napping, 0))
+        kscope__ds_reader_wake();
+}
+
+int kscope__ds_reader_napping(void)
+{
+    return atomic_load(&napping);
+}
+
 void kscope__ds_reader_wake(void)
 {
     pthread_mutex_lock(&note_lock);
@@ -414,9 +430,15 @@ static void *reader_main(void *arg)
     int asked = 0; /* passes since CUPTI was last asked for its buffers */
     for (;;) {
         pthread_mutex_lock(&note_lock);
+        if (pace > PACE_NS)
+            atomic_store(&napping, 1);
         if (!notes.n)
             wait_notes(pace);
         pthread_mutex_unlock(&note_lock);
+        /* A launch came while it napped: kernels are about to write, and
+         * a long nap now would let them fill the buffer (records lost). */
+        if (!atomic_exchange(&napping, 0))
+            pace = PACE_NS;
         int n;
         kscope__ds_contexts(&n);
         if (!n) { /* no kernel attached yet */
