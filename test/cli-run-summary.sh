@@ -1,7 +1,8 @@
 # cli-run-summary.sh - the exit summary of `kscope run` from a run's
 # manifest: the top-kernels table and the share it covers, GPU time against
-# wall time (matching the profile file), dropped records, the view command,
-# errors reported by processes, and a run that recorded nothing.
+# wall time (matching the profile file), dropped records (a trace's dropped
+# events), the view command, errors reported by processes, and a run that
+# recorded nothing.
 source "${KSCOPE_SOURCE_DIR:?}/test/run-lib.sh" || exit 1
 cd "$WORK"
 # Built under the name kscope and found on PATH, so the commands it prints
@@ -53,6 +54,14 @@ grep -q "errors 1" out.txt || fail "error count"
 grep -q "2 profiles written (one per process)" out.txt || fail "profile count"
 grep -q "dropped" out.txt && fail "dropped shown when none"
 ok "errors and several profiles"
+
+# a trace's dropped count is events past its budget, not GPU records
+cp "$KSCOPE_SOURCE_DIR/test/data/kscope/trace_host.json" t.chrome_trace
+printf 'profile\t11\t1000\t7\t%s/t.chrome_trace\n' "$PWD" >m5
+kscope m5 10 >out.txt
+grep -q "; 7 events dropped (the disk did not keep up; \$KSCOPE_TRACE_BUFFER holds more in memory)" \
+    out.txt && ! grep -q "GPU records dropped" out.txt || fail "a trace's drops: $(cat out.txt)"
+ok "a trace's dropped events"
 
 # nothing recorded; a process that reserved a name and ended without
 # writing; a profile that cannot be read; a missing manifest

@@ -199,7 +199,8 @@ static int has_gpu_work(const kscope__ptree *t)
     return found;
 }
 
-/* GPU time against wall time, dropped records, the sampling note. */
+/* GPU time against wall time, dropped records (a trace's: events), the
+ * sampling note. */
 static void print_totals(const profile_line *p, const kscope__ptree *t, int gpu_work, FILE *out)
 {
     char busy[32], wall[32];
@@ -215,7 +216,13 @@ static void print_totals(const profile_line *p, const kscope__ptree *t, int gpu_
                 !isnan(gpu) ? gpu / (double)p->wall_ns * 100.0 : 0.0);
     else
         fprintf(out, "GPU time %s", busy);
-    if (p->dropped > 0)
+    const kscope__format *f = kscope__format_by_path(p->path);
+    if (p->dropped > 0 && f && f->kind == KSCOPE__KIND_TRACE) /* a trace's budget: core/spill.c */
+        fprintf(out,
+                "; %" PRId64 " events dropped (the disk did not keep up; "
+                "$KSCOPE_TRACE_BUFFER holds more in memory)",
+                p->dropped);
+    else if (p->dropped > 0)
         fprintf(out, "; %" PRId64 " GPU records dropped", p->dropped);
     char note[256];
     if (kscope__sampled_note(t, note, sizeof note))
