@@ -1,6 +1,6 @@
 /*
  * util.h - the small pieces every part of kscope needs and none owns: a
- * growable array and a string hash. No kscope type, no other src/ header:
+ * growable array, a string hash, the C++ runtime's demangler. No kscope type, no other src/ header:
  * every folder may include it (test/cli-layout.sh checks that it includes
  * nothing of theirs).
  */
@@ -31,5 +31,14 @@ static inline uint64_t kscope__fnv1a(const void *data, size_t n)
         h = (h ^ p[i]) * 1099511628211ull;
     return h;
 }
+
+/* Whether the C++ runtime's demangler was found (cxx.c: looked up once,
+ * already in the process or the system's libstdc++). */
+int kscope__cxx_demangler(void);
+
+/* `mangled` demangled by the C++ runtime, a malloc'd string the caller
+ * frees; NULL when it is not a name the runtime demangles, when there is
+ * no runtime, or out of memory. */
+char *kscope__cxx_demangle(const char *mangled);
 
 #endif
