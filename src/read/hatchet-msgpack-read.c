@@ -12,6 +12,7 @@
  * The template resumes where a chunk ended, so files are read in chunks.
  */
 #include "read/read.h"
+#include "util/util.h"
 #include "kscope.h"
 
 /* Each tree level is two msgpack levels (node map, children array); the
@@ -181,14 +182,8 @@ static int open_container(mp_user *u, int is_map, mobj *o)
     mframe *f = u->depth ? &u->st[u->depth - 1] : NULL;
     if (f && f->is_map && f->want_key)
         return refuse(u, "a map key is not a string");
-    if (u->depth == u->cap) {
-        size_t cap = u->cap ? u->cap * 2 : 64;
-        mframe *s = realloc(u->st, cap * sizeof *s);
-        if (!s)
-            return MSGPACK_UNPACK_NOMEM_ERROR;
-        u->st = s;
-        u->cap = cap;
-    }
+    if (u->depth == u->cap && KSCOPE__ROOM(u->st, u->cap, u->depth + 1, 64) != 0)
+        return MSGPACK_UNPACK_NOMEM_ERROR;
     u->st[u->depth++] = (mframe){(uint8_t)is_map, 1};
     o->container = is_map ? 1 : 2;
     return ev(u, is_map ? KSCOPE__HEV_START_MAP : KSCOPE__HEV_START_ARRAY, NULL, 0);

@@ -10,6 +10,7 @@
  * the file as it grows, so neither an input nor the output is held whole.
  */
 #include "format/jsonw.h"
+#include "util/util.h"
 #include "read/read.h"
 #include "kscope.h"
 
@@ -49,14 +50,8 @@ static pidmap *pid_of(tmerge *tm, kscope__tev_value pid)
     for (size_t i = 0; i < tm->npids; i++)
         if (strcmp(tm->pids[i].key, key) == 0)
             return &tm->pids[i];
-    if (tm->npids == tm->cap) {
-        size_t cap = tm->cap ? tm->cap * 2 : 8;
-        pidmap *p = realloc(tm->pids, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        tm->pids = p;
-        tm->cap = cap;
-    }
+    if (tm->npids == tm->cap && KSCOPE__ROOM(tm->pids, tm->cap, tm->npids + 1, 8) != 0)
+        return NULL;
     pidmap *p = &tm->pids[tm->npids++];
     snprintf(p->key, sizeof p->key, "%s", key);
     p->pid = tm->next_pid++;

@@ -26,6 +26,7 @@
  * numbers and string-table indices.
  */
 #include "report/trace-data.h"
+#include "util/util.h"
 #include "kscope.h"
 
 #include <math.h>
@@ -47,10 +48,7 @@ int kscope__report_grow(void **arr, size_t *cap, size_t size)
 
 static uint32_t hash_text(const char *s, size_t n)
 {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
+    return (uint32_t)kscope__fnv1a(s, n);
 }
 
 static int rehash(strtab *t)

@@ -33,6 +33,7 @@
  */
 #define _GNU_SOURCE
 #include "gpu/cupti/devscope.h"
+#include "util/util.h"
 
 #include <signal.h>
 #include <stdatomic.h>
@@ -74,14 +75,8 @@ static kscope__ds_driver *const fn = &kscope__ds_fn;
 
 static int list_push(noted_list *l, const noted *x)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 256;
-        noted *v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (l->n == l->cap && KSCOPE__ROOM(l->v, l->cap, l->n + 1, 256) != 0)
+        return -1;
     l->v[l->n++] = *x;
     return 0;
 }
