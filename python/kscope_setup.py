@@ -125,7 +125,7 @@ def vendors(repo):
         # Never a silent build without a GPU backend: the vendors' facts
         # are part of the source tree, like src/ and include/.
         raise SystemExit(f"kscope_setup: {os.path.join(repo, 'cmake')} holds no vendor file "
-                         f"(cmake/cuda.cmake): the source tree is incomplete")
+                         f"(cmake/*.cmake): the source tree is incomplete")
     for path in found:
         facts = read_vendor(path)
         if not facts or os.environ.get(facts["option"][0], "1") == "0":

@@ -11,7 +11,8 @@
 #    the registration lists (test/layout_vendors.py has the rule, its
 #    allowlist and the reason for each entry); over src/, include/kscope.h,
 #    python/ (package and extension), CMakeLists.txt and cmake/;
-#  - core includes nothing from diag, run or the readers; run/fork.c
+#  - core includes nothing from diag, run or the readers; util/ nothing
+#    from any other folder; run/fork.c
 #    nothing from core's private headers;
 #  - no source file is longer than 800 lines;
 #  - no CLI shell test says it skips a part and then passes: it calls skip
@@ -82,6 +83,10 @@ hits=$(grep -rEn '#include "(diag|run|read|cli)/' src/core src/format src/profil
 [ -z "$hits" ] || fail "core, format or profile include a part that depends on them:
 $hits"
 grep -n '#include "core/' src/run/*.c src/run/preload/*.c && fail "run/ includes core's private headers"
+# util/ is the bottom layer: every folder may use it, it uses none of them.
+hits=$(grep -rEn '#include "' src/util | grep -v '#include "util/')
+[ -z "$hits" ] || fail "util/ includes a header of another part:
+$hits"
 
 long=$(find src python/src test -name '*.[ch]' -print0 | xargs -0 wc -l |
     awk '$2 != "total" && $1 > 800 {print $2 " (" $1 " lines)"}')

@@ -13,33 +13,17 @@
 #include "kscope.h"
 #include "support/testutil.h"
 #include "support/session-tree.h"
+#include "support/session-util.h"
 
 #include <string.h>
 #include <unistd.h>
-
-static int teardown(void **state)
-{
-    (void)state;
-    while (kscope_depth() > 0)
-        kscope_exit(NULL);
-    kscope_finalize(KSCOPE_ALL, NULL);
-    return 0;
-}
-
-static int start(const char *name, const char *data)
-{
-    kscope_session_opts o = {.name = name, .data = data, .backend = "none"};
-    int s = kscope_start(&o);
-    assert_true(s >= 0);
-    return s;
-}
 
 /* Two "coroutines" interleaved on one thread: each counts one call and
  * its time from begin to end; the work of its steps lands under it. */
 static void test_interleaved_async_scopes(void **state)
 {
     (void)state;
-    int s = start("t_async", "tree");
+    int s = tu_start("t_async", "tree");
     kscope_async a, b;
     assert_int_equal(kscope_enter("outer"), 0);
     assert_int_equal(kscope_async_begin(&a, "task_a", 0, 0), 0);
@@ -80,7 +64,7 @@ static void test_interleaved_async_scopes(void **state)
 static void test_suspend_with_a_scope_open_in_the_step(void **state)
 {
     (void)state;
-    start("t_async_open", "tree");
+    tu_start("t_async_open", "tree");
     kscope_async a;
     assert_int_equal(kscope_async_begin(&a, "task", 0, 0), 0);
     assert_int_equal(kscope_async_resume(&a), 0);
@@ -116,7 +100,7 @@ static void test_async_without_session(void **state)
 static void test_async_steps_in_a_trace(void **state)
 {
     (void)state;
-    int s = start("t_async_trace", "trace");
+    int s = tu_start("t_async_trace", "trace");
     kscope_async a;
     assert_int_equal(kscope_async_begin(&a, "task", 0, 0), 0);
     for (int i = 0; i < 2; i++) {
@@ -138,10 +122,10 @@ static void test_async_steps_in_a_trace(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_interleaved_async_scopes, teardown),
-        cmocka_unit_test_teardown(test_suspend_with_a_scope_open_in_the_step, teardown),
-        cmocka_unit_test_teardown(test_async_without_session, teardown),
-        cmocka_unit_test_teardown(test_async_steps_in_a_trace, teardown),
+        cmocka_unit_test_teardown(test_interleaved_async_scopes, tu_teardown),
+        cmocka_unit_test_teardown(test_suspend_with_a_scope_open_in_the_step, tu_teardown),
+        cmocka_unit_test_teardown(test_async_without_session, tu_teardown),
+        cmocka_unit_test_teardown(test_async_steps_in_a_trace, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

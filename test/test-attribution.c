@@ -15,23 +15,7 @@
 #include "kscope-internal.h"
 #include "support/testutil.h"
 #include "support/session-tree.h"
-
-static int teardown(void **state)
-{
-    (void)state;
-    while (kscope_depth() > 0)
-        kscope_exit(NULL);
-    kscope_finalize(KSCOPE_ALL, NULL);
-    return 0;
-}
-
-static int start(const char *name, const char *data)
-{
-    kscope_session_opts o = {.name = name, .data = data, .backend = "none"};
-    int s = kscope_start(&o);
-    assert_true(s >= 0);
-    return s;
-}
+#include "support/session-util.h"
 
 static kscope__gpu_record kernel(const char *name, uint64_t launch, uint64_t dur)
 {
@@ -49,7 +33,7 @@ static kscope__gpu_record kernel(const char *name, uint64_t launch, uint64_t dur
 static void test_kernels_land_under_the_launching_scope(void **state)
 {
     (void)state;
-    int s = start("t_attr", "tree");
+    int s = tu_start("t_attr", "tree");
     kscope_enter("train");
     kscope_enter("step");
     uint64_t ctx = kscope__current_ctx();
@@ -85,7 +69,7 @@ static void test_kernels_land_under_the_launching_scope(void **state)
 static void test_state_is_the_frame_above_kernels(void **state)
 {
     (void)state;
-    int s = start("t_attr_state", "tree");
+    int s = tu_start("t_attr_state", "tree");
     kscope_enter("step");
     kscope_state_enter("prefill");
     uint64_t ctx = kscope__current_ctx();
@@ -139,7 +123,7 @@ static uint64_t context_from_thread(void *(*fn)(void *))
 static void test_fresh_thread_launches_under_the_main_scope(void **state)
 {
     (void)state;
-    int s = start("t_attr_fresh", "tree");
+    int s = tu_start("t_attr_fresh", "tree");
     uint64_t at_root = context_from_thread(context_of_fresh_thread);
     kscope_enter("backward");
     int before = thread_count();
@@ -168,8 +152,8 @@ static void test_fresh_thread_launches_under_the_main_scope(void **state)
 static void test_paused_sessions_get_no_kernels(void **state)
 {
     (void)state;
-    int a = start("t_attr_a", "tree");
-    int b = start("t_attr_b", "tree");
+    int a = tu_start("t_attr_a", "tree");
+    int b = tu_start("t_attr_b", "tree");
     kscope_deactivate(b, 0);
     kscope__gpu_record r = kernel("k", kscope_now_ns(), 10);
     kscope__record_gpu(0, &r);
@@ -185,7 +169,7 @@ static void test_paused_sessions_get_no_kernels(void **state)
 static void test_launch_metadata_names_and_metrics(void **state)
 {
     (void)state;
-    int s = start("t_attr_meta", "tree");
+    int s = tu_start("t_attr_meta", "tree");
     const char *names[] = {"tiles"};
     const double values[] = {8};
     kscope_launch_meta m = {.name = "matmul_fp16",
@@ -212,7 +196,7 @@ static void test_launch_metadata_names_and_metrics(void **state)
 static void test_copies_and_devices(void **state)
 {
     (void)state;
-    int s = start("t_attr_copy", "tree");
+    int s = tu_start("t_attr_copy", "tree");
     kscope__gpu_record c = kernel("[memcpy HtoD]", kscope_now_ns(), 100);
     c.kind = KSCOPE__GPU_MEMCPY;
     c.bytes = 4096;
@@ -240,7 +224,7 @@ static void test_copies_and_devices(void **state)
 static void test_trace_has_gpu_tracks_and_flows(void **state)
 {
     (void)state;
-    int s = start("t_attr_trace", "trace");
+    int s = tu_start("t_attr_trace", "trace");
     kscope_enter("step");
     uint64_t ctx = kscope__current_ctx();
     uint64_t t0 = kscope_now_ns();
@@ -289,7 +273,7 @@ static void test_trace_has_gpu_tracks_and_flows(void **state)
 static void test_every_trace_track_is_named(void **state)
 {
     (void)state;
-    int s = start("t_attr_names", "trace");
+    int s = tu_start("t_attr_names", "trace");
     kscope_enter("step");
     kscope_exit("step");
     kscope__gpu_record r = kernel("gemm", kscope_now_ns(), 3000);
@@ -324,7 +308,7 @@ static void test_every_trace_track_is_named(void **state)
 static void test_dropped_records_are_reported(void **state)
 {
     (void)state;
-    int s = start("t_attr_dropped", "tree");
+    int s = tu_start("t_attr_dropped", "tree");
     yajl_val doc, root = tu_session_tree(s, &doc);
     assert_null(tu_metric(root, "dropped_records"));
     yajl_tree_free(doc);
@@ -338,15 +322,15 @@ static void test_dropped_records_are_reported(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_kernels_land_under_the_launching_scope, teardown),
-        cmocka_unit_test_teardown(test_state_is_the_frame_above_kernels, teardown),
-        cmocka_unit_test_teardown(test_fresh_thread_launches_under_the_main_scope, teardown),
-        cmocka_unit_test_teardown(test_paused_sessions_get_no_kernels, teardown),
-        cmocka_unit_test_teardown(test_launch_metadata_names_and_metrics, teardown),
-        cmocka_unit_test_teardown(test_copies_and_devices, teardown),
-        cmocka_unit_test_teardown(test_trace_has_gpu_tracks_and_flows, teardown),
-        cmocka_unit_test_teardown(test_every_trace_track_is_named, teardown),
-        cmocka_unit_test_teardown(test_dropped_records_are_reported, teardown),
+        cmocka_unit_test_teardown(test_kernels_land_under_the_launching_scope, tu_teardown),
+        cmocka_unit_test_teardown(test_state_is_the_frame_above_kernels, tu_teardown),
+        cmocka_unit_test_teardown(test_fresh_thread_launches_under_the_main_scope, tu_teardown),
+        cmocka_unit_test_teardown(test_paused_sessions_get_no_kernels, tu_teardown),
+        cmocka_unit_test_teardown(test_launch_metadata_names_and_metrics, tu_teardown),
+        cmocka_unit_test_teardown(test_copies_and_devices, tu_teardown),
+        cmocka_unit_test_teardown(test_trace_has_gpu_tracks_and_flows, tu_teardown),
+        cmocka_unit_test_teardown(test_every_trace_track_is_named, tu_teardown),
+        cmocka_unit_test_teardown(test_dropped_records_are_reported, tu_teardown),
     };
     return cmocka_run_group_tests_name("attribution", tests, NULL, NULL);
 }

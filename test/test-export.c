@@ -12,19 +12,11 @@
 
 #include "kscope.h"
 #include "support/testutil.h"
+#include "support/session-util.h"
 
 #include <math.h>
 #include <msgpack.h>
 #include <unistd.h>
-
-static int teardown(void **state)
-{
-    (void)state;
-    while (kscope_depth() > 0)
-        kscope_exit(NULL);
-    kscope_finalize(KSCOPE_ALL, NULL);
-    return 0;
-}
 
 static char *fixture_path(const char *name)
 {
@@ -353,12 +345,12 @@ static void test_resource_samples_in_sessions(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_proton_fixtures_follow_the_rules, teardown),
-        cmocka_unit_test_teardown(test_our_hatchet_follows_the_rules, teardown),
-        cmocka_unit_test_teardown(test_msgpack_equals_json, teardown),
-        cmocka_unit_test_teardown(test_chrome_trace, teardown),
-        cmocka_unit_test_teardown(test_trace_format_needs_trace_data, teardown),
-        cmocka_unit_test_teardown(test_resource_samples_in_sessions, teardown),
+        cmocka_unit_test_teardown(test_proton_fixtures_follow_the_rules, tu_teardown),
+        cmocka_unit_test_teardown(test_our_hatchet_follows_the_rules, tu_teardown),
+        cmocka_unit_test_teardown(test_msgpack_equals_json, tu_teardown),
+        cmocka_unit_test_teardown(test_chrome_trace, tu_teardown),
+        cmocka_unit_test_teardown(test_trace_format_needs_trace_data, tu_teardown),
+        cmocka_unit_test_teardown(test_resource_samples_in_sessions, tu_teardown),
     };
     return cmocka_run_group_tests_name("export", tests, NULL, NULL);
 }

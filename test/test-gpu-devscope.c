@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 #include <cuda.h>
@@ -272,6 +273,29 @@ static void test_slots_freed(void **state)
     assert_int_equal(kscope_device_scopes_lost(s), 132 * 4);
     assert_true(tu_metric_num(root, "device_scopes_lost") == 132 * 4);
     yajl_tree_free(doc);
+}
+
+/* A reader that backed off while no kernel wrote (it naps up to 32 ms) is
+ * woken by the next launch, before that kernel's records can fill the
+ * buffer: kernels of microseconds fill 1M records in a few ms. */
+static void test_launch_wakes_reader(void **state)
+{
+    (void)state;
+    start(NULL, "buffer=1k");
+    const char *names[] = {"r"};
+    CUmodule m;
+    CUfunction f = kernel_in(&m, "wake_kernel", names, 1);
+    run(f, m, "r", 8, by_warp);
+    kscope__ds_flush(0);
+    int napped = 0; /* nothing written since: the reader backs off */
+    for (int i = 0; i < 2000 && !napped; i++) {
+        napped = kscope__ds_reader_napping();
+        if (!napped)
+            usleep(1000);
+    }
+    assert_true(napped);
+    assert_int_equal(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL), CUDA_SUCCESS);
+    assert_false(kscope__ds_reader_napping()); /* the launch itself woke it */
 }
 
 /* One warp's scopes at given times: entered at enter[i], left at leave[i],
@@ -731,6 +755,7 @@ int main(void)
         cmocka_unit_test_teardown(test_unknown_name, teardown),
         cmocka_unit_test_teardown(test_keep_first, teardown),
         cmocka_unit_test_teardown(test_slots_freed, teardown),
+        cmocka_unit_test_teardown(test_launch_wakes_reader, teardown),
         cmocka_unit_test_teardown(test_nesting, teardown),
         cmocka_unit_test_teardown(test_keep_newest, teardown),
         cmocka_unit_test_teardown(test_high_smid, teardown),

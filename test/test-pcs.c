@@ -21,6 +21,7 @@
 #include "kscope-internal.h"
 #include "support/testutil.h"
 #include "support/session-tree.h"
+#include "support/session-util.h"
 
 /* The slot bit of session `id` (the backend names sessions by slot; ids
  * count up and are never reused). */
@@ -78,15 +79,6 @@ static const kscope__backend nosampler = {.name = "nosampler",
                                           .start = standin_start,
                                           .stop = standin_stop,
                                           .flush = standin_flush};
-
-static int teardown(void **state)
-{
-    (void)state;
-    while (kscope_depth() > 0)
-        kscope_exit(NULL);
-    kscope_finalize(KSCOPE_ALL, NULL);
-    return 0;
-}
 
 static int start(const char *name, const char *mode)
 {
@@ -350,14 +342,14 @@ int main(void)
     kscope__backend_register(&sampler);
     kscope__backend_register(&nosampler);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_mode_option, teardown),
-        cmocka_unit_test_teardown(test_start_checks_the_mode, teardown),
-        cmocka_unit_test_teardown(test_samples_land_on_lines_below_kernels, teardown),
-        cmocka_unit_test_teardown(test_samples_go_to_the_sessions_named, teardown),
-        cmocka_unit_test_teardown(test_dropped_samples_are_counted, teardown),
-        cmocka_unit_test_teardown(test_a_new_session_starts_empty, teardown),
-        cmocka_unit_test_teardown(test_backend_is_asked_to_sample, teardown),
-        cmocka_unit_test_teardown(test_sampling_that_cannot_start_is_said, teardown),
+        cmocka_unit_test_teardown(test_mode_option, tu_teardown),
+        cmocka_unit_test_teardown(test_start_checks_the_mode, tu_teardown),
+        cmocka_unit_test_teardown(test_samples_land_on_lines_below_kernels, tu_teardown),
+        cmocka_unit_test_teardown(test_samples_go_to_the_sessions_named, tu_teardown),
+        cmocka_unit_test_teardown(test_dropped_samples_are_counted, tu_teardown),
+        cmocka_unit_test_teardown(test_a_new_session_starts_empty, tu_teardown),
+        cmocka_unit_test_teardown(test_backend_is_asked_to_sample, tu_teardown),
+        cmocka_unit_test_teardown(test_sampling_that_cannot_start_is_said, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

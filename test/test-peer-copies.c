@@ -13,23 +13,7 @@
 
 #include "kscope-internal.h"
 #include "support/testutil.h"
-
-static int teardown(void **state)
-{
-    (void)state;
-    while (kscope_depth() > 0)
-        kscope_exit(NULL);
-    kscope_finalize(KSCOPE_ALL, NULL);
-    return 0;
-}
-
-static int start(const char *name, const char *data)
-{
-    kscope_session_opts o = {.name = name, .data = data, .backend = "none"};
-    int s = kscope_start(&o);
-    assert_true(s >= 0);
-    return s;
-}
+#include "support/session-util.h"
 
 /* A copy issued on `device` from src to dst, as decode.c fills it. */
 static kscope__gpu_record copy(const char *name, uint32_t device, uint32_t src, uint32_t dst,
@@ -77,7 +61,7 @@ static void assert_string_metric(yajl_val node, const char *key, const char *wan
 static void test_tree_keeps_both_devices_per_direction(void **state)
 {
     (void)state;
-    int s = start("t_peer_tree", "tree");
+    int s = tu_start("t_peer_tree", "tree");
     record_copies();
     char *buf;
     size_t len;
@@ -115,7 +99,7 @@ static void test_tree_keeps_both_devices_per_direction(void **state)
 static void test_trace_slices_carry_both_devices(void **state)
 {
     (void)state;
-    int s = start("t_peer_trace", "trace");
+    int s = tu_start("t_peer_trace", "trace");
     record_copies();
     assert_int_equal(kscope_finalize(s, NULL), 0);
     yajl_val doc = tu_parse_file("t_peer_trace.chrome_trace");
@@ -155,8 +139,8 @@ static void test_trace_slices_carry_both_devices(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_tree_keeps_both_devices_per_direction, teardown),
-        cmocka_unit_test_teardown(test_trace_slices_carry_both_devices, teardown),
+        cmocka_unit_test_teardown(test_tree_keeps_both_devices_per_direction, tu_teardown),
+        cmocka_unit_test_teardown(test_trace_slices_carry_both_devices, tu_teardown),
     };
     return cmocka_run_group_tests_name("peer copies", tests, NULL, NULL);
 }

@@ -29,6 +29,7 @@ import tempfile
 from dataclasses import dataclass
 
 from . import _kscope
+from .formats import with_formats
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
@@ -282,13 +283,14 @@ def _profile_kernel_rows(path):
             return kernel_rows(json.load(f))
 
 
+@with_formats
 def render_nsys_kernel_summary(nsys_rep_path, top_n, out):
     """MAX's name: print the top-N GPU kernels of a profile to `out` (%,
     total, count, average, name) and return True, or return False, printing
     nothing, when it holds no kernel or cannot be read. The profile is one
-    kscope reads (.hatchet, .hatchet_msgpack, a Chrome trace: what
-    maybe_reexec_under_nsys writes) or, as in MAX, an Nsight Systems report
-    (.nsys-rep), read through `nsys stats` where nsys is on PATH."""
+    kscope reads ({exts}: what maybe_reexec_under_nsys writes) or, as in
+    MAX, an Nsight Systems report (.nsys-rep), read through `nsys stats`
+    where nsys is on PATH."""
     _check_top_n(top_n)
     path = os.fspath(nsys_rep_path)
     rows = _nsys_kernel_rows(path) if path.endswith(".nsys-rep") else _profile_kernel_rows(path)

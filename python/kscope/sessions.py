@@ -13,6 +13,7 @@ import warnings
 
 from . import _kscope, context as _context
 from .flags import flags
+from .formats import with_formats
 from .hooks import HookManager, LaunchHook, raise_pending, runtime_knobs
 from .mode import mode_string
 
@@ -165,11 +166,12 @@ def deactivate(session=None, flushing=False):
     raise_pending()
 
 
+@with_formats
 def finalize(session=None, output_format=None):
     """Write `session` (None: every session) and end it. output_format:
-    the name of a format in _kscope.formats() (hatchet, hatchet_msgpack,
-    chrome_trace), or None for the default of the session's data (tree:
-    hatchet, trace: chrome_trace)."""
+    the name of a format in _kscope.formats() ({formats}), or None for the
+    default of the session's data (tree: {tree_default}, trace:
+    {trace_default})."""
     if flags.command_line:
         _check_command_line(session)
         return

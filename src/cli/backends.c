@@ -8,6 +8,7 @@
  */
 #include "cli/cmd.h"
 #include "diag/diag.h"
+#include "format/format.h"
 #include "kscope-internal.h"
 
 #include <stdlib.h>
@@ -116,8 +117,8 @@ static const char *help_word(const char *key, size_t len, char *buf, size_t size
         kscope_cli_gpu_libraries(buf, size);
     else if (len == 13 && strncmp(key, "range_sources", len) == 0)
         kscope_cli_range_sources(buf, size);
-    else
-        return NULL;
+    else /* the format table's words */
+        return kscope__format_word(key, len, buf, size);
     return buf;
 }
 

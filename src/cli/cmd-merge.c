@@ -25,18 +25,19 @@ const char cmd_merge_help[] =
     "\n"
     "Merge the profiles of several ranks (or runs). OUT's name picks the\n"
     "result:\n"
-    "  .hatchet / .hatchet_msgpack  one calling-context tree: calling contexts\n"
-    "      matched by path, every metric summed (min_*/max_* metrics keep the\n"
-    "      extremes), and for time, wall_time and cpu_time per node:\n"
+    "  {tree_exts}: one calling-context tree:\n"
+    "      calling contexts matched by path, every metric summed (min_*/max_*\n"
+    "      metrics keep the extremes), and for time, wall_time and cpu_time\n"
+    "      per node:\n"
     "        <metric>_rank_min, _rank_max, _rank_mean  across ranks (a rank\n"
     "                      without the node counts 0; inclusive values where\n"
     "                      the metric rolls up)\n"
     "        <metric>_imbalance   rank max / rank mean\n"
     "      Inputs may be any profile format (traces become trees first).\n"
-    "  .json / .chrome_trace  one Chrome trace with every rank's processes,\n"
-    "      renamed \"rank R: ...\" (R is the position of the file on the command\n"
-    "      line, from 0); inputs must be Chrome traces. Each rank keeps its\n"
-    "      own time origin.\n"
+    "  {trace_exts}: one trace with every rank's\n"
+    "      processes, renamed \"rank R: ...\" (R is the position of the file on\n"
+    "      the command line, from 0); inputs must be traces ({trace_formats}).\n"
+    "      Each rank keeps its own time origin.\n"
     "\n"
     "options:\n"
     "  -o, --output OUT  the merged file (required)\n"
@@ -212,7 +213,6 @@ __attribute__((format(printf, 3, 4))) static void cut_line(char *err, size_t err
     va_end(ap);
 }
 
-/* Traces one at a time: read, rewrite into OUT, free. */
 /* A trace output merges traces only: a tree among the inputs has no events
  * to place on a timeline, so it is refused by name (KSCOPE_EINVAL). */
 static int refuse_tree(const char *path, const char *out, char *err, size_t errlen)
@@ -222,11 +222,12 @@ static int refuse_tree(const char *path, const char *out, char *err, size_t errl
     const kscope__format *f = rc == 0 ? kscope__format_get(id) : NULL;
     if (rc != 0 || !f || f->kind != KSCOPE__KIND_TREE)
         return rc;
+    char exts[128];
     /* Two escaped paths may not fit: the line is cut, never overrun. */
     cut_line(err, errlen,
-             "%s is a calling-context tree (%s), and %s is a trace: merge trees into a .hatchet "
-             "or .hatchet_msgpack OUT",
-             KSCOPE__PATH(path), f->name, KSCOPE__PATH(out));
+             "%s is a calling-context tree (%s), and %s is a trace: merge trees into a %s OUT",
+             KSCOPE__PATH(path), f->name, KSCOPE__PATH(out),
+             kscope__format_list(KSCOPE__KIND_TREE, KSCOPE__ITEM_EXT, exts, sizeof exts));
     return KSCOPE_EINVAL;
 }
 
@@ -254,14 +255,9 @@ static int merge_trace_files(char **files, int n, const char *out)
     if (!m)
         fprintf(stderr, "kscope merge: out of memory\n");
     for (int i = 0; rc == KSCOPE_EXIT_OK && i < n; i++) {
-        char *buf = NULL;
-        size_t len;
         int r = refuse_tree(files[i], out, err, sizeof err);
         if (r == 0)
-            r = kscope__read_whole_file(files[i], &buf, &len, err, sizeof err);
-        if (r == 0)
-            r = kscope__trace_merger_add(m, buf, len, files[i], err, sizeof err);
-        free(buf);
+            r = kscope__trace_merger_add_file(m, files[i], err, sizeof err);
         if (r < 0 && o.err) /* OUT failed, not the input */
             rc = write_failed(&o, out);
         else if (r < 0) {
@@ -327,10 +323,9 @@ int cmd_merge(int argc, char **argv)
     }
     const kscope__format *fmt = kscope__format_by_path(out);
     if (!fmt) {
-        fprintf(stderr,
-                "kscope merge: %s: cannot tell the output format from the name; use .hatchet, "
-                ".hatchet_msgpack, .json or .chrome_trace\n",
-                KSCOPE__PATH(out));
+        char exts[256];
+        fprintf(stderr, "kscope merge: %s: cannot tell the output format from the name; use %s\n",
+                KSCOPE__PATH(out), kscope__format_list(0, KSCOPE__ITEM_EXTS, exts, sizeof exts));
         return KSCOPE_EXIT_USAGE;
     }
     if (fmt->kind == KSCOPE__KIND_TRACE)

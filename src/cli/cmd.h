@@ -95,23 +95,29 @@ const char *kscope_cmd_suggest(const char *name);
  * mistyped commands and metric names are offered. */
 int kscope_cli_closest(const char *word, const char *const *names, size_t n);
 
+/* Every subcommand, once, in the order `kscope help` lists them: the
+ * declarations below and the table in main.c are made from this list, so
+ * adding a command is one line here and its cmd-<name>.c. */
+#define KSCOPE_CMDS(X)                                                                             \
+    X(help)                                                                                        \
+    X(run)                                                                                         \
+    X(version)                                                                                     \
+    X(monitor)                                                                                     \
+    X(pids)                                                                                        \
+    X(view)                                                                                        \
+    X(top)                                                                                         \
+    X(diff)                                                                                        \
+    X(merge)                                                                                       \
+    X(fleet)                                                                                       \
+    X(convert)                                                                                     \
+    X(report)                                                                                      \
+    X(bench)
+
 #define KSCOPE_CMD_DECL(n)                                                                         \
     int cmd_##n(int argc, char **argv);                                                            \
     extern const char cmd_##n##_summary[];                                                         \
     extern const char cmd_##n##_help[];
 
-KSCOPE_CMD_DECL(help)
-KSCOPE_CMD_DECL(version)
-KSCOPE_CMD_DECL(run)
-KSCOPE_CMD_DECL(monitor)
-KSCOPE_CMD_DECL(pids)
-KSCOPE_CMD_DECL(view)
-KSCOPE_CMD_DECL(top)
-KSCOPE_CMD_DECL(diff)
-KSCOPE_CMD_DECL(merge)
-KSCOPE_CMD_DECL(fleet)
-KSCOPE_CMD_DECL(convert)
-KSCOPE_CMD_DECL(report)
-KSCOPE_CMD_DECL(bench)
+KSCOPE_CMDS(KSCOPE_CMD_DECL)
 
 #endif

@@ -9,18 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KSCOPE_CMD_ENTRY(n)                                                                        \
-    {                                                                                              \
-#n, cmd_##n, cmd_##n##_summary, cmd_##n##_help                                             \
-    }
+#define KSCOPE_CMD_ENTRY(n) {#n, cmd_##n, cmd_##n##_summary, cmd_##n##_help},
 
-const kscope_cmd kscope_cmds[] = {
-    KSCOPE_CMD_ENTRY(help),    KSCOPE_CMD_ENTRY(run),     KSCOPE_CMD_ENTRY(version),
-    KSCOPE_CMD_ENTRY(monitor), KSCOPE_CMD_ENTRY(pids),    KSCOPE_CMD_ENTRY(view),
-    KSCOPE_CMD_ENTRY(top),     KSCOPE_CMD_ENTRY(diff),    KSCOPE_CMD_ENTRY(merge),
-    KSCOPE_CMD_ENTRY(fleet),   KSCOPE_CMD_ENTRY(convert), KSCOPE_CMD_ENTRY(report),
-    KSCOPE_CMD_ENTRY(bench),   {NULL, NULL, NULL, NULL},
-};
+const kscope_cmd kscope_cmds[] = {KSCOPE_CMDS(KSCOPE_CMD_ENTRY){NULL, NULL, NULL, NULL}};
 
 const kscope_cmd *kscope_cmd_find(const char *name)
 {

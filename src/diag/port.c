@@ -8,6 +8,7 @@
  * `kscope monitor --port` use to find a server's processes.
  */
 #include "kscope-internal.h"
+#include "util/util.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -28,14 +29,8 @@ typedef struct vec {
 
 static int vec_push(vec *a, uint64_t x)
 {
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 64;
-        uint64_t *v = realloc(a->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        a->v = v;
-        a->cap = cap;
-    }
+    if (a->n == a->cap && KSCOPE__ROOM(a->v, a->cap, a->n + 1, 64) != 0)
+        return -1;
     a->v[a->n++] = x;
     return 0;
 }

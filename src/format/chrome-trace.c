@@ -6,13 +6,15 @@
  * flow arrows from each launch to its kernel, and "C" counters. Times are
  * microseconds with nanosecond precision. The run's facts (command, host,
  * start time, ...) go in the top-level "metadata" object, where Chrome's
- * own traces keep theirs; viewers that do not know it pass over it.
+ * own traces keep theirs; viewers that do not know it pass over it. An
+ * event read from a Chrome trace (convert) is copied as the file wrote it.
  */
-#include "format/events.h"
+#include "format/format.h"
 #include "format/jsonw.h"
 #include "format/run-facts.h"
 #include "kscope.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 /* The fields every event but metadata starts with. */
@@ -160,6 +162,54 @@ static void counter(kscope__jsonw *w, const kscope__tev *e)
     kscope__jw_close(w, '}');
 }
 
+/* A slice's begin or end, or an end of a flow arrow (its id: the
+ * correlation), on its track. */
+static void phase(kscope__jsonw *w, const kscope__tev *e, const char *ph)
+{
+    common(w, e->name, e->cat, ph, e->pid, e->tid, e->ts_ns);
+    if (e->kind == KSCOPE__TEV_FLOW_START || e->kind == KSCOPE__TEV_FLOW_END)
+        gpu_uint(w, "id", e->gpu.correlation);
+    kscope__jw_close(w, '}');
+}
+
+/* A process's or track's place among its siblings. */
+static void sort_index(kscope__jsonw *w, const kscope__tev *e)
+{
+    int process = e->kind == KSCOPE__TEV_PROCESS_SORT;
+    kscope__jw_open(w, '{');
+    kscope__jw_key(w, "name");
+    kscope__jw_str(w, process ? "process_sort_index" : "thread_sort_index");
+    kscope__jw_key(w, "ph");
+    kscope__jw_str(w, "M");
+    kscope__jw_key(w, "pid");
+    kscope__jw_int(w, e->pid);
+    if (!process) {
+        kscope__jw_key(w, "tid");
+        kscope__jw_uint(w, e->tid);
+    }
+    kscope__jw_key(w, "args");
+    kscope__jw_open(w, '{');
+    kscope__jw_key(w, "sort_index");
+    kscope__jw_int(w, fabs(e->value) < 2e9 ? (int64_t)e->value : 0); /* no int beyond */
+    kscope__jw_close(w, '}');
+    kscope__jw_close(w, '}');
+}
+
+/* An event read from a Chrome trace, as the file wrote it: its members. */
+static void copy_read(kscope__jsonw *w, const kscope__tev_read *r)
+{
+    kscope__jw_open(w, '{');
+    for (size_t i = 0; i < r->nfields; i++) {
+        const kscope__tev_value *v = &r->fields[i].v;
+        kscope__jw_key(w, r->fields[i].key);
+        if (v->type == KSCOPE__TEV_STRING)
+            kscope__jw_str(w, v->text);
+        else
+            kscope__jw_literal(w, v->text ? v->text : "null");
+    }
+    kscope__jw_close(w, '}');
+}
+
 /* The events go into w; the run's facts, which follow the events' array,
  * wait in meta. */
 typedef struct trace_out {
@@ -170,6 +220,10 @@ static int write_event(const kscope__tev *e, void *arg)
 {
     trace_out *o = arg;
     kscope__jsonw *w = &o->w;
+    if (e->read && e->read->fields && e->kind != KSCOPE__TEV_RUN) {
+        copy_read(w, e->read); /* read from a trace: copied as written */
+        return 0;
+    }
     switch (e->kind) {
     case KSCOPE__TEV_PROCESS:
     case KSCOPE__TEV_THREAD:
@@ -193,8 +247,30 @@ static int write_event(const kscope__tev *e, void *arg)
     case KSCOPE__TEV_RUN:
         kscope__jw_clear(&o->meta);
         o->meta.need_comma = 0;
-        kscope__run_facts_json(&o->meta, e->run);
+        if (e->read)
+            copy_read(&o->meta, e->read);
+        else
+            kscope__run_facts_json(&o->meta, e->run);
         break;
+    case KSCOPE__TEV_BEGIN:
+        phase(w, e, "B");
+        break;
+    case KSCOPE__TEV_END:
+        phase(w, e, "E");
+        break;
+    case KSCOPE__TEV_FLOW_START:
+        phase(w, e, "s");
+        break;
+    case KSCOPE__TEV_FLOW_END:
+        phase(w, e, "f");
+        break;
+    case KSCOPE__TEV_PROCESS_SORT:
+    case KSCOPE__TEV_THREAD_SORT:
+        sort_index(w, e);
+        break;
+    case KSCOPE__TEV_META:
+    case KSCOPE__TEV_OTHER:
+        break; /* what they hold is in the fields of the file they came from */
     }
     return 0;
 }

@@ -81,3 +81,72 @@ const char *kscope__format_names(kscope__format_kind kind, const char *sep, char
     }
     return buf;
 }
+
+/* Append one item to a list for people in buf ("a", "a, b"): the last
+ * comma becomes " or " once the list is whole (or_list). */
+static void list_add(char *buf, size_t size, const char *item, size_t n)
+{
+    size_t used = strlen(buf);
+    if (used + 1 < size)
+        snprintf(buf + used, size - used, "%s%.*s", used ? ", " : "", (int)n, item);
+}
+
+static void or_list(char *buf, size_t size)
+{
+    char *last = strrchr(buf, ',');
+    if (!last || strlen(buf) + 3 >= size)
+        return;
+    memmove(last + 3, last + 1, strlen(last + 1) + 1); /* ", x" -> " or x" */
+    memcpy(last, " or", 3);
+}
+
+const char *kscope__format_list(kscope__format_kind kind, kscope__format_item item, char *buf,
+                                size_t size)
+{
+    if (size)
+        buf[0] = 0;
+    for (int i = 1; size && i < KSCOPE__FORMAT_COUNT; i++) {
+        const kscope__format *f = &formats[i];
+        if (kind && f->kind != kind)
+            continue;
+        if (item == KSCOPE__ITEM_NAME) {
+            list_add(buf, size, f->name, strlen(f->name));
+            continue;
+        }
+        for (const char *e = f->exts; *e; e += *e == ' ') {
+            size_t n = strcspn(e, " ");
+            list_add(buf, size, e, n);
+            e += n;
+            if (item == KSCOPE__ITEM_EXT)
+                break;
+        }
+    }
+    or_list(buf, size);
+    return buf;
+}
+
+/* The help texts' words ({formats}, {tree_exts}, ...): what, of which kind. */
+static const struct {
+    const char *key;
+    kscope__format_kind kind;
+    kscope__format_item item;
+} words[] = {
+    {"formats", 0, KSCOPE__ITEM_NAME},
+    {"tree_formats", KSCOPE__KIND_TREE, KSCOPE__ITEM_NAME},
+    {"trace_formats", KSCOPE__KIND_TRACE, KSCOPE__ITEM_NAME},
+    {"exts", 0, KSCOPE__ITEM_EXT},
+    {"tree_exts", KSCOPE__KIND_TREE, KSCOPE__ITEM_EXTS},
+    {"trace_exts", KSCOPE__KIND_TRACE, KSCOPE__ITEM_EXTS},
+};
+
+const char *kscope__format_word(const char *key, size_t len, char *buf, size_t size)
+{
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (strlen(words[i].key) == len && strncmp(words[i].key, key, len) == 0)
+            return kscope__format_list(words[i].kind, words[i].item, buf, size);
+    int tree = len == 8 && strncmp(key, "tree_ext", len) == 0;
+    if (tree || (len == 9 && strncmp(key, "trace_ext", len) == 0))
+        return kscope__format_ext(
+            kscope__format_default(tree ? KSCOPE__KIND_TREE : KSCOPE__KIND_TRACE), buf, size);
+    return NULL;
+}

@@ -20,6 +20,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct kscope__ptree;
+struct kscope__reader;
+
+/* The rows' writers (format/): into a malloc'd buffer, 0 or a negative
+ * KSCOPE_E*; a tree format's take a tree, a trace format's the events of
+ * a timeline (format/events.h). */
+int kscope__hatchet_write_json(const struct kscope__ptree *t, char **out, size_t *len);
+int kscope__hatchet_write_msgpack(const struct kscope__ptree *t, char **out, size_t *len);
+int kscope__chrome_trace_write(kscope__tev_source source, void *source_arg, char **out,
+                               size_t *len);
+
+/* The rows' readers (read/, the reading toolkit's; read/read.h says what
+ * a kscope__reader is). */
+extern const struct kscope__reader kscope__hatchet_json_reader, kscope__hatchet_msgpack_reader,
+    kscope__chrome_trace_reader;
+
 #define KSCOPE__FORMATS(X)                                                                         \
     X(HATCHET, "hatchet", KSCOPE__KIND_TREE, ".hatchet", kscope__hatchet_write_json, NULL,         \
       kscope__hatchet_json_reader)                                                                 \
@@ -38,8 +54,6 @@ typedef enum {
 
 /* What a format holds: a calling-context tree or a timeline. */
 typedef enum { KSCOPE__KIND_TREE = 1, KSCOPE__KIND_TRACE = 2 } kscope__format_kind;
-
-struct kscope__ptree;
 
 typedef struct kscope__format {
     kscope__format_id id;
@@ -71,5 +85,19 @@ const char *kscope__format_ext(const kscope__format *f, char *buf, size_t size);
 /* The names of every format of `kind` (0: all), joined by `sep`, into buf:
  * for messages and help texts ("hatchet, hatchet_msgpack"). */
 const char *kscope__format_names(kscope__format_kind kind, const char *sep, char *buf, size_t size);
+
+/* The formats of `kind` (0: all) as a list for people ("a", "a or b",
+ * "a, b or c") into buf: their names, their first extensions, or every
+ * extension they are read by. */
+typedef enum { KSCOPE__ITEM_NAME, KSCOPE__ITEM_EXT, KSCOPE__ITEM_EXTS } kscope__format_item;
+const char *kscope__format_list(kscope__format_kind kind, kscope__format_item item, char *buf,
+                                size_t size);
+
+/* The words help texts take from the table, by key: {formats},
+ * {tree_formats}, {trace_formats} (names), {exts} (each format's first
+ * extension), {tree_exts}, {trace_exts} (every extension of a kind), and
+ * {tree_ext}, {trace_ext} (the default format's extension) into buf;
+ * NULL for a key that is none of these. */
+const char *kscope__format_word(const char *key, size_t len, char *buf, size_t size);
 
 #endif /* KSCOPE_FORMAT_H */

@@ -6,6 +6,7 @@
  * ROOT's layout (its placeholders and its "kscope" member) is decided by
  * hatchet-root.c; the walk is iterative, so depth is bounded only by memory.
  */
+#include "format/format.h"
 #include "format/hatchet-root.h"
 #include "format/jsonw.h"
 #include "kscope.h"

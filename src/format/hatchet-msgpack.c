@@ -3,6 +3,7 @@
  * shape as .hatchet, encoded with our MessagePack encoder (msgpackw.h);
  * ROOT's layout comes from hatchet-root.c, as for JSON.
  */
+#include "format/format.h"
 #include "format/hatchet-root.h"
 #include "format/msgpackw.h"
 #include "kscope.h"

@@ -2,10 +2,10 @@
  * ptree.h - the profile tree: the in-memory form of a .hatchet file.
  *
  * Both halves of kscope meet here. A session is finalised into a ptree and
- * written by the hatchet writers; the readers parse .hatchet,
- * .hatchet_msgpack and Chrome traces into a ptree for view/top/diff/merge/
- * convert. Strings live in the tree's arena and are interned, so comparing
- * two keys of one tree is a pointer comparison.
+ * written by the tree formats' writers (format/format.h); the readers
+ * parse every format into a ptree for view/top/diff/merge/convert. Strings
+ * live in the tree's arena and are interned, so comparing two keys of one
+ * tree is a pointer comparison.
  */
 #ifndef KSCOPE_PTREE_H
 #define KSCOPE_PTREE_H
@@ -145,10 +145,5 @@ kscope__pdevice *kscope__ptree_device(kscope__ptree *t, const char *type, uint32
  * children, leave(node) after them (leave may be NULL). 0 or KSCOPE_ENOMEM. */
 int kscope__ptree_walk(const kscope__ptree *t, void (*enter)(const kscope__pnode *, void *),
                        void (*leave)(const kscope__pnode *, void *), void *arg);
-
-/* Writers. Each returns 0 or a negative KSCOPE_E* code. A buffer written by
- * *_to_buffer is malloc'd; free it with free(). */
-int kscope__hatchet_write_json(const kscope__ptree *t, char **out, size_t *len);
-int kscope__hatchet_write_msgpack(const kscope__ptree *t, char **out, size_t *len);
 
 #endif /* KSCOPE_PTREE_H */

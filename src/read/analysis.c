@@ -6,6 +6,7 @@
  * plus kscope's host metrics (wall_time, calls).
  */
 #include "gpu/devices/devices.h"
+#include "util/util.h"
 #include "read/read.h"
 #include "kscope.h"
 
@@ -176,14 +177,8 @@ static int mlist_add(mlist *l, const char *k, int inclusive)
     size_t j = key_slot(l, k);
     if (l->set[j])
         return 0;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 16;
-        void *p = realloc(l->list, cap * sizeof *l->list);
-        if (!p)
-            return -1;
-        l->list = p;
-        l->cap = cap;
-    }
+    if (l->n == l->cap && KSCOPE__ROOM(l->list, l->cap, l->n + 1, 16) != 0)
+        return -1;
     l->set[j] = k;
     l->list[l->n++] = (kscope__metric_info){k, inclusive};
     return 0;

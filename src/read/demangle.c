@@ -7,40 +7,23 @@
  * `diff` and `merge` pair the nodes of Proton's profiles with kscope's and
  * every printer shows the readable name.
  *
- * Demangling is the C++ runtime's __cxa_demangle, looked up at run time as
+ * Demangling is the C++ runtime's __cxa_demangle (util/cxx.c), looked up at run time as
  * the recorder does for kernel names: the toolkit links no C++
  * runtime, and without one names stay as written. A reader keeps a small
  * map from each mangled name it met (interned in its tree) to the readable
  * one, so a trace naming one kernel a million times demangles it once.
  */
 #include "read/read.h"
+#include "util/util.h"
 #include "kscope.h"
 
-#include <dlfcn.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef char *(*cxa_demangle_fn)(const char *mangled, char *out, size_t *len, int *status);
-static cxa_demangle_fn cxa_demangle;
-static pthread_once_t cxa_once = PTHREAD_ONCE_INIT;
-
-/* Already in the process, else the system's C++ runtime. */
-static void find_cxa_demangle(void)
-{
-    void *sym = dlsym(RTLD_DEFAULT, "__cxa_demangle");
-    if (!sym) {
-        void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
-        sym = h ? dlsym(h, "__cxa_demangle") : NULL;
-    }
-    cxa_demangle = (cxa_demangle_fn)(uintptr_t)sym;
-}
-
 int kscope__demangle_available(void)
 {
-    pthread_once(&cxa_once, find_cxa_demangle);
-    return cxa_demangle != NULL;
+    return kscope__cxx_demangler();
 }
 
 static uint32_t slot_of(const char *k, uint32_t cap)
@@ -106,11 +89,10 @@ static const char *demangle_frame(kscope__ptree *t, const char *name, const char
         return NULL;
     memcpy(part, fn, fnlen);
     part[fnlen] = '\0';
-    int status = -1;
-    char *text = cxa_demangle(part, NULL, NULL, &status);
+    char *text = kscope__cxx_demangle(part);
     free(part);
     const char *readable = name; /* not a C++ name after all: as written */
-    if (text && status == 0) {
+    if (text) {
         size_t pre = (size_t)(fn - name), len = strlen(text), post = strlen(fn + fnlen);
         char *whole = malloc(pre + len + post + 1);
         if (whole) {

@@ -69,7 +69,7 @@ static const yajl_callbacks callbacks = {
 
 /* ---------------------------------------------------------------- API */
 
-kscope__hjson *kscope__hjson_new(void)
+void *kscope__hjson_new(void)
 {
     kscope__hjson *p = calloc(1, sizeof *p);
     if (!p)
@@ -82,8 +82,9 @@ kscope__hjson *kscope__hjson_new(void)
     return p;
 }
 
-void kscope__hjson_free(kscope__hjson *p)
+void kscope__hjson_free(void *parser)
 {
+    kscope__hjson *p = parser;
     if (!p)
         return;
     if (p->y)
@@ -122,8 +123,9 @@ static int yajl_failure(kscope__hjson *p, const unsigned char *buf, size_t len, 
     return KSCOPE_EPARSE;
 }
 
-int kscope__hjson_feed(kscope__hjson *p, const char *buf, size_t len, char *err, size_t errlen)
+int kscope__hjson_feed(void *parser, const char *buf, size_t len, char *err, size_t errlen)
 {
+    kscope__hjson *p = parser;
     if (p->errcode)
         return yajl_failure(p, NULL, 0, err, errlen);
     p->fed += len;
@@ -138,8 +140,9 @@ int kscope__hjson_feed(kscope__hjson *p, const char *buf, size_t len, char *err,
     return 0;
 }
 
-int kscope__hjson_finish(kscope__hjson *p, kscope__ptree **out, char *err, size_t errlen)
+int kscope__hjson_finish(void *parser, kscope__ptree **out, char *err, size_t errlen)
 {
+    kscope__hjson *p = parser;
     *out = NULL;
     if (p->errcode)
         return yajl_failure(p, NULL, 0, err, errlen);
@@ -167,3 +170,20 @@ int kscope__read_hatchet_json(const char *buf, size_t len, kscope__ptree **out, 
     kscope__hjson_free(p);
     return rc;
 }
+
+/* A .hatchet is a JSON array (as a trace's bare array is: its reader says
+ * so surely); white space as far as we looked is left to the parser. */
+static int hjson_sniff(const char *head, size_t n)
+{
+    size_t i = kscope__read_skip_space(head, n);
+    return i == n || head[i] == '[';
+}
+
+const kscope__reader kscope__hatchet_json_reader = {
+    .sniff = hjson_sniff,
+    .looks = ".hatchet JSON ('[')",
+    .tree_new = kscope__hjson_new,
+    .tree_finish = kscope__hjson_finish,
+    .feed = kscope__hjson_feed,
+    .free = kscope__hjson_free,
+};

@@ -12,6 +12,7 @@
  * The template resumes where a chunk ended, so files are read in chunks.
  */
 #include "read/read.h"
+#include "util/util.h"
 #include "kscope.h"
 
 /* Each tree level is two msgpack levels (node map, children array); the
@@ -181,14 +182,8 @@ static int open_container(mp_user *u, int is_map, mobj *o)
     mframe *f = u->depth ? &u->st[u->depth - 1] : NULL;
     if (f && f->is_map && f->want_key)
         return refuse(u, "a map key is not a string");
-    if (u->depth == u->cap) {
-        size_t cap = u->cap ? u->cap * 2 : 64;
-        mframe *s = realloc(u->st, cap * sizeof *s);
-        if (!s)
-            return MSGPACK_UNPACK_NOMEM_ERROR;
-        u->st = s;
-        u->cap = cap;
-    }
+    if (u->depth == u->cap && KSCOPE__ROOM(u->st, u->cap, u->depth + 1, 64) != 0)
+        return MSGPACK_UNPACK_NOMEM_ERROR;
     u->st[u->depth++] = (mframe){(uint8_t)is_map, 1};
     o->container = is_map ? 1 : 2;
     return ev(u, is_map ? KSCOPE__HEV_START_MAP : KSCOPE__HEV_START_ARRAY, NULL, 0);
@@ -247,7 +242,7 @@ struct kscope__hmp {
     int done; /* the profile's outermost array is complete */
 };
 
-kscope__hmp *kscope__hmp_new(void)
+void *kscope__hmp_new(void)
 {
     kscope__hmp *p = calloc(1, sizeof *p);
     if (!p)
@@ -262,8 +257,9 @@ kscope__hmp *kscope__hmp_new(void)
     return p;
 }
 
-void kscope__hmp_free(kscope__hmp *p)
+void kscope__hmp_free(void *parser)
 {
+    kscope__hmp *p = parser;
     if (!p)
         return;
     free(p->ctx.user.st);
@@ -294,8 +290,9 @@ static int mp_failure(kscope__hmp *p, int r, size_t at, char *err, size_t errlen
     return KSCOPE_EPARSE;
 }
 
-int kscope__hmp_feed(kscope__hmp *p, const char *buf, size_t len, char *err, size_t errlen)
+int kscope__hmp_feed(void *parser, const char *buf, size_t len, char *err, size_t errlen)
 {
+    kscope__hmp *p = parser;
     if (len && p->done) {
         snprintf(err, errlen, "data after the end of the profile (byte %zu)", p->fed);
         return KSCOPE_EPARSE;
@@ -336,8 +333,9 @@ int kscope__hmp_feed(kscope__hmp *p, const char *buf, size_t len, char *err, siz
     return 0;
 }
 
-int kscope__hmp_finish(kscope__hmp *p, kscope__ptree **out, char *err, size_t errlen)
+int kscope__hmp_finish(void *parser, kscope__ptree **out, char *err, size_t errlen)
 {
+    kscope__hmp *p = parser;
     *out = NULL;
     if (!p->done) {
         snprintf(err, errlen, "%s",
@@ -373,3 +371,20 @@ int kscope__read_hatchet_msgpack(const char *buf, size_t len, kscope__ptree **ou
     kscope__hmp_free(p);
     return rc;
 }
+
+/* A .hatchet_msgpack is a MessagePack array: fixarray, array 16 or 32. */
+static int hmp_sniff(const char *head, size_t n)
+{
+    size_t i = kscope__read_skip_space(head, n);
+    unsigned char c = i < n ? (unsigned char)head[i] : 0;
+    return (c >= 0x90 && c <= 0x9f) || c == 0xdc || c == 0xdd ? 2 : 0;
+}
+
+const kscope__reader kscope__hatchet_msgpack_reader = {
+    .sniff = hmp_sniff,
+    .looks = ".hatchet_msgpack (an array)",
+    .tree_new = kscope__hmp_new,
+    .tree_finish = kscope__hmp_finish,
+    .feed = kscope__hmp_feed,
+    .free = kscope__hmp_free,
+};

@@ -11,6 +11,7 @@
  * waited. The HTML report gets the same rows as JSON (kscope__lines_json).
  */
 #include "kscope.h"
+#include "util/util.h"
 #include "read/read.h"
 
 #include <stdint.h>
@@ -54,14 +55,8 @@ static lrow *row_of(lset *s, const char *kernel, const char *line)
     for (size_t i = 0; i < s->n; i++) /* lines are few: hundreds */
         if (s->rows[i].kernel == kernel && s->rows[i].line == line)
             return &s->rows[i];
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 64;
-        lrow *p = realloc(s->rows, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        s->rows = p;
-        s->cap = cap;
-    }
+    if (s->n == s->cap && KSCOPE__ROOM(s->rows, s->cap, s->n + 1, 64) != 0)
+        return NULL;
     lrow *r = &s->rows[s->n++];
     memset(r, 0, sizeof *r);
     r->kernel = kernel;

@@ -1,21 +1,25 @@
 /*
- * merge-trace.c - per-rank Chrome traces into one.
+ * merge-trace.c - per-rank traces into one Chrome trace.
  *
- * Every event is copied with its process moved to a new pid per (rank,
- * source pid); process names get a "rank R" prefix and flow ids are made
- * unique per rank, so one trace shows every rank as its own processes.
- * Inputs are parsed with yajl's tree; the output is written with our JSON
- * writer (format/jsonw.h) and handed to the file after each rank.
+ * Every event is copied as its file wrote it, with its process moved to a
+ * new pid per (rank, source pid); process names get a "rank R" prefix and
+ * flow ids are made unique per rank, so one trace shows every rank as its
+ * own processes. The inputs are read by their format's reader, an event
+ * at a time (read/read.h: the events keep their fields as written); the
+ * output is written with our JSON writer (format/jsonw.h) and handed to
+ * the file as it grows, so neither an input nor the output is held whole.
  */
 #include "format/jsonw.h"
+#include "util/util.h"
 #include "read/read.h"
 #include "kscope.h"
 
-#include <yajl/yajl_tree.h>
-
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define FLUSH_AT (1 << 20) /* bytes of output held before they go to the file */
 
 typedef struct pidmap {
     char key[64]; /* source pid text */
@@ -32,52 +36,22 @@ typedef struct tmerge {
     long long next_pid;
 } tmerge;
 
-/* Copy a value as is (nesting is bounded by the caller's check). */
-static void gen_value(kscope__jsonw *w, yajl_val v)
-{
-    if (YAJL_IS_STRING(v)) {
-        kscope__jw_str(w, v->u.string);
-    } else if (YAJL_IS_NUMBER(v)) {
-        kscope__jw_literal(w, v->u.number.r); /* the number's own text */
-    } else if (YAJL_IS_OBJECT(v)) {
-        kscope__jw_open(w, '{');
-        for (size_t i = 0; i < v->u.object.len; i++) {
-            kscope__jw_key(w, v->u.object.keys[i]);
-            gen_value(w, v->u.object.values[i]);
-        }
-        kscope__jw_close(w, '}');
-    } else if (YAJL_IS_ARRAY(v)) {
-        kscope__jw_open(w, '[');
-        for (size_t i = 0; i < v->u.array.len; i++)
-            gen_value(w, v->u.array.values[i]);
-        kscope__jw_close(w, ']');
-    } else {
-        kscope__jw_literal(w, YAJL_IS_TRUE(v) ? "true" : YAJL_IS_FALSE(v) ? "false" : "null");
-    }
-}
-
-static pidmap *pid_of(tmerge *tm, yajl_val pid)
+static pidmap *pid_of(tmerge *tm, kscope__tev_value pid)
 {
     char key[64];
-    if (!pid)
+    if (pid.type == KSCOPE__TEV_ABSENT)
         key[0] = '\0';
-    else if (YAJL_IS_STRING(pid))
-        snprintf(key, sizeof key, "s:%.60s", pid->u.string);
-    else if (YAJL_IS_NUMBER(pid))
-        snprintf(key, sizeof key, "n:%.60s", pid->u.number.r);
+    else if (pid.type == KSCOPE__TEV_STRING)
+        snprintf(key, sizeof key, "s:%.60s", pid.text);
+    else if (pid.type == KSCOPE__TEV_NUMBER)
+        snprintf(key, sizeof key, "n:%.60s", pid.text);
     else
         snprintf(key, sizeof key, "?");
     for (size_t i = 0; i < tm->npids; i++)
         if (strcmp(tm->pids[i].key, key) == 0)
             return &tm->pids[i];
-    if (tm->npids == tm->cap) {
-        size_t cap = tm->cap ? tm->cap * 2 : 8;
-        pidmap *p = realloc(tm->pids, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        tm->pids = p;
-        tm->cap = cap;
-    }
+    if (tm->npids == tm->cap && KSCOPE__ROOM(tm->pids, tm->cap, tm->npids + 1, 8) != 0)
+        return NULL;
     pidmap *p = &tm->pids[tm->npids++];
     snprintf(p->key, sizeof p->key, "%s", key);
     p->pid = tm->next_pid++;
@@ -120,53 +94,69 @@ static void gen_process_name(tmerge *tm, long long pid, const char *orig)
     gen_metadata(&tm->w, "process_sort_index", pid, "sort_index", NULL, pid);
 }
 
-/* One event with its pid remapped (and its process name or flow id made
- * rank-specific). */
-static int gen_event(tmerge *tm, yajl_val ev)
+/* Whether a number's text is an integer yajl reads as one (no fraction,
+ * no exponent, within long long): its value in *out. */
+static int integer(const kscope__tev_value *v, long long *out)
+{
+    if (v->type != KSCOPE__TEV_NUMBER || strpbrk(v->text, ".eE"))
+        return 0;
+    errno = 0;
+    *out = strtoll(v->text, NULL, 10);
+    return errno != ERANGE;
+}
+
+/* A flow id (an integer or a string) made unique to the rank; 0 when v is
+ * no such id. */
+static int gen_id(tmerge *tm, const kscope__tev_value *v)
 {
     kscope__jsonw *w = &tm->w;
-    const char *pp[] = {"pid", NULL}, *pph[] = {"ph", NULL}, *pn[] = {"name", NULL};
-    pidmap *pm = pid_of(tm, yajl_tree_get(ev, pp, yajl_t_any));
+    long long id, id_num;
+    char text[256];
+    if (integer(v, &id) &&
+        !__builtin_add_overflow((long long)tm->rank * 1000000000000LL, id, &id_num))
+        kscope__jw_int(w, id_num);
+    else if (integer(v, &id)) { /* past the integer range: made distinct as text */
+        snprintf(text, sizeof text, "r%zu:%lld", tm->rank, id);
+        kscope__jw_str(w, text);
+    } else if (v->type == KSCOPE__TEV_STRING) {
+        snprintf(text, sizeof text, "r%zu:%s", tm->rank, v->text);
+        kscope__jw_str(w, text);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* One event with its pid remapped (and its process name or flow id made
+ * rank-specific). */
+static int gen_event(tmerge *tm, const kscope__tev *e)
+{
+    const kscope__tev_read *r = e->read;
+    kscope__jsonw *w = &tm->w;
+    pidmap *pm = pid_of(tm, r->pid);
     if (!pm)
         return KSCOPE_ENOMEM;
-    yajl_val ph = yajl_tree_get(ev, pph, yajl_t_string);
-    yajl_val name = yajl_tree_get(ev, pn, yajl_t_string);
-    int is_pname =
-        ph && strcmp(ph->u.string, "M") == 0 && name && strcmp(name->u.string, "process_name") == 0;
-    if (is_pname) {
-        const char *pa[] = {"args", "name", NULL};
-        yajl_val orig = yajl_tree_get(ev, pa, yajl_t_string);
-        gen_process_name(tm, pm->pid, orig ? orig->u.string : NULL);
+    if (e->kind == KSCOPE__TEV_PROCESS) {
+        gen_process_name(tm, pm->pid, e->name[0] ? e->name : NULL);
         pm->named = 1;
         return 0;
     }
-    if (ph && strcmp(ph->u.string, "M") == 0 && name &&
-        strcmp(name->u.string, "process_sort_index") == 0)
+    if (e->kind == KSCOPE__TEV_PROCESS_SORT)
         return 0; /* ours replaces it */
     kscope__jw_open(w, '{');
     int has_pid = 0;
-    long long id_num;
-    for (size_t i = 0; i < ev->u.object.len; i++) {
-        const char *k = ev->u.object.keys[i];
-        yajl_val v = ev->u.object.values[i];
-        kscope__jw_key(w, k);
-        if (strcmp(k, "pid") == 0) {
+    for (size_t i = 0; i < r->nfields; i++) {
+        const kscope__tev_field *f = &r->fields[i];
+        kscope__jw_key(w, f->key);
+        if (strcmp(f->key, "pid") == 0) {
             kscope__jw_int(w, pm->pid);
             has_pid = 1;
-        } else if (strcmp(k, "id") == 0 && YAJL_IS_INTEGER(v) &&
-                   !__builtin_add_overflow((long long)tm->rank * 1000000000000LL, v->u.number.i,
-                                           &id_num)) {
-            kscope__jw_int(w, id_num);
-        } else if (strcmp(k, "id") == 0 && YAJL_IS_INTEGER(v)) {
-            char id[64]; /* past the integer range: made distinct as text */
-            snprintf(id, sizeof id, "r%zu:%lld", tm->rank, v->u.number.i);
-            kscope__jw_str(w, id);
-        } else if (strcmp(k, "id") == 0 && YAJL_IS_STRING(v)) {
-            char id[256];
-            snprintf(id, sizeof id, "r%zu:%s", tm->rank, v->u.string);
-            kscope__jw_str(w, id);
+        } else if (strcmp(f->key, "id") == 0 && gen_id(tm, &f->v)) {
+            continue;
+        } else if (f->v.type == KSCOPE__TEV_STRING) {
+            kscope__jw_str(w, f->v.text);
         } else {
-            gen_value(w, v);
+            kscope__jw_literal(w, f->v.text ? f->v.text : "null");
         }
     }
     if (!has_pid) {
@@ -177,46 +167,46 @@ static int gen_event(tmerge *tm, yajl_val ev)
     return 0;
 }
 
-static size_t nesting(const char *s, size_t len)
-{
-    size_t depth = 0, max = 0;
-    int in_str = 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (in_str) {
-            if (c == '\\')
-                i++;
-            else if (c == '"')
-                in_str = 0;
-        } else if (c == '"') {
-            in_str = 1;
-        } else if (c == '[' || c == '{') {
-            if (++depth > max)
-                max = depth;
-        } else if ((c == ']' || c == '}') && depth) {
-            depth--;
-        }
-    }
-    return max;
-}
-
 struct kscope__trace_merger {
     tmerge tm;
     FILE *out;
     size_t nranks;
     int failed;
+    const char *why; /* what stopped a rank's reading */
 };
 
 /* Hand what the writer holds to the output file. */
-static int flush_gen(kscope__trace_merger *m, char *err, size_t errlen)
+static int flush_gen(kscope__trace_merger *m)
 {
     kscope__jsonw *w = &m->tm.w;
-    if (w->failed)
-        return kscope__read_fail(err, errlen, KSCOPE_ENOMEM, "out of memory");
-    if (w->len && fwrite(w->buf, 1, w->len, m->out) != w->len)
-        return kscope__read_fail(err, errlen, KSCOPE_EIO, "write failed");
+    if (w->failed) {
+        m->why = "out of memory";
+        return KSCOPE_ENOMEM;
+    }
+    if (w->len && fwrite(w->buf, 1, w->len, m->out) != w->len) {
+        m->why = "write failed";
+        return KSCOPE_EIO;
+    }
     kscope__jw_clear(w);
     return 0;
+}
+
+static int merge_event(const kscope__tev *e, void *arg)
+{
+    kscope__trace_merger *m = arg;
+    if (!e->read || e->kind == KSCOPE__TEV_RUN)
+        return 0; /* each rank's facts stay with its own file */
+    int rc = gen_event(&m->tm, e);
+    if (rc < 0) {
+        m->why = "out of memory";
+        return rc;
+    }
+    return m->tm.w.len > FLUSH_AT ? flush_gen(m) : 0;
+}
+
+static const char *merge_why(void *arg)
+{
+    return ((kscope__trace_merger *)arg)->why;
 }
 
 kscope__trace_merger *kscope__trace_merger_new(FILE *out)
@@ -236,58 +226,46 @@ kscope__trace_merger *kscope__trace_merger_new(FILE *out)
     return m;
 }
 
-int kscope__trace_merger_add(kscope__trace_merger *m, const char *buf, size_t len, const char *name,
-                             char *err, size_t errlen)
+/* One rank, from the trace at path or a Chrome trace in buf, into the
+ * output. */
+static int add_rank(kscope__trace_merger *m, const char *path, const char *buf, size_t len,
+                    const char *name, char *err, size_t errlen)
 {
-    if (nesting(buf, len) > 64)
-        return kscope__read_fail(err, errlen, KSCOPE_EPARSE,
-                                 "%s: JSON nested deeper than 64 levels", KSCOPE__PATH(name));
-    char *text = malloc(len + 1);
-    if (!text)
-        return kscope__read_fail(err, errlen, KSCOPE_ENOMEM, "out of memory");
-    memcpy(text, buf, len);
-    text[len] = '\0';
-    char yerr[256] = "";
-    yajl_val doc = yajl_tree_parse(text, yerr, sizeof yerr);
-    free(text);
-    if (!doc) {
-        yerr[strcspn(yerr, "\r\n")] = '\0'; /* the first line says it */
-        return kscope__read_fail(err, errlen, KSCOPE_EPARSE, "%s: not valid JSON: %.200s",
-                                 KSCOPE__PATH(name),
-                                 strstr(yerr, "premature EOF") ? "truncated" : yerr);
-    }
-    const char *pe[] = {"traceEvents", NULL};
-    yajl_val events = YAJL_IS_ARRAY(doc) ? doc : yajl_tree_get(doc, pe, yajl_t_array);
-    int rc = 0;
     tmerge *tm = &m->tm;
-    if (!events) {
-        rc = kscope__read_fail(err, errlen, KSCOPE_EPARSE,
-                               "%s: not a Chrome trace: no \"traceEvents\" array",
-                               KSCOPE__PATH(name));
-    } else {
-        tm->rank = m->nranks;
-        tm->file = name;
-        tm->npids = 0;
-        for (size_t i = 0; i < events->u.array.len && rc == 0; i++) {
-            yajl_val ev = events->u.array.values[i];
-            if (!YAJL_IS_OBJECT(ev))
-                rc = kscope__read_fail(err, errlen, KSCOPE_EPARSE, "%s: event %zu is not an object",
-                                       name, i);
-            else if ((rc = gen_event(tm, ev)) < 0)
-                kscope__read_fail(err, errlen, rc, "out of memory");
-        }
-        for (size_t p = 0; rc == 0 && p < tm->npids; p++)
-            if (!tm->pids[p].named)
-                gen_process_name(tm, tm->pids[p].pid, NULL);
-        if (rc == 0)
-            rc = flush_gen(m, err, errlen);
+    kscope__tev_sink sink = {merge_event, m, merge_why, KSCOPE__TREAD_FIELDS};
+    tm->rank = m->nranks;
+    tm->file = name;
+    tm->npids = 0;
+    int rc = path ? kscope__read_events(path, &sink, err, errlen)
+                  : kscope__read_events_buffer(&kscope__chrome_trace_reader, buf, len, &sink, err,
+                                               errlen);
+    if (rc != 0 && !path) { /* named as a file's errors are */
+        char what[KSCOPE__READ_ERRLEN];
+        snprintf(what, sizeof what, "%s", err);
+        snprintf(err, errlen, "%s: %s", KSCOPE__PATH(name), what);
     }
-    yajl_tree_free(doc);
+    for (size_t p = 0; rc == 0 && p < tm->npids; p++)
+        if (!tm->pids[p].named)
+            gen_process_name(tm, tm->pids[p].pid, NULL);
+    if (rc == 0 && (rc = flush_gen(m)) < 0)
+        kscope__read_fail(err, errlen, rc, "%s", m->why);
     if (rc == 0)
         m->nranks++;
     else
         m->failed = 1;
     return rc;
+}
+
+int kscope__trace_merger_add(kscope__trace_merger *m, const char *buf, size_t len, const char *name,
+                             char *err, size_t errlen)
+{
+    return add_rank(m, NULL, buf, len, name, err, errlen);
+}
+
+int kscope__trace_merger_add_file(kscope__trace_merger *m, const char *path, char *err,
+                                  size_t errlen)
+{
+    return add_rank(m, path, NULL, 0, path, err, errlen);
 }
 
 int kscope__trace_merger_finish(kscope__trace_merger *m, char *err, size_t errlen)
@@ -296,7 +274,8 @@ int kscope__trace_merger_finish(kscope__trace_merger *m, char *err, size_t errle
         return kscope__read_fail(err, errlen, KSCOPE_ESTATE, "an earlier trace failed");
     kscope__jw_close(&m->tm.w, ']');
     kscope__jw_close(&m->tm.w, '}');
-    return flush_gen(m, err, errlen);
+    int rc = flush_gen(m);
+    return rc < 0 ? kscope__read_fail(err, errlen, rc, "%s", m->why) : 0;
 }
 
 void kscope__trace_merger_free(kscope__trace_merger *m)

@@ -1,18 +1,21 @@
 /*
  * read-file.c - opening a profile: checks that the path is a readable,
  * non-empty regular file (opened without blocking and judged on the
- * descriptor), detects the format from the first bytes and streams the
- * content through the right reader in chunks, so a file is never held
- * whole and what is no profile is refused in bounded memory. Every
- * failure becomes "PATH: what is wrong", the path escaped as names are.
+ * descriptor), detects the format from the first bytes (each reader of
+ * format.h's table says how sure it is) and streams the content through
+ * that format's reader in chunks, so a file is never held whole and what
+ * is no profile is refused in bounded memory: a tree format's reader
+ * gives the tree, a trace format's its events, made into a tree
+ * (trace-tree.c) and handed to whoever else asks (the HTML page's
+ * timeline, merge). Every byte of a profile is read through one input
+ * (input_read), so a decoding of the whole file sits in one place, in
+ * front of every reader. Every failure becomes "PATH: what is wrong", the
+ * path escaped as names are.
  */
-#define _GNU_SOURCE /* memmem */
 #include "read/read.h"
 #include "format/file-out.h"
 #include "format/run-facts.h"
 #include "kscope.h"
-
-#include <yajl/yajl_parse.h>
 
 #include <errno.h>
 #include <stdarg.h>
@@ -28,6 +31,19 @@
 
 /* Input without a size (a pipe, a device) is read up to this much. */
 #define UNSIZED_MAX ((size_t)1 << 30)
+
+/* The reader column of format.h's table. */
+static const kscope__reader *const readers[KSCOPE__FORMAT_COUNT] = {
+#define KSCOPE__READER_ROW(id, name, kind, exts, tree_w, trace_w, reader)                          \
+    [KSCOPE__FORMAT_##id] = &reader,
+    KSCOPE__FORMATS(KSCOPE__READER_ROW)
+#undef KSCOPE__READER_ROW
+};
+
+const kscope__reader *kscope__reader_of(kscope__format_id id)
+{
+    return id > KSCOPE__FORMAT_UNKNOWN && id < KSCOPE__FORMAT_COUNT ? readers[id] : NULL;
+}
 
 /* A FIFO without a writer would block for ever and a device may never end:
  * such inputs are read only when KSCOPE_READ_SPECIAL=1 asks for it. */
@@ -127,6 +143,44 @@ static FILE *open_checked(const char *path, off_t *size, char *err, size_t errle
     return f;
 }
 
+/* An open profile's bytes, as its reader reads them. Every byte of a
+ * profile comes through input_read, so a decoding of the whole file (an
+ * inflation) sits here, in front of every reader, whatever its format. */
+typedef struct input {
+    FILE *f;
+    off_t size; /* what the file holds, -1 when unknown (a pipe, a device) */
+} input;
+
+/* Open path as an input (open_checked's checks). 0, or an error with err
+ * set. */
+static int input_open(input *in, const char *path, char *err, size_t errlen)
+{
+    int rc = 0;
+    in->f = open_checked(path, &in->size, err, errlen, &rc);
+    return in->f ? 0 : rc;
+}
+
+/* Up to n bytes of in into buf; 0 at its end or on an error (input_error
+ * tells which). */
+static size_t input_read(input *in, void *buf, size_t n)
+{
+    return fread(buf, 1, n, in->f);
+}
+
+/* A read error of in (0: none), its message into msg. */
+static int input_error(input *in, char *msg, size_t msglen)
+{
+    if (!ferror(in->f))
+        return 0;
+    snprintf(msg, msglen, "read error: %s", strerror(errno));
+    return KSCOPE_EIO;
+}
+
+static void input_close(input *in)
+{
+    fclose(in->f);
+}
+
 FILE *kscope__open_side_file(const char *path, char *msg, size_t msglen)
 {
     struct stat st;
@@ -148,73 +202,11 @@ FILE *kscope__open_side_file(const char *path, char *msg, size_t msglen)
     return f;
 }
 
-/* JSON checked as it is read: yajl's parser with callbacks that only
- * count the values it finishes (see kscope__read_too_quiet). */
-typedef struct json_check {
-    yajl_handle y;
-    size_t events, mark, quiet;
-} json_check;
-
-static int jc_value(void *ctx)
+/* Read the rest of in (after *len bytes already in *buf, cap allocated),
+ * at most max. */
+static int slurp(input *in, const char *path, char **buf, size_t *len, size_t cap, size_t max,
+                 char *err, size_t errlen)
 {
-    ((json_check *)ctx)->events++;
-    return 1;
-}
-static int jc_bool(void *ctx, int b)
-{
-    (void)b;
-    return jc_value(ctx);
-}
-static int jc_text(void *ctx, const unsigned char *s, size_t l)
-{
-    (void)s, (void)l;
-    return jc_value(ctx);
-}
-static int jc_number(void *ctx, const char *s, size_t l)
-{
-    (void)s, (void)l;
-    return jc_value(ctx);
-}
-static const yajl_callbacks jc_callbacks = {
-    .yajl_null = jc_value,
-    .yajl_boolean = jc_bool,
-    .yajl_number = jc_number,
-    .yajl_string = jc_text,
-    .yajl_start_map = jc_value,
-    .yajl_map_key = jc_text,
-    .yajl_end_map = jc_value,
-    .yajl_start_array = jc_value,
-    .yajl_end_array = jc_value,
-};
-
-/* Check the next n bytes of JSON at byte `at` of path. */
-static int json_check_feed(json_check *jc, const char *path, const char *b, size_t n, size_t at,
-                           char *err, size_t errlen)
-{
-    if (yajl_parse(jc->y, (const unsigned char *)b, n) != yajl_status_ok) {
-        unsigned char *m = yajl_get_error(jc->y, 0, NULL, 0);
-        const char *t = m ? (const char *)m : "parse error";
-        snprintf(err, errlen, "%s: not valid JSON: %.*s", KSCOPE__PATH(path),
-                 (int)strcspn(t, "\r\n"), t);
-        if (m)
-            yajl_free_error(jc->y, m);
-        return KSCOPE_EPARSE;
-    }
-    if (kscope__read_too_quiet(jc->events, &jc->mark, &jc->quiet, n)) {
-        snprintf(err, errlen, "%s: no JSON value ends within %d MiB (at byte %zu)",
-                 KSCOPE__PATH(path), KSCOPE__READ_MAX_TOKEN >> 20, at + n);
-        return KSCOPE_EPARSE;
-    }
-    return 0;
-}
-
-/* Read the rest of f (after *len bytes already in *buf, cap allocated),
- * at most max, checking JSON as it comes when jc is given. */
-static int slurp(FILE *f, const char *path, char **buf, size_t *len, size_t cap, size_t max,
-                 json_check *jc, char *err, size_t errlen)
-{
-    if (jc && json_check_feed(jc, path, *buf, *len, 0, err, errlen) < 0)
-        return KSCOPE_EPARSE;
     for (;;) {
         if (*len >= max) {
             snprintf(err, errlen, "%s: more than %zu MiB; not read further", KSCOPE__PATH(path),
@@ -230,20 +222,15 @@ static int slurp(FILE *f, const char *path, char **buf, size_t *len, size_t cap,
             }
             *buf = b;
         }
-        /* a chunk at a time, so bad JSON stops the reading early */
         size_t want = cap - *len < CHUNK ? cap - *len : CHUNK;
-        size_t got = fread(*buf + *len, 1, want, f);
-        if (jc && got && json_check_feed(jc, path, *buf + *len, got, *len, err, errlen) < 0)
-            return KSCOPE_EPARSE;
+        size_t got = input_read(in, *buf + *len, want);
         *len += got;
         if (got == 0) {
-            if (ferror(f)) {
-                snprintf(err, errlen, "%s: read error: %s", KSCOPE__PATH(path), strerror(errno));
-                return KSCOPE_EIO;
-            }
-            if (jc && yajl_complete_parse(jc->y) != yajl_status_ok) {
-                snprintf(err, errlen, "%s: truncated: the JSON ends early", KSCOPE__PATH(path));
-                return KSCOPE_EPARSE;
+            char msg[256];
+            int rc = input_error(in, msg, sizeof msg);
+            if (rc) {
+                snprintf(err, errlen, "%s: %s", KSCOPE__PATH(path), msg);
+                return rc;
             }
             (*buf)[*len] = '\0';
             return 0;
@@ -253,13 +240,13 @@ static int slurp(FILE *f, const char *path, char **buf, size_t *len, size_t cap,
 
 #define HEAD 4096
 
-/* Read the first bytes of f into head and tell its format from them, so a
+/* Read the first bytes of in into head and tell its format from them, so a
  * file that is no profile (a disk image, zeros) is refused before the rest
  * is read. 0, or an error with err set. */
-static int read_head(FILE *f, const char *path, char *head, size_t *n, kscope__format_id *id,
+static int read_head(input *in, const char *path, char *head, size_t *n, kscope__format_id *id,
                      char *err, size_t errlen)
 {
-    *n = fread(head, 1, HEAD, f);
+    *n = input_read(in, head, HEAD);
     if (*n == 0) {
         snprintf(err, errlen, "%s: empty file", KSCOPE__PATH(path));
         return KSCOPE_EPARSE;
@@ -273,20 +260,26 @@ static int read_head(FILE *f, const char *path, char *head, size_t *n, kscope__f
     }
     *id = kscope__format_sniff(head, *n);
     if (*id == KSCOPE__FORMAT_UNKNOWN) {
-        snprintf(err, errlen,
-                 "%s: not a profile: expected .hatchet JSON ('['), a Chrome trace ('{') or "
-                 ".hatchet_msgpack (an array), found byte 0x%02x",
-                 KSCOPE__PATH(path), (unsigned char)head[i]);
+        char looks[256] = "";
+        for (int k = 1; k < KSCOPE__FORMAT_COUNT; k++) /* "a, b or c" */
+            snprintf(looks + strlen(looks), sizeof looks - strlen(looks), "%s%s",
+                     k == 1                         ? ""
+                     : k + 1 < KSCOPE__FORMAT_COUNT ? ", "
+                                                    : " or ",
+                     readers[k]->looks);
+        snprintf(err, errlen, "%s: not a profile: expected %s, found byte 0x%02x",
+                 KSCOPE__PATH(path), looks, (unsigned char)head[i]);
         return KSCOPE_EPARSE;
     }
     return 0;
 }
 
-/* The rest of f after its first n bytes (in head), into a new buffer
+/* The rest of in after its first n bytes (in head), into a new buffer
  * that grows as it is read (a size claimed is no promise of content). */
-static int read_rest(FILE *f, const char *path, off_t size, const char *head, size_t n, char **buf,
-                     size_t *len, json_check *jc, char *err, size_t errlen)
+static int read_rest(input *in, const char *path, const char *head, size_t n, char **buf,
+                     size_t *len, char *err, size_t errlen)
 {
+    off_t size = in->size;
     size_t cap = size > 0 && (size_t)size + 1 < CHUNK ? (size_t)size + 1 : CHUNK;
     if (cap < n)
         cap = n;
@@ -297,7 +290,7 @@ static int read_rest(FILE *f, const char *path, off_t size, const char *head, si
     }
     memcpy(*buf, head, n);
     *len = n;
-    int rc = slurp(f, path, buf, len, cap, size >= 0 ? SIZE_MAX : UNSIZED_MAX, jc, err, errlen);
+    int rc = slurp(in, path, buf, len, cap, size >= 0 ? SIZE_MAX : UNSIZED_MAX, err, errlen);
     if (rc < 0) {
         free(*buf);
         *buf = NULL;
@@ -307,215 +300,222 @@ static int read_rest(FILE *f, const char *path, off_t size, const char *head, si
 
 int kscope__read_whole_file(const char *path, char **buf, size_t *len, char *err, size_t errlen)
 {
-    int rc = 0;
-    off_t size;
+    input in;
     *buf = NULL;
     *len = 0;
-    FILE *f = open_checked(path, &size, err, errlen, &rc);
-    if (!f)
+    int rc = input_open(&in, path, err, errlen);
+    if (rc != 0)
         return rc;
     char head[HEAD];
     size_t n;
     kscope__format_id id;
-    rc = read_head(f, path, head, &n, &id, err, errlen);
-    json_check jc = {0};
-    if (rc == 0 && id != KSCOPE__FORMAT_HATCHET_MSGPACK &&
-        !(jc.y = yajl_alloc(&jc_callbacks, NULL, &jc))) {
-        snprintf(err, errlen, "%s: out of memory", KSCOPE__PATH(path));
-        rc = KSCOPE_ENOMEM;
-    }
+    rc = read_head(&in, path, head, &n, &id, err, errlen);
     if (rc == 0)
-        rc = read_rest(f, path, size, head, n, buf, len, jc.y ? &jc : NULL, err, errlen);
-    if (jc.y)
-        yajl_free(jc.y);
-    fclose(f);
+        rc = read_rest(&in, path, head, n, buf, len, err, errlen);
+    input_close(&in);
     return rc;
 }
 
 int kscope__sniff_file(const char *path, kscope__format_id *id, char *err, size_t errlen)
 {
-    int rc = 0;
-    off_t size;
-    FILE *f = open_checked(path, &size, err, errlen, &rc);
-    if (!f)
+    input in;
+    int rc = input_open(&in, path, err, errlen);
+    if (rc != 0)
         return rc;
     char head[HEAD];
     size_t n;
-    rc = read_head(f, path, head, &n, id, err, errlen);
-    fclose(f);
+    rc = read_head(&in, path, head, &n, id, err, errlen);
+    input_close(&in);
     return rc;
 }
 
-/* The reader column of format.h's table. */
-static void *hjson_new(void)
+/* Feed an input to a reader's parser p in chunks (the first bytes are in
+ * `first`), so a large file is never held whole. msg says what is wrong. */
+static int feed_file(input *in, const char *first, size_t nfirst, const kscope__reader *r, void *p,
+                     char *msg, size_t msglen)
 {
-    return kscope__hjson_new();
-}
-static int hjson_feed(void *p, const char *b, size_t l, char *e, size_t el)
-{
-    return kscope__hjson_feed(p, b, l, e, el);
-}
-static int hjson_finish(void *p, kscope__ptree **o, char *e, size_t el)
-{
-    return kscope__hjson_finish(p, o, e, el);
-}
-static void hjson_free(void *p)
-{
-    kscope__hjson_free(p);
-}
-static void *tjson_new(void)
-{
-    return kscope__tjson_new();
-}
-static int tjson_feed(void *p, const char *b, size_t l, char *e, size_t el)
-{
-    return kscope__tjson_feed(p, b, l, e, el);
-}
-static int tjson_finish(void *p, kscope__ptree **o, char *e, size_t el)
-{
-    return kscope__tjson_finish(p, o, e, el);
-}
-static void tjson_free(void *p)
-{
-    kscope__tjson_free(p);
-}
-
-const kscope__reader kscope__hatchet_json_reader = {kscope__read_hatchet_json, hjson_new,
-                                                    hjson_feed, hjson_finish, hjson_free};
-static void *hmp_new(void)
-{
-    return kscope__hmp_new();
-}
-static int hmp_feed(void *p, const char *b, size_t l, char *e, size_t el)
-{
-    return kscope__hmp_feed(p, b, l, e, el);
-}
-static int hmp_finish(void *p, kscope__ptree **o, char *e, size_t el)
-{
-    return kscope__hmp_finish(p, o, e, el);
-}
-static void hmp_free(void *p)
-{
-    kscope__hmp_free(p);
-}
-
-const kscope__reader kscope__hatchet_msgpack_reader = {kscope__read_hatchet_msgpack, hmp_new,
-                                                       hmp_feed, hmp_finish, hmp_free};
-const kscope__reader kscope__chrome_trace_reader = {kscope__read_chrome_trace, tjson_new,
-                                                    tjson_feed, tjson_finish, tjson_free};
-
-static const kscope__reader *const readers[KSCOPE__FORMAT_COUNT] = {
-#define KSCOPE__READER_ROW(id, name, kind, exts, tree_w, trace_w, reader)                          \
-    [KSCOPE__FORMAT_##id] = &reader,
-    KSCOPE__FORMATS(KSCOPE__READER_ROW)
-#undef KSCOPE__READER_ROW
-};
-
-/* Stream a file through a chunked parser (the first bytes are in `first`),
- * so a large file is never held whole. */
-static int read_stream(FILE *f, const char *path, const char *first, size_t nfirst,
-                       const kscope__reader *r, kscope__ptree **out, char *err, size_t errlen)
-{
-    char msg[KSCOPE__READ_ERRLEN];
-    void *p = r->stream_new();
-    if (!p) {
-        snprintf(err, errlen, "%s: out of memory", KSCOPE__PATH(path));
-        return KSCOPE_ENOMEM;
-    }
-    int rc = r->feed(p, first, nfirst, msg, sizeof msg);
+    int rc = r->feed(p, first, nfirst, msg, msglen);
     char *chunk = rc == 0 ? malloc(CHUNK) : NULL;
     if (rc == 0 && !chunk) {
         rc = KSCOPE_ENOMEM;
-        snprintf(msg, sizeof msg, "out of memory");
+        snprintf(msg, msglen, "out of memory");
     }
     while (rc == 0) {
-        size_t got = fread(chunk, 1, CHUNK, f);
+        size_t got = input_read(in, chunk, CHUNK);
         if (got == 0) {
-            if (ferror(f)) {
-                snprintf(msg, sizeof msg, "read error: %s", strerror(errno));
-                rc = KSCOPE_EIO;
-            }
+            rc = input_error(in, msg, msglen);
             break;
         }
-        rc = r->feed(p, chunk, got, msg, sizeof msg);
+        rc = r->feed(p, chunk, got, msg, msglen);
     }
     free(chunk);
-    if (rc == 0)
-        rc = r->finish(p, out, msg, sizeof msg);
-    r->stream_free(p);
-    if (rc < 0)
-        snprintf(err, errlen, "%s: %s", KSCOPE__PATH(path), msg);
     return rc;
 }
 
-/* A JSON array is a .hatchet ([node, device info]) or a trace in the bare
- * array form ([event, ...]): the first key tells. */
-static int array_is_trace(const char *head, size_t n)
+/* A trace's events to the tree's builder (when tree is given) and to
+ * also (when given), in one reading; what stopped it says why. */
+typedef struct fanout {
+    kscope__trace_tree *tree;
+    const kscope__tev_sink *also;
+    const char *why;
+} fanout;
+
+static int fan_event(const kscope__tev *e, void *arg)
 {
-    static const char *const trace_keys[] = {"\"ph\"", "\"ts\"", "\"pid\""};
-    static const char *const tree_keys[] = {"\"frame\"", "\"children\"", "\"metrics\""};
-    const char *first_trace = NULL, *first_tree = NULL;
-    for (int k = 0; k < 3; k++) {
-        const char *a = memmem(head, n, trace_keys[k], strlen(trace_keys[k]));
-        const char *b = memmem(head, n, tree_keys[k], strlen(tree_keys[k]));
-        if (a && (!first_trace || a < first_trace))
-            first_trace = a;
-        if (b && (!first_tree || b < first_tree))
-            first_tree = b;
+    fanout *o = arg;
+    int rc = o->tree ? kscope__trace_tree_event(e, o->tree) : 0;
+    if (rc != 0) {
+        o->why = kscope__trace_tree_why(o->tree);
+        return rc;
     }
-    return first_trace && (!first_tree || first_trace < first_tree);
+    rc = o->also ? o->also->fn(e, o->also->arg) : 0;
+    if (rc != 0)
+        o->why = o->also->why(o->also->arg);
+    return rc;
+}
+
+/* Read the trace in `in` (first bytes in head) through reader r: its tree
+ * into *out when out is given, its events to also when given. */
+static int read_trace(input *in, const char *head, size_t n, const kscope__reader *r,
+                      kscope__ptree **out, const kscope__tev_sink *also, char *msg, size_t msglen)
+{
+    fanout o = {NULL, also, NULL};
+    if (out && !(o.tree = kscope__trace_tree_new()))
+        return kscope__read_fail(msg, msglen, KSCOPE_ENOMEM, "out of memory");
+    unsigned keep = (out ? KSCOPE__TREAD_STACK : 0) | (also ? also->keep : 0);
+    void *p = r->trace_new(fan_event, &o, keep);
+    int rc = p ? feed_file(in, head, n, r, p, msg, msglen)
+               : kscope__read_fail(msg, msglen, KSCOPE_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = r->trace_finish(p, msg, msglen);
+    if (rc != 0 && o.why)
+        snprintf(msg, msglen, "%s", o.why);
+    if (rc == 0 && out)
+        rc = kscope__trace_tree_finish(o.tree, out, msg, msglen);
+    if (p)
+        r->free(p);
+    kscope__trace_tree_free(o.tree);
+    return rc;
+}
+
+/* Read the tree in `in` (first bytes in head) through reader r. */
+static int read_tree(input *in, const char *head, size_t n, const kscope__reader *r,
+                     kscope__ptree **out, char *msg, size_t msglen)
+{
+    void *p = r->tree_new();
+    if (!p)
+        return kscope__read_fail(msg, msglen, KSCOPE_ENOMEM, "out of memory");
+    int rc = feed_file(in, head, n, r, p, msg, msglen);
+    if (rc == 0)
+        rc = r->tree_finish(p, out, msg, msglen);
+    r->free(p);
+    return rc;
 }
 
 kscope__format_id kscope__format_sniff(const char *head, size_t n)
 {
-    size_t i = 0;
-    while (i < n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\n' || head[i] == '\r'))
-        i++;
-    if (i == n) /* white space as far as we looked: let the JSON parser judge */
-        return KSCOPE__FORMAT_HATCHET;
-    unsigned char c = (unsigned char)head[i];
-    if (c == '{' || (c == '[' && array_is_trace(head, n)))
-        return KSCOPE__FORMAT_CHROME_TRACE;
-    if (c == '[')
-        return KSCOPE__FORMAT_HATCHET;
-    if ((c >= 0x90 && c <= 0x9f) || c == 0xdc || c == 0xdd) /* a MessagePack array */
-        return KSCOPE__FORMAT_HATCHET_MSGPACK;
-    return KSCOPE__FORMAT_UNKNOWN;
+    /* the format whose reader is surest; the first row when two are alike */
+    kscope__format_id best = KSCOPE__FORMAT_UNKNOWN;
+    int sure = 0;
+    for (int id = 1; id < KSCOPE__FORMAT_COUNT; id++) {
+        int s = readers[id]->sniff(head, n);
+        if (s > sure)
+            best = (kscope__format_id)id, sure = s;
+    }
+    return best;
+}
+
+/* Open path, tell its format and read it: into a tree (out), its events
+ * to also (traces only; tree formats are refused when out is NULL). */
+static int read_file(const char *path, kscope__ptree **out, const kscope__tev_sink *also,
+                     const kscope__format **fmt, char *err, size_t errlen)
+{
+    input in;
+    if (out)
+        *out = NULL;
+    int rc = input_open(&in, path, err, errlen);
+    if (rc != 0)
+        return rc;
+    char head[HEAD], msg[KSCOPE__READ_ERRLEN];
+    size_t n;
+    kscope__format_id id;
+    rc = read_head(&in, path, head, &n, &id, err, errlen);
+    const kscope__format *format = rc == 0 ? kscope__format_get(id) : NULL;
+    if (fmt)
+        *fmt = format;
+    if (rc == 0 && format->kind == KSCOPE__KIND_TRACE)
+        rc = read_trace(&in, head, n, readers[id], out, also, msg, sizeof msg);
+    else if (rc == 0 && out)
+        rc = read_tree(&in, head, n, readers[id], out, msg, sizeof msg);
+    else if (rc == 0)
+        rc = kscope__read_fail(msg, sizeof msg, KSCOPE_EFORMAT, "a %s profile holds no events",
+                               format->name);
+    input_close(&in);
+    if (rc < 0 && format)
+        snprintf(err, errlen, "%s: %s", KSCOPE__PATH(path), msg);
+    return rc;
 }
 
 int kscope__read_profile(const char *path, kscope__ptree **out, char *err, size_t errlen)
 {
-    int rc = 0;
-    off_t size;
-    *out = NULL;
-    FILE *f = open_checked(path, &size, err, errlen, &rc);
-    if (!f)
-        return rc;
-    char head[HEAD];
-    size_t n;
-    kscope__format_id id;
-    rc = read_head(f, path, head, &n, &id, err, errlen);
-    if (rc < 0) {
-        fclose(f);
-        return rc;
-    }
-    const kscope__reader *r = readers[id];
-    if (r->stream_new) {
-        rc = read_stream(f, path, head, n, r, out, err, errlen);
-        fclose(f);
-        return rc;
-    }
-    char *buf;
-    size_t len;
-    rc = read_rest(f, path, size, head, n, &buf, &len, NULL, err, errlen);
-    fclose(f);
-    if (rc < 0)
-        return rc;
-    char msg[KSCOPE__READ_ERRLEN];
-    rc = r->parse(buf, len, out, msg, sizeof msg);
-    free(buf);
-    if (rc < 0)
-        snprintf(err, errlen, "%s: %s", KSCOPE__PATH(path), msg);
+    return read_file(path, out, NULL, NULL, err, errlen);
+}
+
+int kscope__read_profile_events(const char *path, kscope__ptree **out, const kscope__tev_sink *also,
+                                const kscope__format **fmt, char *err, size_t errlen)
+{
+    return read_file(path, out, also, fmt, err, errlen);
+}
+
+int kscope__read_events(const char *path, const kscope__tev_sink *sink, char *err, size_t errlen)
+{
+    return read_file(path, NULL, sink, NULL, err, errlen);
+}
+
+int kscope__read_events_buffer(const kscope__reader *r, const char *buf, size_t len,
+                               const kscope__tev_sink *sink, char *err, size_t errlen)
+{
+    void *p = r->trace_new(sink->fn, sink->arg, sink->keep);
+    if (!p)
+        return kscope__read_fail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+    int rc = r->feed(p, buf, len, err, errlen);
+    if (rc == 0)
+        rc = r->trace_finish(p, err, errlen);
+    if (rc != 0 && !err[0])
+        snprintf(err, errlen, "%s", sink->why(sink->arg));
+    r->free(p);
+    return rc;
+}
+
+/* The trace to write again: read, its events to the writer as they come. */
+typedef struct trace_source {
+    const char *path;
+    char *err;
+    size_t errlen;
+} trace_source;
+
+static const char *writer_why(void *arg)
+{
+    (void)arg;
+    return "the writer stopped";
+}
+
+static int read_source(void *arg, kscope__tev_fn fn, void *fn_arg)
+{
+    trace_source *s = arg;
+    kscope__tev_sink sink = {fn, fn_arg, writer_why, KSCOPE__TREAD_FIELDS};
+    return kscope__read_events(s->path, &sink, s->err, s->errlen);
+}
+
+int kscope__encode_trace(const char *path, const kscope__format *f, char **out, size_t *len,
+                         char *err, size_t errlen)
+{
+    trace_source s = {path, err, errlen};
+    err[0] = 0;
+    int rc = f && f->write_trace ? f->write_trace(read_source, &s, out, len) : KSCOPE_EFORMAT;
+    if (rc < 0 && !err[0])
+        snprintf(err, errlen, "%s: cannot encode the trace: %s", KSCOPE__PATH(path),
+                 kscope_strerror(rc));
     return rc;
 }
 

@@ -42,28 +42,74 @@ static inline int kscope__read_too_quiet(size_t events, size_t *mark, size_t *qu
 /* Room for one reader error line. */
 #define KSCOPE__READ_ERRLEN 512
 
-/* How one format of format.h's table is read: its reader column. Formats
- * with a streaming parser are fed in chunks (large files are never held
- * whole); the others are parsed from one buffer. */
+/* How one format of format.h's table is read: its reader column. Every
+ * reader is fed the file in chunks, so a large file is never held whole
+ * and what is no profile is refused in bounded memory. A tree format's
+ * parser gives the tree at its end; a trace format's hands each event to
+ * fn(event, arg) as it is read (format/events.h, with what the file wrote
+ * in event->read), keeping what `keep` asks (KSCOPE__TREAD_*). When fn
+ * stops the reading (a negative KSCOPE_E*), feed and trace_finish return
+ * its code with err empty: the consumer knows why. */
 typedef struct kscope__reader {
-    int (*parse)(const char *buf, size_t len, kscope__ptree **out, char *err, size_t errlen);
-    void *(*stream_new)(void); /* NULL: read whole */
+    /* How sure it is that a file whose first n bytes are head holds its
+     * format: 0 not, 1 could be, 2 surely (the surest reader reads it), and
+     * what such a file looks like, for the message when none is sure. */
+    int (*sniff)(const char *head, size_t n);
+    const char *looks;
+    void *(*tree_new)(void); /* tree formats */
+    int (*tree_finish)(void *p, kscope__ptree **out, char *err, size_t errlen);
+    void *(*trace_new)(kscope__tev_fn fn, void *arg, unsigned keep); /* trace formats */
+    int (*trace_finish)(void *p, char *err, size_t errlen);
     int (*feed)(void *p, const char *buf, size_t len, char *err, size_t errlen);
-    int (*finish)(void *p, kscope__ptree **out, char *err, size_t errlen);
-    void (*stream_free)(void *p);
+    void (*free)(void *p);
 } kscope__reader;
 
-extern const kscope__reader kscope__hatchet_json_reader, kscope__hatchet_msgpack_reader,
-    kscope__chrome_trace_reader;
+/* Where the first byte that is not JSON's white space is in s[0..n) (n
+ * when there is none): what the readers' sniffs look at. */
+static inline size_t kscope__read_skip_space(const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+        i++;
+    return i;
+}
 
-/* The format a file holds, told from its first n bytes (JSON array of
- * nodes, JSON object or array of events, MessagePack array): UNKNOWN when
- * none fits. */
+/* The reader of format id (format.h's reader column); NULL for none. */
+const kscope__reader *kscope__reader_of(kscope__format_id id);
+
+/* The format a file holds, told from its first n bytes by the readers'
+ * sniffs: UNKNOWN when none fits. */
 kscope__format_id kscope__format_sniff(const char *head, size_t n);
 
 /* Read a profile of any supported format (detected from its content) into a
  * new tree. On failure *out is NULL and err holds "PATH: what is wrong". */
 int kscope__read_profile(const char *path, kscope__ptree **out, char *err, size_t errlen);
+
+/* Where a trace's events go as they are read: fn(event, arg) for each,
+ * keeping what `keep` asks (KSCOPE__TREAD_*); when fn stops the reading
+ * (a negative KSCOPE_E*), why(arg) says why in one line. */
+typedef struct kscope__tev_sink {
+    kscope__tev_fn fn;
+    void *arg;
+    const char *(*why)(void *arg);
+    unsigned keep;
+} kscope__tev_sink;
+
+/* kscope__read_profile, and when the profile is a trace, each of its
+ * events to `also` as well, in the same reading. *fmt (when given) gets
+ * the file's format. */
+int kscope__read_profile_events(const char *path, kscope__ptree **out, const kscope__tev_sink *also,
+                                const kscope__format **fmt, char *err, size_t errlen);
+
+/* Read the trace at path, each event to `sink` (no tree): files are checked
+ * as profiles are; a tree profile is refused (KSCOPE_EFORMAT). err holds
+ * "PATH: what is wrong". */
+int kscope__read_events(const char *path, const kscope__tev_sink *sink, char *err, size_t errlen);
+
+/* Read len bytes of a trace in format f, each event to `sink`: what the
+ * buffer versions of the trace readers share. err holds what is wrong. */
+int kscope__read_events_buffer(const kscope__reader *r, const char *buf, size_t len,
+                               const kscope__tev_sink *sink, char *err, size_t errlen);
 
 /* Parsers over a whole buffer. err holds the problem without a file name. */
 int kscope__read_hatchet_json(const char *buf, size_t len, kscope__ptree **out, char *err,
@@ -90,14 +136,14 @@ void kscope__demangler_free(kscope__demangler *d);
 /* Whether this process has the C++ runtime's demangler. */
 int kscope__demangle_available(void);
 
-/* Streaming .hatchet JSON parser, fed in chunks (used for large files). */
+/* Streaming .hatchet JSON parser, fed in chunks (its reader column). */
 typedef struct kscope__hjson kscope__hjson;
-kscope__hjson *kscope__hjson_new(void);
+void *kscope__hjson_new(void); /* a kscope__hjson */
 /* Feed the next len bytes; 0 or a negative code with the message in err. */
-int kscope__hjson_feed(kscope__hjson *p, const char *buf, size_t len, char *err, size_t errlen);
+int kscope__hjson_feed(void *p, const char *buf, size_t len, char *err, size_t errlen);
 /* End of input: on success hands the tree to *out (the parser keeps none). */
-int kscope__hjson_finish(kscope__hjson *p, kscope__ptree **out, char *err, size_t errlen);
-void kscope__hjson_free(kscope__hjson *p);
+int kscope__hjson_finish(void *p, kscope__ptree **out, char *err, size_t errlen);
+void kscope__hjson_free(void *p);
 
 /* The tree builder behind the .hatchet reader, driven by parse events as a
  * streaming JSON parser gives them, so another encoding of the same shape
@@ -124,12 +170,31 @@ int kscope__hjson_end(kscope__hjson *p, kscope__ptree **out, char *err, size_t e
 
 /* Streaming .hatchet_msgpack parser, fed the same way. */
 typedef struct kscope__hmp kscope__hmp;
-kscope__hmp *kscope__hmp_new(void);
-int kscope__hmp_feed(kscope__hmp *p, const char *buf, size_t len, char *err, size_t errlen);
-int kscope__hmp_finish(kscope__hmp *p, kscope__ptree **out, char *err, size_t errlen);
-void kscope__hmp_free(kscope__hmp *p);
+void *kscope__hmp_new(void); /* a kscope__hmp */
+int kscope__hmp_feed(void *p, const char *buf, size_t len, char *err, size_t errlen);
+int kscope__hmp_finish(void *p, kscope__ptree **out, char *err, size_t errlen);
+void kscope__hmp_free(void *p);
 
-/* Streaming Chrome trace parser (trace -> tree), fed the same way. */
+/* The Chrome trace reader (chrome-trace-read.c), its reader column: each
+ * event to fn as it is read. */
+void *kscope__chrome_read_new(kscope__tev_fn fn, void *arg, unsigned keep);
+int kscope__chrome_read_feed(void *p, const char *buf, size_t len, char *err, size_t errlen);
+int kscope__chrome_read_finish(void *p, char *err, size_t errlen);
+void kscope__chrome_read_free(void *p);
+
+/* A trace's calling-context tree from its events (trace-tree.c): pass
+ * kscope__trace_tree_event as a reader's fn (keeping KSCOPE__TREAD_STACK)
+ * with the builder as its arg; why says what it refused. */
+typedef struct kscope__trace_tree kscope__trace_tree;
+kscope__trace_tree *kscope__trace_tree_new(void);
+int kscope__trace_tree_event(const kscope__tev *e, void *tree);
+const char *kscope__trace_tree_why(void *tree);
+/* After the last event: the checks on the whole trace, then the tree. */
+int kscope__trace_tree_finish(kscope__trace_tree *p, kscope__ptree **out, char *err, size_t errlen);
+void kscope__trace_tree_free(kscope__trace_tree *p);
+
+/* Chrome trace JSON into a tree, fed in chunks (the Chrome trace reader
+ * into a trace tree). */
 typedef struct kscope__tjson kscope__tjson;
 kscope__tjson *kscope__tjson_new(void);
 int kscope__tjson_feed(kscope__tjson *p, const char *buf, size_t len, char *err, size_t errlen);
@@ -409,9 +474,9 @@ void kscope__merge_prep_free(kscope__merge_prep *p);
 int kscope__merger_finish(kscope__merger *mg, kscope__ptree **out, char *err, size_t errlen);
 void kscope__merger_free(kscope__merger *mg);
 
-/* Merge Chrome traces (whole buffers) into one, one process per rank: each
- * source process gets a new pid and its name prefixed with "rank R". The
- * result is malloc'd. */
+/* Merge Chrome traces (whole buffers) into one Chrome trace, one process
+ * per rank: each source process gets a new pid and its name prefixed with
+ * "rank R". The result is malloc'd. */
 int kscope__merge_traces(const char *const *bufs, const size_t *lens, const char *const *names,
                          size_t n, char **out, size_t *outlen, char *err, size_t errlen);
 
@@ -420,14 +485,25 @@ int kscope__merge_traces(const char *const *bufs, const size_t *lens, const char
  * names path and problem, escaped. */
 int kscope__write_file(const char *path, const char *buf, size_t len, char *err, size_t errlen);
 
+/* The trace at path written again in trace format f, into a malloc'd
+ * buffer: each event read (any trace format) and handed to f's writer,
+ * which copies what its own format's reader kept as written. err holds
+ * "PATH: what is wrong" (KSCOPE_EFORMAT for a tree format or a tree). */
+int kscope__encode_trace(const char *path, const kscope__format *f, char **out, size_t *len,
+                         char *err, size_t errlen);
+
 /* Write t in tree format f (KSCOPE_EFORMAT for a trace format). */
 int kscope__write_profile(const char *path, const kscope__ptree *t, const kscope__format *f,
                           char *err, size_t errlen);
 
-/* The same, one trace at a time, written to `out` as it goes (so only one
- * input is in memory at once). finish ends the JSON; out stays open. */
+/* The same, one trace at a time, written to `out` as it goes (no input and
+ * not the output held whole). add_file reads a trace file of any trace
+ * format; add a Chrome trace in a buffer, named `name` in messages.
+ * finish ends the JSON; out stays open. */
 typedef struct kscope__trace_merger kscope__trace_merger;
 kscope__trace_merger *kscope__trace_merger_new(FILE *out);
+int kscope__trace_merger_add_file(kscope__trace_merger *m, const char *path, char *err,
+                                  size_t errlen);
 int kscope__trace_merger_add(kscope__trace_merger *m, const char *buf, size_t len, const char *name,
                              char *err, size_t errlen);
 int kscope__trace_merger_finish(kscope__trace_merger *m, char *err, size_t errlen);

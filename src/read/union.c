@@ -4,6 +4,7 @@
  * comes out in preorder, so it prints as a tree like a single profile.
  */
 #include "read/read.h"
+#include "util/util.h"
 #include "kscope.h"
 
 #include <stdlib.h>
@@ -11,10 +12,7 @@
 
 static uint64_t hash_str(const char *s)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    return kscope__fnv1a(s, strlen(s));
 }
 
 typedef struct table {

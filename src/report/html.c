@@ -141,8 +141,8 @@ static void write_run_facts(kscope__jsonw *w, const char *path, char *warn, size
 /* A trace's timeline into the profile's element (o) and its args into
  * args, kept in memory until that element is closed. */
 static int write_trace(kscope__report_out *o, kscope__report_out *args, char **abuf, size_t *alen,
-                       const char *path, const char *buf, size_t len,
-                       const kscope__report_limits *lim, char *err, size_t errlen)
+                       const char *path, kscope__timeline *tl, const kscope__report_limits *lim,
+                       char *err, size_t errlen)
 {
     args->f = open_memstream(abuf, alen);
     if (!args->f) {
@@ -150,7 +150,7 @@ static int write_trace(kscope__report_out *o, kscope__report_out *args, char **a
         return KSCOPE_ENOMEM;
     }
     kscope__jw_key(&o->w, "trace");
-    int rc = kscope__report_trace(o, args, buf, len, lim, err, errlen);
+    int rc = kscope__report_timeline(o, args, tl, lim, err, errlen);
     if (fclose(args->f) != 0 && rc == 0) {
         snprintf(err, errlen, "out of memory");
         rc = KSCOPE_ENOMEM;
@@ -170,22 +170,22 @@ static int write_profile(kscope__report_out *o, const char *path, const char *id
                          const kscope__report_limits *lim, char *err, size_t errlen, char *warn,
                          size_t warnlen)
 {
-    char *buf = NULL, *abuf = NULL;
-    size_t len = 0, alen = 0;
+    char *abuf = NULL;
+    size_t alen = 0;
     kscope__ptree *t = NULL;
-    kscope__format_id fmt = KSCOPE__FORMAT_UNKNOWN;
+    const kscope__format *fmt = NULL;
     /* the readers refuse what is no profile from its first bytes, and
-     * stream the rest; only a trace, once read, is held whole (its
-     * timeline) */
-    int rc = kscope__read_profile(path, &t, err, errlen);
-    if (rc == 0)
-        rc = kscope__sniff_file(path, &fmt, err, errlen);
-    int is_trace =
-        rc == 0 && kscope__format_get(fmt) && kscope__format_get(fmt)->kind == KSCOPE__KIND_TRACE;
-    if (is_trace)
-        rc = kscope__read_whole_file(path, &buf, &len, err, errlen);
+     * stream the rest; a trace's events make its tree and its timeline as
+     * they are read */
+    kscope__timeline *tl = kscope__timeline_new();
+    kscope__tev_sink sink = kscope__timeline_sink(tl);
+    int rc = tl ? kscope__read_profile_events(path, &t, &sink, &fmt, err, errlen) : KSCOPE_ENOMEM;
+    if (!tl)
+        snprintf(err, errlen, "%s: out of memory", KSCOPE__PATH(path));
+    int is_trace = rc == 0 && fmt->kind == KSCOPE__KIND_TRACE;
     if (rc != 0) {
         kscope__ptree_free(t);
+        kscope__timeline_free(tl);
         return rc;
     }
     fprintf(o->f, "<script type=\"application/json\" id=\"%s\">", id);
@@ -203,7 +203,7 @@ static int write_profile(kscope__report_out *o, const char *path, const char *id
     kscope__report_out args = {NULL, {0}};
     kscope__jw_init(&args.w);
     if (rc == 0 && is_trace)
-        rc = write_trace(o, &args, &abuf, &alen, path, buf, len, lim, err, errlen);
+        rc = write_trace(o, &args, &abuf, &alen, path, tl, lim, err, errlen);
     else if (rc != 0)
         snprintf(err, errlen, "%s: out of memory", KSCOPE__PATH(path));
     kscope__jw_free(&args.w);
@@ -217,7 +217,7 @@ static int write_profile(kscope__report_out *o, const char *path, const char *id
     }
     free(abuf);
     kscope__ptree_free(t);
-    free(buf);
+    kscope__timeline_free(tl);
     return rc;
 }
 

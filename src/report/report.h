@@ -13,6 +13,7 @@
 
 #include "format/jsonw.h"
 #include "profile/ptree.h"
+#include "read/read.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -52,10 +53,22 @@ void kscope__report_flush(kscope__report_out *o);
 int kscope__report_tree(kscope__report_out *o, const kscope__ptree *t,
                         const kscope__report_limits *lim);
 
-/* The timeline of a Chrome trace (the file's bytes) as the page's JSON
- * object (into o->w), and its events' args as a JSON document of their own
- * (written out through args, which the page parses only when needed). 0,
- * or a negative code with err naming the problem. */
+/* A trace's timeline as the page shows it, built from its events as a
+ * trace reader hands them over (read/read.h), whatever the trace's format. */
+typedef struct kscope__timeline kscope__timeline;
+kscope__timeline *kscope__timeline_new(void);
+void kscope__timeline_free(kscope__timeline *tl);
+/* Where a reader hands the events: into tl (keeping the events' args). */
+kscope__tev_sink kscope__timeline_sink(kscope__timeline *tl);
+
+/* The timeline as the page's JSON object (into o->w), and its events'
+ * args as a JSON document of their own (written out through args, which
+ * the page parses only when needed). 0, or a negative code with err
+ * naming the problem. */
+int kscope__report_timeline(kscope__report_out *o, kscope__report_out *args, kscope__timeline *tl,
+                            const kscope__report_limits *lim, char *err, size_t errlen);
+
+/* The same for a Chrome trace in a buffer (the file's bytes). */
 int kscope__report_trace(kscope__report_out *o, kscope__report_out *args, const char *buf,
                          size_t len, const kscope__report_limits *lim, char *err, size_t errlen);
 

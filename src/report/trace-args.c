@@ -1,15 +1,16 @@
 /*
- * trace-args.c - two parts of reading a Chrome trace for the page: each
- * event's args kept as compact JSON (shown when the pointer rests on its
- * slice), and "B"/"E" (begin/end) events paired into slices, as Perfetto
- * and chrome://tracing draw them.
+ * trace-args.c - two parts of reading a trace for the page: each event's
+ * args kept as compact JSON (shown when the pointer rests on its slice),
+ * and "B"/"E" (begin/end) events paired into slices, as Perfetto and
+ * chrome://tracing draw them.
  *
- * Args are written again as the parser hands them over (yajl's streaming
- * callbacks), in two parts (trace-data.h's args_ref): a template with '#'
- * for each number, stored once however many events share it, and the
- * numbers' texts, kept as they were written. A million kernels that differ
- * only in their correlation ids cost one template and a few bytes each.
- * An event's args longer than ARGS_MAX are replaced by a note saying so.
+ * An event's args come as the reader wrote them again (their JSON, with
+ * where its numbers are) and are kept in two parts (trace-data.h's
+ * args_ref): a template with '#' for each number, stored once however many
+ * events share it, and the numbers' texts, kept as they were written. A
+ * million kernels that differ only in their correlation ids cost one
+ * template and a few bytes each. An event's args longer than ARGS_MAX are
+ * replaced by a note saying so.
  */
 #include "report/trace-data.h"
 #include "kscope.h"
@@ -26,79 +27,6 @@ static int32_t intern_args(tparse *p, const char *text)
 {
     int32_t k = kscope__report_intern(&p->argtab, text);
     return k < 0 ? -2 : k;
-}
-
-static void put_comma(kscope__jsonw *w)
-{
-    if (w->need_comma)
-        kscope__jw_raw(w, ",", 1);
-    w->need_comma = 0;
-}
-
-static void check_size(tparse *p)
-{
-    if (p->argw.len + p->argnum.len > ARGS_MAX)
-        p->argw_long = 1;
-}
-
-void kscope__report_args_begin(tparse *p)
-{
-    kscope__jw_clear(&p->argw);
-    kscope__jw_clear(&p->argnum);
-    p->argw.need_comma = p->argnum.need_comma = 0;
-    p->has_argw = 1;
-    p->argw_long = 0;
-    kscope__jw_open(&p->argw, '{');
-}
-
-void kscope__report_args_key(tparse *p, const unsigned char *k, size_t l)
-{
-    if (p->argw_long)
-        return;
-    put_comma(&p->argw);
-    kscope__jw_raw(&p->argw, "\"", 1);
-    kscope__jw_escape(&p->argw, (const char *)k, l);
-    kscope__jw_raw(&p->argw, "\":", 2);
-    check_size(p);
-}
-
-void kscope__report_args_value(tparse *p, const unsigned char *s, size_t l, int kind)
-{
-    if (p->argw_long)
-        return;
-    put_comma(&p->argw);
-    if (kind == KSCOPE__ARG_STR) {
-        kscope__jw_raw(&p->argw, "\"", 1);
-        kscope__jw_escape(&p->argw, (const char *)s, l);
-        kscope__jw_raw(&p->argw, "\"", 1);
-    } else if (kind == KSCOPE__ARG_NUM) { /* its text, as written (yajl checked it) */
-        kscope__jw_raw(&p->argw, "#", 1);
-        put_comma(&p->argnum);
-        kscope__jw_raw(&p->argnum, (const char *)s, l);
-        p->argnum.need_comma = 1;
-    } else {
-        kscope__jw_raw(&p->argw, (const char *)s, l); /* true, false, null */
-    }
-    p->argw.need_comma = 1;
-    check_size(p);
-}
-
-void kscope__report_args_open(tparse *p, char c)
-{
-    if (!p->argw_long)
-        kscope__jw_open(&p->argw, c);
-}
-
-void kscope__report_args_close(tparse *p, char c)
-{
-    if (!p->argw_long)
-        kscope__jw_close(&p->argw, c);
-    check_size(p);
-}
-
-void kscope__report_args_end(tparse *p)
-{
-    kscope__report_args_close(p, '}');
 }
 
 /* Append n bytes to the numbers' pool: their offset, or -1. */
@@ -131,23 +59,46 @@ static int keep(tparse *p, const char *tmpl, const char *nums, size_t n, args_re
     return out->tmpl == -2 ? -1 : 0;
 }
 
-int kscope__report_args_take(tparse *p, args_ref *out)
+/* The args JSON with each number as '#' into p->argw, the numbers
+ * comma-separated into p->argnum. */
+static void split_numbers(tparse *p, const kscope__tev_read *r)
+{
+    const char *json = r->args_json.text;
+    size_t at = 0;
+    kscope__jw_clear(&p->argw);
+    kscope__jw_clear(&p->argnum);
+    for (size_t i = 0; i + 1 < r->nnumbers; i += 2) {
+        size_t off = r->numbers[i], len = r->numbers[i + 1];
+        kscope__jw_raw(&p->argw, json + at, off - at);
+        kscope__jw_raw(&p->argw, "#", 1);
+        if (i)
+            kscope__jw_raw(&p->argnum, ",", 1);
+        kscope__jw_raw(&p->argnum, json + off, len);
+        at = off + len;
+    }
+    kscope__jw_raw(&p->argw, json + at, r->args_json.len - at);
+    kscope__jw_raw(&p->argw, "", 1); /* the terminating NUL */
+}
+
+int kscope__report_args_take(tparse *p, const kscope__tev_read *r, args_ref *out)
 {
     *out = (args_ref){-1, 0, 0};
-    if (!p->has_argw)
+    if (r->args_json.type != KSCOPE__TEV_OBJECT || !r->args_json.text)
         return 0;
-    p->has_argw = 0;
-    if (p->argw_long) {
+    /* the template and the numbers together: the JSON with a '#' for each
+     * number, and a comma between numbers */
+    size_t n = r->nnumbers / 2;
+    if (r->args_json.len + n + (n ? n - 1 : 0) > ARGS_MAX) {
         char note[96];
         snprintf(note, sizeof note, "{\"(args)\":\"longer than %d bytes: not shown\"}", ARGS_MAX);
         return keep(p, note, "", 0, out);
     }
-    kscope__jw_raw(&p->argw, "", 1); /* the terminating NUL */
+    if (strcmp(r->args_json.text, "{}") == 0)
+        return 0;
+    split_numbers(p, r);
     if (p->argw.failed || p->argnum.failed)
         return -1;
-    if (strcmp(p->argw.buf, "{}") == 0)
-        return 0;
-    return keep(p, p->argw.buf, p->argnum.buf, p->argnum.len, out);
+    return keep(p, p->argw.buf, p->argnum.buf ? p->argnum.buf : "", p->argnum.len, out);
 }
 
 /* ------------------------------------------------------------ B/E pairs */

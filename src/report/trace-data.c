@@ -21,13 +21,13 @@
  * Each slice's and mark's args are kept (trace-args.c), for the page to show
  * on hover. The scalars of the top-level "metadata" object (the run's
  * facts in kscope's traces) are kept for the header. Times are in ns from
- * the first event. yajl's streaming parser reads the file; events are kept
- * only as numbers and string-table indices.
+ * the first event. The events come from a trace reader as it reads
+ * (read/read.h: each with what its file wrote); they are kept only as
+ * numbers and string-table indices.
  */
 #include "report/trace-data.h"
+#include "util/util.h"
 #include "kscope.h"
-
-#include <yajl/yajl_parse.h>
 
 #include <math.h>
 #include <stdint.h>
@@ -48,10 +48,7 @@ int kscope__report_grow(void **arr, size_t *cap, size_t size)
 
 static uint32_t hash_text(const char *s, size_t n)
 {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
+    return (uint32_t)kscope__fnv1a(s, n);
 }
 
 static int rehash(strtab *t)
@@ -131,156 +128,106 @@ static int64_t ns(double us)
     return (int64_t)llround(us * 1000.0);
 }
 
-/* A "M" event: a process or thread name, or a thread's sort index. */
-static int end_meta(tparse *p, int32_t pid, int32_t tid)
+/* The first size - 1 bytes of a string's or number's text ("" for any
+ * other value), as the page's tables take them. */
+static const char *text_of(kscope__tev_value v, char *buf, size_t size)
 {
-    int process = strcmp(p->name, "process_name") == 0;
+    size_t n = v.type == KSCOPE__TEV_STRING || v.type == KSCOPE__TEV_NUMBER ? v.len : 0;
+    n = n < size - 1 ? n : size - 1;
+    if (n)
+        memcpy(buf, v.text, n);
+    buf[n] = 0;
+    return buf;
+}
+
+/* The event read, as the page takes it. */
+typedef struct event {
+    const kscope__tev *e;
+    char name[512], meta_name[512];
+    int has_name;
+} event;
+
+/* A "M" event: a process or thread name, or a thread's sort index. */
+static int end_meta(tparse *p, const event *v, int32_t pid, int32_t tid)
+{
+    int process = v->e->kind == KSCOPE__TEV_PROCESS;
     int32_t t = process ? find_or_add(&p->pnames, &p->npnames, &p->cappnames, pid, -1)
                         : track_of(p, pid, tid);
     if (t < 0)
         return 0;
     track *k = process ? &p->pnames[t] : &p->tracks[t];
-    if (process || strcmp(p->name, "thread_name") == 0)
-        k->name = intern(p, p->meta_name);
-    else if (strcmp(p->name, "thread_sort_index") == 0)
-        k->sort = atoi(p->meta_name);
+    if (process || v->e->kind == KSCOPE__TEV_THREAD)
+        k->name = intern(p, v->meta_name);
+    else if (v->e->kind == KSCOPE__TEV_THREAD_SORT)
+        k->sort = atoi(v->meta_name);
     return 1;
 }
 
 /* A "C" event: each numeric arg a sample of series "NAME ARG". */
-static int end_counter(tparse *p, int32_t pid)
+static int end_counter(tparse *p, const event *v, int32_t pid, double ts)
 {
     for (size_t i = 0; i < p->nargs; i++) {
         char full[700];
         const char *arg = p->names.str[p->args[i].series];
-        snprintf(full, sizeof full, "%s%s%s", p->name, strcmp(arg, "value") ? " " : "",
+        snprintf(full, sizeof full, "%s%s%s", v->name, strcmp(arg, "value") ? " " : "",
                  strcmp(arg, "value") ? arg : "");
         int32_t s = find_or_add(&p->series, &p->nseries, &p->capseries, pid, intern(p, full));
         if (s < 0 || !GROW(p->samples, p->nsamples, p->capsamples))
             return 0;
-        p->samples[p->nsamples++] = (sample){s, ns(p->ts), p->args[i].v};
+        p->samples[p->nsamples++] = (sample){s, ns(ts), p->args[i].v};
     }
     return 1;
 }
 
 /* A slice or mark ("X", "B", "E", "i"), with its args. */
-static int end_placed(tparse *p, int32_t track, int32_t name, char ph)
+static int end_placed(tparse *p, const event *v, int32_t track, int32_t name, double ts, double dur,
+                      int has_dur)
 {
+    kscope__tev_kind kind = v->e->kind;
+    int x = kind == KSCOPE__TEV_SLICE || kind == KSCOPE__TEV_GPU;
+    int be = kind == KSCOPE__TEV_BEGIN || kind == KSCOPE__TEV_END;
+    if (!x && !be && kind != KSCOPE__TEV_MARK)
+        return 1;
     args_ref args;
-    if (kscope__report_args_take(p, &args) != 0)
+    if (kscope__report_args_take(p, v->e->read, &args) != 0)
         return 0;
-    if (ph == 'X' && p->has_dur && isfinite(p->dur) && p->dur >= 0) {
+    if (x && has_dur && isfinite(dur) && dur >= 0) {
         if (!GROW(p->slices, p->nslices, p->capslices))
             return 0;
-        p->slices[p->nslices++] = (slice){ns(p->ts), ns(p->dur), track, name, args};
-    } else if (ph == 'B' || ph == 'E') {
+        p->slices[p->nslices++] = (slice){ns(ts), ns(dur), track, name, args};
+    } else if (be) {
         if (!GROW(p->be, p->nbe, p->capbe))
             return 0;
-        p->be[p->nbe] = (be_event){ns(p->ts), track, name, (uint32_t)p->nbe, ph == 'B', args};
+        p->be[p->nbe] =
+            (be_event){ns(ts), track, name, (uint32_t)p->nbe, kind == KSCOPE__TEV_BEGIN, args};
         p->nbe++;
-    } else if (ph == 'i' || ph == 'I') {
+    } else if (kind == KSCOPE__TEV_MARK) {
         if (!GROW(p->marks, p->nmarks, p->capmarks))
             return 0;
-        p->marks[p->nmarks++] = (slice){ns(p->ts), 0, track, name, args};
+        p->marks[p->nmarks++] = (slice){ns(ts), 0, track, name, args};
     }
     return 1;
 }
 
-static int end_event(tparse *p)
+/* The scalar args: numbers kept (their names in the string table, as
+ * counters name series by them), and the text of "name" or "sort_index"
+ * (what metadata events say). */
+static int read_args(tparse *p, event *v)
 {
-    int32_t pid = intern(p, p->pid), tid = intern(p, p->tid);
-    char ph = p->ph[0];
-    if (pid < 0 || tid < 0)
-        return 0;
-    if (ph == 'M')
-        return end_meta(p, pid, tid);
-    if (!p->has_ts || !isfinite(p->ts))
-        return 1; /* nothing to place */
-    if (!(fabs(p->ts) <= PLACEABLE_US) || (p->has_dur && !(fabs(p->dur) <= PLACEABLE_US))) {
-        p->unplaced++;
-        return 1;
-    }
-    if (ph == 'C')
-        return end_counter(p, pid);
-    int32_t track = track_of(p, pid, tid), name = intern(p, p->has_name ? p->name : "");
-    if (track < 0 || name < 0)
-        return 0;
-    if ((ph == 's' || ph == 'f') && p->id[0]) {
-        int32_t id = intern(p, p->id);
-        if (id < 0 || !GROW(p->flows, p->nflows, p->capflows))
-            return 0;
-        p->flows[p->nflows++] = (flow_end){id, track, ns(p->ts), ph == 's'};
-        return 1;
-    }
-    return end_placed(p, track, name, ph);
-}
-
-/* One scalar of the top-level "metadata" object (at most 64 kept). */
-static int meta_value(tparse *p, const unsigned char *s, size_t l, int is_num)
-{
-    if (p->nmeta >= 64)
-        return 1;
-    if (!GROW(p->meta, p->nmeta, p->capmeta))
-        return 0;
-    size_t n = l < 16384 ? l : 16384;
-    meta_field *m = &p->meta[p->nmeta];
-    m->key = strdup(p->meta_key);
-    m->value = malloc(n + 1);
-    m->is_num = is_num;
-    if (m->value)
-        memcpy(m->value, s, n), m->value[n] = 0;
-    p->nmeta++;
-    return m->key && m->value;
-}
-
-/* ------------------------------------------------------ parse callbacks */
-
-static void begin_event(tparse *p)
-{
-    p->ph[0] = p->name[0] = p->id[0] = p->meta_name[0] = 0;
-    strcpy(p->pid, "0");
-    strcpy(p->tid, "0");
-    p->has_ts = p->has_dur = p->has_name = 0;
+    const kscope__tev_read *r = v->e->read;
     p->nargs = 0;
-    p->has_argw = 0;
-}
-
-static void copy_text(char *dst, size_t size, const unsigned char *s, size_t l)
-{
-    size_t n = l < size - 1 ? l : size - 1;
-    memcpy(dst, s, n);
-    dst[n] = 0;
-}
-
-/* A scalar value: its text (strings and numbers alike) at the current key. */
-static int on_value(tparse *p, const unsigned char *s, size_t l, int is_num)
-{
-    if (p->meta_depth && p->depth == p->meta_depth)
-        return meta_value(p, s, l, is_num);
-    if (p->args_depth && p->depth >= p->args_depth)
-        kscope__report_args_value(p, s, l, is_num ? KSCOPE__ARG_NUM : KSCOPE__ARG_STR);
-    char text[512];
-    copy_text(text, sizeof text, s, l);
-    if (p->event_depth && p->depth == p->event_depth) {
-        if (strcmp(p->key, "ph") == 0)
-            copy_text(p->ph, sizeof p->ph, s, l);
-        else if (strcmp(p->key, "name") == 0)
-            copy_text(p->name, sizeof p->name, s, l), p->has_name = 1;
-        else if (strcmp(p->key, "pid") == 0)
-            copy_text(p->pid, sizeof p->pid, s, l);
-        else if (strcmp(p->key, "tid") == 0)
-            copy_text(p->tid, sizeof p->tid, s, l);
-        else if (strcmp(p->key, "id") == 0 || strcmp(p->key, "bind_id") == 0)
-            copy_text(p->id, sizeof p->id, s, l);
-        else if (is_num && strcmp(p->key, "ts") == 0)
-            p->ts = strtod(text, NULL), p->has_ts = 1;
-        else if (is_num && strcmp(p->key, "dur") == 0)
-            p->dur = strtod(text, NULL), p->has_dur = 1;
-    } else if (p->args_depth && p->depth == p->args_depth) {
-        if (strcmp(p->args_key, "name") == 0 || strcmp(p->args_key, "sort_index") == 0)
-            snprintf(p->meta_name, sizeof p->meta_name, "%s", text);
-        if (is_num) {
-            int32_t k = intern(p, p->args_key);
+    v->meta_name[0] = 0;
+    for (size_t i = 0; i < r->nargs; i++) {
+        const kscope__tev_field *a = &r->args[i];
+        char key[64], text[512];
+        size_t kl = a->keylen < sizeof key - 1 ? a->keylen : sizeof key - 1;
+        memcpy(key, a->key, kl);
+        key[kl] = 0;
+        text_of(a->v, text, sizeof text);
+        if (strcmp(key, "name") == 0 || strcmp(key, "sort_index") == 0)
+            snprintf(v->meta_name, sizeof v->meta_name, "%s", text);
+        if (a->v.type == KSCOPE__TEV_NUMBER) {
+            int32_t k = intern(p, key);
             if (k < 0 || !GROW(p->args, p->nargs, p->capargs))
                 return 0;
             p->args[p->nargs++] = (sample){k, 0, strtod(text, NULL)};
@@ -289,154 +236,114 @@ static int on_value(tparse *p, const unsigned char *s, size_t l, int is_num)
     return 1;
 }
 
-static int cb_number(void *ctx, const char *s, size_t l)
+/* A time ("ts", "dur") in µs when it is a number. */
+static int read_time(kscope__tev_value v, double *us)
 {
-    return on_value(ctx, (const unsigned char *)s, l, 1);
-}
-
-static int cb_string(void *ctx, const unsigned char *s, size_t l)
-{
-    return on_value(ctx, s, l, 0);
-}
-
-/* null, true and false: only args keep them. */
-static int cb_null(void *ctx)
-{
-    tparse *p = ctx;
-    if (p->args_depth && p->depth >= p->args_depth)
-        kscope__report_args_value(p, (const unsigned char *)"null", 4, KSCOPE__ARG_LITERAL);
+    char text[512];
+    *us = 0;
+    if (v.type != KSCOPE__TEV_NUMBER)
+        return 0;
+    *us = strtod(text_of(v, text, sizeof text), NULL);
     return 1;
 }
 
-static int cb_bool(void *ctx, int b)
+static int add_event(tparse *p, event *v)
 {
-    tparse *p = ctx;
-    if (p->args_depth && p->depth >= p->args_depth)
-        kscope__report_args_value(p, (const unsigned char *)(b ? "true" : "false"), b ? 4 : 5,
-                                  KSCOPE__ARG_LITERAL);
-    return 1;
+    const kscope__tev_read *r = v->e->read;
+    char pid_text[64] = "0", tid_text[64] = "0", id[64];
+    if (!read_args(p, v))
+        return 0;
+    if (r->pid.type == KSCOPE__TEV_STRING || r->pid.type == KSCOPE__TEV_NUMBER)
+        text_of(r->pid, pid_text, sizeof pid_text);
+    if (r->tid.type == KSCOPE__TEV_STRING || r->tid.type == KSCOPE__TEV_NUMBER)
+        text_of(r->tid, tid_text, sizeof tid_text);
+    v->has_name = r->name.type == KSCOPE__TEV_STRING || r->name.type == KSCOPE__TEV_NUMBER;
+    text_of(r->name, v->name, sizeof v->name);
+    int32_t pid = intern(p, pid_text), tid = intern(p, tid_text);
+    kscope__tev_kind kind = v->e->kind;
+    if (pid < 0 || tid < 0)
+        return 0;
+    if (kind == KSCOPE__TEV_PROCESS || kind == KSCOPE__TEV_THREAD ||
+        kind == KSCOPE__TEV_PROCESS_SORT || kind == KSCOPE__TEV_THREAD_SORT ||
+        kind == KSCOPE__TEV_META)
+        return end_meta(p, v, pid, tid);
+    double ts, dur;
+    int has_dur = read_time(r->dur, &dur);
+    if (!read_time(r->ts, &ts) || !isfinite(ts))
+        return 1; /* nothing to place */
+    if (!(fabs(ts) <= PLACEABLE_US) || (has_dur && !(fabs(dur) <= PLACEABLE_US))) {
+        p->unplaced++;
+        return 1;
+    }
+    if (kind == KSCOPE__TEV_COUNTER)
+        return end_counter(p, v, pid, ts);
+    int32_t track = track_of(p, pid, tid), name = intern(p, v->has_name ? v->name : "");
+    if (track < 0 || name < 0)
+        return 0;
+    int flow = kind == KSCOPE__TEV_FLOW_START || kind == KSCOPE__TEV_FLOW_END;
+    if (flow && text_of(r->id, id, sizeof id)[0]) {
+        int32_t idx = intern(p, id);
+        if (idx < 0 || !GROW(p->flows, p->nflows, p->capflows))
+            return 0;
+        p->flows[p->nflows++] = (flow_end){idx, track, ns(ts), kind == KSCOPE__TEV_FLOW_START};
+        return 1;
+    }
+    return end_placed(p, v, track, name, ts, dur, has_dur);
 }
 
-static int cb_key(void *ctx, const unsigned char *k, size_t l)
+/* The scalars of the trace's "metadata" (at most 64 kept). */
+static int add_meta(tparse *p, const kscope__tev_read *r)
 {
-    tparse *p = ctx;
-    if (p->args_depth && p->depth >= p->args_depth)
-        kscope__report_args_key(p, k, l);
-    if (p->meta_depth && p->depth == p->meta_depth)
-        copy_text(p->meta_key, sizeof p->meta_key, k, l);
-    else if (p->args_depth && p->depth == p->args_depth)
-        copy_text(p->args_key, sizeof p->args_key, k, l);
-    else
-        copy_text(p->key, sizeof p->key, k, l);
-    if (p->depth == 1 && !p->event_depth)
-        p->in_events = strcmp(p->key, "traceEvents") == 0;
-    return 1;
-}
-
-/* Where we are: the events' array is the document (depth 1) or
- * traceEvents (depth 2); an event is an object directly inside it. */
-static int cb_start_map(void *ctx)
-{
-    tparse *p = ctx;
-    p->depth++;
-    if (!p->event_depth && p->in_events && p->depth == 3)
-        p->event_depth = 3;
-    else if (!p->event_depth && p->in_events == 2 && p->depth == 2)
-        p->event_depth = 2;
-    else
-        goto nested;
-    begin_event(p);
-    return 1;
-nested:
-    if (p->args_depth && p->depth > p->args_depth) {
-        kscope__report_args_open(p, '{');
-    } else if (p->event_depth && p->depth == p->event_depth + 1 && strcmp(p->key, "args") == 0) {
-        p->args_depth = p->depth;
-        kscope__report_args_begin(p);
-    } else if (!p->event_depth && p->depth == 2 && p->in_events != 2 &&
-               strcmp(p->key, "metadata") == 0) {
-        p->meta_depth = 2;
+    for (size_t i = 0; i < r->nfields && p->nmeta < 64; i++) {
+        const kscope__tev_field *f = &r->fields[i];
+        if (f->v.type != KSCOPE__TEV_STRING && f->v.type != KSCOPE__TEV_NUMBER)
+            continue;
+        if (!GROW(p->meta, p->nmeta, p->capmeta))
+            return 0;
+        size_t n = f->v.len < 16384 ? f->v.len : 16384, kl = f->keylen < 63 ? f->keylen : 63;
+        meta_field *m = &p->meta[p->nmeta++];
+        m->key = malloc(kl + 1);
+        m->value = malloc(n + 1);
+        m->is_num = f->v.type == KSCOPE__TEV_NUMBER;
+        if (!m->key || !m->value)
+            return 0;
+        memcpy(m->key, f->key, kl), m->key[kl] = 0;
+        memcpy(m->value, f->v.text, n), m->value[n] = 0;
     }
     return 1;
 }
 
-static int cb_end_map(void *ctx)
+static int timeline_event(const kscope__tev *e, void *arg)
 {
-    tparse *p = ctx;
-    int ok = 1;
-    if (p->args_depth && p->depth > p->args_depth)
-        kscope__report_args_close(p, '}');
-    if (p->depth == p->args_depth) {
-        kscope__report_args_end(p);
-        p->args_depth = 0;
-    }
-    if (p->depth == p->meta_depth)
-        p->meta_depth = 0;
-    if (p->event_depth && p->depth == p->event_depth) {
-        ok = end_event(p);
-        p->event_depth = 0;
-    }
-    p->depth--;
-    p->failed |= !ok;
-    return ok;
+    tparse *p = arg;
+    if (!e->read)
+        return 0; /* the page's timeline is made from files */
+    if (e->kind == KSCOPE__TEV_RUN)
+        return add_meta(p, e->read) ? 0 : KSCOPE_ENOMEM;
+    event v = {.e = e};
+    return add_event(p, &v) ? 0 : KSCOPE_ENOMEM;
 }
 
-static int cb_start_array(void *ctx)
+static const char *timeline_why(void *arg)
 {
-    tparse *p = ctx;
-    p->depth++;
-    if (p->depth == 1)
-        p->in_events = 2; /* the bare-array form */
-    if (p->args_depth && p->depth > p->args_depth)
-        kscope__report_args_open(p, '[');
-    return 1;
+    (void)arg;
+    return "out of memory reading the timeline";
 }
 
-static int cb_end_array(void *ctx)
+kscope__tev_sink kscope__timeline_sink(kscope__timeline *tl)
 {
-    tparse *p = ctx;
-    if (p->args_depth && p->depth > p->args_depth)
-        kscope__report_args_close(p, ']');
-    p->depth--;
-    return 1;
+    return (kscope__tev_sink){timeline_event, tl, timeline_why, KSCOPE__TREAD_ARGS};
 }
 
-static const yajl_callbacks callbacks = {cb_null,    cb_bool,        NULL,         NULL,
-                                         cb_number,  cb_string,      cb_start_map, cb_key,
-                                         cb_end_map, cb_start_array, cb_end_array};
-
-int kscope__report_trace_parse(tparse *p, const char *buf, size_t len, char *err, size_t errlen)
+kscope__timeline *kscope__timeline_new(void)
 {
-    yajl_handle h = yajl_alloc(&callbacks, NULL, p);
-    if (!h) {
-        snprintf(err, errlen, "out of memory");
-        return KSCOPE_ENOMEM;
-    }
-    yajl_config(h, yajl_allow_multiple_values, 0);
-    yajl_status st = yajl_parse(h, (const unsigned char *)buf, len);
-    if (st == yajl_status_ok)
-        st = yajl_complete_parse(h);
-    int rc = 0;
-    if (!p->failed && st == yajl_status_ok && kscope__report_pair_be(p) != 0)
-        p->failed = 1;
-    if (p->failed) {
-        snprintf(err, errlen, "out of memory reading the timeline");
-        rc = KSCOPE_ENOMEM;
-    } else if (st != yajl_status_ok) {
-        unsigned char *msg = yajl_get_error(h, 0, (const unsigned char *)buf, len);
-        snprintf(err, errlen, "not a Chrome trace: %s", msg ? (const char *)msg : "parse error");
-        char *nl = strchr(err, '\n');
-        if (nl)
-            *nl = 0;
-        yajl_free_error(h, msg);
-        rc = KSCOPE_EPARSE;
-    }
-    yajl_free(h);
-    return rc;
+    return calloc(1, sizeof(tparse));
 }
 
-void kscope__report_trace_free(tparse *p)
+void kscope__timeline_free(kscope__timeline *p)
 {
+    if (!p)
+        return;
     strtab_free(&p->names);
     strtab_free(&p->argtab);
     kscope__jw_free(&p->argw);
@@ -447,4 +354,5 @@ void kscope__report_trace_free(tparse *p)
     free(p->meta), free(p->args), free(p->be);
     free(p->tracks), free(p->pnames), free(p->series);
     free(p->slices), free(p->marks), free(p->flows), free(p->samples);
+    free(p);
 }

@@ -1,12 +1,14 @@
 /*
- * trace-data.h - the timeline as read from a Chrome trace, between the
- * parser (trace-data.c, with trace-args.c for events' args and B/E pairs)
- * and the writer of the page's JSON (trace-out.c).
+ * trace-data.h - a trace's timeline as the page holds it, between its
+ * builder (trace-data.c, fed the events a trace reader gives, with
+ * trace-args.c for events' args and B/E pairs) and the writer of the
+ * page's JSON (trace-out.c).
  */
 #ifndef KSCOPE_REPORT_TRACE_DATA_H
 #define KSCOPE_REPORT_TRACE_DATA_H
 
 #include "format/jsonw.h"
+#include "report/report.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -67,19 +69,13 @@ typedef struct meta_field {
     int is_num;
 } meta_field;
 
-/* The event being read and what has been collected. */
-typedef struct tparse {
-    int depth, event_depth, args_depth, meta_depth, in_events;
-    char key[64], args_key[64], meta_key[64];
-    char ph[4], name[512], pid[64], tid[64], id[64], meta_name[512];
-    double ts, dur;
-    int has_ts, has_dur, has_name;
-    sample *args; /* a "C" event's numbers (series: the arg's name) */
+/* What has been collected of the trace. */
+struct kscope__timeline {
+    sample *args; /* the event's numbers (series: the arg's name) */
     size_t nargs, capargs;
-    kscope__jsonw argw, argnum; /* the event's args template and numbers, while read */
-    int has_argw, argw_long;
-    strtab names, argtab; /* names (and ids) / args templates */
-    char *pool;           /* args' numbers */
+    kscope__jsonw argw, argnum; /* an args template and its numbers, while made */
+    strtab names, argtab;       /* names (and ids) / args templates */
+    char *pool;                 /* args' numbers */
     size_t npool, cappool;
     track *tracks, *pnames, *series;
     size_t ntracks, captracks, npnames, cappnames, nseries, capseries;
@@ -94,8 +90,8 @@ typedef struct tparse {
     size_t nsamples, capsamples;
     meta_field *meta;
     size_t nmeta, capmeta;
-    int failed;
-} tparse;
+};
+typedef struct kscope__timeline tparse;
 
 /* Append room for one more element of arr (0 on out of memory). */
 #define GROW(arr, n, cap)                                                                          \
@@ -105,23 +101,10 @@ int kscope__report_grow(void **arr, size_t *cap, size_t size);
 /* The index of s in t (added when new); -1 on out of memory. */
 int32_t kscope__report_intern(strtab *t, const char *s);
 
-/* Read a trace into p (zeroed by the caller); 0 or a code, err says why. */
-int kscope__report_trace_parse(tparse *p, const char *buf, size_t len, char *err, size_t errlen);
-void kscope__report_trace_free(tparse *p);
-
-/* trace-args.c: the args of the event being read, as it is read. At the
- * args object's start, args_begin; each value, key, object or array inside
- * it, args_*; at its end, args_end. args_take interns the template and
- * keeps the numbers (out->tmpl -1: the event had none); 0, or -1 when out
- * of memory. */
-enum { KSCOPE__ARG_STR, KSCOPE__ARG_NUM, KSCOPE__ARG_LITERAL };
-void kscope__report_args_begin(tparse *p);
-void kscope__report_args_key(tparse *p, const unsigned char *k, size_t l);
-void kscope__report_args_value(tparse *p, const unsigned char *s, size_t l, int kind);
-void kscope__report_args_open(tparse *p, char c);
-void kscope__report_args_close(tparse *p, char c);
-void kscope__report_args_end(tparse *p);
-int kscope__report_args_take(tparse *p, args_ref *out);
+/* trace-args.c: an event's args (event->read's args_json and numbers) as
+ * a template, interned, and its numbers, kept (out->tmpl -1: the event had
+ * none). 0, or -1 when out of memory. */
+int kscope__report_args_take(tparse *p, const kscope__tev_read *r, args_ref *out);
 
 /* Pair the "B" and "E" events of each track into slices (an "E" ends the
  * latest open "B" of its track; their args merge). A "B" never ended runs

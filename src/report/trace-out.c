@@ -1,5 +1,5 @@
 /*
- * trace-out.c - the timeline read by trace-data.c written as the page's
+ * trace-out.c - the timeline built by trace-data.c written as the page's
  * JSON (the shape is described there): slices per track in time order with
  * times as gaps (small numbers), flows paired by id, counters per series,
  * and the args of the slices and marks shown, each text once.
@@ -299,49 +299,60 @@ static void write_strings(kscope__report_out *o, const tparse *p)
     kscope__jw_close(&o->w, ']');
 }
 
-int kscope__report_trace(kscope__report_out *o, kscope__report_out *args, const char *buf,
-                         size_t len, const kscope__report_limits *lim, char *err, size_t errlen)
+int kscope__report_timeline(kscope__report_out *o, kscope__report_out *args, kscope__timeline *p,
+                            const kscope__report_limits *lim, char *err, size_t errlen)
 {
-    tparse p;
-    memset(&p, 0, sizeof p);
-    int rc = kscope__report_trace_parse(&p, buf, len, err, errlen);
-    if (rc != 0) {
-        kscope__report_trace_free(&p);
-        return rc;
+    if (kscope__report_pair_be(p) != 0) {
+        snprintf(err, errlen, "out of memory reading the timeline");
+        return KSCOPE_ENOMEM;
     }
-    int64_t t0 = first_time(&p);
-    args_map am = {NULL, NULL, 0, args, p.pool};
-    if (p.argtab.n) {
-        am.out = malloc(p.argtab.n * sizeof *am.out);
-        am.order = malloc(p.argtab.n * sizeof *am.order);
+    int64_t t0 = first_time(p);
+    args_map am = {NULL, NULL, 0, args, p->pool};
+    if (p->argtab.n) {
+        am.out = malloc(p->argtab.n * sizeof *am.out);
+        am.order = malloc(p->argtab.n * sizeof *am.order);
         if (!am.out || !am.order) {
             free(am.out), free(am.order);
-            kscope__report_trace_free(&p);
             snprintf(err, errlen, "out of memory writing the timeline");
             return KSCOPE_ENOMEM;
         }
-        memset(am.out, -1, p.argtab.n * sizeof *am.out);
+        memset(am.out, -1, p->argtab.n * sizeof *am.out);
     }
     args->w.need_comma = 0;
     kscope__jw_open(&args->w, '{');
     kscope__jw_key(&args->w, "tracks");
     kscope__jw_open(&args->w, '[');
     kscope__jw_open(&o->w, '{');
-    write_strings(o, &p);
-    write_tracks(o, &p, lim->max_track_events, t0, &am);
+    write_strings(o, p);
+    write_tracks(o, p, lim->max_track_events, t0, &am);
     kscope__jw_close(&args->w, ']');
-    write_marks(&o->w, &p, t0, &am);
-    write_templates(&am, &p);
+    write_marks(&o->w, p, t0, &am);
+    write_templates(&am, p);
     free(am.out), free(am.order);
-    write_meta(&o->w, &p);
-    write_flows(&o->w, &p, t0);
-    write_counters(o, &p, lim->max_track_events, t0);
+    write_meta(&o->w, p);
+    write_flows(&o->w, p, t0);
+    write_counters(o, p, lim->max_track_events, t0);
     kscope__jw_key(&o->w, "t0");
     kscope__jw_int(&o->w, t0);
     kscope__jw_key(&o->w, "cap");
     kscope__jw_uint(&o->w, lim->max_track_events);
     kscope__jw_close(&o->w, '}');
     kscope__report_flush(o);
-    kscope__report_trace_free(&p);
     return 0;
+}
+
+int kscope__report_trace(kscope__report_out *o, kscope__report_out *args, const char *buf,
+                         size_t len, const kscope__report_limits *lim, char *err, size_t errlen)
+{
+    kscope__timeline *tl = kscope__timeline_new();
+    if (!tl) {
+        snprintf(err, errlen, "out of memory reading the timeline");
+        return KSCOPE_ENOMEM;
+    }
+    kscope__tev_sink sink = kscope__timeline_sink(tl);
+    int rc = kscope__read_events_buffer(&kscope__chrome_trace_reader, buf, len, &sink, err, errlen);
+    if (rc == 0)
+        rc = kscope__report_timeline(o, args, tl, lim, err, errlen);
+    kscope__timeline_free(tl);
+    return rc;
 }

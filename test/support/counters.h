@@ -8,7 +8,7 @@
 #define KSCOPE_TEST_COUNTERS_H
 
 #include "diag/diag.h"
-#include "format/events.h"
+#include "format/format.h"
 
 typedef struct tc_window {
     uint64_t t0, t1, base;

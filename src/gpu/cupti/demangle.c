@@ -9,29 +9,12 @@
  * by the time a kernel name reaches us. Without it, names stay mangled.
  */
 #include "gpu/cupti/cupti-internal.h"
+#include "util/util.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* The C++ runtime's demangler (libstdc++ / libc++abi; C linkage by design). */
-typedef char *(*cxa_demangle_fn)(const char *mangled, char *out, size_t *len, int *status);
-static cxa_demangle_fn cxa_demangle;
-static pthread_once_t cxa_once = PTHREAD_ONCE_INIT;
-
-/* Already in the process (CUPTI's own runtime), else the system's. */
-static void find_cxa_demangle(void)
-{
-    void *sym = dlsym(RTLD_DEFAULT, "__cxa_demangle");
-    if (!sym) {
-        void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-        h = h ? h : dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
-        sym = h ? dlsym(h, "__cxa_demangle") : NULL;
-    }
-    cxa_demangle = (cxa_demangle_fn)(uintptr_t)sym;
-}
 
 typedef struct name_entry {
     const char *key;       /* CUPTI's pointer */
@@ -82,15 +65,8 @@ static int grow(void)
 /* A fresh readable copy of `mangled` (NULL out of memory). */
 static char *demangle_text(const char *mangled)
 {
-    pthread_once(&cxa_once, find_cxa_demangle);
-    if (cxa_demangle && mangled[0] == '_' && mangled[1] == 'Z') {
-        int status = -1;
-        char *out = cxa_demangle(mangled, NULL, NULL, &status);
-        if (out && status == 0)
-            return out;
-        free(out);
-    }
-    return strdup(mangled);
+    char *out = mangled[0] == '_' && mangled[1] == 'Z' ? kscope__cxx_demangle(mangled) : NULL;
+    return out ? out : strdup(mangled);
 }
 
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include "gpu/cupti/devscope.h"
+#include "util/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,14 +147,8 @@ int kscope__dsgrids_expect(kscope__dsgrids *g, uint32_t context_id, uint32_t gri
 
 static int grid_add(kscope__dsgrids *g, kscope__dsgrid *d, const kscope__devscope_rec *r)
 {
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 64;
-        kscope__devscope_rec *p = realloc(d->recs, cap * sizeof *p);
-        if (!p)
-            return -1;
-        d->recs = p;
-        d->cap = cap;
-    }
+    if (d->n == d->cap && KSCOPE__ROOM(d->recs, d->cap, d->n + 1, 64) != 0)
+        return -1;
     d->recs[d->n++] = *r;
     g->waiting += !d->expected;
     return 0;

@@ -33,8 +33,10 @@
  */
 #define _GNU_SOURCE
 #include "gpu/cupti/devscope.h"
+#include "util/util.h"
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,14 +75,8 @@ static kscope__ds_driver *const fn = &kscope__ds_fn;
 
 static int list_push(noted_list *l, const noted *x)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 256;
-        noted *v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        l->v = v;
-        l->cap = cap;
-    }
+    if (l->n == l->cap && KSCOPE__ROOM(l->v, l->cap, l->n + 1, 256) != 0)
+        return -1;
     l->v[l->n++] = *x;
     return 0;
 }
@@ -397,6 +393,21 @@ static void wait_notes(long ns)
     pthread_cond_timedwait(&note_cond, &note_lock, &t);
 }
 
+/* Set while the reader waits longer than PACE_NS; a launch clears it and
+ * wakes the reader (kscope__ds_reader_kick). */
+static _Atomic int napping;
+
+void kscope__ds_reader_kick(void)
+{
+    if (atomic_load_explicit(&napping, memory_order_relaxed) && atomic_exchange(&napping, 0))
+        kscope__ds_reader_wake();
+}
+
+int kscope__ds_reader_napping(void)
+{
+    return atomic_load(&napping);
+}
+
 void kscope__ds_reader_wake(void)
 {
     pthread_mutex_lock(&note_lock);
@@ -414,9 +425,15 @@ static void *reader_main(void *arg)
     int asked = 0; /* passes since CUPTI was last asked for its buffers */
     for (;;) {
         pthread_mutex_lock(&note_lock);
+        if (pace > PACE_NS)
+            atomic_store(&napping, 1);
         if (!notes.n)
             wait_notes(pace);
         pthread_mutex_unlock(&note_lock);
+        /* A launch came while it napped: kernels are about to write, and
+         * a long nap now would let them fill the buffer (records lost). */
+        if (!atomic_exchange(&napping, 0))
+            pace = PACE_NS;
         int n;
         kscope__ds_contexts(&n);
         if (!n) { /* no kernel attached yet */

@@ -426,19 +426,10 @@ static CUfunction launched(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, c
     return f;
 }
 
-void kscope__ds_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                       const CUpti_CallbackData *cb)
+/* A function launched for the first time: its module's buffer pointer is
+ * set now, or once a graph capture ends. */
+static void attach_new(CUfunction f, const CUpti_CallbackData *cb)
 {
-    if (!kscope__ds_on() || cb->callbackSite != CUPTI_API_ENTER || !cb->functionParams)
-        return;
-    if (atomic_load_explicit(&nwaiting, memory_order_relaxed) || restart) {
-        pthread_mutex_lock(&ds_lock);
-        attach_waiting();
-        pthread_mutex_unlock(&ds_lock);
-    }
-    CUfunction f = launched(domain, cbid, cb->functionParams);
-    if (!f || seen_has(f))
-        return; /* the steady state: a few loads */
     pthread_mutex_lock(&ds_lock);
     if (attach(f, cb->context, cb->contextUid)) {
         seen_add(f);
@@ -450,6 +441,22 @@ void kscope__ds_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
         }
     }
     pthread_mutex_unlock(&ds_lock);
+}
+
+void kscope__ds_launch(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                       const CUpti_CallbackData *cb)
+{
+    if (!kscope__ds_on() || cb->callbackSite != CUPTI_API_ENTER || !cb->functionParams)
+        return;
+    if (atomic_load_explicit(&nwaiting, memory_order_relaxed) || restart) {
+        pthread_mutex_lock(&ds_lock);
+        attach_waiting();
+        pthread_mutex_unlock(&ds_lock);
+    }
+    CUfunction f = launched(domain, cbid, cb->functionParams);
+    if (f && !seen_has(f)) /* else the steady state: a few loads */
+        attach_new(f, cb);
+    kscope__ds_reader_kick(); /* after attaching: the reader finds the context */
 }
 
 void kscope__ds_capture_ended(void)

@@ -215,6 +215,16 @@ int kscope__ds_reader_start(void);
 /* Device scopes turned on: the reader begins its rounds. */
 void kscope__ds_reader_wake(void);
 
+/* A kernel was launched (the launch callback, with device scopes on): a
+ * reader that backed off while nothing was written takes its short pace
+ * again now, before the kernels fill the buffer. One relaxed load unless
+ * the reader is napping, then one wake per nap. */
+void kscope__ds_reader_kick(void);
+
+/* Whether the reader is napping (waits longer than its pace between
+ * passes): for the tests. */
+int kscope__ds_reader_napping(void);
+
 /* A record was delivered with context ctx (the buffer thread): a kernel's
  * launch waits for the reader, which hands its device scopes to the core.
  * Returns 1 for a record of kscope's own copies (drop it). */

@@ -9,6 +9,7 @@
  * callers serialise (graphs.c's lock).
  */
 #include "gpu/cupti/cupti-internal.h"
+#include "util/util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -180,14 +181,8 @@ void kscope__gvalue_unref(kscope__gvalue *g, kscope__released *rel)
 
 int kscope__gvlist_add(kscope__gvlist *l, kscope__gvalue *g)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 8;
-        kscope__gvalue **p = realloc(l->items, cap * sizeof *p);
-        if (!p)
-            return KSCOPE_ENOMEM;
-        l->items = p;
-        l->cap = cap;
-    }
+    if (l->n == l->cap && KSCOPE__ROOM(l->items, l->cap, l->n + 1, 8) != 0)
+        return KSCOPE_ENOMEM;
     l->items[l->n++] = g;
     g->refs++;
     return 0;

@@ -19,6 +19,7 @@
  * (and per PC where its code has none).
  */
 #include "gpu/cupti/pcs.h"
+#include "util/util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -330,14 +331,8 @@ int kscope__pcs_tab_kernel(kscope__pcs_tab *t, const char *function, const char 
             return 0;
         }
     }
-    if (f->nruns == f->capruns) {
-        size_t cap = f->capruns ? f->capruns * 2 : 4;
-        run *p = realloc(f->runs, cap * sizeof *p);
-        if (!p)
-            return -1;
-        f->runs = p;
-        f->capruns = cap;
-    }
+    if (f->nruns == f->capruns && KSCOPE__ROOM(f->runs, f->capruns, f->nruns + 1, 4) != 0)
+        return -1;
     f->runs[f->nruns++] = (run){ctx, name, device, sessions, ns, ns};
     return 0;
 }

@@ -59,6 +59,22 @@ static void load_driver_calls(void)
         api.ctx_push = NULL, api.ctx_pop = NULL;
 }
 
+/* The starting thread's context, made before sampling started, is set up
+ * now rather than at its first launch: set up inside a launch's callback,
+ * sampling may begin after a kernel of a few microseconds has ended, and
+ * the first kernel of a session would then have no sample. */
+static void setup_current(void)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (!lib)
+        return;
+    CUresult (*get_current)(CUcontext *);
+    *(void **)&get_current = dlsym(lib, "cuCtxGetCurrent");
+    CUcontext cur = NULL;
+    if (get_current && get_current(&cur) == CUDA_SUCCESS && cur)
+        kscope__pcs_context(cur);
+}
+
 int kscope__pcs_switch(int on, uint32_t interval, CUpti_SubscriberHandle subscriber,
                        kscope__pcs_enable_fn enable_callback)
 {
@@ -81,5 +97,8 @@ int kscope__pcs_switch(int on, uint32_t interval, CUpti_SubscriberHandle subscri
                                 error_text(rc));
     }
     load_driver_calls();
-    return kscope__pcs_start(&api, interval);
+    int rc = kscope__pcs_start(&api, interval);
+    if (rc == 0)
+        setup_current();
+    return rc;
 }

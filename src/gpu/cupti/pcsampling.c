@@ -4,9 +4,10 @@
  *
  * Sampling is continuous: each context is set up once, on a thread where
  * it is current: when it is created (CUPTI's resource callback) or, for
- * one that existed before sampling started, at its first launch after
- * (the launch callback; after that, a launch costs one compare with a
- * thread-local); from then on every SM is sampled until sampling stops
+ * one that existed before sampling started, when sampling starts (the
+ * starting thread's current context, pcs-load.c) or at its first launch
+ * after (the launch callback; after that, a launch costs one compare with
+ * a thread-local); from then on every SM is sampled until sampling stops
  * or the context goes. No synchronisation and no range per kernel. The
  * setup, in
  * the order CUPTI wants it: cuptiPCSamplingEnable, the stall reasons
