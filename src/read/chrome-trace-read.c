@@ -92,21 +92,9 @@ struct kscope__chrome_read {
 };
 typedef struct kscope__chrome_read reader;
 
-static int rfail(reader *p, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-/* Refuse the input (the first refusal wins). Returns 0 for yajl. */
-static int rfail(reader *p, int code, const char *fmt, ...)
-{
-    if (!p->errcode) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(p->err, sizeof p->err, fmt, ap);
-        va_end(ap);
-        kscope__escape_in_place(p->err, sizeof p->err); /* names may hold any byte */
-        p->errcode = code;
-    }
-    return 0;
-}
+/* Refuse the input (the first refusal wins). 0, for yajl. */
+#define rfail(p, code, ...)                                                                        \
+    kscope__read_stop((p)->err, sizeof(p)->err, &(p)->errcode, (code), __VA_ARGS__)
 
 static int nomem(reader *p)
 {

@@ -23,22 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(kscope__hjson *p, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* Record the first error; the feeding parser then stops. */
-static int fail(kscope__hjson *p, int code, const char *fmt, ...)
-{
-    if (!p->errcode) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(p->err, sizeof p->err, fmt, ap);
-        va_end(ap);
-        kscope__escape_in_place(p->err, sizeof p->err); /* names may hold any byte */
-        p->errcode = code;
-    }
-    return 0;
-}
+/* Record the first error; the feeding parser then stops. 0, for yajl. */
+#define fail(p, code, ...)                                                                         \
+    kscope__read_stop((p)->err, sizeof(p)->err, &(p)->errcode, (code), __VA_ARGS__)
 
 static hlevel *top(kscope__hjson *p)
 {

@@ -420,6 +420,15 @@ const char *kscope__escape(const char *s, char *buf, size_t size);
 /* Escape a message (at most KSCOPE__READ_ERRLEN bytes) in place. */
 void kscope__escape_in_place(char *s, size_t size);
 
+/* A reader's refusal, the first one winning: when *errcode is 0, the
+ * message (escaped: names may hold any byte) goes into err and code into
+ * *errcode. Returns code. */
+int kscope__read_refuse(char *err, size_t size, int *errcode, int code, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* The same from a yajl callback: returns 0, which stops the parse. */
+int kscope__read_stop(char *err, size_t size, int *errcode, int code, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 /* Names longer than this are folded in tables unless asked whole. */
 #define KSCOPE__NAME_FOLD 100
 

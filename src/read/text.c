@@ -8,6 +8,7 @@
 #include "kscope.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,4 +145,31 @@ kscope__shown kscope__shown_path(const char *path)
     kscope__shown s;
     kscope__escape(path ? path : "(null)", s.s, sizeof s.s);
     return s;
+}
+
+static void refuse(char *err, size_t size, int *errcode, int code, const char *fmt, va_list ap)
+{
+    if (!*errcode) {
+        vsnprintf(err, size, fmt, ap);
+        kscope__escape_in_place(err, size);
+        *errcode = code;
+    }
+}
+
+int kscope__read_refuse(char *err, size_t size, int *errcode, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    refuse(err, size, errcode, code, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int kscope__read_stop(char *err, size_t size, int *errcode, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    refuse(err, size, errcode, code, fmt, ap);
+    va_end(ap);
+    return 0;
 }

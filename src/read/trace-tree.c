@@ -59,21 +59,9 @@ struct kscope__trace_tree {
 };
 typedef struct kscope__trace_tree ttree;
 
-static int tfail(ttree *p, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
 /* Refuse (the first refusal wins). Returns code. */
-static int tfail(ttree *p, int code, const char *fmt, ...)
-{
-    if (!p->errcode) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(p->err, sizeof p->err, fmt, ap);
-        va_end(ap);
-        kscope__escape_in_place(p->err, sizeof p->err); /* names may hold any byte */
-        p->errcode = code;
-    }
-    return code;
-}
+#define tfail(p, code, ...)                                                                        \
+    kscope__read_refuse((p)->err, sizeof(p)->err, &(p)->errcode, (code), __VA_ARGS__)
 
 static int nomem(ttree *p)
 {
