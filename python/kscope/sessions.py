@@ -104,7 +104,7 @@ def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, 
     None (off), True, or options of the device-side scopes of kernels
     built with kscope/device.h, as "clock=clock64,granularity=cta" or
     {"clock": "clock64", "sample": 4} (clock, granularity, sample,
-    buffer, full; see the README). Returns None,
+    buffer, full; see docs/gpu.md). Returns None,
     starting nothing, when Triton's knobs.proton.disable is set."""
     launch_hook = _launch_hook(hook)
     if flags.command_line:
