@@ -30,7 +30,7 @@ if [ ! -x "$PY" ] || ! "$PY" -c "import triton, pytest" 2>/dev/null; then
     exit 77
 fi
 
-# Tests that fail here by design, with the reason (README "Proton's own tests").
+# Tests that fail here by design, with the reason (docs/python.md, "Proton's own tests").
 declare -A EXPECTED=(
     [test_api.py::test_scope_exclusive]="kscope records calls and wall time on every scope; the test wants a scope's metrics to hold its exclusive metric alone"
 )

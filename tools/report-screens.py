@@ -1,9 +1,9 @@
-"""report-screens.py - the README's pictures of the HTML report, one per
+"""report-screens.py - the pictures of the HTML report in docs/cli.md, one per
 view, made from the bundled example run under `kscope run` (and, for the
 top kernels, Proton's file in test/data/proton/, as the example launches
 no kernels, and for the source lines a profile with PC samples from
 test/data/kscope/); test/browser/report_test.py checks that each view the
-page has is pictured here and in the README:
+page has is pictured here and in docs/cli.md:
     python3 tools/report-screens.py [BUILD_DIR]   # writes docs/img/report-*.png
 Needs chromium (tools/setup-deps.sh) and a build (tools/demo.sh)."""
 import os

@@ -104,7 +104,7 @@ def start(name=None, *, context="shadow", data="tree", backend=None, mode=None, 
     None (off), True, or options of the device-side scopes of kernels
     built with kscope/device.h, as "clock=clock64,granularity=cta" or
     {"clock": "clock64", "sample": 4} (clock, granularity, sample,
-    buffer, full; see the README); trace_buffer: the most memory a
+    buffer, full; see docs/gpu.md); trace_buffer: the most memory a
     trace's events take, "64M" (None: $KSCOPE_TRACE_BUFFER, else 64
     MiB; the rest goes to disk as the program runs); compress: write the
     trace gzip-compressed (<name>.chrome_trace.gz). Returns None,

@@ -86,8 +86,8 @@ static int read_owner(int dfd, const char *name, char *owner, size_t size)
 }
 
 /* Whether the file dir/name was written or put there (renamed: its
- * change time) at or after since_ns (realtime, coarse: the file system's
- * clock). */
+ * change time) at or after since_ns (realtime, read finely: see
+ * kscope__run_clock). */
 static int written_since(int dfd, const char *name, uint64_t since_ns)
 {
     struct stat st;
@@ -196,10 +196,17 @@ void kscope__run_release(const char *manifest)
     fclose(f);
 }
 
+/* The fine clock, not the coarse one file times were once taken from:
+ * file systems with fine-grained change times (Linux 6.13 and later) stamp
+ * a profile written just before this run began later than a coarse
+ * reading taken after it, and a re-run would then take its own name for
+ * another run's. A file stamped coarsely within the tick this run began
+ * in reads as older than the run: only a run that ended within that tick
+ * could be mistaken, where the coarse clock mistook every re-run. */
 uint64_t kscope__run_clock(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+    clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 

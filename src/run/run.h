@@ -85,8 +85,8 @@ int kscope__run_claim(const char *manifest, const char *base, const char *ext, l
 
 /* ---- claims.c: runs in the same folder at once, runs that were killed */
 
-/* Now on the clock of file times (realtime, coarse), in ns: when a run
- * begins, to tell the files written since. */
+/* Now on the clock of file times (realtime), in ns: when a run begins, to
+ * tell the files written since. */
 uint64_t kscope__run_clock(void);
 
 /* Make this run's folder TMPDIR/kscope-run-XXXXXX, locked for as long as

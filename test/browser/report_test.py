@@ -5,8 +5,8 @@ error and no request leaving the page; clicking a node zooms to it; search
 totals its matches; a profile with PC samples lists each kernel's hottest
 source lines with their main stall reasons (as `kscope view --lines`); the timeline zooms from the keyboard, draws B/E pairs and
 shows a slice's args on hover; the header shows the run's facts; a big
-trace becomes interactive within 3 s; each view is pictured in the
-README. Screenshots are kept in the build tree (report-screens/).
+trace becomes interactive within 3 s; each view is pictured in
+docs/cli.md. Screenshots are kept in the build tree (report-screens/).
 
 Exit 77 (skipped) when no Chromium is installed, except under CI, where
 tools/setup-deps.sh installs it and its absence is a failure."""
@@ -145,19 +145,19 @@ def run_facts_checks(page, name, facts):
 
 
 def pictures_checks(page, want):
-    """Each view the page offers is pictured in the README, and made by
+    """Each view the page offers is pictured in docs/cli.md, and made by
     tools/report-screens.py (a diff of two traces has every view but the
     source lines, which a profile with PC samples adds)."""
     views = page.eval("[...document.querySelectorAll('#tabs button')].map(b => b.dataset.view)")
-    with open(os.path.join(SRC, "README.md")) as f:
-        readme = f.read()
+    with open(os.path.join(SRC, "docs", "cli.md")) as f:
+        page = f.read()
     with open(os.path.join(SRC, "tools", "report-screens.py")) as f:
         screens = f.read()
     check(f"the page has the views {want}", sorted(views) == sorted(want), views)
     for v in views:
-        img = f"docs/img/report-{v}.png"
-        check(f"view {v}: pictured in the README ({img}), made by tools/report-screens.py",
-              f"]({img})" in readme and os.path.isfile(os.path.join(SRC, img)) and f'("{v}",' in screens)
+        img = f"img/report-{v}.png"
+        check(f"view {v}: pictured in docs/cli.md ({img}), made by tools/report-screens.py",
+              f"]({img})" in page and os.path.isfile(os.path.join(SRC, "docs", img)) and f'("{v}",' in screens)
 
 
 def pcs_hostile():

@@ -32,7 +32,7 @@ source "$src/test/python-lib.sh"
 install_kscope "$work" peer-proton || exit 1
 # test_profile.py reads profiles through triton.profiler.viewer, which needs
 # LLNL Hatchet; the GPU machine has no registry, so its wheels travel in
-# .whl/peer/ (fetched where pip works: see the README's GPU section).
+# .whl/peer/ (fetched where pip works: see docs/gpu.md, GPU tests).
 if ! "$PY" -c "import hatchet" 2>/dev/null; then
     if ls "$src"/.whl/peer/*.whl >/dev/null 2>&1; then
         "$PY" -m pip install -q --no-index --no-deps --no-compile --target "$work/peer-site" \
