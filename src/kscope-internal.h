@@ -467,7 +467,7 @@ void kscope__set_device_info(uint32_t device, const char *arch, int64_t num_sms,
 
 /* -------------------------------------------------------- device scopes */
 
-/* A session's device_scopes option, parsed (core/devscope.c). */
+/* A session's device_scopes option, parsed (attrib/devscope.c). */
 typedef struct kscope__devscope_opts {
     uint32_t flags;   /* KSCOPE_DEVICE_* of kscope/device.h */
     uint32_t every;   /* record every Nth warp or CTA */

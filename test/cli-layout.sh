@@ -79,7 +79,7 @@ planted=$(python3 "$src/test/layout_vendors.py" "$plant" | cut -d: -f1,2 | tr '\
     fail "the vendor rule found '$planted' in the planted tree"
 rm -rf "$plant"
 
-hits=$(grep -rEn '#include "(diag|run|read|cli)/' src/core src/format src/profile)
+hits=$(grep -rEn '#include "(diag|run|read|cli)/' src/core src/attrib src/trace src/sampled src/format src/profile)
 [ -z "$hits" ] || fail "core, format or profile include a part that depends on them:
 $hits"
 grep -n '#include "core/' src/run/*.c src/run/preload/*.c && fail "run/ includes core's private headers"

@@ -1,5 +1,5 @@
 /*
- * test-spill.c - a trace session's events in bounded memory (core/spill.c):
+ * test-spill.c - a trace session's events in bounded memory (trace/spill.c):
  * what is spilled to disk while the program runs comes back whole in the
  * file (slices nested, metrics, marks, the metadata), across phases and
  * fork(); the budget option and its errors; events past the budget drop,

@@ -217,7 +217,7 @@ static void print_totals(const profile_line *p, const kscope__ptree *t, int gpu_
     else
         fprintf(out, "GPU time %s", busy);
     const kscope__format *f = kscope__format_by_path(p->path);
-    if (p->dropped > 0 && f && f->kind == KSCOPE__KIND_TRACE) /* a trace's budget: core/spill.c */
+    if (p->dropped > 0 && f && f->kind == KSCOPE__KIND_TRACE) /* a trace's budget: trace/spill.c */
         fprintf(out,
                 "; %" PRId64 " events dropped (the disk did not keep up; "
                 "$KSCOPE_TRACE_BUFFER holds more in memory)",

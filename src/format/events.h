@@ -1,7 +1,7 @@
 /*
  * events.h - a timeline one event at a time: what the trace writers take
  * and the trace readers give. The core provides a session's events
- * (core/trace.c), so a writer never looks inside the core's buffers and
+ * (trace/trace.c), so a writer never looks inside the core's buffers and
  * the core never writes a file format; a trace reader (read/chrome-trace-read.c)
  * gives a file's events, each with what the file wrote (kscope__tev_read),
  * to the reading toolkit's consumers: the tree of a trace, the HTML

@@ -19,7 +19,7 @@
  *   2. While it runs, from any thread: launch_metadata() before a launch
  *      (the program's thread, no lock); capturing(), capture_value(),
  *      capture_hide() around graph captures; gate() for sampled sessions
- *      (core/sampling.c, never while a capture is open); session_changed()
+ *      (sampled/sampling.c, never while a capture is open); session_changed()
  *      whenever a session starts or ends or a thread annotates for the
  *      first time. The backend delivers records from its own threads with
  *      kscope__record_gpu, kscope__record_pcs, kscope__record_devscopes and
@@ -153,7 +153,7 @@ typedef struct kscope__backend {
     /* Tokens of kept values whose graphs are gone (their device memory may
      * be released): up to n into out; returns how many. */
     size_t (*capture_released)(int64_t *out, size_t n);
-    /* Sampled sessions (core/sampling.c): turn capture off
+    /* Sampled sessions (sampled/sampling.c): turn capture off
      * (KSCOPE__GATE_SHUT), back on (KSCOPE__GATE_OPEN), or to
      * KSCOPE__GATE_QUIET, while the backend stays started. Quiet, new
      * launches are not followed but the work launched before (still queued
@@ -213,7 +213,7 @@ typedef struct kscope__range_source {
 /* The i-th range source of the registry; NULL past the last. */
 const kscope__range_source *kscope__range_source_at(size_t i);
 
-/* A source's calls (core/ranges.c), on the thread that made the range
+/* A source's calls (attrib/ranges.c), on the thread that made the range
  * call. push returns the domain's push level before it, pop the level
  * after it (-1: nothing to pop), as push/pop APIs do; start returns an id
  * for end, which any thread may call. */

@@ -17,7 +17,7 @@
  * context it was created in, the time, and the launch metadata of the
  * launch that made it; a node cloned into an executable graph gets the
  * original's. A record of such a node then goes under the launch context
- * at <captured_at>/<capture context> (core/graphs.c), for the sessions that
+ * at <captured_at>/<capture context> (attrib/graphs.c), for the sessions that
  * recorded both at capture and at launch. A graph executed that kscope did
  * not see being made (built before profiling started) is said once on
  * stderr, as Proton says it, and its work goes under the launch context.

@@ -2,7 +2,7 @@
  * nvtx.c - NVTX as a range source: kscope as the NVTX injection, so
  * existing NVTX annotations (C code on nvtx3, torch's nvtx module, the
  * nvtx Python package) become kscope scopes and marks on the calling
- * thread, with the kernels they launch under them (core/ranges.c keeps
+ * thread, with the kernels they launch under them (attrib/ranges.c keeps
  * them nested).
  *
  * Under kscope run the command line points NVTX_INJECTION64_PATH at

@@ -28,7 +28,7 @@
  * Order: session lock, then gate_lock, then S.lock.
  */
 #define _GNU_SOURCE
-#include "core.h"
+#include "core/core.h"
 
 #include <errno.h>
 #include <math.h>

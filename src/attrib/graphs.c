@@ -10,7 +10,7 @@
  * takes the launch context owner's lock. Called from the backend's buffer
  * thread (records) and its flush (values), never from a launch.
  */
-#include "core.h"
+#include "core/core.h"
 
 #include <stdlib.h>
 

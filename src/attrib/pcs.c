@@ -10,7 +10,7 @@
  * (metric, count), written by the backend's thread under the session's
  * lock, read when the tree is built.
  */
-#include "core.h"
+#include "core/core.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -12,7 +12,7 @@
  * work interleaved. A thread's open slices and the tracks seen are all
  * that is held, so writing a trace of any length takes little memory.
  */
-#include "core.h"
+#include "core/core.h"
 #include "format/events.h"
 
 #include <stdlib.h>

@@ -19,7 +19,7 @@
  * parent had spilled when it forked) and spills to a file of its own.
  */
 #define _GNU_SOURCE
-#include "core.h"
+#include "core/core.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -17,7 +17,7 @@
  * siblings. With a coarse timer, a scope that began and ended within the
  * tick its enclosing scope began is taken for a predecessor.
  */
-#include "core.h"
+#include "core/core.h"
 
 #include "../../include/kscope/device.h"
 

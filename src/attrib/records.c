@@ -3,7 +3,7 @@
  * enter the core. Called from the GPU backend's buffer thread (never from a
  * launch), so taking a session's lock here is fine.
  */
-#include "core.h"
+#include "core/core.h"
 
 #include <stdlib.h>
 #include <string.h>
