@@ -1,6 +1,6 @@
 /*
- * pcs.c - PC samples in the core: the pcsampling mode option, the counts
- * a backend delivers onto kernel nodes and the source-line nodes below
+ * pcs.c - PC samples in the core (the pcsampling mode option is read in
+ * core/options.c): the counts a backend delivers onto kernel nodes and the source-line nodes below
  * them, and the samples it lost.
  *
  * A backend samples program counters and knows, for each sample, the
@@ -15,55 +15,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ------------------------------------------------------------ the option */
-
-/* "interval=N" (N cycles) into *interval, rounded to a power of two. */
-static int parse_interval(const char *mode, const char *opt, uint32_t *interval)
-{
-    static const char key[] = "interval=";
-    if (strncmp(opt, key, sizeof key - 1) != 0)
-        return kscope__fail(KSCOPE_EINVAL,
-                            "mode '%s': unknown option '%s' (pcsampling takes interval=CYCLES)",
-                            mode, opt);
-    const char *v = opt + sizeof key - 1;
-    char *end;
-    errno = 0;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (errno || end == v || *end || *v == '-' || n < 32 || n > (1ull << 31))
-        return kscope__fail(KSCOPE_EINVAL,
-                            "mode '%s': interval '%s' is not a number of cycles from 32 to "
-                            "2147483648",
-                            mode, v);
-    /* The hardware samples every 2^k cycles: the nearest power. */
-    uint32_t k = 5;
-    while (k < 31 && (1ull << (k + 1)) <= n)
-        k++;
-    if (k < 31 && n - (1ull << k) > (1ull << (k + 1)) - n)
-        k++;
-    *interval = (uint32_t)1 << k;
-    return 0;
-}
-
-int kscope__mode_parse(const char *mode, int *periodic, uint32_t *interval)
-{
-    *periodic = 0;
-    *interval = 0;
-    if (!mode || !*mode)
-        return 0;
-    if (strcmp(mode, "periodic_flushing") == 0) {
-        *periodic = 1;
-        return 0;
-    }
-    size_t len = strcspn(mode, ":");
-    if ((len == 10 && strncmp(mode, "pcsampling", 10) == 0) ||
-        (len == 11 && strncmp(mode, "pc_sampling", 11) == 0)) {
-        *interval = KSCOPE__PCS_INTERVAL;
-        return mode[len] ? parse_interval(mode, mode + len + 1, interval) : 0;
-    }
-    return kscope__fail(KSCOPE_EINVAL,
-                        "mode '%s' is not periodic_flushing or pcsampling[:interval=CYCLES]", mode);
-}
 
 /* ------------------------------------------------------------- recording */
 

@@ -241,6 +241,26 @@ typedef struct kscope__trace_args {
 } kscope__trace_args;
 int kscope__trace_source(void *source_arg, kscope__tev_fn fn, void *fn_arg);
 
+/* A session's options, typed (options.c): what kscope_start was given,
+ * parsed and checked once, each field set or zero. */
+typedef struct kscope__session_config {
+    const char *name;                  /* the output's name, "kscope" by default */
+    int trace;                         /* data=trace, else a tree */
+    int python;                        /* context=python */
+    int periodic;                      /* mode periodic_flushing */
+    const struct kscope__format *part; /* its parts' format (NULL: the session's) */
+    uint32_t pcs;                      /* PC sampling's interval in cycles, 0 off */
+    const char *sample;                /* the sampled mode's spec, NULL off */
+    int dscope;                        /* device scopes on, with dso */
+    kscope__devscope_opts dso;
+    size_t trace_budget; /* bytes of events held in memory (trace) */
+    int compress;        /* a gzip trace */
+} kscope__session_config;
+
+/* opts into *c, or a KSCOPE_E* code with the message naming the option
+ * (session lock held: the sampled mode's schedule is checked). */
+int kscope__config_parse(const kscope_session_opts *opts, kscope__session_config *c);
+
 /* Trace storage (spill.c). kscope__trace_budget: a KSCOPE_TRACE_BUFFER
  * size ("64M"; text NULL: the variable, else 64 MiB) into *out, or EINVAL
  * with a message. spill_start: a session starts (session lock held; the

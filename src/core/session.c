@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -120,81 +119,6 @@ kscope__session *kscope__session_get(int id)
     return s;
 }
 
-/* "periodic_flushing" or "periodic_flushing:format=<name>" (Proton's mode
- * string): 1 with *part set (NULL: the session's default), or an error. */
-static int periodic_mode(const char *mode, int trace, const kscope__format **part)
-{
-    static const char word[] = "periodic_flushing";
-    *part = NULL;
-    if (strncmp(mode, word, sizeof word - 1) != 0 ||
-        (mode[sizeof word - 1] && mode[sizeof word - 1] != ':'))
-        return kscope__fail(KSCOPE_EINVAL,
-                            "mode '%s' is not periodic_flushing[:format=hatchet|hatchet_msgpack|"
-                            "chrome_trace]",
-                            mode);
-    const char *opt = mode[sizeof word - 1] ? mode + sizeof word : "";
-    if (!*opt)
-        return 1;
-    if (strncmp(opt, "format=", 7) != 0)
-        return kscope__fail(KSCOPE_EINVAL, "mode '%s': unsupported option '%s' (only format=)",
-                            mode, opt);
-    const kscope__format *f = kscope__format_by_name(opt + 7);
-    if (!f)
-        return kscope__fail(KSCOPE_EFORMAT, "mode '%s': unsupported format '%s'", mode, opt + 7);
-    if ((f->kind == KSCOPE__KIND_TRACE) != trace)
-        return kscope__fail(KSCOPE_EFORMAT, "mode '%s': format '%s' needs data=%s", mode, f->name,
-                            trace ? "tree" : "trace");
-    *part = f;
-    return 1;
-}
-
-static int check_opts(const kscope_session_opts *o, int *trace, int *python, int *periodic,
-                      uint32_t *pcs, const kscope__format **part)
-{
-    *trace = *python = *periodic = 0;
-    *part = NULL;
-    if (o->data && strcmp(o->data, "trace") == 0)
-        *trace = 1;
-    else if (o->data && strcmp(o->data, "tree") != 0)
-        return kscope__fail(KSCOPE_EDATA, "data '%s' is not tree or trace", o->data);
-    if (o->context && strcmp(o->context, "python") == 0)
-        *python = 1;
-    else if (o->context && strcmp(o->context, "shadow") != 0)
-        return kscope__fail(KSCOPE_EINVAL, "context '%s' is not shadow or python", o->context);
-    if (kscope__backend_check(o->backend) != 0)
-        return KSCOPE_EBACKEND;
-    if (o->mode && strncmp(o->mode, "periodic_flushing", 17) == 0) {
-        int rc = periodic_mode(o->mode, *trace, part);
-        if (rc < 0)
-            return rc;
-        *periodic = 1;
-        *pcs = 0;
-    } else if (kscope__mode_parse(o->mode, periodic, pcs) != 0) {
-        return KSCOPE_EINVAL;
-    }
-    if (*pcs && *trace)
-        return kscope__fail(KSCOPE_EINVAL,
-                            "mode '%s' records PC samples into a tree: use data=tree", o->mode);
-    if (o->name && !*o->name)
-        return kscope__fail(KSCOPE_EINVAL, "session name is empty");
-    if (o->name && strlen(o->name) > 900)
-        return kscope__fail(KSCOPE_EINVAL, "session name is longer than 900 characters");
-    return 0;
-}
-
-/* Fail early when the output's folder cannot be written. */
-static int check_writable(const char *name)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", name);
-    const char *dir = dirname(buf);
-    if (access(dir, W_OK) != 0)
-        return kscope__fail(errno == ENOENT ? KSCOPE_EIO : KSCOPE_EACCES,
-                            "cannot write profile '%s': folder '%s': %s", name, dir,
-                            strerror(errno));
-    return 0;
-}
-
 static int interval_open(kscope__session *s, uint64_t now)
 {
     pthread_mutex_lock(&s->lock);
@@ -236,30 +160,9 @@ static void set_active(kscope__session *s, int on)
 
 static int start_locked(const kscope_session_opts *o)
 {
-    int trace, python, periodic, rc;
-    uint32_t pcs;
-    const char *sample = NULL;
-    const kscope__format *part;
-    if ((rc = check_opts(o, &trace, &python, &periodic, &pcs, &part)) != 0 ||
-        (rc = kscope__sampling_resolve(o->sample, &sample)) != 0)
-        return rc;
-    if (sample && pcs) /* PC sampling needs every launch's callback */
-        return kscope__fail(KSCOPE_EINVAL,
-                            "sample '%s': PC sampling and the sampled mode cannot be combined",
-                            sample);
-    kscope__devscope_opts dso;
-    int dscope = o->device_scopes && strcmp(o->device_scopes, "off") != 0;
-    if (dscope && (rc = kscope__devscope_parse(o->device_scopes, &dso)) != 0)
-        return rc;
-    if (dscope && sample) /* every launch's records must meet their kernel */
-        return kscope__fail(KSCOPE_EINVAL,
-                            "sample '%s': device scopes and the sampled mode cannot be combined",
-                            sample);
-    const char *name = o->name ? o->name : "kscope";
-    if ((rc = check_writable(name)) != 0)
-        return rc;
-    size_t budget = 0;
-    if (trace && (rc = kscope__trace_budget(o->trace_buffer, &budget)) != 0)
+    kscope__session_config c;
+    int rc = kscope__config_parse(o, &c);
+    if (rc != 0)
         return rc;
     int slot = -1;
     for (int i = 0; i < KSCOPE_MAX_SESSIONS && slot < 0; i++)
@@ -277,33 +180,34 @@ static int start_locked(const kscope_session_opts *o)
     __atomic_fetch_add(&s->gen, 1, __ATOMIC_RELEASE); /* threads read it as they record */
     s->slot = slot;
     s->id = next_id++;
-    snprintf(s->name, sizeof s->name, "%s", name);
-    s->trace = trace;
-    s->python_ctx = python;
-    s->periodic = periodic;
-    s->compress = trace && o->compress;
-    s->part_format = part;
-    s->pcs = pcs;
+    snprintf(s->name, sizeof s->name, "%s", c.name);
+    s->trace = c.trace;
+    s->python_ctx = c.python;
+    s->periodic = c.periodic;
+    s->compress = c.compress;
+    s->part_format = c.part;
+    s->pcs = c.pcs;
     s->pcs_ended = 0;
     s->phase = 0;
     s->phase_owed = 0;
     s->niv = s->nmtypes = s->ngev = 0;
     s->dropped = s->dropped_samples = 0;
-    s->dscope = dscope;
-    s->dso = dscope ? dso : (kscope__devscope_opts){0};
+    s->dscope = c.dscope;
+    s->dso = c.dso; /* zero when off */
     s->dscope_ended = 0;
     s->dscope_lost = 0;
     s->start_ns = kscope_now_ns();
     pthread_mutex_unlock(&s->lock);
-    if ((rc = interval_open(s, s->start_ns)) != 0 || (rc = kscope__spill_start(s, budget)) != 0)
+    if ((rc = interval_open(s, s->start_ns)) != 0 ||
+        (rc = kscope__spill_start(s, c.trace_budget)) != 0)
         return rc;
-    if (trace) /* its storage is ready (spill.c's writer thread reads it then) */
+    if (c.trace) /* its storage is ready (spill.c's writer thread reads it then) */
         atomic_fetch_or(&kscope__trace_mask, 1u << slot);
     else
         atomic_fetch_and(&kscope__trace_mask, ~(1u << slot));
     s->in_use = 1;
     kscope__gpu_attach(s, o->backend);
-    if ((rc = kscope__sampling_attach(s, sample)) != 0) {
+    if ((rc = kscope__sampling_attach(s, c.sample)) != 0) {
         kscope__gpu_detach(s);
         s->in_use = 0;
         return rc;
