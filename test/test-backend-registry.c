@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "attrib/attrib.h"
 #include "kscope-internal.h"
 #include "support/testutil.h"
 

@@ -18,6 +18,7 @@
  */
 #include "module.h"
 
+#include "attrib/attrib.h"
 #include "kscope-internal.h"
 
 /* ------------------------------------------------------------- the checks */

@@ -5,6 +5,8 @@
 #ifndef KSCOPE_CORE_H
 #define KSCOPE_CORE_H
 
+#include "attrib/attrib.h"
+#include "core/state.h"
 #include "kscope-internal.h"
 #include "format/events.h"
 

@@ -18,6 +18,7 @@
  * DIR/pcsampling.hatchet  PC samples on a kernel's source lines
  * DIR/periodic.part_N.hatchet  periodic flushing; the last part is empty
  */
+#include "attrib/attrib.h"
 #include "kscope-internal.h"
 
 #include <stdio.h>

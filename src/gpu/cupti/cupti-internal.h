@@ -11,6 +11,7 @@
 #ifndef KSCOPE_CUPTI_INTERNAL_H
 #define KSCOPE_CUPTI_INTERNAL_H
 
+#include "attrib/attrib.h"
 #include "kscope-internal.h"
 
 #include <cupti.h>
