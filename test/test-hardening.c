@@ -13,6 +13,7 @@
 #include "kscope.h"
 #include "support/readutil.h"
 #include "support/testutil.h"
+#include "support/session-util.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -25,15 +26,6 @@
 #include <unistd.h>
 
 /* Every test ends with no session left. */
-static int teardown(void **state)
-{
-    (void)state;
-    while (kscope_depth() > 0)
-        kscope_exit(NULL);
-    kscope_finalize(KSCOPE_ALL, NULL);
-    return 0;
-}
-
 static int start_tree(const char *name)
 {
     kscope_session_opts o = {.name = name, .data = "tree", .backend = "none"};
@@ -420,15 +412,15 @@ static void test_finalize_races_annotating_threads(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_failed_write_keeps_the_previous_profile, teardown),
-        cmocka_unit_test_teardown(test_write_through_a_link_keeps_the_link, teardown),
-        cmocka_unit_test_teardown(test_many_distinct_children_merge_on_reentry, teardown),
-        cmocka_unit_test_teardown(test_profile_tree_index, teardown),
-        cmocka_unit_test_teardown(test_integer_overflow_never_wraps, teardown),
-        cmocka_unit_test_teardown(test_control_characters_in_names_round_trip, teardown),
-        cmocka_unit_test_teardown(test_device_info_same_in_any_chunks, teardown),
-        cmocka_unit_test_teardown(test_finalize_races_annotating_threads, teardown),
-        cmocka_unit_test_teardown(test_many_inclusive_metrics, teardown),
+        cmocka_unit_test_teardown(test_failed_write_keeps_the_previous_profile, tu_teardown),
+        cmocka_unit_test_teardown(test_write_through_a_link_keeps_the_link, tu_teardown),
+        cmocka_unit_test_teardown(test_many_distinct_children_merge_on_reentry, tu_teardown),
+        cmocka_unit_test_teardown(test_profile_tree_index, tu_teardown),
+        cmocka_unit_test_teardown(test_integer_overflow_never_wraps, tu_teardown),
+        cmocka_unit_test_teardown(test_control_characters_in_names_round_trip, tu_teardown),
+        cmocka_unit_test_teardown(test_device_info_same_in_any_chunks, tu_teardown),
+        cmocka_unit_test_teardown(test_finalize_races_annotating_threads, tu_teardown),
+        cmocka_unit_test_teardown(test_many_inclusive_metrics, tu_teardown),
     };
     return cmocka_run_group_tests_name("hardening", tests, NULL, NULL);
 }

@@ -12,21 +12,13 @@
 
 #include "kscope.h"
 #include "support/testutil.h"
+#include "support/session-util.h"
 
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
-
-static int teardown(void **state)
-{
-    (void)state;
-    while (kscope_depth() > 0)
-        kscope_exit(NULL);
-    kscope_finalize(KSCOPE_ALL, NULL);
-    return 0;
-}
 
 static int start(const char *name, const char *mode)
 {
@@ -289,14 +281,14 @@ static void test_start_after_finalize(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_phases_keep_their_data, teardown),
-        cmocka_unit_test_teardown(test_finalize_writes_a_part_per_phase, teardown),
-        cmocka_unit_test_teardown(test_periodic_flushing_format, teardown),
-        cmocka_unit_test_teardown(test_trace_phases, teardown),
-        cmocka_unit_test_teardown(test_phases_exact_1_thread, teardown),
-        cmocka_unit_test_teardown(test_phases_exact_2_threads, teardown),
-        cmocka_unit_test_teardown(test_phases_exact_4_threads, teardown),
-        cmocka_unit_test_teardown(test_start_after_finalize, teardown),
+        cmocka_unit_test_teardown(test_phases_keep_their_data, tu_teardown),
+        cmocka_unit_test_teardown(test_finalize_writes_a_part_per_phase, tu_teardown),
+        cmocka_unit_test_teardown(test_periodic_flushing_format, tu_teardown),
+        cmocka_unit_test_teardown(test_trace_phases, tu_teardown),
+        cmocka_unit_test_teardown(test_phases_exact_1_thread, tu_teardown),
+        cmocka_unit_test_teardown(test_phases_exact_2_threads, tu_teardown),
+        cmocka_unit_test_teardown(test_phases_exact_4_threads, tu_teardown),
+        cmocka_unit_test_teardown(test_start_after_finalize, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

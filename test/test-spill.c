@@ -17,6 +17,7 @@
 #include "kscope.h"
 #include "read/read.h"
 #include "support/testutil.h"
+#include "support/session-util.h"
 
 #include <dirent.h>
 #include <signal.h>
@@ -26,15 +27,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
-
-static int teardown(void **state)
-{
-    (void)state;
-    while (kscope_depth() > 0)
-        kscope_exit(NULL);
-    kscope_finalize(KSCOPE_ALL, NULL);
-    return 0;
-}
 
 static int start_trace(const char *name, const char *budget, int compress)
 {
@@ -435,14 +427,14 @@ static void test_compressed_trace(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_spilled_trace_is_whole, teardown),
-        cmocka_unit_test_teardown(test_data_reads_spilled_events, teardown),
-        cmocka_unit_test_teardown(test_phases_of_a_spilled_trace, teardown),
-        cmocka_unit_test_teardown(test_fork_child_spills_apart, teardown),
-        cmocka_unit_test_teardown(test_fork_child_starts_writer_when_it_records, teardown),
-        cmocka_unit_test_teardown(test_events_past_the_budget_drop_counted, teardown),
-        cmocka_unit_test_teardown(test_trace_buffer_sizes, teardown),
-        cmocka_unit_test_teardown(test_compressed_trace, teardown),
+        cmocka_unit_test_teardown(test_spilled_trace_is_whole, tu_teardown),
+        cmocka_unit_test_teardown(test_data_reads_spilled_events, tu_teardown),
+        cmocka_unit_test_teardown(test_phases_of_a_spilled_trace, tu_teardown),
+        cmocka_unit_test_teardown(test_fork_child_spills_apart, tu_teardown),
+        cmocka_unit_test_teardown(test_fork_child_starts_writer_when_it_records, tu_teardown),
+        cmocka_unit_test_teardown(test_events_past_the_budget_drop_counted, tu_teardown),
+        cmocka_unit_test_teardown(test_trace_buffer_sizes, tu_teardown),
+        cmocka_unit_test_teardown(test_compressed_trace, tu_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
