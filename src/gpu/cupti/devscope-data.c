@@ -212,7 +212,8 @@ int64_t kscope__dsgrids_end_pass(kscope__dsgrids *g, int final)
     }
     if (keep)
         memcpy(keep, g->slot, kept * sizeof *keep);
-    memset(g->slot, 0, g->cap * sizeof *g->slot);
+    if (g->slot) /* none yet: a pass before any record was read */
+        memset(g->slot, 0, g->cap * sizeof *g->slot);
     for (size_t i = 0; i < kept; i++)
         grid_put(g->slot, g->cap, &keep[i]);
     g->used = kept;
