@@ -10,15 +10,21 @@ import pytest
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
-def test_build_without_setuptools(tmp_path):
+def source_copy(tmp_path, parts=("src", "include", "cmake")):
+    """python/ copied into tmp_path, the named folders of the repository
+    linked beside it; the copy's python/ folder."""
     if not os.path.exists(os.path.join(REPO, "src", "core")):
         pytest.skip("needs the repository's C sources")
     pkg = tmp_path / "python"
     shutil.copytree(os.path.join(REPO, "python"), pkg,
                     ignore=shutil.ignore_patterns("build", "*.so", "__pycache__", "*.egg-info"))
-    os.symlink(os.path.join(REPO, "src"), tmp_path / "src")
-    os.symlink(os.path.join(REPO, "include"), tmp_path / "include")
-    os.symlink(os.path.join(REPO, "cmake"), tmp_path / "cmake")
+    for part in parts:
+        os.symlink(os.path.join(REPO, part), tmp_path / part)
+    return pkg
+
+
+def test_build_without_setuptools(tmp_path):
+    pkg = source_copy(tmp_path)
     r = subprocess.run([sys.executable, "kscope_setup.py"], cwd=pkg, capture_output=True,
                        text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -33,13 +39,7 @@ def test_build_without_setuptools(tmp_path):
 def test_build_refuses_a_tree_without_its_vendor_files(tmp_path):
     """A copy of the sources without cmake/ (where the GPU vendors are
     described) is refused in one line, not built without a GPU backend."""
-    if not os.path.exists(os.path.join(REPO, "src", "core")):
-        pytest.skip("needs the repository's C sources")
-    pkg = tmp_path / "python"
-    shutil.copytree(os.path.join(REPO, "python"), pkg,
-                    ignore=shutil.ignore_patterns("build", "*.so", "__pycache__", "*.egg-info"))
-    os.symlink(os.path.join(REPO, "src"), tmp_path / "src")
-    os.symlink(os.path.join(REPO, "include"), tmp_path / "include")
+    pkg = source_copy(tmp_path, ("src", "include"))
     r = subprocess.run([sys.executable, "kscope_setup.py"], cwd=pkg, capture_output=True,
                        text=True, timeout=600)
     assert r.returncode != 0
