@@ -275,6 +275,31 @@ static void test_slots_freed(void **state)
     yajl_tree_free(doc);
 }
 
+/* Drops of many laps (a share's claims far past its limit while the
+ * reader cannot pass: kernels of microseconds) are each told from a
+ * record still being written, so the read position moves past them and
+ * the next launches are kept. 1k records: 8 per SM. */
+static void test_slots_freed_after_laps_dropped(void **state)
+{
+    (void)state;
+    int s = start(NULL, "buffer=1k");
+    const char *names[] = {"r"};
+    CUmodule m;
+    CUfunction f = kernel_in(&m, "laps_kernel", names, 1);
+    sms = 132;
+    run(f, m, "r", 132 * 40, by_warp); /* 40 claims per SM: 32 dropped, 4 laps */
+    kscope__ds_flush(0);
+    for (int i = 0; i < 3; i++) {
+        run(f, m, "r", 132 * 6, by_warp);
+        kscope__ds_flush(0);
+    }
+    yajl_val doc, root = tu_session_tree(s, &doc);
+    yajl_val r = tu_child(tu_child(root, "laps_kernel"), "r");
+    assert_int_equal(tu_metric_int(r, "device_count"), 132 * 8 + 3 * 132 * 6);
+    assert_int_equal(kscope_device_scopes_lost(s), 132 * 32);
+    yajl_tree_free(doc);
+}
+
 /* A reader that backed off while no kernel wrote (it naps up to 32 ms) is
  * woken by the next launch, before that kernel's records can fill the
  * buffer: kernels of microseconds fill 1M records in a few ms. */
@@ -756,6 +781,7 @@ int main(void)
         cmocka_unit_test_teardown(test_keep_first, teardown),
         cmocka_unit_test_teardown(test_slots_freed, teardown),
         cmocka_unit_test_teardown(test_launch_wakes_reader, teardown),
+        cmocka_unit_test_teardown(test_slots_freed_after_laps_dropped, teardown),
         cmocka_unit_test_teardown(test_nesting, teardown),
         cmocka_unit_test_teardown(test_keep_newest, teardown),
         cmocka_unit_test_teardown(test_high_smid, teardown),
