@@ -72,6 +72,14 @@ printf 'claim\t11\t/x\nbogus line\n' >m3
 kscope m3 10 >out.txt
 grep -q "pid 11 ended before it wrote its profile (was it killed?)" out.txt &&
     ! grep -q "no process recorded anything" out.txt || fail "claimed, not written: $(cat out.txt)"
+# killed before it said what it wrote: its profile is found in any format
+# of the table, a gzip trace (--compress) included
+gzip -c "$KSCOPE_SOURCE_DIR/test/data/kscope/trace_host.json" >g.chrome_trace.gz
+printf 'claim\t11\t%s/g\n' "$PWD" >m6
+kscope m6 10 >out.txt
+grep -q "pid 11 ended before it said what it wrote (was it killed?); its profile is on disk:" out.txt &&
+    grep -q "g.chrome_trace.gz" out.txt && ! grep -q "ended before it wrote its profile" out.txt ||
+    fail "a gzip trace of a killed process: $(cat out.txt)"
 echo 'not json' >bad.hatchet
 printf 'profile\t11\t1000\t0\t%s/bad.hatchet\n' "$PWD" >m4
 kscope m4 10 >out.txt

@@ -449,16 +449,18 @@ static int written_in_run(const char *path, uint64_t since)
 }
 
 /* The profile a process wrote under its claimed base before it could say
- * so: "<base><ext>" or its last periodic part, for either kind of data.
- * 1 with the path in p, 0 when there is none. */
+ * so: "<base><ext>" or its last periodic part, in any format of the table
+ * (a gzip trace, a MessagePack tree, as well as the defaults). 1 with the
+ * path in p, 0 when there is none. */
 static int find_on_disk(const char *base, uint64_t since, profile_line *p)
 {
-    static const kscope__format_kind kinds[] = {KSCOPE__KIND_TREE, KSCOPE__KIND_TRACE};
     char *path = p->path;
     size_t size = sizeof p->path;
-    for (size_t k = 0; k < 2; k++) {
+    for (int id = 0; id < KSCOPE__FORMAT_COUNT; id++) {
+        const kscope__format *f = kscope__format_get((kscope__format_id)id);
         char ext[32];
-        kscope__format_ext(kscope__format_default(kinds[k]), ext, sizeof ext);
+        if (!f || !kscope__format_ext(f, ext, sizeof ext))
+            continue;
         int n = snprintf(path, size, "%s%s", base, ext);
         if (n > 0 && (size_t)n < size && written_in_run(path, since))
             return p->unreported = 1;
