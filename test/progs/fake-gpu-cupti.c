@@ -53,6 +53,8 @@ static uint8_t cb_on[CUPTI_CB_DOMAIN_SIZE][MAX_ID];
 static uint8_t kind_on[CUPTI_ACTIVITY_KIND_COUNT];
 static CUpti_BuffersCallbackRequestFunc want_buffer;
 static CUpti_BuffersCallbackCompleteFunc done_buffer;
+/* Read by any thread that copies (the driver stand-in stamps its copies),
+ * set by the thread starting capture: atomic, as CUPTI's own. */
 static CUpti_TimestampCallbackFunc clock_fn;
 static buffer cur;              /* being filled */
 static buffer queue[MAX_QUEUE]; /* full, waiting for CUPTI's thread */
@@ -236,7 +238,7 @@ static uint64_t monotonic_ns(void)
 /* The time records carry: the client's clock when it gave one. */
 API uint64_t fake_cupti_now(void)
 {
-    CUpti_TimestampCallbackFunc fn = clock_fn;
+    CUpti_TimestampCallbackFunc fn = __atomic_load_n(&clock_fn, __ATOMIC_ACQUIRE);
     return fn ? fn() : monotonic_ns();
 }
 
@@ -252,7 +254,7 @@ API CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFu
 {
     if (failing("cuptiActivityRegisterTimestampCallback"))
         return CUPTI_ERROR_UNKNOWN;
-    clock_fn = fn;
+    __atomic_store_n(&clock_fn, fn, __ATOMIC_RELEASE);
     return CUPTI_SUCCESS;
 }
 
@@ -501,7 +503,7 @@ API long fake_cupti_count(const char *what)
     else if (strcmp(what, "callbacks") == 0)
         v = counts.callbacks;
     else if (strcmp(what, "timestamp") == 0)
-        v = clock_fn != NULL;
+        v = __atomic_load_n(&clock_fn, __ATOMIC_ACQUIRE) != NULL;
     else if (strcmp(what, "requested") == 0)
         v = counts.requested;
     else if (strcmp(what, "completed") == 0)
