@@ -105,7 +105,8 @@ typedef struct nvtx_attrs {
 } nvtx_attrs;
 
 typedef uint64_t nvtx_range_id;
-typedef kscope__range_domain nvtx_domain; /* our handle: the interned domain name; NULL: the default */
+/* Our handle: the interned domain name; NULL: the default. */
+typedef kscope__range_domain nvtx_domain;
 
 /* Name of an event from its attributes; wide text is narrowed into buf. */
 static const char *attrs_name(const nvtx_attrs *a, char *buf, size_t size)
@@ -130,7 +131,6 @@ static uint32_t attrs_color(const nvtx_attrs *a)
 {
     return a && a->color_type == NVTX_COLOR_ARGB ? (a->color & 0xFFFFFFu) : 0;
 }
-
 
 /* ----------------------------------------------------------- callbacks */
 
