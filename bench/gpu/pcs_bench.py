@@ -8,7 +8,11 @@ mode runs in a process of its own, the modes alternating REPS times:
   none      no profiler
   kscope    kscope.start(mode="pcsampling"), the default interval
   kscope512 kscope.start(mode="pcsampling:interval=512"): twice the rate
+            (any kscopeN: interval N)
   proton    triton.profiler.start(mode="pcsampling"), its default interval
+
+PCS_MODES (env) picks the modes, separated by spaces (default the four
+above).
 
 Each process launches `big` BIG times and `small` SMALL times (after a few
 warm-up launches), timing each loop between two synchronisations, and
@@ -25,7 +29,7 @@ and adds them to num_samples, so a sample taken while its warp was not
 issued counts twice there. Proton's num_stalled_samples leaves the
 not-issued counters out, so it is Proton's `once`.
 
-    python3 bench/gpu/pcs_bench.py [REPS]      (env: BIG, SMALL launches)
+    python3 bench/gpu/pcs_bench.py [REPS]  (env: BIG, SMALL launches; PCS_MODES)
 """
 import json
 import os
@@ -134,7 +138,8 @@ def main():
     n_big, n_small = calibrate()
     print(f"pcs_bench: big n_iter={n_big}, small n_iter={n_small}; {launches_big} and "
           f"{launches_small} launches per process; {reps} alternations", flush=True)
-    runs = {m: [] for m in ("none", "kscope", "kscope512", "proton")}
+    modes = os.environ.get("PCS_MODES", "none kscope kscope512 proton").split()
+    runs = {m: [] for m in (["none"] + [m for m in modes if m != "none"])}
     for r in range(reps):
         for mode in runs:
             cmd = [sys.executable, __file__, "--child", mode, str(n_big), str(n_small),

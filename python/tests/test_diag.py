@@ -207,8 +207,9 @@ def test_cpu_busy_idle_and_exited():
             short.wait()
             in1, t_in1 = {p: cpu_seconds(p) for p in pids}, _kscope.now_ns()
             stats = c.get_stats()
+            # the same reading as stats (leaving the block reads again)
+            per = {p.pid: p for p in c.processes}
             out1, t_out1 = {p: cpu_seconds(p) for p in pids}, _kscope.now_ns()
-        per = {p.pid: p for p in c.processes}
         inner, outer = (t_in1 - t_in0) / 1e9, (t_out1 - t_out0) / 1e9
         eps = 1e-9
         assert inner - eps <= stats.elapsed <= outer + eps
