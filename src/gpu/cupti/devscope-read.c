@@ -257,15 +257,21 @@ static void send_limits(kscope__ds_ctx *c)
                                           "position; later records may be dropped");
 }
 
-/* KSCOPE_DSCOPE_DEBUG=1: a line per context and pass. */
-static void debug_line(const kscope__ds_ctx *c, size_t launches, int final)
+/* KSCOPE_DSCOPE_DEBUG=1: a line per context and pass, and one per pass
+ * with its time. */
+static int debugging(void)
 {
     static int debug = -1;
     if (debug < 0) {
         const char *e = getenv("KSCOPE_DSCOPE_DEBUG");
         debug = e && *e && strcmp(e, "0") != 0;
     }
-    if (!debug)
+    return debug;
+}
+
+static void debug_line(const kscope__ds_ctx *c, size_t launches, int final)
+{
+    if (!debugging())
         return;
     uint64_t read = 0, made = 0;
     for (uint32_t s = 0; s < c->regions; s++)
@@ -315,6 +321,7 @@ static double ns_per_cycle(const kscope__ds_ctx *cs, int n, uint32_t context_id)
  * context had claims not yet read, or launches wait to be handed over. */
 static int pass(int final)
 {
+    uint64_t t_pass = debugging() ? kscope_now_ns() : 0;
     size_t old = work.n; /* expected already */
     take_notes();
     int n, busy = 0;
@@ -324,6 +331,7 @@ static int pass(int final)
     int64_t lost = 0;
     for (int i = 0; i < n; i++)
         lost += read_ctx(&cs[i], final, &busy);
+    uint64_t t_read = debugging() ? kscope_now_ns() : 0;
     int cycles = (kscope__ds_opts()->flags & KSCOPE_DEVICE_CLOCK64) != 0;
     size_t i = 0, handed = 0;
     for (; i < work.n && (final || handed < HANDOVER_RECORDS); i++) {
@@ -343,6 +351,13 @@ static int pass(int final)
     lost += kscope__dsgrids_end_pass(&grids, final);
     if (lost)
         kscope__add_devscope_lost(lost);
+    if (t_read)
+        fprintf(stderr,
+                "kscope: device scopes pass: copied and read in %.3f ms, %zu records of %zu "
+                "launches handed over in %.3f ms, %lld lost, %llu waiting\n",
+                (double)(t_read - t_pass) / 1e6, handed, i,
+                (double)(kscope_now_ns() - t_read) / 1e6, (long long)lost,
+                (unsigned long long)grids.waiting);
     return busy || work.n > 0;
 }
 
