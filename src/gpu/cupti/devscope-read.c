@@ -284,6 +284,8 @@ static void debug_line(const kscope__ds_ctx *c, size_t launches, int final)
             c->uid, launches, (unsigned long long)read, (unsigned long long)made);
 }
 
+static uint64_t copy_ns; /* KSCOPE_DSCOPE_DEBUG: this pass's time copying (read lock) */
+
 /* Copy and read context c (read lock held). Returns the records lost;
  * *busy is set when c had claims not yet read. */
 static int64_t read_ctx(kscope__ds_ctx *c, int final, int *busy)
@@ -291,7 +293,10 @@ static int64_t read_ctx(kscope__ds_ctx *c, int final, int *busy)
     CUcontext popped;
     int pushed = fn->ctx_push(c->ctx) == CUDA_SUCCESS;
     kscope__graphs_hide(1); /* kscope's own copies: not the program's work */
+    uint64_t t0 = debugging() ? kscope_now_ns() : 0;
     int copied = copy_ctx(c);
+    if (t0)
+        copy_ns += kscope_now_ns() - t0;
     int64_t lost = 0;
     if (copied < 0)
         kscope__warn_once("dscope-copy", "device scopes: cannot copy a context's records; the "
@@ -322,6 +327,7 @@ static double ns_per_cycle(const kscope__ds_ctx *cs, int n, uint32_t context_id)
 static int pass(int final)
 {
     uint64_t t_pass = debugging() ? kscope_now_ns() : 0;
+    copy_ns = 0;
     size_t old = work.n; /* expected already */
     take_notes();
     int n, busy = 0;
@@ -353,9 +359,9 @@ static int pass(int final)
         kscope__add_devscope_lost(lost);
     if (t_read)
         fprintf(stderr,
-                "kscope: device scopes pass: copied and read in %.3f ms, %zu records of %zu "
-                "launches handed over in %.3f ms, %lld lost, %llu waiting\n",
-                (double)(t_read - t_pass) / 1e6, handed, i,
+                "kscope: device scopes pass: copied in %.3f ms and read in %.3f ms, %zu "
+                "records of %zu launches handed over in %.3f ms, %lld lost, %llu waiting\n",
+                (double)copy_ns / 1e6, (double)(t_read - t_pass - copy_ns) / 1e6, handed, i,
                 (double)(kscope_now_ns() - t_read) / 1e6, (long long)lost,
                 (unsigned long long)grids.waiting);
     return busy || work.n > 0;
