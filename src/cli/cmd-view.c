@@ -9,8 +9,8 @@
 #include "kscope.h"
 #include "read/read.h"
 
-#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <regex.h>
 #include <stdio.h>
@@ -92,36 +92,6 @@ const char cmd_view_help[] =
     "\n"
     "Exit status: 0 on success, 2 on bad options or an unreadable FILE.\n";
 
-static int usage_error(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "kscope view: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (see `kscope view --help`)\n");
-    return KSCOPE_EXIT_USAGE;
-}
-
-static int parse_long(const char *s, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v))
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* Split "a,b" into o->metrics (pointers into the argument). */
 static int add_metrics(view_opts *o, char *list)
 {
@@ -164,15 +134,16 @@ static int parse_opts(int argc, char **argv, view_opts *o)
         switch (c) {
         case 'm':
             if (add_metrics(o, optarg) < 0)
-                return usage_error("%s: at most 16 metrics", "-m");
+                return kscope_cli_usage("view", "-m: at most 16 metrics");
             break;
         case 'd':
-            if (parse_long(optarg, &o->depth) < 0 || o->depth < 0)
-                return usage_error("-d: '%s' is not a depth (a whole number >= 0)", optarg);
+            if (kscope_cli_whole(optarg, 0, LONG_MAX, &o->depth) < 0)
+                return kscope_cli_usage("view", "-d: '%s' is not a depth (a whole number >= 0)",
+                                        optarg);
             break;
         case 't':
-            if (parse_double(optarg, &o->threshold) < 0)
-                return usage_error("-t: '%s' is not a number", optarg);
+            if (kscope_cli_number(optarg, &o->threshold) < 0 || !isfinite(o->threshold))
+                return kscope_cli_usage("view", "-t: '%s' is not a number", optarg);
             o->has_threshold = 1;
             break;
         case 'i':
@@ -191,9 +162,10 @@ static int parse_opts(int argc, char **argv, view_opts *o)
             else if (strcmp(optarg, "file_function") == 0)
                 o->format = FMT_FILE_FUNCTION;
             else
-                return usage_error("-f: '%s' is not one of full, file_function_line, "
-                                   "function_line, file_function",
-                                   optarg);
+                return kscope_cli_usage("view",
+                                        "-f: '%s' is not one of full, file_function_line, "
+                                        "function_line, file_function",
+                                        optarg);
             break;
         case 'l':
             o->list = 1;
@@ -214,21 +186,19 @@ static int parse_opts(int argc, char **argv, view_opts *o)
             o->lines = 1;
             break;
         case OPT_COLOR:
-            if (strcmp(optarg, "always") == 0)
-                o->color = 1;
-            else if (strcmp(optarg, "never") == 0)
-                o->color = 0;
-            else if (strcmp(optarg, "auto") != 0)
-                return usage_error("--color: '%s' is not auto, always or never", optarg);
+            if (kscope_cli_color(optarg, &o->color) < 0)
+                return kscope_cli_usage("view", "--color: '%s' is not auto, always or never",
+                                        optarg);
             break;
         case ':':
-            return usage_error("%s needs a value", argv[optind - 1]);
+            return kscope_cli_usage("view", "%s needs a value", argv[optind - 1]);
         default:
-            return usage_error("unknown option '%s'", argv[optind - 1]);
+            return kscope_cli_usage("view", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind != argc - 1)
-        return usage_error("%s", optind >= argc ? "no FILE given" : "more than one FILE given");
+        return kscope_cli_usage("view", "%s",
+                                optind >= argc ? "no FILE given" : "more than one FILE given");
     o->file = argv[optind];
     return 0;
 }
