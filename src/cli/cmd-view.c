@@ -105,8 +105,9 @@ static int add_metrics(view_opts *o, char *list)
 
 static int parse_opts(int argc, char **argv, view_opts *o)
 {
-    enum { OPT_SORT = 256, OPT_PRINT_SORTED, OPT_DIFF, OPT_COLOR, OPT_FULL, OPT_LINES };
-    static const struct option longs[] = {
+    enum { OPT_DIFF = 256, OPT_COLOR };
+    /* The switches without a value set their field through getopt_long. */
+    const struct option longs[] = {
         {"metrics", required_argument, NULL, 'm'},
         {"depth", required_argument, NULL, 'd'},
         {"threshold", required_argument, NULL, 't'},
@@ -114,14 +115,14 @@ static int parse_opts(int argc, char **argv, view_opts *o)
         {"exclude", required_argument, NULL, 'e'},
         {"format", required_argument, NULL, 'f'},
         {"list", no_argument, NULL, 'l'},
-        {"sort", no_argument, NULL, OPT_SORT},
-        {"print-sorted", no_argument, NULL, OPT_PRINT_SORTED},
-        {"print_sorted", no_argument, NULL, OPT_PRINT_SORTED},
+        {"sort", no_argument, &o->sort, 1},
+        {"print-sorted", no_argument, &o->print_sorted, 1},
+        {"print_sorted", no_argument, &o->print_sorted, 1},
         {"diff-profile", required_argument, NULL, OPT_DIFF},
         {"color", required_argument, NULL, OPT_COLOR},
         {"colour", required_argument, NULL, OPT_COLOR},
-        {"full-names", no_argument, NULL, OPT_FULL},
-        {"lines", no_argument, NULL, OPT_LINES},
+        {"full-names", no_argument, &o->full_names, 1},
+        {"lines", no_argument, &o->lines, 1},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -170,20 +171,10 @@ static int parse_opts(int argc, char **argv, view_opts *o)
         case 'l':
             o->list = 1;
             break;
-        case OPT_SORT:
-            o->sort = 1;
-            break;
-        case OPT_PRINT_SORTED:
-            o->print_sorted = 1;
+        case 0: /* a switch: getopt_long set its field */
             break;
         case OPT_DIFF:
             o->diff = optarg;
-            break;
-        case OPT_FULL:
-            o->full_names = 1;
-            break;
-        case OPT_LINES:
-            o->lines = 1;
             break;
         case OPT_COLOR:
             if (kscope_cli_color(optarg, &o->color) < 0)
