@@ -225,16 +225,11 @@ static int filter_nodes(const kscope__pflat *f, const view_opts *o, unsigned cha
             regfree(&inc);
         return -1;
     }
+    int rc = -1;
     unsigned char *anc = calloc(f->n, 1), *desc = calloc(f->n, 1);
     if (!anc || !desc) {
-        free(anc);
-        free(desc);
-        if (o->include)
-            regfree(&inc);
-        if (o->exclude)
-            regfree(&exc);
         fprintf(stderr, "kscope view: out of memory\n");
-        return -1;
+        goto out;
     }
     for (size_t i = 0; i < f->n; i++) {
         int32_t p = f->parent[i];
@@ -254,13 +249,15 @@ static int filter_nodes(const kscope__pflat *f, const view_opts *o, unsigned cha
         for (size_t i = 1; i < f->n; i++)
             keep[i] = keep[i] && (anc[i] || desc[i]);
     }
+    rc = 0;
+out:
     free(anc);
     free(desc);
     if (o->include)
         regfree(&inc);
     if (o->exclude)
         regfree(&exc);
-    return 0;
+    return rc;
 }
 
 /* Read, flatten and filter one profile. */
