@@ -192,11 +192,8 @@ static int trace_commit(kscope__out *o, const char *out, int rc)
         kscope__out_abort(o);
         return rc;
     }
-    if (kscope__out_commit(o, err, sizeof err) < 0) {
-        kscope__escape_in_place(err, sizeof err);
-        fprintf(stderr, "kscope merge: %s\n", err);
-        return KSCOPE_EXIT_FAIL;
-    }
+    if (kscope__out_commit(o, err, sizeof err) < 0)
+        return kscope_cli_write_failed("merge", err, sizeof err);
     kscope_cli_wrote("merge", out);
     return KSCOPE_EXIT_OK;
 }
@@ -243,11 +240,8 @@ static int merge_trace_files(char **files, int n, const char *out)
 {
     char err[KSCOPE__READ_ERRLEN];
     kscope__out o;
-    if (kscope__out_open(&o, out, err, sizeof err) < 0) {
-        kscope__escape_in_place(err, sizeof err);
-        fprintf(stderr, "kscope merge: %s\n", err);
-        return KSCOPE_EXIT_FAIL;
-    }
+    if (kscope__out_open(&o, out, err, sizeof err) < 0)
+        return kscope_cli_write_failed("merge", err, sizeof err);
     FILE *f = kscope__out_stream(&o);
     kscope__trace_merger *m = f ? kscope__trace_merger_new(f) : NULL;
     int rc = m ? KSCOPE_EXIT_OK : KSCOPE_EXIT_FAIL;

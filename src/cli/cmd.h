@@ -115,6 +115,11 @@ const char *kscope_cli_command(char *buf, size_t size, const char *sub, const ch
  * (no size for an output that is not a regular file). */
 void kscope_cli_wrote(const char *cmd, const char *path);
 
+/* A writer's line when its output could not be opened or completed
+ * (format/file-out.h's message in err, escaped here in place), on stderr:
+ * "kscope CMD: <err>". Returns KSCOPE_EXIT_FAIL. */
+int kscope_cli_write_failed(const char *cmd, char *err, size_t size);
+
 /* The command closest in spelling to `name`, NULL if none is close. */
 const char *kscope_cmd_suggest(const char *name);
 
