@@ -4,6 +4,7 @@
  * launch), so taking a session's lock here is fine.
  */
 #include "core/core.h"
+#include "util/util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -91,15 +92,10 @@ int kscope__session_metric_type(kscope__session *s, const kscope__metric_def *de
         pthread_mutex_unlock(&s->lock);
         return 0;
     }
-    if (s->nmtypes == s->capmtypes) {
-        size_t cap = s->capmtypes ? s->capmtypes * 2 : 16;
-        void *p = realloc(s->mtypes, cap * sizeof *s->mtypes);
-        if (!p) {
-            pthread_mutex_unlock(&s->lock);
-            return kscope__fail(KSCOPE_ENOMEM, "out of memory recording a metric type");
-        }
-        s->mtypes = p;
-        s->capmtypes = cap;
+    if (s->nmtypes == s->capmtypes &&
+        KSCOPE__ROOM(s->mtypes, s->capmtypes, s->nmtypes + 1, 16) != 0) {
+        pthread_mutex_unlock(&s->lock);
+        return kscope__fail(KSCOPE_ENOMEM, "out of memory recording a metric type");
     }
     s->mtypes[s->nmtypes].base = def->base;
     s->mtypes[s->nmtypes].type = (uint8_t)type;

@@ -132,26 +132,13 @@ static const char torch_loop[] = "import sys, time\n"
 
 /* ----------------------------------------------------------- parsing */
 
-static int usage_error(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "kscope bench: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (see `kscope bench --help`)\n");
-    return KSCOPE_EXIT_USAGE;
-}
-
 static int count_arg(const char *opt, const char *v, long least, long most, long *out)
 {
-    char *end;
-    errno = 0;
-    long n = strtol(v, &end, 10);
-    if (errno || end == v || *end || n < least || n > most) {
-        fprintf(stderr, "kscope bench: %s needs a whole number from %ld to %ld, not '%s'\n", opt,
-                least, most, v);
-        return -1;
-    }
-    *out = n;
-    return 0;
+    if (kscope_cli_whole(v, least, most, out) == 0)
+        return 0;
+    fprintf(stderr, "kscope bench: %s needs a whole number from %ld to %ld, not '%s'\n", opt, least,
+            most, v);
+    return -1;
 }
 
 static int parse_args(int argc, char **argv, bench_opts *o)
@@ -164,9 +151,9 @@ static int parse_args(int argc, char **argv, bench_opts *o)
                     strcmp(a, "--rounds") == 0 || strcmp(a, "--torch-rounds") == 0 ||
                     strcmp(a, "--sample") == 0 || strcmp(a, "--child") == 0;
         if (!takes)
-            return usage_error("unknown option '%s'", a);
+            return kscope_cli_usage("bench", "unknown option '%s'", a);
         if (!v || (strcmp(a, "--child") == 0 && i + 2 >= argc))
-            return usage_error("option %s needs a value", a);
+            return kscope_cli_usage("bench", "option %s needs a value", a);
         i++;
         int rc = 0;
         if (strcmp(a, "-n") == 0 || strcmp(a, "--launches") == 0)
@@ -185,7 +172,7 @@ static int parse_args(int argc, char **argv, bench_opts *o)
             return KSCOPE_EXIT_USAGE;
     }
     if (kscope__sampling_check(o->sample) != 0)
-        return usage_error("%s", kscope_last_error());
+        return kscope_cli_usage("bench", "%s", kscope_last_error());
     return 0;
 }
 
@@ -242,8 +229,8 @@ static int run_child(const bench_opts *o)
     int scoped = strcmp(o->child, "scoped") == 0;
     int interleaved = strcmp(o->child, "interleaved") == 0;
     if (!floor && !inproc && !scoped && !interleaved && strcmp(o->child, "bare") != 0)
-        return usage_error("--child '%s': use bare, floor, inproc, scoped or interleaved",
-                           o->child);
+        return kscope_cli_usage(
+            "bench", "--child '%s': use bare, floor, inproc, scoped or interleaved", o->child);
     const kscope__backend *b = bench_backend();
     if (!b) {
         fprintf(stderr, "kscope bench: this kscope was built without a GPU backend\n");

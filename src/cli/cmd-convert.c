@@ -44,28 +44,20 @@ static int convert_trace(const char *in, const char *out, const kscope__format *
 {
     char err[KSCOPE__READ_ERRLEN];
     kscope__format_id id;
-    if (kscope__sniff_file(in, &id, err, sizeof err) < 0) {
-        fprintf(stderr, "kscope convert: %s\n", err);
-        return KSCOPE_EXIT_USAGE;
-    }
-    if (kscope__format_get(id)->kind != KSCOPE__KIND_TRACE) {
-        fprintf(stderr,
-                "kscope convert: %s: converting to %s (a trace) is not supported; OUT must be %s\n",
-                KSCOPE__PATH(out), to->name, names);
-        return KSCOPE_EXIT_USAGE;
-    }
+    if (kscope__sniff_file(in, &id, err, sizeof err) < 0)
+        return kscope_cli_error("convert", KSCOPE_EXIT_USAGE, "%s", err);
+    if (kscope__format_get(id)->kind != KSCOPE__KIND_TRACE)
+        return kscope_cli_error("convert", KSCOPE_EXIT_USAGE,
+                                "%s: converting to %s (a trace) is not supported; OUT must be %s",
+                                KSCOPE__PATH(out), to->name, names);
     char *buf;
     size_t len;
-    if (kscope__encode_trace(in, to, &buf, &len, err, sizeof err) < 0) {
-        fprintf(stderr, "kscope convert: %s\n", err);
-        return KSCOPE_EXIT_USAGE;
-    }
+    if (kscope__encode_trace(in, to, &buf, &len, err, sizeof err) < 0)
+        return kscope_cli_error("convert", KSCOPE_EXIT_USAGE, "%s", err);
     int rc = kscope__write_file(out, buf, len, err, sizeof err);
     free(buf);
-    if (rc < 0) {
-        fprintf(stderr, "kscope convert: %s\n", err);
-        return KSCOPE_EXIT_FAIL;
-    }
+    if (rc < 0)
+        return kscope_cli_error("convert", KSCOPE_EXIT_FAIL, "%s", err);
     return KSCOPE_EXIT_OK;
 }
 
@@ -83,25 +75,15 @@ int cmd_convert(int argc, char **argv)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":t:", longs, NULL)) != -1) {
-        if (c == 't') {
-            to = kscope__format_by_name(optarg);
-            if (!to) {
-                fprintf(stderr, "kscope convert: --to: '%s' is not %s\n", optarg, all);
-                return KSCOPE_EXIT_USAGE;
-            }
-        } else if (c == ':') {
-            fprintf(stderr, "kscope convert: %s needs a value\n", argv[optind - 1]);
-            return KSCOPE_EXIT_USAGE;
-        } else {
-            fprintf(stderr, "kscope convert: unknown option '%s' (see `kscope convert --help`)\n",
-                    argv[optind - 1]);
-            return KSCOPE_EXIT_USAGE;
-        }
+        if (c != 't')
+            return kscope_cli_bad_option("convert", c, argv);
+        to = kscope__format_by_name(optarg);
+        if (!to)
+            return kscope_cli_error("convert", KSCOPE_EXIT_USAGE, "--to: '%s' is not %s", optarg,
+                                    all);
     }
-    if (argc - optind != 2) {
-        fprintf(stderr, "kscope convert: expected IN and OUT (see `kscope convert --help`)\n");
-        return KSCOPE_EXIT_USAGE;
-    }
+    if (argc - optind != 2)
+        return kscope_cli_usage("convert", "expected IN and OUT");
     const char *in = argv[optind], *out = argv[optind + 1];
     if (!to)
         to = kscope__format_by_path(out);
@@ -117,16 +99,12 @@ int cmd_convert(int argc, char **argv)
     }
     char err[KSCOPE__READ_ERRLEN];
     kscope__ptree *t;
-    if (kscope__read_profile(in, &t, err, sizeof err) < 0) {
-        fprintf(stderr, "kscope convert: %s\n", err);
-        return KSCOPE_EXIT_USAGE;
-    }
+    if (kscope__read_profile(in, &t, err, sizeof err) < 0)
+        return kscope_cli_error("convert", KSCOPE_EXIT_USAGE, "%s", err);
     int rc = kscope__write_profile(out, t, to, err, sizeof err);
     kscope__ptree_free(t);
-    if (rc < 0) {
-        fprintf(stderr, "kscope convert: %s\n", err);
-        return KSCOPE_EXIT_FAIL;
-    }
+    if (rc < 0)
+        return kscope_cli_error("convert", KSCOPE_EXIT_FAIL, "%s", err);
     kscope_cli_wrote("convert", out);
     return KSCOPE_EXIT_OK;
 }

@@ -9,8 +9,8 @@
 #include "kscope.h"
 #include "read/read.h"
 
-#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -122,36 +122,24 @@ int cmd_diff(int argc, char **argv)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":m:n:", longs, NULL)) != -1) {
-        char *end;
         switch (c) {
         case 'm':
             spec = optarg;
             break;
         case 'n':
-            errno = 0;
-            limit = strtol(optarg, &end, 10);
-            if (errno || end == optarg || *end || limit < 0) {
-                fprintf(stderr, "kscope diff: -n: '%s' is not a count (a whole number >= 0)\n",
-                        optarg);
-                return KSCOPE_EXIT_USAGE;
-            }
+            if (kscope_cli_whole(optarg, 0, LONG_MAX, &limit) < 0)
+                return kscope_cli_error("diff", KSCOPE_EXIT_USAGE,
+                                        "-n: '%s' is not a count (a whole number >= 0)", optarg);
             break;
         case 'a':
             all = 1;
             break;
-        case ':':
-            fprintf(stderr, "kscope diff: %s needs a value\n", argv[optind - 1]);
-            return KSCOPE_EXIT_USAGE;
         default:
-            fprintf(stderr, "kscope diff: unknown option '%s' (see `kscope diff --help`)\n",
-                    argv[optind - 1]);
-            return KSCOPE_EXIT_USAGE;
+            return kscope_cli_bad_option("diff", c, argv);
         }
     }
-    if (argc - optind != 2) {
-        fprintf(stderr, "kscope diff: expected two profiles A and B (see `kscope diff --help`)\n");
-        return KSCOPE_EXIT_USAGE;
-    }
+    if (argc - optind != 2)
+        return kscope_cli_usage("diff", "expected two profiles A and B");
     const char *pa = argv[optind], *pb = argv[optind + 1];
     kscope__ptree *ta = NULL, *tb = NULL;
     kscope__pflat fa = {0}, fb = {0};

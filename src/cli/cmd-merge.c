@@ -10,7 +10,6 @@
 #include "kscope.h"
 #include "read/read.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -193,11 +192,8 @@ static int trace_commit(kscope__out *o, const char *out, int rc)
         kscope__out_abort(o);
         return rc;
     }
-    if (kscope__out_commit(o, err, sizeof err) < 0) {
-        kscope__escape_in_place(err, sizeof err);
-        fprintf(stderr, "kscope merge: %s\n", err);
-        return KSCOPE_EXIT_FAIL;
-    }
+    if (kscope__out_commit(o, err, sizeof err) < 0)
+        return kscope_cli_write_failed("merge", err, sizeof err);
     kscope_cli_wrote("merge", out);
     return KSCOPE_EXIT_OK;
 }
@@ -244,11 +240,8 @@ static int merge_trace_files(char **files, int n, const char *out)
 {
     char err[KSCOPE__READ_ERRLEN];
     kscope__out o;
-    if (kscope__out_open(&o, out, err, sizeof err) < 0) {
-        kscope__escape_in_place(err, sizeof err);
-        fprintf(stderr, "kscope merge: %s\n", err);
-        return KSCOPE_EXIT_FAIL;
-    }
+    if (kscope__out_open(&o, out, err, sizeof err) < 0)
+        return kscope_cli_write_failed("merge", err, sizeof err);
     FILE *f = kscope__out_stream(&o);
     kscope__trace_merger *m = f ? kscope__trace_merger_new(f) : NULL;
     int rc = m ? KSCOPE_EXIT_OK : KSCOPE_EXIT_FAIL;
@@ -291,36 +284,23 @@ int cmd_merge(int argc, char **argv)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:j:", longs, NULL)) != -1) {
-        char *end;
         switch (c) {
         case 'o':
             out = optarg;
             break;
         case 'j':
-            errno = 0;
-            jobs = strtol(optarg, &end, 10);
-            if (errno || end == optarg || *end || jobs < 1 || jobs > 8) {
-                fprintf(stderr, "kscope merge: -j: '%s' is not a number from 1 to 8\n", optarg);
-                return KSCOPE_EXIT_USAGE;
-            }
+            if (kscope_cli_whole(optarg, 1, 8, &jobs) < 0)
+                return kscope_cli_error("merge", KSCOPE_EXIT_USAGE,
+                                        "-j: '%s' is not a number from 1 to 8", optarg);
             break;
-        case ':':
-            fprintf(stderr, "kscope merge: %s needs a value\n", argv[optind - 1]);
-            return KSCOPE_EXIT_USAGE;
         default:
-            fprintf(stderr, "kscope merge: unknown option '%s' (see `kscope merge --help`)\n",
-                    argv[optind - 1]);
-            return KSCOPE_EXIT_USAGE;
+            return kscope_cli_bad_option("merge", c, argv);
         }
     }
-    if (!out) {
-        fprintf(stderr, "kscope merge: no output given: -o OUT is required\n");
-        return KSCOPE_EXIT_USAGE;
-    }
-    if (optind >= argc) {
-        fprintf(stderr, "kscope merge: no input files (see `kscope merge --help`)\n");
-        return KSCOPE_EXIT_USAGE;
-    }
+    if (!out)
+        return kscope_cli_error("merge", KSCOPE_EXIT_USAGE, "no output given: -o OUT is required");
+    if (optind >= argc)
+        return kscope_cli_usage("merge", "no input files");
     const kscope__format *fmt = kscope__format_by_path(out);
     if (!fmt) {
         char exts[256];

@@ -84,14 +84,6 @@ static int usage_error(const char *fmt, const char *arg)
     return -1;
 }
 
-static int parse_double(const char *text, double *out)
-{
-    char *end;
-    errno = 0;
-    *out = strtod(text, &end);
-    return *text && !*end && errno == 0 ? 0 : -1;
-}
-
 /* Append a comma-separated list of pids. */
 static int add_pids(monitor_opts *o, const char *text)
 {
@@ -145,15 +137,14 @@ static int parse_option(monitor_opts *o, int argc, char **argv, int i)
         return usage_error("%s needs a value", opt);
     const char *v = argv[i + 1];
     if (!strcmp(opt, "--interval")) {
-        if (parse_double(v, &o->interval_ms) != 0 || !(o->interval_ms >= 1.0))
+        if (kscope_cli_number(v, &o->interval_ms) != 0 || !(o->interval_ms >= 1.0))
             return usage_error("--interval '%s' refused: at least 1 ms", v);
     } else if (!strcmp(opt, "--duration")) {
-        if (parse_double(v, &o->duration_s) != 0 || !(o->duration_s > 0))
+        if (kscope_cli_number(v, &o->duration_s) != 0 || !(o->duration_s > 0))
             return usage_error("bad --duration '%s' (seconds, above 0)", v);
     } else if (!strcmp(opt, "--port")) {
-        char *end;
-        long p = strtol(v, &end, 10);
-        if (!*v || *end || p < 1 || p > 65535)
+        long p;
+        if (kscope_cli_whole(v, 1, 65535, &p) < 0)
             return usage_error("bad --port '%s' (expected 1..65535)", v);
         o->port = (int)p;
     } else if (!strcmp(opt, "--pid")) {

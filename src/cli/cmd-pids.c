@@ -22,16 +22,6 @@ const char cmd_pids_help[] =
     "exit status: 0 when some process was found, 1 when none listens on the\n"
     "port (or its owner cannot be seen), 2 for a usage error.\n";
 
-/* Parse a port number; -1 when the text is not one. */
-static int parse_port(const char *text)
-{
-    char *end;
-    long v = strtol(text, &end, 10);
-    if (!*text || *end || v < 1 || v > 65535)
-        return -1;
-    return (int)v;
-}
-
 int cmd_pids(int argc, char **argv)
 {
     const char *port_text = NULL;
@@ -50,11 +40,12 @@ int cmd_pids(int argc, char **argv)
         fprintf(stderr, "kscope pids: --port N is required\n");
         return KSCOPE_EXIT_USAGE;
     }
-    int port = parse_port(port_text);
-    if (port < 0) {
+    long value;
+    if (kscope_cli_whole(port_text, 1, 65535, &value) < 0) {
         fprintf(stderr, "kscope pids: bad port '%s' (expected 1..65535)\n", port_text);
         return KSCOPE_EXIT_USAGE;
     }
+    int port = (int)value;
     int *pids = NULL;
     int n = 0;
     for (size_t cap = 256;; cap = (size_t)n) { /* again when there were more than cap */

@@ -176,11 +176,8 @@ static int report_html(const char *out, int nfiles, char **files, const kscope__
     }
     char err[KSCOPE__READ_ERRLEN], warn[KSCOPE__READ_ERRLEN];
     kscope__out o;
-    if (kscope__out_open(&o, out, err, sizeof err) < 0) {
-        kscope__escape_in_place(err, sizeof err);
-        fprintf(stderr, "kscope report: %s\n", err);
-        return KSCOPE_EXIT_FAIL;
-    }
+    if (kscope__out_open(&o, out, err, sizeof err) < 0)
+        return kscope_cli_write_failed("report", err, sizeof err);
     FILE *f = kscope__out_stream(&o);
     int rc = f ? kscope__report_page(f, files[0], nfiles > 1 ? files[1] : NULL, lim, err,
                                      sizeof err, warn, sizeof warn)
@@ -190,11 +187,8 @@ static int report_html(const char *out, int nfiles, char **files, const kscope__
         fprintf(stderr, "kscope report: %s\n", rc == KSCOPE_ENOMEM ? "out of memory" : err);
         return rc == KSCOPE_ENOMEM ? KSCOPE_EXIT_FAIL : KSCOPE_EXIT_USAGE;
     }
-    if (kscope__out_commit(&o, err, sizeof err) < 0) {
-        kscope__escape_in_place(err, sizeof err);
-        fprintf(stderr, "kscope report: %s\n", err);
-        return KSCOPE_EXIT_FAIL;
-    }
+    if (kscope__out_commit(&o, err, sizeof err) < 0)
+        return kscope_cli_write_failed("report", err, sizeof err);
     if (warn[0])
         fprintf(stderr, "kscope report: warning: %s\n", warn);
     kscope_cli_wrote("report", out);

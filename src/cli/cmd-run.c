@@ -122,14 +122,6 @@ typedef struct run_opts {
 
 /* ---------------------------------------------------------------- parsing */
 
-static int usage_error(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "kscope run: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (see `kscope run --help`)\n");
-    return KSCOPE_EXIT_USAGE;
-}
-
 /* Match "-s", "--long" or "--long=value"; sets *value (from the next
  * argument when not inline). Returns 1 on a match, -1 when the value is
  * missing, 0 otherwise. */
@@ -160,10 +152,8 @@ static int one_of(const char *v, const char *const *allowed)
 
 static int check_seconds(const char *opt, const char *v)
 {
-    char *end;
-    errno = 0;
-    double d = strtod(v, &end);
-    if (errno || *end || end == v || d < 0) {
+    double d;
+    if (kscope_cli_number(v, &d) < 0 || d < 0) {
         fprintf(stderr, "kscope run: %s needs a number of seconds >= 0, not '%s'\n", opt, v);
         return -1;
     }
@@ -174,53 +164,51 @@ static int check_values(const run_opts *o)
 {
     static const char *const contexts[] = {"shadow", "python", NULL};
     static const char *const datas[] = {"tree", "trace", NULL};
-    char list[512], msg[600];
+    char list[512];
     if (o->backend && !kscope_cli_is_backend(o->backend)) {
         kscope_cli_backend_list(list, sizeof list);
-        snprintf(msg, sizeof msg, "unknown backend '%%s': use %s", list);
-        return usage_error(msg, o->backend);
+        return kscope_cli_usage("run", "unknown backend '%s': use %s", o->backend, list);
     }
     if (o->context && !one_of(o->context, contexts))
-        return usage_error("unknown context '%s': use shadow or python", o->context);
+        return kscope_cli_usage("run", "unknown context '%s': use shadow or python", o->context);
     if (o->data && !one_of(o->data, datas))
-        return usage_error("unknown data kind '%s': use tree or trace", o->data);
+        return kscope_cli_usage("run", "unknown data kind '%s': use tree or trace", o->data);
     int periodic;
     uint32_t interval;
     if (o->mode && kscope__mode_parse(o->mode, &periodic, &interval) != 0)
-        return usage_error("%s", kscope_last_error());
+        return kscope_cli_usage("run", "%s", kscope_last_error());
     if (o->mode && interval && o->data && strcmp(o->data, "trace") == 0)
-        return usage_error("%s", "PC sampling records into a tree: leave out -d trace");
+        return kscope_cli_usage("run", "%s", "PC sampling records into a tree: leave out -d trace");
     if (o->compress && !(o->data && strcmp(o->data, "trace") == 0))
-        return usage_error("%s", "--compress writes a trace compressed: add -d trace");
+        return kscope_cli_usage("run", "%s", "--compress writes a trace compressed: add -d trace");
     size_t budget;
     if (o->data && strcmp(o->data, "trace") == 0 && kscope__trace_budget(NULL, &budget) != 0)
-        return usage_error("%s", kscope_last_error());
+        return kscope_cli_usage("run", "%s", kscope_last_error());
     if (o->capture && !kscope_cli_is_capture_range(o->capture)) {
         kscope_cli_capture_list(list, sizeof list);
-        snprintf(msg, sizeof msg, "unknown capture range '%%s': use %s", list);
-        return usage_error(msg, o->capture);
+        return kscope_cli_usage("run", "unknown capture range '%s': use %s", o->capture, list);
     }
     if (!*o->name || strchr(o->name, '/'))
-        return usage_error("bad name '%s': a file name without '/' (use -o for a directory)",
-                           o->name);
+        return kscope_cli_usage(
+            "run", "bad name '%s': a file name without '/' (use -o for a directory)", o->name);
     if ((o->delay && check_seconds("--delay", o->delay)) ||
         (o->duration && check_seconds("--duration", o->duration)))
         return KSCOPE_EXIT_USAGE;
     if (kscope__sampling_check(o->sample) != 0)
-        return usage_error("%s", kscope_last_error());
+        return kscope_cli_usage("run", "%s", kscope_last_error());
     const char *spec = o->sample ? o->sample : getenv("KSCOPE_SAMPLE");
     if (!o->sample && kscope__sampling_check(spec) != 0)
-        return usage_error("KSCOPE_SAMPLE: %s", kscope_last_error());
+        return kscope_cli_usage("run", "KSCOPE_SAMPLE: %s", kscope_last_error());
     int sampled = spec && *spec && strcmp(spec, "off") != 0 && strcmp(spec, "none") != 0;
     if (o->mode && interval && sampled)
-        return usage_error("sample '%s': PC sampling and the sampled mode cannot be combined",
-                           spec);
+        return kscope_cli_usage(
+            "run", "sample '%s': PC sampling and the sampled mode cannot be combined", spec);
     kscope__devscope_opts d;
     if (o->dscopes && kscope__devscope_parse(o->dscopes, &d) != 0)
-        return usage_error("%s", kscope_last_error());
+        return kscope_cli_usage("run", "%s", kscope_last_error());
     if (o->dscopes && sampled)
-        return usage_error("sample '%s': device scopes and the sampled mode cannot be combined",
-                           spec);
+        return kscope_cli_usage(
+            "run", "sample '%s': device scopes and the sampled mode cannot be combined", spec);
     return 0;
 }
 
@@ -234,7 +222,7 @@ static int pc_sampling_mode(run_opts *o)
     if (!o->pcs)
         return 0;
     if (o->mode)
-        return usage_error("--pc-sampling and --mode %s cannot be combined", o->mode);
+        return kscope_cli_usage("run", "--pc-sampling and --mode %s cannot be combined", o->mode);
     if (o->pcs != pcs_default)
         snprintf(o->pcs_mode, sizeof o->pcs_mode, "pcsampling:interval=%.40s", o->pcs);
     else
@@ -296,19 +284,17 @@ static int parse_args(int argc, char **argv, run_opts *o)
         OPT(NULL, "--sample", sample)
 #undef OPT
         if (!m && (m = match_opt(argc, argv, &i, NULL, "--top", &top)) == 1) {
-            char *end;
-            errno = 0;
-            o->top = strtol(top, &end, 10);
-            if (errno || *end || end == top || o->top < 0)
-                return usage_error("--top needs a count >= 0, not '%s'", top);
+            if (kscope_cli_whole(top, 0, LONG_MAX, &o->top) < 0)
+                return kscope_cli_usage("run", "--top needs a count >= 0, not '%s'", top);
         }
         if (m == -1)
-            return usage_error("option %s needs a value", a);
+            return kscope_cli_usage("run", "option %s needs a value", a);
         if (m == 0)
-            return usage_error("unknown option '%s'", a);
+            return kscope_cli_usage("run", "unknown option '%s'", a);
     }
     if (i >= argc)
-        return usage_error("%s", "no command given: kscope run [options] -- COMMAND [ARGS]");
+        return kscope_cli_usage("run", "%s",
+                                "no command given: kscope run [options] -- COMMAND [ARGS]");
     o->argv = argv + i;
     int rc = pc_sampling_mode(o);
     return rc ? rc : check_values(o);

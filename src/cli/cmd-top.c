@@ -7,7 +7,6 @@
 #include "kscope.h"
 #include "read/read.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,26 +54,16 @@ int cmd_top(int argc, char **argv)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":n:", longs, NULL)) != -1) {
-        char *end;
         switch (c) {
         case 'n':
-            errno = 0;
-            limit = strtol(optarg, &end, 10);
-            if (errno || end == optarg || *end || limit < 0 || limit > 1000000000) {
-                fprintf(stderr, "kscope top: -n: '%s' is not a count (a whole number >= 0)\n",
-                        optarg);
-                return KSCOPE_EXIT_USAGE;
-            }
+            if (kscope_cli_whole(optarg, 0, 1000000000, &limit) < 0)
+                return kscope_cli_error("top", KSCOPE_EXIT_USAGE,
+                                        "-n: '%s' is not a count (a whole number >= 0)", optarg);
             break;
         case 'c':
-            if (strcmp(optarg, "always") == 0)
-                color = 1;
-            else if (strcmp(optarg, "never") == 0)
-                color = 0;
-            else if (strcmp(optarg, "auto") != 0) {
-                fprintf(stderr, "kscope top: --color: '%s' is not auto, always or never\n", optarg);
-                return KSCOPE_EXIT_USAGE;
-            }
+            if (kscope_cli_color(optarg, &color) < 0)
+                return kscope_cli_error("top", KSCOPE_EXIT_USAGE,
+                                        "--color: '%s' is not auto, always or never", optarg);
             break;
         case 'F':
             full = KSCOPE__TOP_FULL_NAMES;
@@ -82,26 +71,17 @@ int cmd_top(int argc, char **argv)
         case 'L':
             lines = 1;
             break;
-        case ':':
-            fprintf(stderr, "kscope top: %s needs a value\n", argv[optind - 1]);
-            return KSCOPE_EXIT_USAGE;
         default:
-            fprintf(stderr, "kscope top: unknown option '%s' (see `kscope top --help`)\n",
-                    argv[optind - 1]);
-            return KSCOPE_EXIT_USAGE;
+            return kscope_cli_bad_option("top", c, argv);
         }
     }
-    if (optind != argc - 1) {
-        fprintf(stderr, "kscope top: %s (see `kscope top --help`)\n",
-                optind >= argc ? "no FILE given" : "more than one FILE given");
-        return KSCOPE_EXIT_USAGE;
-    }
+    if (optind != argc - 1)
+        return kscope_cli_usage("top", "%s",
+                                optind >= argc ? "no FILE given" : "more than one FILE given");
     char err[KSCOPE__READ_ERRLEN];
     kscope__ptree *t;
-    if (kscope__read_profile(argv[optind], &t, err, sizeof err) < 0) {
-        fprintf(stderr, "kscope top: %s\n", err);
-        return KSCOPE_EXIT_USAGE;
-    }
+    if (kscope__read_profile(argv[optind], &t, err, sizeof err) < 0)
+        return kscope_cli_error("top", KSCOPE_EXIT_USAGE, "%s", err);
     int flags = (color ? KSCOPE__TOP_COLOR : 0) | full;
     int rc = lines ? kscope__lines_print(stdout, t, (int)limit, flags)
                    : kscope__top_print(stdout, t, (int)limit, flags);
@@ -113,10 +93,8 @@ int cmd_top(int argc, char **argv)
                 kscope__escape(argv[optind], name, sizeof name));
         return KSCOPE_EXIT_USAGE;
     }
-    if (rc < 0) {
-        fprintf(stderr, "kscope top: %s\n", kscope_strerror(rc));
-        return KSCOPE_EXIT_FAIL;
-    }
+    if (rc < 0)
+        return kscope_cli_error("top", KSCOPE_EXIT_FAIL, "%s", kscope_strerror(rc));
     if (rc == 0) { /* host scopes only: the tree is where its time is */
         char cmd[8192];
         const char *file = argv[optind];

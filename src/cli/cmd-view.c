@@ -9,8 +9,8 @@
 #include "kscope.h"
 #include "read/read.h"
 
-#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <regex.h>
 #include <stdio.h>
@@ -92,36 +92,6 @@ const char cmd_view_help[] =
     "\n"
     "Exit status: 0 on success, 2 on bad options or an unreadable FILE.\n";
 
-static int usage_error(const char *fmt, const char *arg)
-{
-    fprintf(stderr, "kscope view: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (see `kscope view --help`)\n");
-    return KSCOPE_EXIT_USAGE;
-}
-
-static int parse_long(const char *s, long *out)
-{
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v))
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* Split "a,b" into o->metrics (pointers into the argument). */
 static int add_metrics(view_opts *o, char *list)
 {
@@ -135,8 +105,9 @@ static int add_metrics(view_opts *o, char *list)
 
 static int parse_opts(int argc, char **argv, view_opts *o)
 {
-    enum { OPT_SORT = 256, OPT_PRINT_SORTED, OPT_DIFF, OPT_COLOR, OPT_FULL, OPT_LINES };
-    static const struct option longs[] = {
+    enum { OPT_DIFF = 256, OPT_COLOR };
+    /* The switches without a value set their field through getopt_long. */
+    const struct option longs[] = {
         {"metrics", required_argument, NULL, 'm'},
         {"depth", required_argument, NULL, 'd'},
         {"threshold", required_argument, NULL, 't'},
@@ -144,14 +115,14 @@ static int parse_opts(int argc, char **argv, view_opts *o)
         {"exclude", required_argument, NULL, 'e'},
         {"format", required_argument, NULL, 'f'},
         {"list", no_argument, NULL, 'l'},
-        {"sort", no_argument, NULL, OPT_SORT},
-        {"print-sorted", no_argument, NULL, OPT_PRINT_SORTED},
-        {"print_sorted", no_argument, NULL, OPT_PRINT_SORTED},
+        {"sort", no_argument, &o->sort, 1},
+        {"print-sorted", no_argument, &o->print_sorted, 1},
+        {"print_sorted", no_argument, &o->print_sorted, 1},
         {"diff-profile", required_argument, NULL, OPT_DIFF},
         {"color", required_argument, NULL, OPT_COLOR},
         {"colour", required_argument, NULL, OPT_COLOR},
-        {"full-names", no_argument, NULL, OPT_FULL},
-        {"lines", no_argument, NULL, OPT_LINES},
+        {"full-names", no_argument, &o->full_names, 1},
+        {"lines", no_argument, &o->lines, 1},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof *o);
@@ -164,15 +135,16 @@ static int parse_opts(int argc, char **argv, view_opts *o)
         switch (c) {
         case 'm':
             if (add_metrics(o, optarg) < 0)
-                return usage_error("%s: at most 16 metrics", "-m");
+                return kscope_cli_usage("view", "-m: at most 16 metrics");
             break;
         case 'd':
-            if (parse_long(optarg, &o->depth) < 0 || o->depth < 0)
-                return usage_error("-d: '%s' is not a depth (a whole number >= 0)", optarg);
+            if (kscope_cli_whole(optarg, 0, LONG_MAX, &o->depth) < 0)
+                return kscope_cli_usage("view", "-d: '%s' is not a depth (a whole number >= 0)",
+                                        optarg);
             break;
         case 't':
-            if (parse_double(optarg, &o->threshold) < 0)
-                return usage_error("-t: '%s' is not a number", optarg);
+            if (kscope_cli_number(optarg, &o->threshold) < 0 || !isfinite(o->threshold))
+                return kscope_cli_usage("view", "-t: '%s' is not a number", optarg);
             o->has_threshold = 1;
             break;
         case 'i':
@@ -191,44 +163,33 @@ static int parse_opts(int argc, char **argv, view_opts *o)
             else if (strcmp(optarg, "file_function") == 0)
                 o->format = FMT_FILE_FUNCTION;
             else
-                return usage_error("-f: '%s' is not one of full, file_function_line, "
-                                   "function_line, file_function",
-                                   optarg);
+                return kscope_cli_usage("view",
+                                        "-f: '%s' is not one of full, file_function_line, "
+                                        "function_line, file_function",
+                                        optarg);
             break;
         case 'l':
             o->list = 1;
             break;
-        case OPT_SORT:
-            o->sort = 1;
-            break;
-        case OPT_PRINT_SORTED:
-            o->print_sorted = 1;
+        case 0: /* a switch: getopt_long set its field */
             break;
         case OPT_DIFF:
             o->diff = optarg;
             break;
-        case OPT_FULL:
-            o->full_names = 1;
-            break;
-        case OPT_LINES:
-            o->lines = 1;
-            break;
         case OPT_COLOR:
-            if (strcmp(optarg, "always") == 0)
-                o->color = 1;
-            else if (strcmp(optarg, "never") == 0)
-                o->color = 0;
-            else if (strcmp(optarg, "auto") != 0)
-                return usage_error("--color: '%s' is not auto, always or never", optarg);
+            if (kscope_cli_color(optarg, &o->color) < 0)
+                return kscope_cli_usage("view", "--color: '%s' is not auto, always or never",
+                                        optarg);
             break;
         case ':':
-            return usage_error("%s needs a value", argv[optind - 1]);
+            return kscope_cli_usage("view", "%s needs a value", argv[optind - 1]);
         default:
-            return usage_error("unknown option '%s'", argv[optind - 1]);
+            return kscope_cli_usage("view", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind != argc - 1)
-        return usage_error("%s", optind >= argc ? "no FILE given" : "more than one FILE given");
+        return kscope_cli_usage("view", "%s",
+                                optind >= argc ? "no FILE given" : "more than one FILE given");
     o->file = argv[optind];
     return 0;
 }
@@ -264,16 +225,11 @@ static int filter_nodes(const kscope__pflat *f, const view_opts *o, unsigned cha
             regfree(&inc);
         return -1;
     }
+    int rc = -1;
     unsigned char *anc = calloc(f->n, 1), *desc = calloc(f->n, 1);
     if (!anc || !desc) {
-        free(anc);
-        free(desc);
-        if (o->include)
-            regfree(&inc);
-        if (o->exclude)
-            regfree(&exc);
         fprintf(stderr, "kscope view: out of memory\n");
-        return -1;
+        goto out;
     }
     for (size_t i = 0; i < f->n; i++) {
         int32_t p = f->parent[i];
@@ -293,13 +249,15 @@ static int filter_nodes(const kscope__pflat *f, const view_opts *o, unsigned cha
         for (size_t i = 1; i < f->n; i++)
             keep[i] = keep[i] && (anc[i] || desc[i]);
     }
+    rc = 0;
+out:
     free(anc);
     free(desc);
     if (o->include)
         regfree(&inc);
     if (o->exclude)
         regfree(&exc);
-    return 0;
+    return rc;
 }
 
 /* Read, flatten and filter one profile. */

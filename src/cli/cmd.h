@@ -35,6 +35,34 @@ void kscope_cmd_print_help(const kscope_cmd *cmd);
 /* If argv holds -h or --help, print the command's help and return 1. */
 int kscope_cmd_wants_help(const kscope_cmd *cmd, int argc, char **argv);
 
+/* ---- args.c: what the commands' argument parsing shares */
+
+/* One line "kscope CMD: <message>" on stderr; returns `status` (the exit
+ * status the command ends with). */
+int kscope_cli_error(const char *cmd, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* A usage error: "kscope CMD: <message> (see `kscope CMD --help`)" on
+ * stderr; returns KSCOPE_EXIT_USAGE. */
+int kscope_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* getopt_long returned c, ':' (an option's value is missing) or '?' (an
+ * unknown option): its line, naming the option; returns KSCOPE_EXIT_USAGE.
+ * The command's optstring starts with ':' and opterr is 0. */
+int kscope_cli_bad_option(const char *cmd, int c, char **argv);
+
+/* `s` as a whole number from least to most (decimal, nothing after it)
+ * into *out; -1, *out untouched, when it is not one. */
+int kscope_cli_whole(const char *s, long least, long most, long *out);
+
+/* `s` as a number (strtod's forms, nothing after it) into *out; -1, *out
+ * untouched, when it is not one. */
+int kscope_cli_number(const char *s, double *out);
+
+/* --color's word: "always" sets *color to 1, "never" to 0, "auto" leaves
+ * it; -1 for any other word. */
+int kscope_cli_color(const char *word, int *color);
+
 /* The GPU backends of the registry (backends.c): "a, b or none" style
  * lists of the -b names and the --capture-range values, and checks. */
 void kscope_cli_backend_list(char *buf, size_t size);
@@ -86,6 +114,11 @@ const char *kscope_cli_command(char *buf, size_t size, const char *sub, const ch
 /* A writer's line on success, on stderr: "kscope CMD: wrote PATH (SIZE)"
  * (no size for an output that is not a regular file). */
 void kscope_cli_wrote(const char *cmd, const char *path);
+
+/* A writer's line when its output could not be opened or completed
+ * (format/file-out.h's message in err, escaped here in place), on stderr:
+ * "kscope CMD: <err>". Returns KSCOPE_EXIT_FAIL. */
+int kscope_cli_write_failed(const char *cmd, char *err, size_t size);
 
 /* The command closest in spelling to `name`, NULL if none is close. */
 const char *kscope_cmd_suggest(const char *name);

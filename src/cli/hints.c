@@ -2,7 +2,7 @@
  * hints.c - the words every command shares when it tells the user what to
  * do next: commands as the user would type them (plain `kscope` when that
  * is what PATH runs, shell-quoted arguments, no control characters), and
- * the line a writer prints on success.
+ * the lines a writer prints on success and when its output fails.
  *
  * Style of the messages: a command named inside a sentence is in
  * backquotes (see `kscope view --help`); a command offered to run next
@@ -120,4 +120,11 @@ void kscope_cli_wrote(const char *cmd, const char *path)
     } else {
         fprintf(stderr, "kscope %s: wrote %s\n", cmd, name);
     }
+}
+
+int kscope_cli_write_failed(const char *cmd, char *err, size_t size)
+{
+    kscope__escape_in_place(err, size);
+    fprintf(stderr, "kscope %s: %s\n", cmd, err);
+    return KSCOPE_EXIT_FAIL;
 }

@@ -16,6 +16,7 @@
  */
 #include "core.h"
 #include "format/format.h"
+#include "util/util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,15 +26,10 @@ static int phase_room(kscope__session *s, int p)
 {
     if ((size_t)p < s->capphases)
         return 0;
-    size_t cap = s->capphases ? s->capphases * 2 : 8;
-    while (cap <= (size_t)p)
-        cap *= 2;
-    kscope__phase *ph = realloc(s->phases, cap * sizeof *ph);
-    if (!ph)
+    size_t had = s->capphases;
+    if (KSCOPE__ROOM(s->phases, s->capphases, (size_t)p + 1, 8) != 0)
         return kscope__fail(KSCOPE_ENOMEM, "out of memory keeping phase %d of '%s'", p, s->name);
-    memset(ph + s->capphases, 0, (cap - s->capphases) * sizeof *ph);
-    s->phases = ph;
-    s->capphases = cap;
+    memset(s->phases + had, 0, (s->capphases - had) * sizeof *s->phases);
     return 0;
 }
 

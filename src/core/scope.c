@@ -483,6 +483,16 @@ static int named_start(const char *name, const char *what, kscope__thread **t, u
 
 /* ------------------------------------------------------------------ states */
 
+/* Push the state `id` on the thread's stack of states. */
+static inline int state_push(kscope__thread *t, uint32_t id)
+{
+    if (UNLIKELY(t->nstates >= KSCOPE__STATE_MAX))
+        return kscope__fail(KSCOPE_EDEPTH, "state '%s' nests deeper than %d states",
+                            kscope__name(id), KSCOPE__STATE_MAX);
+    t->states[t->nstates++] = id;
+    return 0;
+}
+
 int kscope_state_enter(const char *name)
 {
     DEFER_IDLE(state_enter, name);
@@ -491,11 +501,7 @@ int kscope_state_enter(const char *name)
     int rc = named_start(name, "state", &t, &id);
     if (rc)
         return rc;
-    if (t->nstates >= KSCOPE__STATE_MAX)
-        return kscope__fail(KSCOPE_EDEPTH, "state '%s' nests deeper than %d states", name,
-                            KSCOPE__STATE_MAX);
-    t->states[t->nstates++] = id;
-    return 0;
+    return state_push(t, id);
 }
 
 int kscope__state_enter_id(uint32_t id)
@@ -505,11 +511,7 @@ int kscope__state_enter_id(uint32_t id)
     kscope__thread *t = kscope__thread_get();
     if (UNLIKELY(!t))
         return KSCOPE_ENOMEM;
-    if (UNLIKELY(t->nstates >= KSCOPE__STATE_MAX))
-        return kscope__fail(KSCOPE_EDEPTH, "state '%s' nests deeper than %d states",
-                            kscope__name(id), KSCOPE__STATE_MAX);
-    t->states[t->nstates++] = id;
-    return 0;
+    return state_push(t, id);
 }
 
 uint32_t kscope__state_top(void)

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "core.h"
 #include "format/format.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -122,15 +123,9 @@ kscope__session *kscope__session_get(int id)
 static int interval_open(kscope__session *s, uint64_t now)
 {
     pthread_mutex_lock(&s->lock);
-    if (s->niv == s->capiv) {
-        size_t cap = s->capiv ? s->capiv * 2 : 8;
-        kscope__interval *iv = realloc(s->iv, cap * sizeof *iv);
-        if (!iv) {
-            pthread_mutex_unlock(&s->lock);
-            return kscope__fail(KSCOPE_ENOMEM, "out of memory activating session");
-        }
-        s->iv = iv;
-        s->capiv = cap;
+    if (s->niv == s->capiv && KSCOPE__ROOM(s->iv, s->capiv, s->niv + 1, 8) != 0) {
+        pthread_mutex_unlock(&s->lock);
+        return kscope__fail(KSCOPE_ENOMEM, "out of memory activating session");
     }
     s->iv[s->niv++] = (kscope__interval){now, UINT64_MAX};
     pthread_mutex_unlock(&s->lock);

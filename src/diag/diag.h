@@ -93,6 +93,13 @@ typedef struct kscope__gpu_vendor {
                       void *arg);
 } kscope__gpu_vendor;
 
+/* A vendor's call_costs, the timing shared: for each of its n queries
+ * that the loaded library has (have[c]), call(dev, c) made reps times,
+ * then emit(names[c], mean microseconds, arg). Returns 0. */
+int kscope__gpu_time_calls(uint32_t dev, int reps, int n, const char *const *names, const int *have,
+                           void (*call)(uint32_t dev, int c),
+                           void (*emit)(const char *call, double us, void *arg), void *arg);
+
 /* The i-th vendor of the list, NULL past the last. */
 const kscope__gpu_vendor *kscope__gpu_vendor_at(size_t i);
 

@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* ---------------------------------------------------------------- vendors */
 /* The vendors, in the order their GPUs are numbered: one line each. */
@@ -201,6 +202,28 @@ int kscope__gpu_call_costs(uint32_t device, int reps,
     if (reps < 1)
         return kscope__fail(KSCOPE_EINVAL, "kscope__gpu_call_costs: reps %d < 1", reps);
     return v->call_costs(i, reps, emit, arg);
+}
+
+static double clock_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+int kscope__gpu_time_calls(uint32_t dev, int reps, int n, const char *const *names, const int *have,
+                           void (*call)(uint32_t dev, int c),
+                           void (*emit)(const char *call, double us, void *arg), void *arg)
+{
+    for (int c = 0; c < n; c++) {
+        if (!have[c])
+            continue;
+        double t0 = clock_us();
+        for (int i = 0; i < reps; i++)
+            call(dev, c);
+        emit(names[c], (clock_us() - t0) / reps, arg);
+    }
+    return 0;
 }
 
 int kscope__gpu_has_process_query(void)

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ------------------------------------------------------ NVML's ABI (subset) */
 
@@ -244,76 +243,79 @@ static int read_uint(nvml_ret r, uint32_t *has, uint32_t bit)
     return r == NVML_ERROR_GPU_IS_LOST;
 }
 
-static double clock_us(void)
+/* The queries nvml_stats makes, as nvml_call_costs times them. */
+enum {
+    Q_UTIL,
+    Q_MEM2,
+    Q_MEM1,
+    Q_CLOCK,
+    Q_MAXCLOCK,
+    Q_POWER,
+    Q_TEMP,
+    Q_THROTTLE,
+    Q_PROCS,
+    Q_NCALLS
+};
+
+/* Query c of the list above, once, on device dev (its answer dropped). */
+static void nvml_call(uint32_t dev, int c)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+    nvml_device h = nv.handles[dev];
+    nvml_utilization u;
+    nvml_memory_v2 m2 = {.version = NVML_MEMORY_V2_VERSION};
+    nvml_memory_v1 m1;
+    unsigned v;
+    unsigned long long reasons;
+    switch (c) {
+    case Q_UTIL:
+        nv.get_utilization(h, &u);
+        break;
+    case Q_MEM2:
+        nv.get_memory_v2(h, &m2);
+        break;
+    case Q_MEM1:
+        nv.get_memory(h, &m1);
+        break;
+    case Q_CLOCK:
+        nv.get_clock(h, NVML_CLOCK_SM, &v);
+        break;
+    case Q_MAXCLOCK:
+        nv.get_max_clock(h, NVML_CLOCK_SM, &v);
+        break;
+    case Q_POWER:
+        nv.get_power(h, &v);
+        break;
+    case Q_TEMP:
+        nv.get_temperature(h, NVML_TEMPERATURE_GPU, &v);
+        break;
+    case Q_THROTTLE:
+        nv.get_throttle(h, &reasons);
+        break;
+    case Q_PROCS: {
+        nvml_process_info info[256];
+        unsigned int count = sizeof info / sizeof info[0];
+        nv.get_processes(h, &count, info);
+        break;
+    }
+    }
 }
 
 static int nvml_call_costs(uint32_t device, int reps,
                            void (*emit)(const char *call, double us, void *arg), void *arg)
 {
-    nvml_device h = nv.handles[device];
-    enum { UTIL, MEM2, MEM1, CLOCK, MAXCLOCK, POWER, TEMP, THROTTLE, PROCS, NCALLS };
-    static const char *names[NCALLS] = {"nvmlDeviceGetUtilizationRates",
-                                        "nvmlDeviceGetMemoryInfo_v2",
-                                        "nvmlDeviceGetMemoryInfo",
-                                        "nvmlDeviceGetClockInfo",
-                                        "nvmlDeviceGetMaxClockInfo (once, at start)",
-                                        "nvmlDeviceGetPowerUsage",
-                                        "nvmlDeviceGetTemperature",
-                                        "nvmlDeviceGetCurrentClocksEventReasons",
-                                        "nvmlDeviceGetComputeRunningProcesses_v3"};
-    int have[NCALLS] = {!!nv.get_utilization, !!nv.get_memory_v2, !!nv.get_memory,
-                        !!nv.get_clock,       !!nv.get_max_clock, !!nv.get_power,
-                        !!nv.get_temperature, !!nv.get_throttle,  !!nv.get_processes};
-    for (int c = 0; c < NCALLS; c++) {
-        if (!have[c])
-            continue;
-        double t0 = clock_us();
-        for (int i = 0; i < reps; i++) {
-            nvml_utilization u;
-            nvml_memory_v2 m2 = {.version = NVML_MEMORY_V2_VERSION};
-            nvml_memory_v1 m1;
-            unsigned v;
-            unsigned long long reasons;
-            switch (c) {
-            case UTIL:
-                nv.get_utilization(h, &u);
-                break;
-            case MEM2:
-                nv.get_memory_v2(h, &m2);
-                break;
-            case MEM1:
-                nv.get_memory(h, &m1);
-                break;
-            case CLOCK:
-                nv.get_clock(h, NVML_CLOCK_SM, &v);
-                break;
-            case MAXCLOCK:
-                nv.get_max_clock(h, NVML_CLOCK_SM, &v);
-                break;
-            case POWER:
-                nv.get_power(h, &v);
-                break;
-            case TEMP:
-                nv.get_temperature(h, NVML_TEMPERATURE_GPU, &v);
-                break;
-            case THROTTLE:
-                nv.get_throttle(h, &reasons);
-                break;
-            case PROCS: {
-                nvml_process_info info[256];
-                unsigned int count = sizeof info / sizeof info[0];
-                nv.get_processes(h, &count, info);
-                break;
-            }
-            }
-        }
-        emit(names[c], (clock_us() - t0) / reps, arg);
-    }
-    return 0;
+    static const char *const names[Q_NCALLS] = {"nvmlDeviceGetUtilizationRates",
+                                                "nvmlDeviceGetMemoryInfo_v2",
+                                                "nvmlDeviceGetMemoryInfo",
+                                                "nvmlDeviceGetClockInfo",
+                                                "nvmlDeviceGetMaxClockInfo (once, at start)",
+                                                "nvmlDeviceGetPowerUsage",
+                                                "nvmlDeviceGetTemperature",
+                                                "nvmlDeviceGetCurrentClocksEventReasons",
+                                                "nvmlDeviceGetComputeRunningProcesses_v3"};
+    int have[Q_NCALLS] = {!!nv.get_utilization, !!nv.get_memory_v2, !!nv.get_memory,
+                          !!nv.get_clock,       !!nv.get_max_clock, !!nv.get_power,
+                          !!nv.get_temperature, !!nv.get_throttle,  !!nv.get_processes};
+    return kscope__gpu_time_calls(device, reps, Q_NCALLS, names, have, nvml_call, emit, arg);
 }
 
 static int nvml_stats(uint32_t device, kscope_gpu_stats *out)

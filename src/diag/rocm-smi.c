@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 /* ------------------------------------------------- ROCm SMI's ABI (subset) */
@@ -383,64 +382,56 @@ static int rsmi_pids_memory(uint32_t dev, const int *pids, size_t n, uint64_t *b
     return 0;
 }
 
-static double clock_us(void)
+/* The queries rsmi_stats makes, as rsmi_call_costs times them. */
+enum { Q_BUSY, Q_MEMBUSY, Q_MEMTOTAL, Q_MEMUSED, Q_CLOCK, Q_POWER, Q_POWERAVE, Q_TEMP, Q_NCALLS };
+
+/* Query c of the list above, once, on device dev (its answer dropped). */
+static void rsmi_call(uint32_t dev, int c)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+    uint32_t pct;
+    uint64_t v;
+    int64_t t;
+    unsigned kind;
+    uint32_t mhz, max;
+    switch (c) {
+    case Q_BUSY:
+        am.busy(dev, &pct);
+        break;
+    case Q_MEMBUSY:
+        am.memory_busy(dev, &pct);
+        break;
+    case Q_MEMTOTAL:
+        am.memory_total(dev, AMD_MEM_VRAM, &v);
+        break;
+    case Q_MEMUSED:
+        am.memory_usage(dev, AMD_MEM_VRAM, &v);
+        break;
+    case Q_CLOCK:
+        read_clock(dev, AMD_CLK_SYS, &mhz, &max);
+        break;
+    case Q_POWER:
+        am.power(dev, &v, &kind);
+        break;
+    case Q_POWERAVE:
+        am.power_ave(dev, 0, &v);
+        break;
+    case Q_TEMP:
+        am.temperature(dev, AMD_TEMP_EDGE, AMD_TEMP_CURRENT, &t);
+        break;
+    }
 }
 
 static int rsmi_call_costs(uint32_t dev, int reps,
                            void (*emit)(const char *call, double us, void *arg), void *arg)
 {
-    enum { BUSY, MEMBUSY, MEMTOTAL, MEMUSED, CLOCK, POWER, POWERAVE, TEMP, NCALLS };
-    static const char *names[NCALLS] = {
+    static const char *const names[Q_NCALLS] = {
         "rsmi_dev_busy_percent_get", "rsmi_dev_memory_busy_percent_get",
         "rsmi_dev_memory_total_get", "rsmi_dev_memory_usage_get",
         "rsmi_dev_gpu_clk_freq_get", "rsmi_dev_power_get",
         "rsmi_dev_power_ave_get",    "rsmi_dev_temp_metric_get"};
-    int have[NCALLS] = {!!am.busy,  !!am.memory_busy, !!am.memory_total, !!am.memory_usage,
-                        !!am.clock, !!am.power,       !!am.power_ave,    !!am.temperature};
-    for (int c = 0; c < NCALLS; c++) {
-        if (!have[c])
-            continue;
-        double t0 = clock_us();
-        for (int i = 0; i < reps; i++) {
-            uint32_t pct;
-            uint64_t v;
-            int64_t t;
-            unsigned kind;
-            uint32_t mhz, max;
-            switch (c) {
-            case BUSY:
-                am.busy(dev, &pct);
-                break;
-            case MEMBUSY:
-                am.memory_busy(dev, &pct);
-                break;
-            case MEMTOTAL:
-                am.memory_total(dev, AMD_MEM_VRAM, &v);
-                break;
-            case MEMUSED:
-                am.memory_usage(dev, AMD_MEM_VRAM, &v);
-                break;
-            case CLOCK:
-                read_clock(dev, AMD_CLK_SYS, &mhz, &max);
-                break;
-            case POWER:
-                am.power(dev, &v, &kind);
-                break;
-            case POWERAVE:
-                am.power_ave(dev, 0, &v);
-                break;
-            case TEMP:
-                am.temperature(dev, AMD_TEMP_EDGE, AMD_TEMP_CURRENT, &t);
-                break;
-            }
-        }
-        emit(names[c], (clock_us() - t0) / reps, arg);
-    }
-    return 0;
+    int have[Q_NCALLS] = {!!am.busy,  !!am.memory_busy, !!am.memory_total, !!am.memory_usage,
+                          !!am.clock, !!am.power,       !!am.power_ave,    !!am.temperature};
+    return kscope__gpu_time_calls(dev, reps, Q_NCALLS, names, have, rsmi_call, emit, arg);
 }
 
 const kscope__gpu_vendor kscope__rocm_smi_gpus = {

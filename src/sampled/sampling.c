@@ -29,6 +29,7 @@
  */
 #define _GNU_SOURCE
 #include "core/core.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -219,15 +220,9 @@ static void note_windows(int recording, uint64_t t)
     if (!recording && is_open) {
         S.win[S.nwin - 1].close = t;
     } else if (recording && !is_open) {
-        if (S.nwin == S.capwin) {
-            size_t cap = S.capwin ? S.capwin * 2 : 64;
-            window *w = realloc(S.win, cap * sizeof *w);
-            if (!w) {
-                kscope__warn_once("sample-oom", "out of memory noting a sampling window");
-                return;
-            }
-            S.win = w;
-            S.capwin = cap;
+        if (S.nwin == S.capwin && KSCOPE__ROOM(S.win, S.capwin, S.nwin + 1, 64) != 0) {
+            kscope__warn_once("sample-oom", "out of memory noting a sampling window");
+            return;
         }
         S.win[S.nwin++] = (window){t, UINT64_MAX};
     }

@@ -39,17 +39,25 @@ const char *kscope__gpu_copy_name(uint8_t copy_kind)
     }
 }
 
+/* The fields that every record decoded here has under the same names:
+ * when it ran, where, and what launched it. A macro, as each record type
+ * is its own struct. */
+#define DECODE_COMMON(r, out)                                                                      \
+    do {                                                                                           \
+        (out)->start_ns = (r)->start;                                                              \
+        (out)->end_ns = (r)->end;                                                                  \
+        (out)->device = (r)->deviceId;                                                             \
+        (out)->stream = (r)->streamId;                                                             \
+        (out)->correlation = (r)->correlationId;                                                   \
+        (out)->graph_node = (r)->graphNodeId;                                                      \
+    } while (0)
+
 static void decode_kernel(const CUpti_ActivityKernel10 *k, kscope__gpu_record *out)
 {
     out->kind = KSCOPE__GPU_KERNEL;
     out->name = k->name;
-    out->start_ns = k->start;
-    out->end_ns = k->end;
-    out->device = k->deviceId;
-    out->stream = k->streamId;
+    DECODE_COMMON(k, out);
     out->src_device = out->dst_device = k->deviceId;
-    out->correlation = k->correlationId;
-    out->graph_node = k->graphNodeId;
     out->grid_id = (uint64_t)k->gridId;
     out->context_id = k->contextId;
 }
@@ -58,14 +66,9 @@ static void decode_memcpy(const CUpti_ActivityMemcpy6 *m, kscope__gpu_record *ou
 {
     out->kind = KSCOPE__GPU_MEMCPY;
     out->name = kscope__gpu_copy_name(m->copyKind);
-    out->start_ns = m->start;
-    out->end_ns = m->end;
-    out->device = m->deviceId;
-    out->stream = m->streamId;
+    DECODE_COMMON(m, out);
     out->src_device = out->dst_device = m->deviceId;
     out->bytes = m->bytes;
-    out->correlation = m->correlationId;
-    out->graph_node = m->graphNodeId;
     out->context_id = m->contextId;
 }
 
@@ -73,29 +76,19 @@ static void decode_peer(const CUpti_ActivityMemcpyPtoP4 *m, kscope__gpu_record *
 {
     out->kind = KSCOPE__GPU_MEMCPY;
     out->name = kscope__gpu_copy_name(m->copyKind);
-    out->start_ns = m->start;
-    out->end_ns = m->end;
-    out->device = m->deviceId;
-    out->stream = m->streamId;
+    DECODE_COMMON(m, out);
     out->src_device = m->srcDeviceId;
     out->dst_device = m->dstDeviceId;
     out->bytes = m->bytes;
-    out->correlation = m->correlationId;
-    out->graph_node = m->graphNodeId;
 }
 
 static void decode_memset(const CUpti_ActivityMemset4 *m, kscope__gpu_record *out)
 {
     out->kind = KSCOPE__GPU_MEMSET;
     out->name = "Memset";
-    out->start_ns = m->start;
-    out->end_ns = m->end;
-    out->device = m->deviceId;
-    out->stream = m->streamId;
+    DECODE_COMMON(m, out);
     out->src_device = out->dst_device = m->deviceId;
     out->bytes = m->bytes;
-    out->correlation = m->correlationId;
-    out->graph_node = m->graphNodeId;
 }
 
 int kscope__gpu_decode(const CUpti_Activity *rec, kscope__gpu_record *out)

@@ -164,16 +164,8 @@ void kscope__gvalue_unref(kscope__gvalue *g, kscope__released *rel)
     if (!g || --g->refs > 0)
         return;
     if (g->token && rel) {
-        if (rel->n == rel->cap) {
-            size_t cap = rel->cap ? rel->cap * 2 : 16;
-            int64_t *t = realloc(rel->tokens, cap * sizeof *t);
-            if (t) {
-                rel->tokens = t;
-                rel->cap = cap;
-            }
-        }
         /* Out of memory: the token is never reported; its memory stays. */
-        if (rel->n < rel->cap)
+        if (rel->n < rel->cap || KSCOPE__ROOM(rel->tokens, rel->cap, rel->n + 1, 16) == 0)
             rel->tokens[rel->n++] = g->token;
     }
     free(g);

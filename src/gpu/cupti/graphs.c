@@ -38,6 +38,7 @@
  * nodes up). Neither is held while taking the other.
  */
 #include "gpu/cupti/cupti-internal.h"
+#include "util/util.h"
 
 #include <cuda.h>
 #include <pthread.h>
@@ -225,15 +226,7 @@ static void node_destroyed(const CUpti_GraphData *g)
     uint64_t id = node_id(g->node);
     pthread_mutex_lock(&lock);
     if (id && kscope__u64map_get(&nodes, id)) {
-        if (nretired == capretired) {
-            size_t cap = capretired ? capretired * 2 : 256;
-            uint64_t *p = realloc(retired, cap * sizeof *p);
-            if (p) {
-                retired = p;
-                capretired = cap;
-            }
-        }
-        if (nretired < capretired)
+        if (nretired < capretired || KSCOPE__ROOM(retired, capretired, nretired + 1, 256) == 0)
             retired[nretired++] = id;
         else /* out of memory: forget it now */
             kscope__gnode_free(kscope__u64map_del(&nodes, id));
@@ -472,14 +465,8 @@ static int ring_ready(void)
  * or -1 when it is lost (the caller drops the hold). */
 static int queue(kscope__gvalue *g, uint64_t ctx, uint64_t ns, CUstream stream)
 {
-    if (npend == cappend) {
-        size_t cap = cappend ? cappend * 2 : 64;
-        pending *p = realloc(pend, cap * sizeof *p);
-        if (!p)
-            return -1;
-        pend = p;
-        cappend = cap;
-    }
+    if (npend == cappend && KSCOPE__ROOM(pend, cappend, npend + 1, 64) != 0)
+        return -1;
     size_t at = SIZE_MAX;
     if (g->v.device_ptr) {
         if (!ring_ready() || ring_used + g->v.n > RING_VALUES || !kscope__graph_fns.copy_dtoh) {

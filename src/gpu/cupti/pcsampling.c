@@ -39,6 +39,7 @@
  */
 #define _GNU_SOURCE /* memmem */
 #include "gpu/cupti/pcs.h"
+#include "util/util.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -122,15 +123,7 @@ static void module_loaded(const CUpti_ModuleResourceData *m)
         return; /* no lines for its PCs */
     memcpy(copy, m->pCubin, m->cubinSize);
     pthread_mutex_lock(&mod_lock);
-    if (nmods == capmods) {
-        size_t cap = capmods ? capmods * 2 : 64;
-        module *p = realloc(mods, cap * sizeof *p);
-        if (p) {
-            mods = p;
-            capmods = cap;
-        }
-    }
-    if (nmods < capmods)
+    if (nmods < capmods || KSCOPE__ROOM(mods, capmods, nmods + 1, 64) == 0)
         mods[nmods++] = (module){m->moduleId, copy, m->cubinSize, 0, 0};
     else
         free(copy);

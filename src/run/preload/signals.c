@@ -280,9 +280,10 @@ static int bad_signal(int sig, sighandler_t handler)
     return handler == SIG_ERR || sig < 1 || sig >= NSIG;
 }
 
-/* signal(), BSD semantics: the signal blocked in its handler, calls
- * restarted unless siginterrupt said otherwise. */
-KSCOPE_EXTERN sighandler_t signal(int sig, sighandler_t handler)
+/* Set sig's handler through the exported sigaction, with `flags`, the
+ * signal blocked in its handler when `block_self`: what signal() and
+ * sysv_signal() share. The old handler, or SIG_ERR with errno set. */
+static sighandler_t set_handler(int sig, sighandler_t handler, int flags, int block_self)
 {
     if (bad_signal(sig, handler))
         return errno = EINVAL, SIG_ERR;
@@ -290,11 +291,19 @@ KSCOPE_EXTERN sighandler_t signal(int sig, sighandler_t handler)
     memset(&act, 0, sizeof act);
     act.sa_handler = handler;
     sigemptyset(&act.sa_mask);
-    sigaddset(&act.sa_mask, sig);
-    act.sa_flags = sigismember(&S.intr, sig) ? 0 : SA_RESTART;
+    if (block_self)
+        sigaddset(&act.sa_mask, sig);
+    act.sa_flags = flags;
     if (sigaction(sig, &act, &old) < 0)
         return SIG_ERR;
     return old.sa_handler;
+}
+
+/* signal(), BSD semantics: the signal blocked in its handler, calls
+ * restarted unless siginterrupt said otherwise. */
+KSCOPE_EXTERN sighandler_t signal(int sig, sighandler_t handler)
+{
+    return set_handler(sig, handler, sigismember(&S.intr, sig) ? 0 : SA_RESTART, 1);
 }
 
 KSCOPE_EXTERN sighandler_t bsd_signal(int sig, sighandler_t handler);
@@ -311,19 +320,11 @@ KSCOPE_EXTERN sighandler_t ssignal(int sig, sighandler_t handler)
 /* System V semantics: one shot, not blocked in its handler, interrupting. */
 KSCOPE_EXTERN sighandler_t sysv_signal(int sig, sighandler_t handler)
 {
-    if (bad_signal(sig, handler))
-        return errno = EINVAL, SIG_ERR;
-    struct sigaction act, old;
-    memset(&act, 0, sizeof act);
-    act.sa_handler = handler;
-    sigemptyset(&act.sa_mask);
-    act.sa_flags = (int)(SA_RESETHAND | SA_NODEFER);
+    int flags = (int)(SA_RESETHAND | SA_NODEFER);
 #ifdef SA_INTERRUPT
-    act.sa_flags |= SA_INTERRUPT; /* as glibc, though Linux keeps nothing of it */
+    flags |= SA_INTERRUPT; /* as glibc, though Linux keeps nothing of it */
 #endif
-    if (sigaction(sig, &act, &old) < 0)
-        return SIG_ERR;
-    return old.sa_handler;
+    return set_handler(sig, handler, flags, 0);
 }
 
 KSCOPE_EXTERN sighandler_t __sysv_signal(int sig, sighandler_t handler);
