@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# peer-proton-api.sh - Proton's own test_api.py (test/peer/proton/,
+# peer-proton-api.sh - Proton's own test_api.py (test/third_party/proton/,
 # unchanged but for `import triton.profiler as proton` -> `import kscope as
 # proton`, as test/gpu/peer-proton.sh does) against this checkout's kscope,
 # in the peer virtual environment (tools/peer-venv.sh: triton 3.6 from PyPI)
@@ -47,7 +47,7 @@ PY=$PY install_kscope "$work" peer-proton-api || exit 1
 tests=$work/tests
 mkdir -p "$tests"
 sed 's/^import triton\.profiler as proton$/import kscope as proton/' \
-    "$src/test/peer/proton/test_api.py" >"$tests/test_api.py"
+    "$src/test/third_party/proton/test_api.py" >"$tests/test_api.py"
 grep -q '^import kscope as proton$' "$tests/test_api.py" || {
     echo "FAIL  peer-proton-api: test_api.py has no 'import triton.profiler as proton' line"
     exit 1

@@ -8,7 +8,7 @@
 #   2. with torch and triton: graphs-torch.py (the same inside
 #      torch.cuda.graph, with tensor metrics and Triton launch metadata
 #      holding a tensor; a graph built before profiling), then Proton's own
-#      cudagraph tests (test/peer/proton/test_profile.py with the import
+#      cudagraph tests (test/third_party/proton/test_profile.py with the import
 #      changed): those that need only this work must pass; the two that
 #      also need metadata_state and periodic_flushing:format are reported.
 # Prints PASS/FAIL lines; exits non-zero on a failure. Run by tools/gpu-run.sh.
@@ -55,7 +55,7 @@ fi
 tests=$work/proton
 mkdir -p "$tests"
 sed 's/^import triton\.profiler as proton$/import kscope as proton/' \
-    "$src/test/peer/proton/test_profile.py" >"$tests/test_profile.py"
+    "$src/test/third_party/proton/test_profile.py" >"$tests/test_profile.py"
 cat >"$tests/conftest.py" <<'PYEOF'
 """The fixtures Triton's own conftest gives Proton's tests."""
 import pytest

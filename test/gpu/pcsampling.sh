@@ -86,7 +86,7 @@ else
         mkdir -p "$work/peer"
         for f in test_profile.py test_api.py; do
             sed 's/^import triton\.profiler as proton$/import kscope as proton/' \
-                "$src/test/peer/proton/$f" >"$work/peer/$f"
+                "$src/test/third_party/proton/$f" >"$work/peer/$f"
         done
         printf 'import pytest\n\n\n@pytest.fixture\ndef device():\n    return "cuda"\n' \
             >"$work/peer/conftest.py"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# peer-proton.sh - Proton's own tests (test/peer/proton/, unchanged) against
+# peer-proton.sh - Proton's own tests (test/third_party/proton/, unchanged) against
 # kscope: installs kscope from a copy of the package files (as
 # python-run.sh), copies the tests to a scratch folder with
 # `import triton.profiler as proton` changed to `import kscope as proton`,
@@ -7,7 +7,7 @@
 # each test id in its own process (with a timeout) and prints a PASS/FAIL
 # line per id, the counts per file and the failing ids. Exits 77 with a
 # SKIP line without torch, triton or a GPU; 1 when an id listed in
-# test/peer/proton/baseline.txt no longer passes; else 0. The ids that
+# test/third_party/proton/baseline.txt no longer passes; else 0. The ids that
 # passed are left in $KSCOPE_GPU_WORK/peer-proton/passed.txt (a new
 # baseline). Run by tools/gpu-run.sh.
 #
@@ -47,7 +47,7 @@ fi
 # The tests: a copy with only the import changed.
 tests=$work/tests
 mkdir -p "$tests"
-for f in "$src"/test/peer/proton/test_*.py; do
+for f in "$src"/test/third_party/proton/test_*.py; do
     sed 's/^import triton\.profiler as proton$/import kscope as proton/' "$f" >"$tests/$(basename "$f")"
     if ! grep -q '^import kscope as proton$' "$tests/$(basename "$f")"; then
         echo "FAIL  peer-proton: $(basename "$f") has no 'import triton.profiler as proton' line"
@@ -75,7 +75,7 @@ def fresh_knobs():
         reset_function()
 PYEOF
 
-baseline=$src/test/peer/proton/baseline.txt
+baseline=$src/test/third_party/proton/baseline.txt
 : >"$work/passed.txt"
 : >"$work/failed.txt"
 regressed=0
