@@ -43,6 +43,15 @@ check() {
     if [ "$2" = 0 ]; then pass "$1"; else fail "$1: $3"; fi
 }
 
+# gpu_torch [MODULE...]: true when $PY (default python3) imports torch, sees
+# a CUDA GPU, and imports each MODULE.
+gpu_torch() {
+    local m
+    local imports=torch
+    for m in "$@"; do imports="$imports, $m"; done
+    "${PY:-python3}" -c "import $imports; assert torch.cuda.is_available()" 2>/dev/null
+}
+
 # gpu_nvcc OUT SRC.cu [NVCC ARGS...]: builds a test program for this
 # machine's GPU (or KSCOPE_CUDA_ARCH).
 gpu_nvcc() {

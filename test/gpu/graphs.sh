@@ -33,7 +33,7 @@ fi
 "$PY" "$src/test/gpu/check_graphs.py" "$work/c" || status=1
 
 # ------------------------------------------------------- 2. torch, Proton
-if ! "$PY" -c "import torch, triton, pytest; assert torch.cuda.is_available()" 2>/dev/null; then
+if ! gpu_torch triton pytest; then
     echo "SKIP: graphs with torch: needs torch, triton, pytest and a CUDA GPU"
     exit $status
 fi

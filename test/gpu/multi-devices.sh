@@ -11,6 +11,4 @@
 set -euo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 source "$src/test/gpu/multi-lib.bash"
-multi_need_two_gpus multi-devices || exit 77
-gpu_work multi-devices
 multi_program multi-devices

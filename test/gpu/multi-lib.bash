@@ -44,11 +44,14 @@ multi_need_two_gpus() {
     return 0
 }
 
-# multi_program NAME: builds test/gpu/NAME.cu against libkscope into
-# $work, runs it with $work as its output folder (a FAIL line and exit 1
-# when it fails), then checks the outputs with test/gpu/NAME.py, whose
-# exit status ends the test.
+# multi_program NAME: the whole test NAME of a CUDA program: a SKIP line
+# and exit 77 with fewer than two GPUs; else builds test/gpu/NAME.cu
+# against libkscope into $work ($KSCOPE_GPU_WORK/NAME), runs it with $work
+# as its output folder (a FAIL line and exit 1 when it fails), then checks
+# the outputs with test/gpu/NAME.py, whose exit status ends the test.
 multi_program() {
+    multi_need_two_gpus "$1" || exit 77
+    gpu_work "$1"
     gpu_nvcc_kscope "$work/$1" "$gpu_src/test/gpu/$1.cu" || exit
     if ! "$work/$1" "$work"; then
         echo "FAIL  $1: the program failed (see above)"

@@ -12,6 +12,4 @@
 set -euo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 source "$src/test/gpu/multi-lib.bash"
-multi_need_two_gpus multi-peer || exit 77
-gpu_work multi-peer
 multi_program multi-peer

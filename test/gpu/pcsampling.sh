@@ -26,7 +26,7 @@ gpu_work pcsampling
 
 # The Python package builds while the CUDA part runs.
 have_py=0
-if python3 -c "import torch, triton; assert torch.cuda.is_available()" 2>/dev/null; then
+if gpu_torch triton; then
     have_py=1
     (install_kscope "$work/py" pcsampling && echo "$PYTHONPATH" >"$work/pythonpath") \
         >"$work/install.log" 2>&1 &

@@ -20,13 +20,13 @@ set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 per_id=${KSCOPE_PEER_TIMEOUT:-120}
 PY=${PYTHON:-python3}
+source "$src/test/gpu/gpu-lib.bash"
 
-if ! "$PY" -c "import torch, triton, pytest; assert torch.cuda.is_available()" 2>/dev/null; then
+if ! gpu_torch triton pytest; then
     echo "SKIP  peer-proton: needs torch, triton, pytest and a CUDA GPU"
     exit 77
 fi
 
-source "$src/test/gpu/gpu-lib.bash"
 gpu_work peer-proton
 source "$src/test/python-lib.sh"
 install_kscope "$work" peer-proton || exit 1

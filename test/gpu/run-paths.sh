@@ -94,7 +94,7 @@ else
 fi
 
 # 6. Python: -c python and -k triton (needs torch, Triton and the package)
-if ! python3 -c 'import torch, triton; assert torch.cuda.is_available()' 2>/dev/null; then
+if ! gpu_torch triton; then
     echo "SKIP: run-paths python checks (no torch with CUDA and Triton)"
     exit $status
 fi

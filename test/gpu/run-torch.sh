@@ -13,7 +13,7 @@ bin=${KSCOPE_BINARY_DIR:?}
 source "$src/test/gpu/gpu-lib.bash"
 gpu_work run-torch
 py=$src/test/gpu/run-torch.py
-if ! python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+if ! gpu_torch; then
     echo "FAIL  run-torch: torch with CUDA is not importable"
     exit 1
 fi

@@ -74,7 +74,7 @@ windows=$(metric graphs.hatchet ROOT sample_windows)
 windows=${windows%.0} # counts are written as doubles
 [ "${windows:-0}" -ge 2 ] 2>/dev/null || fail "graphs: only ${windows:-no} windows"
 
-if ! python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+if ! gpu_torch; then
     echo "SKIP: sample-run torch checks (no torch with CUDA)"
     exit $status
 fi

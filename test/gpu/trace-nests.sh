@@ -14,7 +14,7 @@ src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
 source "$src/test/gpu/gpu-lib.bash"
 gpu_work trace-nests
-if ! python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+if ! gpu_torch; then
     echo "SKIP  trace-nests: needs torch with CUDA and a GPU"
     exit 77
 fi

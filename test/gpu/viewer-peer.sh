@@ -16,12 +16,12 @@ set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 ks=${KSCOPE_BINARY_DIR:?}/kscope
 PY=${PYTHON:-python3}
+source "$src/test/gpu/gpu-lib.bash"
 
-if ! "$PY" -c "import torch, triton.profiler; assert torch.cuda.is_available()" 2>/dev/null; then
+if ! gpu_torch triton.profiler; then
     echo "SKIP  viewer-peer: needs torch, triton and a CUDA GPU"
     exit 77
 fi
-source "$src/test/gpu/gpu-lib.bash"
 gpu_work viewer-peer
 source "$src/test/python-lib.sh"
 install_kscope "$work" viewer-peer || exit 1

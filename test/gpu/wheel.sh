@@ -13,6 +13,7 @@
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 PY=${PYTHON:-python3}
+source "$src/test/gpu/gpu-lib.bash"
 wheel=$(ls "$src"/.whl/kscope/kscope-*-cp39-abi3-*.whl 2>/dev/null | head -1)
 if [ -z "$wheel" ]; then
     echo "SKIP  wheel: no kscope cp39-abi3 wheel in .whl/kscope/ (build it with bash tools/wheel.sh)"
@@ -22,11 +23,10 @@ if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 9))'; then
     echo "SKIP  wheel: $("$PY" -V 2>&1) is older than the wheel's CPython 3.9"
     exit 77
 fi
-if ! "$PY" -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+if ! gpu_torch; then
     echo "SKIP  wheel: needs torch and a CUDA GPU"
     exit 77
 fi
-source "$src/test/gpu/gpu-lib.bash"
 gpu_work wheel
 export KSCOPE_WHEEL=$wheel PY
 source "$src/test/python-lib.sh"
