@@ -48,6 +48,22 @@ static inline int start_in(const char *dir, const char *name, const char *data, 
     return s;
 }
 
+/* tree_then_trace(DIR, PREFIX, WORKLOAD): WORKLOAD once in a tree session
+ * written to DIR/PREFIX_tree.hatchet, then once in a trace session written
+ * to DIR/PREFIX_trace.chrome_trace; exits 1 when a kscope call fails. */
+static inline void tree_then_trace(const char *dir, const char *prefix, void (*workload)(void))
+{
+    char name[256];
+    snprintf(name, sizeof name, "%s_tree", prefix);
+    int s = start_in(dir, name, "tree", NULL);
+    workload();
+    KS(kscope_finalize(s, "hatchet"));
+    snprintf(name, sizeof name, "%s_trace", prefix);
+    s = start_in(dir, name, "trace", NULL);
+    workload();
+    KS(kscope_finalize(s, "chrome_trace"));
+}
+
 /* two_gpu_outdir(PROG, ARGC, ARGV): the OUTDIR of `PROG OUTDIR`; exits 2
  * with a usage line on other arguments, 1 when fewer than two GPUs are
  * there. */

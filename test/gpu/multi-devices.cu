@@ -113,12 +113,7 @@ int main(int argc, char **argv)
     }
     write_facts();
 
-    int s = start_in(outdir, "separate_tree", "tree", NULL);
-    workload();
-    KS(kscope_finalize(s, "hatchet"));
-    s = start_in(outdir, "separate_trace", "trace", NULL);
-    workload();
-    KS(kscope_finalize(s, "chrome_trace"));
+    tree_then_trace(outdir, "separate", workload);
 
     int tree = start_in(outdir, "together_tree", "tree", NULL);
     int trace = start_in(outdir, "together_trace", "trace", NULL);

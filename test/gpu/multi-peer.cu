@@ -109,12 +109,7 @@ int main(int argc, char **argv)
     printf("multi-peer: peer access 0->1 %s, 1->0 %s\n", can01 ? "yes" : "no",
            can10 ? "yes" : "no");
 
-    int s = start_in(outdir, "peer_tree", "tree", NULL);
-    workload();
-    KS(kscope_finalize(s, "hatchet"));
-    s = start_in(outdir, "peer_trace", "trace", NULL);
-    workload();
-    KS(kscope_finalize(s, "chrome_trace"));
+    tree_then_trace(outdir, "peer", workload);
 
     CK(cudaStreamDestroy(stream1));
     for (int d = 0; d < 2; d++) {

@@ -34,7 +34,8 @@ if gpu_torch triton; then
 fi
 
 # ------------------------------------------------------------ 1. CUDA C
-if ! gpu_nvcc "$work/pcsampling" "$src/test/gpu/pcsampling.cu" -lineinfo >"$work/nvcc.log" 2>&1; then
+if ! gpu_nvcc "$work/pcsampling" "$src/test/gpu/pcsampling.cu" -lineinfo -I"$src/include" \
+    >"$work/nvcc.log" 2>&1; then
     fail "nvcc: $(tail -5 "$work/nvcc.log")"
 else
     (cd "$work" && KSCOPE_PCS_DEBUG=${KSCOPE_PCS_DEBUG:-1} timeout 120 "$bin/kscope" run \
