@@ -38,7 +38,6 @@ else
 fi
 
 # The pretend GPU: its driver found as libcuda.so.1, a file for its device node.
-FAKE=$KSCOPE_BINARY_DIR/fake-gpu
 if [ ! -f "$FAKE/libcupti.so" ]; then
     skip "the launch loop (the pretend GPU is built with the CUDA headers only)"
     finish

@@ -49,23 +49,25 @@ cpu_mark() {
     echo $((${12} + ${13}))
 }
 
+# no_more_than_used KIND PID: `kscope monitor --pid PID` for 1 s into
+# $WORK/KIND.csv measures no more CPU than the process used meanwhile.
+no_more_than_used() {
+    local before after
+    before=$(cpu_mark "$2")
+    expect_rc 0 "monitor --pid ($1) for 1 s" "$KS" monitor --pid "$2" --interval 50 \
+        --duration 1 -o "$WORK/$1.csv"
+    after=$(cpu_mark "$2")
+    check_py "$1 process: no more CPU measured than it used" "$CSV_CHECK" "$WORK/$1.csv" \
+        "$before $after" 22
+}
+
 # A busy and an idle process: no more CPU measured than each used.
 start_busy
 busy=$!
-before=$(cpu_mark "$busy")
-expect_rc 0 "monitor --pid (busy) for 1 s" "$KS" monitor --pid "$busy" --interval 50 \
-    --duration 1 -o "$WORK/busy.csv"
-after=$(cpu_mark "$busy")
-check_py "busy process: no more CPU measured than it used" "$CSV_CHECK" "$WORK/busy.csv" \
-    "$before $after" 22
+no_more_than_used busy "$busy"
 start_idle
 idle=$!
-before=$(cpu_mark "$idle")
-expect_rc 0 "monitor --pid (idle) for 1 s" "$KS" monitor --pid "$idle" --interval 50 \
-    --duration 1 -o "$WORK/idle.csv"
-after=$(cpu_mark "$idle")
-check_py "idle process: no more CPU measured than it used" "$CSV_CHECK" "$WORK/idle.csv" \
-    "$before $after" 22
+no_more_than_used idle "$idle"
 grep -q "no GPU metrics: cannot load NVML" "$WORK/err" && ok "NVML missing: said so" ||
     fail "NVML missing: no message: $(cat "$WORK/err")"
 [ "$(wc -l <"$WORK/err")" -eq 1 ] && ok "NVML missing: one line" ||

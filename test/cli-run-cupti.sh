@@ -7,14 +7,8 @@
 # with libkscope.a, and a program that SIGTERM ends (raised, or sent while
 # it launches): its kernels are written, it ends by the signal.
 source "${KSCOPE_SOURCE_DIR:?}/test/run-lib.sh" || exit 1
-FAKE=$KSCOPE_BINARY_DIR/fake-gpu
-if [ ! -f "$FAKE/libcupti.so" ]; then
-    echo "SKIP: the pretend GPU is built with the CUDA headers only (this build has none)"
-    exit 77
-fi
-CUDA_INC=$(sed -n 's/^KSCOPE_CUDA_INCLUDE:PATH=//p' "$KSCOPE_BINARY_DIR/CMakeCache.txt")
+use_fake_gpu
 GPU="-I$CUDA_INC -L$FAKE -Wl,-rpath,$FAKE -l:libcuda.so.1 -ldl"
-export KSCOPE_CUPTI_LIBRARY=$FAKE/libcupti.so KSCOPE_GPU_DEVICE_GLOB=$FAKE/libcuda.so.1
 build run-gpu $KLINK $GPU
 mv "$WORK/run-gpu" "$WORK/gpu-shared"
 build run-gpu $KSTATIC $GPU

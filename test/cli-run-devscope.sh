@@ -4,13 +4,7 @@
 # reaches the run's session, the kernel's scopes become its children, the
 # trace gets per-SM tracks; bad options are refused with one line, exit 2.
 source "${KSCOPE_SOURCE_DIR:?}/test/run-lib.sh" || exit 1
-FAKE=$KSCOPE_BINARY_DIR/fake-gpu
-if [ ! -f "$FAKE/libcupti.so" ]; then
-    echo "SKIP: the pretend GPU is built with the CUDA headers only (this build has none)"
-    exit 77
-fi
-CUDA_INC=$(sed -n 's/^KSCOPE_CUDA_INCLUDE:PATH=//p' "$KSCOPE_BINARY_DIR/CMakeCache.txt")
-export KSCOPE_CUPTI_LIBRARY=$FAKE/libcupti.so KSCOPE_GPU_DEVICE_GLOB=$FAKE/libcuda.so.1
+use_fake_gpu
 build run-devscope -I"$CUDA_INC" -L"$FAKE" -Wl,-rpath,"$FAKE" -l:libcuda.so.1
 cd "$WORK"
 

@@ -37,7 +37,6 @@ out=$("$KS" run --sample step:on=1,every=5 -- sh -c 'echo "$KSCOPE_SAMPLE"' 2>/d
 ok "environment"
 
 # --- a CUDA program on the pretend GPU
-FAKE=$KSCOPE_BINARY_DIR/fake-gpu
 if ! "$KS" version | grep -q cupti || [ ! -f "$FAKE/libcupti.so" ]; then
     skip "sampled GPU capture (this build has no CUPTI backend)"
     finish

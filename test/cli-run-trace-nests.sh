@@ -10,17 +10,11 @@
 # them. (Where the CPU has no invariant TSC kscope
 # reads CLOCK_MONOTONIC for both, and the second run shows nothing more.)
 source "${KSCOPE_SOURCE_DIR:?}/test/run-lib.sh" || exit 1
-FAKE=$KSCOPE_BINARY_DIR/fake-gpu
-if [ ! -f "$FAKE/libcupti.so" ]; then
-    echo "SKIP: the pretend GPU is built with the CUDA headers only (this build has none)"
-    exit 77
-fi
-CUDA_INC=$(sed -n 's/^KSCOPE_CUDA_INCLUDE:PATH=//p' "$KSCOPE_BINARY_DIR/CMakeCache.txt")
+use_fake_gpu
 if [ ! -f "$CUDA_INC/nvtx3/nvToolsExt.h" ]; then
     echo "SKIP: nvtx3 headers not found in $CUDA_INC"
     exit 77
 fi
-export KSCOPE_CUPTI_LIBRARY=$FAKE/libcupti.so KSCOPE_GPU_DEVICE_GLOB=$FAKE/libcuda.so.1
 build run-nvtx-gpu -I"$CUDA_INC" -L"$FAKE" -Wl,-rpath,"$FAKE" -l:libcuda.so.1 -ldl -lpthread
 cc -shared -fPIC -O1 -o "$WORK/skew-clock.so" "$PROGS/skew-clock.c" -ldl ||
     { echo "cannot build skew-clock.so" >&2; exit 1; }

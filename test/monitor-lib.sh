@@ -4,11 +4,7 @@
 set -u
 : "${KSCOPE_SOURCE_DIR:?}" "${KSCOPE_BINARY_DIR:?}" "${KSCOPE_CLI:?}"
 
-KS=$KSCOPE_CLI
-# The Python for checks and helpers: CTest's KSCOPE_PYTHON (the venv
-# tools/test.sh makes), else python3; used with the standard library only
-# unless the venv is there.
-PY=${KSCOPE_PYTHON:-python3}
+source "$KSCOPE_SOURCE_DIR/test/check-lib.sh"
 FAKE_NVML=$KSCOPE_BINARY_DIR/test/libkscope_fake_nvml.so
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/kscope-monitor-test.XXXXXX")
 BG_PIDS=""
@@ -17,19 +13,9 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT
-FAILS=0
 # Keep the host's NVML and ROCm SMI out of the way unless a test asks for one.
 export KSCOPE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1
 export KSCOPE_ROCM_SMI_LIBRARY=/nonexistent/librocm_smi64.so
-
-fail() {
-    echo "FAIL: $*" >&2
-    FAILS=$((FAILS + 1))
-}
-
-ok() {
-    echo "ok: $*"
-}
 
 # expect_rc WANT DESCRIPTION CMD...: run CMD, compare its exit status.
 expect_rc() {
@@ -83,24 +69,4 @@ start_busy() {
 start_idle() {
     sleep 120 &
     BG_PIDS="$BG_PIDS $!"
-}
-
-# skip REASON: a part this machine cannot run; the test then ends as
-# skipped (exit 77, CTest's "Skipped") with every reason, unless one failed.
-SKIPS=()
-skip() {
-    echo "skip: $*"
-    SKIPS+=("$*")
-}
-
-finish() {
-    if [ "$FAILS" -ne 0 ]; then
-        echo "$FAILS check(s) failed" >&2
-        exit 1
-    fi
-    if [ ${#SKIPS[@]} -ne 0 ]; then
-        printf 'SKIPPED (the rest passed): %s\n' "${SKIPS[@]}"
-        exit 77
-    fi
-    echo "all checks passed"
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# peer-proton-api.sh - Proton's own test_api.py (test/peer/proton/,
+# peer-proton-api.sh - Proton's own test_api.py (test/third_party/proton/,
 # unchanged but for `import triton.profiler as proton` -> `import kscope as
 # proton`, as test/gpu/peer-proton.sh does) against this checkout's kscope,
 # in the peer virtual environment (tools/peer-venv.sh: triton 3.6 from PyPI)
@@ -45,51 +45,7 @@ source "$src/test/python-lib.sh"
 PY=$PY install_kscope "$work" peer-proton-api || exit 1
 
 tests=$work/tests
-mkdir -p "$tests"
-sed 's/^import triton\.profiler as proton$/import kscope as proton/' \
-    "$src/test/peer/proton/test_api.py" >"$tests/test_api.py"
-grep -q '^import kscope as proton$' "$tests/test_api.py" || {
-    echo "FAIL  peer-proton-api: test_api.py has no 'import triton.profiler as proton' line"
-    exit 1
-}
-cat >"$tests/conftest.py" <<'PYEOF'
-"""Triton's fixtures for Proton's tests, and a placeholder torch for
-triton._internal_testing's import where torch is not installed."""
-import importlib
-import sys
-import types
-
-import pytest
-
-try:
-    import torch  # noqa: F401
-except ImportError:
-    class _NoTorch(types.ModuleType):
-        def __getattr__(self, name):
-            raise RuntimeError(f"torch.{name}: torch is not installed in this host-only run")
-
-    placeholder = _NoTorch("torch")
-    placeholder.Tensor = type("Tensor", (), {})  # used in annotations at import
-    sys.modules["torch"] = placeholder
-    importlib.import_module("triton._internal_testing")
-    del sys.modules["torch"]
-
-
-@pytest.fixture
-def device():
-    return "cuda"
-
-
-@pytest.fixture
-def fresh_knobs():
-    from triton._internal_testing import _fresh_knobs_impl
-
-    fresh_function, reset_function = _fresh_knobs_impl()
-    try:
-        yield fresh_function()
-    finally:
-        reset_function()
-PYEOF
+proton_tests peer-proton-api "$tests" test_api.py || exit 1
 
 (cd "$tests" && "$PY" -m pytest -q -rA -p no:cacheprovider test_api.py) >"$work/pytest.log" 2>&1
 grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' "$work/pytest.log" | tail -1

@@ -1,11 +1,14 @@
-# python-lib.sh - for the GPU tests that use the Python package (sourced by
-# test/gpu/python-run.sh and peer-proton.sh): install kscope from a copy of
-# the repository's package files (setup.py, pyproject.toml, python/, with
+# python-lib.sh - for the tests that use the Python package (sourced by
+# test/gpu/python-run.sh, peer-proton.sh and the other Python GPU tests,
+# and test/peer-proton-api.sh): install kscope from a copy of the
+# repository's package files (setup.py, pyproject.toml, python/, with
 # src/, include/ and cmake/ linked; the
 # GPU machine has no registry, so build isolation is off) into a private
-# folder and put it on PYTHONPATH.
+# folder and put it on PYTHONPATH; copy Proton's own tests to run them
+# against it.
 #
 #   install_kscope WORK LABEL   # 0, or 1 with a "FAIL  LABEL: ..." line
+#   proton_tests LABEL DEST [FILE...]   # likewise
 #
 # With KSCOPE_WHEEL set to a wheel's path, installs that wheel instead (no
 # compiler step) and puts its `kscope` command first on PATH.
@@ -72,4 +75,26 @@ install_kscope_wheel() {
         cat "$work/import.log"
         return 1
     fi
+}
+
+# proton_tests LABEL DEST [FILE...]: Proton's own test FILEs (default: all
+# of test/third_party/proton/test_*.py) copied into DEST with `import
+# triton.profiler as proton` changed to `import kscope as proton` and
+# nothing else, beside the conftest.py that gives them Triton's fixtures
+# (test/support/proton_conftest.py). 1 with a "FAIL  LABEL: ..." line when
+# a file has no such import line.
+proton_tests() {
+    local label=$1 dest=$2 src=${KSCOPE_SOURCE_DIR:?} f
+    shift 2
+    [ $# -eq 0 ] && set -- $(cd "$src/test/third_party/proton" && ls test_*.py)
+    mkdir -p "$dest"
+    for f in "$@"; do
+        sed 's/^import triton\.profiler as proton$/import kscope as proton/' \
+            "$src/test/third_party/proton/$f" >"$dest/$f"
+        if ! grep -q '^import kscope as proton$' "$dest/$f"; then
+            echo "FAIL  $label: $f has no 'import triton.profiler as proton' line"
+            return 1
+        fi
+    done
+    cp "$src/test/support/proton_conftest.py" "$dest/conftest.py"
 }

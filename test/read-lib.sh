@@ -5,25 +5,11 @@
 set -u
 : "${KSCOPE_SOURCE_DIR:?}" "${KSCOPE_CLI:?}"
 
-KS=$KSCOPE_CLI
-# The Python for checks and helpers: CTest's KSCOPE_PYTHON (the venv
-# tools/test.sh makes), else python3; used with the standard library only
-# unless the venv is there.
-PY=${KSCOPE_PYTHON:-python3}
+source "$KSCOPE_SOURCE_DIR/test/check-lib.sh"
 DATA=$KSCOPE_SOURCE_DIR/test/data
 GOLDEN=$KSCOPE_SOURCE_DIR/test/golden/read
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/kscope-read-test.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
-FAILS=0
-
-fail() {
-    echo "FAIL: $*" >&2
-    FAILS=$((FAILS + 1))
-}
-
-ok() {
-    echo "ok: $*"
-}
 
 # golden NAME CMD...: CMD's stdout, exit status and stderr must equal
 # test/golden/read/NAME.txt (paths under the data folder print as "DATA");
@@ -68,24 +54,4 @@ bad() {
     else
         ok "$name: $(cat "$WORK/$name.err")"
     fi
-}
-
-# skip REASON: a part this machine cannot run; the test then ends as
-# skipped (exit 77, CTest's "Skipped") with every reason, unless one failed.
-SKIPS=()
-skip() {
-    echo "skip: $*"
-    SKIPS+=("$*")
-}
-
-finish() {
-    if [ "$FAILS" -ne 0 ]; then
-        echo "$FAILS check(s) failed" >&2
-        exit 1
-    fi
-    if [ ${#SKIPS[@]} -ne 0 ]; then
-        printf 'SKIPPED (the rest passed): %s\n' "${SKIPS[@]}"
-        exit 77
-    fi
-    echo "all passed"
 }

@@ -3,17 +3,12 @@
 set -u
 : "${KSCOPE_SOURCE_DIR:?}" "${KSCOPE_BINARY_DIR:?}" "${KSCOPE_CLI:?}"
 
-KS=$KSCOPE_CLI
-# The Python for checks and helpers: CTest's KSCOPE_PYTHON (the venv
-# tools/test.sh makes), else python3; used with the standard library only
-# unless the venv is there.
-PY=${KSCOPE_PYTHON:-python3}
+source "$KSCOPE_SOURCE_DIR/test/check-lib.sh"
 # The interpreter itself, not a version manager's shell shim in front of it.
 PYTHON=$("$PY" -c 'import sys; print(sys.executable)')
 PROGS=$KSCOPE_SOURCE_DIR/test/progs
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/kscope-run-test.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
-FAILS=0
 
 # A machine with a GPU driver (the GPU machine running ctest too): cases
 # that need the driver to be missing are skipped there, with a message.
@@ -21,15 +16,6 @@ GPU_DRIVER=0
 if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
     GPU_DRIVER=1
 fi
-
-fail() {
-    echo "FAIL: $*" >&2
-    FAILS=$((FAILS + 1))
-}
-
-ok() {
-    echo "ok: $*"
-}
 
 # A sanitizer build of libkscope.so needs the sanitizer runtime first in
 # every process it is preloaded into: `kscope run` is then started through
@@ -66,6 +52,21 @@ if nm "$KSCOPE_BINARY_DIR/libkscope.a" 2>/dev/null | grep -q ' U __asan_init'; t
 elif nm "$KSCOPE_BINARY_DIR/libkscope.a" 2>/dev/null | grep -q ' U __gcov_init'; then
     KSTATIC="--coverage $KSTATIC"
 fi
+
+# use_fake_gpu: the pretend GPU (test/progs/fake-gpu-*.c, built into
+# fake-gpu/ where the build has the CUDA headers) for every kscope run
+# after it: its CUPTI and its driver's device file; CUDA_INC is the
+# headers' folder, FAKE the pretend GPU's. Without it, the test ends
+# skipped (exit 77) with a SKIP line.
+FAKE=$KSCOPE_BINARY_DIR/fake-gpu
+use_fake_gpu() {
+    if [ ! -f "$FAKE/libcupti.so" ]; then
+        echo "SKIP: the pretend GPU is built with the CUDA headers only (this build has none)"
+        exit 77
+    fi
+    CUDA_INC=$(sed -n 's/^KSCOPE_CUDA_INCLUDE:PATH=//p' "$KSCOPE_BINARY_DIR/CMakeCache.txt")
+    export KSCOPE_CUPTI_LIBRARY=$FAKE/libcupti.so KSCOPE_GPU_DEVICE_GLOB=$FAKE/libcuda.so.1
+}
 
 # names FILE: every frame name of a .hatchet file, one per line.
 names() {
@@ -111,24 +112,4 @@ while stack:
         print(p); break
     stack.extend((c, n["frame"]["name"]) for c in n.get("children", []))
 ' "$1" "$2"
-}
-
-# skip REASON: a part this machine cannot run; the test then ends as
-# skipped (exit 77, CTest's "Skipped") with every reason, unless one failed.
-SKIPS=()
-skip() {
-    echo "skip: $*"
-    SKIPS+=("$*")
-}
-
-finish() {
-    if [ "$FAILS" -ne 0 ]; then
-        echo "$FAILS check(s) failed" >&2
-        exit 1
-    fi
-    if [ ${#SKIPS[@]} -ne 0 ]; then
-        printf 'SKIPPED (the rest passed): %s\n' "${SKIPS[@]}"
-        exit 77
-    fi
-    echo "all checks passed"
 }

@@ -72,6 +72,16 @@ keep_raw() {
     [ -n "$dir" ] && mkdir -p "$out/run_bench-raw" && cp "$dir"/*.txt "$dir"/*.err "$out/run_bench-raw/" 2>/dev/null
     return 0
 }
+# ran_alone TITLE: the end of a step run alone: a blank line, TITLE and
+# stdin (its log, or the lines of it that matter) added to the summary;
+# the summary printed; exit 0.
+ran_alone() {
+    note ""
+    note "$1"
+    cat >>"$summary"
+    cat "$summary"
+    exit 0
+}
 
 # ---------------------------------------------------------------- 1. deps
 rm -rf "$prefix" && mkdir -p "$prefix"
@@ -146,11 +156,7 @@ if [ "$what" = devbench ]; then
     # Device scopes' cost, and each part of a record alone.
     KSCOPE_SOURCE_DIR=$root KSCOPE_BINARY_DIR=$build OUT=$work timeout 400 \
         bash "$root/bench/gpu/devscope_bench.sh" >"$out/devscope_bench.log" 2>&1
-    note ""
-    note "device scopes (bench/gpu/devscope_bench.sh):"
-    tee -a "$summary" <"$out/devscope_bench.log" >/dev/null
-    cat "$summary"
-    exit 0
+    ran_alone "device scopes (bench/gpu/devscope_bench.sh):" <"$out/devscope_bench.log"
 fi
 if [ "$what" = pcsbench ]; then
     # PC sampling next to Proton's, alone.
@@ -159,32 +165,23 @@ if [ "$what" = pcsbench ]; then
         KSCOPE_SOURCE_DIR=$root install_kscope "$work/pcs-bench" pcs-bench >/dev/null &&
             timeout 400 python3 "$root/bench/gpu/pcs_bench.py" "${PCS_REPS:-2}"
     ) >"$out/pcs_bench.log" 2>&1
-    note ""
-    note "PC sampling, kscope and Proton (bench/gpu/pcs_bench.py):"
-    grep -E '^(kernel|big|small|kscope fixed)' "$out/pcs_bench.log" | tee -a "$summary" >/dev/null
-    cat "$summary"
-    exit 0
+    ran_alone "PC sampling, kscope and Proton (bench/gpu/pcs_bench.py):" \
+        < <(grep -E '^(kernel|big|small|kscope fixed)' "$out/pcs_bench.log")
 fi
 if [ "$what" = tracebytes ]; then
     # Bytes per kernel event: kscope's trace against torch.profiler's.
     KSCOPE_LIB=$build/libkscope.so LD_PRELOAD=$build/libkscope.so timeout 300 \
         python3 "$root/bench/gpu/trace_bytes.py" "$launches" >"$out/trace_bytes.log" 2>&1
-    note ""
-    note "trace bytes per kernel, kscope and torch.profiler (bench/gpu/trace_bytes.py):"
-    tee -a "$summary" <"$out/trace_bytes.log" >/dev/null
-    cat "$summary"
-    exit 0
+    ran_alone "trace bytes per kernel, kscope and torch.profiler (bench/gpu/trace_bytes.py):" \
+        <"$out/trace_bytes.log"
 fi
 if [ "$what" = runbench ]; then
     # What kscope costs, every way of running it, in one script.
     KSCOPE_BINARY_DIR=$build SECTIONS=${SECTIONS:-c torch train} timeout 570 \
         bash "$root/bench/gpu/run_bench.sh" >"$out/run_bench.log" 2>&1
-    note ""
-    note "bench/gpu/run_bench.sh (SECTIONS=${SECTIONS:-c torch train}):"
-    grep -v '^(raw results' "$out/run_bench.log" | tee -a "$summary" >/dev/null
     keep_raw "$out/run_bench.log"
-    cat "$summary"
-    exit 0
+    ran_alone "bench/gpu/run_bench.sh (SECTIONS=${SECTIONS:-c torch train}):" \
+        < <(grep -v '^(raw results' "$out/run_bench.log")
 fi
 
 # ---------------------------------------------------------- 3. CPU tests

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -17,6 +18,16 @@ def find_chromium():
         if path:
             return path
     return None
+
+
+def chromium_or_exit():
+    """The Chromium to run; without one, says so and exits: 77 (skipped),
+    or 1 under CI, which installs it (tools/setup-deps.sh)."""
+    exe = find_chromium()
+    if not exe:
+        print("chromium not found: install it (tools/setup-deps.sh) to run the browser tests")
+        sys.exit(1 if os.environ.get("CI") else 77)
+    return exe
 
 
 class Browser:

@@ -374,10 +374,7 @@ def inputs():
 
 
 def main():
-    exe = cdp.find_chromium()
-    if not exe:
-        print("chromium not found: install it (tools/setup-deps.sh) to run the browser tests")
-        sys.exit(1 if os.environ.get("CI") else 77)
+    exe = cdp.chromium_or_exit()
     os.makedirs(WORK, exist_ok=True)
     files = inputs()
     kd = os.path.join(SRC, "test", "data", "kscope")

@@ -7,16 +7,12 @@
 # shut over open would mean the states were swapped). Run by
 # tools/gpu-run.sh.
 set -uo pipefail
+src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
-work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/bench-cli
-rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+source "$src/test/gpu/gpu-lib.bash"
+gpu_work bench-cli
+cd "$work" || exit 1
 ks=$bin/kscope
-fails=0
-fail() {
-    echo "FAIL  bench-cli: $*"
-    fails=$((fails + 1))
-}
-pass() { echo "PASS  bench-cli: $*"; }
 
 out=$("$ks" bench --child floor 1000) || fail "floor child"
 [ "$(echo "$out" | awk '{print $4}')" -ge 3000 ] 2>/dev/null && pass "the floor saw its records: $out" ||
@@ -37,4 +33,4 @@ open=$(median "open (every launch followed)")
 awk -v s="${shut:-0}" -v o="${open:-0}" 'BEGIN {exit !(s > 0 && o > s)}' &&
     pass "interleaved: shut $shut us, open $open us per launch" ||
     fail "interleaved: open ($open) should cost more than shut ($shut)"
-[ $fails -eq 0 ]
+exit $status

@@ -68,22 +68,9 @@ __global__ void flow_kernel(int *p)
 static const char *outdir;
 static FILE *facts; /* measured values for the checker, one JSON object */
 
-static int start(const char *name, const char *data)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", outdir, name);
-    kscope_session_opts o;
-    memset(&o, 0, sizeof o);
-    o.name = path;
-    o.data = data;
-    int s = kscope_start(&o);
-    KS(s);
-    return s;
-}
-
 static void empty_scenario(void)
 {
-    int s = start("empty", "tree");
+    int s = start_in(outdir, "empty", "tree", NULL);
     KS(kscope_enter("loop"));
     for (int i = 0; i < 20000; i++)
         empty_kernel<<<1, 1>>>();
@@ -104,7 +91,7 @@ static void busy_scenario(void)
     long long cycles = 4000000; /* ~2 ms at the H200's clocks */
     busy_kernel<<<1, 1>>>(1000);
     CK(cudaDeviceSynchronize());
-    int s = start("busy", "tree");
+    int s = start_in(outdir, "busy", "tree", NULL);
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
@@ -130,7 +117,7 @@ static void streams_scenario(int *dev)
     cudaStream_t s1, s2;
     CK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
     CK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
-    int s = start("streams", "trace");
+    int s = start_in(outdir, "streams", "trace", NULL);
     KS(kscope_enter("streams"));
     for (int i = 0; i < 50; i++) {
         stream_a<<<1, 1, 0, s1>>>(dev);
@@ -140,7 +127,7 @@ static void streams_scenario(int *dev)
     CK(cudaDeviceSynchronize());
     KS(kscope_finalize(s, "chrome_trace"));
     /* the same work as a tree: both kernels, 50 each, under the scope */
-    s = start("streams_tree", "tree");
+    s = start_in(outdir, "streams_tree", "tree", NULL);
     KS(kscope_enter("streams"));
     for (int i = 0; i < 50; i++) {
         stream_a<<<1, 1, 0, s1>>>(dev);
@@ -169,7 +156,7 @@ static void graph_scenario(int *dev)
     CK(cudaGraphLaunch(exec, st)); /* a replay before the session: not recorded */
     CK(cudaStreamSynchronize(st));
 
-    int s = start("graph", "tree");
+    int s = start_in(outdir, "graph", "tree", NULL);
     KS(kscope_enter("graph"));
     for (int i = 0; i < 4; i++)
         CK(cudaGraphLaunch(exec, st));
@@ -188,7 +175,7 @@ static void copies_scenario(void)
     char *dev = NULL;
     memset(host, 1, n);
     CK(cudaMalloc(&dev, n));
-    int s = start("copies", "tree");
+    int s = start_in(outdir, "copies", "tree", NULL);
     KS(kscope_enter("copies"));
     CK(cudaMemcpy(dev, host, n, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(host, dev, n, cudaMemcpyDeviceToHost));
@@ -203,7 +190,7 @@ static void copies_scenario(void)
 
 static void state_scenario(int *dev)
 {
-    int s = start("state", "tree");
+    int s = start_in(outdir, "state", "tree", NULL);
     KS(kscope_enter("step"));
     KS(kscope_state_enter("forward"));
     for (int i = 0; i < 3; i++)
@@ -217,7 +204,7 @@ static void state_scenario(int *dev)
 static void meta_scenario(void)
 {
     long long cycles = 4000000;
-    int s = start("meta", "tree");
+    int s = start_in(outdir, "meta", "tree", NULL);
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a));
     CK(cudaEventCreate(&b));
@@ -255,7 +242,7 @@ static void meta_scenario(void)
 
 static void flows_scenario(int *dev)
 {
-    int s = start("flows", "trace");
+    int s = start_in(outdir, "flows", "trace", NULL);
     for (int i = 0; i < 200; i++) {
         KS(kscope_enter("step"));
         flow_kernel<<<1, 1>>>(dev);

@@ -8,26 +8,18 @@ import json
 import os
 import sys
 
+from gpu_checks import check, child, finish, load
+
 OUT = sys.argv[1]
-FACTS = json.load(open(os.path.join(OUT, "facts.json")))
-failures = 0
-
-
-def check(name, ok, detail):
-    global failures
-    print(("PASS" if ok else "FAIL") + f"  {name}: {detail}")
-    if not ok:
-        failures += 1
+FACTS = load(os.path.join(OUT, "facts.json"))
 
 
 def tree(name):
-    with open(os.path.join(OUT, name + ".hatchet")) as f:
-        return json.load(f)
+    return load(os.path.join(OUT, name + ".hatchet"))
 
 
 def trace(name):
-    with open(os.path.join(OUT, name + ".chrome_trace")) as f:
-        return json.load(f)["traceEvents"]
+    return load(os.path.join(OUT, name + ".chrome_trace"))["traceEvents"]
 
 
 def nodes(node, name, found=None):
@@ -38,13 +30,6 @@ def nodes(node, name, found=None):
     for c in node.get("children", []):
         nodes(c, name, found)
     return found
-
-
-def child(node, name):
-    for c in node.get("children", []):
-        if c["frame"]["name"] == name:
-            return c
-    return None
 
 
 def metric(node, key, default=0):
@@ -176,5 +161,4 @@ except Exception as exc:  # a missing file or malformed output is a failure too
     import traceback
     traceback.print_exc()
     check("outputs readable", False, repr(exc))
-print(f"{failures} failure(s)")
-sys.exit(min(failures, 100))
+sys.exit(finish())

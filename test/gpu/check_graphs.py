@@ -5,41 +5,23 @@ Reads before.hatchet, captured.hatchet, periodic.part_0.hatchet and the
 program's stderr (stderr.txt). Each check prints PASS or FAIL with what it
 compared; the exit status is the number of failures (0: all passed).
 """
-import json
 import os
 import sys
 
+import gpu_checks
+from gpu_checks import check, child, load, names
+
 OUT = sys.argv[1]
-failures = 0
-
-
-def check(name, ok, detail=""):
-    global failures
-    print(("PASS" if ok else "FAIL") + f"  {name}: {detail}")
-    if not ok:
-        failures += 1
 
 
 def tree(name):
-    with open(os.path.join(OUT, name)) as f:
-        return json.load(f)[0]
-
-
-def child(node, name):
-    return next((c for c in (node or {}).get("children", []) if c["frame"]["name"] == name), None)
+    return load(os.path.join(OUT, name))[0]
 
 
 def path(node, *names):
     for n in names:
         node = child(node, n)
     return node
-
-
-def names(node):
-    out = {node["frame"]["name"]}
-    for c in node["children"]:
-        out |= names(c)
-    return out
 
 
 def metric(node, key):
@@ -84,4 +66,4 @@ check("captured: no kernel at capture time", child(child(root, "iter_0"), "scope
 part = tree("periodic.part_0.hatchet")
 check("periodic: the part asked for during the capture was written after it",
       metric(path(part, "warm", "k_warm(int*)"), "count") == 1)
-sys.exit(failures)
+sys.exit(gpu_checks.failures)

@@ -11,22 +11,19 @@
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
-work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/devscope-long
-rm -rf "$work" && mkdir -p "$work"
-export PATH=$PATH:/usr/local/cuda/bin
-if ! nvcc -O2 -arch=native -I"$src/include" -I"$src/test/gpu" -o "$work/devscope-long" \
-    "$src/test/gpu/devscope-long.cu" >"$work/nvcc.log" 2>&1; then
-    echo "FAIL  devscope-long: nvcc: $(tail -5 "$work/nvcc.log")"
+source "$src/test/gpu/gpu-lib.bash"
+gpu_work devscope-long
+if ! gpu_nvcc "$work/devscope-long" "$src/test/gpu/devscope-long.cu" -I"$src/include" \
+    -I"$src/test/gpu" >"$work/nvcc.log" 2>&1; then
+    fail "nvcc: $(tail -5 "$work/nvcc.log")"
     exit 1
 fi
 cd "$work"
-status=0
 run() { # NAME SPIN: kscope run with the default device-scope options
     local t0=$SECONDS
     if ! timeout 200 "$bin/kscope" run --top 0 -n "$1" --device-scopes -- ./devscope-long "$2" 210 \
         >"$1.log" 2>&1; then
-        echo "FAIL  devscope-long: $1: kscope run failed: $(tail -5 "$1.log")"
-        status=1
+        fail "$1: kscope run failed: $(tail -5 "$1.log")"
         return 1
     fi
     echo "NOTE  devscope-long: $1: $(grep -m1 '^devscope-long:' "$1.log"), $((SECONDS - t0)) s in all"

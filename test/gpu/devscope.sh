@@ -11,15 +11,9 @@
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
-work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/devscope
-rm -rf "$work" && mkdir -p "$work"
-export PATH=$PATH:/usr/local/cuda/bin
-status=0
-fail() {
-    echo "FAIL  devscope: $*"
-    status=1
-}
-if ! nvcc -O2 -arch=native -I"$src/include" -o "$work/devscope" "$src/test/gpu/devscope.cu" \
+source "$src/test/gpu/gpu-lib.bash"
+gpu_work devscope
+if ! gpu_nvcc "$work/devscope" "$src/test/gpu/devscope.cu" -I"$src/include" \
     >"$work/nvcc.log" 2>&1; then
     fail "nvcc: $(tail -5 "$work/nvcc.log")"
     exit 1
@@ -48,6 +42,6 @@ python3 "$src/test/gpu/devscope_check.py" plain plain-off.hatchet plain-on.hatch
 # the trace: per-SM tracks with slices inside their kernel
 run trace "-d trace --device-scopes" warps
 grep -q '"device_scope"' trace.chrome_trace && grep -q '"SM [0-9]* warp [0-9]*"' trace.chrome_trace &&
-    echo "PASS  devscope: trace has per-SM warp tracks of device scopes" ||
+    pass "trace has per-SM warp tracks of device scopes" ||
     fail "trace lacks device-scope tracks"
 exit $status

@@ -12,9 +12,8 @@
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
-work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/diag
-rm -rf "$work" && mkdir -p "$work"
-status=0
+source "$src/test/gpu/gpu-lib.bash"
+gpu_work diag-gpu diag
 
 echo "== bench_recorder"
 "$bin/bench_recorder" 5 || status=1

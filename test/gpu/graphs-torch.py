@@ -15,28 +15,11 @@ import torch
 import triton
 import triton.language as tl
 
+import gpu_checks
 import kscope as proton
+from gpu_checks import check, child, names
 
 OUT = sys.argv[1]
-failures = 0
-
-
-def check(name, ok, detail=""):
-    global failures
-    print(("PASS" if ok else "FAIL") + f"  {name}: {detail}")
-    if not ok:
-        failures += 1
-
-
-def child(node, name):
-    return next((c for c in (node or {}).get("children", []) if c["frame"]["name"] == name), None)
-
-
-def names(node):
-    out = {node["frame"]["name"]}
-    for c in node["children"]:
-        out |= names(c)
-    return out
 
 
 def metrics(node):
@@ -147,4 +130,4 @@ def built_before():
 if __name__ == "__main__":
     which = sys.argv[2] if len(sys.argv) > 2 else "captured"
     (built_before if which == "before" else captured_region)()
-    sys.exit(failures)
+    sys.exit(gpu_checks.failures)

@@ -56,19 +56,6 @@ __global__ void k_warm(int *p)
 
 static const char *outdir;
 
-static int start(const char *name, const char *mode)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", outdir, name);
-    kscope_session_opts o;
-    memset(&o, 0, sizeof o);
-    o.name = path;
-    o.mode = mode;
-    int s = kscope_start(&o);
-    KS(s);
-    return s;
-}
-
 static void before_scenario(int *dev, cudaStream_t st)
 {
     cudaGraph_t g;
@@ -78,7 +65,7 @@ static void before_scenario(int *dev, cudaStream_t st)
     k_add<<<1, 1, 0, st>>>(dev);
     CK(cudaStreamEndCapture(st, &g));
     CK(cudaGraphInstantiate(&e, g, 0));
-    int s = start("before", NULL);
+    int s = start_in(outdir, "before", NULL, NULL);
     KS(kscope_enter("replay0"));
     CK(cudaGraphLaunch(e, st));
     KS(kscope_exit("replay0"));
@@ -127,8 +114,8 @@ static void capture_iteration(int i, int s, int periodic, int *dev, cudaStream_t
 
 static void captured_scenario(int *dev, cudaStream_t st)
 {
-    int s = start("captured", NULL);
-    int periodic = start("periodic", "periodic_flushing");
+    int s = start_in(outdir, "captured", NULL, NULL);
+    int periodic = start_in(outdir, "periodic", NULL, "periodic_flushing");
     KS(kscope_enter("warm"));
     k_warm<<<1, 1, 0, st>>>(dev);
     KS(kscope_exit("warm"));

@@ -8,7 +8,7 @@
 #   2. with torch and triton: graphs-torch.py (the same inside
 #      torch.cuda.graph, with tensor metrics and Triton launch metadata
 #      holding a tensor; a graph built before profiling), then Proton's own
-#      cudagraph tests (test/peer/proton/test_profile.py with the import
+#      cudagraph tests (test/third_party/proton/test_profile.py with the import
 #      changed): those that need only this work must pass; the two that
 #      also need metadata_state and periodic_flushing:format are reported.
 # Prints PASS/FAIL lines; exits non-zero on a failure. Run by tools/gpu-run.sh.
@@ -18,14 +18,13 @@
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
-work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/graphs
 PY=${PYTHON:-python3}
-rm -rf "$work" && mkdir -p "$work/c"
-status=0
+source "$src/test/gpu/gpu-lib.bash"
+gpu_work graphs
+mkdir -p "$work/c"
 
 # ------------------------------------------------------------- 1. C API
-nvcc -O2 -std=c++17 -arch=native -o "$work/c/graphs" "$src/test/gpu/graphs.cu" \
-    -I"$src/include" -L"$bin" -lkscope -Xlinker -rpath,"$bin" || exit 1
+gpu_nvcc_kscope "$work/c/graphs" "$src/test/gpu/graphs.cu" || exit 1
 if ! "$work/c/graphs" "$work/c" 2>"$work/c/stderr.txt"; then
     echo "FAIL  graphs.cu: a CUDA or kscope call failed:"
     cat "$work/c/stderr.txt"
@@ -34,7 +33,7 @@ fi
 "$PY" "$src/test/gpu/check_graphs.py" "$work/c" || status=1
 
 # ------------------------------------------------------- 2. torch, Proton
-if ! "$PY" -c "import torch, triton, pytest; assert torch.cuda.is_available()" 2>/dev/null; then
+if ! gpu_torch triton pytest; then
     echo "SKIP: graphs with torch: needs torch, triton, pytest and a CUDA GPU"
     exit $status
 fi
@@ -53,29 +52,7 @@ else
 fi
 
 tests=$work/proton
-mkdir -p "$tests"
-sed 's/^import triton\.profiler as proton$/import kscope as proton/' \
-    "$src/test/peer/proton/test_profile.py" >"$tests/test_profile.py"
-cat >"$tests/conftest.py" <<'PYEOF'
-"""The fixtures Triton's own conftest gives Proton's tests."""
-import pytest
-
-
-@pytest.fixture
-def device():
-    return "cuda"
-
-
-@pytest.fixture
-def fresh_knobs():
-    from triton._internal_testing import _fresh_knobs_impl
-
-    fresh_function, reset_function = _fresh_knobs_impl()
-    try:
-        yield fresh_function()
-    finally:
-        reset_function()
-PYEOF
+proton_tests graphs "$tests" test_profile.py || exit 1
 # The cudagraph tests never call proton-viewer, which the test file imports
 # and which needs llnl-hatchet: without it, a stand-in lets the file load.
 if ! "$PY" -c "import hatchet.query" 2>/dev/null; then

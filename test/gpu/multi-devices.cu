@@ -37,19 +37,6 @@ static const char *outdir;
 static int *buf[2];
 static cudaStream_t stream_a[2], stream_b[2];
 
-static int start(const char *name, const char *data)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", outdir, name);
-    kscope_session_opts o;
-    memset(&o, 0, sizeof o);
-    o.name = path;
-    o.data = data;
-    int s = kscope_start(&o);
-    KS(s);
-    return s;
-}
-
 static void on_device(int d, const char *scope, int na, int nb)
 {
     KS(kscope_enter(scope));
@@ -111,17 +98,7 @@ static void write_facts(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: multi-devices OUTDIR\n");
-        return 2;
-    }
-    outdir = argv[1];
-    int n = 0;
-    CK(cudaGetDeviceCount(&n));
-    if (n < 2) {
-        fprintf(stderr, "multi-devices: needs 2 GPUs, found %d\n", n);
-        return 1;
-    }
+    outdir = two_gpu_outdir("multi-devices", argc, argv);
     /* Contexts, streams, buffers and modules before any session: none of
      * this warm-up is recorded. */
     for (int d = 0; d < 2; d++) {
@@ -136,15 +113,10 @@ int main(int argc, char **argv)
     }
     write_facts();
 
-    int s = start("separate_tree", "tree");
-    workload();
-    KS(kscope_finalize(s, "hatchet"));
-    s = start("separate_trace", "trace");
-    workload();
-    KS(kscope_finalize(s, "chrome_trace"));
+    tree_then_trace(outdir, "separate", workload);
 
-    int tree = start("together_tree", "tree");
-    int trace = start("together_trace", "trace");
+    int tree = start_in(outdir, "together_tree", "tree", NULL);
+    int trace = start_in(outdir, "together_trace", "trace", NULL);
     workload();
     KS(kscope_finalize(tree, "hatchet"));
     KS(kscope_finalize(trace, "chrome_trace"));

@@ -31,28 +31,10 @@ import json
 import os
 import sys
 
+from gpu_checks import check, finish, load, walk
+
 GPU_PID_BASE = 1000000
 WORK, MIX = "work_kernel(int*)", "mix_kernel(int*)"
-failures = 0
-
-
-def check(name, ok, detail):
-    global failures
-    print(("PASS" if ok else "FAIL") + f"  {name}: {detail}")
-    if not ok:
-        failures += 1
-
-
-def load(path):
-    with open(path) as f:
-        return json.load(f)
-
-
-def walk(node, path=()):
-    """(path of frame names above, node) for every node."""
-    yield path, node
-    for c in node.get("children", []):
-        yield from walk(c, path + (node["frame"]["name"],))
 
 
 def children(node, name):
@@ -171,8 +153,7 @@ def main():
             except Exception as exc:  # a missing or malformed file is a failure
                 check(f"{run} {kind}: {os.path.basename(path)} readable", False,
                       f"{type(exc).__name__}: {exc}")
-    print(f"{failures} failure(s)")
-    return min(failures, 100)
+    return finish()
 
 
 if __name__ == "__main__":

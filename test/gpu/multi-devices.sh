@@ -11,12 +11,4 @@
 set -euo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 source "$src/test/gpu/multi-lib.bash"
-multi_need_two_gpus multi-devices || exit 77
-work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/multi-devices
-rm -rf "$work" && mkdir -p "$work"
-multi_nvcc "$work/multi-devices" "$src/test/gpu/multi-devices.cu"
-if ! "$work/multi-devices" "$work"; then
-    echo "FAIL  multi-devices: the program failed (see above)"
-    exit 1
-fi
-python3 "$src/test/gpu/multi-devices.py" "$work"
+multi_program multi-devices

@@ -1,16 +1,17 @@
 # multi-lib.bash - sourced by the two-GPU tests (test/gpu/multi-*.sh): the
-# GPU count check with its SKIP line, NVLink multicast kept off, and the
-# nvcc build of a test program against the built libkscope. Not a test
-# itself (tools/gpu-run.sh runs *.sh only).
+# GPU count check with its SKIP line, NVLink multicast kept off, and a CUDA
+# program's build, run and check. Sources gpu-lib.bash (the scratch folder,
+# PASS/FAIL lines, nvcc). Not a test itself (tools/gpu-run.sh runs *.sh
+# only).
 #
 # Env: KSCOPE_SOURCE_DIR (repo), KSCOPE_BINARY_DIR (build with libkscope.so),
-#      KSCOPE_GPU_WORK (scratch folder).
+#      KSCOPE_GPU_WORK (scratch folder), KSCOPE_CUDA_ARCH (default native).
 
 # Every run here, and every process it starts, keeps NVLink multicast off.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 
-multi_src=${KSCOPE_SOURCE_DIR:?}
-multi_bin=${KSCOPE_BINARY_DIR:?}
+source "${KSCOPE_SOURCE_DIR:?}/test/gpu/gpu-lib.bash"
+: "${KSCOPE_BINARY_DIR:?}"
 
 # GPUs this process may use: nvidia-smi's list, narrowed by
 # CUDA_VISIBLE_DEVICES when it is set.
@@ -29,7 +30,7 @@ multi_gpu_count() {
 }
 
 # multi_need_two_gpus TEST: returns 1 after a SKIP line when fewer than two
-# GPUs are visible (the caller then exits 0).
+# GPUs are visible (the caller then exits 77, a skip).
 multi_need_two_gpus() {
     local n
     n=$(multi_gpu_count)
@@ -43,9 +44,19 @@ multi_need_two_gpus() {
     return 0
 }
 
-# multi_nvcc OUT SRC.cu: build a test program against libkscope.
-multi_nvcc() {
-    local arch=${KSCOPE_CUDA_ARCH:-native}
-    nvcc -O2 -std=c++17 -arch="$arch" -o "$1" "$2" -I"$multi_src/include" \
-        -L"$multi_bin" -lkscope -Xlinker -rpath,"$multi_bin"
+# multi_program NAME: the whole test NAME of a CUDA program: a SKIP line
+# and exit 77 with fewer than two GPUs; else builds test/gpu/NAME.cu
+# against libkscope into $work ($KSCOPE_GPU_WORK/NAME), runs it with $work
+# as its output folder (a FAIL line and exit 1 when it fails), then checks
+# the outputs with test/gpu/NAME.py, whose exit status ends the test.
+multi_program() {
+    multi_need_two_gpus "$1" || exit 77
+    gpu_work "$1"
+    gpu_nvcc_kscope "$work/$1" "$gpu_src/test/gpu/$1.cu" || exit
+    if ! "$work/$1" "$work"; then
+        echo "FAIL  $1: the program failed (see above)"
+        exit 1
+    fi
+    python3 "$gpu_src/test/gpu/$1.py" "$work"
+    exit
 }

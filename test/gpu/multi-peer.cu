@@ -31,19 +31,6 @@ static const char *outdir;
 static char *buf[2]; /* 8 MiB on each device */
 static cudaStream_t stream1;
 
-static int start(const char *name, const char *data)
-{
-    char path[1024];
-    snprintf(path, sizeof path, "%s/%s", outdir, name);
-    kscope_session_opts o;
-    memset(&o, 0, sizeof o);
-    o.name = path;
-    o.data = data;
-    int s = kscope_start(&o);
-    KS(s);
-    return s;
-}
-
 static void workload(void)
 {
     KS(kscope_enter("peer01"));
@@ -94,17 +81,7 @@ static int enable_peer(int from, int to)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: multi-peer OUTDIR\n");
-        return 2;
-    }
-    outdir = argv[1];
-    int n = 0;
-    CK(cudaGetDeviceCount(&n));
-    if (n < 2) {
-        fprintf(stderr, "multi-peer: needs 2 GPUs, found %d\n", n);
-        return 1;
-    }
+    outdir = two_gpu_outdir("multi-peer", argc, argv);
     for (int d = 0; d < 2; d++) {
         CK(cudaSetDevice(d));
         CK(cudaMalloc(&buf[d], 8 * MIB));
@@ -132,12 +109,7 @@ int main(int argc, char **argv)
     printf("multi-peer: peer access 0->1 %s, 1->0 %s\n", can01 ? "yes" : "no",
            can10 ? "yes" : "no");
 
-    int s = start("peer_tree", "tree");
-    workload();
-    KS(kscope_finalize(s, "hatchet"));
-    s = start("peer_trace", "trace");
-    workload();
-    KS(kscope_finalize(s, "chrome_trace"));
+    tree_then_trace(outdir, "peer", workload);
 
     CK(cudaStreamDestroy(stream1));
     for (int d = 0; d < 2; d++) {

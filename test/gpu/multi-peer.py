@@ -20,21 +20,10 @@ import json
 import os
 import sys
 
+from gpu_checks import check, finish, load
+
 GPU_PID_BASE = 1000000
 PEER = {"peer01": (0, 1), "peer10": (1, 0), "uva01": (0, 1), "local0": None}
-failures = 0
-
-
-def check(name, ok, detail):
-    global failures
-    print(("PASS" if ok else "FAIL") + f"  {name}: {detail}")
-    if not ok:
-        failures += 1
-
-
-def load(path):
-    with open(path) as f:
-        return json.load(f)
 
 
 def copies_under(node):
@@ -109,8 +98,7 @@ def main():
             fn(os.path.join(out, name), facts)
         except Exception as exc:  # a missing or malformed file is a failure
             check(f"{name} readable", False, f"{type(exc).__name__}: {exc}")
-    print(f"{failures} failure(s)")
-    return min(failures, 100)
+    return finish()
 
 
 if __name__ == "__main__":

@@ -12,12 +12,4 @@
 set -euo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 source "$src/test/gpu/multi-lib.bash"
-multi_need_two_gpus multi-peer || exit 77
-work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/multi-peer
-rm -rf "$work" && mkdir -p "$work"
-multi_nvcc "$work/multi-peer" "$src/test/gpu/multi-peer.cu"
-if ! "$work/multi-peer" "$work"; then
-    echo "FAIL  multi-peer: the program failed (see above)"
-    exit 1
-fi
-python3 "$src/test/gpu/multi-peer.py" "$work"
+multi_program multi-peer

@@ -37,32 +37,14 @@ import json
 import os
 import sys
 
+from gpu_checks import check, finish, load, walk
+
 GPU_PID_BASE = 1000000
 RANKS = (0, 1)
-failures = 0
-
-
-def check(name, ok, detail):
-    global failures
-    print(("PASS" if ok else "FAIL") + f"  {name}: {detail}")
-    if not ok:
-        failures += 1
-
-
-def load(path):
-    with open(path) as f:
-        return json.load(f)
 
 
 def is_nccl(name):
     return "nccl" in name.lower()
-
-
-def walk(node, path=()):
-    """(names from ROOT down to the parent, node) for every node."""
-    yield path, node
-    for c in node.get("children", []):
-        yield from walk(c, path + (node["frame"]["name"],))
 
 
 def subtree_sum(node, key):
@@ -224,8 +206,7 @@ def main():
                    for r in RANKS]
     if all(e is not None for e in rank_events):
         guarded("merged.chrome_trace readable", check_merged_trace, work, rank_events)
-    print(f"{failures} failure(s)")
-    return min(failures, 100)
+    return finish()
 
 
 if __name__ == "__main__":

@@ -19,8 +19,7 @@ src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
 source "$src/test/gpu/multi-lib.bash"
 multi_need_two_gpus multi-torchrun || exit 77
-work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/multi-torchrun
-rm -rf "$work" && mkdir -p "$work"
+gpu_work multi-torchrun
 ks=$bin/kscope
 export MULTI_STEPS=${MULTI_STEPS:-5}
 run_limit=${MULTI_RUN_TIMEOUT:-130}
@@ -36,7 +35,6 @@ else
     launcher=(python3 -m torch.distributed.run)
 fi
 
-status=0
 for data in tree trace; do
     dir=$work/$data
     mkdir -p "$dir"

@@ -12,14 +12,7 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
-#define CHECK(x)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "pcsampling: %s: %s\n", #x, cudaGetErrorString(e_));                   \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "gpu-check.h"
 
 __global__ void chase_and_compute(const unsigned *next, unsigned n, int hops, int iters, float *out)
 {
@@ -52,16 +45,16 @@ int main(int argc, char **argv)
     unsigned *next;
     float *out;
     const int blocks = 264, threads = 256;
-    CHECK(cudaMalloc(&next, n * sizeof *next));
-    CHECK(cudaMalloc(&out, blocks * threads * sizeof *out));
-    CHECK(cudaMemcpy(next, host, n * sizeof *next, cudaMemcpyHostToDevice));
+    CK(cudaMalloc(&next, n * sizeof *next));
+    CK(cudaMalloc(&out, blocks * threads * sizeof *out));
+    CK(cudaMemcpy(next, host, n * sizeof *next, cudaMemcpyHostToDevice));
     for (int l = 0; l < launches; l++)
         chase_and_compute<<<blocks, threads>>>(next, n, 1000, 40000, out);
-    CHECK(cudaGetLastError());
-    CHECK(cudaDeviceSynchronize());
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
     printf("pcsampling: %d launches done\n", launches);
-    CHECK(cudaFree(next));
-    CHECK(cudaFree(out));
+    CK(cudaFree(next));
+    CK(cudaFree(out));
     free(host);
     return 0;
 }

@@ -20,27 +20,21 @@
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
-work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/pcsampling
-rm -rf "$work" && mkdir -p "$work"
-export PATH=$PATH:/usr/local/cuda/bin
-status=0
-pass() { echo "PASS  pcsampling: $*"; }
-fail() {
-    echo "FAIL  pcsampling: $*"
-    status=1
-}
+source "$src/test/gpu/gpu-lib.bash"
+source "$src/test/python-lib.sh"
+gpu_work pcsampling
 
 # The Python package builds while the CUDA part runs.
 have_py=0
-if python3 -c "import torch, triton; assert torch.cuda.is_available()" 2>/dev/null; then
+if gpu_torch triton; then
     have_py=1
-    (source "$src/test/python-lib.sh" && install_kscope "$work/py" pcsampling &&
-        echo "$PYTHONPATH" >"$work/pythonpath") >"$work/install.log" 2>&1 &
+    (install_kscope "$work/py" pcsampling && echo "$PYTHONPATH" >"$work/pythonpath") \
+        >"$work/install.log" 2>&1 &
     install_pid=$!
 fi
 
 # ------------------------------------------------------------ 1. CUDA C
-if ! nvcc -O2 -lineinfo -arch=native -o "$work/pcsampling" "$src/test/gpu/pcsampling.cu" \
+if ! gpu_nvcc "$work/pcsampling" "$src/test/gpu/pcsampling.cu" -lineinfo -I"$src/include" \
     >"$work/nvcc.log" 2>&1; then
     fail "nvcc: $(tail -5 "$work/nvcc.log")"
 else
@@ -78,18 +72,8 @@ else
         # ------------------------------------------- 3. Proton's tests
         # test_profile.py imports triton.profiler.viewer, which needs LLNL
         # Hatchet: from the wheels in .whl/peer/ when the machine lacks it.
-        if ! python3 -c "import hatchet" 2>/dev/null && ls "$src"/.whl/peer/*.whl >/dev/null 2>&1; then
-            python3 -m pip install -q --no-index --no-deps --no-compile --target "$work/peer-site" \
-                "$src"/.whl/peer/*.whl >"$work/peer-site.log" 2>&1 &&
-                export PYTHONPATH=$PYTHONPATH:$work/peer-site
-        fi
-        mkdir -p "$work/peer"
-        for f in test_profile.py test_api.py; do
-            sed 's/^import triton\.profiler as proton$/import kscope as proton/' \
-                "$src/test/peer/proton/$f" >"$work/peer/$f"
-        done
-        printf 'import pytest\n\n\n@pytest.fixture\ndef device():\n    return "cuda"\n' \
-            >"$work/peer/conftest.py"
+        gpu_peer_hatchet
+        proton_tests pcsampling "$work/peer" test_profile.py test_api.py || status=1
         # test_pcsampling KSCOPE_PCS_REPEAT times (default 3), each in its
         # own process: its finalize once crashed on some machines only
         for id in test_profile.py::test_pcsampling test_api.py::test_profile_mode; do

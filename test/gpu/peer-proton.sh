@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# peer-proton.sh - Proton's own tests (test/peer/proton/, unchanged) against
+# peer-proton.sh - Proton's own tests (test/third_party/proton/, unchanged) against
 # kscope: installs kscope from a copy of the package files (as
 # python-run.sh), copies the tests to a scratch folder with
 # `import triton.profiler as proton` changed to `import kscope as proton`,
@@ -7,7 +7,7 @@
 # each test id in its own process (with a timeout) and prints a PASS/FAIL
 # line per id, the counts per file and the failing ids. Exits 77 with a
 # SKIP line without torch, triton or a GPU; 1 when an id listed in
-# test/peer/proton/baseline.txt no longer passes; else 0. The ids that
+# test/third_party/proton/baseline.txt no longer passes; else 0. The ids that
 # passed are left in $KSCOPE_GPU_WORK/peer-proton/passed.txt (a new
 # baseline). Run by tools/gpu-run.sh.
 #
@@ -18,64 +18,36 @@
 #      KSCOPE_PEER_JOBS (ids run at once, default 6)
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
-work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/peer-proton
 per_id=${KSCOPE_PEER_TIMEOUT:-120}
 PY=${PYTHON:-python3}
+source "$src/test/gpu/gpu-lib.bash"
 
-if ! "$PY" -c "import torch, triton, pytest; assert torch.cuda.is_available()" 2>/dev/null; then
+if ! gpu_torch triton pytest; then
     echo "SKIP  peer-proton: needs torch, triton, pytest and a CUDA GPU"
     exit 77
 fi
 
-rm -rf "$work" && mkdir -p "$work"
+gpu_work peer-proton
 source "$src/test/python-lib.sh"
 install_kscope "$work" peer-proton || exit 1
 # test_profile.py reads profiles through triton.profiler.viewer, which needs
 # LLNL Hatchet; the GPU machine has no registry, so its wheels travel in
 # .whl/peer/ (fetched where pip works: see docs/gpu.md, GPU tests).
-if ! "$PY" -c "import hatchet" 2>/dev/null; then
-    if ls "$src"/.whl/peer/*.whl >/dev/null 2>&1; then
-        "$PY" -m pip install -q --no-index --no-deps --no-compile --target "$work/peer-site" \
-            "$src"/.whl/peer/*.whl >"$work/peer-site.log" 2>&1 ||
-            { echo "FAIL  peer-proton: the wheels in .whl/peer did not install:"; tail -5 "$work/peer-site.log"; exit 1; }
-        export PYTHONPATH=$PYTHONPATH:$work/peer-site
-    else
-        echo "NOTE  peer-proton: no llnl-hatchet here and none in .whl/peer: tests reading profiles through the viewer will fail"
-    fi
-fi
+gpu_peer_hatchet
+case $? in
+1)
+    echo "FAIL  peer-proton: the wheels in .whl/peer did not install:"
+    tail -5 "$work/peer-site.log"
+    exit 1
+    ;;
+2) echo "NOTE  peer-proton: no llnl-hatchet here and none in .whl/peer: tests reading profiles through the viewer will fail" ;;
+esac
 
 # The tests: a copy with only the import changed.
 tests=$work/tests
-mkdir -p "$tests"
-for f in "$src"/test/peer/proton/test_*.py; do
-    sed 's/^import triton\.profiler as proton$/import kscope as proton/' "$f" >"$tests/$(basename "$f")"
-    if ! grep -q '^import kscope as proton$' "$tests/$(basename "$f")"; then
-        echo "FAIL  peer-proton: $(basename "$f") has no 'import triton.profiler as proton' line"
-        exit 1
-    fi
-done
-cat >"$tests/conftest.py" <<'PYEOF'
-"""The fixtures Triton's own conftest gives Proton's tests."""
-import pytest
+proton_tests peer-proton "$tests" || exit 1
 
-
-@pytest.fixture
-def device():
-    return "cuda"
-
-
-@pytest.fixture
-def fresh_knobs():
-    from triton._internal_testing import _fresh_knobs_impl
-
-    fresh_function, reset_function = _fresh_knobs_impl()
-    try:
-        yield fresh_function()
-    finally:
-        reset_function()
-PYEOF
-
-baseline=$src/test/peer/proton/baseline.txt
+baseline=$src/test/third_party/proton/baseline.txt
 : >"$work/passed.txt"
 : >"$work/failed.txt"
 regressed=0

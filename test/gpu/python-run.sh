@@ -9,12 +9,11 @@
 #      land in $KSCOPE_GPU_WORK/python), KSCOPE_DEPS (default /tmp/kscope-deps)
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
-work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/python
-rm -rf "$work" && mkdir -p "$work"
+source "$src/test/gpu/gpu-lib.bash"
+gpu_work python-run python
 source "$src/test/python-lib.sh"
 install_kscope "$work" python-run || exit 1
 python3 -c "import kscope; print('kscope', kscope.__version__, kscope.detect_backend())"
-status=0
 for t in "$src"/test/gpu/python-*.py; do
     echo "== $(basename "$t")"
     (cd "$work" && timeout 600 python3 "$t" "$work") || status=1

@@ -11,9 +11,8 @@
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
-work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/capture
-rm -rf "$work" && mkdir -p "$work"
-nvcc -O2 -std=c++17 -arch=native -o "$work/capture" "$src/test/gpu/capture.cu" \
-    -I"$src/include" -L"$bin" -lkscope -ldl -Xlinker -rpath,"$bin" || exit 1
+source "$src/test/gpu/gpu-lib.bash"
+gpu_work run-capture capture
+gpu_nvcc_kscope "$work/capture" "$src/test/gpu/capture.cu" -ldl || exit 1
 KSCOPE_CUPTI_DEBUG=1 "$work/capture" "$work" || exit 1
 python3 "$src/test/gpu/check_capture.py" "$work"

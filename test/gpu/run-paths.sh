@@ -16,15 +16,10 @@
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
-work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/run-paths
-rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+source "$src/test/gpu/gpu-lib.bash"
+gpu_work run-paths
+cd "$work" || exit 1
 ks=$bin/kscope
-status=0
-pass() { echo "PASS  run-paths: $1"; }
-fail() {
-    echo "FAIL  run-paths: $1"
-    status=1
-}
 # at FILE A/B/C METRIC: that metric of the node at the path under ROOT; a
 # kernel matches by its name without the argument list ("mark_kernel" for
 # "mark_kernel(int*)")
@@ -39,8 +34,7 @@ for name in sys.argv[2].split("/") if sys.argv[2] else []:
 print(n["metrics"].get(sys.argv[3], ""))
 PY
 }
-nvcc -O2 -std=c++17 -arch=native -o run-paths "$src/test/gpu/run-paths.cu" -I"$src/include" \
-    -L"$bin" -lkscope -Xlinker -rpath,"$bin" || exit 1
+gpu_nvcc_kscope run-paths "$src/test/gpu/run-paths.cu" || exit 1
 
 # 1. detailed: the same tree as on, kernels under their scopes
 KSCOPE_PROFILING=detailed "$ks" run -n detailed --top 0 -- ./run-paths detailed >out.txt 2>err.txt
@@ -100,7 +94,7 @@ else
 fi
 
 # 6. Python: -c python and -k triton (needs torch, Triton and the package)
-if ! python3 -c 'import torch, triton; assert torch.cuda.is_available()' 2>/dev/null; then
+if ! gpu_torch triton; then
     echo "SKIP: run-paths python checks (no torch with CUDA and Triton)"
     exit $status
 fi

@@ -12,17 +12,8 @@
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
-work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/run-range
-rm -rf "$work" && mkdir -p "$work"
-status=0
-check() {
-    if [ "$2" = 0 ]; then
-        echo "PASS  run-range: $1"
-    else
-        echo "FAIL  run-range: $1: $3"
-        status=1
-    fi
-}
+source "$src/test/gpu/gpu-lib.bash"
+gpu_work run-range
 # counts FILE: "name count" per kernel of a .hatchet file
 counts() {
     python3 - "$1" <<'PY'
@@ -41,7 +32,7 @@ PY
 
 for cudart in shared static; do
     exe=$work/range-$cudart
-    if ! nvcc -O2 -arch=native -cudart "$cudart" -o "$exe" "$src/test/gpu/run-range.cu"; then
+    if ! gpu_nvcc "$exe" "$src/test/gpu/run-range.cu" -cudart "$cudart"; then
         check "build with the $cudart cudart" 1 "nvcc failed"
         continue
     fi

@@ -13,16 +13,11 @@
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
-work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/run-signal
-rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+source "$src/test/gpu/gpu-lib.bash"
+gpu_work run-signal
+cd "$work" || exit 1
 ks=$bin/kscope
-status=0
-pass() { echo "PASS  run-signal: $1"; }
-fail() {
-    echo "FAIL  run-signal: $1"
-    status=1
-}
-nvcc -O2 -std=c++17 -arch=native -o run-signal "$src/test/gpu/run-signal.cu" || exit 1
+gpu_nvcc run-signal "$src/test/gpu/run-signal.cu" || exit 1
 # kernels FILE: how many kernel launches the profile holds
 kernels() {
     python3 - "$1" <<'PY'

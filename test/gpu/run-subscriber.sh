@@ -6,22 +6,19 @@
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
-work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/subscriber
-rm -rf "$work" && mkdir -p "$work"
-nvcc -O2 -std=c++17 -arch=native -o "$work/subscriber" "$src/test/gpu/subscriber.cu" \
-    -I"$src/include" -I/usr/local/cuda/include -L"$bin" -lkscope -Xlinker -rpath,"$bin" \
+source "$src/test/gpu/gpu-lib.bash"
+gpu_work subscriber
+gpu_nvcc_kscope "$work/subscriber" "$src/test/gpu/subscriber.cu" -I/usr/local/cuda/include \
     -L/usr/local/cuda/lib64 -lcupti -Xlinker -rpath,/usr/local/cuda/lib64 || exit 1
-fails=0
-check() { if [ "$2" = 0 ]; then echo "PASS  $1"; else echo "FAIL  $1: $3"; fails=$((fails + 1)); fi; }
 
 "$work/subscriber" release "$work/release" >"$work/release.out" 2>"$work/release.err"
-check "subscriber: CUPTI free again after kscope finalize" $? "$(cat "$work/release.out" "$work/release.err")"
+check "CUPTI free again after kscope finalize" $? "$(cat "$work/release.out" "$work/release.err")"
 
 "$work/subscriber" busy "$work/busy" >"$work/busy.out" 2>"$work/busy.err"
-check "subscriber: kscope runs beside a CUPTI holder" $? "$(cat "$work/busy.err")"
+check "kscope runs beside a CUPTI holder" $? "$(cat "$work/busy.err")"
 lines=$(grep -c "^kscope: " "$work/busy.err")
 grep -q "another CUPTI subscriber" "$work/busy.err"
-check "subscriber: one line names the other subscriber" $(( $? != 0 || lines != 1 )) \
+check "one line names the other subscriber" $(( $? != 0 || lines != 1 )) \
     "$lines kscope line(s): $(cat "$work/busy.err")"
 python3 - "$work/busy.hatchet" <<'PY'
 import json, sys
@@ -34,5 +31,5 @@ def walk(n):
 walk(root)
 sys.exit(0 if "host" in names and "sub_kernel()" not in names else 1)
 PY
-check "subscriber: host scope recorded, no kernels" $? "$(cat "$work/busy.hatchet" 2>&1 | head -c 300)"
-exit $fails
+check "host scope recorded, no kernels" $? "$(cat "$work/busy.hatchet" 2>&1 | head -c 300)"
+exit $status

@@ -10,10 +10,10 @@
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
-work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/run-torch
-rm -rf "$work" && mkdir -p "$work"
+source "$src/test/gpu/gpu-lib.bash"
+gpu_work run-torch
 py=$src/test/gpu/run-torch.py
-if ! python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+if ! gpu_torch; then
     echo "FAIL  run-torch: torch with CUDA is not importable"
     exit 1
 fi
@@ -32,10 +32,8 @@ if [ $rc -ne 0 ]; then
     echo "FAIL  run-torch: kscope run exited $rc"
     exit 1
 fi
-status=0
 if [ "$(cat "$work/run.out")" != "work done" ]; then
-    echo "FAIL  run-torch: program output changed: $(head -3 "$work/run.out")"
-    status=1
+    fail "program output changed: $(head -3 "$work/run.out")"
 fi
 if [ ! -f "$work/torch.hatchet" ]; then
     echo "FAIL  run-torch: no $work/torch.hatchet ($(ls "$work"))"

@@ -18,15 +18,10 @@
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
-work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/sample
-rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
+source "$src/test/gpu/gpu-lib.bash"
+gpu_work sample-run sample
+cd "$work" || exit 1
 ks=$bin/kscope
-fails=0
-fail() {
-    echo "FAIL  sample-run: $*"
-    fails=$((fails + 1))
-}
-pass() { echo "PASS  sample-run: $*"; }
 metric() { # FILE NODE METRIC: that metric of the first node so named
     python3 -c '
 import json, sys
@@ -38,8 +33,7 @@ while stack:
     stack.extend(n.get("children", []))' "$@"
 }
 
-nvcc -O2 -std=c++17 -arch=native -o sample-capture "$src/test/gpu/sample-capture.cu" \
-    -I"$src/include" -L"$bin" -lkscope -Xlinker -rpath,"$bin" || exit 1
+gpu_nvcc_kscope sample-capture "$src/test/gpu/sample-capture.cu" || exit 1
 
 # 1. steps: 0, 5, 10, 15 of 0..19, then step 20 begins (in a window,
 #    empty): 5 of 21 steps, 4000 kernels.
@@ -80,10 +74,9 @@ windows=$(metric graphs.hatchet ROOT sample_windows)
 windows=${windows%.0} # counts are written as doubles
 [ "${windows:-0}" -ge 2 ] 2>/dev/null || fail "graphs: only ${windows:-no} windows"
 
-if ! python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+if ! gpu_torch; then
     echo "SKIP: sample-run torch checks (no torch with CUDA)"
-    [ $fails -eq 0 ]
-    exit
+    exit $status
 fi
 
 # 3. top-10 shares, full vs sampled, on a training loop
@@ -130,4 +123,4 @@ print(f"tiny-op loop: bare {bare:.3f} us, sampled between windows {sampled:.3f} 
       f"({sampled / bare:.3f}x; goal 1.02, fails above 1.10)")
 sys.exit(not sampled / bare <= 1.10)
 PY
-[ $fails -eq 0 ]
+exit $status

@@ -12,13 +12,12 @@
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
-work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/trace-nests
-rm -rf "$work" && mkdir -p "$work"
-if ! python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+source "$src/test/gpu/gpu-lib.bash"
+gpu_work trace-nests
+if ! gpu_torch; then
     echo "SKIP  trace-nests: needs torch with CUDA and a GPU"
     exit 77
 fi
-status=0
 cc -shared -fPIC -O1 -o "$work/skew-clock.so" "$src/test/progs/skew-clock.c" -ldl || exit 1
 cd "$work"
 grep -qw constant_tsc /proc/cpuinfo && grep -qw nonstop_tsc /proc/cpuinfo &&
@@ -29,19 +28,17 @@ for run in plain skewed; do
     [ "$run" = skewed ] && pre=(env LD_PRELOAD="$work/skew-clock.so")
     if ! timeout -k 10 240 "${pre[@]}" "$bin/kscope" run -d trace -n "$run" -- \
         python3 "$src/test/gpu/trace_torch.py" 30 >"$run.out" 2>"$run.err"; then
-        echo "FAIL  trace-nests: $run: kscope run failed: $(tail -5 "$run.err")"
-        status=1
+        fail "$run: kscope run failed: $(tail -5 "$run.err")"
         continue
     fi
     if python3 "$src/test/trace_nests.py" "$run.chrome_trace" >"$run.nests"; then
-        echo "PASS  trace-nests: $run: $(cut -c7- "$run.nests")"
+        pass "$run: $(cut -c7- "$run.nests")"
     else
-        echo "FAIL  trace-nests: $run: $(cat "$run.nests")"
-        status=1
+        fail "$run: $(cat "$run.nests")"
     fi
     cub=$(grep -o '"name":"cub::[^"]*"' "$run.chrome_trace" | sort | uniq -c | sort -rn | head -3 | tr -s ' ' | tr '\n' ';')
     launches=$(grep -o '"cat":"launch"' "$run.chrome_trace" | wc -l)
-    [ "$launches" -gt 0 ] || { echo "FAIL  trace-nests: $run: no launch slice"; status=1; }
+    [ "$launches" -gt 0 ] || fail "$run: no launch slice"
     echo "NOTE  trace-nests: $run: $launches launch slices; CUB ranges: ${cub:-none: the CUB in this torch emits no NVTX ranges}"
 done
 exit $status

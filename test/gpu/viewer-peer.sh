@@ -15,21 +15,16 @@
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 ks=${KSCOPE_BINARY_DIR:?}/kscope
-work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/viewer-peer
 PY=${PYTHON:-python3}
+source "$src/test/gpu/gpu-lib.bash"
 
-if ! "$PY" -c "import torch, triton.profiler; assert torch.cuda.is_available()" 2>/dev/null; then
+if ! gpu_torch triton.profiler; then
     echo "SKIP  viewer-peer: needs torch, triton and a CUDA GPU"
     exit 77
 fi
-rm -rf "$work" && mkdir -p "$work"
+gpu_work viewer-peer
 source "$src/test/python-lib.sh"
 install_kscope "$work" viewer-peer || exit 1
-status=0
-fail() {
-    echo "FAIL  viewer-peer: $*"
-    status=1
-}
 
 cat >"$work/workload.py" <<'PYEOF'
 """One program, profiled by Proton (argv[1] proton) or kscope (kscope)."""
@@ -75,17 +70,13 @@ elif ! grep -q "step > " <<<"$out"; then
 elif awk 'NR > 2 && $3 != "0" { bad = 1 } END { exit !bad }' <<<"$out"; then
     fail "kernel counts differ between Proton's profile and kscope's"
 else
-    echo "PASS  viewer-peer: every kernel of Proton's profile pairs with kscope's, same counts"
+    pass "every kernel of Proton's profile pairs with kscope's, same counts"
 fi
 grep -q '"_Z' "$work/proton.hatchet" || echo "NOTE  viewer-peer: Proton's names are not mangled here"
 
 # kscope's file in the real proton-viewer and Hatchet (Hatchet from the
 # wheels in .whl/peer/ when the machine lacks it, as peer-proton.sh).
-if ! "$PY" -c "import hatchet" 2>/dev/null && ls "$src"/.whl/peer/*.whl >/dev/null 2>&1; then
-    "$PY" -m pip install -q --no-index --no-deps --no-compile --target "$work/peer-site" \
-        "$src"/.whl/peer/*.whl >"$work/peer-site.log" 2>&1 &&
-        export PYTHONPATH=${PYTHONPATH:-}:$work/peer-site
-fi
+gpu_peer_hatchet
 if ! "$PY" -c "import hatchet, triton.profiler.viewer" 2>/dev/null; then
     echo "SKIP  viewer-peer: proton-viewer part: no llnl-hatchet here and none in .whl/peer/"
     exit $status

@@ -12,8 +12,8 @@
 #      land in $KSCOPE_GPU_WORK/wheel)
 set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
-work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/wheel
 PY=${PYTHON:-python3}
+source "$src/test/gpu/gpu-lib.bash"
 wheel=$(ls "$src"/.whl/kscope/kscope-*-cp39-abi3-*.whl 2>/dev/null | head -1)
 if [ -z "$wheel" ]; then
     echo "SKIP  wheel: no kscope cp39-abi3 wheel in .whl/kscope/ (build it with bash tools/wheel.sh)"
@@ -23,19 +23,17 @@ if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 9))'; then
     echo "SKIP  wheel: $("$PY" -V 2>&1) is older than the wheel's CPython 3.9"
     exit 77
 fi
-if ! "$PY" -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+if ! gpu_torch; then
     echo "SKIP  wheel: needs torch and a CUDA GPU"
     exit 77
 fi
-rm -rf "$work" && mkdir -p "$work"
+gpu_work wheel
 export KSCOPE_WHEEL=$wheel PY
 source "$src/test/python-lib.sh"
 # Every build tool taken away while it installs: a wheel needs none. (Only
 # then: Triton compiles its launchers with CC at run time.)
 CC=/bin/false CXX=/bin/false install_kscope "$work" wheel || exit 1
 echo "wheel: installed $(basename "$wheel") on $("$PY" -V 2>&1)"
-status=0
-fail() { echo "FAIL  wheel: $*"; status=1; }
 
 case $(command -v kscope) in
 "$work"/site/bin/kscope) ;;
@@ -71,5 +69,5 @@ kscope view "$work/wheelrun.hatchet" >"$work/view.txt" 2>&1 || { fail "kscope vi
 grep -q wheel_matmul "$work/view.txt" || fail "kscope view shows no wheel_matmul scope"
 grep -A3 wheel_matmul "$work/view.txt" | grep -q -i -E 'gemm|kernel|sm90|cutlass' ||
     fail "no kernel under wheel_matmul in kscope view"
-[ $status -eq 0 ] && echo "PASS  wheel: installed alone; kscope version, Python GPU tests, kscope run and view from it"
+[ $status -eq 0 ] && pass "installed alone; kscope version, Python GPU tests, kscope run and view from it"
 exit $status
