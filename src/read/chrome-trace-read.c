@@ -16,10 +16,8 @@
  * KSCOPE__READ_MAX_DEPTH.
  */
 #define _GNU_SOURCE /* memmem */
-#include "read/read.h"
+#include "read/yajl-in.h"
 #include "kscope.h"
-
-#include <yajl/yajl_parse.h>
 
 #include <math.h>
 #include <stdarg.h>
@@ -53,7 +51,7 @@ typedef struct members {
 } members;
 
 struct kscope__chrome_read {
-    yajl_handle y;
+    kscope__yajl_in in; /* the parser, its counts and the first refusal */
     kscope__tev_fn fn;
     void *arg;
     unsigned keep;
@@ -65,7 +63,6 @@ struct kscope__chrome_read {
     size_t keylen, key_off, key_len;
     int seen_events;
     size_t index; /* events seen */
-    size_t fed, events, mark, quiet;
     /* the event (or metadata object) being read */
     char *txt;
     size_t ntxt, captxt;
@@ -87,14 +84,11 @@ struct kscope__chrome_read {
     size_t cap_out_args, cap_out_fields;
     const char **out_stack;
     size_t cap_out_stack;
-    char err[KSCOPE__READ_ERRLEN];
-    int errcode;
 };
 typedef struct kscope__chrome_read reader;
 
 /* Refuse the input (the first refusal wins). 0, for yajl. */
-#define rfail(p, code, ...)                                                                        \
-    kscope__read_stop((p)->err, sizeof(p)->err, &(p)->errcode, (code), __VA_ARGS__)
+#define rfail(p, code, ...) KSCOPE__YAJL_STOP(&(p)->in, (code), __VA_ARGS__)
 
 static int nomem(reader *p)
 {
@@ -464,7 +458,7 @@ static int stack_entry(reader *p, const char *s, size_t l, kscope__tev_type type
 
 static int on_scalar(reader *p, const char *s, size_t l, kscope__tev_type type)
 {
-    p->events++;
+    p->in.events++;
     if (p->cap_depth && !cap_scalar(p, s, l, type))
         return 0;
     tstate c = cur(p);
@@ -508,7 +502,7 @@ static int cb_string(void *ctx, const unsigned char *s, size_t l)
 static int cb_map_key(void *ctx, const unsigned char *k, size_t l)
 {
     reader *p = ctx;
-    p->events++;
+    p->in.events++;
     if (p->cap_depth)
         cap_key(p, k, l);
     tstate c = cur(p);
@@ -553,7 +547,7 @@ static int open_value(reader *p, tstate next, int is_map)
 static int cb_start_map(void *ctx)
 {
     reader *p = ctx;
-    p->events++;
+    p->in.events++;
     if (p->depth == 0)
         return push(p, T_DOC);
     switch (cur(p)) {
@@ -586,7 +580,7 @@ static int close_value(reader *p, int is_map)
 static int cb_end_map(void *ctx)
 {
     reader *p = ctx;
-    p->events++;
+    p->in.events++;
     tstate s = cur(p);
     p->depth--;
     if (s == T_EVENT)
@@ -599,7 +593,7 @@ static int cb_end_map(void *ctx)
 static int cb_start_array(void *ctx)
 {
     reader *p = ctx;
-    p->events++;
+    p->in.events++;
     if (p->depth == 0) { /* the bare-array form */
         p->seen_events = 1;
         return push(p, T_EVENTS);
@@ -631,7 +625,7 @@ static int cb_start_array(void *ctx)
 static int cb_end_array(void *ctx)
 {
     reader *p = ctx;
-    p->events++;
+    p->in.events++;
     p->depth--;
     return close_value(p, 0);
 }
@@ -659,8 +653,8 @@ void *kscope__chrome_read_new(kscope__tev_fn fn, void *arg, unsigned keep)
     p->arg = arg;
     p->keep = keep;
     kscope__jw_init(&p->cap);
-    p->y = yajl_alloc(&callbacks, NULL, p);
-    if (!p->y) {
+    if (kscope__yajl_in_init(&p->in, &callbacks, p, "truncated: the JSON ends early",
+                             "data after the end of the trace") != 0) {
         kscope__chrome_read_free(p);
         return NULL;
     }
@@ -672,65 +666,28 @@ void kscope__chrome_read_free(void *reader_)
     reader *p = reader_;
     if (!p)
         return;
-    if (p->y)
-        yajl_free(p->y);
+    kscope__yajl_in_free(&p->in);
     kscope__jw_free(&p->cap);
     free(p->txt), free(p->args.at), free(p->fields.at), free(p->stack), free(p->numbers);
     free(p->out_args), free(p->out_fields), free(p->out_stack);
     free(p);
 }
 
-static int failure(reader *p, const unsigned char *buf, size_t len, char *err, size_t errlen)
-{
-    if (p->errcode) {
-        snprintf(err, errlen, "%s", p->err);
-        return p->errcode;
-    }
-    unsigned char *msg = yajl_get_error(p->y, 0, buf, len);
-    const char *m = msg ? (const char *)msg : "parse error";
-    if (strstr(m, "premature EOF"))
-        snprintf(err, errlen, "truncated: the JSON ends early");
-    else if (strstr(m, "trailing garbage"))
-        snprintf(err, errlen, "data after the end of the trace");
-    else
-        snprintf(err, errlen, "not valid JSON: %.*s", (int)strcspn(m, "\r\n"), m);
-    if (msg)
-        yajl_free_error(p->y, msg);
-    return KSCOPE_EPARSE;
-}
-
 int kscope__chrome_read_feed(void *reader_, const char *buf, size_t len, char *err, size_t errlen)
 {
     reader *p = reader_;
-    if (p->errcode)
-        return failure(p, NULL, 0, err, errlen);
-    p->fed += len;
-    if (yajl_parse(p->y, (const unsigned char *)buf, len) != yajl_status_ok)
-        return failure(p, (const unsigned char *)buf, len, err, errlen);
-    if (kscope__read_too_quiet(p->events, &p->mark, &p->quiet, len)) {
-        rfail(p, KSCOPE_EPARSE, "no JSON value ends within %d MiB (at byte %zu)",
-              KSCOPE__READ_MAX_TOKEN >> 20, p->fed);
-        return failure(p, NULL, 0, err, errlen);
-    }
-    return 0;
+    return kscope__yajl_in_feed(&p->in, buf, len, err, errlen);
 }
 
 int kscope__chrome_read_finish(void *reader_, char *err, size_t errlen)
 {
     reader *p = reader_;
-    if (p->errcode)
-        return failure(p, NULL, 0, err, errlen);
-    if (p->fed == 0) {
-        snprintf(err, errlen, "empty: no JSON at all");
-        return KSCOPE_EPARSE;
-    }
-    if (yajl_complete_parse(p->y) != yajl_status_ok)
-        return failure(p, NULL, 0, err, errlen);
-    if (!p->seen_events) {
+    int rc = kscope__yajl_in_finish(&p->in, err, errlen);
+    if (rc == 0 && !p->seen_events) {
         snprintf(err, errlen, "not a Chrome trace: no \"traceEvents\" array");
         return KSCOPE_EPARSE;
     }
-    return 0;
+    return rc;
 }
 
 /* A JSON array is a .hatchet ([node, device info]) or a trace in the bare

@@ -24,8 +24,7 @@
 #include <string.h>
 
 /* Record the first error; the feeding parser then stops. 0, for yajl. */
-#define fail(p, code, ...)                                                                         \
-    kscope__read_stop((p)->err, sizeof(p)->err, &(p)->errcode, (code), __VA_ARGS__)
+#define fail(p, code, ...) KSCOPE__YAJL_STOP(&(p)->in, (code), __VA_ARGS__)
 
 static hlevel *top(kscope__hjson *p)
 {
@@ -684,9 +683,9 @@ void kscope__hbuild_release(kscope__hjson *p)
 
 int kscope__hjson_event(kscope__hjson *p, kscope__hevent ev, const char *s, size_t len)
 {
-    if (p->errcode)
+    if (p->in.errcode)
         return 0;
-    p->events++;
+    p->in.events++;
     switch (ev) {
     case KSCOPE__HEV_START_MAP:
         return on_start_map(p);
@@ -717,16 +716,16 @@ int kscope__hjson_fail(kscope__hjson *p, int code, const char *msg)
 
 const char *kscope__hjson_error(const kscope__hjson *p, int *code)
 {
-    *code = p->errcode;
-    return p->errcode ? p->err : NULL;
+    *code = p->in.errcode;
+    return p->in.errcode ? p->in.err : NULL;
 }
 
 int kscope__hjson_end(kscope__hjson *p, kscope__ptree **out, char *err, size_t errlen)
 {
     *out = NULL;
-    if (p->errcode) {
-        snprintf(err, errlen, "%s", p->err);
-        return p->errcode;
+    if (p->in.errcode) {
+        snprintf(err, errlen, "%s", p->in.err);
+        return p->in.errcode;
     }
     if (!p->done) {
         snprintf(err, errlen, "the file is not a [tree, device info] array");

@@ -8,7 +8,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 static int cb_null(void *ctx)
 {
@@ -69,13 +68,17 @@ static const yajl_callbacks callbacks = {
 
 /* ---------------------------------------------------------------- API */
 
+/* What the reader says when yajl finds the JSON ends early, or goes on. */
+static const char truncated[] = "truncated: the JSON ends before the profile is complete";
+static const char trailing[] = "data after the end of the profile (two documents back to back?)";
+
 void *kscope__hjson_new(void)
 {
     kscope__hjson *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
-    p->y = kscope__hbuild_init(p) == 0 ? yajl_alloc(&callbacks, NULL, p) : NULL;
-    if (!p->y) {
+    if (kscope__hbuild_init(p) != 0 ||
+        kscope__yajl_in_init(&p->in, &callbacks, p, truncated, trailing) != 0) {
         kscope__hjson_free(p);
         return NULL;
     }
@@ -87,72 +90,23 @@ void kscope__hjson_free(void *parser)
     kscope__hjson *p = parser;
     if (!p)
         return;
-    if (p->y)
-        yajl_free(p->y);
+    kscope__yajl_in_free(&p->in);
     kscope__hbuild_release(p);
     free(p);
-}
-
-/* Turn yajl's verdict into one line of our own. */
-static int yajl_failure(kscope__hjson *p, const unsigned char *buf, size_t len, char *err,
-                        size_t errlen)
-{
-    if (p->errcode) {
-        snprintf(err, errlen, "%s", p->err);
-        return p->errcode;
-    }
-    unsigned char *msg = yajl_get_error(p->y, 0, buf, len);
-    const char *m = msg ? (const char *)msg : "parse error";
-    if (strstr(m, "premature EOF"))
-        snprintf(err, errlen, "truncated: the JSON ends before the profile is complete");
-    else if (strstr(m, "trailing garbage"))
-        snprintf(err, errlen, "data after the end of the profile (two documents back to back?)");
-    else {
-        char line[200];
-        snprintf(line, sizeof line, "%s", m);
-        for (char *c = line; *c; c++)
-            if (*c == '\n' || *c == '\r')
-                *c = ' ';
-        size_t e = strlen(line);
-        while (e && line[e - 1] == ' ')
-            line[--e] = '\0';
-        snprintf(err, errlen, "not valid JSON: %s", line);
-    }
-    if (msg)
-        yajl_free_error(p->y, msg);
-    return KSCOPE_EPARSE;
 }
 
 int kscope__hjson_feed(void *parser, const char *buf, size_t len, char *err, size_t errlen)
 {
     kscope__hjson *p = parser;
-    if (p->errcode)
-        return yajl_failure(p, NULL, 0, err, errlen);
-    p->fed += len;
-    if (yajl_parse(p->y, (const unsigned char *)buf, len) != yajl_status_ok)
-        return yajl_failure(p, (const unsigned char *)buf, len, err, errlen);
-    if (kscope__read_too_quiet(p->events, &p->mark, &p->quiet, len)) {
-        snprintf(err, errlen, "no JSON value ends within %d MiB (at byte %zu)",
-                 KSCOPE__READ_MAX_TOKEN >> 20, p->fed);
-        kscope__hjson_fail(p, KSCOPE_EPARSE, err);
-        return KSCOPE_EPARSE;
-    }
-    return 0;
+    return kscope__yajl_in_feed(&p->in, buf, len, err, errlen);
 }
 
 int kscope__hjson_finish(void *parser, kscope__ptree **out, char *err, size_t errlen)
 {
     kscope__hjson *p = parser;
     *out = NULL;
-    if (p->errcode)
-        return yajl_failure(p, NULL, 0, err, errlen);
-    if (p->fed == 0) {
-        snprintf(err, errlen, "empty: no JSON at all");
-        return KSCOPE_EPARSE;
-    }
-    if (yajl_complete_parse(p->y) != yajl_status_ok)
-        return yajl_failure(p, NULL, 0, err, errlen);
-    return kscope__hjson_end(p, out, err, errlen);
+    int rc = kscope__yajl_in_finish(&p->in, err, errlen);
+    return rc ? rc : kscope__hjson_end(p, out, err, errlen);
 }
 
 int kscope__read_hatchet_json(const char *buf, size_t len, kscope__ptree **out, char *err,

@@ -107,46 +107,18 @@ static mobj mp_cb_root(mp_user *u)
     mobj o = {0};
     return o;
 }
-static int mp_cb_uint8(mp_user *u, uint8_t d, mobj *o)
-{
-    return number_uint(u, d, o);
-}
-static int mp_cb_uint16(mp_user *u, uint16_t d, mobj *o)
-{
-    return number_uint(u, d, o);
-}
-static int mp_cb_uint32(mp_user *u, uint32_t d, mobj *o)
-{
-    return number_uint(u, d, o);
-}
-static int mp_cb_uint64(mp_user *u, uint64_t d, mobj *o)
-{
-    return number_uint(u, d, o);
-}
-static int mp_cb_int8(mp_user *u, int8_t d, mobj *o)
-{
-    return number_int(u, d, o);
-}
-static int mp_cb_int16(mp_user *u, int16_t d, mobj *o)
-{
-    return number_int(u, d, o);
-}
-static int mp_cb_int32(mp_user *u, int32_t d, mobj *o)
-{
-    return number_int(u, d, o);
-}
-static int mp_cb_int64(mp_user *u, int64_t d, mobj *o)
-{
-    return number_int(u, d, o);
-}
-static int mp_cb_float(mp_user *u, float d, mobj *o)
-{
-    return number_double(u, d, o);
-}
-static int mp_cb_double(mp_user *u, double d, mobj *o)
-{
-    return number_double(u, d, o);
-}
+/* The template's number callbacks: every width is one of the builder's
+ * three kinds of number (the value converted as a call converts it). */
+#define mp_cb_uint8  number_uint
+#define mp_cb_uint16 number_uint
+#define mp_cb_uint32 number_uint
+#define mp_cb_uint64 number_uint
+#define mp_cb_int8   number_int
+#define mp_cb_int16  number_int
+#define mp_cb_int32  number_int
+#define mp_cb_int64  number_int
+#define mp_cb_float  number_double
+#define mp_cb_double number_double
 static int mp_cb_nil(mp_user *u, mobj *o)
 {
     return scalar(u, KSCOPE__HEV_NULL, NULL, 0, o);
