@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE /* memmem */
 #include "read/yajl-in.h"
+#include "util/util.h"
 #include "kscope.h"
 
 #include <math.h>
@@ -95,19 +96,11 @@ static int nomem(reader *p)
     return rfail(p, KSCOPE_ENOMEM, "out of memory");
 }
 
+/* Room for `need` items of `size` bytes in *arr: 1, or 0 when out of
+ * memory. An array that needs none stays as it is (NULL: no items). */
 static int grow(void **arr, size_t *cap, size_t need, size_t size)
 {
-    if (need <= *cap)
-        return 1;
-    size_t c = *cap ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    void *a = realloc(*arr, c * size);
-    if (!a)
-        return 0;
-    *arr = a;
-    *cap = c;
-    return 1;
+    return need <= *cap || kscope__room(arr, cap, need, size, 16) == 0;
 }
 
 /* Append s[0..l) and a NUL to txt: its offset, or (size_t)-1. */

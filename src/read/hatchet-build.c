@@ -13,6 +13,7 @@
  */
 #include "read/hatchet-build.h"
 #include "format/hatchet-root.h"
+#include "util/util.h"
 #include "kscope.h"
 
 #include <errno.h>
@@ -33,14 +34,8 @@ static hlevel *top(kscope__hjson *p)
 
 static int push(kscope__hjson *p, hstate st)
 {
-    if (p->depth == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 64;
-        hlevel *s = realloc(p->stack, cap * sizeof *s);
-        if (!s)
-            return fail(p, KSCOPE_ENOMEM, "out of memory");
-        p->stack = s;
-        p->cap = cap;
-    }
+    if (p->depth == p->cap && KSCOPE__ROOM(p->stack, p->cap, p->depth + 1, 64) != 0)
+        return fail(p, KSCOPE_ENOMEM, "out of memory");
     p->stack[p->depth++] = (hlevel){.st = st};
     return 1;
 }
@@ -194,14 +189,8 @@ static int vec_push(kscope__hjson *p, const char *s, size_t l)
     /* an integer past int64 is kept as the floating-point number it parsed to */
     if (strpbrk(buf, ".eE") || fabs(d) >= 9.2e18)
         p->vec_all_int = 0;
-    if (p->nvec == p->capvec) {
-        size_t cap = p->capvec ? p->capvec * 2 : 16;
-        double *v = realloc(p->vec, cap * sizeof *v);
-        if (!v)
-            return fail(p, KSCOPE_ENOMEM, "out of memory");
-        p->vec = v;
-        p->capvec = cap;
-    }
+    if (p->nvec == p->capvec && KSCOPE__ROOM(p->vec, p->capvec, p->nvec + 1, 16) != 0)
+        return fail(p, KSCOPE_ENOMEM, "out of memory");
     p->vec[p->nvec++] = d;
     return 1;
 }

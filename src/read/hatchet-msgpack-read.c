@@ -269,17 +269,10 @@ int kscope__hmp_feed(void *parser, const char *buf, size_t len, char *err, size_
         snprintf(err, errlen, "data after the end of the profile (byte %zu)", p->fed);
         return KSCOPE_EPARSE;
     }
-    if (p->npending + len > p->cap) {
-        size_t cap = p->cap ? p->cap : 4096;
-        while (cap < p->npending + len)
-            cap *= 2;
-        char *b = realloc(p->pending, cap);
-        if (!b) {
-            snprintf(err, errlen, "out of memory");
-            return KSCOPE_ENOMEM;
-        }
-        p->pending = b;
-        p->cap = cap;
+    if (p->npending + len > p->cap &&
+        KSCOPE__ROOM(p->pending, p->cap, p->npending + len, 4096) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return KSCOPE_ENOMEM;
     }
     memcpy(p->pending + p->npending, buf, len);
     p->npending += len;
