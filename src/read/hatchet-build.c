@@ -40,6 +40,15 @@ static int push(kscope__hjson *p, hstate st)
     return 1;
 }
 
+/* A level that belongs to node n: its frame, metrics, children... */
+static int push_node(kscope__hjson *p, hstate st, kscope__pnode *n)
+{
+    if (!push(p, st))
+        return 0;
+    top(p)->node = n;
+    return 1;
+}
+
 int kscope__metric_nonnegative(const char *key)
 {
     static const char *const prefixes[] = {"time",      "count",    "calls",    "bytes",   "flops",
@@ -107,9 +116,8 @@ static int open_node(kscope__hjson *p, kscope__pnode *parent)
     if (!n)
         return fail(p, KSCOPE_ENOMEM, "out of memory");
     n->name = NULL; /* named by its frame; ROOT too */
-    if (!push(p, ST_NODE))
+    if (!push_node(p, ST_NODE, n))
         return 0;
-    top(p)->node = n;
     p->tree_depth++;
     return 1;
 }
@@ -409,26 +417,14 @@ static int on_start_map(void *ctx)
         return fail(p, KSCOPE_EPARSE, "the top-level array has more than two elements");
     case ST_NODE: {
         kscope__pnode *n = lv->node;
-        if (lv->key == K_FRAME) {
-            if (!push(p, ST_FRAME))
-                return 0;
-            top(p)->node = n;
-            return 1;
-        }
-        if (lv->key == K_METRICS) {
-            if (!push(p, ST_METRICS))
-                return 0;
-            top(p)->node = n;
-            return 1;
-        }
+        if (lv->key == K_FRAME)
+            return push_node(p, ST_FRAME, n);
+        if (lv->key == K_METRICS)
+            return push_node(p, ST_METRICS, n);
         if (lv->key == K_CHILDREN)
             return fail(p, KSCOPE_EPARSE, "node '%s': \"children\" is not an array", node_label(n));
-        if (lv->key == K_ASIDE) {
-            if (!push(p, ST_ASIDE))
-                return 0;
-            top(p)->node = n;
-            return 1;
-        }
+        if (lv->key == K_ASIDE)
+            return push_node(p, ST_ASIDE, n);
         return push(p, ST_SKIP);
     }
     case ST_ASIDE: {
@@ -438,10 +434,7 @@ static int on_start_map(void *ctx)
         if (lv->key != K_METRICS)
             return push(p, ST_SKIP);
         /* ROOT's own strings and vectors: read as its metrics */
-        if (!push(p, ST_METRICS))
-            return 0;
-        top(p)->node = n;
-        return 1;
+        return push_node(p, ST_METRICS, n);
     }
     case ST_INCLIST:
         return listed_inclusive(p, NULL, 0, 0);
@@ -555,13 +548,8 @@ static int on_start_array(void *ctx)
                     "object",
                     p->top_index);
     case ST_NODE:
-        if (lv->key == K_CHILDREN) {
-            kscope__pnode *n = lv->node;
-            if (!push(p, ST_CHILDREN))
-                return 0;
-            top(p)->node = n;
-            return 1;
-        }
+        if (lv->key == K_CHILDREN)
+            return push_node(p, ST_CHILDREN, lv->node);
         if (lv->key == K_FRAME || lv->key == K_METRICS || lv->key == K_ASIDE)
             return fail(p, KSCOPE_EPARSE, "node '%s': \"%s\" is an array, not an object",
                         node_label(lv->node),
@@ -578,15 +566,10 @@ static int on_start_array(void *ctx)
         return push(p, ST_INCLIST);
     case ST_INCLIST:
         return listed_inclusive(p, NULL, 0, 0);
-    case ST_METRICS: {
-        kscope__pnode *n = lv->node;
+    case ST_METRICS:
         p->nvec = 0;
         p->vec_all_int = 1;
-        if (!push(p, ST_VEC))
-            return 0;
-        top(p)->node = n;
-        return 1;
-    }
+        return push_node(p, ST_VEC, lv->node);
     case ST_VEC:
         return fail(p, KSCOPE_EPARSE, "vector metric '%s' holds a nested array", p->mkey);
     case ST_CHILDREN:
