@@ -173,10 +173,10 @@ static void cap_raw(reader *p, const char *s, size_t l)
     kscope__jw_raw(&p->cap, s, l);
 }
 
-static void cap_key(reader *p, const unsigned char *k, size_t l)
+static void cap_key(reader *p, const char *k, size_t l)
 {
     cap_raw(p, "\"", 1);
-    kscope__jw_escape(&p->cap, (const char *)k, l);
+    kscope__jw_escape(&p->cap, k, l);
     kscope__jw_raw(&p->cap, "\":", 2);
 }
 
@@ -451,7 +451,6 @@ static int stack_entry(reader *p, const char *s, size_t l, kscope__tev_type type
 
 static int on_scalar(reader *p, const char *s, size_t l, kscope__tev_type type)
 {
-    p->in.events++;
     if (p->cap_depth && !cap_scalar(p, s, l, type))
         return 0;
     tstate c = cur(p);
@@ -475,32 +474,13 @@ static int on_scalar(reader *p, const char *s, size_t l, kscope__tev_type type)
     return add_member(p, c == T_ARGS ? &p->args : &p->fields, v);
 }
 
-static int cb_null(void *ctx)
+static int on_map_key(reader *p, const char *k, size_t l)
 {
-    return on_scalar(ctx, "null", 4, KSCOPE__TEV_LITERAL);
-}
-static int cb_boolean(void *ctx, int b)
-{
-    return on_scalar(ctx, b ? "true" : "false", b ? 4 : 5, KSCOPE__TEV_LITERAL);
-}
-static int cb_number(void *ctx, const char *s, size_t l)
-{
-    return on_scalar(ctx, s, l, KSCOPE__TEV_NUMBER);
-}
-static int cb_string(void *ctx, const unsigned char *s, size_t l)
-{
-    return on_scalar(ctx, (const char *)s, l, KSCOPE__TEV_STRING);
-}
-
-static int cb_map_key(void *ctx, const unsigned char *k, size_t l)
-{
-    reader *p = ctx;
-    p->in.events++;
     if (p->cap_depth)
         cap_key(p, k, l);
     tstate c = cur(p);
     if (c == T_EVENT || c == T_ARGS || c == T_META) { /* kept whole with its member */
-        p->key_off = text(p, (const char *)k, l);
+        p->key_off = text(p, k, l);
         p->key_len = l;
         if (p->key_off == (size_t)-1)
             return nomem(p);
@@ -537,10 +517,8 @@ static int open_value(reader *p, tstate next, int is_map)
     return push(p, next);
 }
 
-static int cb_start_map(void *ctx)
+static int on_start_map(reader *p)
 {
-    reader *p = ctx;
-    p->in.events++;
     if (p->depth == 0)
         return push(p, T_DOC);
     switch (cur(p)) {
@@ -570,10 +548,8 @@ static int close_value(reader *p, int is_map)
     return 1;
 }
 
-static int cb_end_map(void *ctx)
+static int on_end_map(reader *p)
 {
-    reader *p = ctx;
-    p->in.events++;
     tstate s = cur(p);
     p->depth--;
     if (s == T_EVENT)
@@ -583,10 +559,8 @@ static int cb_end_map(void *ctx)
     return close_value(p, 1);
 }
 
-static int cb_start_array(void *ctx)
+static int on_start_array(reader *p)
 {
-    reader *p = ctx;
-    p->in.events++;
     if (p->depth == 0) { /* the bare-array form */
         p->seen_events = 1;
         return push(p, T_EVENTS);
@@ -615,25 +589,38 @@ static int cb_start_array(void *ctx)
     }
 }
 
-static int cb_end_array(void *ctx)
+static int on_end_array(reader *p)
 {
-    reader *p = ctx;
-    p->in.events++;
     p->depth--;
     return close_value(p, 0);
 }
 
-static const yajl_callbacks callbacks = {
-    .yajl_null = cb_null,
-    .yajl_boolean = cb_boolean,
-    .yajl_number = cb_number,
-    .yajl_string = cb_string,
-    .yajl_start_map = cb_start_map,
-    .yajl_map_key = cb_map_key,
-    .yajl_end_map = cb_end_map,
-    .yajl_start_array = cb_start_array,
-    .yajl_end_array = cb_end_array,
-};
+/* yajl's parse events (yajl-in.c), each to its handler. */
+static int on_event(void *ctx, kscope__hevent ev, const char *s, size_t l)
+{
+    reader *p = ctx;
+    switch (ev) {
+    case KSCOPE__HEV_NULL:
+        return on_scalar(p, "null", 4, KSCOPE__TEV_LITERAL);
+    case KSCOPE__HEV_BOOL:
+        return on_scalar(p, l ? "true" : "false", l ? 4 : 5, KSCOPE__TEV_LITERAL);
+    case KSCOPE__HEV_NUMBER:
+        return on_scalar(p, s, l, KSCOPE__TEV_NUMBER);
+    case KSCOPE__HEV_STRING:
+        return on_scalar(p, s, l, KSCOPE__TEV_STRING);
+    case KSCOPE__HEV_MAP_KEY:
+        return on_map_key(p, s, l);
+    case KSCOPE__HEV_START_MAP:
+        return on_start_map(p);
+    case KSCOPE__HEV_END_MAP:
+        return on_end_map(p);
+    case KSCOPE__HEV_START_ARRAY:
+        return on_start_array(p);
+    case KSCOPE__HEV_END_ARRAY:
+        return on_end_array(p);
+    }
+    return 1;
+}
 
 /* ---------------------------------------------------------------- API */
 
@@ -646,7 +633,7 @@ void *kscope__chrome_read_new(kscope__tev_fn fn, void *arg, unsigned keep)
     p->arg = arg;
     p->keep = keep;
     kscope__jw_init(&p->cap);
-    if (kscope__yajl_in_init(&p->in, &callbacks, p, "truncated: the JSON ends early",
+    if (kscope__yajl_in_init(&p->in, on_event, p, "truncated: the JSON ends early",
                              "data after the end of the trace") != 0) {
         kscope__chrome_read_free(p);
         return NULL;

@@ -657,7 +657,6 @@ int kscope__hjson_event(kscope__hjson *p, kscope__hevent ev, const char *s, size
 {
     if (p->in.errcode)
         return 0;
-    p->in.events++;
     switch (ev) {
     case KSCOPE__HEV_START_MAP:
         return on_start_map(p);

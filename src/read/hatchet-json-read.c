@@ -9,62 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-static int cb_null(void *ctx)
+/* yajl's parse events (yajl-in.c) go to the tree builder as they are. */
+static int hjson_event(void *p, kscope__hevent ev, const char *s, size_t len)
 {
-    return kscope__hjson_event(ctx, KSCOPE__HEV_NULL, NULL, 0);
+    return kscope__hjson_event(p, ev, s, len);
 }
-
-static int cb_boolean(void *ctx, int b)
-{
-    return kscope__hjson_event(ctx, KSCOPE__HEV_BOOL, NULL, b != 0);
-}
-
-static int cb_number(void *ctx, const char *s, size_t l)
-{
-    return kscope__hjson_event(ctx, KSCOPE__HEV_NUMBER, s, l);
-}
-
-static int cb_string(void *ctx, const unsigned char *s, size_t l)
-{
-    return kscope__hjson_event(ctx, KSCOPE__HEV_STRING, (const char *)s, l);
-}
-
-static int cb_start_map(void *ctx)
-{
-    return kscope__hjson_event(ctx, KSCOPE__HEV_START_MAP, NULL, 0);
-}
-
-static int cb_map_key(void *ctx, const unsigned char *k, size_t l)
-{
-    return kscope__hjson_event(ctx, KSCOPE__HEV_MAP_KEY, (const char *)k, l);
-}
-
-static int cb_end_map(void *ctx)
-{
-    return kscope__hjson_event(ctx, KSCOPE__HEV_END_MAP, NULL, 0);
-}
-
-static int cb_start_array(void *ctx)
-{
-    return kscope__hjson_event(ctx, KSCOPE__HEV_START_ARRAY, NULL, 0);
-}
-
-static int cb_end_array(void *ctx)
-{
-    return kscope__hjson_event(ctx, KSCOPE__HEV_END_ARRAY, NULL, 0);
-}
-
-static const yajl_callbacks callbacks = {
-    .yajl_null = cb_null,
-    .yajl_boolean = cb_boolean,
-    .yajl_number = cb_number,
-    .yajl_string = cb_string,
-    .yajl_start_map = cb_start_map,
-    .yajl_map_key = cb_map_key,
-    .yajl_end_map = cb_end_map,
-    .yajl_start_array = cb_start_array,
-    .yajl_end_array = cb_end_array,
-};
 
 /* ---------------------------------------------------------------- API */
 
@@ -78,7 +27,7 @@ void *kscope__hjson_new(void)
     if (!p)
         return NULL;
     if (kscope__hbuild_init(p) != 0 ||
-        kscope__yajl_in_init(&p->in, &callbacks, p, truncated, trailing) != 0) {
+        kscope__yajl_in_init(&p->in, hjson_event, p, truncated, trailing) != 0) {
         kscope__hjson_free(p);
         return NULL;
     }

@@ -9,11 +9,76 @@
 #include <stdio.h>
 #include <string.h>
 
-int kscope__yajl_in_init(kscope__yajl_in *in, const yajl_callbacks *cb, void *ctx,
+/* Each of yajl's callbacks, counted and handed on as a parse event. */
+static int event(void *in_, kscope__hevent ev, const char *s, size_t len)
+{
+    kscope__yajl_in *in = in_;
+    in->events++;
+    return in->fn(in->ctx, ev, s, len);
+}
+
+static int cb_null(void *in)
+{
+    return event(in, KSCOPE__HEV_NULL, NULL, 0);
+}
+
+static int cb_boolean(void *in, int b)
+{
+    return event(in, KSCOPE__HEV_BOOL, NULL, b != 0);
+}
+
+static int cb_number(void *in, const char *s, size_t l)
+{
+    return event(in, KSCOPE__HEV_NUMBER, s, l);
+}
+
+static int cb_string(void *in, const unsigned char *s, size_t l)
+{
+    return event(in, KSCOPE__HEV_STRING, (const char *)s, l);
+}
+
+static int cb_start_map(void *in)
+{
+    return event(in, KSCOPE__HEV_START_MAP, NULL, 0);
+}
+
+static int cb_map_key(void *in, const unsigned char *k, size_t l)
+{
+    return event(in, KSCOPE__HEV_MAP_KEY, (const char *)k, l);
+}
+
+static int cb_end_map(void *in)
+{
+    return event(in, KSCOPE__HEV_END_MAP, NULL, 0);
+}
+
+static int cb_start_array(void *in)
+{
+    return event(in, KSCOPE__HEV_START_ARRAY, NULL, 0);
+}
+
+static int cb_end_array(void *in)
+{
+    return event(in, KSCOPE__HEV_END_ARRAY, NULL, 0);
+}
+
+static const yajl_callbacks callbacks = {
+    .yajl_null = cb_null,
+    .yajl_boolean = cb_boolean,
+    .yajl_number = cb_number,
+    .yajl_string = cb_string,
+    .yajl_start_map = cb_start_map,
+    .yajl_map_key = cb_map_key,
+    .yajl_end_map = cb_end_map,
+    .yajl_start_array = cb_start_array,
+    .yajl_end_array = cb_end_array,
+};
+
+int kscope__yajl_in_init(kscope__yajl_in *in, kscope__yajl_event_fn fn, void *ctx,
                          const char *truncated, const char *trailing)
 {
-    *in = (kscope__yajl_in){.truncated = truncated, .trailing = trailing};
-    in->y = yajl_alloc(cb, NULL, ctx);
+    *in = (kscope__yajl_in){.fn = fn, .ctx = ctx, .truncated = truncated, .trailing = trailing};
+    in->y = yajl_alloc(&callbacks, NULL, in);
     return in->y ? 0 : KSCOPE_ENOMEM;
 }
 
