@@ -61,17 +61,8 @@ int kscope__hjson_finish(void *parser, kscope__ptree **out, char *err, size_t er
 int kscope__read_hatchet_json(const char *buf, size_t len, kscope__ptree **out, char *err,
                               size_t errlen)
 {
-    *out = NULL;
-    kscope__hjson *p = kscope__hjson_new();
-    if (!p) {
-        snprintf(err, errlen, "out of memory");
-        return KSCOPE_ENOMEM;
-    }
-    int rc = kscope__hjson_feed(p, buf, len, err, errlen);
-    if (rc == 0)
-        rc = kscope__hjson_finish(p, out, err, errlen);
-    kscope__hjson_free(p);
-    return rc;
+    return kscope__read_tree_buffer(&kscope__hatchet_json_reader, buf, len, SIZE_MAX, out, err,
+                                    errlen);
 }
 
 /* A .hatchet is a JSON array (as a trace's bare array is: its reader says

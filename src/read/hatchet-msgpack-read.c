@@ -321,20 +321,9 @@ int kscope__hmp_finish(void *parser, kscope__ptree **out, char *err, size_t errl
 int kscope__read_hatchet_msgpack(const char *buf, size_t len, kscope__ptree **out, char *err,
                                  size_t errlen)
 {
-    *out = NULL;
-    kscope__hmp *p = kscope__hmp_new();
-    if (!p) {
-        snprintf(err, errlen, "out of memory");
-        return KSCOPE_ENOMEM;
-    }
     /* in chunks, as a file is read */
-    int rc = 0;
-    for (size_t at = 0; rc == 0 && at < len; at += 1 << 18)
-        rc = kscope__hmp_feed(p, buf + at, len - at < (1 << 18) ? len - at : 1 << 18, err, errlen);
-    if (rc == 0)
-        rc = kscope__hmp_finish(p, out, err, errlen);
-    kscope__hmp_free(p);
-    return rc;
+    return kscope__read_tree_buffer(&kscope__hatchet_msgpack_reader, buf, len, 1 << 18, out, err,
+                                    errlen);
 }
 
 /* A .hatchet_msgpack is a MessagePack array: fixarray, array 16 or 32. */

@@ -541,6 +541,22 @@ int kscope__read_events_buffer(const kscope__reader *r, const char *buf, size_t 
     return rc;
 }
 
+int kscope__read_tree_buffer(const kscope__reader *r, const char *buf, size_t len, size_t piece,
+                             kscope__ptree **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    void *p = r->tree_new();
+    if (!p)
+        return kscope__read_fail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+    int rc = 0;
+    for (size_t at = 0; rc == 0 && at < len; at += piece)
+        rc = r->feed(p, buf + at, len - at < piece ? len - at : piece, err, errlen);
+    if (rc == 0)
+        rc = r->tree_finish(p, out, err, errlen);
+    r->free(p);
+    return rc;
+}
+
 /* The trace to write again: read, its events to the writer as they come. */
 typedef struct trace_source {
     const char *path;
