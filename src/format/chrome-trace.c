@@ -38,19 +38,28 @@ static void common(kscope__jsonw *w, const char *name, const char *cat, const ch
     kscope__jw_us(w, ts_ns);
 }
 
-static void metadata(kscope__jsonw *w, const kscope__tev *e)
+/* A metadata ("M") event up to its args' object, open for the one arg
+ * the caller writes (then it closes both): the tid when `with_tid`. */
+static void metadata_head(kscope__jsonw *w, const char *name, const kscope__tev *e, int with_tid)
 {
     kscope__jw_open(w, '{');
     kscope__jw_key(w, "name");
-    kscope__jw_str(w, e->kind == KSCOPE__TEV_PROCESS ? "process_name" : "thread_name");
+    kscope__jw_str(w, name);
     kscope__jw_key(w, "ph");
     kscope__jw_str(w, "M");
     kscope__jw_key(w, "pid");
     kscope__jw_int(w, e->pid);
-    kscope__jw_key(w, "tid");
-    kscope__jw_uint(w, e->tid);
+    if (with_tid) {
+        kscope__jw_key(w, "tid");
+        kscope__jw_uint(w, e->tid);
+    }
     kscope__jw_key(w, "args");
     kscope__jw_open(w, '{');
+}
+
+static void metadata(kscope__jsonw *w, const kscope__tev *e)
+{
+    metadata_head(w, e->kind == KSCOPE__TEV_PROCESS ? "process_name" : "thread_name", e, 1);
     kscope__jw_key(w, "name");
     kscope__jw_str(w, e->name);
     kscope__jw_close(w, '}');
@@ -178,19 +187,7 @@ static void phase(kscope__jsonw *w, const kscope__tev *e, const char *ph)
 static void sort_index(kscope__jsonw *w, const kscope__tev *e)
 {
     int process = e->kind == KSCOPE__TEV_PROCESS_SORT;
-    kscope__jw_open(w, '{');
-    kscope__jw_key(w, "name");
-    kscope__jw_str(w, process ? "process_sort_index" : "thread_sort_index");
-    kscope__jw_key(w, "ph");
-    kscope__jw_str(w, "M");
-    kscope__jw_key(w, "pid");
-    kscope__jw_int(w, e->pid);
-    if (!process) {
-        kscope__jw_key(w, "tid");
-        kscope__jw_uint(w, e->tid);
-    }
-    kscope__jw_key(w, "args");
-    kscope__jw_open(w, '{');
+    metadata_head(w, process ? "process_sort_index" : "thread_sort_index", e, !process);
     kscope__jw_key(w, "sort_index");
     kscope__jw_int(w, fabs(e->value) < 2e9 ? (int64_t)e->value : 0); /* no int beyond */
     kscope__jw_close(w, '}');
@@ -303,13 +300,20 @@ static int doc_tail(trace_out *o, int rc)
     return rc == 0 ? 0 : rc < 0 ? rc : KSCOPE_EIO;
 }
 
+/* The whole document into o->w (made ready by the caller), the events
+ * from the source; 0 or an error, as doc_tail says. */
+static int write_doc(trace_out *o, kscope__tev_source source, void *source_arg)
+{
+    kscope__jw_init(&o->meta);
+    doc_head(o);
+    return doc_tail(o, source(source_arg, write_event, o));
+}
+
 int kscope__chrome_trace_write(kscope__tev_source source, void *source_arg, char **out, size_t *len)
 {
     trace_out o;
     kscope__jw_init(&o.w);
-    kscope__jw_init(&o.meta);
-    doc_head(&o);
-    int rc = doc_tail(&o, source(source_arg, write_event, &o));
+    int rc = write_doc(&o, source, source_arg);
     if (rc != 0) {
         kscope__jw_free(&o.w);
         return rc;
@@ -321,9 +325,7 @@ int kscope__chrome_trace_to(kscope__tev_source source, void *source_arg, const k
 {
     trace_out o;
     kscope__jw_init_sink(&o.w, out);
-    kscope__jw_init(&o.meta);
-    doc_head(&o);
-    int rc = doc_tail(&o, source(source_arg, write_event, &o));
+    int rc = write_doc(&o, source, source_arg);
     int end = kscope__jw_end(&o.w);
     return rc ? rc : end;
 }

@@ -16,10 +16,9 @@
  * KSCOPE__READ_MAX_DEPTH.
  */
 #define _GNU_SOURCE /* memmem */
-#include "read/read.h"
+#include "read/yajl-in.h"
+#include "util/util.h"
 #include "kscope.h"
-
-#include <yajl/yajl_parse.h>
 
 #include <math.h>
 #include <stdarg.h>
@@ -53,7 +52,7 @@ typedef struct members {
 } members;
 
 struct kscope__chrome_read {
-    yajl_handle y;
+    kscope__yajl_in in; /* the parser, its counts and the first refusal */
     kscope__tev_fn fn;
     void *arg;
     unsigned keep;
@@ -65,7 +64,6 @@ struct kscope__chrome_read {
     size_t keylen, key_off, key_len;
     int seen_events;
     size_t index; /* events seen */
-    size_t fed, events, mark, quiet;
     /* the event (or metadata object) being read */
     char *txt;
     size_t ntxt, captxt;
@@ -87,33 +85,22 @@ struct kscope__chrome_read {
     size_t cap_out_args, cap_out_fields;
     const char **out_stack;
     size_t cap_out_stack;
-    char err[KSCOPE__READ_ERRLEN];
-    int errcode;
 };
 typedef struct kscope__chrome_read reader;
 
 /* Refuse the input (the first refusal wins). 0, for yajl. */
-#define rfail(p, code, ...)                                                                        \
-    kscope__read_stop((p)->err, sizeof(p)->err, &(p)->errcode, (code), __VA_ARGS__)
+#define rfail(p, code, ...) KSCOPE__YAJL_STOP(&(p)->in, (code), __VA_ARGS__)
 
 static int nomem(reader *p)
 {
     return rfail(p, KSCOPE_ENOMEM, "out of memory");
 }
 
+/* Room for `need` items of `size` bytes in *arr: 1, or 0 when out of
+ * memory. An array that needs none stays as it is (NULL: no items). */
 static int grow(void **arr, size_t *cap, size_t need, size_t size)
 {
-    if (need <= *cap)
-        return 1;
-    size_t c = *cap ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    void *a = realloc(*arr, c * size);
-    if (!a)
-        return 0;
-    *arr = a;
-    *cap = c;
-    return 1;
+    return need <= *cap || kscope__room(arr, cap, need, size, 16) == 0;
 }
 
 /* Append s[0..l) and a NUL to txt: its offset, or (size_t)-1. */
@@ -186,10 +173,10 @@ static void cap_raw(reader *p, const char *s, size_t l)
     kscope__jw_raw(&p->cap, s, l);
 }
 
-static void cap_key(reader *p, const unsigned char *k, size_t l)
+static void cap_key(reader *p, const char *k, size_t l)
 {
     cap_raw(p, "\"", 1);
-    kscope__jw_escape(&p->cap, (const char *)k, l);
+    kscope__jw_escape(&p->cap, k, l);
     kscope__jw_raw(&p->cap, "\":", 2);
 }
 
@@ -464,7 +451,6 @@ static int stack_entry(reader *p, const char *s, size_t l, kscope__tev_type type
 
 static int on_scalar(reader *p, const char *s, size_t l, kscope__tev_type type)
 {
-    p->events++;
     if (p->cap_depth && !cap_scalar(p, s, l, type))
         return 0;
     tstate c = cur(p);
@@ -488,32 +474,13 @@ static int on_scalar(reader *p, const char *s, size_t l, kscope__tev_type type)
     return add_member(p, c == T_ARGS ? &p->args : &p->fields, v);
 }
 
-static int cb_null(void *ctx)
+static int on_map_key(reader *p, const char *k, size_t l)
 {
-    return on_scalar(ctx, "null", 4, KSCOPE__TEV_LITERAL);
-}
-static int cb_boolean(void *ctx, int b)
-{
-    return on_scalar(ctx, b ? "true" : "false", b ? 4 : 5, KSCOPE__TEV_LITERAL);
-}
-static int cb_number(void *ctx, const char *s, size_t l)
-{
-    return on_scalar(ctx, s, l, KSCOPE__TEV_NUMBER);
-}
-static int cb_string(void *ctx, const unsigned char *s, size_t l)
-{
-    return on_scalar(ctx, (const char *)s, l, KSCOPE__TEV_STRING);
-}
-
-static int cb_map_key(void *ctx, const unsigned char *k, size_t l)
-{
-    reader *p = ctx;
-    p->events++;
     if (p->cap_depth)
         cap_key(p, k, l);
     tstate c = cur(p);
     if (c == T_EVENT || c == T_ARGS || c == T_META) { /* kept whole with its member */
-        p->key_off = text(p, (const char *)k, l);
+        p->key_off = text(p, k, l);
         p->key_len = l;
         if (p->key_off == (size_t)-1)
             return nomem(p);
@@ -550,10 +517,8 @@ static int open_value(reader *p, tstate next, int is_map)
     return push(p, next);
 }
 
-static int cb_start_map(void *ctx)
+static int on_start_map(reader *p)
 {
-    reader *p = ctx;
-    p->events++;
     if (p->depth == 0)
         return push(p, T_DOC);
     switch (cur(p)) {
@@ -583,10 +548,8 @@ static int close_value(reader *p, int is_map)
     return 1;
 }
 
-static int cb_end_map(void *ctx)
+static int on_end_map(reader *p)
 {
-    reader *p = ctx;
-    p->events++;
     tstate s = cur(p);
     p->depth--;
     if (s == T_EVENT)
@@ -596,10 +559,8 @@ static int cb_end_map(void *ctx)
     return close_value(p, 1);
 }
 
-static int cb_start_array(void *ctx)
+static int on_start_array(reader *p)
 {
-    reader *p = ctx;
-    p->events++;
     if (p->depth == 0) { /* the bare-array form */
         p->seen_events = 1;
         return push(p, T_EVENTS);
@@ -628,25 +589,38 @@ static int cb_start_array(void *ctx)
     }
 }
 
-static int cb_end_array(void *ctx)
+static int on_end_array(reader *p)
 {
-    reader *p = ctx;
-    p->events++;
     p->depth--;
     return close_value(p, 0);
 }
 
-static const yajl_callbacks callbacks = {
-    .yajl_null = cb_null,
-    .yajl_boolean = cb_boolean,
-    .yajl_number = cb_number,
-    .yajl_string = cb_string,
-    .yajl_start_map = cb_start_map,
-    .yajl_map_key = cb_map_key,
-    .yajl_end_map = cb_end_map,
-    .yajl_start_array = cb_start_array,
-    .yajl_end_array = cb_end_array,
-};
+/* yajl's parse events (yajl-in.c), each to its handler. */
+static int on_event(void *ctx, kscope__hevent ev, const char *s, size_t l)
+{
+    reader *p = ctx;
+    switch (ev) {
+    case KSCOPE__HEV_NULL:
+        return on_scalar(p, "null", 4, KSCOPE__TEV_LITERAL);
+    case KSCOPE__HEV_BOOL:
+        return on_scalar(p, l ? "true" : "false", l ? 4 : 5, KSCOPE__TEV_LITERAL);
+    case KSCOPE__HEV_NUMBER:
+        return on_scalar(p, s, l, KSCOPE__TEV_NUMBER);
+    case KSCOPE__HEV_STRING:
+        return on_scalar(p, s, l, KSCOPE__TEV_STRING);
+    case KSCOPE__HEV_MAP_KEY:
+        return on_map_key(p, s, l);
+    case KSCOPE__HEV_START_MAP:
+        return on_start_map(p);
+    case KSCOPE__HEV_END_MAP:
+        return on_end_map(p);
+    case KSCOPE__HEV_START_ARRAY:
+        return on_start_array(p);
+    case KSCOPE__HEV_END_ARRAY:
+        return on_end_array(p);
+    }
+    return 1;
+}
 
 /* ---------------------------------------------------------------- API */
 
@@ -659,8 +633,8 @@ void *kscope__chrome_read_new(kscope__tev_fn fn, void *arg, unsigned keep)
     p->arg = arg;
     p->keep = keep;
     kscope__jw_init(&p->cap);
-    p->y = yajl_alloc(&callbacks, NULL, p);
-    if (!p->y) {
+    if (kscope__yajl_in_init(&p->in, on_event, p, "truncated: the JSON ends early",
+                             "data after the end of the trace") != 0) {
         kscope__chrome_read_free(p);
         return NULL;
     }
@@ -672,65 +646,28 @@ void kscope__chrome_read_free(void *reader_)
     reader *p = reader_;
     if (!p)
         return;
-    if (p->y)
-        yajl_free(p->y);
+    kscope__yajl_in_free(&p->in);
     kscope__jw_free(&p->cap);
     free(p->txt), free(p->args.at), free(p->fields.at), free(p->stack), free(p->numbers);
     free(p->out_args), free(p->out_fields), free(p->out_stack);
     free(p);
 }
 
-static int failure(reader *p, const unsigned char *buf, size_t len, char *err, size_t errlen)
-{
-    if (p->errcode) {
-        snprintf(err, errlen, "%s", p->err);
-        return p->errcode;
-    }
-    unsigned char *msg = yajl_get_error(p->y, 0, buf, len);
-    const char *m = msg ? (const char *)msg : "parse error";
-    if (strstr(m, "premature EOF"))
-        snprintf(err, errlen, "truncated: the JSON ends early");
-    else if (strstr(m, "trailing garbage"))
-        snprintf(err, errlen, "data after the end of the trace");
-    else
-        snprintf(err, errlen, "not valid JSON: %.*s", (int)strcspn(m, "\r\n"), m);
-    if (msg)
-        yajl_free_error(p->y, msg);
-    return KSCOPE_EPARSE;
-}
-
 int kscope__chrome_read_feed(void *reader_, const char *buf, size_t len, char *err, size_t errlen)
 {
     reader *p = reader_;
-    if (p->errcode)
-        return failure(p, NULL, 0, err, errlen);
-    p->fed += len;
-    if (yajl_parse(p->y, (const unsigned char *)buf, len) != yajl_status_ok)
-        return failure(p, (const unsigned char *)buf, len, err, errlen);
-    if (kscope__read_too_quiet(p->events, &p->mark, &p->quiet, len)) {
-        rfail(p, KSCOPE_EPARSE, "no JSON value ends within %d MiB (at byte %zu)",
-              KSCOPE__READ_MAX_TOKEN >> 20, p->fed);
-        return failure(p, NULL, 0, err, errlen);
-    }
-    return 0;
+    return kscope__yajl_in_feed(&p->in, buf, len, err, errlen);
 }
 
 int kscope__chrome_read_finish(void *reader_, char *err, size_t errlen)
 {
     reader *p = reader_;
-    if (p->errcode)
-        return failure(p, NULL, 0, err, errlen);
-    if (p->fed == 0) {
-        snprintf(err, errlen, "empty: no JSON at all");
-        return KSCOPE_EPARSE;
-    }
-    if (yajl_complete_parse(p->y) != yajl_status_ok)
-        return failure(p, NULL, 0, err, errlen);
-    if (!p->seen_events) {
+    int rc = kscope__yajl_in_finish(&p->in, err, errlen);
+    if (rc == 0 && !p->seen_events) {
         snprintf(err, errlen, "not a Chrome trace: no \"traceEvents\" array");
         return KSCOPE_EPARSE;
     }
-    return 0;
+    return rc;
 }
 
 /* A JSON array is a .hatchet ([node, device info]) or a trace in the bare

@@ -13,6 +13,7 @@
  */
 #include "read/hatchet-build.h"
 #include "format/hatchet-root.h"
+#include "util/util.h"
 #include "kscope.h"
 
 #include <errno.h>
@@ -24,8 +25,7 @@
 #include <string.h>
 
 /* Record the first error; the feeding parser then stops. 0, for yajl. */
-#define fail(p, code, ...)                                                                         \
-    kscope__read_stop((p)->err, sizeof(p)->err, &(p)->errcode, (code), __VA_ARGS__)
+#define fail(p, code, ...) KSCOPE__YAJL_STOP(&(p)->in, (code), __VA_ARGS__)
 
 static hlevel *top(kscope__hjson *p)
 {
@@ -34,15 +34,18 @@ static hlevel *top(kscope__hjson *p)
 
 static int push(kscope__hjson *p, hstate st)
 {
-    if (p->depth == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 64;
-        hlevel *s = realloc(p->stack, cap * sizeof *s);
-        if (!s)
-            return fail(p, KSCOPE_ENOMEM, "out of memory");
-        p->stack = s;
-        p->cap = cap;
-    }
+    if (p->depth == p->cap && KSCOPE__ROOM(p->stack, p->cap, p->depth + 1, 64) != 0)
+        return fail(p, KSCOPE_ENOMEM, "out of memory");
     p->stack[p->depth++] = (hlevel){.st = st};
+    return 1;
+}
+
+/* A level that belongs to node n: its frame, metrics, children... */
+static int push_node(kscope__hjson *p, hstate st, kscope__pnode *n)
+{
+    if (!push(p, st))
+        return 0;
+    top(p)->node = n;
     return 1;
 }
 
@@ -113,9 +116,8 @@ static int open_node(kscope__hjson *p, kscope__pnode *parent)
     if (!n)
         return fail(p, KSCOPE_ENOMEM, "out of memory");
     n->name = NULL; /* named by its frame; ROOT too */
-    if (!push(p, ST_NODE))
+    if (!push_node(p, ST_NODE, n))
         return 0;
-    top(p)->node = n;
     p->tree_depth++;
     return 1;
 }
@@ -195,14 +197,8 @@ static int vec_push(kscope__hjson *p, const char *s, size_t l)
     /* an integer past int64 is kept as the floating-point number it parsed to */
     if (strpbrk(buf, ".eE") || fabs(d) >= 9.2e18)
         p->vec_all_int = 0;
-    if (p->nvec == p->capvec) {
-        size_t cap = p->capvec ? p->capvec * 2 : 16;
-        double *v = realloc(p->vec, cap * sizeof *v);
-        if (!v)
-            return fail(p, KSCOPE_ENOMEM, "out of memory");
-        p->vec = v;
-        p->capvec = cap;
-    }
+    if (p->nvec == p->capvec && KSCOPE__ROOM(p->vec, p->capvec, p->nvec + 1, 16) != 0)
+        return fail(p, KSCOPE_ENOMEM, "out of memory");
     p->vec[p->nvec++] = d;
     return 1;
 }
@@ -421,26 +417,14 @@ static int on_start_map(void *ctx)
         return fail(p, KSCOPE_EPARSE, "the top-level array has more than two elements");
     case ST_NODE: {
         kscope__pnode *n = lv->node;
-        if (lv->key == K_FRAME) {
-            if (!push(p, ST_FRAME))
-                return 0;
-            top(p)->node = n;
-            return 1;
-        }
-        if (lv->key == K_METRICS) {
-            if (!push(p, ST_METRICS))
-                return 0;
-            top(p)->node = n;
-            return 1;
-        }
+        if (lv->key == K_FRAME)
+            return push_node(p, ST_FRAME, n);
+        if (lv->key == K_METRICS)
+            return push_node(p, ST_METRICS, n);
         if (lv->key == K_CHILDREN)
             return fail(p, KSCOPE_EPARSE, "node '%s': \"children\" is not an array", node_label(n));
-        if (lv->key == K_ASIDE) {
-            if (!push(p, ST_ASIDE))
-                return 0;
-            top(p)->node = n;
-            return 1;
-        }
+        if (lv->key == K_ASIDE)
+            return push_node(p, ST_ASIDE, n);
         return push(p, ST_SKIP);
     }
     case ST_ASIDE: {
@@ -450,10 +434,7 @@ static int on_start_map(void *ctx)
         if (lv->key != K_METRICS)
             return push(p, ST_SKIP);
         /* ROOT's own strings and vectors: read as its metrics */
-        if (!push(p, ST_METRICS))
-            return 0;
-        top(p)->node = n;
-        return 1;
+        return push_node(p, ST_METRICS, n);
     }
     case ST_INCLIST:
         return listed_inclusive(p, NULL, 0, 0);
@@ -567,13 +548,8 @@ static int on_start_array(void *ctx)
                     "object",
                     p->top_index);
     case ST_NODE:
-        if (lv->key == K_CHILDREN) {
-            kscope__pnode *n = lv->node;
-            if (!push(p, ST_CHILDREN))
-                return 0;
-            top(p)->node = n;
-            return 1;
-        }
+        if (lv->key == K_CHILDREN)
+            return push_node(p, ST_CHILDREN, lv->node);
         if (lv->key == K_FRAME || lv->key == K_METRICS || lv->key == K_ASIDE)
             return fail(p, KSCOPE_EPARSE, "node '%s': \"%s\" is an array, not an object",
                         node_label(lv->node),
@@ -590,15 +566,10 @@ static int on_start_array(void *ctx)
         return push(p, ST_INCLIST);
     case ST_INCLIST:
         return listed_inclusive(p, NULL, 0, 0);
-    case ST_METRICS: {
-        kscope__pnode *n = lv->node;
+    case ST_METRICS:
         p->nvec = 0;
         p->vec_all_int = 1;
-        if (!push(p, ST_VEC))
-            return 0;
-        top(p)->node = n;
-        return 1;
-    }
+        return push_node(p, ST_VEC, lv->node);
     case ST_VEC:
         return fail(p, KSCOPE_EPARSE, "vector metric '%s' holds a nested array", p->mkey);
     case ST_CHILDREN:
@@ -684,9 +655,8 @@ void kscope__hbuild_release(kscope__hjson *p)
 
 int kscope__hjson_event(kscope__hjson *p, kscope__hevent ev, const char *s, size_t len)
 {
-    if (p->errcode)
+    if (p->in.errcode)
         return 0;
-    p->events++;
     switch (ev) {
     case KSCOPE__HEV_START_MAP:
         return on_start_map(p);
@@ -717,16 +687,16 @@ int kscope__hjson_fail(kscope__hjson *p, int code, const char *msg)
 
 const char *kscope__hjson_error(const kscope__hjson *p, int *code)
 {
-    *code = p->errcode;
-    return p->errcode ? p->err : NULL;
+    *code = p->in.errcode;
+    return p->in.errcode ? p->in.err : NULL;
 }
 
 int kscope__hjson_end(kscope__hjson *p, kscope__ptree **out, char *err, size_t errlen)
 {
     *out = NULL;
-    if (p->errcode) {
-        snprintf(err, errlen, "%s", p->err);
-        return p->errcode;
+    if (p->in.errcode) {
+        snprintf(err, errlen, "%s", p->in.err);
+        return p->in.errcode;
     }
     if (!p->done) {
         snprintf(err, errlen, "the file is not a [tree, device info] array");

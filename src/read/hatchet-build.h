@@ -7,9 +7,7 @@
 #ifndef KSCOPE_HATCHET_BUILD_H
 #define KSCOPE_HATCHET_BUILD_H
 
-#include "read/read.h"
-
-#include <yajl/yajl_parse.h>
+#include "read/yajl-in.h"
 
 /* What the value being parsed at one nesting level is. */
 typedef enum {
@@ -48,20 +46,20 @@ typedef struct hlevel {
 } hlevel;
 
 struct kscope__hjson {
-    yajl_handle y; /* the JSON front end's parser (none for MessagePack) */
+    /* the JSON front end's parser (unused for MessagePack), the values
+     * finished, and the first refusal of either encoding */
+    kscope__yajl_in in;
     kscope__ptree *t;
     hlevel *stack;
     size_t depth, cap;
     size_t tree_depth; /* node objects open */
     size_t top_index;  /* elements seen in the outer array */
     int seen_devinfo;
-    int listed_inclusive;       /* ROOT named every inclusive metric */
-    int done;                   /* the outer array closed */
-    size_t fed;                 /* bytes given so far */
-    size_t events, mark, quiet; /* values finished: kscope__read_too_quiet */
-    const char *mkey;           /* pending metric key (interned) */
-    const char *devtype;        /* pending device type (interned) */
-    uint32_t devid;             /* pending device index */
+    int listed_inclusive; /* ROOT named every inclusive metric */
+    int done;             /* the outer array closed */
+    const char *mkey;     /* pending metric key (interned) */
+    const char *devtype;  /* pending device type (interned) */
+    uint32_t devid;       /* pending device index */
     /* the pending device field's key, copied: the parser reuses its buffer
      * before the value arrives (longer keys are not fields we read) */
     char devfield[24];
@@ -77,8 +75,6 @@ struct kscope__hjson {
     size_t nvec, capvec;
     int vec_all_int;
     kscope__demangler names; /* frame names as read */
-    char err[KSCOPE__READ_ERRLEN];
-    int errcode;
 };
 
 /* The builder's part of kscope__hjson_new and _free: the tree being built

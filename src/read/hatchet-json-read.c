@@ -8,74 +8,26 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
-static int cb_null(void *ctx)
+/* yajl's parse events (yajl-in.c) go to the tree builder as they are. */
+static int hjson_event(void *p, kscope__hevent ev, const char *s, size_t len)
 {
-    return kscope__hjson_event(ctx, KSCOPE__HEV_NULL, NULL, 0);
+    return kscope__hjson_event(p, ev, s, len);
 }
-
-static int cb_boolean(void *ctx, int b)
-{
-    return kscope__hjson_event(ctx, KSCOPE__HEV_BOOL, NULL, b != 0);
-}
-
-static int cb_number(void *ctx, const char *s, size_t l)
-{
-    return kscope__hjson_event(ctx, KSCOPE__HEV_NUMBER, s, l);
-}
-
-static int cb_string(void *ctx, const unsigned char *s, size_t l)
-{
-    return kscope__hjson_event(ctx, KSCOPE__HEV_STRING, (const char *)s, l);
-}
-
-static int cb_start_map(void *ctx)
-{
-    return kscope__hjson_event(ctx, KSCOPE__HEV_START_MAP, NULL, 0);
-}
-
-static int cb_map_key(void *ctx, const unsigned char *k, size_t l)
-{
-    return kscope__hjson_event(ctx, KSCOPE__HEV_MAP_KEY, (const char *)k, l);
-}
-
-static int cb_end_map(void *ctx)
-{
-    return kscope__hjson_event(ctx, KSCOPE__HEV_END_MAP, NULL, 0);
-}
-
-static int cb_start_array(void *ctx)
-{
-    return kscope__hjson_event(ctx, KSCOPE__HEV_START_ARRAY, NULL, 0);
-}
-
-static int cb_end_array(void *ctx)
-{
-    return kscope__hjson_event(ctx, KSCOPE__HEV_END_ARRAY, NULL, 0);
-}
-
-static const yajl_callbacks callbacks = {
-    .yajl_null = cb_null,
-    .yajl_boolean = cb_boolean,
-    .yajl_number = cb_number,
-    .yajl_string = cb_string,
-    .yajl_start_map = cb_start_map,
-    .yajl_map_key = cb_map_key,
-    .yajl_end_map = cb_end_map,
-    .yajl_start_array = cb_start_array,
-    .yajl_end_array = cb_end_array,
-};
 
 /* ---------------------------------------------------------------- API */
+
+/* What the reader says when yajl finds the JSON ends early, or goes on. */
+static const char truncated[] = "truncated: the JSON ends before the profile is complete";
+static const char trailing[] = "data after the end of the profile (two documents back to back?)";
 
 void *kscope__hjson_new(void)
 {
     kscope__hjson *p = calloc(1, sizeof *p);
     if (!p)
         return NULL;
-    p->y = kscope__hbuild_init(p) == 0 ? yajl_alloc(&callbacks, NULL, p) : NULL;
-    if (!p->y) {
+    if (kscope__hbuild_init(p) != 0 ||
+        kscope__yajl_in_init(&p->in, hjson_event, p, truncated, trailing) != 0) {
         kscope__hjson_free(p);
         return NULL;
     }
@@ -87,88 +39,30 @@ void kscope__hjson_free(void *parser)
     kscope__hjson *p = parser;
     if (!p)
         return;
-    if (p->y)
-        yajl_free(p->y);
+    kscope__yajl_in_free(&p->in);
     kscope__hbuild_release(p);
     free(p);
-}
-
-/* Turn yajl's verdict into one line of our own. */
-static int yajl_failure(kscope__hjson *p, const unsigned char *buf, size_t len, char *err,
-                        size_t errlen)
-{
-    if (p->errcode) {
-        snprintf(err, errlen, "%s", p->err);
-        return p->errcode;
-    }
-    unsigned char *msg = yajl_get_error(p->y, 0, buf, len);
-    const char *m = msg ? (const char *)msg : "parse error";
-    if (strstr(m, "premature EOF"))
-        snprintf(err, errlen, "truncated: the JSON ends before the profile is complete");
-    else if (strstr(m, "trailing garbage"))
-        snprintf(err, errlen, "data after the end of the profile (two documents back to back?)");
-    else {
-        char line[200];
-        snprintf(line, sizeof line, "%s", m);
-        for (char *c = line; *c; c++)
-            if (*c == '\n' || *c == '\r')
-                *c = ' ';
-        size_t e = strlen(line);
-        while (e && line[e - 1] == ' ')
-            line[--e] = '\0';
-        snprintf(err, errlen, "not valid JSON: %s", line);
-    }
-    if (msg)
-        yajl_free_error(p->y, msg);
-    return KSCOPE_EPARSE;
 }
 
 int kscope__hjson_feed(void *parser, const char *buf, size_t len, char *err, size_t errlen)
 {
     kscope__hjson *p = parser;
-    if (p->errcode)
-        return yajl_failure(p, NULL, 0, err, errlen);
-    p->fed += len;
-    if (yajl_parse(p->y, (const unsigned char *)buf, len) != yajl_status_ok)
-        return yajl_failure(p, (const unsigned char *)buf, len, err, errlen);
-    if (kscope__read_too_quiet(p->events, &p->mark, &p->quiet, len)) {
-        snprintf(err, errlen, "no JSON value ends within %d MiB (at byte %zu)",
-                 KSCOPE__READ_MAX_TOKEN >> 20, p->fed);
-        kscope__hjson_fail(p, KSCOPE_EPARSE, err);
-        return KSCOPE_EPARSE;
-    }
-    return 0;
+    return kscope__yajl_in_feed(&p->in, buf, len, err, errlen);
 }
 
 int kscope__hjson_finish(void *parser, kscope__ptree **out, char *err, size_t errlen)
 {
     kscope__hjson *p = parser;
     *out = NULL;
-    if (p->errcode)
-        return yajl_failure(p, NULL, 0, err, errlen);
-    if (p->fed == 0) {
-        snprintf(err, errlen, "empty: no JSON at all");
-        return KSCOPE_EPARSE;
-    }
-    if (yajl_complete_parse(p->y) != yajl_status_ok)
-        return yajl_failure(p, NULL, 0, err, errlen);
-    return kscope__hjson_end(p, out, err, errlen);
+    int rc = kscope__yajl_in_finish(&p->in, err, errlen);
+    return rc ? rc : kscope__hjson_end(p, out, err, errlen);
 }
 
 int kscope__read_hatchet_json(const char *buf, size_t len, kscope__ptree **out, char *err,
                               size_t errlen)
 {
-    *out = NULL;
-    kscope__hjson *p = kscope__hjson_new();
-    if (!p) {
-        snprintf(err, errlen, "out of memory");
-        return KSCOPE_ENOMEM;
-    }
-    int rc = kscope__hjson_feed(p, buf, len, err, errlen);
-    if (rc == 0)
-        rc = kscope__hjson_finish(p, out, err, errlen);
-    kscope__hjson_free(p);
-    return rc;
+    return kscope__read_tree_buffer(&kscope__hatchet_json_reader, buf, len, SIZE_MAX, out, err,
+                                    errlen);
 }
 
 /* A .hatchet is a JSON array (as a trace's bare array is: its reader says

@@ -107,46 +107,18 @@ static mobj mp_cb_root(mp_user *u)
     mobj o = {0};
     return o;
 }
-static int mp_cb_uint8(mp_user *u, uint8_t d, mobj *o)
-{
-    return number_uint(u, d, o);
-}
-static int mp_cb_uint16(mp_user *u, uint16_t d, mobj *o)
-{
-    return number_uint(u, d, o);
-}
-static int mp_cb_uint32(mp_user *u, uint32_t d, mobj *o)
-{
-    return number_uint(u, d, o);
-}
-static int mp_cb_uint64(mp_user *u, uint64_t d, mobj *o)
-{
-    return number_uint(u, d, o);
-}
-static int mp_cb_int8(mp_user *u, int8_t d, mobj *o)
-{
-    return number_int(u, d, o);
-}
-static int mp_cb_int16(mp_user *u, int16_t d, mobj *o)
-{
-    return number_int(u, d, o);
-}
-static int mp_cb_int32(mp_user *u, int32_t d, mobj *o)
-{
-    return number_int(u, d, o);
-}
-static int mp_cb_int64(mp_user *u, int64_t d, mobj *o)
-{
-    return number_int(u, d, o);
-}
-static int mp_cb_float(mp_user *u, float d, mobj *o)
-{
-    return number_double(u, d, o);
-}
-static int mp_cb_double(mp_user *u, double d, mobj *o)
-{
-    return number_double(u, d, o);
-}
+/* The template's number callbacks: every width is one of the builder's
+ * three kinds of number (the value converted as a call converts it). */
+#define mp_cb_uint8  number_uint
+#define mp_cb_uint16 number_uint
+#define mp_cb_uint32 number_uint
+#define mp_cb_uint64 number_uint
+#define mp_cb_int8   number_int
+#define mp_cb_int16  number_int
+#define mp_cb_int32  number_int
+#define mp_cb_int64  number_int
+#define mp_cb_float  number_double
+#define mp_cb_double number_double
 static int mp_cb_nil(mp_user *u, mobj *o)
 {
     return scalar(u, KSCOPE__HEV_NULL, NULL, 0, o);
@@ -297,17 +269,10 @@ int kscope__hmp_feed(void *parser, const char *buf, size_t len, char *err, size_
         snprintf(err, errlen, "data after the end of the profile (byte %zu)", p->fed);
         return KSCOPE_EPARSE;
     }
-    if (p->npending + len > p->cap) {
-        size_t cap = p->cap ? p->cap : 4096;
-        while (cap < p->npending + len)
-            cap *= 2;
-        char *b = realloc(p->pending, cap);
-        if (!b) {
-            snprintf(err, errlen, "out of memory");
-            return KSCOPE_ENOMEM;
-        }
-        p->pending = b;
-        p->cap = cap;
+    if (p->npending + len > p->cap &&
+        KSCOPE__ROOM(p->pending, p->cap, p->npending + len, 4096) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return KSCOPE_ENOMEM;
     }
     memcpy(p->pending + p->npending, buf, len);
     p->npending += len;
@@ -356,20 +321,9 @@ int kscope__hmp_finish(void *parser, kscope__ptree **out, char *err, size_t errl
 int kscope__read_hatchet_msgpack(const char *buf, size_t len, kscope__ptree **out, char *err,
                                  size_t errlen)
 {
-    *out = NULL;
-    kscope__hmp *p = kscope__hmp_new();
-    if (!p) {
-        snprintf(err, errlen, "out of memory");
-        return KSCOPE_ENOMEM;
-    }
     /* in chunks, as a file is read */
-    int rc = 0;
-    for (size_t at = 0; rc == 0 && at < len; at += 1 << 18)
-        rc = kscope__hmp_feed(p, buf + at, len - at < (1 << 18) ? len - at : 1 << 18, err, errlen);
-    if (rc == 0)
-        rc = kscope__hmp_finish(p, out, err, errlen);
-    kscope__hmp_free(p);
-    return rc;
+    return kscope__read_tree_buffer(&kscope__hatchet_msgpack_reader, buf, len, 1 << 18, out, err,
+                                    errlen);
 }
 
 /* A .hatchet_msgpack is a MessagePack array: fixarray, array 16 or 32. */

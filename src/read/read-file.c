@@ -352,25 +352,10 @@ static int read_rest(input *in, const char *path, const char *head, size_t n, ch
     return rc;
 }
 
-int kscope__read_whole_file(const char *path, char **buf, size_t *len, char *err, size_t errlen)
-{
-    input in;
-    *buf = NULL;
-    *len = 0;
-    int rc = input_open(&in, path, err, errlen);
-    if (rc != 0)
-        return rc;
-    char head[HEAD];
-    size_t n;
-    kscope__format_id id;
-    rc = read_head(&in, path, head, &n, &id, err, errlen);
-    if (rc == 0)
-        rc = read_rest(&in, path, head, n, buf, len, err, errlen);
-    input_close(&in);
-    return rc;
-}
-
-int kscope__sniff_file(const char *path, kscope__format_id *id, char *err, size_t errlen)
+/* Open path and read its first bytes, telling its format (*id); with buf,
+ * the whole of it into a new buffer. */
+static int read_start(const char *path, kscope__format_id *id, char **buf, size_t *len, char *err,
+                      size_t errlen)
 {
     input in;
     int rc = input_open(&in, path, err, errlen);
@@ -379,8 +364,23 @@ int kscope__sniff_file(const char *path, kscope__format_id *id, char *err, size_
     char head[HEAD];
     size_t n;
     rc = read_head(&in, path, head, &n, id, err, errlen);
+    if (rc == 0 && buf)
+        rc = read_rest(&in, path, head, n, buf, len, err, errlen);
     input_close(&in);
     return rc;
+}
+
+int kscope__read_whole_file(const char *path, char **buf, size_t *len, char *err, size_t errlen)
+{
+    kscope__format_id id;
+    *buf = NULL;
+    *len = 0;
+    return read_start(path, &id, buf, len, err, errlen);
+}
+
+int kscope__sniff_file(const char *path, kscope__format_id *id, char *err, size_t errlen)
+{
+    return read_start(path, id, NULL, NULL, err, errlen);
 }
 
 /* Feed an input to a reader's parser p in chunks (the first bytes are in
@@ -537,6 +537,22 @@ int kscope__read_events_buffer(const kscope__reader *r, const char *buf, size_t 
         rc = r->trace_finish(p, err, errlen);
     if (rc != 0 && !err[0])
         snprintf(err, errlen, "%s", sink->why(sink->arg));
+    r->free(p);
+    return rc;
+}
+
+int kscope__read_tree_buffer(const kscope__reader *r, const char *buf, size_t len, size_t piece,
+                             kscope__ptree **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    void *p = r->tree_new();
+    if (!p)
+        return kscope__read_fail(err, errlen, KSCOPE_ENOMEM, "out of memory");
+    int rc = 0;
+    for (size_t at = 0; rc == 0 && at < len; at += piece)
+        rc = r->feed(p, buf + at, len - at < piece ? len - at : piece, err, errlen);
+    if (rc == 0)
+        rc = r->tree_finish(p, out, err, errlen);
     r->free(p);
     return rc;
 }

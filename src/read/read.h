@@ -111,6 +111,12 @@ int kscope__read_events(const char *path, const kscope__tev_sink *sink, char *er
 int kscope__read_events_buffer(const kscope__reader *r, const char *buf, size_t len,
                                const kscope__tev_sink *sink, char *err, size_t errlen);
 
+/* Read len bytes of a tree format through its reader r, fed at most
+ * `piece` bytes at a time (SIZE_MAX: at once): what the buffer versions of
+ * the tree readers share. err holds what is wrong. */
+int kscope__read_tree_buffer(const kscope__reader *r, const char *buf, size_t len, size_t piece,
+                             kscope__ptree **out, char *err, size_t errlen);
+
 /* Parsers over a whole buffer. err holds the problem without a file name. */
 int kscope__read_hatchet_json(const char *buf, size_t len, kscope__ptree **out, char *err,
                               size_t errlen);

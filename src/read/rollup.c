@@ -171,28 +171,30 @@ static const char *default_name(const kscope__ptree *t, kscope__metric_info **li
     return *n > 0 ? (*list)[0].name : NULL;
 }
 
-int kscope__default_metric(const kscope__ptree *t, char *buf, size_t size)
+/* The default metric into buf: as the commands' options spell it
+ * ("time/ms", `spelled`) or its stored name. 1, 0 when t holds no metric,
+ * or KSCOPE_ENOMEM. */
+static int default_metric(const kscope__ptree *t, int spelled, char *buf, size_t size)
 {
     kscope__metric_info *list;
     int n, which;
     const char *name = default_name(t, &list, &n, &which);
     if (n < 0)
         return n;
-    if (name)
-        snprintf(buf, size, "%s", which == 0 ? "time/ms" : which == 1 ? "wall_time/ms" : name);
+    if (name && spelled && which < 2)
+        snprintf(buf, size, "%s", which == 0 ? "time/ms" : "wall_time/ms");
+    else if (name)
+        snprintf(buf, size, "%s", name);
     free(list);
     return name != NULL;
 }
 
+int kscope__default_metric(const kscope__ptree *t, char *buf, size_t size)
+{
+    return default_metric(t, 1, buf, size);
+}
+
 int kscope__default_metric_name(const kscope__ptree *t, char *buf, size_t size)
 {
-    kscope__metric_info *list;
-    int n, which;
-    const char *name = default_name(t, &list, &n, &which);
-    if (n < 0)
-        return n;
-    if (name)
-        snprintf(buf, size, "%s", name);
-    free(list);
-    return name != NULL;
+    return default_metric(t, 0, buf, size);
 }

@@ -16,6 +16,7 @@
  */
 #include "gpu/devices/devices.h"
 #include "read/read.h"
+#include "util/util.h"
 #include "kscope.h"
 
 #include <errno.h>
@@ -213,14 +214,8 @@ static const char *track_text(ttree *p, kscope__tev_value v)
 
 static int keep_host(ttree *p, const kscope__tev_read *r, const char *name, double ts, double dur)
 {
-    if (p->nhost == p->caphost) {
-        size_t cap = p->caphost ? p->caphost * 2 : 256;
-        slice *h = realloc(p->host, cap * sizeof *h);
-        if (!h)
-            return nomem(p);
-        p->host = h;
-        p->caphost = cap;
-    }
+    if (p->nhost == p->caphost && KSCOPE__ROOM(p->host, p->caphost, p->nhost + 1, 256) != 0)
+        return nomem(p);
     const char *pid = track_text(p, r->pid), *tid = track_text(p, r->tid);
     if (!pid || !tid)
         return nomem(p);
@@ -254,14 +249,8 @@ static int read_args(ttree *p, const kscope__tev_read *r)
             copy_text(p->device_id, sizeof p->device_id, f->v.text, f->v.len);
             continue;
         }
-        if (p->nargs == p->capargs) {
-            size_t cap = p->capargs ? p->capargs * 2 : 8;
-            targ *g = realloc(p->args, cap * sizeof *g);
-            if (!g)
-                return nomem(p);
-            p->args = g;
-            p->capargs = cap;
-        }
+        if (p->nargs == p->capargs && KSCOPE__ROOM(p->args, p->capargs, p->nargs + 1, 8) != 0)
+            return nomem(p);
         const char *key = kscope__ptree_intern(p->t, f->key, f->keylen);
         if (!key)
             return nomem(p);
