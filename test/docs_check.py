@@ -147,8 +147,11 @@ def check_readme(src, text, fail):
 
 
 def masked(lines):
-    """Output lines with times, pids and sizes masked, blank ones dropped."""
-    out = [re.sub(r"\d+\.\d+|pid \d+|\(\d+ KiB\)", "#", l).rstrip() for l in lines]
+    """Output lines with times, pids and sizes masked, blank ones dropped;
+    runs of spaces count as one (a time one digit longer widens its
+    column)."""
+    out = [re.sub(r"\d+\.\d+|pid \d+|\(\d+ KiB\)", "#", l) for l in lines]
+    out = [re.sub(r" +", " ", l).rstrip() for l in out]
     return [l for l in out if l]
 
 
