@@ -31,6 +31,7 @@
 #include "kscope-internal.h"
 #include "support/testutil.h"
 #include "support/session-tree.h"
+#include "support/session-util.h"
 
 uint64_t fake_cuda_next_grid(void);
 long fake_cupti_count(const char *what);
@@ -176,11 +177,8 @@ static const char *str(yajl_val v)
 
 static int start(const char *data, const char *dscopes)
 {
-    kscope_session_opts o = {
-        .name = "dscope", .data = data, .backend = "cupti", .device_scopes = dscopes};
-    int s = kscope_start(&o);
-    assert_true(s >= 0);
-    return s;
+    return tu_start_opts((kscope_session_opts){
+        .name = "dscope", .data = data, .backend = "cupti", .device_scopes = dscopes});
 }
 
 static int teardown(void **state)

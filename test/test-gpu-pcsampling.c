@@ -24,6 +24,8 @@
 #include "gpu/cupti/pcs.h"
 #include "support/testutil.h"
 #include "support/session-tree.h"
+#include "support/session-util.h"
+#include "support/capture.h"
 
 /* ------------------------------------------------------------ stand-ins */
 
@@ -287,10 +289,8 @@ static int teardown(void **state)
 
 static int start_session(const char *name)
 {
-    kscope_session_opts o = {.name = name, .backend = "none", .mode = "pcsampling"};
-    int s = kscope_start(&o);
-    assert_true(s >= 0);
-    return s;
+    return tu_start_opts(
+        (kscope_session_opts){.name = name, .backend = "none", .mode = "pcsampling"});
 }
 
 static void resource(CUpti_CallbackId cbid, CUcontext ctx, CUpti_ModuleResourceData *m)
@@ -331,27 +331,6 @@ static void kernel(const char *fn, uint64_t ctx, uint64_t ns, int session)
     r.start_ns = 1000;
     r.end_ns = 1000 + ns;
     kscope__pcs_kernel(&r, ctx, bit(session));
-}
-
-static char captured[4096];
-
-/* Run fn with stderr going to `captured`. */
-static void capture_stderr(void (*fn)(void))
-{
-    char path[] = "/tmp/kscope-test-pcs-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    fflush(stderr);
-    int saved = dup(2);
-    dup2(fd, 2);
-    fn();
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    ssize_t n = pread(fd, captured, sizeof captured - 1, 0);
-    captured[n > 0 ? n : 0] = '\0';
-    close(fd);
-    unlink(path);
 }
 
 #define FN_LONG 10 /* CUPTI's reason indices in f_reasons */
@@ -437,7 +416,7 @@ static void enable_fails(void)
 static void test_enable_failure_is_said(void **state)
 {
     (void)state;
-    capture_stderr(enable_fails);
+    const char *captured = tu_capture_stderr(enable_fails);
     assert_non_null(strstr(captured, "PC sampling cannot start on a GPU context: "
                                      "cuptiPCSamplingEnable: fake: not supported"));
     assert_string_equal(F.calls, "enable "); /* nothing more on that context */
@@ -461,7 +440,7 @@ static void config_fails(void)
 static void test_config_failure_names_the_attribute(void **state)
 {
     (void)state;
-    capture_stderr(config_fails);
+    const char *captured = tu_capture_stderr(config_fails);
     assert_non_null(strstr(captured, "cuptiPCSamplingSetConfigurationAttribute (sampling period): "
                                      "fake: invalid parameter"));
     assert_string_equal(F.calls, "enable num_stall_reasons stall_reasons set_config disable ");
@@ -485,7 +464,7 @@ static void second_start(void)
 static void test_second_interval_is_said(void **state)
 {
     (void)state;
-    capture_stderr(second_start);
+    const char *captured = tu_capture_stderr(second_start);
     assert_non_null(strstr(captured, "already runs every 1024 cycles; a session asking for 4096"));
 }
 
@@ -594,7 +573,7 @@ static void full_buffer(void)
 static void test_drops_are_counted_and_said(void **state)
 {
     (void)state;
-    capture_stderr(full_buffer);
+    const char *captured = tu_capture_stderr(full_buffer);
     assert_non_null(strstr(captured, "the GPU's sample buffer filled up; samples were lost"));
 }
 
