@@ -26,6 +26,7 @@
 
 #define KSCOPE_DEVICE_EMULATE
 #include "kscope/device.h"
+#include "support/device-emu.h"
 
 #include "gpu/cupti/devscope.h"
 #include "kscope-internal.h"
@@ -38,48 +39,8 @@ long fake_cupti_count(const char *what);
 
 /* ------------------------------------------------- the emulated device */
 
-static struct {
-    uint64_t grid, clock;
-    uint32_t sm, warpid, lane, leader, warp_index, cta_index;
-    int cta_leader;
-} emu;
-
-uint64_t kscope_emu_gridid(void)
-{
-    return emu.grid;
-}
-uint64_t kscope_emu_clock(int clock64)
-{
-    return clock64 ? emu.clock * 2 : emu.clock;
-}
-uint32_t kscope_emu_smid(void)
-{
-    return emu.sm;
-}
-uint32_t kscope_emu_warpid(void)
-{
-    return emu.warpid;
-}
-uint32_t kscope_emu_lane(void)
-{
-    return emu.lane;
-}
-uint32_t kscope_emu_leader(void)
-{
-    return emu.leader;
-}
-uint32_t kscope_emu_warp_index(void)
-{
-    return emu.warp_index;
-}
-uint32_t kscope_emu_cta_index(void)
-{
-    return emu.cta_index;
-}
-int kscope_emu_cta_leader(void)
-{
-    return emu.cta_leader;
-}
+/* Its registers are test/support/device-emu.h's tu_emu; clock64 counts
+ * cycles at twice the clock (set in main). */
 
 typedef struct fake_image {
     size_t size;
@@ -132,7 +93,7 @@ static uint32_t sms = 4, first_sm = 0; /* run() puts warp w on SM first_sm + w %
  * between launches), so what a launch drops does not hang on timing. */
 static void body_begin(CUfunction f, CUmodule m)
 {
-    emu.grid = fake_cuda_next_grid();
+    tu_emu.grid = fake_cuda_next_grid();
     assert_int_equal(cuLaunchKernel(f, 50, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL), CUDA_SUCCESS);
     kscope_device_buffer = (kscope_device_ctl *)(uintptr_t)symbol_of(m);
     pthread_mutex_lock(&kscope__ds_read_lock);
@@ -147,19 +108,19 @@ static void run(CUfunction f, CUmodule m, const char *name, int warps, uint64_t 
 {
     body_begin(f, m);
     for (int w = 0; w < warps; w++) {
-        emu.sm = first_sm + (uint32_t)w % sms;
-        emu.warpid = (uint32_t)w / sms;
-        emu.warp_index = emu.cta_index = (uint32_t)w;
-        emu.cta_leader = 1;
+        tu_emu.sm = first_sm + (uint32_t)w % sms;
+        tu_emu.warpid = (uint32_t)w / sms;
+        tu_emu.warp_index = tu_emu.cta_index = (uint32_t)w;
+        tu_emu.cta_leader = 1;
         for (uint32_t lane = 0; lane < 32; lane++) {
-            emu.lane = lane;
-            emu.leader = 0;
-            emu.clock = 1000;
+            tu_emu.lane = lane;
+            tu_emu.leader = 0;
+            tu_emu.clock = 1000;
             kscope_device_t s =
                 kscope_device_enter(kscope_device_hash(name, KSCOPE_DEVICE_HASH_SEED), name);
-            emu.clock = 1000 + dur(w);
+            tu_emu.clock = 1000 + dur(w);
             kscope_device_exit(s);
-            emu.cta_leader = 0;
+            tu_emu.cta_leader = 0;
         }
     }
     body_end();
@@ -333,20 +294,20 @@ static void run_plan(CUfunction f, CUmodule m, const warp_plan *p, int warps)
 {
     body_begin(f, m);
     for (int w = 0; w < warps; w++) {
-        emu.sm = (uint32_t)w % 4;
-        emu.warpid = (uint32_t)w / 4;
-        emu.warp_index = emu.cta_index = (uint32_t)w;
-        emu.lane = emu.leader = 0;
+        tu_emu.sm = (uint32_t)w % 4;
+        tu_emu.warpid = (uint32_t)w / 4;
+        tu_emu.warp_index = tu_emu.cta_index = (uint32_t)w;
+        tu_emu.lane = tu_emu.leader = 0;
         kscope_device_t open[4];
         for (const char *e = p->events; *e; e += 2) {
             int i = e[1] - '0';
             uint64_t base = 1000 * (uint64_t)(w + 1);
             if (e[0] == 'e') {
-                emu.clock = base + p->enter[i];
+                tu_emu.clock = base + p->enter[i];
                 open[i] = kscope_device_enter(
                     kscope_device_hash(p->names[i], KSCOPE_DEVICE_HASH_SEED), p->names[i]);
             } else {
-                emu.clock = base + p->leave[i];
+                tu_emu.clock = base + p->leave[i];
                 kscope_device_exit(open[i]);
             }
         }
@@ -765,6 +726,7 @@ int main(void)
     setenv("KSCOPE_CUPTI_LIBRARY", FAKE_GPU_CUPTI, 1);
     setenv("KSCOPE_GPU_DEVICE_GLOB", FAKE_GPU_DRIVER, 1);
     setenv("KSCOPE_QUIET", "1", 1);
+    tu_emu.clock64_scale = 2;
     CUdevice d;
     if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&d, 0) != CUDA_SUCCESS ||
         cuDevicePrimaryCtxRetain(&primary, d) != CUDA_SUCCESS)
