@@ -383,11 +383,9 @@ static double root(kscope__ptree *t, const char *key)
 
 static kscope__ptree *read_part(int n)
 {
-    char path[128], err[KSCOPE__READ_ERRLEN];
+    char path[128];
     snprintf(path, sizeof path, NAME ".part_%d.hatchet", n);
-    kscope__ptree *t = NULL;
-    if (kscope__read_profile(path, &t, err, sizeof err) != 0)
-        fail_msg("%s", err);
+    kscope__ptree *t = read_path_ok(path);
     unlink(path);
     return t;
 }

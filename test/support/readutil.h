@@ -23,15 +23,22 @@ static inline char *data_path(const char *rel)
     return buf;
 }
 
-static inline kscope__ptree *read_ok(const char *rel)
+/* The profile at path, read; the reader's error ("PATH: what is wrong")
+ * fails the test. */
+static inline kscope__ptree *read_path_ok(const char *path)
 {
     char err[KSCOPE__READ_ERRLEN];
     kscope__ptree *t = NULL;
-    int rc = kscope__read_profile(data_path(rel), &t, err, sizeof err);
-    if (rc < 0)
-        fail_msg("%s: %s", rel, err);
+    if (kscope__read_profile(path, &t, err, sizeof err) < 0)
+        fail_msg("%s", err);
     assert_non_null(t);
     return t;
+}
+
+/* The fixture test/data/<rel>, read. */
+static inline kscope__ptree *read_ok(const char *rel)
+{
+    return read_path_ok(data_path(rel));
 }
 
 static inline kscope__ptree *json_ok(const char *text)
