@@ -76,6 +76,13 @@ static CUfunction kernel_in(CUmodule *m, const char *kernel, const char *const *
     return f;
 }
 
+/* Kernel `kernel` of a new module that has kscope's symbol and the one
+ * scope name `scope` (the module into *m). */
+static CUfunction one_scope_kernel(CUmodule *m, const char *kernel, const char *scope)
+{
+    return kernel_in(m, kernel, &scope, 1);
+}
+
 static uint64_t symbol_of(CUmodule m)
 {
     CUdeviceptr p;
@@ -208,9 +215,8 @@ static void test_slots_freed(void **state)
 {
     (void)state;
     int s = start(NULL, "buffer=1k");
-    const char *names[] = {"r"};
     CUmodule m;
-    CUfunction f = kernel_in(&m, "reuse_kernel", names, 1);
+    CUfunction f = one_scope_kernel(&m, "reuse_kernel", "r");
     sms = 132;
     for (int i = 0; i < 5; i++) {
         run(f, m, "r", 132 * 6, by_warp); /* 6 claims per SM */
@@ -242,9 +248,8 @@ static void test_slots_freed_after_laps_dropped(void **state)
 {
     (void)state;
     int s = start(NULL, "buffer=1k");
-    const char *names[] = {"r"};
     CUmodule m;
-    CUfunction f = kernel_in(&m, "laps_kernel", names, 1);
+    CUfunction f = one_scope_kernel(&m, "laps_kernel", "r");
     sms = 132;
     run(f, m, "r", 132 * 40, by_warp); /* 40 claims per SM: 32 dropped, 4 laps */
     kscope__ds_flush(0);
@@ -266,9 +271,8 @@ static void test_launch_wakes_reader(void **state)
 {
     (void)state;
     start(NULL, "buffer=1k");
-    const char *names[] = {"r"};
     CUmodule m;
-    CUfunction f = kernel_in(&m, "wake_kernel", names, 1);
+    CUfunction f = one_scope_kernel(&m, "wake_kernel", "r");
     run(f, m, "r", 8, by_warp);
     kscope__ds_flush(0);
     int napped = 0; /* nothing written since: the reader backs off */
@@ -386,9 +390,8 @@ static void test_keep_first(void **state)
 {
     (void)state;
     int s = start(NULL, "buffer=1k");
-    const char *names[] = {"x"};
     CUmodule m;
-    CUfunction f = kernel_in(&m, "kf_kernel", names, 1);
+    CUfunction f = one_scope_kernel(&m, "kf_kernel", "x");
     sms = 132;
     run(f, m, "x", 1500, by_warp); /* warp w is SM w % 132's claim w / 132 */
     yajl_val doc, root = tu_session_tree(s, &doc);
@@ -406,9 +409,8 @@ static void test_keep_newest(void **state)
 {
     (void)state;
     int s = start(NULL, "buffer=1k,full=keep-newest");
-    const char *names[] = {"y"};
     CUmodule m;
-    CUfunction f = kernel_in(&m, "kn_kernel", names, 1);
+    CUfunction f = one_scope_kernel(&m, "kn_kernel", "y");
     sms = 132;
     run(f, m, "y", 1500, by_warp);
     yajl_val doc, root = tu_session_tree(s, &doc);
@@ -434,9 +436,8 @@ static void test_uneven_sms(void **state)
 {
     (void)state;
     int s = start(NULL, "on");
-    const char *names[] = {"u"};
     CUmodule m;
-    CUfunction f = kernel_in(&m, "uneven_kernel", names, 1);
+    CUfunction f = one_scope_kernel(&m, "uneven_kernel", "u");
     sms = 1, first_sm = 1;
     run(f, m, "u", 30, by_warp); /* SM 1: claims 0..29 */
     yajl_val doc, root = tu_session_tree(s, &doc);
@@ -458,9 +459,8 @@ static void test_high_smid(void **state)
 {
     (void)state;
     int s = start("trace", "on");
-    const char *names[] = {"h"};
     CUmodule m;
-    CUfunction f = kernel_in(&m, "high_kernel", names, 1);
+    CUfunction f = one_scope_kernel(&m, "high_kernel", "h");
     sms = 300;
     run(f, m, "h", 250, by_warp); /* SMs 0..249 over 132 shares */
     char *buf;
@@ -510,9 +510,8 @@ static void test_trace(void **state)
 {
     (void)state;
     int s = start("trace", "on");
-    const char *names[] = {"t"};
     CUmodule m;
-    CUfunction f = kernel_in(&m, "trace_kernel", names, 1);
+    CUfunction f = one_scope_kernel(&m, "trace_kernel", "t");
     run(f, m, "t", 8, by_warp);
     char *buf;
     size_t len;
@@ -549,9 +548,8 @@ static void test_capture_waits(void **state)
 {
     (void)state;
     int s = start(NULL, "on");
-    const char *names[] = {"cap"};
     CUmodule m;
-    CUfunction f = kernel_in(&m, "cap_kernel", names, 1);
+    CUfunction f = one_scope_kernel(&m, "cap_kernel", "cap");
     CUstream st = (CUstream)(uintptr_t)3;
     assert_int_equal(cuStreamBeginCapture_v2(st, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
     assert_int_equal(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, st, NULL, NULL), CUDA_SUCCESS);

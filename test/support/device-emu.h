@@ -17,41 +17,25 @@ static struct {
     int cta_leader;
 } tu_emu;
 
-uint64_t kscope_emu_gridid(void)
-{
-    return tu_emu.grid;
-}
+/* The hooks: each but the clock reads its register. */
+#define TU_EMU_HOOK(type, hook, reg)                                                               \
+    type kscope_emu_##hook(void)                                                                   \
+    {                                                                                              \
+        return tu_emu.reg;                                                                         \
+    }
+TU_EMU_HOOK(uint64_t, gridid, grid)
+TU_EMU_HOOK(uint32_t, smid, sm)
+TU_EMU_HOOK(uint32_t, warpid, warpid)
+TU_EMU_HOOK(uint32_t, lane, lane)
+TU_EMU_HOOK(uint32_t, leader, leader)
+TU_EMU_HOOK(uint32_t, warp_index, warp_index)
+TU_EMU_HOOK(uint32_t, cta_index, cta_index)
+TU_EMU_HOOK(int, cta_leader, cta_leader)
+#undef TU_EMU_HOOK
+
 uint64_t kscope_emu_clock(int clock64)
 {
     return clock64 && tu_emu.clock64_scale ? tu_emu.clock * tu_emu.clock64_scale : tu_emu.clock;
-}
-uint32_t kscope_emu_smid(void)
-{
-    return tu_emu.sm;
-}
-uint32_t kscope_emu_warpid(void)
-{
-    return tu_emu.warpid;
-}
-uint32_t kscope_emu_lane(void)
-{
-    return tu_emu.lane;
-}
-uint32_t kscope_emu_leader(void)
-{
-    return tu_emu.leader;
-}
-uint32_t kscope_emu_warp_index(void)
-{
-    return tu_emu.warp_index;
-}
-uint32_t kscope_emu_cta_index(void)
-{
-    return tu_emu.cta_index;
-}
-int kscope_emu_cta_leader(void)
-{
-    return tu_emu.cta_leader;
 }
 
 #endif
