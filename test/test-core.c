@@ -12,43 +12,12 @@
 #include "kscope-internal.h"
 #include "kscope.h"
 #include "support/testutil.h"
+#include "support/session-tree.h"
+#include "support/session-util.h"
 
 #include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* Every test ends with no session left. */
-static int teardown(void **state)
-{
-    (void)state;
-    while (kscope_depth() > 0)
-        kscope_exit(NULL);
-    kscope_finalize(KSCOPE_ALL, NULL);
-    kscope_set_profiling(KSCOPE_PROFILING_ON);
-    return 0;
-}
-
-static int start_tree(const char *name)
-{
-    kscope_session_opts o = {.name = name, .data = "tree", .backend = "none"};
-    int s = kscope_start(&o);
-    assert_true(s >= 0);
-    return s;
-}
-
-/* The session's tree, parsed (first element of the .hatchet array). */
-static yajl_val tree_of(int session, yajl_val *doc)
-{
-    char *buf;
-    size_t len;
-    assert_int_equal(kscope_data(session, "hatchet", &buf, &len), 0);
-    *doc = tu_parse(buf);
-    kscope_free(buf);
-    assert_non_null(*doc);
-    assert_true(YAJL_IS_ARRAY(*doc));
-    assert_int_equal((*doc)->u.array.len, 2);
-    return (*doc)->u.array.values[0];
-}
 
 static void test_errors_have_names_and_messages(void **state)
 {
@@ -70,7 +39,7 @@ static void test_errors_have_names_and_messages(void **state)
 static void test_nested_scopes_make_a_tree(void **state)
 {
     (void)state;
-    int s = start_tree("t_nested");
+    int s = tu_start("t_nested", "tree");
     assert_int_equal(kscope_enter("a"), 0);
     for (int i = 0; i < 3; i++) {
         assert_int_equal(kscope_enter("b"), 0);
@@ -80,7 +49,7 @@ static void test_nested_scopes_make_a_tree(void **state)
     assert_int_equal(kscope_depth(), 2);
     assert_int_equal(kscope_exit(NULL), 0);
     assert_int_equal(kscope_exit("a"), 0);
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree_checked(s, &doc);
     assert_string_equal(tu_frame_name(root), "ROOT");
     yajl_val a = TU_PATH(root, "a");
     assert_non_null(a);
@@ -106,14 +75,14 @@ static void test_nested_scopes_make_a_tree(void **state)
 static void test_same_named_children_merge(void **state)
 {
     (void)state;
-    int s = start_tree("t_merge");
+    int s = tu_start("t_merge", "tree");
     for (int i = 0; i < 5; i++) {
         kscope_enter("x");
         kscope_enter("y");
         kscope_exit("y");
         kscope_exit("x");
     }
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree_checked(s, &doc);
     assert_int_equal(tu_nchildren(root), 1);
     assert_int_equal(tu_nchildren(TU_PATH(root, "x")), 1);
     assert_int_equal(tu_metric_int(TU_PATH(root, "x", "y"), "calls"), 5);
@@ -123,7 +92,7 @@ static void test_same_named_children_merge(void **state)
 static void test_mismatched_exit_names_both_and_keeps_stack(void **state)
 {
     (void)state;
-    start_tree("t_mismatch");
+    tu_start("t_mismatch", "tree");
     assert_null(kscope_innermost());
     kscope_enter("outer");
     kscope_enter("inner");
@@ -142,7 +111,7 @@ static void test_mismatched_exit_names_both_and_keeps_stack(void **state)
 static void test_bad_names_are_refused(void **state)
 {
     (void)state;
-    start_tree("t_badnames");
+    tu_start("t_badnames", "tree");
     assert_int_equal(kscope_enter(NULL), KSCOPE_EINVAL);
     assert_int_equal(kscope_enter(""), KSCOPE_EINVAL);
     assert_non_null(strstr(kscope_last_error(), "empty"));
@@ -156,7 +125,7 @@ static void test_bad_names_are_refused(void **state)
 static void test_metric_kinds(void **state)
 {
     (void)state;
-    int s = start_tree("t_metrics");
+    int s = tu_start("t_metrics", "tree");
     kscope_enter("train");
     assert_int_equal(kscope_metric_int("tokens", 100), 0);
     assert_int_equal(kscope_metric_int("tokens (inc)", 50), 0);
@@ -170,7 +139,7 @@ static void test_metric_kinds(void **state)
     assert_int_equal(kscope_metric_int_vec("hist", iv, 2), 0);
     assert_int_equal(kscope_metric_double_vec("samples (pty)", dv, 2), 0);
     kscope_exit("train");
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree_checked(s, &doc);
     yajl_val train = TU_PATH(root, "train");
     assert_int_equal(tu_metric_int(train, "tokens"), 150);
     assert_int_equal(tu_metric_int(train, "cpu_wait (ns)"), 7);
@@ -208,7 +177,7 @@ static void test_metric_kinds(void **state)
 static void test_metric_type_mismatch_and_reserved(void **state)
 {
     (void)state;
-    start_tree("t_mtype");
+    tu_start("t_mtype", "tree");
     kscope_enter("s");
     assert_int_equal(kscope_metric_int("tokens", 1), 0);
     assert_int_equal(kscope_metric_double("tokens", 1.0), KSCOPE_EMETRICTYPE);
@@ -227,7 +196,7 @@ static void test_metric_type_mismatch_and_reserved(void **state)
 static void test_metric_text_and_per_node_types(void **state)
 {
     (void)state;
-    int s = start_tree("t_mtext");
+    int s = tu_start("t_mtext", "tree");
     kscope_enter("a");
     assert_int_equal(kscope_metric_str("owner (pty)", "me"), 0);
     assert_int_equal(kscope_metric_str("owner (pty)", "you"), 0); /* last wins */
@@ -241,7 +210,7 @@ static void test_metric_text_and_per_node_types(void **state)
     kscope_enter("b");
     assert_int_equal(kscope_metric_double("owner (pty)", 2.0), 0); /* another node */
     kscope_exit("b");
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree_checked(s, &doc);
     yajl_val owner = tu_metric(TU_PATH(root, "a"), "owner");
     assert_true(YAJL_IS_STRING(owner));
     assert_string_equal(YAJL_GET_STRING(owner), "you");
@@ -263,7 +232,7 @@ static void test_metric_text_and_per_node_types(void **state)
 static void test_metric_under_state(void **state)
 {
     (void)state;
-    int s = start_tree("t_mstate");
+    int s = tu_start("t_mstate", "tree");
     kscope_enter("outer");
     assert_int_equal(kscope_state_enter("st"), 0);
     kscope_enter("inner");
@@ -271,7 +240,7 @@ static void test_metric_under_state(void **state)
     kscope_exit("inner");
     assert_int_equal(kscope_state_exit(), 0);
     kscope_exit("outer");
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree_checked(s, &doc);
     assert_null(tu_metric(TU_PATH(root, "outer", "inner"), "a"));
     assert_true(tu_metric(TU_PATH(root, "outer", "inner", "st"), "a") != NULL);
     yajl_tree_free(doc);
@@ -282,17 +251,17 @@ static void test_metric_under_state(void **state)
 static void test_metric_types_are_per_session(void **state)
 {
     (void)state;
-    int a = start_tree("t_mtype_a");
+    int a = tu_start("t_mtype_a", "tree");
     assert_int_equal(kscope_metric_int("m", 1), 0);
     assert_int_equal(kscope_finalize(a, NULL), 0);
-    start_tree("t_mtype_b");
+    tu_start("t_mtype_b", "tree");
     assert_int_equal(kscope_metric_double("m", 1.0), 0);
 }
 
 static void test_cpu_timed_scope(void **state)
 {
     (void)state;
-    int s = start_tree("t_cpu");
+    int s = tu_start("t_cpu", "tree");
     {
         KSCOPE_CPU_TIMED_SCOPE("host_prep");
         usleep(2000);
@@ -300,7 +269,7 @@ static void test_cpu_timed_scope(void **state)
     {
         KSCOPE_SCOPE("plain");
     }
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree_checked(s, &doc);
     long long cpu = tu_metric_int(TU_PATH(root, "host_prep"), "cpu_time (ns)");
     assert_true(cpu >= 2000000);
     assert_true(cpu < 2000000000);
@@ -312,7 +281,7 @@ static void test_cpu_timed_scope(void **state)
 static void test_scope_macro_uses_static_location(void **state)
 {
     (void)state;
-    int s = start_tree("t_macro");
+    int s = tu_start("t_macro", "tree");
     for (int i = 0; i < 4; i++) {
         KSCOPE_SCOPE("loop_body");
         assert_int_equal(kscope_depth(), 1);
@@ -322,7 +291,7 @@ static void test_scope_macro_uses_static_location(void **state)
     assert_int_equal(kscope_enter_loc(&loc), 0);
     assert_true(loc.id > 0);
     assert_int_equal(kscope_exit_loc(&loc), 0);
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree_checked(s, &doc);
     assert_int_equal(tu_metric_int(TU_PATH(root, "loop_body"), "calls"), 4);
     assert_int_equal(tu_metric_int(TU_PATH(root, "by_loc"), "calls"), 1);
     yajl_tree_free(doc);
@@ -331,12 +300,12 @@ static void test_scope_macro_uses_static_location(void **state)
 static void test_marks_are_recorded(void **state)
 {
     (void)state;
-    int s = start_tree("t_marks");
+    int s = tu_start("t_marks", "tree");
     kscope_enter("step");
     kscope_mark("checkpoint");
     kscope_mark("checkpoint");
     kscope_exit("step");
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree_checked(s, &doc);
     assert_int_equal(tu_metric_int(TU_PATH(root, "step", "checkpoint"), "calls"), 2);
     yajl_tree_free(doc);
 }
@@ -344,7 +313,7 @@ static void test_marks_are_recorded(void **state)
 static void test_states_sit_above_what_is_recorded_under_them(void **state)
 {
     (void)state;
-    int s = start_tree("t_states");
+    int s = tu_start("t_states", "tree");
     kscope_enter("step");
     assert_int_equal(kscope_state_enter("warmup"), 0);
     assert_int_equal(kscope_state_enter("decode"), 0); /* innermost wins */
@@ -354,7 +323,7 @@ static void test_states_sit_above_what_is_recorded_under_them(void **state)
     assert_int_equal(kscope_state_exit(), 0);
     assert_int_equal(kscope_state_exit(), KSCOPE_EEMPTY);
     kscope_exit("step");
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree_checked(s, &doc);
     assert_int_equal(tu_metric_int(TU_PATH(root, "step", "decode", "tick"), "calls"), 1);
     assert_int_equal(tu_metric_int(TU_PATH(root, "step", "warmup", "tock"), "calls"), 1);
     assert_null(TU_PATH(root, "step", "warmup", "decode"));
@@ -364,7 +333,7 @@ static void test_states_sit_above_what_is_recorded_under_them(void **state)
 static void test_deactivated_work_is_not_recorded(void **state)
 {
     (void)state;
-    int s = start_tree("t_deact");
+    int s = tu_start("t_deact", "tree");
     kscope_enter("before");
     kscope_exit("before");
     assert_int_equal(kscope_deactivate(s, 0), 0);
@@ -373,7 +342,7 @@ static void test_deactivated_work_is_not_recorded(void **state)
     assert_int_equal(kscope_activate(s), 0);
     kscope_enter("after");
     kscope_exit("after");
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree_checked(s, &doc);
     assert_non_null(TU_PATH(root, "before"));
     assert_null(TU_PATH(root, "paused"));
     assert_non_null(TU_PATH(root, "after"));
@@ -385,7 +354,7 @@ static void test_deactivated_work_is_not_recorded(void **state)
 static void test_pause_inside_a_scope_clips_its_time(void **state)
 {
     (void)state;
-    int s = start_tree("t_clip");
+    int s = tu_start("t_clip", "tree");
     uint64_t t0 = kscope_now_ns();
     kscope_enter("long");
     kscope_deactivate(s, 0);
@@ -395,7 +364,7 @@ static void test_pause_inside_a_scope_clips_its_time(void **state)
     kscope_activate(s);
     kscope_exit("long");
     uint64_t t3 = kscope_now_ns();
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree_checked(s, &doc);
     int64_t wall = tu_metric_int(TU_PATH(root, "long"), "wall_time (ns)");
     if (wall < 0 /* 1 us: ticks to ns rounding */ || (uint64_t)wall > (t1 - t0) + (t3 - t2) + 1000)
         fail_msg("wall_time %lld ns, active at most %llu ns (paused %llu ns)", (long long)wall,
@@ -411,7 +380,7 @@ static void test_profiling_switch(void **state)
     assert_int_equal(kscope_parse_profiling("detailed"), KSCOPE_PROFILING_DETAILED);
     assert_int_equal(kscope_parse_profiling("loud"), KSCOPE_EINVAL);
     assert_int_equal(kscope_set_profiling(7), KSCOPE_EINVAL);
-    int s = start_tree("t_switch");
+    int s = tu_start("t_switch", "tree");
     assert_int_equal(kscope_set_profiling(KSCOPE_PROFILING_OFF), 0);
     assert_int_equal(kscope_profiling(), KSCOPE_PROFILING_OFF);
     assert_int_equal(kscope_enter("hidden"), 1); /* not recorded */
@@ -419,7 +388,7 @@ static void test_profiling_switch(void **state)
     assert_int_equal(kscope_set_profiling(KSCOPE_PROFILING_ON), 0);
     assert_int_equal(kscope_enter("shown"), 0);
     assert_int_equal(kscope_exit("shown"), 0);
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree_checked(s, &doc);
     assert_null(TU_PATH(root, "hidden"));
     assert_non_null(TU_PATH(root, "shown"));
     yajl_tree_free(doc);
@@ -437,7 +406,7 @@ static void test_no_session_records_nothing(void **state)
 static void test_tracer(void **state)
 {
     (void)state;
-    int s = start_tree("t_tracer");
+    int s = tu_start("t_tracer", "tree");
     kscope_tracer t;
     kscope_tracer_init(&t);
     assert_int_equal(kscope_tracer_mark(&t, "m"), KSCOPE_EEMPTY);
@@ -456,7 +425,7 @@ static void test_tracer(void **state)
     assert_int_equal(kscope_tracer_cleanup(&t), 0);
     assert_int_equal(t.depth, 0);
     assert_int_equal(kscope_depth(), 0);
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree_checked(s, &doc);
     assert_int_equal(tu_metric_int(TU_PATH(root, "load", "loaded"), "calls"), 1);
     assert_non_null(TU_PATH(root, "run", "inner"));
     assert_null(TU_PATH(root, "run", "inner", "ghost"));
@@ -478,7 +447,7 @@ static void test_colours(void **state)
 static void test_strings_are_escaped(void **state)
 {
     (void)state;
-    int s = start_tree("t_escape");
+    int s = tu_start("t_escape", "tree");
     const char *weird = "q\"b\\s\n\t\x01 \xc3\xa9 \xff end";
     kscope_enter(weird);
     kscope_exit(weird);
@@ -496,7 +465,7 @@ static void test_strings_are_escaped(void **state)
 static void test_too_deep_is_refused(void **state)
 {
     (void)state;
-    start_tree("t_deep");
+    tu_start("t_deep", "tree");
     int rc = 0, n = 0;
     while (rc == 0 && n < 5000) {
         rc = kscope_enter("d");
@@ -527,13 +496,13 @@ static void *annotate_many(void *arg)
 static void test_many_threads_lose_nothing(void **state)
 {
     (void)state;
-    int s = start_tree("t_threads");
+    int s = tu_start("t_threads", "tree");
     pthread_t th[NTHREADS];
     for (int i = 0; i < NTHREADS; i++)
         pthread_create(&th[i], NULL, annotate_many, NULL);
     for (int i = 0; i < NTHREADS; i++)
         pthread_join(th[i], NULL);
-    yajl_val doc, root = tree_of(s, &doc);
+    yajl_val doc, root = tu_session_tree_checked(s, &doc);
     assert_int_equal(tu_metric_int(TU_PATH(root, "work"), "calls"), NTHREADS * PER_THREAD);
     assert_int_equal(tu_metric_int(TU_PATH(root, "work", "inner"), "calls"), NTHREADS * PER_THREAD);
     yajl_tree_free(doc);
@@ -560,7 +529,7 @@ static void *stay_inside(void *arg)
 static void test_finalize_closes_scopes_open_on_other_threads(void **state)
 {
     (void)state;
-    int s = start_tree("t_open");
+    int s = tu_start("t_open", "tree");
     pthread_t th;
     pthread_create(&th, NULL, stay_inside, NULL);
     pthread_mutex_lock(&gate_lock);
@@ -584,30 +553,33 @@ static void test_finalize_closes_scopes_open_on_other_threads(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_errors_have_names_and_messages, teardown),
-        cmocka_unit_test_teardown(test_nested_scopes_make_a_tree, teardown),
-        cmocka_unit_test_teardown(test_same_named_children_merge, teardown),
-        cmocka_unit_test_teardown(test_mismatched_exit_names_both_and_keeps_stack, teardown),
-        cmocka_unit_test_teardown(test_bad_names_are_refused, teardown),
-        cmocka_unit_test_teardown(test_metric_kinds, teardown),
-        cmocka_unit_test_teardown(test_metric_type_mismatch_and_reserved, teardown),
-        cmocka_unit_test_teardown(test_metric_types_are_per_session, teardown),
-        cmocka_unit_test_teardown(test_cpu_timed_scope, teardown),
-        cmocka_unit_test_teardown(test_scope_macro_uses_static_location, teardown),
-        cmocka_unit_test_teardown(test_marks_are_recorded, teardown),
-        cmocka_unit_test_teardown(test_states_sit_above_what_is_recorded_under_them, teardown),
-        cmocka_unit_test_teardown(test_deactivated_work_is_not_recorded, teardown),
-        cmocka_unit_test_teardown(test_pause_inside_a_scope_clips_its_time, teardown),
-        cmocka_unit_test_teardown(test_profiling_switch, teardown),
-        cmocka_unit_test_teardown(test_no_session_records_nothing, teardown),
-        cmocka_unit_test_teardown(test_tracer, teardown),
-        cmocka_unit_test_teardown(test_colours, teardown),
-        cmocka_unit_test_teardown(test_strings_are_escaped, teardown),
-        cmocka_unit_test_teardown(test_too_deep_is_refused, teardown),
-        cmocka_unit_test_teardown(test_metric_text_and_per_node_types, teardown),
-        cmocka_unit_test_teardown(test_metric_under_state, teardown),
-        cmocka_unit_test_teardown(test_many_threads_lose_nothing, teardown),
-        cmocka_unit_test_teardown(test_finalize_closes_scopes_open_on_other_threads, teardown),
+        cmocka_unit_test_teardown(test_errors_have_names_and_messages, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_nested_scopes_make_a_tree, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_same_named_children_merge, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_mismatched_exit_names_both_and_keeps_stack,
+                                  tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_bad_names_are_refused, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_metric_kinds, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_metric_type_mismatch_and_reserved, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_metric_types_are_per_session, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_cpu_timed_scope, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_scope_macro_uses_static_location, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_marks_are_recorded, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_states_sit_above_what_is_recorded_under_them,
+                                  tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_deactivated_work_is_not_recorded, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_pause_inside_a_scope_clips_its_time, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_profiling_switch, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_no_session_records_nothing, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_tracer, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_colours, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_strings_are_escaped, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_too_deep_is_refused, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_metric_text_and_per_node_types, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_metric_under_state, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_many_threads_lose_nothing, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_finalize_closes_scopes_open_on_other_threads,
+                                  tu_teardown_profiling),
     };
     return cmocka_run_group_tests_name("core", tests, NULL, NULL);
 }

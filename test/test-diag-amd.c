@@ -13,6 +13,7 @@
 
 #include "diag/diag.h"
 #include "support/counters.h"
+#include "support/diag-util.h"
 #include "kscope.h"
 
 #include <dlfcn.h>
@@ -24,13 +25,6 @@
 #include <unistd.h>
 
 static char rsmi6[4096], rsmi5[4096], nvml[4096];
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
 
 /* Only the stand-in ROCm SMI at `path` (mode "" normal), no NVML. */
 static void use_amd(const char *path, const char *mode)
@@ -269,31 +263,6 @@ static void amd_call_costs(void **state)
     assert_well_called(rsmi6);
 }
 
-typedef struct named {
-    char name[64];
-    double value;
-} named;
-
-static named emitted[64];
-static int nemitted;
-
-static void collect(const char *name, double value, void *arg)
-{
-    (void)arg;
-    assert_true(nemitted < 64);
-    snprintf(emitted[nemitted].name, sizeof emitted[nemitted].name, "%s", name);
-    emitted[nemitted++].value = value;
-}
-
-static double emitted_value(const char *name)
-{
-    for (int i = 0; i < nemitted; i++)
-        if (strcmp(emitted[i].name, name) == 0)
-            return emitted[i].value;
-    fail_msg("no metric %s", name);
-    return 0;
-}
-
 /* The recorder samples the AMD GPUs and the process's memory on them; a
  * trace gets a counter track per reported metric, a tree mean and max. */
 static void amd_recorder_tracks(void **state)
@@ -306,8 +275,7 @@ static void amd_recorder_tracks(void **state)
     uint64_t t0 = kscope_now_ns();
     assert_int_equal(kscope_recorder_start(&o, &r), 0);
     assert_int_equal(kscope_recorder_gpus(r), 2);
-    for (int waited = 0; kscope_recorder_count(r) < 3 && waited < 10000; waited += 10)
-        sleep_ms(10);
+    td_wait_samples(r, 3, 10);
     kscope_recorder_stop(r);
     uint64_t t1 = kscope_now_ns();
     kscope_sample s;
@@ -335,42 +303,30 @@ static void amd_recorder_tracks(void **state)
     assert_null(strstr(text, "nv0"));
     free(text);
 
-    nemitted = 0;
-    assert_int_equal(kscope__diag_summary(t0, t1, collect, NULL), n);
-    assert_int_equal(nemitted, 18);
-    assert_true(fabs(emitted_value("amd0.gpu_usage_percent.mean") - 88) < 1e-9);
-    assert_true(fabs(emitted_value("amd0.power_w.max") - 550.5) < 1e-9);
-    assert_true(fabs(emitted_value("amd0.temperature_c.mean") - 67) < 1e-9);
-    assert_true(fabs(emitted_value("amd0.core_mhz.max") - 1200) < 1e-9);
-    assert_true(fabs(emitted_value("amd1.used_bytes.mean") - (double)(1ull << 30)) < 1);
-    assert_true(fabs(emitted_value("amd1.gpu_usage_percent.max") - 5) < 1e-9);
+    td_summary sum = {0};
+    assert_int_equal(kscope__diag_summary(t0, t1, td_collect, &sum), n);
+    assert_int_equal(sum.n, 18);
+    assert_true(fabs(td_value(&sum, "amd0.gpu_usage_percent.mean") - 88) < 1e-9);
+    assert_true(fabs(td_value(&sum, "amd0.power_w.max") - 550.5) < 1e-9);
+    assert_true(fabs(td_value(&sum, "amd0.temperature_c.mean") - 67) < 1e-9);
+    assert_true(fabs(td_value(&sum, "amd0.core_mhz.max") - 1200) < 1e-9);
+    assert_true(fabs(td_value(&sum, "amd1.used_bytes.mean") - (double)(1ull << 30)) < 1);
+    assert_true(fabs(td_value(&sum, "amd1.gpu_usage_percent.max") - 5) < 1e-9);
     kscope_recorder_free(r);
     assert_int_equal(kscope_gpu_count(), KSCOPE_ESTATE);
     assert_false(started(rsmi6));
     assert_well_called(rsmi6);
 }
 
-static void path_of(char *out, size_t size, const char *env, const char *name)
-{
-    const char *given = getenv(env);
-    const char *bin = getenv("KSCOPE_BINARY_DIR");
-    if (given)
-        snprintf(out, size, "%s", given);
-    else
-        snprintf(out, size, "%s/test/%s", bin ? bin : ".", name);
-}
-
 int main(void)
 {
-    path_of(rsmi6, sizeof rsmi6, "KSCOPE_FAKE_ROCM_SMI", "libkscope_fake_rocm_smi.so");
-    path_of(rsmi5, sizeof rsmi5, "KSCOPE_FAKE_ROCM_SMI5", "libkscope_fake_rocm_smi5.so");
-    path_of(nvml, sizeof nvml, "KSCOPE_FAKE_NVML", "libkscope_fake_nvml.so");
-    const char *paths[] = {rsmi6, rsmi5, nvml};
-    for (int i = 0; i < 3; i++)
-        if (access(paths[i], R_OK) != 0) {
-            fprintf(stderr, "test-diag-amd: the stand-in %s is missing\n", paths[i]);
-            return 1;
-        }
+    if (td_stand_in(rsmi6, sizeof rsmi6, "KSCOPE_FAKE_ROCM_SMI", "libkscope_fake_rocm_smi.so",
+                    "test-diag-amd") != 0 ||
+        td_stand_in(rsmi5, sizeof rsmi5, "KSCOPE_FAKE_ROCM_SMI5", "libkscope_fake_rocm_smi5.so",
+                    "test-diag-amd") != 0 ||
+        td_stand_in(nvml, sizeof nvml, "KSCOPE_FAKE_NVML", "libkscope_fake_nvml.so",
+                    "test-diag-amd") != 0)
+        return 1;
     held[0] = dlopen(rsmi6, RTLD_NOW | RTLD_LOCAL);
     held[1] = dlopen(rsmi5, RTLD_NOW | RTLD_LOCAL);
     setenv("KSCOPE_QUIET", "1", 1); /* the recorder's one-line notices */

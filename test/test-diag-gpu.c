@@ -11,6 +11,7 @@
 
 #include "diag/diag.h"
 #include "support/counters.h"
+#include "support/diag-util.h"
 #include "kscope.h"
 
 #include <dlfcn.h>
@@ -22,13 +23,6 @@
 #include <unistd.h>
 
 static char fake_path[4096];
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
 
 /* Use the stand-in NVML, in a given mode ("" for the normal one). */
 static void use_fake(const char *mode)
@@ -64,8 +58,7 @@ static void recorder_without_nvml(void **state)
     assert_int_equal(kscope_recorder_gpus(r), 0);
     /* It keeps sampling: 8 samples come in 160 ms on an idle machine; a
      * loaded one may take longer, so wait for them (up to 10 s). */
-    for (int waited = 0; kscope_recorder_count(r) < 8 && waited < 10000; waited += 20)
-        sleep_ms(20);
+    td_wait_samples(r, 8, 20);
     kscope_recorder_stop(r);
     assert_true(kscope_recorder_count(r) >= 8);
     kscope_sample s;
@@ -248,31 +241,6 @@ static void throttle_names(void **state)
                  KSCOPE_THROTTLE_HW_THERMAL | KSCOPE_THROTTLE_HW_POWER_BRAKE));
 }
 
-typedef struct named {
-    char name[64];
-    double value;
-} named;
-
-static named emitted[64];
-static int nemitted;
-
-static void collect(const char *name, double value, void *arg)
-{
-    (void)arg;
-    assert_true(nemitted < 64);
-    snprintf(emitted[nemitted].name, sizeof emitted[nemitted].name, "%s", name);
-    emitted[nemitted++].value = value;
-}
-
-static double emitted_value(const char *name)
-{
-    for (int i = 0; i < nemitted; i++)
-        if (strcmp(emitted[i].name, name) == 0)
-            return emitted[i].value;
-    fail_msg("no metric %s", name);
-    return 0;
-}
-
 static int has_text(const char *text, const char *what)
 {
     return strstr(text, what) != NULL;
@@ -289,7 +257,7 @@ static void recorder_gpu_tracks(void **state)
     uint64_t t0 = kscope_now_ns();
     assert_int_equal(kscope_recorder_start(&o, &r), 0);
     assert_int_equal(kscope_recorder_gpus(r), 2);
-    sleep_ms(100);
+    td_sleep_ms(100);
     kscope_recorder_stop(r);
     uint64_t t1 = kscope_now_ns();
     kscope_sample s;
@@ -312,13 +280,13 @@ static void recorder_gpu_tracks(void **state)
     assert_false(has_text(text, "cpu_percent"));
     free(text);
 
-    nemitted = 0;
-    assert_int_equal(kscope__diag_summary(t0, t1, collect, NULL), n);
-    assert_int_equal(nemitted, 14);
-    assert_true(fabs(emitted_value("nv0.gpu_usage_percent.mean") - 97) < 1e-9);
-    assert_true(fabs(emitted_value("nv0.power_w.max") - 412.345) < 1e-9);
-    assert_true(fabs(emitted_value("nv1.used_bytes.mean") - (double)(2ull << 30)) < 1);
-    assert_true(fabs(emitted_value("nv1.core_mhz.max") - 1754) < 1e-9);
+    td_summary sum = {0};
+    assert_int_equal(kscope__diag_summary(t0, t1, td_collect, &sum), n);
+    assert_int_equal(sum.n, 14);
+    assert_true(fabs(td_value(&sum, "nv0.gpu_usage_percent.mean") - 97) < 1e-9);
+    assert_true(fabs(td_value(&sum, "nv0.power_w.max") - 412.345) < 1e-9);
+    assert_true(fabs(td_value(&sum, "nv1.used_bytes.mean") - (double)(2ull << 30)) < 1);
+    assert_true(fabs(td_value(&sum, "nv1.core_mhz.max") - 1754) < 1e-9);
     kscope_recorder_free(r);
     assert_int_equal(kscope_gpu_count(), KSCOPE_ESTATE); /* the recorder let go */
 }
@@ -332,7 +300,7 @@ static void recorder_process_memory(void **state)
     kscope_recorder_opts o = {.interval_ms = 10, .pids = &self, .npids = 1};
     kscope_recorder *r = NULL;
     assert_int_equal(kscope_recorder_start(&o, &r), 0);
-    sleep_ms(50);
+    td_sleep_ms(50);
     kscope_recorder_stop(r);
     kscope_sample s;
     assert_int_equal(kscope_recorder_read(r, 0, &s), 0);
@@ -346,7 +314,7 @@ static void recorder_process_memory(void **state)
     int pids[2] = {self, 1};
     kscope_recorder_opts p = {.interval_ms = 10, .pids = pids, .npids = 2};
     assert_int_equal(kscope_recorder_start(&p, &r), 0);
-    sleep_ms(30);
+    td_sleep_ms(30);
     kscope_recorder_stop(r);
     assert_int_equal(kscope_recorder_read(r, 0, &s), 0);
     assert_false(s.gpu[0].has & KSCOPE_GPU_HAS_PROCESS);
@@ -356,7 +324,7 @@ static void recorder_process_memory(void **state)
     /* Without processes to follow there is nothing to report. */
     kscope_recorder_opts q = {.interval_ms = 10};
     assert_int_equal(kscope_recorder_start(&q, &r), 0);
-    sleep_ms(30);
+    td_sleep_ms(30);
     kscope_recorder_stop(r);
     assert_int_equal(kscope_recorder_read(r, 0, &s), 0);
     assert_false(s.gpu[0].has & KSCOPE_GPU_HAS_PROCESS);
@@ -375,8 +343,7 @@ static void lost_gpu_keeps_sampling(void **state)
     kscope_recorder_opts o = {.interval_ms = 10};
     kscope_recorder *r = NULL;
     assert_int_equal(kscope_recorder_start(&o, &r), 0);
-    for (int waited = 0; kscope_recorder_count(r) < 5 && waited < 10000; waited += 10)
-        sleep_ms(10); /* 5 samples: 50 ms idle, longer on a loaded machine */
+    td_wait_samples(r, 5, 10); /* 5 samples: 50 ms idle, longer on a loaded machine */
     kscope_recorder_stop(r);
     assert_true(kscope_recorder_count(r) >= 5);
     kscope_sample s;
@@ -390,16 +357,9 @@ static void lost_gpu_keeps_sampling(void **state)
 
 int main(void)
 {
-    const char *given = getenv("KSCOPE_FAKE_NVML");
-    const char *bin = getenv("KSCOPE_BINARY_DIR");
-    if (given)
-        snprintf(fake_path, sizeof fake_path, "%s", given);
-    else
-        snprintf(fake_path, sizeof fake_path, "%s/test/libkscope_fake_nvml.so", bin ? bin : ".");
-    if (access(fake_path, R_OK) != 0) {
-        fprintf(stderr, "test-diag-gpu: the stand-in NVML %s is missing\n", fake_path);
+    if (td_stand_in(fake_path, sizeof fake_path, "KSCOPE_FAKE_NVML", "libkscope_fake_nvml.so",
+                    "test-diag-gpu") != 0)
         return 1;
-    }
     setenv("KSCOPE_QUIET", "1", 1); /* the recorder's one-line notices */
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(nvml_missing),

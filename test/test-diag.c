@@ -12,6 +12,7 @@
 
 #include "diag/diag.h"
 #include "support/counters.h"
+#include "support/diag-util.h"
 #include "kscope.h"
 
 #include <arpa/inet.h>
@@ -27,13 +28,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <yajl/yajl_tree.h>
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
 
 static double now_s(clockid_t clock)
 {
@@ -52,7 +46,7 @@ static pid_t spawn_ex(int idle_ms, int spin_ms, int done_fd)
     assert_true(pid >= 0);
     if (pid == 0) {
         if (idle_ms > 0)
-            sleep_ms(idle_ms);
+            td_sleep_ms(idle_ms);
         volatile unsigned long x = 0;
         double t0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
         for (;;) {
@@ -81,7 +75,7 @@ static pid_t spawn(int idle_ms, int spin_ms)
 static void wait_count(kscope_recorder *r, size_t n)
 {
     while (kscope_recorder_count(r) < n)
-        sleep_ms(5);
+        td_sleep_ms(5);
 }
 
 /* A child that sleeps until killed. */
@@ -158,7 +152,7 @@ static void cpu_busy_and_idle(void **state)
     double before = now_s(CLOCK_MONOTONIC);
     assert_int_equal(kscope_cpu_begin(procs, 2), 0);
     double begun = now_s(CLOCK_MONOTONIC);
-    sleep_ms(1000);
+    td_sleep_ms(1000);
     kscope_cpu_stats total;
     double updating = now_s(CLOCK_MONOTONIC);
     assert_int_equal(kscope_cpu_update(procs, 2, &total), 0);
@@ -198,7 +192,7 @@ static void cpu_exit_midway(void **state)
      * 10 ms ticks, so a reading before its exit does */
     double used = 0;
     while (used == 0) {
-        sleep_ms(10);
+        td_sleep_ms(10);
         assert_int_equal(kscope_cpu_update(procs, 2, NULL), 0);
         used = procs[0].user + procs[0].system;
     }
@@ -373,7 +367,7 @@ static void recorder_ring_is_bounded(void **state)
     assert_int_equal(kscope_recorder_start(&o, &r), 0);
     /* 30 drops take 70 ms idle; a loaded machine gets there later. */
     while (kscope_recorder_dropped(r) <= 30)
-        sleep_ms(10);
+        td_sleep_ms(10);
     assert_int_equal(kscope_recorder_stop(r), 0);
     assert_int_equal(kscope_recorder_count(r), 5);
     assert_true(kscope_recorder_dropped(r) > 30);
@@ -447,30 +441,6 @@ static void recorder_cpu_and_exit(void **state)
 
 /* --------------------------------------------- what a session gets from it */
 
-typedef struct named {
-    char name[64];
-    double value;
-} named;
-
-static named emitted[64];
-static int nemitted;
-
-static void collect(const char *name, double value, void *arg)
-{
-    (void)arg;
-    assert_true(nemitted < 64);
-    snprintf(emitted[nemitted].name, sizeof emitted[nemitted].name, "%s", name);
-    emitted[nemitted++].value = value;
-}
-
-static const named *find_emitted(const char *name)
-{
-    for (int i = 0; i < nemitted; i++)
-        if (strcmp(emitted[i].name, name) == 0)
-            return &emitted[i];
-    return NULL;
-}
-
 static double window_sum, window_max;
 
 static void sum_cpu(const kscope_sample *s, void *arg)
@@ -533,24 +503,25 @@ static void session_counters_and_summary(void **state)
     free(text);
 
     /* Mean and max for a tree's ROOT. */
-    nemitted = 0;
-    assert_int_equal(kscope__diag_summary(t0, t1, collect, NULL), in_window);
-    assert_int_equal(nemitted, 4);
-    const named *mean = find_emitted("cpu_percent.mean"), *max = find_emitted("cpu_percent.max");
+    td_summary sum = {0};
+    assert_int_equal(kscope__diag_summary(t0, t1, td_collect, &sum), in_window);
+    assert_int_equal(sum.n, 4);
+    const td_metric *mean = td_find(&sum, "cpu_percent.mean"),
+                    *max = td_find(&sum, "cpu_percent.max");
     assert_non_null(mean);
     assert_non_null(max);
     assert_true(fabs(mean->value - window_sum / (double)in_window) < 1e-6);
     assert_true(fabs(max->value - window_max) < 1e-9);
     assert_true(max->value > 0);
-    assert_true(find_emitted("rss_bytes.mean")->value > 0);
-    assert_non_null(find_emitted("rss_bytes.max"));
+    assert_true(td_find(&sum, "rss_bytes.mean")->value > 0);
+    assert_non_null(td_find(&sum, "rss_bytes.max"));
 
     /* A freed recorder's samples are gone; an empty window emits nothing. */
     kscope_recorder_free(r);
     assert_int_equal(kscope__recorder_each(t0, t1, count_calls, &(int){0}), 0);
-    nemitted = 0;
-    assert_int_equal(kscope__diag_summary(t0, t1, collect, NULL), 0);
-    assert_int_equal(nemitted, 0);
+    sum = (td_summary){0};
+    assert_int_equal(kscope__diag_summary(t0, t1, td_collect, &sum), 0);
+    assert_int_equal(sum.n, 0);
 }
 
 int main(void)

@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "kscope-internal.h"
+#include "support/capture.h"
 
 static int have_driver(void)
 {
@@ -59,27 +60,6 @@ static void test_start_names_the_cause(void **state)
     assert_non_null(strstr(kscope_last_error(), "libcuda.so.1"));
 }
 
-/* Read what fd 2 received while fn ran. */
-static char *capture_stderr(void (*fn)(void))
-{
-    char path[] = "/tmp/kscope-test-stderr-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    fflush(stderr);
-    int saved = dup(2);
-    dup2(fd, 2);
-    fn();
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    static char text[4096];
-    ssize_t n = pread(fd, text, sizeof text - 1, 0);
-    text[n > 0 ? n : 0] = '\0';
-    close(fd);
-    unlink(path);
-    return text;
-}
-
 static int scopes_recorded;
 
 static void two_sessions(void)
@@ -106,7 +86,7 @@ static void two_sessions(void)
 static void test_session_without_gpu_records_host_scopes(void **state)
 {
     (void)state;
-    char *err = capture_stderr(two_sessions);
+    const char *err = tu_capture_stderr(two_sessions);
     assert_int_equal(scopes_recorded, 2);
     /* exactly one line, naming the cause */
     size_t lines = 0;

@@ -30,6 +30,8 @@
 
 #include "kscope-internal.h"
 #include "support/testutil.h"
+#include "support/session-tree.h"
+#include "support/session-util.h"
 
 /* The pretend GPU's controls (fake-gpu-*.c). */
 long fake_cupti_count(const char *what);
@@ -71,9 +73,7 @@ static void assert_launches_followed(long on)
 
 static int start(const char *name, const char *data)
 {
-    kscope_session_opts o = {.name = name, .data = data, .backend = "cupti"};
-    int s = kscope_start(&o);
-    assert_true(s >= 0);
+    int s = tu_start_opts((kscope_session_opts){.name = name, .data = data, .backend = "cupti"});
     assert_true(kscope__session_gpu_on(s));
     return s;
 }
@@ -100,15 +100,7 @@ static void launch(const char *kernel, unsigned us)
 
 static yajl_val tree_of(int s, yajl_val *doc, char **text)
 {
-    char *buf;
-    size_t len;
-    assert_int_equal(kscope_data(s, "hatchet", &buf, &len), 0);
-    *doc = tu_parse(buf);
-    if (text)
-        *text = buf;
-    else
-        kscope_free(buf);
-    assert_non_null(*doc);
+    *doc = tu_session_doc(s, text);
     return (*doc)->u.array.values[0];
 }
 

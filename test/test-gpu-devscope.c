@@ -26,59 +26,21 @@
 
 #define KSCOPE_DEVICE_EMULATE
 #include "kscope/device.h"
+#include "support/device-emu.h"
 
 #include "gpu/cupti/devscope.h"
 #include "kscope-internal.h"
 #include "support/testutil.h"
 #include "support/session-tree.h"
+#include "support/session-util.h"
 
 uint64_t fake_cuda_next_grid(void);
 long fake_cupti_count(const char *what);
 
 /* ------------------------------------------------- the emulated device */
 
-static struct {
-    uint64_t grid, clock;
-    uint32_t sm, warpid, lane, leader, warp_index, cta_index;
-    int cta_leader;
-} emu;
-
-uint64_t kscope_emu_gridid(void)
-{
-    return emu.grid;
-}
-uint64_t kscope_emu_clock(int clock64)
-{
-    return clock64 ? emu.clock * 2 : emu.clock;
-}
-uint32_t kscope_emu_smid(void)
-{
-    return emu.sm;
-}
-uint32_t kscope_emu_warpid(void)
-{
-    return emu.warpid;
-}
-uint32_t kscope_emu_lane(void)
-{
-    return emu.lane;
-}
-uint32_t kscope_emu_leader(void)
-{
-    return emu.leader;
-}
-uint32_t kscope_emu_warp_index(void)
-{
-    return emu.warp_index;
-}
-uint32_t kscope_emu_cta_index(void)
-{
-    return emu.cta_index;
-}
-int kscope_emu_cta_leader(void)
-{
-    return emu.cta_leader;
-}
+/* Its registers are test/support/device-emu.h's tu_emu; clock64 counts
+ * cycles at twice the clock (set in main). */
 
 typedef struct fake_image {
     size_t size;
@@ -114,6 +76,13 @@ static CUfunction kernel_in(CUmodule *m, const char *kernel, const char *const *
     return f;
 }
 
+/* Kernel `kernel` of a new module that has kscope's symbol and the one
+ * scope name `scope` (the module into *m). */
+static CUfunction one_scope_kernel(CUmodule *m, const char *kernel, const char *scope)
+{
+    return kernel_in(m, kernel, &scope, 1);
+}
+
 static uint64_t symbol_of(CUmodule m)
 {
     CUdeviceptr p;
@@ -131,7 +100,7 @@ static uint32_t sms = 4, first_sm = 0; /* run() puts warp w on SM first_sm + w %
  * between launches), so what a launch drops does not hang on timing. */
 static void body_begin(CUfunction f, CUmodule m)
 {
-    emu.grid = fake_cuda_next_grid();
+    tu_emu.grid = fake_cuda_next_grid();
     assert_int_equal(cuLaunchKernel(f, 50, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL), CUDA_SUCCESS);
     kscope_device_buffer = (kscope_device_ctl *)(uintptr_t)symbol_of(m);
     pthread_mutex_lock(&kscope__ds_read_lock);
@@ -146,19 +115,19 @@ static void run(CUfunction f, CUmodule m, const char *name, int warps, uint64_t 
 {
     body_begin(f, m);
     for (int w = 0; w < warps; w++) {
-        emu.sm = first_sm + (uint32_t)w % sms;
-        emu.warpid = (uint32_t)w / sms;
-        emu.warp_index = emu.cta_index = (uint32_t)w;
-        emu.cta_leader = 1;
+        tu_emu.sm = first_sm + (uint32_t)w % sms;
+        tu_emu.warpid = (uint32_t)w / sms;
+        tu_emu.warp_index = tu_emu.cta_index = (uint32_t)w;
+        tu_emu.cta_leader = 1;
         for (uint32_t lane = 0; lane < 32; lane++) {
-            emu.lane = lane;
-            emu.leader = 0;
-            emu.clock = 1000;
+            tu_emu.lane = lane;
+            tu_emu.leader = 0;
+            tu_emu.clock = 1000;
             kscope_device_t s =
                 kscope_device_enter(kscope_device_hash(name, KSCOPE_DEVICE_HASH_SEED), name);
-            emu.clock = 1000 + dur(w);
+            tu_emu.clock = 1000 + dur(w);
             kscope_device_exit(s);
-            emu.cta_leader = 0;
+            tu_emu.cta_leader = 0;
         }
     }
     body_end();
@@ -176,11 +145,8 @@ static const char *str(yajl_val v)
 
 static int start(const char *data, const char *dscopes)
 {
-    kscope_session_opts o = {
-        .name = "dscope", .data = data, .backend = "cupti", .device_scopes = dscopes};
-    int s = kscope_start(&o);
-    assert_true(s >= 0);
-    return s;
+    return tu_start_opts((kscope_session_opts){
+        .name = "dscope", .data = data, .backend = "cupti", .device_scopes = dscopes});
 }
 
 static int teardown(void **state)
@@ -249,9 +215,8 @@ static void test_slots_freed(void **state)
 {
     (void)state;
     int s = start(NULL, "buffer=1k");
-    const char *names[] = {"r"};
     CUmodule m;
-    CUfunction f = kernel_in(&m, "reuse_kernel", names, 1);
+    CUfunction f = one_scope_kernel(&m, "reuse_kernel", "r");
     sms = 132;
     for (int i = 0; i < 5; i++) {
         run(f, m, "r", 132 * 6, by_warp); /* 6 claims per SM */
@@ -283,9 +248,8 @@ static void test_slots_freed_after_laps_dropped(void **state)
 {
     (void)state;
     int s = start(NULL, "buffer=1k");
-    const char *names[] = {"r"};
     CUmodule m;
-    CUfunction f = kernel_in(&m, "laps_kernel", names, 1);
+    CUfunction f = one_scope_kernel(&m, "laps_kernel", "r");
     sms = 132;
     run(f, m, "r", 132 * 40, by_warp); /* 40 claims per SM: 32 dropped, 4 laps */
     kscope__ds_flush(0);
@@ -307,9 +271,8 @@ static void test_launch_wakes_reader(void **state)
 {
     (void)state;
     start(NULL, "buffer=1k");
-    const char *names[] = {"r"};
     CUmodule m;
-    CUfunction f = kernel_in(&m, "wake_kernel", names, 1);
+    CUfunction f = one_scope_kernel(&m, "wake_kernel", "r");
     run(f, m, "r", 8, by_warp);
     kscope__ds_flush(0);
     int napped = 0; /* nothing written since: the reader backs off */
@@ -335,20 +298,20 @@ static void run_plan(CUfunction f, CUmodule m, const warp_plan *p, int warps)
 {
     body_begin(f, m);
     for (int w = 0; w < warps; w++) {
-        emu.sm = (uint32_t)w % 4;
-        emu.warpid = (uint32_t)w / 4;
-        emu.warp_index = emu.cta_index = (uint32_t)w;
-        emu.lane = emu.leader = 0;
+        tu_emu.sm = (uint32_t)w % 4;
+        tu_emu.warpid = (uint32_t)w / 4;
+        tu_emu.warp_index = tu_emu.cta_index = (uint32_t)w;
+        tu_emu.lane = tu_emu.leader = 0;
         kscope_device_t open[4];
         for (const char *e = p->events; *e; e += 2) {
             int i = e[1] - '0';
             uint64_t base = 1000 * (uint64_t)(w + 1);
             if (e[0] == 'e') {
-                emu.clock = base + p->enter[i];
+                tu_emu.clock = base + p->enter[i];
                 open[i] = kscope_device_enter(
                     kscope_device_hash(p->names[i], KSCOPE_DEVICE_HASH_SEED), p->names[i]);
             } else {
-                emu.clock = base + p->leave[i];
+                tu_emu.clock = base + p->leave[i];
                 kscope_device_exit(open[i]);
             }
         }
@@ -427,9 +390,8 @@ static void test_keep_first(void **state)
 {
     (void)state;
     int s = start(NULL, "buffer=1k");
-    const char *names[] = {"x"};
     CUmodule m;
-    CUfunction f = kernel_in(&m, "kf_kernel", names, 1);
+    CUfunction f = one_scope_kernel(&m, "kf_kernel", "x");
     sms = 132;
     run(f, m, "x", 1500, by_warp); /* warp w is SM w % 132's claim w / 132 */
     yajl_val doc, root = tu_session_tree(s, &doc);
@@ -447,9 +409,8 @@ static void test_keep_newest(void **state)
 {
     (void)state;
     int s = start(NULL, "buffer=1k,full=keep-newest");
-    const char *names[] = {"y"};
     CUmodule m;
-    CUfunction f = kernel_in(&m, "kn_kernel", names, 1);
+    CUfunction f = one_scope_kernel(&m, "kn_kernel", "y");
     sms = 132;
     run(f, m, "y", 1500, by_warp);
     yajl_val doc, root = tu_session_tree(s, &doc);
@@ -475,9 +436,8 @@ static void test_uneven_sms(void **state)
 {
     (void)state;
     int s = start(NULL, "on");
-    const char *names[] = {"u"};
     CUmodule m;
-    CUfunction f = kernel_in(&m, "uneven_kernel", names, 1);
+    CUfunction f = one_scope_kernel(&m, "uneven_kernel", "u");
     sms = 1, first_sm = 1;
     run(f, m, "u", 30, by_warp); /* SM 1: claims 0..29 */
     yajl_val doc, root = tu_session_tree(s, &doc);
@@ -499,9 +459,8 @@ static void test_high_smid(void **state)
 {
     (void)state;
     int s = start("trace", "on");
-    const char *names[] = {"h"};
     CUmodule m;
-    CUfunction f = kernel_in(&m, "high_kernel", names, 1);
+    CUfunction f = one_scope_kernel(&m, "high_kernel", "h");
     sms = 300;
     run(f, m, "h", 250, by_warp); /* SMs 0..249 over 132 shares */
     char *buf;
@@ -551,9 +510,8 @@ static void test_trace(void **state)
 {
     (void)state;
     int s = start("trace", "on");
-    const char *names[] = {"t"};
     CUmodule m;
-    CUfunction f = kernel_in(&m, "trace_kernel", names, 1);
+    CUfunction f = one_scope_kernel(&m, "trace_kernel", "t");
     run(f, m, "t", 8, by_warp);
     char *buf;
     size_t len;
@@ -590,9 +548,8 @@ static void test_capture_waits(void **state)
 {
     (void)state;
     int s = start(NULL, "on");
-    const char *names[] = {"cap"};
     CUmodule m;
-    CUfunction f = kernel_in(&m, "cap_kernel", names, 1);
+    CUfunction f = one_scope_kernel(&m, "cap_kernel", "cap");
     CUstream st = (CUstream)(uintptr_t)3;
     assert_int_equal(cuStreamBeginCapture_v2(st, CU_STREAM_CAPTURE_MODE_GLOBAL), CUDA_SUCCESS);
     assert_int_equal(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, st, NULL, NULL), CUDA_SUCCESS);
@@ -767,6 +724,7 @@ int main(void)
     setenv("KSCOPE_CUPTI_LIBRARY", FAKE_GPU_CUPTI, 1);
     setenv("KSCOPE_GPU_DEVICE_GLOB", FAKE_GPU_DRIVER, 1);
     setenv("KSCOPE_QUIET", "1", 1);
+    tu_emu.clock64_scale = 2;
     CUdevice d;
     if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&d, 0) != CUDA_SUCCESS ||
         cuDevicePrimaryCtxRetain(&primary, d) != CUDA_SUCCESS)

@@ -33,6 +33,8 @@
 #include "kscope-internal.h"
 #include "support/testutil.h"
 #include "support/session-tree.h"
+#include "support/session-util.h"
+#include "support/capture.h"
 
 /* The pretend GPU's controls (fake-cupti.c). */
 CUstream fake_stream(int i);
@@ -47,10 +49,7 @@ void fake_graph_destroy(CUgraph g);
 
 static int start(const char *name, const char *mode)
 {
-    kscope_session_opts o = {.name = name, .backend = "cupti", .mode = mode};
-    int s = kscope_start(&o);
-    assert_true(s >= 0);
-    return s;
+    return tu_start_opts((kscope_session_opts){.name = name, .backend = "cupti", .mode = mode});
 }
 
 /* Is a node named `name` anywhere under n? */
@@ -77,27 +76,6 @@ static void assert_nothing_done_in_capture(void)
     assert_int_equal(fake_count("sync_in_capture"), 0);
     assert_int_equal(fake_count("flush_in_capture"), 0);
     assert_int_equal(fake_count("alloc_in_capture"), 0);
-}
-
-/* Read what fd 2 received while fn(arg) ran. */
-static char *stderr_of(void (*fn)(void *), void *arg)
-{
-    char path[] = "/tmp/kscope-test-graphs-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    fflush(stderr);
-    int saved = dup(2);
-    dup2(fd, 2);
-    fn(arg);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    static char text[8192];
-    ssize_t n = pread(fd, text, sizeof text - 1, 0);
-    text[n > 0 ? n : 0] = '\0';
-    close(fd);
-    unlink(path);
-    return text;
 }
 
 static int count_of(const char *text, const char *what)
@@ -131,7 +109,7 @@ static void test_graph_built_before_profiling(void **state)
     CUgraph g = fake_end_capture(s);
     CUgraphExec e = fake_instantiate(g);
     int sid = start("/tmp/kscope-test-graphs-before", NULL);
-    const char *err = stderr_of(replay_twice, e);
+    const char *err = tu_capture_stderr_arg(replay_twice, e);
     assert_int_equal(count_of(err, "Cannot find graph for graphExecId:"), 1);
     assert_non_null(strstr(err, "start profiling before the graph is created"));
     kscope_deactivate(sid, 0);

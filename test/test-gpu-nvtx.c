@@ -24,6 +24,7 @@ extern int (*InitializeInjectionNvtx2_fnptr)(const void *(*)(uint32_t));
 #include <nvtx3/nvToolsExt.h>
 
 #include "kscope.h"
+#include "support/session-util.h"
 
 static char pushed[16][64];
 static uint32_t colors[16];
@@ -63,23 +64,12 @@ static int NVTX_API init_tool(NvtxGetExportTableFunc_t get)
 /* NVTX's static injection hook: a strong definition wins over its weak one. */
 NvtxInitializeInjectionNvtxFunc_t InitializeInjectionNvtx2_fnptr = init_tool;
 
-static int start_session(void)
-{
-    kscope_session_opts o;
-    memset(&o, 0, sizeof o);
-    o.name = "/tmp/kscope-test-gpu-nvtx";
-    o.backend = "none";
-    int s = kscope_start(&o);
-    assert_true(s >= 0);
-    return s;
-}
-
 static void test_detailed_emits_ranges(void **state)
 {
     (void)state;
     unsetenv("NVTX_INJECTION64_PATH");
     assert_int_equal(kscope_set_profiling(KSCOPE_PROFILING_DETAILED), 0);
-    int s = start_session();
+    int s = tu_start("/tmp/kscope-test-gpu-nvtx", NULL);
     assert_int_equal(kscope_enter_ex("outer", 0x00FF00, 0), 0);
     assert_int_equal(kscope_enter("inner"), 0);
     assert_int_equal(kscope_exit("inner"), 0);
@@ -101,7 +91,7 @@ static void test_on_level_emits_nothing(void **state)
     (void)state;
     int before = npush;
     assert_int_equal(kscope_set_profiling(KSCOPE_PROFILING_ON), 0);
-    int s = start_session();
+    int s = tu_start("/tmp/kscope-test-gpu-nvtx", NULL);
     assert_int_equal(kscope_enter("quiet"), 0);
     assert_int_equal(kscope_exit("quiet"), 0);
     assert_int_equal(npush, before);

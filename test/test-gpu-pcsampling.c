@@ -24,6 +24,8 @@
 #include "gpu/cupti/pcs.h"
 #include "support/testutil.h"
 #include "support/session-tree.h"
+#include "support/session-util.h"
+#include "support/capture.h"
 
 /* ------------------------------------------------------------ stand-ins */
 
@@ -287,10 +289,8 @@ static int teardown(void **state)
 
 static int start_session(const char *name)
 {
-    kscope_session_opts o = {.name = name, .backend = "none", .mode = "pcsampling"};
-    int s = kscope_start(&o);
-    assert_true(s >= 0);
-    return s;
+    return tu_start_opts(
+        (kscope_session_opts){.name = name, .backend = "none", .mode = "pcsampling"});
 }
 
 static void resource(CUpti_CallbackId cbid, CUcontext ctx, CUpti_ModuleResourceData *m)
@@ -333,25 +333,39 @@ static void kernel(const char *fn, uint64_t ctx, uint64_t ns, int session)
     kscope__pcs_kernel(&r, ctx, bit(session));
 }
 
-static char captured[4096];
-
-/* Run fn with stderr going to `captured`. */
-static void capture_stderr(void (*fn)(void))
+/* A sampling session, with PC sampling started every 1024 cycles. */
+static int start_sampling(const char *name)
 {
-    char path[] = "/tmp/kscope-test-pcs-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    fflush(stderr);
-    int saved = dup(2);
-    dup2(fd, 2);
-    fn();
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    ssize_t n = pread(fd, captured, sizeof captured - 1, 0);
-    captured[n > 0 ? n : 0] = '\0';
-    close(fd);
-    unlink(path);
+    int s = start_session(name);
+    assert_int_equal(kscope__pcs_start(&fake, 1024), 0);
+    return s;
+}
+
+/* CUPTI hands one batch holding the one record pc; the sessions take it. */
+static void flush_one(fake_pc pc)
+{
+    batch b = {.n = 1};
+    b.pcs[0] = pc;
+    queue(b);
+    kscope__pcs_flush();
+}
+
+/* num_samples of chain's line node `line` in session s (-1: none). */
+static long long line_samples(int s, const char *line)
+{
+    yajl_val doc, root = tu_session_tree(s, &doc);
+    long long n = tu_metric_int(TU_PATH(root, "chain", line), "num_samples");
+    yajl_tree_free(doc);
+    return n;
+}
+
+/* Session s's chain node holds `samples` samples and no line node. */
+static void assert_chain_without_lines(int s, long long samples)
+{
+    yajl_val doc, root = tu_session_tree(s, &doc);
+    assert_int_equal(tu_metric_int(TU_PATH(root, "chain"), "num_samples"), samples);
+    assert_int_equal(tu_nchildren(TU_PATH(root, "chain")), 0);
+    yajl_tree_free(doc);
 }
 
 #define FN_LONG 10 /* CUPTI's reason indices in f_reasons */
@@ -437,7 +451,7 @@ static void enable_fails(void)
 static void test_enable_failure_is_said(void **state)
 {
     (void)state;
-    capture_stderr(enable_fails);
+    const char *captured = tu_capture_stderr(enable_fails);
     assert_non_null(strstr(captured, "PC sampling cannot start on a GPU context: "
                                      "cuptiPCSamplingEnable: fake: not supported"));
     assert_string_equal(F.calls, "enable "); /* nothing more on that context */
@@ -461,7 +475,7 @@ static void config_fails(void)
 static void test_config_failure_names_the_attribute(void **state)
 {
     (void)state;
-    capture_stderr(config_fails);
+    const char *captured = tu_capture_stderr(config_fails);
     assert_non_null(strstr(captured, "cuptiPCSamplingSetConfigurationAttribute (sampling period): "
                                      "fake: invalid parameter"));
     assert_string_equal(F.calls, "enable num_stall_reasons stall_reasons set_config disable ");
@@ -485,7 +499,7 @@ static void second_start(void)
 static void test_second_interval_is_said(void **state)
 {
     (void)state;
-    capture_stderr(second_start);
+    const char *captured = tu_capture_stderr(second_start);
     assert_non_null(strstr(captured, "already runs every 1024 cycles; a session asking for 4096"));
 }
 
@@ -558,8 +572,7 @@ static void test_samples_to_lines_and_contexts(void **state)
 static void test_remaining_records_are_taken(void **state)
 {
     (void)state;
-    int s = start_session("t_pcs_remaining");
-    assert_int_equal(kscope__pcs_start(&fake, 1024), 0);
+    int s = start_sampling("t_pcs_remaining");
     load_module();
     resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX, NULL);
     kernel("chain", 0, 10, s);
@@ -570,15 +583,12 @@ static void test_remaining_records_are_taken(void **state)
     }
     kscope__pcs_flush();
     assert_int_equal(F.nqueue, 0);
-    yajl_val doc, root = tu_session_tree(s, &doc);
-    assert_int_equal(tu_metric_int(TU_PATH(root, "chain", "/src/k.cu:12@chain"), "num_samples"), 3);
-    yajl_tree_free(doc);
+    assert_int_equal(line_samples(s, "/src/k.cu:12@chain"), 3);
 }
 
 static void full_buffer(void)
 {
-    int s = start_session("t_pcs_drops");
-    assert_int_equal(kscope__pcs_start(&fake, 1024), 0);
+    int s = start_sampling("t_pcs_drops");
     resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX, NULL);
     batch b = {.n = 0, .dropped = 7};
     queue(b);
@@ -594,7 +604,7 @@ static void full_buffer(void)
 static void test_drops_are_counted_and_said(void **state)
 {
     (void)state;
-    capture_stderr(full_buffer);
+    const char *captured = tu_capture_stderr(full_buffer);
     assert_non_null(strstr(captured, "the GPU's sample buffer filled up; samples were lost"));
 }
 
@@ -602,20 +612,14 @@ static void test_drops_are_counted_and_said(void **state)
 static void test_unloaded_module_keeps_its_lines(void **state)
 {
     (void)state;
-    int s = start_session("t_pcs_unload");
-    assert_int_equal(kscope__pcs_start(&fake, 1024), 0);
+    int s = start_sampling("t_pcs_unload");
     load_module();
     resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX, NULL);
     kernel("chain", 0, 10, s);
     resource(CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING, CTX, &module_data);
     memset(F.cubin, 0, sizeof F.cubin); /* the driver's copy is gone */
-    batch b = {.n = 1};
-    b.pcs[0] = (fake_pc){"chain", 0x20, {FN_MATH}, {9}, 1};
-    queue(b);
-    kscope__pcs_flush();
-    yajl_val doc, root = tu_session_tree(s, &doc);
-    assert_int_equal(tu_metric_int(TU_PATH(root, "chain", "/src/k.cu:20@chain"), "num_samples"), 9);
-    yajl_tree_free(doc);
+    flush_one((fake_pc){"chain", 0x20, {FN_MATH}, {9}, 1});
+    assert_int_equal(line_samples(s, "/src/k.cu:20@chain"), 9);
 }
 
 /* CUPTI's cubin is valid during its callback only: the lines come from
@@ -623,84 +627,59 @@ static void test_unloaded_module_keeps_its_lines(void **state)
 static void test_cubin_kept_past_its_callback(void **state)
 {
     (void)state;
-    int s = start_session("t_pcs_callback");
-    assert_int_equal(kscope__pcs_start(&fake, 1024), 0);
+    int s = start_sampling("t_pcs_callback");
     load_module();
     memset(F.cubin, 0xAB, sizeof F.cubin); /* CUPTI reused its memory */
     resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX, NULL);
     kernel("chain", 0, 10, s);
-    batch b = {.n = 1};
-    b.pcs[0] = (fake_pc){"chain", 0x10, {FN_LONG}, {5}, 1};
-    queue(b);
-    kscope__pcs_flush();
-    yajl_val doc, root = tu_session_tree(s, &doc);
-    assert_int_equal(tu_metric_int(TU_PATH(root, "chain", "/src/k.cu:12@chain"), "num_samples"), 5);
-    yajl_tree_free(doc);
+    flush_one((fake_pc){"chain", 0x10, {FN_LONG}, {5}, 1});
+    assert_int_equal(line_samples(s, "/src/k.cu:12@chain"), 5);
 }
 
 /* A cubin without line information is not kept: its PCs have no line. */
 static void test_cubin_without_lines_not_kept(void **state)
 {
     (void)state;
-    int s = start_session("t_pcs_nolines");
-    assert_int_equal(kscope__pcs_start(&fake, 1024), 0);
+    int s = start_sampling("t_pcs_nolines");
     memset(F.cubin, 0, sizeof F.cubin);
     memcpy(F.cubin, "CUBIN-image", 12); /* no line section */
     load_module();
     resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX, NULL);
     kernel("chain", 0, 10, s);
-    batch b = {.n = 1};
-    b.pcs[0] = (fake_pc){"chain", 0x10, {FN_LONG}, {4}, 1};
-    queue(b);
-    kscope__pcs_flush();
-    yajl_val doc, root = tu_session_tree(s, &doc);
-    assert_int_equal(tu_metric_int(TU_PATH(root, "chain"), "num_samples"), 4);
-    assert_int_equal(tu_nchildren(TU_PATH(root, "chain")), 0);
-    yajl_tree_free(doc);
+    flush_one((fake_pc){"chain", 0x10, {FN_LONG}, {4}, 1});
+    assert_chain_without_lines(s, 4);
 }
 
 /* Without the module (loaded before sampling began): no lines. */
 static void test_unknown_cubin_has_no_lines(void **state)
 {
     (void)state;
-    int s = start_session("t_pcs_nocubin");
-    assert_int_equal(kscope__pcs_start(&fake, 1024), 0);
+    int s = start_sampling("t_pcs_nocubin");
     resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX, NULL);
     kernel("chain", 0, 10, s);
-    batch b = {.n = 1};
-    b.pcs[0] = (fake_pc){"chain", 0x20, {FN_MATH}, {3}, 1};
-    queue(b);
-    kscope__pcs_flush();
-    yajl_val doc, root = tu_session_tree(s, &doc);
-    assert_int_equal(tu_metric_int(TU_PATH(root, "chain"), "num_samples"), 3);
-    assert_int_equal(tu_nchildren(TU_PATH(root, "chain")), 0);
-    yajl_tree_free(doc);
+    flush_one((fake_pc){"chain", 0x20, {FN_MATH}, {3}, 1});
+    assert_chain_without_lines(s, 3);
 }
 
 /* Records CUPTI leaves in its own buffer at disable are taken at stop. */
 static void test_records_left_at_disable(void **state)
 {
     (void)state;
-    int s = start_session("t_pcs_disable");
-    assert_int_equal(kscope__pcs_start(&fake, 1024), 0);
+    int s = start_sampling("t_pcs_disable");
     load_module();
     resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX, NULL);
     kernel("chain", 0, 10, s);
     F.leftover = (fake_pc){"chain", 0x10, {FN_LONG}, {11}, 1};
     F.has_leftover = 1;
     kscope__pcs_stop(0);
-    yajl_val doc, root = tu_session_tree(s, &doc);
-    assert_int_equal(tu_metric_int(TU_PATH(root, "chain", "/src/k.cu:12@chain"), "num_samples"),
-                     11);
-    yajl_tree_free(doc);
+    assert_int_equal(line_samples(s, "/src/k.cu:12@chain"), 11);
 }
 
 /* Kernels on another device do not take this device's samples. */
 static void test_devices_apart(void **state)
 {
     (void)state;
-    int s = start_session("t_pcs_devices");
-    assert_int_equal(kscope__pcs_start(&fake, 1024), 0);
+    int s = start_sampling("t_pcs_devices");
     load_module();
     resource(CUPTI_CBID_RESOURCE_CONTEXT_CREATED, CTX2, NULL); /* device 1 */
     kscope_enter("on0");
@@ -711,10 +690,7 @@ static void test_devices_apart(void **state)
     r.end_ns = 100;
     r.device = 1;
     kscope__pcs_kernel(&r, 0, bit(s));
-    batch b = {.n = 1};
-    b.pcs[0] = (fake_pc){"chain", 0x10, {FN_LONG}, {6}, 1};
-    queue(b);
-    kscope__pcs_flush();
+    flush_one((fake_pc){"chain", 0x10, {FN_LONG}, {6}, 1});
     yajl_val doc, root = tu_session_tree(s, &doc);
     assert_null(TU_PATH(root, "on0", "chain"));
     assert_int_equal(tu_metric_int(TU_PATH(root, "chain", "/src/k.cu:12@chain"), "num_samples"), 6);

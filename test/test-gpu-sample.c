@@ -28,6 +28,7 @@
 #include "kscope-internal.h"
 #include "read/read.h"
 #include "support/readutil.h"
+#include "support/session-util.h"
 
 #define NAME "/tmp/kscope-test-gpu-sample"
 
@@ -100,22 +101,10 @@ static long fake_callbacks_made(void)
 
 static int start(const char *sample)
 {
-    kscope_session_opts o = {.name = NAME, .backend = "cupti", .sample = sample};
-    int s = kscope_start(&o);
-    if (s < 0)
-        fail_msg("kscope_start: %s", kscope_last_error());
+    int s =
+        tu_start_opts((kscope_session_opts){.name = NAME, .backend = "cupti", .sample = sample});
     assert_int_equal(kscope__session_gpu_on(s), 1);
     return s;
-}
-
-static kscope__ptree *tree_of(int s)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    assert_int_equal(kscope_data(s, "hatchet", &buf, &len), 0);
-    kscope__ptree *t = json_ok(buf);
-    kscope_free(buf);
-    return t;
 }
 
 enum { SHUT, OPEN, QUIET };
@@ -160,7 +149,7 @@ static void test_gate_switches_cupti_off_between_windows(void **state)
         assert_int_equal(fake_callbacks_made() - made, on ? 4 : 0);
     }
     assert_int_equal(kscope_exit("train"), 0);
-    kscope__ptree *t = tree_of(s);
+    kscope__ptree *t = session_read_ok(s);
     kscope__pnode *k = PATH(t, "train", "empty_kernel");
     assert_close(metric(k, "count"), 6);
     assert_close(metric(t->root, "steps"), 9);
@@ -217,7 +206,7 @@ static void test_stale_metadata_is_dropped(void **state)
     assert_int_equal(kscope_launch_metadata(&off), 0);
     kscope_step(); /* 2: on */
     fake_launch(); /* must be empty_kernel */
-    kscope__ptree *t = tree_of(s);
+    kscope__ptree *t = session_read_ok(s);
     assert_close(metric(PATH(t, "named"), "count"), 1);
     assert_close(metric(PATH(t, "empty_kernel"), "count"), 1);
     assert_int_equal(t->root->nchildren, 2);
@@ -236,7 +225,7 @@ static void test_full_session_captures_everything(void **state)
         assert_capture(OPEN, i);
         fake_launch();
     }
-    kscope__ptree *t = tree_of(s);
+    kscope__ptree *t = session_read_ok(s);
     assert_close(metric(PATH(t, "empty_kernel"), "count"), 3);
     assert_true(isnan(metric(t->root, "sampled_fraction")));
     kscope__ptree_free(t);

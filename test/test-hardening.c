@@ -25,15 +25,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Every test ends with no session left. */
-static int start_tree(const char *name)
-{
-    kscope_session_opts o = {.name = name, .data = "tree", .backend = "none"};
-    int s = kscope_start(&o);
-    assert_true(s >= 0);
-    return s;
-}
-
 /* Files in the working directory whose names start with prefix. */
 static int count_files(const char *prefix)
 {
@@ -64,7 +55,7 @@ static void test_failed_write_keeps_the_previous_profile(void **state)
 {
     (void)state;
     remove_files("t_atomic.hatchet");
-    int s = start_tree("t_atomic");
+    int s = tu_start("t_atomic", "tree");
     kscope_enter("first");
     kscope_exit("first");
     assert_int_equal(kscope_finalize(s, NULL), 0);
@@ -72,7 +63,7 @@ static void test_failed_write_keeps_the_previous_profile(void **state)
     char *before = tu_read_file("t_atomic.hatchet", &before_len);
     assert_non_null(before);
 
-    s = start_tree("t_atomic");
+    s = tu_start("t_atomic", "tree");
     char name[32];
     for (int i = 0; i < 200; i++) {
         snprintf(name, sizeof name, "second_%d", i);
@@ -111,7 +102,7 @@ static void test_write_through_a_link_keeps_the_link(void **state)
     unlink("t_link_target.hatchet");
     unlink("t_link.hatchet");
     assert_int_equal(symlink("t_link_target.hatchet", "t_link.hatchet"), 0);
-    int s = start_tree("t_link");
+    int s = tu_start("t_link", "tree");
     kscope_enter("x");
     kscope_exit("x");
     assert_int_equal(kscope_finalize(s, NULL), 0);
@@ -128,7 +119,7 @@ static void test_write_through_a_link_keeps_the_link(void **state)
 static void test_many_distinct_children_merge_on_reentry(void **state)
 {
     (void)state;
-    int s = start_tree("t_many");
+    int s = tu_start("t_many", "tree");
     char name[32];
     kscope_enter("parent");
     for (int pass = 0; pass < 2; pass++)
@@ -255,7 +246,7 @@ static void test_integer_overflow_never_wraps(void **state)
 static void test_control_characters_in_names_round_trip(void **state)
 {
     (void)state;
-    int s = start_tree("t_control");
+    int s = tu_start("t_control", "tree");
     kscope_enter("a\tb\nc\033[31md");
     kscope_metric_int("m\033e", 3);
     kscope_exit(NULL);

@@ -22,6 +22,7 @@
 #include "support/testutil.h"
 #include "support/session-tree.h"
 #include "support/session-util.h"
+#include "support/capture.h"
 
 /* The slot bit of session `id` (the backend names sessions by slot; ids
  * count up and are never reused). */
@@ -82,10 +83,7 @@ static const kscope__backend nosampler = {.name = "nosampler",
 
 static int start(const char *name, const char *mode)
 {
-    kscope_session_opts o = {.name = name, .backend = "none", .mode = mode};
-    int s = kscope_start(&o);
-    assert_true(s >= 0);
-    return s;
+    return tu_start_opts((kscope_session_opts){.name = name, .backend = "none", .mode = mode});
 }
 
 /* Deliver `samples` samples of one place, `stalled` of them long
@@ -246,10 +244,7 @@ static void test_a_new_session_starts_empty(void **state)
 
 static int start_on(const char *name, const char *backend, const char *mode)
 {
-    kscope_session_opts o = {.name = name, .backend = backend, .mode = mode};
-    int s = kscope_start(&o);
-    assert_true(s >= 0);
-    return s;
+    return tu_start_opts((kscope_session_opts){.name = name, .backend = backend, .mode = mode});
 }
 
 /* The first sampling session starts sampling with its interval; the last
@@ -285,26 +280,6 @@ static void test_backend_is_asked_to_sample(void **state)
     assert_int_equal(pcs_calls, 3);
 }
 
-static char captured[2048];
-
-static void capture_stderr(void (*fn)(void))
-{
-    char path[] = "/tmp/kscope-test-pcs-core-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    fflush(stderr);
-    int saved = dup(2);
-    dup2(fd, 2);
-    fn();
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    ssize_t n = pread(fd, captured, sizeof captured - 1, 0);
-    captured[n > 0 ? n : 0] = '\0';
-    close(fd);
-    unlink(path);
-}
-
 static void start_failing(void)
 {
     pcs_fail = 1;
@@ -328,11 +303,11 @@ static void start_unable(void)
 static void test_sampling_that_cannot_start_is_said(void **state)
 {
     (void)state;
-    capture_stderr(start_failing);
+    const char *captured = tu_capture_stderr(start_failing);
     assert_non_null(strstr(captured, "PC sampling unavailable (stand-in: no sampling on this "
                                      "device); recording without samples"));
     kscope_finalize(KSCOPE_ALL, NULL);
-    capture_stderr(start_unable);
+    captured = tu_capture_stderr(start_unable);
     assert_non_null(
         strstr(captured, "backend nosampler cannot sample PCs; recording without samples"));
 }

@@ -22,10 +22,7 @@
 
 static int start(const char *name, const char *mode)
 {
-    kscope_session_opts o = {.name = name, .backend = "none", .mode = mode};
-    int s = kscope_start(&o);
-    assert_true(s >= 0);
-    return s;
+    return tu_start_opts((kscope_session_opts){.name = name, .backend = "none", .mode = mode});
 }
 
 static void scope(const char *name)
@@ -34,8 +31,9 @@ static void scope(const char *name)
     assert_int_equal(kscope_exit(name), 0);
 }
 
-/* The names of ROOT's children in phase p, comma-separated, into buf. */
-static const char *phase_children(int s, int p, char *buf, size_t size)
+/* Phase p of session s as .hatchet, parsed (the caller frees it with
+ * yajl_tree_free). */
+static yajl_val phase_doc(int s, int p)
 {
     char *json;
     size_t len;
@@ -43,6 +41,13 @@ static const char *phase_children(int s, int p, char *buf, size_t size)
     yajl_val doc = tu_parse(json);
     kscope_free(json);
     assert_non_null(doc);
+    return doc;
+}
+
+/* The names of ROOT's children in phase p, comma-separated, into buf. */
+static const char *phase_children(int s, int p, char *buf, size_t size)
+{
+    yajl_val doc = phase_doc(s, p);
     yajl_val root = doc->u.array.values[0];
     buf[0] = '\0';
     for (size_t i = 0; i < tu_nchildren(root); i++) {
@@ -180,12 +185,7 @@ static void *enter_exit_loop(void *arg)
 /* "calls" of ROOT/loop in phase p of s (0 when the phase has none). */
 static long long phase_calls(int s, int p)
 {
-    char *json;
-    size_t len;
-    assert_int_equal(kscope_data_phase(s, p, "hatchet", &json, &len), 0);
-    yajl_val doc = tu_parse(json);
-    kscope_free(json);
-    assert_non_null(doc);
+    yajl_val doc = phase_doc(s, p);
     /* A phase in which a call was open throughout has its time, no call. */
     yajl_val loop = tu_child(doc->u.array.values[0], "loop");
     long long calls = loop && tu_metric(loop, "calls") ? tu_metric_int(loop, "calls") : 0;

@@ -248,10 +248,7 @@ static void test_reads_kscope_writer_output(void **state)
         char path[256];
         assert_true(kscope_output_path(s, NULL, path, sizeof path) > 0);
         assert_int_equal(kscope_finalize(s, NULL), 0);
-        char err[KSCOPE__READ_ERRLEN];
-        kscope__ptree *t;
-        if (kscope__read_profile(path, &t, err, sizeof err) < 0)
-            fail_msg("%s", err);
+        kscope__ptree *t = read_path_ok(path);
         kscope__pnode *step = PATH(t, "main", "step");
         assert_close(metric(step, "calls"), 3);
         assert_close(metric(step, "tokens"), 300);
@@ -353,6 +350,28 @@ static void pack_str(msgpack_packer *pk, const char *s)
     msgpack_pack_str_body(pk, s, strlen(s));
 }
 
+/* "frame": {"name": ...: a node's frame up to its name's value (the
+ * caller packs it). */
+static void pack_frame_name_key(msgpack_packer *pk)
+{
+    pack_str(pk, "frame");
+    msgpack_pack_map(pk, 1);
+    pack_str(pk, "name");
+}
+
+/* [{"frame": {"name": "ROOT"}, "metrics": {...: a two-element document
+ * up to ROOT's nmetrics metrics (the caller packs them, then the device
+ * info). */
+static void pack_root_with_metrics(msgpack_packer *pk, uint32_t nmetrics)
+{
+    msgpack_pack_array(pk, 2);
+    msgpack_pack_map(pk, 2);
+    pack_frame_name_key(pk);
+    pack_str(pk, "ROOT");
+    pack_str(pk, "metrics");
+    msgpack_pack_map(pk, nmetrics);
+}
+
 static void msgpack_bad(msgpack_sbuffer *sb, const char *want)
 {
     char err[KSCOPE__READ_ERRLEN];
@@ -375,9 +394,7 @@ static void test_msgpack_bad_inputs(void **state)
     msgpack_pack_array(&pk, 2);
     for (int i = 0; i < 100000; i++) {
         msgpack_pack_map(&pk, 2);
-        pack_str(&pk, "frame");
-        msgpack_pack_map(&pk, 1);
-        pack_str(&pk, "name");
+        pack_frame_name_key(&pk);
         pack_str(&pk, "a");
         pack_str(&pk, "children");
         msgpack_pack_array(&pk, i + 1 < 100000 ? 1 : 0);
@@ -390,9 +407,7 @@ static void test_msgpack_bad_inputs(void **state)
     msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
     msgpack_pack_array(&pk, 1);
     msgpack_pack_map(&pk, 1);
-    pack_str(&pk, "frame");
-    msgpack_pack_map(&pk, 1);
-    pack_str(&pk, "name");
+    pack_frame_name_key(&pk);
     pack_str(&pk, "ROOT");
     msgpack_bad(&sb, "missing device-info");
     msgpack_sbuffer_clear(&sb);
@@ -401,14 +416,7 @@ static void test_msgpack_bad_inputs(void **state)
     msgpack_pack_map(&pk, 0);
     msgpack_bad(&sb, "element 0 of the top-level array is not an object");
     msgpack_sbuffer_clear(&sb);
-    msgpack_pack_array(&pk, 2);
-    msgpack_pack_map(&pk, 2);
-    pack_str(&pk, "frame");
-    msgpack_pack_map(&pk, 1);
-    pack_str(&pk, "name");
-    pack_str(&pk, "ROOT");
-    pack_str(&pk, "metrics");
-    msgpack_pack_map(&pk, 1);
+    pack_root_with_metrics(&pk, 1);
     pack_str(&pk, "time (ns)");
     msgpack_pack_int(&pk, -7);
     msgpack_pack_map(&pk, 0);
@@ -418,9 +426,7 @@ static void test_msgpack_bad_inputs(void **state)
     msgpack_sbuffer_clear(&sb);
     msgpack_pack_array(&pk, 2);
     msgpack_pack_map(&pk, 1);
-    pack_str(&pk, "frame");
-    msgpack_pack_map(&pk, 1);
-    pack_str(&pk, "name");
+    pack_frame_name_key(&pk);
     pack_str(&pk, "ROOT");
     msgpack_pack_map(&pk, 0);
     msgpack_pack_int(&pk, 1);
@@ -454,14 +460,7 @@ static void test_msgpack_value_kinds(void **state)
     msgpack_packer pk;
     msgpack_sbuffer_init(&sb);
     msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-    msgpack_pack_array(&pk, 2);
-    msgpack_pack_map(&pk, 2);
-    pack_str(&pk, "frame");
-    msgpack_pack_map(&pk, 1);
-    pack_str(&pk, "name");
-    pack_str(&pk, "ROOT");
-    pack_str(&pk, "metrics");
-    msgpack_pack_map(&pk, 7);
+    pack_root_with_metrics(&pk, 7);
     pack_str(&pk, "i8");
     msgpack_pack_int8(&pk, -5);
     pack_str(&pk, "i16");
@@ -501,9 +500,7 @@ static void test_msgpack_value_kinds(void **state)
         msgpack_sbuffer_clear(&sb);
         msgpack_pack_array(&pk, 2);
         msgpack_pack_map(&pk, 2);
-        pack_str(&pk, "frame");
-        msgpack_pack_map(&pk, 1);
-        pack_str(&pk, "name");
+        pack_frame_name_key(&pk);
         if (kind == 0) {
             msgpack_pack_bin(&pk, 3);
             msgpack_pack_bin_body(&pk, "abc", 3);
@@ -518,14 +515,7 @@ static void test_msgpack_value_kinds(void **state)
     static const char *const jvalues[] = {"null", "true", "false"};
     for (int kind = 0; kind < 3; kind++) {
         msgpack_sbuffer_clear(&sb);
-        msgpack_pack_array(&pk, 2);
-        msgpack_pack_map(&pk, 2);
-        pack_str(&pk, "frame");
-        msgpack_pack_map(&pk, 1);
-        pack_str(&pk, "name");
-        pack_str(&pk, "ROOT");
-        pack_str(&pk, "metrics");
-        msgpack_pack_map(&pk, 1);
+        pack_root_with_metrics(&pk, 1);
         pack_str(&pk, "v");
         if (kind == 0)
             msgpack_pack_nil(&pk);
@@ -544,14 +534,7 @@ static void test_msgpack_value_kinds(void **state)
     /* an unsigned number past int64 is read as floating point, as by the
      * JSON reader */
     msgpack_sbuffer_clear(&sb);
-    msgpack_pack_array(&pk, 2);
-    msgpack_pack_map(&pk, 2);
-    pack_str(&pk, "frame");
-    msgpack_pack_map(&pk, 1);
-    pack_str(&pk, "name");
-    pack_str(&pk, "ROOT");
-    pack_str(&pk, "metrics");
-    msgpack_pack_map(&pk, 1);
+    pack_root_with_metrics(&pk, 1);
     pack_str(&pk, "u64");
     msgpack_pack_uint64(&pk, 18000000000000000000ULL);
     msgpack_pack_map(&pk, 0);
@@ -627,10 +610,7 @@ static void test_trace_bare_array_file(void **state)
                        "\"ts\": 2, \"dur\": 3, \"args\": {\"frame\": 1}}]";
     assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
     close(fd);
-    char err[KSCOPE__READ_ERRLEN];
-    kscope__ptree *t;
-    if (kscope__read_profile(path, &t, err, sizeof err) < 0)
-        fail_msg("%s", err);
+    kscope__ptree *t = read_path_ok(path);
     assert_close(metric(PATH(t, "outer", "in"), "wall_time (ns)"), 3000);
     kscope__ptree_free(t);
     unlink(path);

@@ -125,17 +125,6 @@ static int start_sampled(const char *backend, const char *sample, const char *da
     return kscope_start(&o);
 }
 
-static kscope__ptree *tree_of(int s)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    assert_int_equal(kscope_data(s, "hatchet", &buf, &len), 0);
-    kscope__ptree *t = json_ok(buf);
-    kscope_free(buf);
-    assert_non_null(t);
-    return t;
-}
-
 /* Every est_ metric of a GPU node is its measured one over the fraction. */
 static void assert_estimates(kscope__ptree *t, kscope__pnode *k, double fraction)
 {
@@ -221,7 +210,7 @@ static void test_step_windows(void **state)
     assert_int_equal(delivered, 15);
     /* off at 0, on at 1, quiet at 3, off 4, on 6, quiet 8, off 9, on 11 */
     assert_int_equal(gate_calls, 8);
-    kscope__ptree *t = tree_of(s);
+    kscope__ptree *t = session_read_ok(s);
     assert_close(metric(t->root, "sampled_fraction"), 5.0 / 12.0);
     assert_close(metric(t->root, "steps"), 12);
     assert_close(metric(t->root, "sampled_steps"), 5);
@@ -270,7 +259,7 @@ static void test_no_switch_while_capturing(void **state)
     assert_int_equal(gate_state, 0);
     assert_int_equal(launch(0, NULL), 0);
     refuse = 0;
-    kscope__ptree *t = tree_of(s);
+    kscope__ptree *t = session_read_ok(s);
     /* steps 0-6: the schedule's 0, 2 and 4 were captured (6 could not
      * open); what step 1 delivered while the gate could not shut is not
      * in a window, so not kept */
@@ -304,7 +293,7 @@ static void test_window_work_after_close(void **state)
     assert_int_equal(kscope_step(), 0); /* step 2: shut */
     assert_int_equal(gate_quiet, 0);
     assert_int_equal(ran_now(queued), 0);
-    kscope__ptree *t = tree_of(s);
+    kscope__ptree *t = session_read_ok(s);
     assert_close(metric(PATH(t, "late"), "count"), 1);
     assert_close(metric(PATH(t, "k"), "count"), 1); /* the step-0 launch; not step 1's */
     assert_close(metric(t->root, "sampled_steps"), 1);
@@ -332,7 +321,7 @@ static void test_full_session_keeps_the_gate_open(void **state)
     assert_int_equal(launch(0, NULL), 1);
     assert_int_equal(kscope_step(), 0); /* step 3: on in a */
     assert_int_equal(launch(0, NULL), 1);
-    kscope__ptree *ta = tree_of(a), *tb = tree_of(b);
+    kscope__ptree *ta = session_read_ok(a), *tb = session_read_ok(b);
     assert_close(metric(PATH(ta, "k"), "count"), 1);
     assert_close(metric(PATH(tb, "k"), "count"), 3);
     assert_true(isnan(metric(tb->root, "sampled_fraction")));
@@ -373,7 +362,7 @@ static void test_backend_without_gate(void **state)
         for (int i = 0; i <= step; i++)
             launch(1, NULL); /* delivered whatever the windows */
     }
-    kscope__ptree *t = tree_of(s);
+    kscope__ptree *t = session_read_ok(s);
     kscope__pnode *k = PATH(t, "k");
     assert_close(metric(k, "count"), 1 + 3 + 5); /* steps 0, 2, 4 */
     assert_close(metric(t->root, "sampled_fraction"), 0.5);
@@ -394,11 +383,9 @@ static double root(kscope__ptree *t, const char *key)
 
 static kscope__ptree *read_part(int n)
 {
-    char path[128], err[KSCOPE__READ_ERRLEN];
+    char path[128];
     snprintf(path, sizeof path, NAME ".part_%d.hatchet", n);
-    kscope__ptree *t = NULL;
-    if (kscope__read_profile(path, &t, err, sizeof err) != 0)
-        fail_msg("%s", err);
+    kscope__ptree *t = read_path_ok(path);
     unlink(path);
     return t;
 }
@@ -550,7 +537,7 @@ static void test_time_windows(void **state)
         usleep(600);
     }
     assert_int_equal(kscope_deactivate(s, 0), 0); /* the session's time ends here */
-    kscope__ptree *t = tree_of(s);
+    kscope__ptree *t = session_read_ok(s);
     w.n = 0;
     kscope__sampling_windows(0, UINT64_MAX, note_window, &w);
     assert_true(w.n >= 2 && let_in >= 1);

@@ -14,48 +14,17 @@
 #include "kscope-internal.h"
 #include "kscope.h"
 #include "support/testutil.h"
+#include "support/session-tree.h"
+#include "support/session-util.h"
 
 #include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Every test ends with no session left. */
-static int teardown(void **state)
-{
-    (void)state;
-    while (kscope_depth() > 0)
-        kscope_exit(NULL);
-    kscope_finalize(KSCOPE_ALL, NULL);
-    kscope_set_profiling(KSCOPE_PROFILING_ON);
-    return 0;
-}
-
-static int start_tree(const char *name)
-{
-    kscope_session_opts o = {.name = name, .data = "tree", .backend = "none"};
-    int s = kscope_start(&o);
-    assert_true(s >= 0);
-    return s;
-}
-
-/* The session's tree, parsed (first element of the .hatchet array). */
-static yajl_val tree_of(int session, yajl_val *doc)
-{
-    char *buf;
-    size_t len;
-    assert_int_equal(kscope_data(session, "hatchet", &buf, &len), 0);
-    *doc = tu_parse(buf);
-    kscope_free(buf);
-    assert_non_null(*doc);
-    assert_true(YAJL_IS_ARRAY(*doc));
-    assert_int_equal((*doc)->u.array.len, 2);
-    return (*doc)->u.array.values[0];
-}
-
 static void test_several_sessions_at_once(void **state)
 {
     (void)state;
-    int a = start_tree("t_multi_a");
+    int a = tu_start("t_multi_a", "tree");
     kscope_enter("only_a");
     kscope_exit("only_a");
     kscope_session_opts o = {.name = "t_multi_b", .data = "trace", .backend = "none"};
@@ -66,7 +35,7 @@ static void test_several_sessions_at_once(void **state)
     kscope_deactivate(a, 0);
     kscope_enter("only_b");
     kscope_exit("only_b");
-    yajl_val doc, root = tree_of(a, &doc);
+    yajl_val doc, root = tu_session_tree_checked(a, &doc);
     assert_non_null(TU_PATH(root, "only_a"));
     assert_non_null(TU_PATH(root, "both"));
     assert_null(TU_PATH(root, "only_b"));
@@ -90,9 +59,9 @@ static void test_several_sessions_at_once(void **state)
 static void test_session_ids_never_repeat(void **state)
 {
     (void)state;
-    int a = start_tree("t_ids_a");
+    int a = tu_start("t_ids_a", "tree");
     assert_int_equal(kscope_finalize(a, NULL), 0);
-    int b = start_tree("t_ids_b");
+    int b = tu_start("t_ids_b", "tree");
     assert_int_equal(b, a + 1);
     assert_int_equal(kscope_activate(a), KSCOPE_ENOSESSION);
     assert_non_null(strstr(kscope_last_error(), "Session has not been initialized"));
@@ -147,7 +116,7 @@ static void test_too_many_sessions(void **state)
 {
     (void)state;
     for (int i = 0; i < KSCOPE_MAX_SESSIONS; i++)
-        start_tree("t_many");
+        tu_start("t_many", "tree");
     kscope_session_opts o = {.name = "t_many"};
     assert_int_equal(kscope_start(&o), KSCOPE_ETOOMANY);
 }
@@ -158,7 +127,7 @@ static void test_full_disk_is_an_error_and_keeps_the_session(void **state)
     unlink("t_full.hatchet");
     if (symlink("/dev/full", "t_full.hatchet") != 0)
         skip();
-    int s = start_tree("t_full");
+    int s = tu_start("t_full", "tree");
     kscope_enter("x");
     kscope_exit("x");
     assert_int_equal(kscope_finalize(s, NULL), KSCOPE_ENOSPC);
@@ -177,7 +146,7 @@ static void test_unwritable_output_is_an_error(void **state)
     unlink("t_ro_dir/out.hatchet");
     rmdir("t_ro_dir");
     mkdir("t_ro_dir", 0755);
-    int s = start_tree("t_ro_dir/out");
+    int s = tu_start("t_ro_dir/out", "tree");
     assert_int_equal(rmdir("t_ro_dir"), 0);
     assert_true(kscope_finalize(s, NULL) < 0);
     assert_non_null(strstr(kscope_last_error(), "t_ro_dir/out.hatchet"));
@@ -240,15 +209,16 @@ static void test_paused_session_reads_alike(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_several_sessions_at_once, teardown),
-        cmocka_unit_test_teardown(test_session_ids_never_repeat, teardown),
-        cmocka_unit_test_teardown(test_session_options_are_checked, teardown),
-        cmocka_unit_test_teardown(test_default_name_and_formats, teardown),
-        cmocka_unit_test_teardown(test_too_many_sessions, teardown),
-        cmocka_unit_test_teardown(test_full_disk_is_an_error_and_keeps_the_session, teardown),
-        cmocka_unit_test_teardown(test_unwritable_output_is_an_error, teardown),
-        cmocka_unit_test_teardown(test_periodic_flushing_writes_parts, teardown),
-        cmocka_unit_test_teardown(test_paused_session_reads_alike, teardown),
+        cmocka_unit_test_teardown(test_several_sessions_at_once, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_session_ids_never_repeat, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_session_options_are_checked, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_default_name_and_formats, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_too_many_sessions, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_full_disk_is_an_error_and_keeps_the_session,
+                                  tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_unwritable_output_is_an_error, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_periodic_flushing_writes_parts, tu_teardown_profiling),
+        cmocka_unit_test_teardown(test_paused_session_reads_alike, tu_teardown_profiling),
     };
     return cmocka_run_group_tests_name("session", tests, NULL, NULL);
 }

@@ -30,14 +30,11 @@
 
 static int start_trace(const char *name, const char *budget, int compress)
 {
-    kscope_session_opts o = {.name = name,
-                             .data = "trace",
-                             .backend = "none",
-                             .trace_buffer = budget,
-                             .compress = compress};
-    int s = kscope_start(&o);
-    assert_true(s >= 0);
-    return s;
+    return tu_start_opts((kscope_session_opts){.name = name,
+                                               .data = "trace",
+                                               .backend = "none",
+                                               .trace_buffer = budget,
+                                               .compress = compress});
 }
 
 /* `rounds` of an outer slice holding an inner one, a metric and a mark. */

@@ -11,22 +11,25 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static int read_chunked(const uint8_t *data, size_t size, kscope__ptree **out)
+/* The Chrome trace parser's streaming column in fuzz_reader's shape. */
+static void *tjson_open(void)
 {
-    char err[KSCOPE__READ_ERRLEN];
-    kscope__tjson *p = kscope__tjson_new();
-    if (!p)
-        return -1;
-    int rc = 0;
-    for (size_t off = 0; rc == 0 && off < size;) {
-        size_t n = fuzz_chunk(data, size, off);
-        rc = kscope__tjson_feed(p, (const char *)data + off, n, err, sizeof err);
-        off += n;
-    }
-    if (rc == 0)
-        rc = kscope__tjson_finish(p, out, err, sizeof err);
+    return kscope__tjson_new();
+}
+
+static int tjson_feed(void *p, const char *buf, size_t len, char *err, size_t errlen)
+{
+    return kscope__tjson_feed(p, buf, len, err, errlen);
+}
+
+static int tjson_finish(void *p, kscope__ptree **out, char *err, size_t errlen)
+{
+    return kscope__tjson_finish(p, out, err, errlen);
+}
+
+static void tjson_close(void *p)
+{
     kscope__tjson_free(p);
-    return rc;
 }
 
 /* The report's timeline and args of the trace, written to nowhere. */
@@ -51,18 +54,10 @@ static void report_trace(const uint8_t *data, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    static const fuzz_reader tjson = {kscope__read_chrome_trace, tjson_open, tjson_feed,
+                                      tjson_finish, tjson_close};
+    fuzz_read_both(&tjson, data, size);
     char err[KSCOPE__READ_ERRLEN];
-    kscope__ptree *whole = NULL, *chunked = NULL;
-    int rc_whole = kscope__read_chrome_trace((const char *)data, size, &whole, err, sizeof err);
-    int rc = read_chunked(data, size, &chunked);
-    if (rc != -1 && (rc_whole == 0) != (rc == 0)) {
-        fprintf(stderr, "whole and chunked reads disagree: %d vs %d\n", rc_whole, rc);
-        abort();
-    }
-    if (whole)
-        fuzz_write_back(whole);
-    kscope__ptree_free(whole);
-    kscope__ptree_free(chunked);
     const char *buf = (const char *)data, *name = "fuzz";
     char *merged = NULL;
     size_t len = 0;

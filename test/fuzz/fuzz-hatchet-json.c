@@ -5,32 +5,12 @@
  */
 #include "fuzz-common.h"
 
-#include <stdio.h>
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char err[KSCOPE__READ_ERRLEN];
-    kscope__ptree *whole = NULL, *chunked = NULL;
-    int rc_whole = kscope__read_hatchet_json((const char *)data, size, &whole, err, sizeof err);
-    kscope__hjson *p = kscope__hjson_new();
-    int rc = 0;
-    for (size_t off = 0; p && rc == 0 && off < size;) {
-        size_t n = fuzz_chunk(data, size, off);
-        rc = kscope__hjson_feed(p, (const char *)data + off, n, err, sizeof err);
-        off += n;
-    }
-    if (p && rc == 0)
-        rc = kscope__hjson_finish(p, &chunked, err, sizeof err);
-    kscope__hjson_free(p);
-    if (p && (rc_whole == 0) != (rc == 0)) {
-        fprintf(stderr, "whole and chunked reads disagree: %d vs %d\n", rc_whole, rc);
-        abort();
-    }
-    if (whole)
-        fuzz_write_back(whole);
-    kscope__ptree_free(whole);
-    kscope__ptree_free(chunked);
+    static const fuzz_reader hjson = {kscope__read_hatchet_json, kscope__hjson_new,
+                                      kscope__hjson_feed, kscope__hjson_finish, kscope__hjson_free};
+    fuzz_read_both(&hjson, data, size);
     return 0;
 }

@@ -26,6 +26,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "pretend-gpu.h"
+
 void fake_cuda_static_profiler(int start);
 
 static void launch(const char *kernel, unsigned us)
@@ -49,10 +51,7 @@ static void step(const char *name)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
-    CUdevice d;
-    CUcontext c;
-    if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&d, 0) != CUDA_SUCCESS ||
-        cuDevicePrimaryCtxRetain(&c, d) != CUDA_SUCCESS || cuCtxSetCurrent(c) != CUDA_SUCCESS) {
+    if (!pretend_gpu_context(NULL)) {
         fprintf(stderr, "no pretend GPU\n");
         return 3;
     }

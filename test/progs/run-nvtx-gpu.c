@@ -14,6 +14,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "pretend-gpu.h"
+
 static void launch(const char *kernel, unsigned us)
 {
     CUfunction f;
@@ -61,10 +63,8 @@ static void library_sort(nvtxDomainHandle_t cub)
 
 int main(void)
 {
-    CUdevice d;
     CUcontext c;
-    if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&d, 0) != CUDA_SUCCESS ||
-        cuDevicePrimaryCtxRetain(&c, d) != CUDA_SUCCESS || cuCtxSetCurrent(c) != CUDA_SUCCESS) {
+    if (!pretend_gpu_context(&c)) {
         fprintf(stderr, "no pretend GPU\n");
         return 3;
     }

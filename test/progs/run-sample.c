@@ -12,13 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "pretend-gpu.h"
+
 int main(int argc, char **argv)
 {
     int steps = argc > 1 ? atoi(argv[1]) : 10;
-    CUdevice d;
-    CUcontext c;
-    if (cuInit(0) != CUDA_SUCCESS || cuDeviceGet(&d, 0) != CUDA_SUCCESS ||
-        cuDevicePrimaryCtxRetain(&c, d) != CUDA_SUCCESS || cuCtxSetCurrent(c) != CUDA_SUCCESS) {
+    if (!pretend_gpu_context(NULL)) {
         fprintf(stderr, "run-sample: no pretend GPU\n");
         return 3;
     }

@@ -1,12 +1,13 @@
 /*
  * readutil.h - helpers shared by the tests of the reading toolkit
  * (test-read.c, test-analysis.c): read a fixture or a JSON text into a
- * tree, find a node by its path, read a metric, compare doubles. Include
- * after cmocka.h (failures go through fail_msg).
+ * tree (or a live session's data), find a node by its path, read a metric,
+ * compare doubles. Include after cmocka.h (failures go through fail_msg).
  */
 #ifndef KSCOPE_READUTIL_H
 #define KSCOPE_READUTIL_H
 
+#include "kscope.h"
 #include "read/read.h"
 
 #include <math.h>
@@ -22,15 +23,22 @@ static inline char *data_path(const char *rel)
     return buf;
 }
 
-static inline kscope__ptree *read_ok(const char *rel)
+/* The profile at path, read; the reader's error ("PATH: what is wrong")
+ * fails the test. */
+static inline kscope__ptree *read_path_ok(const char *path)
 {
     char err[KSCOPE__READ_ERRLEN];
     kscope__ptree *t = NULL;
-    int rc = kscope__read_profile(data_path(rel), &t, err, sizeof err);
-    if (rc < 0)
-        fail_msg("%s: %s", rel, err);
+    if (kscope__read_profile(path, &t, err, sizeof err) < 0)
+        fail_msg("%s", err);
     assert_non_null(t);
     return t;
+}
+
+/* The fixture test/data/<rel>, read. */
+static inline kscope__ptree *read_ok(const char *rel)
+{
+    return read_path_ok(data_path(rel));
 }
 
 static inline kscope__ptree *json_ok(const char *text)
@@ -40,6 +48,18 @@ static inline kscope__ptree *json_ok(const char *text)
     int rc = kscope__read_hatchet_json(text, strlen(text), &t, err, sizeof err);
     if (rc < 0)
         fail_msg("unexpected error: %s", err);
+    return t;
+}
+
+/* Session s's tree as its .hatchet text reads back (the caller frees it). */
+static inline kscope__ptree *session_read_ok(int s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    assert_int_equal(kscope_data(s, "hatchet", &buf, &len), 0);
+    kscope__ptree *t = json_ok(buf);
+    kscope_free(buf);
+    assert_non_null(t);
     return t;
 }
 
