@@ -162,12 +162,8 @@ static PyObject *fn_range_sinks(PyObject *m, PyObject *Py_UNUSED(ignored))
     (void)m;
     PyObject *list = PyList_New(0);
     const kscope__range_sink *k;
-    for (size_t i = 0; list && (k = kscope__range_sink_at(i)); i++) {
-        PyObject *name = PyUnicode_FromString(k->name);
-        if (!name || PyList_Append(list, name) < 0)
-            Py_CLEAR(list);
-        Py_XDECREF(name);
-    }
+    for (size_t i = 0; list && (k = kscope__range_sink_at(i)); i++)
+        append_new(&list, PyUnicode_FromString(k->name));
     return list;
 }
 
@@ -178,14 +174,10 @@ static PyObject *fn_backends(PyObject *m, PyObject *Py_UNUSED(ignored))
     (void)m;
     PyObject *list = PyList_New(0);
     const kscope__backend *b;
-    for (size_t i = 0; list && (b = kscope__backend_at(i)); i++) {
-        PyObject *t =
-            Py_BuildValue("(sssO)", b->name, b->label ? b->label : b->name,
-                          b->device_type ? b->device_type : "GPU", b->start ? Py_True : Py_False);
-        if (!t || PyList_Append(list, t) < 0)
-            Py_CLEAR(list);
-        Py_XDECREF(t);
-    }
+    for (size_t i = 0; list && (b = kscope__backend_at(i)); i++)
+        append_new(&list, Py_BuildValue("(sssO)", b->name, b->label ? b->label : b->name,
+                                        b->device_type ? b->device_type : "GPU",
+                                        b->start ? Py_True : Py_False));
     return list;
 }
 

@@ -86,7 +86,27 @@ static inline PyObject *none_or_raise(int rc)
     Py_RETURN_NONE;
 }
 
+/* rc as an int for rc >= 0 (a session id, a count), else NULL with the
+ * exception check_rc set. */
+static inline PyObject *int_or_raise(int64_t rc)
+{
+    if (check_rc(rc) < 0)
+        return NULL;
+    return PyLong_FromLongLong(rc);
+}
+
 /* ----------------------------------------------------------------- helpers */
+
+/* Append `item`, a new reference (NULL when the call making it failed), to
+ * the list *list and release it. On any failure *list is released and set
+ * to NULL, the exception set: a loop building a list runs while the list
+ * is not NULL, and returns it. */
+static inline void append_new(PyObject **list, PyObject *item)
+{
+    if (!item || PyList_Append(*list, item) < 0)
+        Py_CLEAR(*list);
+    Py_XDECREF(item);
+}
 
 /* ------------------------------------------------------- the limited API */
 
