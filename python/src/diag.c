@@ -111,6 +111,12 @@ static PyObject *fn_gpu_vendors(PyObject *m, PyObject *Py_UNUSED(ignored))
     return list;
 }
 
+const kscope__backend *default_backend(void)
+{
+    const kscope__backend *b = kscope__backend_default();
+    return b ? b : kscope__backend_at(0);
+}
+
 /* gpu_probe() -> what this machine offers the default GPU backend, found
  * without starting it: {"backend", "devices", "tool" (its tool library
  * loads), "diag" (its GPUs' diagnostics library loads), "why" (what is
@@ -118,9 +124,7 @@ static PyObject *fn_gpu_vendors(PyObject *m, PyObject *Py_UNUSED(ignored))
 static PyObject *fn_gpu_probe(PyObject *m, PyObject *Py_UNUSED(ignored))
 {
     (void)m;
-    const kscope__backend *b = kscope__backend_default();
-    if (!b)
-        b = kscope__backend_at(0);
+    const kscope__backend *b = default_backend();
     if (!b || !b->probe)
         Py_RETURN_NONE;
     kscope__probe p;
@@ -147,9 +151,7 @@ static PyObject *fn_gpu_profiler(PyObject *m, PyObject *arg)
     int start = PyObject_IsTrue(arg);
     if (start < 0)
         return NULL;
-    const kscope__backend *b = kscope__backend_default();
-    if (!b)
-        b = kscope__backend_at(0);
+    const kscope__backend *b = default_backend();
     if (!b || !b->profiler) {
         PyErr_SetString(PyExc_RuntimeError, "no GPU backend with profiler start/stop calls");
         return NULL;

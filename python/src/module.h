@@ -342,6 +342,13 @@ extern PyMethodDef hook_functions[];
 extern PyMethodDef diag_functions[];
 extern PyMethodDef graph_functions[];
 
+/* ------------------------------------------------------ GPU backend (diag.c) */
+
+/* The GPU backend that the module's GPU calls ask (gpu_probe, gpu_profiler,
+ * tensor metrics): the registry's default (first built) one, else its
+ * first; NULL when the registry has none. */
+const struct kscope__backend *default_backend(void);
+
 /* ------------------------------------------ tensor metrics (graphs.c) */
 
 /* Whether `value` is a CUDA tensor while this thread captures a CUDA graph
