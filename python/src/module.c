@@ -292,19 +292,9 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
     int rc = scope_cache_traverse(st, visit, arg);
     if (rc)
         return rc;
-    Py_VISIT(st->scope_type);
-    Py_VISIT(st->cpu_timed_type);
-    Py_VISIT(st->trace_type);
-    Py_VISIT(st->scoped_fn_type);
-    Py_VISIT(st->tracer_type);
-    Py_VISIT(st->async_type);
-    Py_VISIT(st->method_type);
-    Py_VISIT(st->cpu_procs_type);
-    Py_VISIT(st->recorder_type);
-    Py_VISIT(st->frame_names);
-    Py_VISIT(st->frame_skip);
-    Py_VISIT(st->hook_error);
-    Py_VISIT(st->str_get);
+#define VISIT_REF(field) Py_VISIT(st->field);
+    MODULE_STATE_REFS(VISIT_REF)
+#undef VISIT_REF
     for (int i = 0; i < FRAME_ATTRS; i++)
         Py_VISIT(st->frame_attr[i]);
     return 0;
@@ -314,19 +304,9 @@ static int module_clear(PyObject *m)
 {
     module_state *st = PyModule_GetState(m);
     scope_cache_clear(st); /* before the types it compares with */
-    Py_CLEAR(st->scope_type);
-    Py_CLEAR(st->cpu_timed_type);
-    Py_CLEAR(st->trace_type);
-    Py_CLEAR(st->scoped_fn_type);
-    Py_CLEAR(st->tracer_type);
-    Py_CLEAR(st->async_type);
-    Py_CLEAR(st->method_type);
-    Py_CLEAR(st->cpu_procs_type);
-    Py_CLEAR(st->recorder_type);
-    Py_CLEAR(st->frame_names);
-    Py_CLEAR(st->frame_skip);
-    Py_CLEAR(st->hook_error);
-    Py_CLEAR(st->str_get);
+#define CLEAR_REF(field) Py_CLEAR(st->field);
+    MODULE_STATE_REFS(CLEAR_REF)
+#undef CLEAR_REF
     for (int i = 0; i < FRAME_ATTRS; i++)
         Py_CLEAR(st->frame_attr[i]);
     return 0;

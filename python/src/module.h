@@ -70,6 +70,24 @@ typedef struct {
     PyObject *frame_attr[FRAME_ATTRS]; /* "f_code", ..., interned */
 } module_state;
 
+/* Every reference of module_state but the frame_attr array, X(field) each:
+ * the one list that module_traverse visits and module_clear clears
+ * (module.c), so a field added above is added here too. */
+#define MODULE_STATE_REFS(X)                                                                       \
+    X(scope_type)                                                                                  \
+    X(cpu_timed_type)                                                                              \
+    X(trace_type)                                                                                  \
+    X(scoped_fn_type)                                                                              \
+    X(tracer_type)                                                                                 \
+    X(async_type)                                                                                  \
+    X(method_type)                                                                                 \
+    X(cpu_procs_type)                                                                              \
+    X(recorder_type)                                                                               \
+    X(frame_names)                                                                                 \
+    X(frame_skip)                                                                                  \
+    X(hook_error)                                                                                  \
+    X(str_get)
+
 /* ------------------------------------------------------- errors (module.c) */
 
 /* The one place kscope return codes become Python exceptions: 0 for rc >=
