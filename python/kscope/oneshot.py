@@ -60,19 +60,32 @@ def kernel_rows(tree):
     return [(n, t, c) for n, (t, c) in totals.items()]
 
 
-def render_kernels(rows, top_n, out):
+def _render_top(out, rows, top_n, *, time, ns_per_unit, floor, what, of, none, header, cells):
+    """The top_n of rows by time(row) as a table on out: a title saying
+    what share of the time `of` they hold, the header line, then a line a
+    row (its share, its time, cells(row)); `none` instead without rows.
+    time(row) * ns_per_unit is in ns; floor keeps shares finite when all
+    times are 0."""
     if not rows:
-        out.write("\n=== GPU kernels: none captured ===\n")
+        out.write(f"\n=== {what}: {none} ===\n")
         return
-    total = sum(r[1] for r in rows)
-    rows = sorted(rows, key=lambda r: r[1], reverse=True)[:top_n]
-    shown = sum(r[1] for r in rows)
-    out.write(f"\n=== Top {len(rows)} GPU kernels ({shown / max(total, 1) * 100:.1f}% of GPU time, "
-              f"{format_ns(total).strip()} total) ===\n")
-    out.write(f"{'%':>6}  {'total':>10}  {'count':>8}  {'avg':>10}  kernel\n")
-    for name, t, c in rows:
-        out.write(f"{t / max(total, 1) * 100:5.1f}%  {format_ns(t)}  {c:>8}  "
-                  f"{format_ns(t / max(c, 1))}  {name}\n")
+    total = sum(time(r) for r in rows)
+    rows = sorted(rows, key=time, reverse=True)[:top_n]
+    shown = sum(time(r) for r in rows)
+    out.write(f"\n=== Top {len(rows)} {what} ({shown / max(total, floor) * 100:.1f}% of "
+              f"{of}, {format_ns(total * ns_per_unit).strip()} total) ===\n")
+    out.write(f"{'%':>6}  {'total':>10}  {header}\n")
+    for r in rows:
+        out.write(f"{time(r) / max(total, floor) * 100:5.1f}%  {format_ns(time(r) * ns_per_unit)}  "
+                  f"{cells(r)}\n")
+
+
+def render_kernels(rows, top_n, out):
+    """The top_n kernels of kernel_rows() by total time."""
+    _render_top(out, rows, top_n, time=lambda r: r[1], ns_per_unit=1, floor=1,
+                what="GPU kernels", of="GPU time", none="none captured",
+                header=f"{'count':>8}  {'avg':>10}  kernel",
+                cells=lambda r: f"{r[2]:>8}  {format_ns(r[1] / max(r[2], 1))}  {r[0]}")
 
 
 # ----------------------------------------------------------- Python functions
@@ -107,17 +120,10 @@ def python_rows(stats):
 
 
 def render_python(rows, top_n, out):
-    if not rows:
-        out.write("\n=== Python/CPU functions: no samples captured ===\n")
-        return
-    total = sum(r[2] for r in rows)
-    rows = sorted(rows, key=lambda r: r[2], reverse=True)[:top_n]
-    shown = sum(r[2] for r in rows)
-    out.write(f"\n=== Top {len(rows)} Python/CPU functions ({shown / max(total, 1e-12) * 100:.1f}% of "
-              f"CPU time, {format_ns(total * 1e9).strip()} total) ===\n")
-    out.write(f"{'%':>6}  {'total':>10}  {'calls':>8}  function\n")
-    for label, calls, t in rows:
-        out.write(f"{t / max(total, 1e-12) * 100:5.1f}%  {format_ns(t * 1e9)}  {calls:>8}  {label}\n")
+    """The top_n functions of python_rows() by exclusive time."""
+    _render_top(out, rows, top_n, time=lambda r: r[2], ns_per_unit=1e9, floor=1e-12,
+                what="Python/CPU functions", of="CPU time", none="no samples captured",
+                header=f"{'calls':>8}  function", cells=lambda r: f"{r[1]:>8}  {r[0]}")
 
 
 def profiler_rows(prof):

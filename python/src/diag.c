@@ -60,10 +60,7 @@ static PyObject *gpu_stats_dict(const kscope_gpu_stats *g)
 static PyObject *fn_gpu_init(PyObject *m, PyObject *Py_UNUSED(ignored))
 {
     (void)m;
-    int rc = kscope_gpu_init();
-    if (check_rc(rc) < 0)
-        return NULL;
-    return PyLong_FromLong(rc);
+    return int_or_raise(kscope_gpu_init());
 }
 
 static PyObject *fn_gpu_shutdown(PyObject *m, PyObject *Py_UNUSED(ignored))
@@ -109,13 +106,15 @@ static PyObject *fn_gpu_vendors(PyObject *m, PyObject *Py_UNUSED(ignored))
     (void)m;
     PyObject *list = PyList_New(0);
     const kscope__gpu_vendor *v;
-    for (size_t i = 0; list && (v = kscope__gpu_vendor_at(i)); i++) {
-        PyObject *t = Py_BuildValue("(sss)", v->id, v->label, kscope__gpu_vendor_error(i));
-        if (!t || PyList_Append(list, t) < 0)
-            Py_CLEAR(list);
-        Py_XDECREF(t);
-    }
+    for (size_t i = 0; list && (v = kscope__gpu_vendor_at(i)); i++)
+        append_new(&list, Py_BuildValue("(sss)", v->id, v->label, kscope__gpu_vendor_error(i)));
     return list;
+}
+
+const kscope__backend *default_backend(void)
+{
+    const kscope__backend *b = kscope__backend_default();
+    return b ? b : kscope__backend_at(0);
 }
 
 /* gpu_probe() -> what this machine offers the default GPU backend, found
@@ -125,9 +124,7 @@ static PyObject *fn_gpu_vendors(PyObject *m, PyObject *Py_UNUSED(ignored))
 static PyObject *fn_gpu_probe(PyObject *m, PyObject *Py_UNUSED(ignored))
 {
     (void)m;
-    const kscope__backend *b = kscope__backend_default();
-    if (!b)
-        b = kscope__backend_at(0);
+    const kscope__backend *b = default_backend();
     if (!b || !b->probe)
         Py_RETURN_NONE;
     kscope__probe p;
@@ -154,9 +151,7 @@ static PyObject *fn_gpu_profiler(PyObject *m, PyObject *arg)
     int start = PyObject_IsTrue(arg);
     if (start < 0)
         return NULL;
-    const kscope__backend *b = kscope__backend_default();
-    if (!b)
-        b = kscope__backend_at(0);
+    const kscope__backend *b = default_backend();
     if (!b || !b->profiler) {
         PyErr_SetString(PyExc_RuntimeError, "no GPU backend with profiler start/stop calls");
         return NULL;
@@ -207,12 +202,8 @@ static PyObject *fn_throttle_names(PyObject *m, PyObject *arg)
     PyObject *list = PyList_New(0);
     for (int bit = 0; list && bit < 64; bit++) {
         const char *name = (reasons >> bit) & 1 ? kscope_gpu_throttle_name(1ull << bit) : NULL;
-        if (!name)
-            continue;
-        PyObject *s = PyUnicode_FromString(name);
-        if (!s || PyList_Append(list, s) < 0)
-            Py_CLEAR(list);
-        Py_XDECREF(s);
+        if (name)
+            append_new(&list, PyUnicode_FromString(name));
     }
     return list;
 }
@@ -237,12 +228,8 @@ static PyObject *fn_pids_for_port(PyObject *m, PyObject *arg)
         n = kscope_pids_for_port((int)port, pids, (size_t)n);
     }
     PyObject *list = check_rc(n) < 0 ? NULL : PyList_New(0);
-    for (int i = 0; list && i < n; i++) {
-        PyObject *p = PyLong_FromLong(pids[i]);
-        if (!p || PyList_Append(list, p) < 0)
-            Py_CLEAR(list);
-        Py_XDECREF(p);
-    }
+    for (int i = 0; list && i < n; i++)
+        append_new(&list, PyLong_FromLong(pids[i]));
     if (pids != stack)
         PyMem_Free(pids);
     return list;
@@ -324,14 +311,11 @@ static PyObject *cpu_procs_update(CpuProcsObject *self, PyObject *Py_UNUSED(igno
     PyObject *per = PyList_New(0);
     for (size_t i = 0; per && i < self->n; i++) {
         const kscope_cpu_proc *p = &self->procs[i];
-        PyObject *d =
-            Py_BuildValue("{s:i,s:O,s:d,s:d,s:d,s:d,s:K,s:I}", "pid", p->pid, "exited",
-                          p->exited ? Py_True : Py_False, "user", p->user, "system", p->system,
-                          "user_percent", p->user_percent, "system_percent", p->system_percent,
-                          "rss_bytes", (unsigned long long)p->rss_bytes, "threads", p->threads);
-        if (!d || PyList_Append(per, d) < 0)
-            Py_CLEAR(per);
-        Py_XDECREF(d);
+        append_new(&per, Py_BuildValue("{s:i,s:O,s:d,s:d,s:d,s:d,s:K,s:I}", "pid", p->pid, "exited",
+                                       p->exited ? Py_True : Py_False, "user", p->user, "system",
+                                       p->system, "user_percent", p->user_percent, "system_percent",
+                                       p->system_percent, "rss_bytes",
+                                       (unsigned long long)p->rss_bytes, "threads", p->threads));
     }
     if (!per)
         return NULL;
@@ -420,12 +404,8 @@ static PyObject *recorder_stop(RecorderObject *self, PyObject *Py_UNUSED(ignored
 static PyObject *sample_dict(const kscope_sample *s)
 {
     PyObject *gpus = PyList_New(0);
-    for (uint32_t i = 0; gpus && i < s->ngpu && i < KSCOPE_SAMPLE_GPUS; i++) {
-        PyObject *g = gpu_stats_dict(&s->gpu[i]);
-        if (!g || PyList_Append(gpus, g) < 0)
-            Py_CLEAR(gpus);
-        Py_XDECREF(g);
-    }
+    for (uint32_t i = 0; gpus && i < s->ngpu && i < KSCOPE_SAMPLE_GPUS; i++)
+        append_new(&gpus, gpu_stats_dict(&s->gpu[i]));
     if (!gpus)
         return NULL;
     return Py_BuildValue("{s:K,s:I,s:I,s:d,s:d,s:d,s:K,s:I,s:N}", "t_ns",
@@ -446,10 +426,7 @@ static PyObject *recorder_samples(RecorderObject *self, PyObject *Py_UNUSED(igno
             Py_DECREF(list);
             return NULL;
         }
-        PyObject *d = sample_dict(&s);
-        if (!d || PyList_Append(list, d) < 0)
-            Py_CLEAR(list);
-        Py_XDECREF(d);
+        append_new(&list, sample_dict(&s));
     }
     return list;
 }

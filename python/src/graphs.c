@@ -27,10 +27,22 @@
  * tensor, torch.<it>), from the registry; NULL: none. */
 static const char *framework_device(void)
 {
-    const kscope__backend *b = kscope__backend_default();
-    if (!b)
-        b = kscope__backend_at(0);
+    const kscope__backend *b = default_backend();
     return b ? b->framework_device : NULL;
+}
+
+/* The truth of `o`, a new reference that is released: 1, 0, -1 with an
+ * exception; 0 when o is NULL (a lookup or call that failed: its exception
+ * is dropped, as that of an object that is not what is looked for). */
+static int truth_of(PyObject *o)
+{
+    if (!o) {
+        PyErr_Clear();
+        return 0;
+    }
+    int yes = PyObject_IsTrue(o);
+    Py_DECREF(o);
+    return yes;
 }
 
 /* Whether `value` is a tensor on the backend's devices: 1, 0, -1 with an
@@ -39,14 +51,7 @@ static int is_gpu_tensor(PyObject *value, const char *device)
 {
     char attr[64];
     snprintf(attr, sizeof attr, "is_%s", device);
-    PyObject *on = PyObject_GetAttrString(value, attr);
-    if (!on) {
-        PyErr_Clear();
-        return 0;
-    }
-    int yes = PyObject_IsTrue(on);
-    Py_DECREF(on);
-    return yes;
+    return truth_of(PyObject_GetAttrString(value, attr));
 }
 
 /* Whether torch says the current stream captures (torch is loaded: a GPU
@@ -68,13 +73,7 @@ static int torch_capturing(const char *device)
     }
     PyObject *r = PyObject_CallMethod(mod, "is_current_stream_capturing", NULL);
     Py_DECREF(mod);
-    if (!r) {
-        PyErr_Clear();
-        return 0;
-    }
-    int yes = PyObject_IsTrue(r);
-    Py_DECREF(r);
-    return yes;
+    return truth_of(r);
 }
 
 int tensor_in_capture(PyObject *value)

@@ -162,12 +162,8 @@ static PyObject *fn_range_sinks(PyObject *m, PyObject *Py_UNUSED(ignored))
     (void)m;
     PyObject *list = PyList_New(0);
     const kscope__range_sink *k;
-    for (size_t i = 0; list && (k = kscope__range_sink_at(i)); i++) {
-        PyObject *name = PyUnicode_FromString(k->name);
-        if (!name || PyList_Append(list, name) < 0)
-            Py_CLEAR(list);
-        Py_XDECREF(name);
-    }
+    for (size_t i = 0; list && (k = kscope__range_sink_at(i)); i++)
+        append_new(&list, PyUnicode_FromString(k->name));
     return list;
 }
 
@@ -178,14 +174,10 @@ static PyObject *fn_backends(PyObject *m, PyObject *Py_UNUSED(ignored))
     (void)m;
     PyObject *list = PyList_New(0);
     const kscope__backend *b;
-    for (size_t i = 0; list && (b = kscope__backend_at(i)); i++) {
-        PyObject *t =
-            Py_BuildValue("(sssO)", b->name, b->label ? b->label : b->name,
-                          b->device_type ? b->device_type : "GPU", b->start ? Py_True : Py_False);
-        if (!t || PyList_Append(list, t) < 0)
-            Py_CLEAR(list);
-        Py_XDECREF(t);
-    }
+    for (size_t i = 0; list && (b = kscope__backend_at(i)); i++)
+        append_new(&list, Py_BuildValue("(sssO)", b->name, b->label ? b->label : b->name,
+                                        b->device_type ? b->device_type : "GPU",
+                                        b->start ? Py_True : Py_False));
     return list;
 }
 
@@ -300,19 +292,9 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg)
     int rc = scope_cache_traverse(st, visit, arg);
     if (rc)
         return rc;
-    Py_VISIT(st->scope_type);
-    Py_VISIT(st->cpu_timed_type);
-    Py_VISIT(st->trace_type);
-    Py_VISIT(st->scoped_fn_type);
-    Py_VISIT(st->tracer_type);
-    Py_VISIT(st->async_type);
-    Py_VISIT(st->method_type);
-    Py_VISIT(st->cpu_procs_type);
-    Py_VISIT(st->recorder_type);
-    Py_VISIT(st->frame_names);
-    Py_VISIT(st->frame_skip);
-    Py_VISIT(st->hook_error);
-    Py_VISIT(st->str_get);
+#define VISIT_REF(field) Py_VISIT(st->field);
+    MODULE_STATE_REFS(VISIT_REF)
+#undef VISIT_REF
     for (int i = 0; i < FRAME_ATTRS; i++)
         Py_VISIT(st->frame_attr[i]);
     return 0;
@@ -322,19 +304,9 @@ static int module_clear(PyObject *m)
 {
     module_state *st = PyModule_GetState(m);
     scope_cache_clear(st); /* before the types it compares with */
-    Py_CLEAR(st->scope_type);
-    Py_CLEAR(st->cpu_timed_type);
-    Py_CLEAR(st->trace_type);
-    Py_CLEAR(st->scoped_fn_type);
-    Py_CLEAR(st->tracer_type);
-    Py_CLEAR(st->async_type);
-    Py_CLEAR(st->method_type);
-    Py_CLEAR(st->cpu_procs_type);
-    Py_CLEAR(st->recorder_type);
-    Py_CLEAR(st->frame_names);
-    Py_CLEAR(st->frame_skip);
-    Py_CLEAR(st->hook_error);
-    Py_CLEAR(st->str_get);
+#define CLEAR_REF(field) Py_CLEAR(st->field);
+    MODULE_STATE_REFS(CLEAR_REF)
+#undef CLEAR_REF
     for (int i = 0; i < FRAME_ATTRS; i++)
         Py_CLEAR(st->frame_attr[i]);
     return 0;

@@ -70,6 +70,24 @@ typedef struct {
     PyObject *frame_attr[FRAME_ATTRS]; /* "f_code", ..., interned */
 } module_state;
 
+/* Every reference of module_state but the frame_attr array, X(field) each:
+ * the one list that module_traverse visits and module_clear clears
+ * (module.c), so a field added above is added here too. */
+#define MODULE_STATE_REFS(X)                                                                       \
+    X(scope_type)                                                                                  \
+    X(cpu_timed_type)                                                                              \
+    X(trace_type)                                                                                  \
+    X(scoped_fn_type)                                                                              \
+    X(tracer_type)                                                                                 \
+    X(async_type)                                                                                  \
+    X(method_type)                                                                                 \
+    X(cpu_procs_type)                                                                              \
+    X(recorder_type)                                                                               \
+    X(frame_names)                                                                                 \
+    X(frame_skip)                                                                                  \
+    X(hook_error)                                                                                  \
+    X(str_get)
+
 /* ------------------------------------------------------- errors (module.c) */
 
 /* The one place kscope return codes become Python exceptions: 0 for rc >=
@@ -86,7 +104,27 @@ static inline PyObject *none_or_raise(int rc)
     Py_RETURN_NONE;
 }
 
+/* rc as an int for rc >= 0 (a session id, a count), else NULL with the
+ * exception check_rc set. */
+static inline PyObject *int_or_raise(int64_t rc)
+{
+    if (check_rc(rc) < 0)
+        return NULL;
+    return PyLong_FromLongLong(rc);
+}
+
 /* ----------------------------------------------------------------- helpers */
+
+/* Append `item`, a new reference (NULL when the call making it failed), to
+ * the list *list and release it. On any failure *list is released and set
+ * to NULL, the exception set: a loop building a list runs while the list
+ * is not NULL, and returns it. */
+static inline void append_new(PyObject **list, PyObject *item)
+{
+    if (!item || PyList_Append(*list, item) < 0)
+        Py_CLEAR(*list);
+    Py_XDECREF(item);
+}
 
 /* ------------------------------------------------------- the limited API */
 
@@ -321,6 +359,13 @@ extern PyMethodDef session_functions[];
 extern PyMethodDef hook_functions[];
 extern PyMethodDef diag_functions[];
 extern PyMethodDef graph_functions[];
+
+/* ------------------------------------------------------ GPU backend (diag.c) */
+
+/* The GPU backend that the module's GPU calls ask (gpu_probe, gpu_profiler,
+ * tensor metrics): the registry's default (first built) one, else its
+ * first; NULL when the registry has none. */
+const struct kscope__backend *default_backend(void);
 
 /* ------------------------------------------ tensor metrics (graphs.c) */
 

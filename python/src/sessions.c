@@ -176,10 +176,7 @@ static PyObject *fn_start(PyObject *m, PyObject *args, PyObject *kwargs)
                                      &o.data, &o.backend, &o.mode, &o.sample, &o.device_scopes,
                                      &o.trace_buffer, &o.compress))
         return NULL;
-    int rc = kscope_start(&o);
-    if (check_rc(rc) < 0)
-        return NULL;
-    return PyLong_FromLong(rc);
+    return int_or_raise(kscope_start(&o));
 }
 
 static int session_arg(PyObject *o, int *out)
@@ -325,8 +322,7 @@ static PyObject *fn_advance_phase(PyObject *m, PyObject *arg)
         return NULL;
     int rc;
     Py_BEGIN_ALLOW_THREADS rc = kscope_advance_phase(session);
-    Py_END_ALLOW_THREADS if (check_rc(rc) < 0) return NULL;
-    return PyLong_FromLong(rc);
+    Py_END_ALLOW_THREADS return int_or_raise(rc);
 }
 
 /* phase_complete(session, phase) -> bool. */
@@ -358,10 +354,7 @@ static PyObject *fn_dropped(PyObject *m, PyObject *arg)
     int session = PyLong_AsLong(arg);
     if (session == -1 && PyErr_Occurred())
         return NULL;
-    int64_t n = kscope_dropped(session);
-    if (check_rc(n) < 0)
-        return NULL;
-    return PyLong_FromLongLong(n);
+    return int_or_raise(kscope_dropped(session));
 }
 
 /* enter(name, color=None, flags=0) -> True when a scope was pushed. */
@@ -667,13 +660,8 @@ static PyObject *fn_formats(PyObject *m, PyObject *Py_UNUSED(ignored))
         PyObject *exts = PyUnicode_FromString(f->exts ? f->exts : "");
         PyObject *split = exts ? PyUnicode_Split(exts, NULL, -1) : NULL;
         PyObject *tuple = split ? PyList_AsTuple(split) : NULL;
-        PyObject *item =
-            tuple ? Py_BuildValue("(ssO)", f->name,
-                                  f->kind == KSCOPE__KIND_TRACE ? "trace" : "tree", tuple)
-                  : NULL;
-        if (!item || PyList_Append(list, item) < 0)
-            Py_CLEAR(list);
-        Py_XDECREF(item);
+        const char *kind = f->kind == KSCOPE__KIND_TRACE ? "trace" : "tree";
+        append_new(&list, tuple ? Py_BuildValue("(ssO)", f->name, kind, tuple) : NULL);
         Py_XDECREF(tuple);
         Py_XDECREF(split);
         Py_XDECREF(exts);

@@ -187,9 +187,7 @@ static PyObject *tracer_get_trace_stack(TracerObject *self, void *Py_UNUSED(clos
             : i < KSCOPE_TRACER_MAX
                 ? PyObject_CallFunction(trace, "Ok", name, (unsigned long)self->colors[i])
                 : NULL;
-        if (!entry || PyList_Append(list, entry) < 0)
-            Py_CLEAR(list);
-        Py_XDECREF(entry);
+        append_new(&list, entry);
     }
     Py_XDECREF(trace);
     return list;

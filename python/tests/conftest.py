@@ -1,11 +1,16 @@
 """Shared fixtures for the kscope package's tests (no GPU needed)."""
 import json
 import os
+import shutil
+import subprocess
+import sys
 
 import pytest
 
 import kscope
 from kscope import _kscope
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
 @pytest.fixture(autouse=True)
@@ -72,3 +77,35 @@ def read_hatchet(name):
 
 def files_in(folder):
     return sorted(os.listdir(folder))
+
+
+def build_stand_in(folder, name):
+    """Compile the stand-in library test/fake-NAME.c (of NVML, ROCm SMI,
+    roctx...) into folder/libfake-NAME.so and return its path; skips the
+    test without a C compiler."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    source = os.path.join(REPO, "test", f"fake-{name}.c")
+    if not cc or not os.path.exists(source):
+        pytest.skip(f"needs a C compiler and test/fake-{name}.c")
+    lib = os.path.join(str(folder), f"libfake-{name}.so")
+    subprocess.run([cc, "-shared", "-fPIC", "-o", lib, source], check=True)
+    return lib
+
+
+def kscope_cli():
+    """This checkout's kscope command line: $KSCOPE_CLI, else that of a CMake
+    build (build-debug/ or build/); skips the test without one."""
+    for path in (os.environ.get("KSCOPE_CLI"), os.path.join(REPO, "build-debug", "kscope"),
+                 os.path.join(REPO, "build", "kscope")):
+        if path and os.access(path, os.X_OK):
+            return path
+    pytest.skip("no kscope command line built (build-debug/kscope, build/kscope or KSCOPE_CLI)")
+
+
+def kscope_run(folder, script, text, *options, args=()):
+    """Write `text` to folder/script and run it there with this Python under
+    `kscope run OPTIONS -o FOLDER -- python SCRIPT ARGS` (kscope_cli()'s):
+    the finished process, its output as text."""
+    (folder / script).write_text(text)
+    return subprocess.run([kscope_cli(), "run", *options, "-o", str(folder), "--", sys.executable,
+                           script, *args], cwd=folder, capture_output=True, text=True, timeout=120)

@@ -3,7 +3,6 @@ from test/fake-nvml.c and test/fake-rocm-smi.c (stand-ins for NVML and ROCm
 SMI built here) in a child process."""
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -14,31 +13,18 @@ import pytest
 
 import kscope.cpu as kcpu
 import kscope.gpu as kgpu
+from conftest import build_stand_in
 from kscope import _kscope
-
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-FAKE_NVML = os.path.join(REPO, "test", "fake-nvml.c")
-FAKE_RSMI = os.path.join(REPO, "test", "fake-rocm-smi.c")
 
 
 @pytest.fixture(scope="module")
 def fake_nvml(tmp_path_factory):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not cc or not os.path.exists(FAKE_NVML):
-        pytest.skip("needs a C compiler and test/fake-nvml.c")
-    lib = str(tmp_path_factory.mktemp("nvml") / "libfake-nvml.so")
-    subprocess.run([cc, "-shared", "-fPIC", "-o", lib, FAKE_NVML], check=True)
-    return lib
+    return build_stand_in(tmp_path_factory.mktemp("nvml"), "nvml")
 
 
 @pytest.fixture(scope="module")
 def fake_rsmi(tmp_path_factory):
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if not cc or not os.path.exists(FAKE_RSMI):
-        pytest.skip("needs a C compiler and test/fake-rocm-smi.c")
-    lib = str(tmp_path_factory.mktemp("rsmi") / "libfake-rocm-smi.so")
-    subprocess.run([cc, "-shared", "-fPIC", "-o", lib, FAKE_RSMI], check=True)
-    return lib
+    return build_stand_in(tmp_path_factory.mktemp("rsmi"), "rocm-smi")
 
 
 def run_child(code, nvml, rsmi="/nonexistent/librocm_smi64.so"):

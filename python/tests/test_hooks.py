@@ -41,16 +41,22 @@ class FakeChain:
             f(*a)
 
 
-@pytest.fixture
-def fake_triton(monkeypatch):
-    runtime = types.SimpleNamespace(launch_enter_hook=FakeChain(), launch_exit_hook=FakeChain())
+def install_triton(monkeypatch, enter_hook, exit_hook):
+    """A stand-in `triton` package (for this test) whose knobs.runtime holds
+    the two launch hooks given; returns that runtime."""
+    runtime = types.SimpleNamespace(launch_enter_hook=enter_hook, launch_exit_hook=exit_hook)
     knobs = types.ModuleType("triton.knobs")
     knobs.runtime = runtime
     triton = types.ModuleType("triton")
     triton.knobs = knobs
     monkeypatch.setitem(sys.modules, "triton", triton)
     monkeypatch.setitem(sys.modules, "triton.knobs", knobs)
-    yield runtime
+    return runtime
+
+
+@pytest.fixture
+def fake_triton(monkeypatch):
+    yield install_triton(monkeypatch, FakeChain(), FakeChain())
     HookManager.unregister()
     LaunchHook().configure()
     LaunchHook().python_frames = False
@@ -115,13 +121,7 @@ def test_include_exclude(fake_triton, tmp_path, calls):
 
 
 def test_old_style_single_hook(monkeypatch, tmp_path, calls):
-    runtime = types.SimpleNamespace(launch_enter_hook=None, launch_exit_hook=None)
-    knobs = types.ModuleType("triton.knobs")
-    knobs.runtime = runtime
-    triton = types.ModuleType("triton")
-    triton.knobs = knobs
-    monkeypatch.setitem(sys.modules, "triton", triton)
-    monkeypatch.setitem(sys.modules, "triton.knobs", knobs)
+    runtime = install_triton(monkeypatch, None, None)
     sid = kscope.start(str(tmp_path / "h"), hook="triton")
     runtime.launch_enter_hook(FakeLazyDict("k", {}))
     assert runtime.launch_exit_hook is None  # nothing to do after a launch

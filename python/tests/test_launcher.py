@@ -7,6 +7,8 @@ import textwrap
 
 import pytest
 
+from conftest import kscope_cli, kscope_run
+
 SCRIPT = textwrap.dedent("""
     import sys
     import kscope as proton
@@ -189,21 +191,8 @@ def test_script_exception_still_writes(tmp_path):
     assert (tmp_path / "b.hatchet").exists()
 
 
-def kscope_cli():
-    """The kscope command line of a CMake build of this checkout, if any."""
-    repo = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-    for path in (os.environ.get("KSCOPE_CLI"), os.path.join(repo, "build-debug", "kscope"),
-                 os.path.join(repo, "build", "kscope")):
-        if path and os.access(path, os.X_OK):
-            return path
-    return None
-
-
 def test_under_kscope_run(tmp_path):
-    cli = kscope_cli()
-    if cli is None:
-        pytest.skip("no kscope command line built (build-debug/kscope, build/kscope or KSCOPE_CLI)")
-    (tmp_path / "s.py").write_text(textwrap.dedent("""
+    r = kscope_run(tmp_path, "s.py", textwrap.dedent("""
         import sys
         import kscope
         print("frames=%s argv=%s" % (kscope.LaunchHook().python_frames, ",".join(sys.argv[1:])))
@@ -211,10 +200,7 @@ def test_under_kscope_run(tmp_path):
             pass
         print("session=%s" % kscope.start("ignored"))
         kscope.finalize()
-    """))
-    r = subprocess.run([cli, "run", "-c", "python", "-n", "prof", "-o", str(tmp_path), "--",
-                        sys.executable, "s.py", "x"], cwd=tmp_path, capture_output=True,
-                       text=True, timeout=120)
+    """), "-c", "python", "-n", "prof", args=["x"])
     assert r.returncode == 0, r.stdout + r.stderr
     assert "frames=True argv=x" in r.stdout
     outputs = [f for f in os.listdir(tmp_path) if f.endswith(".hatchet")]
@@ -263,12 +249,7 @@ def test_exit_scope_with_metrics_under_kscope_run(tmp_path):
     recorder (this copy hands its calls over): metrics land, a wrong name
     is refused naming both scopes, and Python and the recorder agree on
     what is open afterwards."""
-    cli = kscope_cli()
-    if cli is None:
-        pytest.skip("no kscope command line built (build-debug/kscope, build/kscope or KSCOPE_CLI)")
-    (tmp_path / "m.py").write_text(MANUAL_SCOPES)
-    r = subprocess.run([cli, "run", "-n", "prof", "-o", str(tmp_path), "--", sys.executable,
-                        "m.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    r = kscope_run(tmp_path, "m.py", MANUAL_SCOPES, "-n", "prof")
     outputs = [f for f in os.listdir(tmp_path) if f.endswith(".hatchet")]
     assert len(outputs) == 1, (os.listdir(tmp_path), r.stdout + r.stderr)
     check_manual_scopes(r, tmp_path / outputs[0])
@@ -288,9 +269,6 @@ def test_unannotated_script_writes_an_empty_profile_view_shows(tmp_path):
     r = run(["-n", "plain", "plain.py"], tmp_path)
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "plain.hatchet").exists()
-    cli = kscope_cli()
-    if cli is None:
-        pytest.skip("no kscope command line built (build-debug/kscope, build/kscope or KSCOPE_CLI)")
-    v = subprocess.run([cli, "view", "plain.hatchet"], cwd=tmp_path, capture_output=True, text=True)
+    v = subprocess.run([kscope_cli(), "view", "plain.hatchet"], cwd=tmp_path, capture_output=True, text=True)
     assert v.returncode == 0, v.stderr
     assert v.stdout.split() == ["name", "ROOT"]

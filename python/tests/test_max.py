@@ -10,7 +10,7 @@ import pytest
 import kscope
 from kscope import _kscope
 
-from conftest import child, path, tree
+from conftest import build_stand_in, child, path, tree
 
 
 def test_trace_with_mark_and_color(session):
@@ -225,13 +225,7 @@ def test_detailed_spans_reach_roctx(tmp_path):
     """set_gpu_profiling_state("detailed"): MAX's spans and marks also go to
     roctx (rocprof, Omnitrace), here a stand-in libroctx64 (test/fake-roctx.c)
     that logs the calls per thread; "on" sends nothing."""
-    import shutil
-    cc = shutil.which("cc") or shutil.which("gcc")
-    src = os.path.join(os.path.dirname(__file__), "..", "..", "test", "fake-roctx.c")
-    if not cc or not os.path.exists(src):
-        pytest.skip("needs a C compiler and test/fake-roctx.c")
-    lib = str(tmp_path / "libfake-roctx.so")
-    subprocess.run([cc, "-shared", "-fPIC", "-o", lib, src], check=True)
+    lib = build_stand_in(tmp_path, "roctx")
     code = f"""
 import ctypes, json, kscope
 sid = kscope.start({str(tmp_path / "prof")!r}, backend="none")

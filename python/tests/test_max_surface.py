@@ -15,7 +15,7 @@ import pytest
 import kscope
 from kscope import _kscope, cpu as kcpu, gpu as kgpu
 
-from conftest import child, tree
+from conftest import child, kscope_run, tree
 
 
 def run_py(code, env_extra=None, cwd=None):
@@ -288,14 +288,7 @@ def test_profile_decorator_keeps_launcher_recording(tmp_path):
 
 
 def test_profile_decorator_under_kscope_run(tmp_path):
-    from test_launcher import kscope_cli
-
-    cli = kscope_cli()
-    if cli is None:
-        pytest.skip("no kscope command line built (build/kscope or KSCOPE_CLI)")
-    (tmp_path / "s.py").write_text(PROFILE_UNDER_LAUNCHER)
-    r = subprocess.run([cli, "run", "-n", "prof", "-o", str(tmp_path), "--", sys.executable,
-                        "s.py"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    r = kscope_run(tmp_path, "s.py", PROFILE_UNDER_LAUNCHER, "-n", "prof")
     assert r.returncode == 0, r.stdout + r.stderr
     import json
 

@@ -7,7 +7,7 @@ import re
 import subprocess
 import sys
 
-import pytest
+from conftest import kscope_cli
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -40,14 +40,6 @@ def masked(lines):
     """Lines with times, pids and sizes masked, trailing blanks dropped."""
     out = [re.sub(r"\d+\.\d+|pid \d+|\(\d+ KiB\)", "#", l).rstrip() for l in lines]
     return [l for l in out if l]
-
-
-def kscope_cli():
-    for path in (os.environ.get("KSCOPE_CLI"), os.path.join(REPO, "build-debug", "kscope"),
-                 os.path.join(REPO, "build", "kscope")):
-        if path and os.access(path, os.X_OK):
-            return path
-    pytest.skip("no kscope command line built (build-debug/kscope, build/kscope or KSCOPE_CLI)")
 
 
 def example(name):

@@ -8,6 +8,7 @@ query the engine refused, an engine not installed) or 1 (a failure writing
 the output).
 """
 import argparse
+import contextlib
 import csv
 import json
 import os
@@ -116,54 +117,49 @@ def cmd_export(a, prog):
 
 
 def _engine(a):
+    """The engine a's options ask for, over its datasets (checked first),
+    closed when the `with` block it opens ends."""
     from . import dataset, engines
 
     for root in [getattr(a, "dataset", None), getattr(a, "a", None), getattr(a, "b", None)]:
         if root is not None:
             dataset.check(root)
-    return engines.make(a.engine, master=a.master)
+    return contextlib.closing(engines.make(a.engine, master=a.master))
+
+
+def _print_result(a, result, print_tables, rows):
+    """An analysis's result as JSON with --json, else as tables of `rows`
+    rows each (print_tables)."""
+    if a.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print_tables(result, sys.stdout, rows)
+    return 0
 
 
 def cmd_summary(a, prog):
     from . import analyses
 
     limit, rows = _limit(a, analyses.LIMIT), _limit(a, 10)
-    eng = _engine(a)
-    try:
+    with _engine(a) as eng:
         s = analyses.summary(eng, a.dataset, run=a.run, metric=a.metric, limit=limit)
-    finally:
-        eng.close()
-    if a.json:
-        print(json.dumps(s, indent=2))
-    else:
-        analyses.print_summary(s, sys.stdout, rows)
-    return 0
+    return _print_result(a, s, analyses.print_summary, rows)
 
 
 def cmd_diff(a, prog):
     from . import analyses
 
     limit, rows = _limit(a, analyses.LIMIT), _limit(a, 20)
-    eng = _engine(a)
-    try:
+    with _engine(a) as eng:
         d = analyses.diff(eng, a.a, a.b, a.run_a, a.run_b, metric=a.metric, limit=limit)
-    finally:
-        eng.close()
-    if a.json:
-        print(json.dumps(d, indent=2))
-    else:
-        analyses.print_diff(d, sys.stdout, rows)
-    return 0
+    return _print_result(a, d, analyses.print_diff, rows)
 
 
 def cmd_sql(a, prog):
     from . import analyses
 
-    eng = _engine(a)
-    try:
+    with _engine(a) as eng:
         cols, rows = analyses.sql(eng, a.dataset, a.query, a.run)
-    finally:
-        eng.close()
     if a.json:
         print(json.dumps([dict(zip(cols, r)) for r in rows], indent=2, default=str))
     elif a.csv:
@@ -180,11 +176,8 @@ def cmd_report(a, prog):
     from . import page
 
     limit = _limit(a, 20)
-    eng = _engine(a)
-    try:
+    with _engine(a) as eng:
         page.write(eng, a.dataset, a.html, run=a.run, metric=a.metric, limit=limit)
-    finally:
-        eng.close()
     print(f"{prog}: wrote {shown(a.html)}", file=sys.stderr)
     return 0
 

@@ -114,9 +114,7 @@ class HookManager:
         if cls.peer is not None:
             cls.peer.register(hook, session)
         cls.session_hooks[session][hook] = True
-        if hook not in cls.active_hooks:
-            hook.activate()
-            cls.active_hooks.append(hook)
+        if cls._make_active(hook):
             cls.active_hooks.sort(key=lambda h: h.priority, reverse=True)
         try:
             cls._sync()
@@ -126,24 +124,20 @@ class HookManager:
 
     @classmethod
     def activate(cls, session=None):
-        if cls.peer is not None and (session is None or session in cls.session_hooks):
+        if cls._peer_knows(session):
             cls.peer.activate(session)
-        for s in cls._sessions(session):
-            for hook in cls.session_hooks[s]:
-                if hook not in cls.active_hooks:
-                    hook.activate()
-                    cls.active_hooks.append(hook)
-                cls.session_hooks[s][hook] = True
+        for hooks, hook in cls._hooks_of(session):
+            cls._make_active(hook)
+            hooks[hook] = True
         cls.active_hooks.sort(key=lambda h: h.priority, reverse=True)
         cls._sync()
 
     @classmethod
     def deactivate(cls, session=None):
-        if cls.peer is not None and (session is None or session in cls.session_hooks):
+        if cls._peer_knows(session):
             cls.peer.deactivate(session)
-        for s in cls._sessions(session):
-            for hook in cls.session_hooks[s]:
-                cls.session_hooks[s][hook] = False
+        for hooks, hook in cls._hooks_of(session):
+            hooks[hook] = False
         cls._drop_unwanted()
         cls._sync()
 
@@ -161,10 +155,30 @@ class HookManager:
         cls._sync()
 
     @classmethod
-    def _sessions(cls, session):
+    def _peer_knows(cls, session):
+        """Whether Triton's HookManager dispatches kscope's hooks and is to
+        hear of `session` (every session when None)."""
+        return cls.peer is not None and (session is None or session in cls.session_hooks)
+
+    @classmethod
+    def _hooks_of(cls, session):
+        """(that session's {hook: wanted}, hook) for each hook `session`
+        registered; for each of every session's when None."""
         if session is None:
-            return list(cls.session_hooks)
-        return [session] if session in cls.session_hooks else []
+            sessions = list(cls.session_hooks)
+        else:
+            sessions = [session] if session in cls.session_hooks else []
+        return [(cls.session_hooks[s], hook) for s in sessions for hook in cls.session_hooks[s]]
+
+    @classmethod
+    def _make_active(cls, hook):
+        """Activate `hook` and add it to active_hooks (unsorted) unless it is
+        there; whether it was added."""
+        if hook in cls.active_hooks:
+            return False
+        hook.activate()
+        cls.active_hooks.append(hook)
+        return True
 
     @classmethod
     def _drop_unwanted(cls):

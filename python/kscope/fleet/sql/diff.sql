@@ -1,22 +1,27 @@
 -- diff.sql - two runs (views a_* and b_*) side by side, per scope (the
 -- metric ${metric}) and per kernel (${kernel_time}): the mean per rank in each,
 -- so runs on different numbers of ranks compare; largest change first.
-WITH a_ranks AS (SELECT COUNT(DISTINCT rank) AS n FROM a_nodes),
-b_ranks AS (SELECT COUNT(DISTINCT rank) AS n FROM b_nodes),
-a AS (
-    SELECT 'scope' AS what, path AS name, SUM(${metric}) / MAX(r.n) AS ns
-    FROM a_nodes CROSS JOIN a_ranks r WHERE kind = 'scope' AND ${metric} IS NOT NULL GROUP BY path
+-- Both runs' nodes are read as one table with a column `side` ('a' or 'b'),
+-- so that the means are defined once for both.
+WITH nodes AS (
+    SELECT 'a' AS side, kind, path, name, rank, ${metric} AS metric, ${kernel_time} AS kernel_time
+    FROM a_nodes
     UNION ALL
-    SELECT 'kernel' AS what, name, SUM(${kernel_time}) / MAX(r.n) AS ns
-    FROM a_nodes CROSS JOIN a_ranks r WHERE kind = 'kernel' AND ${kernel_time} IS NOT NULL GROUP BY name
+    SELECT 'b' AS side, kind, path, name, rank, ${metric} AS metric, ${kernel_time} AS kernel_time
+    FROM b_nodes
 ),
-b AS (
-    SELECT 'scope' AS what, path AS name, SUM(${metric}) / MAX(r.n) AS ns
-    FROM b_nodes CROSS JOIN b_ranks r WHERE kind = 'scope' AND ${metric} IS NOT NULL GROUP BY path
+ranks AS (SELECT side, COUNT(DISTINCT rank) AS n FROM nodes GROUP BY side),
+means AS (
+    SELECT side, 'scope' AS what, path AS name, SUM(metric) / MAX(r.n) AS ns
+    FROM nodes JOIN ranks r USING (side) WHERE kind = 'scope' AND metric IS NOT NULL
+    GROUP BY side, path
     UNION ALL
-    SELECT 'kernel' AS what, name, SUM(${kernel_time}) / MAX(r.n) AS ns
-    FROM b_nodes CROSS JOIN b_ranks r WHERE kind = 'kernel' AND ${kernel_time} IS NOT NULL GROUP BY name
+    SELECT side, 'kernel' AS what, name, SUM(kernel_time) / MAX(r.n) AS ns
+    FROM nodes JOIN ranks r USING (side) WHERE kind = 'kernel' AND kernel_time IS NOT NULL
+    GROUP BY side, name
 ),
+a AS (SELECT what, name, ns FROM means WHERE side = 'a'),
+b AS (SELECT what, name, ns FROM means WHERE side = 'b'),
 joined AS (
     SELECT COALESCE(a.what, b.what) AS what, COALESCE(a.name, b.name) AS name,
            COALESCE(a.ns, 0) AS a_ns, COALESCE(b.ns, 0) AS b_ns
