@@ -37,8 +37,11 @@ def console():
 
 
 def masked(lines):
-    """Lines with times, pids and sizes masked, trailing blanks dropped."""
-    out = [re.sub(r"\d+\.\d+|pid \d+|\(\d+ KiB\)", "#", l).rstrip() for l in lines]
+    """Lines with times, pids and sizes masked, trailing blanks dropped;
+    runs of spaces count as one (a time one digit longer widens its
+    column)."""
+    out = [re.sub(r"\d+\.\d+|pid \d+|\(\d+ KiB\)", "#", l) for l in lines]
+    out = [re.sub(r" +", " ", l).rstrip() for l in out]
     return [l for l in out if l]
 
 
