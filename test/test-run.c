@@ -425,6 +425,18 @@ static void test_nvtx_attach_rejects(void **state)
     assert_int_equal(kscope__nvtx_attach(no_callbacks_table), 0);
 }
 
+/* nvtxEventAttributes_t as NVTX lays it out. */
+typedef struct fake_attrs {
+    uint16_t version, size;
+    uint32_t category;
+    int32_t color_type;
+    uint32_t color;
+    int32_t payload_type, reserved0;
+    uint64_t payload;
+    int32_t message_type;
+    const void *message;
+} fake_attrs;
+
 static void test_nvtx_ranges(void **state)
 {
     int sid = ((nvtx_session *)*state)->sid;
@@ -469,16 +481,7 @@ static void test_nvtx_ranges(void **state)
     assert_string_equal(s1, "op");
     assert_ptr_equal(s1, reg(dom, "op"));
     push("outer");
-    struct {
-        uint16_t version, size;
-        uint32_t category;
-        int32_t color_type;
-        uint32_t color;
-        int32_t payload_type, reserved0;
-        uint64_t payload;
-        int32_t message_type;
-        const void *message;
-    } attrs = {3, sizeof attrs, 0, 1, 0xFF123456u, 0, 0, 0, 3, s1};
+    fake_attrs attrs = {3, sizeof attrs, 0, 1, 0xFF123456u, 0, 0, 0, 3, s1};
     dpush_fn dpush = nv.dpush;
     assert_int_equal(dpush(dom, &attrs), 0);
     assert_int_equal(kscope_depth(), d0 + 2);
@@ -514,18 +517,6 @@ static void test_nvtx_ranges(void **state)
     assert_non_null(strstr(json, "\"outer\",\"type\":\"function\"},\"metrics\":{\"calls\":1"));
     kscope_free(json);
 }
-
-/* nvtxEventAttributes_t as NVTX lays it out. */
-typedef struct fake_attrs {
-    uint16_t version, size;
-    uint32_t category;
-    int32_t color_type;
-    uint32_t color;
-    int32_t payload_type, reserved0;
-    uint64_t payload;
-    int32_t message_type;
-    const void *message;
-} fake_attrs;
 
 static char *session_json(int sid)
 {
