@@ -288,30 +288,26 @@ static void amd_recorder_tracks(void **state)
     assert_true(s.gpu[1].has & KSCOPE_GPU_HAS_PROCESS);
     assert_true(s.gpu[1].process_bytes == 0);
 
-    int events = 0;
-    char *text = tc_counters_json(t0, t1, t0, 7, &events);
-    assert_non_null(text);
-    size_t n = kscope_recorder_count(r);
     /* 5 series on amd0, 2 on amd1 (util, used), 2 of the process */
-    assert_int_equal(events, (int)(n * 9));
-    assert_non_null(strstr(text, "\"name\":\"amd0 gpu_usage_percent\",\"ph\":\"C\""));
-    assert_non_null(strstr(text, "\"name\":\"amd0 power_w\""));
-    assert_non_null(strstr(text, "\"name\":\"amd0 temperature_c\""));
-    assert_non_null(strstr(text, "\"name\":\"amd0 core_mhz\""));
-    assert_non_null(strstr(text, "\"name\":\"amd1 used_bytes\""));
-    assert_null(strstr(text, "\"name\":\"amd1 power_w\""));
-    assert_null(strstr(text, "nv0"));
-    free(text);
+    static const char *const present[] = {"\"name\":\"amd0 gpu_usage_percent\",\"ph\":\"C\"",
+                                          "\"name\":\"amd0 power_w\"",
+                                          "\"name\":\"amd0 temperature_c\"",
+                                          "\"name\":\"amd0 core_mhz\"",
+                                          "\"name\":\"amd1 used_bytes\"",
+                                          NULL};
+    static const char *const absent[] = {"\"name\":\"amd1 power_w\"", "nv0", NULL};
+    tc_check_tracks(r, t0, t1, 9, present, absent);
 
-    td_summary sum = {0};
-    assert_int_equal(kscope__diag_summary(t0, t1, td_collect, &sum), n);
-    assert_int_equal(sum.n, 18);
-    assert_true(fabs(td_value(&sum, "amd0.gpu_usage_percent.mean") - 88) < 1e-9);
-    assert_true(fabs(td_value(&sum, "amd0.power_w.max") - 550.5) < 1e-9);
-    assert_true(fabs(td_value(&sum, "amd0.temperature_c.mean") - 67) < 1e-9);
-    assert_true(fabs(td_value(&sum, "amd0.core_mhz.max") - 1200) < 1e-9);
-    assert_true(fabs(td_value(&sum, "amd1.used_bytes.mean") - (double)(1ull << 30)) < 1);
-    assert_true(fabs(td_value(&sum, "amd1.gpu_usage_percent.max") - 5) < 1e-9);
+    static const td_expect summary[] = {
+        {"amd0.gpu_usage_percent.mean", 88, 1e-9},
+        {"amd0.power_w.max", 550.5, 1e-9},
+        {"amd0.temperature_c.mean", 67, 1e-9},
+        {"amd0.core_mhz.max", 1200, 1e-9},
+        {"amd1.used_bytes.mean", (double)(1ull << 30), 1},
+        {"amd1.gpu_usage_percent.max", 5, 1e-9},
+    };
+    td_check_summary(t0, t1, kscope_recorder_count(r), 18, summary,
+                     sizeof summary / sizeof *summary);
     kscope_recorder_free(r);
     assert_int_equal(kscope_gpu_count(), KSCOPE_ESTATE);
     assert_false(started(rsmi6));

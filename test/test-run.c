@@ -391,6 +391,33 @@ static void attach_fake(void)
     nv.init = (init_fn)core2_fns[15];
 }
 
+/* The session an NVTX test records into: the fake NVTX instance attached
+ * and the session started in setup, finalized and its file removed in
+ * teardown. Each test names its own session (cmocka's initial state). */
+typedef struct nvtx_session {
+    const char *name; /* the session's name, a path under /tmp */
+    int sid;
+} nvtx_session;
+
+static int nvtx_setup(void **state)
+{
+    nvtx_session *ns = *state;
+    attach_fake();
+    ns->sid = kscope_start(&(kscope_session_opts){.name = ns->name});
+    assert_true(ns->sid >= 0);
+    return 0;
+}
+
+static int nvtx_teardown(void **state)
+{
+    nvtx_session *ns = *state;
+    char path[256];
+    assert_int_equal(kscope_finalize(ns->sid, NULL), 0);
+    snprintf(path, sizeof path, "%s.hatchet", ns->name);
+    unlink(path);
+    return 0;
+}
+
 static void test_nvtx_attach_rejects(void **state)
 {
     (void)state;
@@ -398,18 +425,27 @@ static void test_nvtx_attach_rejects(void **state)
     assert_int_equal(kscope__nvtx_attach(no_callbacks_table), 0);
 }
 
+/* nvtxEventAttributes_t as NVTX lays it out. */
+typedef struct fake_attrs {
+    uint16_t version, size;
+    uint32_t category;
+    int32_t color_type;
+    uint32_t color;
+    int32_t payload_type, reserved0;
+    uint64_t payload;
+    int32_t message_type;
+    const void *message;
+} fake_attrs;
+
 static void test_nvtx_ranges(void **state)
 {
-    (void)state;
-    attach_fake();
+    int sid = ((nvtx_session *)*state)->sid;
     assert_int_equal(version_set, 2);
     for (int i = 1; i <= 11; i++)
         assert_non_null(core_fns[i]);
     assert_null(core_fns[12]); /* categories and thread names: not ours */
     assert_non_null(core2_fns[10]);
 
-    int sid = kscope_start(&(kscope_session_opts){.name = "/tmp/kscope-test-run-nvtx"});
-    assert_true(sid >= 0);
     push_a_fn push = nv.push;
     pop_fn pop = nv.pop;
     start_a_fn start = nv.start;
@@ -445,16 +481,7 @@ static void test_nvtx_ranges(void **state)
     assert_string_equal(s1, "op");
     assert_ptr_equal(s1, reg(dom, "op"));
     push("outer");
-    struct {
-        uint16_t version, size;
-        uint32_t category;
-        int32_t color_type;
-        uint32_t color;
-        int32_t payload_type, reserved0;
-        uint64_t payload;
-        int32_t message_type;
-        const void *message;
-    } attrs = {3, sizeof attrs, 0, 1, 0xFF123456u, 0, 0, 0, 3, s1};
+    fake_attrs attrs = {3, sizeof attrs, 0, 1, 0xFF123456u, 0, 0, 0, 3, s1};
     dpush_fn dpush = nv.dpush;
     assert_int_equal(dpush(dom, &attrs), 0);
     assert_int_equal(kscope_depth(), d0 + 2);
@@ -489,21 +516,7 @@ static void test_nvtx_ranges(void **state)
     /* the domain range sits under the default-domain range it was opened in */
     assert_non_null(strstr(json, "\"outer\",\"type\":\"function\"},\"metrics\":{\"calls\":1"));
     kscope_free(json);
-    assert_int_equal(kscope_finalize(sid, NULL), 0);
-    unlink("/tmp/kscope-test-run-nvtx.hatchet");
 }
-
-/* nvtxEventAttributes_t as NVTX lays it out. */
-typedef struct fake_attrs {
-    uint16_t version, size;
-    uint32_t category;
-    int32_t color_type;
-    uint32_t color;
-    int32_t payload_type, reserved0;
-    uint64_t payload;
-    int32_t message_type;
-    const void *message;
-} fake_attrs;
 
 static char *session_json(int sid)
 {
@@ -516,10 +529,7 @@ static char *session_json(int sid)
 /* The wide-character entry points, and events without a usable name. */
 static void test_nvtx_wide_and_unnamed(void **state)
 {
-    (void)state;
-    attach_fake();
-    int sid = kscope_start(&(kscope_session_opts){.name = "/tmp/kscope-test-run-nvtx-w"});
-    assert_true(sid >= 0);
+    int sid = ((nvtx_session *)*state)->sid;
     push_w_fn push_w = nv.push_w;
     mark_w_fn mark_w = nv.mark_w;
     start_w_fn start_w = nv.start_w;
@@ -563,8 +573,6 @@ static void test_nvtx_wide_and_unnamed(void **state)
     assert_non_null(strstr(json, "\"wide-mark\""));
     assert_non_null(strstr(json, "\"wide-start\""));
     kscope_free(json);
-    assert_int_equal(kscope_finalize(sid, NULL), 0);
-    unlink("/tmp/kscope-test-run-nvtx-w.hatchet");
 }
 
 /* More ranges open than a thread keeps, a kscope scope between a range
@@ -582,9 +590,6 @@ static void *end_all(void *arg)
 static void test_nvtx_limits(void **state)
 {
     (void)state;
-    attach_fake();
-    int sid = kscope_start(&(kscope_session_opts){.name = "/tmp/kscope-test-run-nvtx-l"});
-    assert_true(sid >= 0);
     push_a_fn push = nv.push;
     pop_fn pop = nv.pop;
     start_a_fn start = nv.start;
@@ -626,9 +631,6 @@ static void test_nvtx_limits(void **state)
     assert_int_equal(kscope_depth(), d0 + 65);
     end(cross_ids[64]);
     assert_int_equal(kscope_depth(), d0);
-
-    assert_int_equal(kscope_finalize(sid, NULL), 0);
-    unlink("/tmp/kscope-test-run-nvtx-l.hatchet");
 }
 
 /* An NVTX instance without the CORE2 module's table is refused. */
@@ -698,6 +700,11 @@ static void test_not_launched(void **state)
     assert_false(kscope__run_active());
 }
 
+/* An NVTX test with its own session, named PATH. */
+#define NVTX_TEST(f, path)                                                                         \
+    cmocka_unit_test_prestate_setup_teardown(f, nvtx_setup, nvtx_teardown,                         \
+                                             &(nvtx_session){.name = (path)})
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -707,12 +714,12 @@ int main(void)
         cmocka_unit_test(test_claim_manifest),
         cmocka_unit_test(test_claim_exclusive),
         cmocka_unit_test(test_nvtx_attach_rejects),
-        cmocka_unit_test(test_nvtx_ranges),
+        NVTX_TEST(test_nvtx_ranges, "/tmp/kscope-test-run-nvtx"),
         cmocka_unit_test(test_recorded),
         cmocka_unit_test(test_claim_errors),
         cmocka_unit_test(test_launcher_calls_need_a_session),
-        cmocka_unit_test(test_nvtx_wide_and_unnamed),
-        cmocka_unit_test(test_nvtx_limits),
+        NVTX_TEST(test_nvtx_wide_and_unnamed, "/tmp/kscope-test-run-nvtx-w"),
+        NVTX_TEST(test_nvtx_limits, "/tmp/kscope-test-run-nvtx-l"),
         cmocka_unit_test(test_nvtx_attach_needs_both_modules),
         cmocka_unit_test(test_not_launched),
         cmocka_unit_test(test_shared_library_name),

@@ -385,17 +385,21 @@ API CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain d, uint32_t id, const 
     return CUPTI_ERROR_INVALID_PARAMETER;
 }
 
-API CUptiResult cuptiActivityEnable(CUpti_ActivityKind k)
-{
-    (void)k;
-    return CUPTI_SUCCESS;
-}
-
-API CUptiResult cuptiActivityDisable(CUpti_ActivityKind k)
-{
-    (void)k;
-    return CUPTI_SUCCESS;
-}
+/* Entry points whose one argument the fake has no use for: they succeed
+ * and change nothing. */
+#define ACCEPT_AND_IGNORE(X)                                                                       \
+    X(CUptiResult, CUPTI_SUCCESS, cuptiActivityEnable, CUpti_ActivityKind)                         \
+    X(CUptiResult, CUPTI_SUCCESS, cuptiActivityDisable, CUpti_ActivityKind)                        \
+    X(CUresult, CUDA_SUCCESS, cuDevicePrimaryCtxRelease_v2, CUdevice)                              \
+    X(CUresult, CUDA_SUCCESS, cuCtxPushCurrent_v2, CUcontext)
+#define STUB(ret, ok, fn, arg_type)                                                                \
+    API ret fn(arg_type ignored)                                                                   \
+    {                                                                                              \
+        (void)ignored;                                                                             \
+        return ok;                                                                                 \
+    }
+ACCEPT_AND_IGNORE(STUB)
+#undef STUB
 
 API CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
                                                CUpti_BuffersCallbackCompleteFunc done)
@@ -527,18 +531,6 @@ API CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
 {
     (void)d;
     *c = (CUcontext)&fake_ctx;
-    return CUDA_SUCCESS;
-}
-
-API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
-{
-    (void)d;
-    return CUDA_SUCCESS;
-}
-
-API CUresult cuCtxPushCurrent_v2(CUcontext c)
-{
-    (void)c;
     return CUDA_SUCCESS;
 }
 

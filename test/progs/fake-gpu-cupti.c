@@ -478,6 +478,24 @@ API void fake_cupti_set(const char *what, long v)
     pthread_mutex_unlock(&mu);
 }
 
+/* The counter of `counts` named WHAT, -1 for other names (mu held). */
+static long plain_count(const char *what)
+{
+    static const struct {
+        const char *name;
+        const long *v;
+    } named[] = {
+        {"callbacks", &counts.callbacks}, {"requested", &counts.requested},
+        {"completed", &counts.completed}, {"flushes", &counts.flushes},
+        {"records", &counts.records},     {"delivered", &counts.delivered},
+        {"distinct", &counts.distinct},   {"calls_in_completed", &counts.calls_in_completed},
+    };
+    for (size_t i = 0; i < sizeof named / sizeof named[0]; i++)
+        if (strcmp(what, named[i].name) == 0)
+            return *named[i].v;
+    return -1;
+}
+
 /* Counters and state for tests: "subscribed", "kind <n>" (1: enabled),
  * "kinds" (how many kinds are enabled), "callback <domain> <id>" (1:
  * enabled), "callbacks" (made to the subscriber so far), "timestamp" (1: a
@@ -500,24 +518,10 @@ API long fake_cupti_count(const char *what)
     else if (strcmp(what, "kinds") == 0)
         for (v = 0, a = 0; a < CUPTI_ACTIVITY_KIND_COUNT; a++)
             v += kind_on[a];
-    else if (strcmp(what, "callbacks") == 0)
-        v = counts.callbacks;
     else if (strcmp(what, "timestamp") == 0)
         v = __atomic_load_n(&clock_fn, __ATOMIC_ACQUIRE) != NULL;
-    else if (strcmp(what, "requested") == 0)
-        v = counts.requested;
-    else if (strcmp(what, "completed") == 0)
-        v = counts.completed;
-    else if (strcmp(what, "flushes") == 0)
-        v = counts.flushes;
-    else if (strcmp(what, "records") == 0)
-        v = counts.records;
-    else if (strcmp(what, "delivered") == 0)
-        v = counts.delivered;
-    else if (strcmp(what, "distinct") == 0)
-        v = counts.distinct;
-    else if (strcmp(what, "calls_in_completed") == 0)
-        v = counts.calls_in_completed;
+    else
+        v = plain_count(what);
     pthread_mutex_unlock(&mu);
     return v;
 }

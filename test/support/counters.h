@@ -2,13 +2,16 @@
  * counters.h - for the diagnostics tests: the recorder's samples in a time
  * window written as a Chrome trace's counter events, the way a trace
  * session writes them (the core's sampler interface feeding the trace
- * writer of src/format/).
+ * writer of src/format/). Include after cmocka.h.
  */
 #ifndef KSCOPE_TEST_COUNTERS_H
 #define KSCOPE_TEST_COUNTERS_H
 
 #include "diag/diag.h"
 #include "format/format.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 typedef struct tc_window {
     uint64_t t0, t1, base;
@@ -50,6 +53,26 @@ static inline char *tc_counters_json(uint64_t t0, uint64_t t1, uint64_t base, in
         return NULL;
     *events = w.events;
     return out;
+}
+
+/* Checks the counter tracks of [t0, t1] (the samples of recorder r): the
+ * trace has `series` events for each sample, holds each text of `present`
+ * and none of `absent` (NULL-terminated lists). Fails the test naming the
+ * text that is wrong. */
+static inline void tc_check_tracks(kscope_recorder *r, uint64_t t0, uint64_t t1, int series,
+                                   const char *const *present, const char *const *absent)
+{
+    int events = 0;
+    char *text = tc_counters_json(t0, t1, t0, 7, &events);
+    assert_non_null(text);
+    assert_int_equal(events, (int)kscope_recorder_count(r) * series);
+    for (; *present; present++)
+        if (!strstr(text, *present))
+            fail_msg("the counter trace lacks %s", *present);
+    for (; *absent; absent++)
+        if (strstr(text, *absent))
+            fail_msg("the counter trace has %s", *absent);
+    free(text);
 }
 
 #endif

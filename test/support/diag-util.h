@@ -7,6 +7,7 @@
 #ifndef KSCOPE_TEST_DIAG_UTIL_H
 #define KSCOPE_TEST_DIAG_UTIL_H
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,29 @@ static inline double td_value(const td_summary *s, const char *name)
     if (!m)
         fail_msg("no metric %s", name);
     return m ? m->value : 0;
+}
+
+/* A summary metric a test expects: its value, give or take `within`. */
+typedef struct td_expect {
+    const char *name;
+    double value, within;
+} td_expect;
+
+/* kscope__diag_summary over [t0, t1]: it reports `samples` samples and
+ * `nmetrics` metrics, each of `expect` (n rows) among them with its
+ * value. Fails the test naming the metric that is wrong. */
+static inline void td_check_summary(uint64_t t0, uint64_t t1, size_t samples, int nmetrics,
+                                    const td_expect *expect, size_t n)
+{
+    td_summary sum = {0};
+    assert_int_equal(kscope__diag_summary(t0, t1, td_collect, &sum), samples);
+    assert_int_equal(sum.n, nmetrics);
+    for (size_t i = 0; i < n; i++) {
+        double v = td_value(&sum, expect[i].name);
+        if (!(fabs(v - expect[i].value) < expect[i].within))
+            fail_msg("summary metric %s is %.17g, expected %.17g", expect[i].name, v,
+                     expect[i].value);
+    }
 }
 
 #endif
