@@ -289,11 +289,11 @@ static void doc_head(trace_out *o)
 static int doc_tail(trace_out *o, int rc)
 {
     kscope__jw_close(&o->w, ']');
-    if (o->meta.len) {
+    if (o->meta.out.len) {
         kscope__jw_key(&o->w, "metadata");
-        kscope__jw_raw(&o->w, o->meta.buf, o->meta.len);
+        kscope__jw_raw(&o->w, o->meta.out.buf, o->meta.out.len);
     }
-    rc = rc == 0 && o->meta.failed ? KSCOPE_ENOMEM : rc;
+    rc = rc == 0 && o->meta.out.failed ? KSCOPE_ENOMEM : rc;
     kscope__jw_free(&o->meta);
     kscope__jw_close(&o->w, '}');
     kscope__jw_raw(&o->w, "\n", 1);

@@ -14,12 +14,8 @@
 #include <stdint.h>
 
 typedef struct kscope__jsonw {
-    char *buf;
-    size_t len, cap;
-    int failed; /* out of memory, or the sink failed: everything after is dropped */
+    kscope__outbuf out; /* the text so far (out.failed: everything after is dropped) */
     int need_comma;
-    const kscope__sink *sink; /* NULL: the whole text stays in buf */
-    int rc;                   /* the sink's error */
 } kscope__jsonw;
 
 void kscope__jw_init(kscope__jsonw *w);

@@ -179,11 +179,11 @@ struct kscope__trace_merger {
 static int flush_gen(kscope__trace_merger *m)
 {
     kscope__jsonw *w = &m->tm.w;
-    if (w->failed) {
+    if (w->out.failed) {
         m->why = "out of memory";
         return KSCOPE_ENOMEM;
     }
-    if (w->len && fwrite(w->buf, 1, w->len, m->out) != w->len) {
+    if (w->out.len && fwrite(w->out.buf, 1, w->out.len, m->out) != w->out.len) {
         m->why = "write failed";
         return KSCOPE_EIO;
     }
@@ -201,7 +201,7 @@ static int merge_event(const kscope__tev *e, void *arg)
         m->why = "out of memory";
         return rc;
     }
-    return m->tm.w.len > FLUSH_AT ? flush_gen(m) : 0;
+    return m->tm.w.out.len > FLUSH_AT ? flush_gen(m) : 0;
 }
 
 static const char *merge_why(void *arg)

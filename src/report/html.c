@@ -35,8 +35,8 @@ kscope__report_limits kscope__report_default_limits(void)
 
 void kscope__report_flush(kscope__report_out *o)
 {
-    const char *s = o->w.buf;
-    size_t n = o->w.failed ? 0 : o->w.len, run = 0;
+    const char *s = o->w.out.buf;
+    size_t n = o->w.out.failed ? 0 : o->w.out.len, run = 0;
     for (size_t i = 0; i < n; i++) {
         const char *esc = NULL;
         size_t skip = 1;
@@ -200,7 +200,7 @@ static int write_profile(kscope__report_out *o, const char *path, const char *id
         rc = kscope__top_json(&o->w, "top", t) < 0 ? KSCOPE_ENOMEM : 0;
     if (rc == 0) /* a profile with PC samples: its kernels' hottest lines */
         rc = kscope__lines_json(&o->w, "lines", t, LINES_PER_KERNEL) < 0 ? KSCOPE_ENOMEM : 0;
-    kscope__report_out args = {NULL, {0}};
+    kscope__report_out args = {.f = NULL};
     kscope__jw_init(&args.w);
     if (rc == 0 && is_trace)
         rc = write_trace(o, &args, &abuf, &alen, path, tl, lim, err, errlen);
@@ -247,7 +247,7 @@ int kscope__report_page(FILE *f, const char *a, const char *b, const kscope__rep
     if (warnlen)
         warn[0] = 0;
     kscope__report_limits def = kscope__report_default_limits();
-    kscope__report_out o = {f, {0}};
+    kscope__report_out o = {.f = f};
     kscope__jw_init(&o.w);
     int rc = write_page(&o, a, b, lim ? lim : &def, err, errlen, warn, warnlen);
     kscope__jw_free(&o.w);

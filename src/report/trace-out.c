@@ -102,7 +102,7 @@ static void numbers(args_map *m, const slice *s, size_t n)
             kscope__jw_raw(w, ",", 1);
         kscope__jw_raw(w, m->pool + s[i].args.off, s[i].args.len);
         first = 0;
-        if (w->len > (1u << 20))
+        if (w->out.len > (1u << 20))
             kscope__report_flush(m->doc);
     }
     kscope__jw_raw(w, "\"", 1);
@@ -208,7 +208,7 @@ static void write_templates(args_map *am, const tparse *p)
     kscope__jw_open(&doc->w, '[');
     for (int32_t i = 0; i < am->n; i++) {
         kscope__jw_str(&doc->w, p->argtab.str[am->order[i]]);
-        if (doc->w.len > (1u << 20))
+        if (doc->w.out.len > (1u << 20))
             kscope__report_flush(doc);
     }
     kscope__jw_close(&doc->w, ']');
@@ -293,7 +293,7 @@ static void write_strings(kscope__report_out *o, const tparse *p)
     kscope__jw_open(&o->w, '[');
     for (size_t i = 0; i < p->names.n; i++) {
         kscope__jw_str(&o->w, p->names.str[i]);
-        if (o->w.len > (1u << 20))
+        if (o->w.out.len > (1u << 20))
             kscope__report_flush(o);
     }
     kscope__jw_close(&o->w, ']');
