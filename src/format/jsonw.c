@@ -226,3 +226,33 @@ void kscope__jw_us(kscope__jsonw *w, int64_t ns)
         *--p = '-';
     kscope__jw_raw(w, p, (size_t)(end - p));
 }
+
+void kscope__jw_member_str(kscope__jsonw *w, const char *key, const char *s)
+{
+    kscope__jw_key(w, key);
+    kscope__jw_str(w, s);
+}
+
+void kscope__jw_member_int(kscope__jsonw *w, const char *key, int64_t v)
+{
+    kscope__jw_key(w, key);
+    kscope__jw_int(w, v);
+}
+
+void kscope__jw_member_uint(kscope__jsonw *w, const char *key, uint64_t v)
+{
+    kscope__jw_key(w, key);
+    kscope__jw_uint(w, v);
+}
+
+void kscope__jw_member_double(kscope__jsonw *w, const char *key, double v)
+{
+    kscope__jw_key(w, key);
+    kscope__jw_double(w, v);
+}
+
+void kscope__jw_member_us(kscope__jsonw *w, const char *key, int64_t ns)
+{
+    kscope__jw_key(w, key);
+    kscope__jw_us(w, ns);
+}

@@ -57,6 +57,14 @@ void kscope__jw_js_number(kscope__jsonw *w, double v);
  * ("12.345", "12.3", "12"): a trace's times are most of its bytes. */
 void kscope__jw_us(kscope__jsonw *w, int64_t ns);
 
+/* A member of the object being written: its key, then its value as the
+ * value writer of the same name above writes it. */
+void kscope__jw_member_str(kscope__jsonw *w, const char *key, const char *s);
+void kscope__jw_member_int(kscope__jsonw *w, const char *key, int64_t v);
+void kscope__jw_member_uint(kscope__jsonw *w, const char *key, uint64_t v);
+void kscope__jw_member_double(kscope__jsonw *w, const char *key, double v);
+void kscope__jw_member_us(kscope__jsonw *w, const char *key, int64_t ns);
+
 /* Append the escaped body of a string (no quotes). */
 void kscope__jw_escape(kscope__jsonw *w, const char *s, size_t n);
 

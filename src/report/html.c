@@ -121,8 +121,8 @@ static void write_run_facts(kscope__jsonw *w, const char *path, char *warn, size
             yajl_val v = doc->u.object.values[i];
             if (!YAJL_IS_STRING(v) && !YAJL_IS_NUMBER(v))
                 continue;
-            kscope__jw_key(w, doc->u.object.keys[i]);
-            kscope__jw_str(w, YAJL_IS_STRING(v) ? v->u.string : v->u.number.r);
+            kscope__jw_member_str(w, doc->u.object.keys[i],
+                                  YAJL_IS_STRING(v) ? v->u.string : v->u.number.r);
         }
         kscope__jw_close(w, '}');
     } else {
@@ -130,8 +130,7 @@ static void write_run_facts(kscope__jsonw *w, const char *path, char *warn, size
         msg[strcspn(msg, "\n")] = 0;
         snprintf(line, sizeof line, "%s: the run's facts are left out: %s", KSCOPE__PATH(facts),
                  msg);
-        kscope__jw_key(w, "run_error");
-        kscope__jw_str(w, line);
+        kscope__jw_member_str(w, "run_error", line);
         if (warnlen && !warn[0]) /* the first one */
             snprintf(warn, warnlen, "%s", line);
     }
@@ -191,8 +190,7 @@ static int write_profile(kscope__report_out *o, const char *path, const char *id
     fprintf(o->f, "<script type=\"application/json\" id=\"%s\">", id);
     o->w.need_comma = 0; /* a new document */
     kscope__jw_open(&o->w, '{');
-    kscope__jw_key(&o->w, "name");
-    kscope__jw_str(&o->w, base_name(path));
+    kscope__jw_member_str(&o->w, "name", base_name(path));
     write_run_facts(&o->w, path, warn, warnlen);
     kscope__jw_key(&o->w, "tree");
     rc = kscope__report_tree(o, t, lim);
