@@ -227,32 +227,16 @@ void kscope__jw_us(kscope__jsonw *w, int64_t ns)
     kscope__jw_raw(w, p, (size_t)(end - p));
 }
 
-void kscope__jw_member_str(kscope__jsonw *w, const char *key, const char *s)
-{
-    kscope__jw_key(w, key);
-    kscope__jw_str(w, s);
-}
-
-void kscope__jw_member_int(kscope__jsonw *w, const char *key, int64_t v)
-{
-    kscope__jw_key(w, key);
-    kscope__jw_int(w, v);
-}
-
-void kscope__jw_member_uint(kscope__jsonw *w, const char *key, uint64_t v)
-{
-    kscope__jw_key(w, key);
-    kscope__jw_uint(w, v);
-}
-
-void kscope__jw_member_double(kscope__jsonw *w, const char *key, double v)
-{
-    kscope__jw_key(w, key);
-    kscope__jw_double(w, v);
-}
-
-void kscope__jw_member_us(kscope__jsonw *w, const char *key, int64_t ns)
-{
-    kscope__jw_key(w, key);
-    kscope__jw_us(w, ns);
-}
+/* The member writers of jsonw.h: a key, then the value writer of the same
+ * name (C has no generic function, so one definition for the five). */
+#define MEMBER_WRITER(kind, type)                                                                  \
+    void kscope__jw_member_##kind(kscope__jsonw *w, const char *key, type v)                       \
+    {                                                                                              \
+        kscope__jw_key(w, key);                                                                    \
+        kscope__jw_##kind(w, v);                                                                   \
+    }
+MEMBER_WRITER(str, const char *)
+MEMBER_WRITER(int, int64_t)
+MEMBER_WRITER(uint, uint64_t)
+MEMBER_WRITER(double, double)
+MEMBER_WRITER(us, int64_t)
