@@ -310,6 +310,71 @@ static void test_doubles_not_finite(void **state)
     free(text);
 }
 
+/* The JSON writer's member writers: each a key and its value, as the key
+ * and value writers write them, separated by commas. */
+static void test_json_members(void **state)
+{
+    (void)state;
+    kscope__jsonw j;
+    kscope__jw_init(&j);
+    kscope__jw_open(&j, '{');
+    kscope__jw_member_str(&j, "s", "a\"b");
+    kscope__jw_member_int(&j, "i", -3);
+    kscope__jw_member_uint(&j, "u", UINT64_MAX);
+    kscope__jw_member_double(&j, "d", 2);
+    kscope__jw_member_us(&j, "ts", 1500);
+    kscope__jw_close(&j, '}');
+    char *text;
+    size_t len;
+    assert_int_equal(kscope__jw_finish(&j, &text, &len), 0);
+    assert_string_equal(
+        text, "{\"s\":\"a\\\"b\",\"i\":-3,\"u\":18446744073709551615,\"d\":2.0,\"ts\":1.5}");
+    assert_int_equal(len, strlen(text));
+    free(text);
+}
+
+/* Counts what a sink is handed and keeps it (the encoders' shared buffer
+ * passes it on a chunk at a time). */
+typedef struct counted {
+    kscope__membuf m;
+    size_t writes;
+} counted;
+
+static int counted_write(void *arg, const void *buf, size_t len)
+{
+    counted *c = arg;
+    c->writes++;
+    return kscope__membuf_write(&c->m, buf, len);
+}
+
+/* With a sink, a long encoding goes out in chunks of about
+ * KSCOPE__SINK_CHUNK, byte for byte what the buffer alone would hold. */
+static void test_sink_gets_chunks(void **state)
+{
+    (void)state;
+    counted c = {{0}, 0};
+    kscope__sink sink = {counted_write, &c};
+    kscope__mpw w, whole;
+    kscope__mp_init_sink(&w, &sink);
+    kscope__mp_init(&whole);
+    uint32_t n = 3 * KSCOPE__SINK_CHUNK / 9;
+    kscope__mp_array(&w, n);
+    kscope__mp_array(&whole, n);
+    for (uint32_t i = 0; i < n; i++) {
+        kscope__mp_double(&w, i);
+        kscope__mp_double(&whole, i);
+    }
+    assert_int_equal(kscope__mp_end(&w), 0);
+    char *bytes;
+    size_t len;
+    assert_int_equal(kscope__mp_finish(&whole, &bytes, &len), 0);
+    assert_true(c.writes >= 3);
+    assert_int_equal(c.m.len, len);
+    assert_memory_equal(c.m.buf, bytes, len);
+    free(bytes);
+    free(c.m.buf);
+}
+
 /* ------------------------------------------------------------ together */
 
 /* The shapes .hatchet_msgpack uses, nested: a node with metrics and
@@ -357,6 +422,8 @@ int main(void)
         cmocka_unit_test(test_maps_at_every_boundary),
         cmocka_unit_test(test_doubles_keep_their_bits),
         cmocka_unit_test(test_doubles_not_finite),
+        cmocka_unit_test(test_json_members),
+        cmocka_unit_test(test_sink_gets_chunks),
         cmocka_unit_test(test_nested_document),
     };
     return cmocka_run_group_tests_name("msgpackw", tests, NULL, NULL);

@@ -281,8 +281,8 @@ static char *page_data(kscope__timeline *tl, const char *json)
 {
     char *buf = NULL, *args = NULL, err[KSCOPE__READ_ERRLEN];
     size_t len = 0, alen = 0;
-    kscope__report_out o = {open_memstream(&buf, &len), {0}};
-    kscope__report_out a = {open_memstream(&args, &alen), {0}};
+    kscope__report_out o = {.f = open_memstream(&buf, &len)};
+    kscope__report_out a = {.f = open_memstream(&args, &alen)};
     kscope__report_limits lim = kscope__report_default_limits();
     kscope__jw_init(&o.w);
     kscope__jw_init(&a.w);

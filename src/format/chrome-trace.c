@@ -11,8 +11,8 @@
  * own traces keep theirs; viewers that do not know it pass over it. An
  * event read from a Chrome trace (convert) is copied as the file wrote it.
  */
+#include "format/chrome-trace.h"
 #include "format/format.h"
-#include "format/jsonw.h"
 #include "format/run-facts.h"
 #include "kscope.h"
 
@@ -24,46 +24,50 @@ static void common(kscope__jsonw *w, const char *name, const char *cat, const ch
                    uint64_t tid, int64_t ts_ns)
 {
     kscope__jw_open(w, '{');
-    kscope__jw_key(w, "name");
-    kscope__jw_str(w, name);
-    kscope__jw_key(w, "cat");
-    kscope__jw_str(w, cat);
-    kscope__jw_key(w, "ph");
-    kscope__jw_str(w, ph);
-    kscope__jw_key(w, "pid");
-    kscope__jw_int(w, pid);
-    kscope__jw_key(w, "tid");
-    kscope__jw_uint(w, tid);
-    kscope__jw_key(w, "ts");
-    kscope__jw_us(w, ts_ns);
+    kscope__jw_member_str(w, "name", name);
+    kscope__jw_member_str(w, "cat", cat);
+    kscope__jw_member_str(w, "ph", ph);
+    kscope__jw_member_int(w, "pid", pid);
+    kscope__jw_member_uint(w, "tid", tid);
+    kscope__jw_member_us(w, "ts", ts_ns);
 }
 
-/* A metadata ("M") event up to its args' object, open for the one arg
- * the caller writes (then it closes both): the tid when `with_tid`. */
-static void metadata_head(kscope__jsonw *w, const char *name, const kscope__tev *e, int with_tid)
+/* A metadata event up to its args' object, open for the one arg. */
+static void meta_head(kscope__jsonw *w, const char *name, int64_t pid, const uint64_t *tid)
 {
     kscope__jw_open(w, '{');
-    kscope__jw_key(w, "name");
-    kscope__jw_str(w, name);
-    kscope__jw_key(w, "ph");
-    kscope__jw_str(w, "M");
-    kscope__jw_key(w, "pid");
-    kscope__jw_int(w, e->pid);
-    if (with_tid) {
-        kscope__jw_key(w, "tid");
-        kscope__jw_uint(w, e->tid);
-    }
+    kscope__jw_member_str(w, "name", name);
+    kscope__jw_member_str(w, "ph", "M");
+    kscope__jw_member_int(w, "pid", pid);
+    if (tid)
+        kscope__jw_member_uint(w, "tid", *tid);
     kscope__jw_key(w, "args");
     kscope__jw_open(w, '{');
 }
 
+void kscope__chrome_meta_str(kscope__jsonw *w, const char *name, int64_t pid, const uint64_t *tid,
+                             const char *key, const char *value)
+{
+    meta_head(w, name, pid, tid);
+    kscope__jw_member_str(w, key, value);
+    kscope__jw_close(w, '}');
+    kscope__jw_close(w, '}');
+}
+
+void kscope__chrome_meta_int(kscope__jsonw *w, const char *name, int64_t pid, const uint64_t *tid,
+                             const char *key, int64_t value)
+{
+    meta_head(w, name, pid, tid);
+    kscope__jw_member_int(w, key, value);
+    kscope__jw_close(w, '}');
+    kscope__jw_close(w, '}');
+}
+
+/* A process's or track's name (a track's names its tid). */
 static void metadata(kscope__jsonw *w, const kscope__tev *e)
 {
-    metadata_head(w, e->kind == KSCOPE__TEV_PROCESS ? "process_name" : "thread_name", e, 1);
-    kscope__jw_key(w, "name");
-    kscope__jw_str(w, e->name);
-    kscope__jw_close(w, '}');
-    kscope__jw_close(w, '}');
+    const char *name = e->kind == KSCOPE__TEV_PROCESS ? "process_name" : "thread_name";
+    kscope__chrome_meta_str(w, name, e->pid, &e->tid, "name", e->name);
 }
 
 static void call_stack(kscope__jsonw *w, const kscope__tev *e)
@@ -77,8 +81,7 @@ static void call_stack(kscope__jsonw *w, const kscope__tev *e)
 
 static void duration(kscope__jsonw *w, const kscope__tev *e)
 {
-    kscope__jw_key(w, "dur");
-    kscope__jw_us(w, e->dur_ns);
+    kscope__jw_member_us(w, "dur", e->dur_ns);
 }
 
 static void slice(kscope__jsonw *w, const kscope__tev *e)
@@ -103,19 +106,12 @@ static void slice(kscope__jsonw *w, const kscope__tev *e)
 static void mark(kscope__jsonw *w, const kscope__tev *e)
 {
     common(w, e->name, e->cat, "i", e->pid, e->tid, e->ts_ns);
-    kscope__jw_key(w, "s");
-    kscope__jw_str(w, "t");
+    kscope__jw_member_str(w, "s", "t");
     kscope__jw_key(w, "args");
     kscope__jw_open(w, '{');
     call_stack(w, e);
     kscope__jw_close(w, '}');
     kscope__jw_close(w, '}');
-}
-
-static void gpu_uint(kscope__jsonw *w, const char *key, uint64_t v)
-{
-    kscope__jw_key(w, key);
-    kscope__jw_uint(w, v);
 }
 
 static void gpu(kscope__jsonw *w, const kscope__tev *e)
@@ -126,13 +122,13 @@ static void gpu(kscope__jsonw *w, const kscope__tev *e)
     kscope__jw_open(w, '{');
     call_stack(w, e);
     /* the stream is the track (tid): not repeated */
-    gpu_uint(w, "device", e->gpu.device);
-    gpu_uint(w, "correlation", e->gpu.correlation);
+    kscope__jw_member_uint(w, "device", e->gpu.device);
+    kscope__jw_member_uint(w, "correlation", e->gpu.correlation);
     if (e->gpu.bytes)
-        gpu_uint(w, "bytes", e->gpu.bytes);
+        kscope__jw_member_uint(w, "bytes", e->gpu.bytes);
     if (e->gpu.src_device != e->gpu.dst_device) { /* a peer copy */
-        gpu_uint(w, "src_device", e->gpu.src_device);
-        gpu_uint(w, "dst_device", e->gpu.dst_device);
+        kscope__jw_member_uint(w, "src_device", e->gpu.src_device);
+        kscope__jw_member_uint(w, "dst_device", e->gpu.dst_device);
     }
     kscope__jw_close(w, '}');
     kscope__jw_close(w, '}');
@@ -145,30 +141,24 @@ static void launch(kscope__jsonw *w, const kscope__tev *e)
     duration(w, e);
     kscope__jw_close(w, '}');
     common(w, e->name, e->cat, "s", e->pid, e->tid, e->ts_ns);
-    gpu_uint(w, "id", e->gpu.correlation);
+    kscope__jw_member_uint(w, "id", e->gpu.correlation);
     kscope__jw_close(w, '}');
     common(w, e->name, e->cat, "f", e->flow_pid, e->flow_tid, e->flow_ts_ns);
-    gpu_uint(w, "id", e->gpu.correlation);
-    kscope__jw_key(w, "bp");
-    kscope__jw_str(w, "e");
+    kscope__jw_member_uint(w, "id", e->gpu.correlation);
+    kscope__jw_member_str(w, "bp", "e");
     kscope__jw_close(w, '}');
 }
 
 static void counter(kscope__jsonw *w, const kscope__tev *e)
 {
     kscope__jw_open(w, '{');
-    kscope__jw_key(w, "name");
-    kscope__jw_str(w, e->name);
-    kscope__jw_key(w, "ph");
-    kscope__jw_str(w, "C");
-    kscope__jw_key(w, "ts");
-    kscope__jw_us(w, e->ts_ns);
-    kscope__jw_key(w, "pid");
-    kscope__jw_int(w, e->pid);
+    kscope__jw_member_str(w, "name", e->name);
+    kscope__jw_member_str(w, "ph", "C");
+    kscope__jw_member_us(w, "ts", e->ts_ns);
+    kscope__jw_member_int(w, "pid", e->pid);
     kscope__jw_key(w, "args");
     kscope__jw_open(w, '{');
-    kscope__jw_key(w, "value");
-    kscope__jw_double(w, e->value);
+    kscope__jw_member_double(w, "value", e->value);
     kscope__jw_close(w, '}');
     kscope__jw_close(w, '}');
 }
@@ -179,7 +169,7 @@ static void phase(kscope__jsonw *w, const kscope__tev *e, const char *ph)
 {
     common(w, e->name, e->cat, ph, e->pid, e->tid, e->ts_ns);
     if (e->kind == KSCOPE__TEV_FLOW_START || e->kind == KSCOPE__TEV_FLOW_END)
-        gpu_uint(w, "id", e->gpu.correlation);
+        kscope__jw_member_uint(w, "id", e->gpu.correlation);
     kscope__jw_close(w, '}');
 }
 
@@ -187,11 +177,9 @@ static void phase(kscope__jsonw *w, const kscope__tev *e, const char *ph)
 static void sort_index(kscope__jsonw *w, const kscope__tev *e)
 {
     int process = e->kind == KSCOPE__TEV_PROCESS_SORT;
-    metadata_head(w, process ? "process_sort_index" : "thread_sort_index", e, !process);
-    kscope__jw_key(w, "sort_index");
-    kscope__jw_int(w, fabs(e->value) < 2e9 ? (int64_t)e->value : 0); /* no int beyond */
-    kscope__jw_close(w, '}');
-    kscope__jw_close(w, '}');
+    int64_t index = fabs(e->value) < 2e9 ? (int64_t)e->value : 0; /* no int beyond */
+    kscope__chrome_meta_int(w, process ? "process_sort_index" : "thread_sort_index", e->pid,
+                            process ? NULL : &e->tid, "sort_index", index);
 }
 
 /* An event read from a Chrome trace, as the file wrote it: its members. */
@@ -274,14 +262,12 @@ static int write_event(const kscope__tev *e, void *arg)
     return 0;
 }
 
-/* The document's head; the events then come from the source. */
-static void doc_head(trace_out *o)
+void kscope__chrome_trace_head(kscope__jsonw *w)
 {
-    kscope__jw_open(&o->w, '{');
-    kscope__jw_key(&o->w, "displayTimeUnit");
-    kscope__jw_str(&o->w, "us");
-    kscope__jw_key(&o->w, "traceEvents");
-    kscope__jw_open(&o->w, '[');
+    kscope__jw_open(w, '{');
+    kscope__jw_member_str(w, "displayTimeUnit", "us");
+    kscope__jw_key(w, "traceEvents");
+    kscope__jw_open(w, '[');
 }
 
 /* The events' array closed, the run's facts after it, the document
@@ -289,11 +275,11 @@ static void doc_head(trace_out *o)
 static int doc_tail(trace_out *o, int rc)
 {
     kscope__jw_close(&o->w, ']');
-    if (o->meta.len) {
+    if (o->meta.out.len) {
         kscope__jw_key(&o->w, "metadata");
-        kscope__jw_raw(&o->w, o->meta.buf, o->meta.len);
+        kscope__jw_raw(&o->w, o->meta.out.buf, o->meta.out.len);
     }
-    rc = rc == 0 && o->meta.failed ? KSCOPE_ENOMEM : rc;
+    rc = rc == 0 && o->meta.out.failed ? KSCOPE_ENOMEM : rc;
     kscope__jw_free(&o->meta);
     kscope__jw_close(&o->w, '}');
     kscope__jw_raw(&o->w, "\n", 1);
@@ -305,7 +291,7 @@ static int doc_tail(trace_out *o, int rc)
 static int write_doc(trace_out *o, kscope__tev_source source, void *source_arg)
 {
     kscope__jw_init(&o->meta);
-    doc_head(o);
+    kscope__chrome_trace_head(&o->w);
     return doc_tail(o, source(source_arg, write_event, o));
 }
 

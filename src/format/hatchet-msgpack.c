@@ -44,12 +44,12 @@ static void m_double(void *w, double v)
     kscope__mp_double(w, v);
 }
 
-/* The whole document into w (w->failed on a failure). */
+/* The whole document into w (w->out.failed on a failure). */
 static void write_doc(const kscope__ptree *t, kscope__mpw *w)
 {
     kscope__hdoc_enc e = {w, m_map, m_end, m_array, m_end, m_str, m_str, m_int, m_double};
     if (kscope__hdoc_write(t, &e) != 0)
-        w->failed = 1;
+        w->out.failed = 1;
 }
 
 int kscope__hatchet_write_msgpack(const kscope__ptree *t, char **out, size_t *len)

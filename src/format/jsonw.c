@@ -2,7 +2,6 @@
  * jsonw.c - the streaming JSON writer (see jsonw.h).
  */
 #include "format/jsonw.h"
-#include "kscope.h"
 
 #include <float.h>
 #include <math.h>
@@ -12,95 +11,50 @@
 
 void kscope__jw_init(kscope__jsonw *w)
 {
-    memset(w, 0, sizeof *w);
+    kscope__jw_init_sink(w, NULL);
 }
 
 void kscope__jw_init_sink(kscope__jsonw *w, const kscope__sink *sink)
 {
-    memset(w, 0, sizeof *w);
-    w->sink = sink;
+    kscope__outbuf_init(&w->out, sink);
+    w->need_comma = 0;
 }
 
 void kscope__jw_free(kscope__jsonw *w)
 {
-    free(w->buf);
-    memset(w, 0, sizeof *w);
-}
-
-/* Hand what is buffered to the sink. */
-static int flush(kscope__jsonw *w)
-{
-    int rc = w->len ? w->sink->write(w->sink->arg, w->buf, w->len) : 0;
-    w->len = 0;
-    if (rc) {
-        w->failed = 1;
-        w->rc = rc;
-    }
-    return rc == 0;
-}
-
-static int reserve(kscope__jsonw *w, size_t n)
-{
-    if (w->failed)
-        return 0;
-    if (w->len + n + 1 <= w->cap)
-        return 1;
-    if (w->sink && w->len + n + 1 > KSCOPE__SINK_CHUNK && !flush(w))
-        return 0;
-    if (w->len + n + 1 <= w->cap)
-        return 1;
-    size_t cap = w->cap ? w->cap : 4096;
-    while (cap < w->len + n + 1)
-        cap *= 2;
-    char *p = realloc(w->buf, cap);
-    if (!p) {
-        w->failed = 1;
-        return 0;
-    }
-    w->buf = p;
-    w->cap = cap;
-    return 1;
+    kscope__outbuf_free(&w->out);
+    w->need_comma = 0;
 }
 
 int kscope__jw_finish(kscope__jsonw *w, char **out, size_t *len)
 {
-    if (w->failed || !reserve(w, 0)) {
-        kscope__jw_free(w);
-        return KSCOPE_ENOMEM;
-    }
-    w->buf[w->len] = 0;
-    *out = w->buf;
-    *len = w->len;
-    memset(w, 0, sizeof *w);
-    return 0;
+    w->need_comma = 0;
+    return kscope__outbuf_finish(&w->out, out, len);
 }
 
 int kscope__jw_end(kscope__jsonw *w)
 {
-    if (!w->failed)
-        flush(w);
-    int rc = w->rc ? w->rc : w->failed ? KSCOPE_ENOMEM : 0;
-    kscope__jw_free(w);
-    return rc;
+    w->need_comma = 0;
+    return kscope__outbuf_end(&w->out);
 }
 
 void kscope__jw_raw(kscope__jsonw *w, const char *s, size_t n)
 {
-    if (!reserve(w, n))
-        return;
-    memcpy(w->buf + w->len, s, n);
-    w->len += n;
+    char *at = kscope__outbuf_add(&w->out, n);
+    if (at)
+        memcpy(at, s, n);
 }
 
 void kscope__jw_clear(kscope__jsonw *w)
 {
-    w->len = 0;
+    w->out.len = 0;
 }
 
 static void put(kscope__jsonw *w, char c)
 {
-    if (reserve(w, 1))
-        w->buf[w->len++] = c;
+    char *at = kscope__outbuf_add(&w->out, 1);
+    if (at)
+        *at = c;
 }
 
 static void comma(kscope__jsonw *w)
@@ -272,3 +226,17 @@ void kscope__jw_us(kscope__jsonw *w, int64_t ns)
         *--p = '-';
     kscope__jw_raw(w, p, (size_t)(end - p));
 }
+
+/* The member writers of jsonw.h: a key, then the value writer of the same
+ * name (C has no generic function, so one definition for the five). */
+#define MEMBER_WRITER(kind, type)                                                                  \
+    void kscope__jw_member_##kind(kscope__jsonw *w, const char *key, type v)                       \
+    {                                                                                              \
+        kscope__jw_key(w, key);                                                                    \
+        kscope__jw_##kind(w, v);                                                                   \
+    }
+MEMBER_WRITER(str, const char *)
+MEMBER_WRITER(int, int64_t)
+MEMBER_WRITER(uint, uint64_t)
+MEMBER_WRITER(double, double)
+MEMBER_WRITER(us, int64_t)

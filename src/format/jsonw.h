@@ -14,12 +14,8 @@
 #include <stdint.h>
 
 typedef struct kscope__jsonw {
-    char *buf;
-    size_t len, cap;
-    int failed; /* out of memory, or the sink failed: everything after is dropped */
+    kscope__outbuf out; /* the text so far (out.failed: everything after is dropped) */
     int need_comma;
-    const kscope__sink *sink; /* NULL: the whole text stays in buf */
-    int rc;                   /* the sink's error */
 } kscope__jsonw;
 
 void kscope__jw_init(kscope__jsonw *w);
@@ -60,6 +56,14 @@ void kscope__jw_js_number(kscope__jsonw *w, double v);
 /* Microseconds from nanoseconds, with ns precision and no trailing zeros
  * ("12.345", "12.3", "12"): a trace's times are most of its bytes. */
 void kscope__jw_us(kscope__jsonw *w, int64_t ns);
+
+/* A member of the object being written: its key, then its value as the
+ * value writer of the same name above writes it. */
+void kscope__jw_member_str(kscope__jsonw *w, const char *key, const char *s);
+void kscope__jw_member_int(kscope__jsonw *w, const char *key, int64_t v);
+void kscope__jw_member_uint(kscope__jsonw *w, const char *key, uint64_t v);
+void kscope__jw_member_double(kscope__jsonw *w, const char *key, double v);
+void kscope__jw_member_us(kscope__jsonw *w, const char *key, int64_t ns);
 
 /* Append the escaped body of a string (no quotes). */
 void kscope__jw_escape(kscope__jsonw *w, const char *s, size_t n);

@@ -3,79 +3,34 @@
  * and numbers; positive fixint, negative fixint and the sized int forms).
  */
 #include "format/msgpackw.h"
-#include "kscope.h"
 
 #include <float.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 void kscope__mp_init(kscope__mpw *w)
 {
-    memset(w, 0, sizeof *w);
-}
-
-int kscope__mp_finish(kscope__mpw *w, char **out, size_t *len)
-{
-    if (w->failed || !w->buf) {
-        free(w->buf);
-        memset(w, 0, sizeof *w);
-        return KSCOPE_ENOMEM;
-    }
-    *out = (char *)w->buf;
-    *len = w->len;
-    memset(w, 0, sizeof *w);
-    return 0;
+    kscope__outbuf_init(&w->out, NULL);
 }
 
 void kscope__mp_init_sink(kscope__mpw *w, const kscope__sink *sink)
 {
-    memset(w, 0, sizeof *w);
-    w->sink = sink;
+    kscope__outbuf_init(&w->out, sink);
 }
 
-static int flush(kscope__mpw *w)
+int kscope__mp_finish(kscope__mpw *w, char **out, size_t *len)
 {
-    int rc = w->len ? w->sink->write(w->sink->arg, w->buf, w->len) : 0;
-    w->len = 0;
-    if (rc) {
-        w->failed = 1;
-        w->rc = rc;
-    }
-    return rc == 0;
+    return kscope__outbuf_finish(&w->out, out, len);
 }
 
 int kscope__mp_end(kscope__mpw *w)
 {
-    if (!w->failed)
-        flush(w);
-    int rc = w->rc ? w->rc : w->failed ? KSCOPE_ENOMEM : 0;
-    free(w->buf);
-    memset(w, 0, sizeof *w);
-    return rc;
+    return kscope__outbuf_end(&w->out);
 }
 
 static unsigned char *room(kscope__mpw *w, size_t n)
 {
-    if (w->failed)
-        return NULL;
-    if (w->sink && w->len + n > KSCOPE__SINK_CHUNK && w->len + n > w->cap && !flush(w))
-        return NULL;
-    if (w->len + n > w->cap) {
-        size_t cap = w->cap ? w->cap : 4096;
-        while (cap < w->len + n)
-            cap *= 2;
-        unsigned char *p = realloc(w->buf, cap);
-        if (!p) {
-            w->failed = 1;
-            return NULL;
-        }
-        w->buf = p;
-        w->cap = cap;
-    }
-    unsigned char *at = w->buf + w->len;
-    w->len += n;
-    return at;
+    return (unsigned char *)kscope__outbuf_add(&w->out, n);
 }
 
 /* A type byte followed by `bytes` big-endian bytes of v. */
@@ -116,7 +71,7 @@ void kscope__mp_str(kscope__mpw *w, const char *s)
 {
     size_t n = strlen(s);
     if (n > UINT32_MAX) {
-        w->failed = 1;
+        w->out.failed = 1;
         return;
     }
     if (n <= 31)

@@ -16,11 +16,7 @@
 #include <stdint.h>
 
 typedef struct kscope__mpw {
-    unsigned char *buf;
-    size_t len, cap;
-    int failed;               /* out of memory, or the sink failed: the rest is dropped */
-    const kscope__sink *sink; /* NULL: the whole encoding stays in buf */
-    int rc;                   /* the sink's error */
+    kscope__outbuf out; /* the bytes so far (out.failed: the rest is dropped) */
 } kscope__mpw;
 
 void kscope__mp_init(kscope__mpw *w);

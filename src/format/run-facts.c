@@ -11,8 +11,7 @@ static void field(kscope__jsonw *w, const char *key, const char *value)
 {
     if (!value)
         return;
-    kscope__jw_key(w, key);
-    kscope__jw_str(w, value);
+    kscope__jw_member_str(w, key, value);
 }
 
 void kscope__run_facts_json(kscope__jsonw *w, const kscope__run_facts *f)
@@ -21,8 +20,7 @@ void kscope__run_facts_json(kscope__jsonw *w, const kscope__run_facts *f)
     field(w, "command", f->command);
     field(w, "process", f->process);
     field(w, "host", f->host);
-    kscope__jw_key(w, "pid");
-    kscope__jw_int(w, f->pid);
+    kscope__jw_member_int(w, "pid", f->pid);
     field(w, "start_time", f->start_time);
     field(w, "kscope_version", f->version);
     kscope__jw_close(w, '}');

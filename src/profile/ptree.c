@@ -429,26 +429,37 @@ static kscope__pmetric *metric_slot(kscope__ptree *t, kscope__pnode *n, const ch
     return k ? kscope__pnode_metric_slot(t, n, k, fresh) : NULL;
 }
 
-int kscope__pnode_set_int(kscope__ptree *t, kscope__pnode *n, const char *key, int64_t v)
+int kscope__pnode_put_number(kscope__ptree *t, kscope__pnode *n, const char *key,
+                             kscope__vtype type, int64_t i, double d)
 {
     int fresh;
-    kscope__pmetric *m = metric_slot(t, n, key, &fresh);
+    kscope__pmetric *m = kscope__pnode_metric_slot(t, n, key, &fresh);
     if (!m)
         return KSCOPE_ENOMEM;
-    m->type = KSCOPE__V_INT;
-    m->v.i = v;
+    m->type = type;
+    if (type == KSCOPE__V_INT)
+        m->v.i = i;
+    else
+        m->v.d = d;
     return 0;
+}
+
+/* The setters of a number: key interned, then put. */
+static int set_number(kscope__ptree *t, kscope__pnode *n, const char *key, kscope__vtype type,
+                      int64_t i, double d)
+{
+    const char *k = kscope__ptree_intern_cstr(t, key);
+    return k ? kscope__pnode_put_number(t, n, k, type, i, d) : KSCOPE_ENOMEM;
+}
+
+int kscope__pnode_set_int(kscope__ptree *t, kscope__pnode *n, const char *key, int64_t v)
+{
+    return set_number(t, n, key, KSCOPE__V_INT, v, 0);
 }
 
 int kscope__pnode_set_double(kscope__ptree *t, kscope__pnode *n, const char *key, double v)
 {
-    int fresh;
-    kscope__pmetric *m = metric_slot(t, n, key, &fresh);
-    if (!m)
-        return KSCOPE_ENOMEM;
-    m->type = KSCOPE__V_DOUBLE;
-    m->v.d = v;
-    return 0;
+    return set_number(t, n, key, KSCOPE__V_DOUBLE, 0, v);
 }
 
 int kscope__pnode_set_string(kscope__ptree *t, kscope__pnode *n, const char *key, const char *s)
@@ -510,6 +521,15 @@ double kscope__pmetric_number(const kscope__pmetric *m)
     }
 }
 
+/* Add v to m as a double: v alone when m holds no number yet (fresh, or
+ * a string), else m's number plus v. */
+static void add_as_double(kscope__pmetric *m, int fresh, double v)
+{
+    double d = fresh || m->type == KSCOPE__V_STRING ? v : kscope__pmetric_number(m) + v;
+    m->type = KSCOPE__V_DOUBLE;
+    m->v.d = d;
+}
+
 int kscope__pnode_add_int(kscope__ptree *t, kscope__pnode *n, const char *key, int64_t v)
 {
     int fresh;
@@ -522,11 +542,8 @@ int kscope__pnode_add_int(kscope__ptree *t, kscope__pnode *n, const char *key, i
         m->v.i = v;
     } else if (m->type == KSCOPE__V_INT && !__builtin_add_overflow(m->v.i, v, &sum)) {
         m->v.i = sum;
-    } else {
-        /* past int64 (or not an integer): the sum goes on in floating point */
-        double d = kscope__pmetric_number(m) + (double)v;
-        m->type = KSCOPE__V_DOUBLE;
-        m->v.d = d;
+    } else { /* past int64 (or not an integer): the sum goes on in floating point */
+        add_as_double(m, 0, (double)v);
     }
     return 0;
 }
@@ -537,9 +554,7 @@ int kscope__pnode_add_double(kscope__ptree *t, kscope__pnode *n, const char *key
     kscope__pmetric *m = metric_slot(t, n, key, &fresh);
     if (!m)
         return KSCOPE_ENOMEM;
-    double d = fresh || m->type == KSCOPE__V_STRING ? v : kscope__pmetric_number(m) + v;
-    m->type = KSCOPE__V_DOUBLE;
-    m->v.d = d;
+    add_as_double(m, fresh, v);
     return 0;
 }
 

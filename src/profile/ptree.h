@@ -143,6 +143,11 @@ int kscope__pnode_set_vec(kscope__ptree *t, kscope__pnode *n, const char *key, k
                           const void *values, uint32_t count);
 int kscope__pnode_add_int(kscope__ptree *t, kscope__pnode *n, const char *key, int64_t v);
 int kscope__pnode_add_double(kscope__ptree *t, kscope__pnode *n, const char *key, double v);
+/* Set metric `key`, already interned in t, to an INT (i) or a DOUBLE (d):
+ * what the two setters above do once they have interned their key, for a
+ * reader that interns a key once for many values. 0 or KSCOPE_ENOMEM. */
+int kscope__pnode_put_number(kscope__ptree *t, kscope__pnode *n, const char *key,
+                             kscope__vtype type, int64_t i, double d);
 
 /* Numeric value of a metric as double (vectors: sum); 0 when absent. */
 double kscope__pmetric_number(const kscope__pmetric *m);

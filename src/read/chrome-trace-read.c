@@ -152,7 +152,7 @@ static int capture_begin(reader *p, int is_args, int as_field)
 {
     p->cap_depth = 1;
     p->cap.need_comma = 0;
-    p->cap_start = p->cap.len;
+    p->cap_start = p->cap.out.len;
     p->cap_args = is_args && (p->keep & KSCOPE__TREAD_ARGS);
     p->cap_field = 0;
     if (as_field) {
@@ -190,7 +190,7 @@ static int cap_scalar(reader *p, const char *s, size_t l, kscope__tev_type type)
         cap_raw(p, "", 0);
         if (!grow((void **)&p->numbers, &p->capnumbers, p->nnumbers + 2, sizeof *p->numbers))
             return nomem(p);
-        p->numbers[p->nnumbers++] = p->cap.len - p->cap_start;
+        p->numbers[p->nnumbers++] = p->cap.out.len - p->cap_start;
         p->numbers[p->nnumbers++] = l;
         kscope__jw_raw(&p->cap, s, l);
     } else {
@@ -203,9 +203,9 @@ static int cap_scalar(reader *p, const char *s, size_t l, kscope__tev_type type)
 /* The captured value closed: it goes to its member, and args_json. */
 static int capture_end(reader *p, kscope__tev_type type)
 {
-    slot v = {type, p->cap_start, p->cap.len - p->cap_start};
+    slot v = {type, p->cap_start, p->cap.out.len - p->cap_start};
     kscope__jw_raw(&p->cap, "", 1); /* its NUL */
-    if (p->cap.failed)
+    if (p->cap.out.failed)
         return nomem(p);
     if (p->cap_field)
         p->fields.at[p->cap_field - 1].v = v;
@@ -234,7 +234,7 @@ static const char *at(const reader *p, slot s)
     if (s.type == KSCOPE__TEV_ABSENT || s.off == NOT_KEPT)
         return NULL;
     if (s.type == KSCOPE__TEV_OBJECT || s.type == KSCOPE__TEV_ARRAY)
-        return p->cap.buf ? p->cap.buf + s.off : NULL;
+        return p->cap.out.buf ? p->cap.out.buf + s.off : NULL;
     return p->txt + s.off;
 }
 

@@ -89,22 +89,6 @@ static const char *metric_key(kscope__hjson *p, const char *s, size_t l)
     return k;
 }
 
-/* Set a scalar metric whose key is already interned in p->t (the ptree
- * setters would intern it again for every value). */
-static int put_metric(kscope__hjson *p, kscope__pnode *n, kscope__vtype type, int64_t i, double d)
-{
-    int fresh;
-    kscope__pmetric *m = kscope__pnode_metric_slot(p->t, n, p->mkey, &fresh);
-    if (!m)
-        return KSCOPE_ENOMEM;
-    m->type = type;
-    if (type == KSCOPE__V_INT)
-        m->v.i = i;
-    else
-        m->v.d = d;
-    return 0;
-}
-
 /* ---------------------------------------------------------- node values */
 
 static int open_node(kscope__hjson *p, kscope__pnode *parent)
@@ -149,7 +133,7 @@ static int metric_number(kscope__hjson *p, kscope__pnode *n, const char *s, size
         int64_t v = 0;
         for (size_t i = 0; i < l; i++)
             v = v * 10 + (buf[i] - '0');
-        rc = put_metric(p, n, KSCOPE__V_INT, v, 0);
+        rc = kscope__pnode_put_number(p->t, n, p->mkey, KSCOPE__V_INT, v, 0);
         if (rc < 0)
             return fail(p, rc, "cannot store metric '%s': %s", p->mkey, kscope_strerror(rc));
         return 1;
@@ -163,7 +147,7 @@ static int metric_number(kscope__hjson *p, kscope__pnode *n, const char *s, size
         d = (double)v;
         if (d < 0 && kscope__metric_nonnegative(p->mkey))
             goto negative;
-        rc = put_metric(p, n, KSCOPE__V_INT, (int64_t)v, 0);
+        rc = kscope__pnode_put_number(p->t, n, p->mkey, KSCOPE__V_INT, (int64_t)v, 0);
     } else {
         errno = 0;
         d = strtod(buf, NULL);
@@ -172,7 +156,7 @@ static int metric_number(kscope__hjson *p, kscope__pnode *n, const char *s, size
                         p->mkey, node_label(n));
         if (d < 0 && kscope__metric_nonnegative(p->mkey))
             goto negative;
-        rc = put_metric(p, n, KSCOPE__V_DOUBLE, 0, d);
+        rc = kscope__pnode_put_number(p->t, n, p->mkey, KSCOPE__V_DOUBLE, 0, d);
     }
     if (rc < 0)
         return fail(p, rc, "cannot store metric '%s': %s", p->mkey, kscope_strerror(rc));

@@ -289,8 +289,7 @@ static void write_counts(kscope__jsonw *w, const lset *s, const lrow *r)
 static void write_kernel(kscope__jsonw *w, const lset *s, const kgroup *g, int top_n)
 {
     kscope__jw_open(w, '{');
-    kscope__jw_key(w, "name");
-    kscope__jw_str(w, g->kernel);
+    kscope__jw_member_str(w, "name", g->kernel);
     write_counts(w, s, &g->sum);
     int shown = 0, more = 0;
     kscope__jw_key(w, "lines");
@@ -313,8 +312,7 @@ static void write_kernel(kscope__jsonw *w, const lset *s, const kgroup *g, int t
         shown++;
     }
     kscope__jw_close(w, ']');
-    kscope__jw_key(w, "more");
-    kscope__jw_int(w, more);
+    kscope__jw_member_int(w, "more", more);
     kscope__jw_close(w, '}');
 }
 

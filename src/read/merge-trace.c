@@ -9,7 +9,7 @@
  * output is written with our JSON writer (format/jsonw.h) and handed to
  * the file as it grows, so neither an input nor the output is held whole.
  */
-#include "format/jsonw.h"
+#include "format/chrome-trace.h"
 #include "util/util.h"
 #include "read/read.h"
 #include "kscope.h"
@@ -59,28 +59,6 @@ static pidmap *pid_of(tmerge *tm, kscope__tev_value pid)
     return p;
 }
 
-/* A metadata event ("ph": "M") of process pid with one argument. */
-static void gen_metadata(kscope__jsonw *w, const char *name, long long pid, const char *arg,
-                         const char *str, long long num)
-{
-    kscope__jw_open(w, '{');
-    kscope__jw_key(w, "name");
-    kscope__jw_str(w, name);
-    kscope__jw_key(w, "ph");
-    kscope__jw_str(w, "M");
-    kscope__jw_key(w, "pid");
-    kscope__jw_int(w, pid);
-    kscope__jw_key(w, "args");
-    kscope__jw_open(w, '{');
-    kscope__jw_key(w, arg);
-    if (str)
-        kscope__jw_str(w, str);
-    else
-        kscope__jw_int(w, num);
-    kscope__jw_close(w, '}');
-    kscope__jw_close(w, '}');
-}
-
 /* The process's name (prefixed with the rank) and its place: processes
  * sort by their new pid, so ranks stay in order. */
 static void gen_process_name(tmerge *tm, long long pid, const char *orig)
@@ -90,8 +68,8 @@ static void gen_process_name(tmerge *tm, long long pid, const char *orig)
         snprintf(name, sizeof name, "rank %zu: %s", tm->rank, orig);
     else
         snprintf(name, sizeof name, "rank %zu (%s)", tm->rank, tm->file);
-    gen_metadata(&tm->w, "process_name", pid, "name", name, 0);
-    gen_metadata(&tm->w, "process_sort_index", pid, "sort_index", NULL, pid);
+    kscope__chrome_meta_str(&tm->w, "process_name", pid, NULL, "name", name);
+    kscope__chrome_meta_int(&tm->w, "process_sort_index", pid, NULL, "sort_index", pid);
 }
 
 /* Whether a number's text is an integer yajl reads as one (no fraction,
@@ -160,8 +138,7 @@ static int gen_event(tmerge *tm, const kscope__tev *e)
         }
     }
     if (!has_pid) {
-        kscope__jw_key(w, "pid");
-        kscope__jw_int(w, pm->pid);
+        kscope__jw_member_int(w, "pid", pm->pid);
     }
     kscope__jw_close(w, '}');
     return 0;
@@ -179,11 +156,11 @@ struct kscope__trace_merger {
 static int flush_gen(kscope__trace_merger *m)
 {
     kscope__jsonw *w = &m->tm.w;
-    if (w->failed) {
+    if (w->out.failed) {
         m->why = "out of memory";
         return KSCOPE_ENOMEM;
     }
-    if (w->len && fwrite(w->buf, 1, w->len, m->out) != w->len) {
+    if (w->out.len && fwrite(w->out.buf, 1, w->out.len, m->out) != w->out.len) {
         m->why = "write failed";
         return KSCOPE_EIO;
     }
@@ -201,7 +178,7 @@ static int merge_event(const kscope__tev *e, void *arg)
         m->why = "out of memory";
         return rc;
     }
-    return m->tm.w.len > FLUSH_AT ? flush_gen(m) : 0;
+    return m->tm.w.out.len > FLUSH_AT ? flush_gen(m) : 0;
 }
 
 static const char *merge_why(void *arg)
@@ -218,11 +195,7 @@ kscope__trace_merger *kscope__trace_merger_new(FILE *out)
     kscope__jw_init(w);
     m->tm.next_pid = 1;
     m->out = out;
-    kscope__jw_open(w, '{');
-    kscope__jw_key(w, "displayTimeUnit");
-    kscope__jw_str(w, "us");
-    kscope__jw_key(w, "traceEvents");
-    kscope__jw_open(w, '[');
+    kscope__chrome_trace_head(w);
     return m;
 }
 

@@ -35,8 +35,8 @@ kscope__report_limits kscope__report_default_limits(void)
 
 void kscope__report_flush(kscope__report_out *o)
 {
-    const char *s = o->w.buf;
-    size_t n = o->w.failed ? 0 : o->w.len, run = 0;
+    const char *s = o->w.out.buf;
+    size_t n = o->w.out.failed ? 0 : o->w.out.len, run = 0;
     for (size_t i = 0; i < n; i++) {
         const char *esc = NULL;
         size_t skip = 1;
@@ -121,8 +121,8 @@ static void write_run_facts(kscope__jsonw *w, const char *path, char *warn, size
             yajl_val v = doc->u.object.values[i];
             if (!YAJL_IS_STRING(v) && !YAJL_IS_NUMBER(v))
                 continue;
-            kscope__jw_key(w, doc->u.object.keys[i]);
-            kscope__jw_str(w, YAJL_IS_STRING(v) ? v->u.string : v->u.number.r);
+            kscope__jw_member_str(w, doc->u.object.keys[i],
+                                  YAJL_IS_STRING(v) ? v->u.string : v->u.number.r);
         }
         kscope__jw_close(w, '}');
     } else {
@@ -130,8 +130,7 @@ static void write_run_facts(kscope__jsonw *w, const char *path, char *warn, size
         msg[strcspn(msg, "\n")] = 0;
         snprintf(line, sizeof line, "%s: the run's facts are left out: %s", KSCOPE__PATH(facts),
                  msg);
-        kscope__jw_key(w, "run_error");
-        kscope__jw_str(w, line);
+        kscope__jw_member_str(w, "run_error", line);
         if (warnlen && !warn[0]) /* the first one */
             snprintf(warn, warnlen, "%s", line);
     }
@@ -191,8 +190,7 @@ static int write_profile(kscope__report_out *o, const char *path, const char *id
     fprintf(o->f, "<script type=\"application/json\" id=\"%s\">", id);
     o->w.need_comma = 0; /* a new document */
     kscope__jw_open(&o->w, '{');
-    kscope__jw_key(&o->w, "name");
-    kscope__jw_str(&o->w, base_name(path));
+    kscope__jw_member_str(&o->w, "name", base_name(path));
     write_run_facts(&o->w, path, warn, warnlen);
     kscope__jw_key(&o->w, "tree");
     rc = kscope__report_tree(o, t, lim);
@@ -200,7 +198,7 @@ static int write_profile(kscope__report_out *o, const char *path, const char *id
         rc = kscope__top_json(&o->w, "top", t) < 0 ? KSCOPE_ENOMEM : 0;
     if (rc == 0) /* a profile with PC samples: its kernels' hottest lines */
         rc = kscope__lines_json(&o->w, "lines", t, LINES_PER_KERNEL) < 0 ? KSCOPE_ENOMEM : 0;
-    kscope__report_out args = {NULL, {0}};
+    kscope__report_out args = {.f = NULL};
     kscope__jw_init(&args.w);
     if (rc == 0 && is_trace)
         rc = write_trace(o, &args, &abuf, &alen, path, tl, lim, err, errlen);
@@ -247,7 +245,7 @@ int kscope__report_page(FILE *f, const char *a, const char *b, const kscope__rep
     if (warnlen)
         warn[0] = 0;
     kscope__report_limits def = kscope__report_default_limits();
-    kscope__report_out o = {f, {0}};
+    kscope__report_out o = {.f = f};
     kscope__jw_init(&o.w);
     int rc = write_page(&o, a, b, lim ? lim : &def, err, errlen, warn, warnlen);
     kscope__jw_free(&o.w);

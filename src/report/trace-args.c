@@ -96,9 +96,10 @@ int kscope__report_args_take(tparse *p, const kscope__tev_read *r, args_ref *out
     if (strcmp(r->args_json.text, "{}") == 0)
         return 0;
     split_numbers(p, r);
-    if (p->argw.failed || p->argnum.failed)
+    if (p->argw.out.failed || p->argnum.out.failed)
         return -1;
-    return keep(p, p->argw.buf, p->argnum.buf ? p->argnum.buf : "", p->argnum.len, out);
+    return keep(p, p->argw.out.buf, p->argnum.out.buf ? p->argnum.out.buf : "", p->argnum.out.len,
+                out);
 }
 
 /* ------------------------------------------------------------ B/E pairs */

@@ -102,7 +102,7 @@ static void numbers(args_map *m, const slice *s, size_t n)
             kscope__jw_raw(w, ",", 1);
         kscope__jw_raw(w, m->pool + s[i].args.off, s[i].args.len);
         first = 0;
-        if (w->len > (1u << 20))
+        if (w->out.len > (1u << 20))
             kscope__report_flush(m->doc);
     }
     kscope__jw_raw(w, "\"", 1);
@@ -121,16 +121,11 @@ static void write_track(kscope__report_out *o, const track *k, slice *s, size_t 
         shown = cap;
     }
     kscope__jw_open(w, '{');
-    kscope__jw_key(w, "pid");
-    kscope__jw_int(w, k->pid);
-    kscope__jw_key(w, "tid");
-    kscope__jw_int(w, k->tid);
-    kscope__jw_key(w, "name");
-    kscope__jw_int(w, k->name);
-    kscope__jw_key(w, "sort");
-    kscope__jw_int(w, k->sort);
-    kscope__jw_key(w, "n");
-    kscope__jw_uint(w, n);
+    kscope__jw_member_int(w, "pid", k->pid);
+    kscope__jw_member_int(w, "tid", k->tid);
+    kscope__jw_member_int(w, "name", k->name);
+    kscope__jw_member_int(w, "sort", k->sort);
+    kscope__jw_member_uint(w, "n", n);
     int_array(w, "ts");
     int64_t last = t0;
     for (size_t i = 0; i < shown; i++, last = s[i - 1].ts)
@@ -208,7 +203,7 @@ static void write_templates(args_map *am, const tparse *p)
     kscope__jw_open(&doc->w, '[');
     for (int32_t i = 0; i < am->n; i++) {
         kscope__jw_str(&doc->w, p->argtab.str[am->order[i]]);
-        if (doc->w.len > (1u << 20))
+        if (doc->w.out.len > (1u << 20))
             kscope__report_flush(doc);
     }
     kscope__jw_close(&doc->w, ']');
@@ -223,14 +218,11 @@ static void write_meta(kscope__jsonw *w, const tparse *p)
     kscope__jw_key(w, "metadata");
     kscope__jw_open(w, '{');
     for (size_t i = 0; i < p->nmeta; i++) {
-        kscope__jw_key(w, p->meta[i].key);
-        kscope__jw_str(w, p->meta[i].value);
+        kscope__jw_member_str(w, p->meta[i].key, p->meta[i].value);
     }
     kscope__jw_close(w, '}');
-    kscope__jw_key(w, "unended");
-    kscope__jw_uint(w, p->unended);
-    kscope__jw_key(w, "unplaced");
-    kscope__jw_uint(w, p->unplaced);
+    kscope__jw_member_uint(w, "unended", p->unended);
+    kscope__jw_member_uint(w, "unplaced", p->unplaced);
 }
 
 /* Each "s" with the first "f" of its id: [from track, ts, to track, ts]. */
@@ -266,12 +258,9 @@ static void write_counters(kscope__report_out *o, tparse *p, size_t cap, int64_t
             end++;
         size_t n = end - at < cap ? end - at : cap;
         kscope__jw_open(w, '{');
-        kscope__jw_key(w, "pid");
-        kscope__jw_int(w, p->series[s].pid);
-        kscope__jw_key(w, "name");
-        kscope__jw_int(w, p->series[s].tid);
-        kscope__jw_key(w, "n");
-        kscope__jw_uint(w, end - at);
+        kscope__jw_member_int(w, "pid", p->series[s].pid);
+        kscope__jw_member_int(w, "name", p->series[s].tid);
+        kscope__jw_member_uint(w, "n", end - at);
         int_array(w, "ts");
         for (size_t i = 0; i < n; i++)
             kscope__jw_int(w, p->samples[at + i].ts - (i ? p->samples[at + i - 1].ts : t0));
@@ -293,7 +282,7 @@ static void write_strings(kscope__report_out *o, const tparse *p)
     kscope__jw_open(&o->w, '[');
     for (size_t i = 0; i < p->names.n; i++) {
         kscope__jw_str(&o->w, p->names.str[i]);
-        if (o->w.len > (1u << 20))
+        if (o->w.out.len > (1u << 20))
             kscope__report_flush(o);
     }
     kscope__jw_close(&o->w, ']');
@@ -332,10 +321,8 @@ int kscope__report_timeline(kscope__report_out *o, kscope__report_out *args, ksc
     write_meta(&o->w, p);
     write_flows(&o->w, p, t0);
     write_counters(o, p, lim->max_track_events, t0);
-    kscope__jw_key(&o->w, "t0");
-    kscope__jw_int(&o->w, t0);
-    kscope__jw_key(&o->w, "cap");
-    kscope__jw_uint(&o->w, lim->max_track_events);
+    kscope__jw_member_int(&o->w, "t0", t0);
+    kscope__jw_member_uint(&o->w, "cap", lim->max_track_events);
     kscope__jw_close(&o->w, '}');
     kscope__report_flush(o);
     return 0;

@@ -235,10 +235,8 @@ static void write_metric(kscope__report_out *o, const kscope__ptree *t, const ks
     fold_values(f, m, a);
     kscope__jsonw *w = &o->w;
     kscope__jw_open(w, '{');
-    kscope__jw_key(w, "name");
-    kscope__jw_str(w, name);
-    kscope__jw_key(w, "inc");
-    kscope__jw_int(w, inc);
+    kscope__jw_member_str(w, "name", name);
+    kscope__jw_member_int(w, "inc", inc);
     kscope__jw_key(w, "total");
     number(w, f->n ? a->spans[0] : 0);
     for (size_t k = 0; k < m->nout; k++) /* a metric that rolls up: 0 is left out */
@@ -273,10 +271,8 @@ static void write_rate(kscope__report_out *o, const kscope__ptree *t, const ksco
     kscope__column_free(&col);
     kscope__jsonw *w = &o->w;
     kscope__jw_open(w, '{');
-    kscope__jw_key(w, "name");
-    kscope__jw_str(w, spec);
-    kscope__jw_key(w, "rate");
-    kscope__jw_int(w, 1);
+    kscope__jw_member_str(w, "name", spec);
+    kscope__jw_member_int(w, "rate", 1);
     write_sparse(w, "i", "v", a->out_val, m->nout, want);
     kscope__jw_close(w, '}');
     kscope__report_flush(o);
@@ -316,14 +312,10 @@ static void write_facts(kscope__jsonw *w, const kscope__ptree *t)
     for (uint32_t i = 0; i < t->ndevices; i++) {
         const kscope__pdevice *d = &t->devices[i];
         kscope__jw_open(w, '{');
-        kscope__jw_key(w, "type");
-        kscope__jw_str(w, d->type);
-        kscope__jw_key(w, "id");
-        kscope__jw_uint(w, d->id);
-        kscope__jw_key(w, "arch");
-        kscope__jw_str(w, d->arch ? d->arch : "");
-        kscope__jw_key(w, "sms");
-        kscope__jw_int(w, d->num_sms);
+        kscope__jw_member_str(w, "type", d->type);
+        kscope__jw_member_uint(w, "id", d->id);
+        kscope__jw_member_str(w, "arch", d->arch ? d->arch : "");
+        kscope__jw_member_int(w, "sms", d->num_sms);
         kscope__jw_key(w, "flops16");
         number(w, kscope__peak_flops(d, 16));
         kscope__jw_key(w, "bytes");
@@ -336,8 +328,7 @@ static void write_facts(kscope__jsonw *w, const kscope__ptree *t)
     for (uint32_t i = 0; i < t->root->nmetrics; i++) {
         const kscope__pmetric *m = &t->root->metrics[i];
         if (m->type == KSCOPE__V_STRING) {
-            kscope__jw_key(w, m->key);
-            kscope__jw_str(w, m->v.s);
+            kscope__jw_member_str(w, m->key, m->v.s);
         } else if (strcmp(m->key, "dropped_records") == 0) {
             kscope__jw_key(w, m->key);
             number(w, kscope__pmetric_number(m));
@@ -353,14 +344,11 @@ static void write_lod(kscope__jsonw *w, const kscope__pflat *f, const tree_map *
         return;
     kscope__jw_key(w, "lod");
     kscope__jw_open(w, '{');
-    kscope__jw_key(w, "of");
-    kscope__jw_uint(w, f->n);
-    kscope__jw_key(w, "kept");
-    kscope__jw_uint(w, m->nout);
+    kscope__jw_member_uint(w, "of", f->n);
+    kscope__jw_member_uint(w, "kept", m->nout);
     kscope__jw_key(w, "share");
     number(w, lim->other_share);
-    kscope__jw_key(w, "metric");
-    kscope__jw_str(w, m->lod_metric);
+    kscope__jw_member_str(w, "metric", m->lod_metric);
     kscope__jw_close(w, '}');
 }
 
@@ -382,8 +370,7 @@ int kscope__report_tree(kscope__report_out *o, const kscope__ptree *t,
         write_shape(&o->w, &f, &m);
         char dflt[256];
         if (kscope__default_metric_name(t, dflt, sizeof dflt) > 0) {
-            kscope__jw_key(&o->w, "default");
-            kscope__jw_str(&o->w, dflt);
+            kscope__jw_member_str(&o->w, "default", dflt);
         }
         kscope__report_flush(o);
         rc = write_metrics(o, t, &f, &m, info, nm);

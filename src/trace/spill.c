@@ -104,17 +104,26 @@ static void budget_give(kscope__session *s, size_t bytes)
     atomic_fetch_sub_explicit(&s->held, bytes, memory_order_relaxed);
 }
 
-kscope__evchunk *kscope__ev_chunk_new(kscope__session *s)
+/* A chunk of `bytes` out of s's budget (malloc'd, uninitialised): NULL
+ * when the budget or memory runs out. Starts the spill writer first if a
+ * session asked for it. */
+static void *chunk_alloc(kscope__session *s, size_t bytes)
 {
     if (atomic_load_explicit(&writer_wanted, memory_order_relaxed))
         writer_start();
-    if (!budget_take(s, CHUNK_BYTES))
+    if (!budget_take(s, bytes))
         return NULL;
-    kscope__evchunk *c = malloc(sizeof *c);
-    if (!c) {
-        budget_give(s, CHUNK_BYTES);
+    void *c = malloc(bytes);
+    if (!c)
+        budget_give(s, bytes);
+    return c;
+}
+
+kscope__evchunk *kscope__ev_chunk_new(kscope__session *s)
+{
+    kscope__evchunk *c = chunk_alloc(s, CHUNK_BYTES);
+    if (!c)
         return NULL;
-    }
     c->next = NULL;
     atomic_store_explicit(&c->n, 0, memory_order_relaxed);
     return c;
@@ -134,15 +143,9 @@ kscope__gpu_ev *kscope__gpu_ev_add(kscope__session *s)
 {
     kscope__gpu_chunk *c = s->gev_tail;
     if (!c || c->n == KSCOPE__GPU_CHUNK) {
-        if (atomic_load_explicit(&writer_wanted, memory_order_relaxed))
-            writer_start();
-        if (!budget_take(s, GPU_CHUNK_BYTES))
+        kscope__gpu_chunk *nc = chunk_alloc(s, GPU_CHUNK_BYTES);
+        if (!nc)
             return NULL;
-        kscope__gpu_chunk *nc = malloc(sizeof *nc);
-        if (!nc) {
-            budget_give(s, GPU_CHUNK_BYTES);
-            return NULL;
-        }
         nc->next = NULL;
         nc->n = 0;
         if (c)

@@ -38,7 +38,7 @@ static void report_trace(const uint8_t *data, size_t size)
     char err[KSCOPE__READ_ERRLEN];
     kscope__report_limits lim = kscope__report_default_limits();
     lim.max_track_events = 8; /* the longest-slices cut is taken too */
-    kscope__report_out o = {fopen("/dev/null", "w"), {0}}, args = {fopen("/dev/null", "w"), {0}};
+    kscope__report_out o = {.f = fopen("/dev/null", "w")}, args = {.f = fopen("/dev/null", "w")};
     if (o.f && args.f) {
         kscope__jw_init(&o.w);
         kscope__jw_init(&args.w);
