@@ -91,8 +91,12 @@ static int pair_same(const void *slot, const void *key)
     return ((const pair *)slot)->key == *(const uint32_t *)key;
 }
 
-static const kscope__table_kind pairs = {
-    sizeof(pair), offsetof(pair, key), sizeof(uint32_t), 16, 0, pair_hash, pair_same};
+static const kscope__table_kind pairs = {.size = sizeof(pair),
+                                         .mark = offsetof(pair, key),
+                                         .mark_size = sizeof(uint32_t),
+                                         .first = 16,
+                                         .hash = pair_hash,
+                                         .same = pair_same};
 
 static const pair *pair_find(const kscope__table *t, const kscope__table_kind *k, uint32_t key)
 {
@@ -178,13 +182,7 @@ static void test_table_left_whole_when_it_cannot_grow(void **state)
 static void test_table_keyed_by_pointer(void **state)
 {
     (void)state;
-    static const kscope__table_kind map = {sizeof(kscope__ptr_pair),
-                                           offsetof(kscope__ptr_pair, key),
-                                           sizeof(void *),
-                                           4,
-                                           0,
-                                           kscope__ptr_slot_hash,
-                                           kscope__ptr_slot_same};
+    static const kscope__table_kind map = KSCOPE__PTR_TABLE_KIND(kscope__ptr_pair, 4);
     static char names[100][8];
     kscope__table t = {0};
     for (int i = 0; i < 100; i++) {

@@ -8,8 +8,9 @@
  * fields, or a string that the slot only refers to. Like util.h it knows
  * no kscope type and includes nothing of src/.
  *
- *     static const kscope__table_kind kind = {sizeof(entry), offsetof(entry, key),
- *                                             sizeof(uint32_t), 64, 0, entry_hash, entry_same};
+ *     static const kscope__table_kind kind = {
+ *         .size = sizeof(entry), .mark = offsetof(entry, key), .mark_size = sizeof(uint32_t),
+ *         .first = 64, .hash = entry_hash, .same = entry_same};
  *     entry *e = kscope__table_find(&tab, &kind, hash_of(key), &key);
  *     if (!e && !(e = kscope__table_add(&tab, &kind, hash_of(key), &(entry){key, value})))
  *         return KSCOPE_ENOMEM;
@@ -71,6 +72,15 @@ void kscope__table_free(kscope__table *t);
 uint64_t kscope__ptr_hash(const void *p);
 uint64_t kscope__ptr_slot_hash(const void *slot);
 int kscope__ptr_slot_same(const void *slot, const void *key);
+
+/* The kind of a table of `type` slots opening with their pointer key,
+ * first allocated with `first_cap` slots, doubled at half full:
+ *     static const kscope__table_kind names = KSCOPE__PTR_TABLE_KIND(kscope__ptr_pair, 64); */
+#define KSCOPE__PTR_TABLE_KIND(type, first_cap)                                                    \
+    {                                                                                              \
+        .size = sizeof(type), .mark = 0, .mark_size = sizeof(void *), .first = (first_cap),        \
+        .hash = kscope__ptr_slot_hash, .same = kscope__ptr_slot_same                               \
+    }
 
 /* A slot of a map from one pointer to another. */
 typedef struct kscope__ptr_pair {
