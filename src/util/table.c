@@ -8,19 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int kscope__table_used(const kscope__table_kind *k, const void *slot)
-{
-    const char *m = (const char *)slot + k->mark;
-    if (k->mark_size == 4) {
-        uint32_t v;
-        memcpy(&v, m, sizeof v);
-        return v != 0;
-    }
-    uint64_t v;
-    memcpy(&v, m, sizeof v);
-    return v != 0;
-}
-
 static char *slot_at(const kscope__table *t, const kscope__table_kind *k, size_t j)
 {
     return (char *)t->slots + j * k->size;
@@ -35,25 +22,8 @@ static char *empty_slot(const kscope__table *t, const kscope__table_kind *k, uin
     return slot_at(t, k, j);
 }
 
-void *kscope__table_find(const kscope__table *t, const kscope__table_kind *k, uint64_t hash,
-                         const void *key)
+int kscope__table_grow(kscope__table *t, const kscope__table_kind *k)
 {
-    if (!t->cap)
-        return NULL;
-    for (size_t j = (size_t)hash & (t->cap - 1);; j = (j + 1) & (t->cap - 1)) {
-        char *s = slot_at(t, k, j);
-        if (!kscope__table_used(k, s))
-            return NULL;
-        if (k->same(s, key))
-            return s;
-    }
-}
-
-int kscope__table_reserve(kscope__table *t, const kscope__table_kind *k)
-{
-    unsigned fill = k->fill ? k->fill : 50;
-    if ((t->len + 1) * 100 <= t->cap * fill)
-        return 0;
     kscope__table bigger = {NULL, t->cap ? t->cap * 2 : k->first, t->len};
     if (bigger.cap > SIZE_MAX / k->size || !(bigger.slots = calloc(bigger.cap, k->size)))
         return -1; /* too large for a size_t of bytes, or out of memory */

@@ -20,6 +20,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* A table; all zero is an empty one with nothing allocated. */
 typedef struct kscope__table {
@@ -39,18 +40,49 @@ typedef struct kscope__table_kind {
     int (*same)(const void *slot, const void *key); /* whether a used slot holds key */
 } kscope__table_kind;
 
+/* kscope__table_reserve's work when the table must double. */
+int kscope__table_grow(kscope__table *t, const kscope__table_kind *k);
+
 /* Whether `slot` of a table of kind k is in use (its mark is nonzero). */
-int kscope__table_used(const kscope__table_kind *k, const void *slot);
+static inline int kscope__table_used(const kscope__table_kind *k, const void *slot)
+{
+    const char *m = (const char *)slot + k->mark;
+    if (k->mark_size == 4) {
+        uint32_t v;
+        memcpy(&v, m, sizeof v);
+        return v != 0;
+    }
+    uint64_t v;
+    memcpy(&v, m, sizeof v);
+    return v != 0;
+}
 
 /* The used slot holding `key`, whose hash is `hash` (the value k->hash
- * gives for its slot), or NULL when there is none. */
-void *kscope__table_find(const kscope__table *t, const kscope__table_kind *k, uint64_t hash,
-                         const void *key);
+ * gives for its slot), or NULL when there is none. Inline, so that with a
+ * kind known where it is called (a static const) the compiler writes the
+ * probe loop for that kind, as fast as one written by hand. */
+static inline void *kscope__table_find(const kscope__table *t, const kscope__table_kind *k,
+                                       uint64_t hash, const void *key)
+{
+    if (!t->cap)
+        return NULL;
+    for (size_t j = (size_t)hash & (t->cap - 1);; j = (j + 1) & (t->cap - 1)) {
+        char *s = (char *)t->slots + j * k->size;
+        if (!kscope__table_used(k, s))
+            return NULL;
+        if (k->same(s, key))
+            return s;
+    }
+}
 
 /* Room for one more entry: the table doubled (from k->first slots) when
  * that entry would fill it past k->fill. 0, or -1 with the table whole
  * (same slots, capacity and entries) when memory runs out. */
-int kscope__table_reserve(kscope__table *t, const kscope__table_kind *k);
+static inline int kscope__table_reserve(kscope__table *t, const kscope__table_kind *k)
+{
+    unsigned fill = k->fill ? k->fill : 50;
+    return (t->len + 1) * 100 <= t->cap * fill ? 0 : kscope__table_grow(t, k);
+}
 
 /* A copy of `entry` (k->size bytes, its mark nonzero, its key not yet in
  * the table, `hash` its hash) put in the table after
