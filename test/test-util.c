@@ -70,6 +70,7 @@ static void test_fnv1a(void **state)
 
 /* ------------------------------------------------------------ the table */
 
+/* Keyed by the number in the slot (no `same`). */
 typedef struct pair {
     uint32_t key; /* 0: empty */
     uint32_t value;
@@ -86,17 +87,13 @@ static uint64_t pair_hash(const void *slot)
     return pair_hash_of(((const pair *)slot)->key);
 }
 
-static int pair_same(const void *slot, const void *key)
-{
-    return ((const pair *)slot)->key == *(const uint32_t *)key;
-}
-
 static const kscope__table_kind pairs = {.size = sizeof(pair),
                                          .mark = offsetof(pair, key),
                                          .mark_size = sizeof(uint32_t),
+                                         .key = offsetof(pair, key),
+                                         .key_size = sizeof(uint32_t),
                                          .first = 16,
-                                         .hash = pair_hash,
-                                         .same = pair_same};
+                                         .hash = pair_hash};
 
 static const pair *pair_find(const kscope__table *t, const kscope__table_kind *k, uint32_t key)
 {

@@ -3,14 +3,15 @@
  * the caller chooses, found by linear probing from hash & (cap - 1), grown
  * by doubling (every entry rehashed) once a share of the slots is in use.
  * A slot is empty while its mark (a uint32_t, uint64_t or pointer at an
- * offset the caller names) is zero; the key is whatever the caller's
- * `same` compares, so a table may be keyed by a pointer, an id, several
- * fields, or a string that the slot only refers to. Like util.h it knows
+ * offset the caller names) is zero; the key is a number in the slot, or
+ * whatever the caller's `same` compares: a pointer, several fields, a
+ * string that the slot only refers to. Like util.h it knows
  * no kscope type and includes nothing of src/.
  *
  *     static const kscope__table_kind kind = {
  *         .size = sizeof(entry), .mark = offsetof(entry, key), .mark_size = sizeof(uint32_t),
- *         .first = 64, .hash = entry_hash, .same = entry_same};
+ *         .key = offsetof(entry, key), .key_size = sizeof(uint32_t), .first = 64,
+ *         .hash = entry_hash};
  *     entry *e = kscope__table_find(&tab, &kind, hash_of(key), &key);
  *     if (!e && !(e = kscope__table_add(&tab, &kind, hash_of(key), &(entry){key, value})))
  *         return KSCOPE_ENOMEM;
@@ -37,7 +38,10 @@ typedef struct kscope__table_kind {
     size_t first;                       /* slots of the first allocation, a power of two */
     unsigned fill;                      /* percent of the slots in use before it doubles; 0: 50 */
     uint64_t (*hash)(const void *slot); /* a used slot's hash, to rehash it */
-    int (*same)(const void *slot, const void *key); /* whether a used slot holds key */
+    /* Whether a used slot holds key; NULL: the key_size bytes at offset
+     * key of the slot are the key's (a number kept in the slot). */
+    int (*same)(const void *slot, const void *key);
+    size_t key, key_size;
 } kscope__table_kind;
 
 /* kscope__table_reserve's work when the table must double. */
@@ -70,7 +74,7 @@ static inline void *kscope__table_find(const kscope__table *t, const kscope__tab
         char *s = (char *)t->slots + j * k->size;
         if (!kscope__table_used(k, s))
             return NULL;
-        if (k->same(s, key))
+        if (k->same ? k->same(s, key) : memcmp(s + k->key, key, k->key_size) == 0)
             return s;
     }
 }

@@ -70,17 +70,13 @@ static uint64_t grid_slot_hash(const void *slot)
     return number_hash(((const kscope__dsgrid *)slot)->key);
 }
 
-static int grid_same(const void *slot, const void *key)
-{
-    return ((const kscope__dsgrid *)slot)->key == *(const uint64_t *)key;
-}
-
 static const kscope__table_kind grids_kind = {.size = sizeof(kscope__dsgrid),
                                               .mark = offsetof(kscope__dsgrid, key),
                                               .mark_size = sizeof(uint64_t),
                                               .first = 64,
-                                              .hash = grid_slot_hash,
-                                              .same = grid_same};
+                                              .key = offsetof(kscope__dsgrid, key),
+                                              .key_size = sizeof(uint64_t),
+                                              .hash = grid_slot_hash};
 
 static uint64_t grid_key(uint32_t context_id, uint32_t grid)
 {
@@ -386,17 +382,13 @@ static uint64_t name_slot_hash(const void *slot)
     return number_hash(((const name_slot *)slot)->id);
 }
 
-static int name_same(const void *slot, const void *id)
-{
-    return ((const name_slot *)slot)->id == *(const uint32_t *)id;
-}
-
 static const kscope__table_kind names_kind = {.size = sizeof(name_slot),
                                               .mark = offsetof(name_slot, name),
                                               .mark_size = sizeof(uint32_t),
                                               .first = 256,
-                                              .hash = name_slot_hash,
-                                              .same = name_same};
+                                              .key = offsetof(name_slot, id),
+                                              .key_size = sizeof(uint32_t),
+                                              .hash = name_slot_hash};
 
 static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
 static kscope__table names; /* name_slot */

@@ -144,7 +144,7 @@ static uint64_t func_hash(const void *e)
     return mix(((const func *)e)->fn);
 }
 
-/* Whether an entry is the key's: a PC's, (fn, frame, device)'s, fn's. */
+/* Whether an entry is the key's: a PC's, (fn, frame, device)'s. */
 static int pc_same(const void *e, const void *key)
 {
     const pc_entry *a = e, *b = key;
@@ -157,20 +157,16 @@ static int agg_same(const void *e, const void *key)
     return a->fn == b->fn && a->frame == b->frame && a->device == b->device;
 }
 
-static int func_same(const void *e, const void *key)
-{
-    return ((const func *)e)->fn == *(const uint32_t *)key;
-}
-
-/* Each table's entries are used while their fn is not 0. */
+/* Each table's entries are used while their fn is not 0 (funcs: keyed by fn). */
 #define PCS_TABLE_KIND(type, hash_fn, same_fn)                                                     \
     {                                                                                              \
         .size = sizeof(type), .mark = offsetof(type, fn), .mark_size = sizeof(uint32_t),           \
-        .first = 256, .hash = hash_fn, .same = same_fn                                             \
+        .key = offsetof(type, fn), .key_size = sizeof(uint32_t), .first = 256, .hash = hash_fn,    \
+        .same = same_fn                                                                            \
     }
 static const kscope__table_kind pcs_kind = PCS_TABLE_KIND(pc_entry, pc_hash, pc_same);
 static const kscope__table_kind aggs_kind = PCS_TABLE_KIND(agg, agg_hash, agg_same);
-static const kscope__table_kind funcs_kind = PCS_TABLE_KIND(func, func_hash, func_same);
+static const kscope__table_kind funcs_kind = PCS_TABLE_KIND(func, func_hash, NULL);
 
 /* The function's entry, made when missing (NULL out of memory). */
 static func *func_get(kscope__pcs_tab *t, uint32_t fn, int create)
