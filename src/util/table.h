@@ -41,7 +41,7 @@ typedef struct kscope__table_kind {
     /* Whether a used slot holds key; NULL: the key_size bytes at offset
      * key of the slot are the key's (a number kept in the slot). */
     int (*same)(const void *slot, const void *key);
-    size_t key, key_size;
+    size_t key, key_size; /* without same: where the key is in a slot, its bytes */
 } kscope__table_kind;
 
 /* kscope__table_reserve's work when the table must double. */

@@ -199,8 +199,8 @@ static pc_entry *pc_get(kscope__pcs_tab *t, const CUpti_PCSamplingPCData *p,
 {
     pc_entry key = {.crc = p->cubinCrc, .pc = p->pcOffset, .findex = p->functionIndex};
     pc_entry *e = kscope__table_find(&t->pcs, &pcs_kind, pc_hash(&key), &key);
-    if (e)
-        return e;
+    if (e || kscope__table_reserve(&t->pcs, &pcs_kind) != 0)
+        return e; /* known, or no room for it (NULL) */
     const char *raw = p->functionName ? p->functionName : "<unknown>";
     const char *fn = kscope__demangle(raw);
     char file[2048] = "";
@@ -224,9 +224,11 @@ static agg *agg_get(kscope__pcs_tab *t, const pc_entry *e, uint32_t device)
 {
     agg key = {e->fn, e->frame, device, e->line, 0, NULL};
     agg *a = kscope__table_find(&t->aggs, &aggs_kind, agg_hash(&key), &key);
-    if (a || !(key.count = calloc(SLOTS, sizeof *key.count)))
+    if (a)
         return a;
-    if (!(a = kscope__table_add(&t->aggs, &aggs_kind, agg_hash(&key), &key)))
+    key.count = calloc(SLOTS, sizeof *key.count);
+    a = key.count ? kscope__table_add(&t->aggs, &aggs_kind, agg_hash(&key), &key) : NULL;
+    if (!a)
         free(key.count);
     return a;
 }
