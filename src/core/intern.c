@@ -10,6 +10,7 @@
  * not an allocation each.
  */
 #include "kscope-internal.h"
+#include "util/table.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,16 +25,16 @@ static const char **_Atomic chunks[MAX_CHUNKS];
 static uint32_t nnames; /* ids 1..nnames are in use */
 static char *block;     /* the block names are packed into */
 static size_t block_used;
-static uint32_t *hash_ids;
-static uint32_t hash_cap;
 static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static uint64_t hash_str(const char *s)
+/* The low 32 bits of an FNV-1a, all the table's index uses (the
+ * compiler's loop for them is a little shorter than for all 64). */
+static uint32_t hash_str(const char *s)
 {
     uint64_t h = 1469598103934665603ull; /* FNV-1a */
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    return (uint32_t)h;
 }
 
 const char *kscope__name(uint32_t id)
@@ -44,26 +45,25 @@ const char *kscope__name(uint32_t id)
     return c ? c[id & (CHUNK_SIZE - 1)] : "";
 }
 
-static int grow_hash(void)
+/* The table from a name to its id: slots hold ids, keyed by the name's text. */
+static uint64_t id_hash(const void *slot)
 {
-    uint32_t cap = hash_cap ? hash_cap * 2 : 1024;
-    uint32_t *ids = calloc(cap, sizeof *ids);
-    if (!ids)
-        return -1;
-    for (uint32_t i = 0; i < hash_cap; i++) {
-        uint32_t id = hash_ids[i];
-        if (!id)
-            continue;
-        uint32_t j = (uint32_t)hash_str(kscope__name(id)) & (cap - 1);
-        while (ids[j])
-            j = (j + 1) & (cap - 1);
-        ids[j] = id;
-    }
-    free(hash_ids);
-    hash_ids = ids;
-    hash_cap = cap;
-    return 0;
+    return hash_str(kscope__name(*(const uint32_t *)slot));
 }
+
+static int id_names(const void *slot, const void *name)
+{
+    return strcmp(kscope__name(*(const uint32_t *)slot), name) == 0;
+}
+
+static const kscope__table_kind ids_kind = {.size = sizeof(uint32_t),
+                                            .mark = 0,
+                                            .mark_size = sizeof(uint32_t),
+                                            .first = 1024,
+                                            .fill = 80,
+                                            .hash = id_hash,
+                                            .same = id_names};
+static kscope__table ids; /* under intern_lock */
 
 /* A copy of name in the current block (a new one when it is full; a long
  * name gets one of its own); caller holds intern_lock. */
@@ -111,20 +111,12 @@ uint32_t kscope__intern(const char *name)
     if (!name)
         return 0;
     pthread_mutex_lock(&intern_lock);
-    uint32_t id = 0;
-    if ((nnames + 1) * 5 > hash_cap * 4 && grow_hash() != 0)
-        goto out;
-    uint32_t j = (uint32_t)hash_str(name) & (hash_cap - 1);
-    for (; hash_ids[j]; j = (j + 1) & (hash_cap - 1)) {
-        if (strcmp(kscope__name(hash_ids[j]), name) == 0) {
-            id = hash_ids[j];
-            goto out;
-        }
-    }
-    id = add_name(name);
-    if (id)
-        hash_ids[j] = id;
-out:
+    uint32_t hash = hash_str(name);
+    const uint32_t *known = kscope__table_find(&ids, &ids_kind, hash, name);
+    uint32_t id = known ? *known : 0;
+    /* A new name: room in the table first, so that once added it is found. */
+    if (!known && kscope__table_reserve(&ids, &ids_kind) == 0 && (id = add_name(name)) != 0)
+        kscope__table_add(&ids, &ids_kind, hash, &id);
     pthread_mutex_unlock(&intern_lock);
     return id;
 }

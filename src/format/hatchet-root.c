@@ -6,67 +6,32 @@
  * numbers ROOT lists and the values set aside.
  */
 #include "format/hatchet-root.h"
+#include "util/table.h"
 #include "kscope.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* A set of interned names (pointers); slots are NULL when empty. */
-typedef struct name_set {
-    const char **slot;
-    uint32_t cap, n;
-} name_set;
+/* A set of interned names: slots hold the name's pointer, NULL when empty. */
+static const kscope__table_kind name_set = KSCOPE__PTR_TABLE_KIND(const char *, 16);
 
-static uint32_t name_hash(const char *k, uint32_t cap)
+static int set_has(const kscope__table *s, const char *k)
 {
-    uint64_t x = (uintptr_t)k * 0x9e3779b97f4a7c15ULL;
-    return (uint32_t)(x >> 32) & (cap - 1);
+    return kscope__table_find(s, &name_set, kscope__ptr_hash(k), k) != NULL;
 }
 
-static int set_has(const name_set *s, const char *k)
+static int set_add(kscope__table *s, const char *k)
 {
-    if (!s->cap)
+    if (set_has(s, k) || kscope__table_add(s, &name_set, kscope__ptr_hash(k), &k))
         return 0;
-    for (uint32_t j = name_hash(k, s->cap); s->slot[j]; j = (j + 1) & (s->cap - 1))
-        if (s->slot[j] == k)
-            return 1;
-    return 0;
-}
-
-static int set_add(name_set *s, const char *k)
-{
-    if (set_has(s, k))
-        return 0;
-    if ((s->n + 1) * 2 > s->cap) {
-        uint32_t cap = s->cap ? s->cap * 2 : 16;
-        const char **slot = calloc(cap, sizeof *slot);
-        if (!slot)
-            return KSCOPE_ENOMEM;
-        for (uint32_t i = 0; i < s->cap; i++) {
-            if (!s->slot[i])
-                continue;
-            uint32_t j = name_hash(s->slot[i], cap);
-            while (slot[j])
-                j = (j + 1) & (cap - 1);
-            slot[j] = s->slot[i];
-        }
-        free(s->slot);
-        s->slot = slot;
-        s->cap = cap;
-    }
-    uint32_t j = name_hash(k, s->cap);
-    while (s->slot[j])
-        j = (j + 1) & (s->cap - 1);
-    s->slot[j] = k;
-    s->n++;
-    return 0;
+    return KSCOPE_ENOMEM;
 }
 
 typedef struct scan {
     const kscope__pnode *root;
-    name_set unsummable; /* names some node holds as a string or vector */
-    name_set below;      /* names nodes under ROOT hold */
-    name_set doubles;    /* names some node holds as a floating-point number */
+    kscope__table unsummable; /* names some node holds as a string or vector */
+    kscope__table below;      /* names nodes under ROOT hold */
+    kscope__table doubles;    /* names some node holds as a floating-point number */
     int failed;
 } scan;
 
@@ -127,9 +92,9 @@ int kscope__hroot_plan(const kscope__ptree *t, kscope__hroot *r)
     r->inclusive = malloc(ni * sizeof *r->inclusive);
     if (!r->own || !r->aside || !r->zeros || !r->zero_double || !r->inclusive ||
         kscope__ptree_walk(t, scan_node, NULL, &s) != 0 || s.failed) {
-        free(s.unsummable.slot);
-        free(s.below.slot);
-        free(s.doubles.slot);
+        kscope__table_free(&s.unsummable);
+        kscope__table_free(&s.below);
+        kscope__table_free(&s.doubles);
         return KSCOPE_ENOMEM;
     }
     place_own(t, &s, r);
@@ -143,16 +108,16 @@ int kscope__hroot_plan(const kscope__ptree *t, kscope__hroot *r)
             r->zeros[r->nzeros++] = k;
         }
     }
-    if (r->nown + r->nzeros == 0 && s.below.n == 0) {
+    if (r->nown + r->nzeros == 0 && s.below.len == 0) {
         for (size_t i = 0; i < 2; i++) {
             r->zero_double[r->nzeros] = 0;
             r->zeros[r->nzeros++] = empty_placeholders[i];
             r->inclusive[r->ninclusive++] = empty_placeholders[i];
         }
     }
-    free(s.unsummable.slot);
-    free(s.below.slot);
-    free(s.doubles.slot);
+    kscope__table_free(&s.unsummable);
+    kscope__table_free(&s.below);
+    kscope__table_free(&s.doubles);
     return 0;
 }
 

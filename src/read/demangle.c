@@ -26,45 +26,8 @@ int kscope__demangle_available(void)
     return kscope__cxx_demangler();
 }
 
-static uint32_t slot_of(const char *k, uint32_t cap)
-{
-    uint64_t x = (uintptr_t)k * 0x9e3779b97f4a7c15ULL;
-    return (uint32_t)(x >> 32) & (cap - 1);
-}
-
-static int remember(kscope__demangler *d, const char *from, const char *to)
-{
-    if ((d->n + 1) * 2 > d->cap) {
-        uint32_t cap = d->cap ? d->cap * 2 : 64;
-        const char **f = calloc(cap, sizeof *f), **t = calloc(cap, sizeof *t);
-        if (!f || !t) {
-            free(f);
-            free(t);
-            return KSCOPE_ENOMEM;
-        }
-        for (uint32_t i = 0; i < d->cap; i++) {
-            if (!d->from[i])
-                continue;
-            uint32_t j = slot_of(d->from[i], cap);
-            while (f[j])
-                j = (j + 1) & (cap - 1);
-            f[j] = d->from[i];
-            t[j] = d->to[i];
-        }
-        free(d->from);
-        free(d->to);
-        d->from = f;
-        d->to = t;
-        d->cap = cap;
-    }
-    uint32_t j = slot_of(from, d->cap);
-    while (d->from[j])
-        j = (j + 1) & (d->cap - 1);
-    d->from[j] = from;
-    d->to[j] = to;
-    d->n++;
-    return 0;
-}
+/* The map's slots: a kscope__ptr_pair keyed by the mangled name's pointer. */
+static const kscope__table_kind names_kind = KSCOPE__PTR_TABLE_KIND(kscope__ptr_pair, 64);
 
 /* Where the C++ name in a frame name starts, or NULL for none: the whole
  * name, or the function of a PC-sampling frame ("file:line@_Z...", and
@@ -112,19 +75,18 @@ const char *kscope__demangled(kscope__demangler *d, kscope__ptree *t, const char
     const char *fn = mangled_part(name);
     if (!fn || !kscope__demangle_available())
         return name;
-    for (uint32_t j = d->cap ? slot_of(name, d->cap) : 0; d->cap && d->from[j];
-         j = (j + 1) & (d->cap - 1))
-        if (d->from[j] == name)
-            return d->to[j];
+    const kscope__ptr_pair *met =
+        kscope__table_find(&d->names, &names_kind, kscope__ptr_hash(name), name);
+    if (met)
+        return met->value;
     const char *readable = demangle_frame(t, name, fn);
-    if (!readable || remember(d, name, readable) != 0)
+    kscope__ptr_pair pair = {name, readable};
+    if (!readable || !kscope__table_add(&d->names, &names_kind, kscope__ptr_hash(name), &pair))
         return NULL;
     return readable;
 }
 
 void kscope__demangler_free(kscope__demangler *d)
 {
-    free(d->from);
-    free(d->to);
-    memset(d, 0, sizeof *d);
+    kscope__table_free(&d->names);
 }

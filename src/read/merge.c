@@ -36,51 +36,26 @@ typedef struct merger {
     int nstats;
     /* this rank's names (interned there) and their copies in r: a small
      * pointer-keyed table, since kernel names repeat through a tree */
-    const char **nfrom, **nto;
-    size_t ncap, nused;
+    kscope__table names; /* kscope__ptr_pair */
     /* this rank's metric keys and their interned copies in r */
     const char *kfrom[64], *kto[64];
     signed char kext[64]; /* -1 min_*, +1 max_*, 0 summed */
     int nkeys;
 } merger;
 
+static const kscope__table_kind names_kind = KSCOPE__PTR_TABLE_KIND(kscope__ptr_pair, 4096);
+
 /* r's interned copy of a node name interned in the rank being merged. */
 static const char *merged_name(merger *m, const char *name)
 {
-    if (m->nused * 2 >= m->ncap) {
-        size_t cap = m->ncap ? m->ncap * 2 : 4096;
-        const char **from = calloc(cap, sizeof *from), **to = malloc(cap * sizeof *to);
-        if (!from || !to) {
-            free(from);
-            free(to);
-            return NULL;
-        }
-        for (size_t i = 0; i < m->ncap; i++) {
-            if (!m->nfrom[i])
-                continue;
-            size_t j = (((uintptr_t)m->nfrom[i] >> 4) * 0x9e3779b97f4a7c15ull) & (cap - 1);
-            while (from[j])
-                j = (j + 1) & (cap - 1);
-            from[j] = m->nfrom[i];
-            to[j] = m->nto[i];
-        }
-        free(m->nfrom);
-        free(m->nto);
-        m->nfrom = from;
-        m->nto = to;
-        m->ncap = cap;
-    }
-    size_t j = (((uintptr_t)name >> 4) * 0x9e3779b97f4a7c15ull) & (m->ncap - 1);
-    while (m->nfrom[j] && m->nfrom[j] != name)
-        j = (j + 1) & (m->ncap - 1);
-    if (m->nfrom[j])
-        return m->nto[j];
+    const kscope__ptr_pair *met =
+        kscope__table_find(&m->names, &names_kind, kscope__ptr_hash(name), name);
+    if (met)
+        return met->value;
     const char *k = kscope__ptree_intern_cstr(m->r, name);
-    if (k) {
-        m->nfrom[j] = name;
-        m->nto[j] = k;
-        m->nused++;
-    }
+    kscope__ptr_pair pair = {name, k};
+    if (k && !kscope__table_add(&m->names, &names_kind, kscope__ptr_hash(name), &pair))
+        return NULL;
     return k;
 }
 
@@ -359,9 +334,7 @@ static int merge_one(merger *m, const kscope__merge_prep *p, char *err, size_t e
     const kscope__pflat *f = &p->f;
     int32_t *map = malloc((f->n ? f->n : 1) * sizeof *map);
     m->nkeys = 0; /* keys and names are per rank tree */
-    if (m->ncap)
-        memset(m->nfrom, 0, m->ncap * sizeof *m->nfrom);
-    m->nused = 0;
+    kscope__table_clear(&m->names, &names_kind);
     int rc = map ? 0 : KSCOPE_ENOMEM;
     for (size_t i = 0; rc == 0 && i < f->n; i++) {
         if (i == 0) {
@@ -519,8 +492,7 @@ void kscope__merger_free(kscope__merger *mg)
     free(m->nodes);
     free(m->parent);
     free(m->slot);
-    free(m->nfrom);
-    free(m->nto);
+    kscope__table_free(&m->names);
     for (int s = 0; s < m->nstats; s++)
         free(m->stat[s]);
     free(mg);

@@ -15,6 +15,7 @@
 #include "format/format.h"
 #include "format/jsonw.h"
 #include "profile/ptree.h"
+#include "util/table.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -130,8 +131,7 @@ int kscope__read_chrome_trace(const char *buf, size_t len, kscope__ptree **out, 
  * mangled (Proton's) pair with kscope's. A reader holds one demangler
  * (zeroed to start) per tree it builds. */
 typedef struct kscope__demangler {
-    const char **from, **to; /* mangled -> readable, both interned in the tree */
-    uint32_t cap, n;
+    kscope__table names; /* kscope__ptr_pair: mangled -> readable, both interned in the tree */
 } kscope__demangler;
 
 /* The readable form of `name` (interned in t), interned in t: name itself

@@ -9,6 +9,7 @@
  * by the time a kernel name reaches us. Without it, names stay mangled.
  */
 #include "gpu/cupti/cupti-internal.h"
+#include "util/table.h"
 #include "util/util.h"
 
 #include <pthread.h>
@@ -29,38 +30,10 @@ typedef struct retired_entry {
     name_entry old;
 } retired_entry;
 
-static name_entry *table;
+static const kscope__table_kind names_kind = KSCOPE__PTR_TABLE_KIND(name_entry, 1024);
+static kscope__table table; /* name_entry, keyed by CUPTI's pointer */
 static retired_entry *retired;
-static size_t table_cap, table_len;
 static const char *fallback_name = "";
-
-static size_t slot_of(const char *key, size_t cap)
-{
-    uintptr_t h = (uintptr_t)key;
-    h ^= h >> 17;
-    h *= (uintptr_t)0x9E3779B97F4A7C15ull;
-    return (size_t)(h >> 7) & (cap - 1);
-}
-
-static int grow(void)
-{
-    size_t cap = table_cap ? table_cap * 2 : 1024;
-    name_entry *t = calloc(cap, sizeof *t);
-    if (!t)
-        return -1;
-    for (size_t i = 0; i < table_cap; i++) {
-        if (!table[i].key)
-            continue;
-        size_t s = slot_of(table[i].key, cap);
-        while (t[s].key)
-            s = (s + 1) & (cap - 1);
-        t[s] = table[i];
-    }
-    free(table);
-    table = t;
-    table_cap = cap;
-    return 0;
-}
 
 /* A fresh readable copy of `mangled` (NULL out of memory). */
 static char *demangle_text(const char *mangled)
@@ -84,42 +57,37 @@ const char *kscope__demangle(const char *mangled)
     return out;
 }
 
+/* Keep e's entry aside (its text stays valid) before e is replaced; 0, or
+ * -1 out of memory. */
+static int retire(const name_entry *e)
+{
+    retired_entry *r = malloc(sizeof *r);
+    if (!r)
+        return -1;
+    r->old = *e;
+    r->next = retired;
+    retired = r;
+    return 0;
+}
+
 static const char *demangle_locked(const char *mangled)
 {
-    if (table_len * 2 >= table_cap && grow() < 0)
-        return mangled; /* out of memory: the raw name still names it */
-    size_t s = slot_of(mangled, table_cap);
-    while (table[s].key) {
-        if (table[s].key == mangled && strcmp(table[s].mangled, mangled) == 0)
-            return table[s].demangled;
-        if (table[s].key == mangled) /* address reused for another name */
-            break;
-        s = (s + 1) & (table_cap - 1);
-    }
-    char *copy = strdup(mangled);
-    char *readable = demangle_text(mangled);
-    if (!copy || !readable) {
-        free(copy);
-        free(readable);
-        return mangled;
-    }
-    if (table[s].key) { /* reused address: replace; the old text stays valid */
-        retired_entry *r = malloc(sizeof *r);
-        if (!r) {
-            free(copy);
-            free(readable);
-            return mangled;
+    uint64_t hash = kscope__ptr_hash(mangled);
+    name_entry *e = kscope__table_find(&table, &names_kind, hash, mangled);
+    if (e && strcmp(e->mangled, mangled) == 0)
+        return e->demangled;
+    /* new, or its address reused for another name (then replaced) */
+    char *copy = strdup(mangled), *readable = demangle_text(mangled);
+    name_entry fresh = {mangled, copy, readable};
+    if (copy && readable) {
+        if (e && retire(e) == 0) {
+            *e = fresh;
+            return readable;
         }
-        r->old = table[s];
-        r->next = retired;
-        retired = r;
-        table[s].mangled = copy;
-        table[s].demangled = readable;
-        return readable;
+        if (!e && kscope__table_add(&table, &names_kind, hash, &fresh))
+            return readable;
     }
-    table[s].key = mangled;
-    table[s].mangled = copy;
-    table[s].demangled = readable;
-    table_len++;
-    return readable;
+    free(copy);
+    free(readable);
+    return mangled; /* out of memory: the raw name still names it */
 }

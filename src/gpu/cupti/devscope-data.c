@@ -59,10 +59,24 @@ void kscope__dsbuf_free(kscope__dsbuf *b)
 
 /* ------------------------------------------------------------- launches */
 
-static size_t grid_hash(uint64_t key, size_t cap)
+/* Launches and scope names are both found by a number. */
+static uint64_t number_hash(uint64_t key)
 {
-    return (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+    return (key * 0x9e3779b97f4a7c15ull) >> 32;
 }
+
+static uint64_t grid_slot_hash(const void *slot)
+{
+    return number_hash(((const kscope__dsgrid *)slot)->key);
+}
+
+static const kscope__table_kind grids_kind = {.size = sizeof(kscope__dsgrid),
+                                              .mark = offsetof(kscope__dsgrid, key),
+                                              .mark_size = sizeof(uint64_t),
+                                              .first = 64,
+                                              .key = offsetof(kscope__dsgrid, key),
+                                              .key_size = sizeof(uint64_t),
+                                              .hash = grid_slot_hash};
 
 static uint64_t grid_key(uint32_t context_id, uint32_t grid)
 {
@@ -71,49 +85,15 @@ static uint64_t grid_key(uint32_t context_id, uint32_t grid)
 
 static kscope__dsgrid *grid_find(const kscope__dsgrids *g, uint64_t key)
 {
-    if (!g || !g->cap)
-        return NULL;
-    for (size_t j = grid_hash(key, g->cap); g->slot[j].key; j = (j + 1) & (g->cap - 1))
-        if (g->slot[j].key == key)
-            return &g->slot[j];
-    return NULL;
-}
-
-static void grid_put(kscope__dsgrid *slot, size_t cap, const kscope__dsgrid *d)
-{
-    size_t j = grid_hash(d->key, cap);
-    while (slot[j].key)
-        j = (j + 1) & (cap - 1);
-    slot[j] = *d;
-}
-
-static int grids_grow(kscope__dsgrids *g)
-{
-    size_t cap = g->cap ? g->cap * 2 : 64;
-    kscope__dsgrid *slot = calloc(cap, sizeof *slot);
-    if (!slot)
-        return KSCOPE_ENOMEM;
-    for (size_t i = 0; i < g->cap; i++)
-        if (g->slot[i].key)
-            grid_put(slot, cap, &g->slot[i]);
-    free(g->slot);
-    g->slot = slot;
-    g->cap = cap;
-    return 0;
+    return g ? kscope__table_find(&g->tab, &grids_kind, number_hash(key), &key) : NULL;
 }
 
 /* The entry of `key`, made (not expected) when missing; NULL out of memory. */
 static kscope__dsgrid *grid_entry(kscope__dsgrids *g, uint64_t key)
 {
     kscope__dsgrid *d = grid_find(g, key);
-    if (d)
-        return d;
-    if ((g->used + 1) * 2 > g->cap && grids_grow(g) != 0)
-        return NULL;
     kscope__dsgrid fresh = {.key = key};
-    grid_put(g->slot, g->cap, &fresh);
-    g->used++;
-    return grid_find(g, key);
+    return d ? d : kscope__table_add(&g->tab, &grids_kind, number_hash(key), &fresh);
 }
 
 /* Note grid as context_id's latest reported launch when it is later. */
@@ -187,13 +167,14 @@ int64_t kscope__dsgrids_end_pass(kscope__dsgrids *g, int final)
 {
     int64_t lost = 0;
     size_t kept = 0;
-    for (size_t i = 0; i < g->cap; i++) {
-        kscope__dsgrid *d = &g->slot[i];
+    kscope__dsgrid *slot = g->tab.slots;
+    for (size_t i = 0; i < g->tab.cap; i++) {
+        kscope__dsgrid *d = &slot[i];
         if (!d->key)
             continue;
         int drop = d->taken || (d->expected ? final >= 1 : orphan_lost(g, d->key, final));
         if (!drop) {
-            g->slot[kept++] = *d; /* gathered at the front, put back below */
+            slot[kept++] = *d; /* gathered at the front, put back below */
             continue;
         }
         lost += (int64_t)d->n;
@@ -204,19 +185,17 @@ int64_t kscope__dsgrids_end_pass(kscope__dsgrids *g, int final)
     kscope__dsgrid *keep = kept ? malloc(kept * sizeof *keep) : NULL;
     if (kept && !keep) { /* out of memory: they are lost */
         for (size_t i = 0; i < kept; i++) {
-            lost += (int64_t)g->slot[i].n;
-            free(g->slot[i].recs);
+            lost += (int64_t)slot[i].n;
+            free(slot[i].recs);
         }
         kept = 0;
         g->waiting = 0;
     }
     if (keep)
-        memcpy(keep, g->slot, kept * sizeof *keep);
-    if (g->slot) /* none yet: a pass before any record was read */
-        memset(g->slot, 0, g->cap * sizeof *g->slot);
-    for (size_t i = 0; i < kept; i++)
-        grid_put(g->slot, g->cap, &keep[i]);
-    g->used = kept;
+        memcpy(keep, slot, kept * sizeof *keep);
+    kscope__table_clear(&g->tab, &grids_kind);
+    for (size_t i = 0; i < kept; i++) /* fewer than it held: no growth, cannot fail */
+        kscope__table_add(&g->tab, &grids_kind, number_hash(keep[i].key), &keep[i]);
     free(keep);
     if (final >= 2)
         g->nlast = 0;
@@ -226,13 +205,12 @@ int64_t kscope__dsgrids_end_pass(kscope__dsgrids *g, int final)
 size_t kscope__dsgrids_clear(kscope__dsgrids *g)
 {
     size_t left = 0;
-    for (size_t i = 0; i < g->cap; i++) {
-        left += g->slot[i].n;
-        free(g->slot[i].recs);
+    kscope__dsgrid *slot = g->tab.slots;
+    for (size_t i = 0; i < g->tab.cap; i++) {
+        left += slot[i].n;
+        free(slot[i].recs);
     }
-    if (g->slot)
-        memset(g->slot, 0, g->cap * sizeof *g->slot);
-    g->used = 0;
+    kscope__table_clear(&g->tab, &grids_kind);
     g->waiting = 0;
     g->nlast = 0;
     return left;
@@ -241,7 +219,7 @@ size_t kscope__dsgrids_clear(kscope__dsgrids *g)
 void kscope__dsgrids_free(kscope__dsgrids *g)
 {
     kscope__dsgrids_clear(g);
-    free(g->slot);
+    kscope__table_free(&g->tab);
     memset(g, 0, sizeof *g);
 }
 
@@ -395,51 +373,37 @@ uint64_t kscope__dsbuf_limit(const kscope__dsbuf *b)
 /* ------------------------------------------------------------------ names */
 
 typedef struct name_slot {
-    uint32_t id;   /* 0 with name 0: empty */
-    uint32_t name; /* interned */
+    uint32_t id;   /* kscope_device_hash of the name */
+    uint32_t name; /* interned; 0: empty */
 } name_slot;
 
+static uint64_t name_slot_hash(const void *slot)
+{
+    return number_hash(((const name_slot *)slot)->id);
+}
+
+static const kscope__table_kind names_kind = {.size = sizeof(name_slot),
+                                              .mark = offsetof(name_slot, name),
+                                              .mark_size = sizeof(uint32_t),
+                                              .first = 256,
+                                              .key = offsetof(name_slot, id),
+                                              .key_size = sizeof(uint32_t),
+                                              .hash = name_slot_hash};
+
 static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
-static name_slot *names;
-static size_t names_cap, names_used;
+static kscope__table names; /* name_slot */
 
 static name_slot *name_find(uint32_t id)
 {
-    if (!names_cap)
-        return NULL;
-    for (size_t j = grid_hash(id, names_cap); names[j].name; j = (j + 1) & (names_cap - 1))
-        if (names[j].id == id)
-            return &names[j];
-    return NULL;
+    return kscope__table_find(&names, &names_kind, number_hash(id), &id);
 }
 
-/* Add id -> name (lock held); a second name for an id keeps the first. */
+/* Add id -> name (lock held); a second name for an id keeps the first
+ * (and out of memory, the id keeps its "scope_%08x" name). */
 static void name_put(uint32_t id, uint32_t name)
 {
-    if (name_find(id))
-        return;
-    if ((names_used + 1) * 2 > names_cap) {
-        size_t cap = names_cap ? names_cap * 2 : 256;
-        name_slot *p = calloc(cap, sizeof *p);
-        if (!p)
-            return;
-        for (size_t i = 0; i < names_cap; i++) {
-            if (!names[i].name)
-                continue;
-            size_t j = grid_hash(names[i].id, cap);
-            while (p[j].name)
-                j = (j + 1) & (cap - 1);
-            p[j] = names[i];
-        }
-        free(names);
-        names = p;
-        names_cap = cap;
-    }
-    size_t j = grid_hash(id, names_cap);
-    while (names[j].name)
-        j = (j + 1) & (names_cap - 1);
-    names[j] = (name_slot){id, name};
-    names_used++;
+    if (!name_find(id))
+        kscope__table_add(&names, &names_kind, number_hash(id), &(name_slot){id, name});
 }
 
 void kscope__ds_names_cubin(const void *cubin, size_t size)

@@ -25,6 +25,7 @@
 #include "gpu/cupti/cupti-internal.h"
 
 #include "kscope/device.h"
+#include "util/table.h"
 
 /* ------------------------------------------------------- reading (no CUDA) */
 
@@ -60,9 +61,8 @@ typedef struct kscope__dsgrid {
 #define KSCOPE__DS_CONTEXTS 16
 
 typedef struct kscope__dsgrids {
-    kscope__dsgrid *slot;
-    size_t cap, used;
-    size_t waiting; /* records of launches not reported yet */
+    kscope__table tab; /* kscope__dsgrid slots, by key (devscope-data.c) */
+    size_t waiting;    /* records of launches not reported yet */
     struct {
         uint32_t context_id, grid;
     } last[KSCOPE__DS_CONTEXTS]; /* per context, the latest grid reported */

@@ -2,7 +2,7 @@
  * pcs-data.c - PC samples to kernels and source lines: the GPU-free half
  * of PC sampling (pcs.h says how the halves meet).
  *
- * Three tables, each open-addressed and grown by doubling:
+ * Three hash tables (util/table.h):
  *   PCs       (cubin CRC, function index, offset) -> where its samples go:
  *             the function and a frame, "file:line@function" or, without
  *             line information, "function+0xOFFSET"; asked of the cubin
@@ -19,6 +19,7 @@
  * (and per PC where its code has none).
  */
 #include "gpu/cupti/pcs.h"
+#include "util/table.h"
 #include "util/util.h"
 
 #include <stdio.h>
@@ -57,12 +58,9 @@ typedef struct func {
 } func;
 
 struct kscope__pcs_tab {
-    pc_entry *pcs;
-    size_t pcs_cap, pcs_len;
-    agg *aggs;
-    size_t aggs_cap, aggs_len;
-    func *funcs;
-    size_t funcs_cap, funcs_len;
+    kscope__table pcs;   /* pc_entry */
+    kscope__table aggs;  /* agg */
+    kscope__table funcs; /* func */
     uint32_t slot_name[SLOTS];
     size_t nslots;
     struct {
@@ -117,60 +115,28 @@ void kscope__pcs_tab_free(kscope__pcs_tab *t)
 {
     if (!t)
         return;
-    for (size_t i = 0; i < t->aggs_cap; i++)
-        free(t->aggs[i].count);
-    for (size_t i = 0; i < t->funcs_cap; i++)
-        free(t->funcs[i].runs);
-    free(t->pcs);
-    free(t->aggs);
-    free(t->funcs);
+    agg *aggs = t->aggs.slots;
+    for (size_t i = 0; i < t->aggs.cap; i++)
+        free(aggs[i].count);
+    func *funcs = t->funcs.slots;
+    for (size_t i = 0; i < t->funcs.cap; i++)
+        free(funcs[i].runs);
+    kscope__table_free(&t->pcs);
+    kscope__table_free(&t->aggs);
+    kscope__table_free(&t->funcs);
     free(t);
-}
-
-/* Double a table of `size`-byte entries whose first uint32 at `key_off`
- * is 0 when empty; hash_of rehashes an entry. 0, or -1 out of memory. */
-static int grow(void **tab, size_t *cap, size_t size, size_t key_off,
-                uint64_t (*hash_of)(const void *))
-{
-    size_t ncap = *cap ? *cap * 2 : 256;
-    char *n = calloc(ncap, size), *o = *tab;
-    if (!n)
-        return -1;
-    for (size_t i = 0; i < *cap; i++) {
-        const char *e = o + i * size;
-        if (!*(const uint32_t *)(e + key_off))
-            continue;
-        size_t j = hash_of(e) & (ncap - 1);
-        while (*(uint32_t *)(n + j * size + key_off))
-            j = (j + 1) & (ncap - 1);
-        memcpy(n + j * size, e, size);
-    }
-    free(o);
-    *tab = n;
-    *cap = ncap;
-    return 0;
-}
-
-static uint64_t pc_hash3(uint64_t crc, uint32_t findex, uint64_t pc)
-{
-    return mix(crc ^ mix(pc + ((uint64_t)findex << 40)));
 }
 
 static uint64_t pc_hash(const void *e)
 {
     const pc_entry *p = e;
-    return pc_hash3(p->crc, p->findex, p->pc);
-}
-
-static uint64_t agg_hash3(uint32_t fn, uint32_t frame, uint32_t device)
-{
-    return mix((uint64_t)fn << 32 ^ frame ^ (uint64_t)device << 20);
+    return mix(p->crc ^ mix(p->pc + ((uint64_t)p->findex << 40)));
 }
 
 static uint64_t agg_hash(const void *e)
 {
     const agg *a = e;
-    return agg_hash3(a->fn, a->frame, a->device);
+    return mix((uint64_t)a->fn << 32 ^ a->frame ^ (uint64_t)a->device << 20);
 }
 
 static uint64_t func_hash(const void *e)
@@ -178,23 +144,37 @@ static uint64_t func_hash(const void *e)
     return mix(((const func *)e)->fn);
 }
 
+/* Whether an entry is the key's: a PC's, (fn, frame, device)'s. */
+static int pc_same(const void *e, const void *key)
+{
+    const pc_entry *a = e, *b = key;
+    return a->crc == b->crc && a->findex == b->findex && a->pc == b->pc;
+}
+
+static int agg_same(const void *e, const void *key)
+{
+    const agg *a = e, *b = key;
+    return a->fn == b->fn && a->frame == b->frame && a->device == b->device;
+}
+
+/* Each table's entries are used while their fn is not 0 (funcs: keyed by fn). */
+#define PCS_TABLE_KIND(type, hash_fn, same_fn)                                                     \
+    {                                                                                              \
+        .size = sizeof(type), .mark = offsetof(type, fn), .mark_size = sizeof(uint32_t),           \
+        .key = offsetof(type, fn), .key_size = sizeof(uint32_t), .first = 256, .hash = hash_fn,    \
+        .same = same_fn                                                                            \
+    }
+static const kscope__table_kind pcs_kind = PCS_TABLE_KIND(pc_entry, pc_hash, pc_same);
+static const kscope__table_kind aggs_kind = PCS_TABLE_KIND(agg, agg_hash, agg_same);
+static const kscope__table_kind funcs_kind = PCS_TABLE_KIND(func, func_hash, NULL);
+
 /* The function's entry, made when missing (NULL out of memory). */
 static func *func_get(kscope__pcs_tab *t, uint32_t fn, int create)
 {
-    if (create && (t->funcs_len + 1) * 2 > t->funcs_cap &&
-        grow((void **)&t->funcs, &t->funcs_cap, sizeof(func), offsetof(func, fn), func_hash) < 0)
-        return NULL;
-    if (!t->funcs_cap)
-        return NULL;
-    size_t j = mix(fn) & (t->funcs_cap - 1);
-    for (; t->funcs[j].fn; j = (j + 1) & (t->funcs_cap - 1))
-        if (t->funcs[j].fn == fn)
-            return &t->funcs[j];
-    if (!create)
-        return NULL;
-    t->funcs[j].fn = fn;
-    t->funcs_len++;
-    return &t->funcs[j];
+    func *f = kscope__table_find(&t->funcs, &funcs_kind, mix(fn), &fn);
+    if (f || !create)
+        return f;
+    return kscope__table_add(&t->funcs, &funcs_kind, mix(fn), &(func){.fn = fn});
 }
 
 /* The frame name of a PC: its line, else function and offset. */
@@ -217,15 +197,10 @@ static uint32_t frame_of(const char *fn, const char *file, uint32_t line, uint64
 static pc_entry *pc_get(kscope__pcs_tab *t, const CUpti_PCSamplingPCData *p,
                         kscope__pcs_where_fn where, void *arg)
 {
-    if ((t->pcs_len + 1) * 2 > t->pcs_cap &&
-        grow((void **)&t->pcs, &t->pcs_cap, sizeof(pc_entry), offsetof(pc_entry, fn), pc_hash) < 0)
-        return NULL;
-    size_t j = pc_hash3(p->cubinCrc, p->functionIndex, p->pcOffset) & (t->pcs_cap - 1);
-    for (; t->pcs[j].fn; j = (j + 1) & (t->pcs_cap - 1)) {
-        pc_entry *e = &t->pcs[j];
-        if (e->crc == p->cubinCrc && e->findex == p->functionIndex && e->pc == p->pcOffset)
-            return e;
-    }
+    pc_entry key = {.crc = p->cubinCrc, .pc = p->pcOffset, .findex = p->functionIndex};
+    pc_entry *e = kscope__table_find(&t->pcs, &pcs_kind, pc_hash(&key), &key);
+    if (e || kscope__table_reserve(&t->pcs, &pcs_kind) != 0)
+        return e; /* known, or no room for it (NULL) */
     const char *raw = p->functionName ? p->functionName : "<unknown>";
     const char *fn = kscope__demangle(raw);
     char file[2048] = "";
@@ -238,30 +213,24 @@ static pc_entry *pc_get(kscope__pcs_tab *t, const CUpti_PCSamplingPCData *p,
     if (!f)
         return NULL;
     f->has_lines |= (uint8_t)known;
-    pc_entry *e = &t->pcs[j];
-    *e = (pc_entry){p->cubinCrc, p->pcOffset, p->functionIndex, fn_id, frame, (uint8_t)known};
-    t->pcs_len++;
-    return e;
+    key.fn = fn_id;
+    key.frame = frame;
+    key.line = (uint8_t)known;
+    return kscope__table_add(&t->pcs, &pcs_kind, pc_hash(&key), &key);
 }
 
 /* The counts of (fn, frame, device), made when missing (NULL out of memory). */
 static agg *agg_get(kscope__pcs_tab *t, const pc_entry *e, uint32_t device)
 {
-    if ((t->aggs_len + 1) * 2 > t->aggs_cap &&
-        grow((void **)&t->aggs, &t->aggs_cap, sizeof(agg), offsetof(agg, fn), agg_hash) < 0)
-        return NULL;
-    size_t j = agg_hash3(e->fn, e->frame, device) & (t->aggs_cap - 1);
-    for (; t->aggs[j].fn; j = (j + 1) & (t->aggs_cap - 1)) {
-        agg *a = &t->aggs[j];
-        if (a->fn == e->fn && a->frame == e->frame && a->device == device)
-            return a;
-    }
-    uint64_t *count = calloc(SLOTS, sizeof *count);
-    if (!count)
-        return NULL;
-    t->aggs[j] = (agg){e->fn, e->frame, device, e->line, 0, count};
-    t->aggs_len++;
-    return &t->aggs[j];
+    agg key = {e->fn, e->frame, device, e->line, 0, NULL};
+    agg *a = kscope__table_find(&t->aggs, &aggs_kind, agg_hash(&key), &key);
+    if (a)
+        return a;
+    key.count = calloc(SLOTS, sizeof *key.count);
+    a = key.count ? kscope__table_add(&t->aggs, &aggs_kind, agg_hash(&key), &key) : NULL;
+    if (!a)
+        free(key.count);
+    return a;
 }
 
 /* The slot of metric `name`, registered when new (NO_SLOT when full). */
@@ -403,16 +372,17 @@ uint64_t kscope__pcs_tab_deliver(kscope__pcs_tab *t, uint32_t want, uint32_t fal
     if (!deliver)
         deliver = kscope__record_pcs;
     uint64_t given = 0;
-    for (size_t i = 0; i < t->aggs_cap; i++) {
-        agg *a = &t->aggs[i];
+    for (size_t i = 0; i < t->aggs.cap; i++) {
+        agg *a = (agg *)t->aggs.slots + i;
         if (!a->fn || !a->dirty)
             continue;
         given += deliver_agg(t, a, want, fallback, deliver);
         memset(a->count, 0, SLOTS * sizeof *a->count);
         a->dirty = 0;
     }
-    for (size_t i = 0; i < t->funcs_cap; i++)
-        for (size_t k = 0; k < t->funcs[i].nruns; k++)
-            t->funcs[i].runs[k].pending_ns = 0;
+    func *funcs = t->funcs.slots;
+    for (size_t i = 0; i < t->funcs.cap; i++)
+        for (size_t k = 0; k < funcs[i].nruns; k++)
+            funcs[i].runs[k].pending_ns = 0;
     return given;
 }
