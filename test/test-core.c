@@ -38,8 +38,7 @@ static void test_errors_have_names_and_messages(void **state)
 
 static void test_nested_scopes_make_a_tree(void **state)
 {
-    (void)state;
-    int s = tu_start("t_nested", "tree");
+    int s = tu_session_id(state);
     assert_int_equal(kscope_enter("a"), 0);
     for (int i = 0; i < 3; i++) {
         assert_int_equal(kscope_enter("b"), 0);
@@ -74,8 +73,7 @@ static void test_nested_scopes_make_a_tree(void **state)
 
 static void test_same_named_children_merge(void **state)
 {
-    (void)state;
-    int s = tu_start("t_merge", "tree");
+    int s = tu_session_id(state);
     for (int i = 0; i < 5; i++) {
         kscope_enter("x");
         kscope_enter("y");
@@ -92,7 +90,6 @@ static void test_same_named_children_merge(void **state)
 static void test_mismatched_exit_names_both_and_keeps_stack(void **state)
 {
     (void)state;
-    tu_start("t_mismatch", "tree");
     assert_null(kscope_innermost());
     kscope_enter("outer");
     kscope_enter("inner");
@@ -111,7 +108,6 @@ static void test_mismatched_exit_names_both_and_keeps_stack(void **state)
 static void test_bad_names_are_refused(void **state)
 {
     (void)state;
-    tu_start("t_badnames", "tree");
     assert_int_equal(kscope_enter(NULL), KSCOPE_EINVAL);
     assert_int_equal(kscope_enter(""), KSCOPE_EINVAL);
     assert_non_null(strstr(kscope_last_error(), "empty"));
@@ -124,8 +120,7 @@ static void test_bad_names_are_refused(void **state)
 
 static void test_metric_kinds(void **state)
 {
-    (void)state;
-    int s = tu_start("t_metrics", "tree");
+    int s = tu_session_id(state);
     kscope_enter("train");
     assert_int_equal(kscope_metric_int("tokens", 100), 0);
     assert_int_equal(kscope_metric_int("tokens (inc)", 50), 0);
@@ -177,7 +172,6 @@ static void test_metric_kinds(void **state)
 static void test_metric_type_mismatch_and_reserved(void **state)
 {
     (void)state;
-    tu_start("t_mtype", "tree");
     kscope_enter("s");
     assert_int_equal(kscope_metric_int("tokens", 1), 0);
     assert_int_equal(kscope_metric_double("tokens", 1.0), KSCOPE_EMETRICTYPE);
@@ -195,8 +189,7 @@ static void test_metric_type_mismatch_and_reserved(void **state)
  * Proton keeps it); an inclusive metric refuses text. */
 static void test_metric_text_and_per_node_types(void **state)
 {
-    (void)state;
-    int s = tu_start("t_mtext", "tree");
+    int s = tu_session_id(state);
     kscope_enter("a");
     assert_int_equal(kscope_metric_str("owner (pty)", "me"), 0);
     assert_int_equal(kscope_metric_str("owner (pty)", "you"), 0); /* last wins */
@@ -223,7 +216,6 @@ static void test_metric_text_and_per_node_types(void **state)
     assert_true(s >= 0);
     assert_int_equal(kscope_metric_str("owner (pty)", "me"), KSCOPE_ENOTSUP);
     assert_int_equal(kscope_finalize(s, NULL), 0);
-    unlink("t_mtext.hatchet");
     unlink("t_mtext_trace.chrome_trace");
 }
 
@@ -231,8 +223,7 @@ static void test_metric_text_and_per_node_types(void **state)
  * as a kernel would (Proton's placement). */
 static void test_metric_under_state(void **state)
 {
-    (void)state;
-    int s = tu_start("t_mstate", "tree");
+    int s = tu_session_id(state);
     kscope_enter("outer");
     assert_int_equal(kscope_state_enter("st"), 0);
     kscope_enter("inner");
@@ -260,8 +251,7 @@ static void test_metric_types_are_per_session(void **state)
 
 static void test_cpu_timed_scope(void **state)
 {
-    (void)state;
-    int s = tu_start("t_cpu", "tree");
+    int s = tu_session_id(state);
     {
         KSCOPE_CPU_TIMED_SCOPE("host_prep");
         usleep(2000);
@@ -280,8 +270,7 @@ static void test_cpu_timed_scope(void **state)
 
 static void test_scope_macro_uses_static_location(void **state)
 {
-    (void)state;
-    int s = tu_start("t_macro", "tree");
+    int s = tu_session_id(state);
     for (int i = 0; i < 4; i++) {
         KSCOPE_SCOPE("loop_body");
         assert_int_equal(kscope_depth(), 1);
@@ -299,8 +288,7 @@ static void test_scope_macro_uses_static_location(void **state)
 
 static void test_marks_are_recorded(void **state)
 {
-    (void)state;
-    int s = tu_start("t_marks", "tree");
+    int s = tu_session_id(state);
     kscope_enter("step");
     kscope_mark("checkpoint");
     kscope_mark("checkpoint");
@@ -312,8 +300,7 @@ static void test_marks_are_recorded(void **state)
 
 static void test_states_sit_above_what_is_recorded_under_them(void **state)
 {
-    (void)state;
-    int s = tu_start("t_states", "tree");
+    int s = tu_session_id(state);
     kscope_enter("step");
     assert_int_equal(kscope_state_enter("warmup"), 0);
     assert_int_equal(kscope_state_enter("decode"), 0); /* innermost wins */
@@ -332,8 +319,7 @@ static void test_states_sit_above_what_is_recorded_under_them(void **state)
 
 static void test_deactivated_work_is_not_recorded(void **state)
 {
-    (void)state;
-    int s = tu_start("t_deact", "tree");
+    int s = tu_session_id(state);
     kscope_enter("before");
     kscope_exit("before");
     assert_int_equal(kscope_deactivate(s, 0), 0);
@@ -353,8 +339,7 @@ static void test_deactivated_work_is_not_recorded(void **state)
  * measured outside them (no bound on how long anything takes). */
 static void test_pause_inside_a_scope_clips_its_time(void **state)
 {
-    (void)state;
-    int s = tu_start("t_clip", "tree");
+    int s = tu_session_id(state);
     uint64_t t0 = kscope_now_ns();
     kscope_enter("long");
     kscope_deactivate(s, 0);
@@ -405,8 +390,7 @@ static void test_no_session_records_nothing(void **state)
 
 static void test_tracer(void **state)
 {
-    (void)state;
-    int s = tu_start("t_tracer", "tree");
+    int s = tu_session_id(state);
     kscope_tracer t;
     kscope_tracer_init(&t);
     assert_int_equal(kscope_tracer_mark(&t, "m"), KSCOPE_EEMPTY);
@@ -446,8 +430,7 @@ static void test_colours(void **state)
 
 static void test_strings_are_escaped(void **state)
 {
-    (void)state;
-    int s = tu_start("t_escape", "tree");
+    int s = tu_session_id(state);
     const char *weird = "q\"b\\s\n\t\x01 \xc3\xa9 \xff end";
     kscope_enter(weird);
     kscope_exit(weird);
@@ -465,7 +448,6 @@ static void test_strings_are_escaped(void **state)
 static void test_too_deep_is_refused(void **state)
 {
     (void)state;
-    tu_start("t_deep", "tree");
     int rc = 0, n = 0;
     while (rc == 0 && n < 5000) {
         rc = kscope_enter("d");
@@ -495,8 +477,7 @@ static void *annotate_many(void *arg)
 
 static void test_many_threads_lose_nothing(void **state)
 {
-    (void)state;
-    int s = tu_start("t_threads", "tree");
+    int s = tu_session_id(state);
     pthread_t th[NTHREADS];
     for (int i = 0; i < NTHREADS; i++)
         pthread_create(&th[i], NULL, annotate_many, NULL);
@@ -528,8 +509,7 @@ static void *stay_inside(void *arg)
 
 static void test_finalize_closes_scopes_open_on_other_threads(void **state)
 {
-    (void)state;
-    int s = tu_start("t_open", "tree");
+    int s = tu_session_id(state);
     pthread_t th;
     pthread_create(&th, NULL, stay_inside, NULL);
     pthread_mutex_lock(&gate_lock);
@@ -554,32 +534,32 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_errors_have_names_and_messages, tu_teardown_profiling),
-        cmocka_unit_test_teardown(test_nested_scopes_make_a_tree, tu_teardown_profiling),
-        cmocka_unit_test_teardown(test_same_named_children_merge, tu_teardown_profiling),
-        cmocka_unit_test_teardown(test_mismatched_exit_names_both_and_keeps_stack,
-                                  tu_teardown_profiling),
-        cmocka_unit_test_teardown(test_bad_names_are_refused, tu_teardown_profiling),
-        cmocka_unit_test_teardown(test_metric_kinds, tu_teardown_profiling),
-        cmocka_unit_test_teardown(test_metric_type_mismatch_and_reserved, tu_teardown_profiling),
+        TU_SESSION_TEST(test_nested_scopes_make_a_tree, .name = "t_nested", .data = "tree"),
+        TU_SESSION_TEST(test_same_named_children_merge, .name = "t_merge", .data = "tree"),
+        TU_SESSION_TEST(test_mismatched_exit_names_both_and_keeps_stack, .name = "t_mismatch",
+                        .data = "tree"),
+        TU_SESSION_TEST(test_bad_names_are_refused, .name = "t_badnames", .data = "tree"),
+        TU_SESSION_TEST(test_metric_kinds, .name = "t_metrics", .data = "tree"),
+        TU_SESSION_TEST(test_metric_type_mismatch_and_reserved, .name = "t_mtype", .data = "tree"),
         cmocka_unit_test_teardown(test_metric_types_are_per_session, tu_teardown_profiling),
-        cmocka_unit_test_teardown(test_cpu_timed_scope, tu_teardown_profiling),
-        cmocka_unit_test_teardown(test_scope_macro_uses_static_location, tu_teardown_profiling),
-        cmocka_unit_test_teardown(test_marks_are_recorded, tu_teardown_profiling),
-        cmocka_unit_test_teardown(test_states_sit_above_what_is_recorded_under_them,
-                                  tu_teardown_profiling),
-        cmocka_unit_test_teardown(test_deactivated_work_is_not_recorded, tu_teardown_profiling),
-        cmocka_unit_test_teardown(test_pause_inside_a_scope_clips_its_time, tu_teardown_profiling),
+        TU_SESSION_TEST(test_cpu_timed_scope, .name = "t_cpu", .data = "tree"),
+        TU_SESSION_TEST(test_scope_macro_uses_static_location, .name = "t_macro", .data = "tree"),
+        TU_SESSION_TEST(test_marks_are_recorded, .name = "t_marks", .data = "tree"),
+        TU_SESSION_TEST(test_states_sit_above_what_is_recorded_under_them, .name = "t_states",
+                        .data = "tree"),
+        TU_SESSION_TEST(test_deactivated_work_is_not_recorded, .name = "t_deact", .data = "tree"),
+        TU_SESSION_TEST(test_pause_inside_a_scope_clips_its_time, .name = "t_clip", .data = "tree"),
         cmocka_unit_test_teardown(test_profiling_switch, tu_teardown_profiling),
         cmocka_unit_test_teardown(test_no_session_records_nothing, tu_teardown_profiling),
-        cmocka_unit_test_teardown(test_tracer, tu_teardown_profiling),
+        TU_SESSION_TEST(test_tracer, .name = "t_tracer", .data = "tree"),
         cmocka_unit_test_teardown(test_colours, tu_teardown_profiling),
-        cmocka_unit_test_teardown(test_strings_are_escaped, tu_teardown_profiling),
-        cmocka_unit_test_teardown(test_too_deep_is_refused, tu_teardown_profiling),
-        cmocka_unit_test_teardown(test_metric_text_and_per_node_types, tu_teardown_profiling),
-        cmocka_unit_test_teardown(test_metric_under_state, tu_teardown_profiling),
-        cmocka_unit_test_teardown(test_many_threads_lose_nothing, tu_teardown_profiling),
-        cmocka_unit_test_teardown(test_finalize_closes_scopes_open_on_other_threads,
-                                  tu_teardown_profiling),
+        TU_SESSION_TEST(test_strings_are_escaped, .name = "t_escape", .data = "tree"),
+        TU_SESSION_TEST(test_too_deep_is_refused, .name = "t_deep", .data = "tree"),
+        TU_SESSION_TEST(test_metric_text_and_per_node_types, .name = "t_mtext", .data = "tree"),
+        TU_SESSION_TEST(test_metric_under_state, .name = "t_mstate", .data = "tree"),
+        TU_SESSION_TEST(test_many_threads_lose_nothing, .name = "t_threads", .data = "tree"),
+        TU_SESSION_TEST(test_finalize_closes_scopes_open_on_other_threads, .name = "t_open",
+                        .data = "tree"),
     };
     return cmocka_run_group_tests_name("core", tests, NULL, NULL);
 }

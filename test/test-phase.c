@@ -60,9 +60,8 @@ static const char *phase_children(int s, int p, char *buf, size_t size)
 
 static void test_phases_keep_their_data(void **state)
 {
-    (void)state;
+    int s = tu_session_id(state);
     char buf[256];
-    int s = start("t_phase", NULL);
     scope("a");
     assert_int_equal(kscope_phase_complete(s, 0), 0); /* current */
     assert_int_equal(kscope_advance_phase(s), 1);
@@ -92,14 +91,12 @@ static void test_phases_keep_their_data(void **state)
     assert_string_equal(phase_children(s, 2, buf, sizeof buf), "");
     assert_int_equal(kscope_advance_phase(999), KSCOPE_ENOSESSION);
     assert_int_equal(kscope_finalize(s, NULL), 0);
-    unlink("t_phase.part_2.hatchet");
 }
 
 /* Finalize writes one part per phase kept, and the current one. */
 static void test_finalize_writes_a_part_per_phase(void **state)
 {
-    (void)state;
-    int s = start("t_phase_parts", NULL);
+    int s = tu_session_id(state);
     scope("p0");
     assert_int_equal(kscope_advance_phase(s), 1);
     scope("p1");
@@ -110,16 +107,13 @@ static void test_finalize_writes_a_part_per_phase(void **state)
     assert_int_equal(access("t_phase_parts.part_0.hatchet_msgpack", R_OK), 0);
     assert_int_equal(access("t_phase_parts.part_1.hatchet_msgpack", R_OK), 0);
     assert_int_equal(access("t_phase_parts.hatchet_msgpack", R_OK), -1);
-    unlink("t_phase_parts.part_0.hatchet_msgpack");
-    unlink("t_phase_parts.part_1.hatchet_msgpack");
 }
 
 /* Periodic flushing writes each phase as it completes, in the format its
  * mode names; what was written is no longer held. */
 static void test_periodic_flushing_format(void **state)
 {
-    (void)state;
-    int s = start("t_phase_per", "periodic_flushing:format=hatchet_msgpack");
+    int s = tu_session_id(state);
     scope("p0");
     assert_int_equal(kscope_advance_phase(s), 1);
     assert_int_equal(access("t_phase_per.part_0.hatchet_msgpack", R_OK), 0);
@@ -131,8 +125,6 @@ static void test_periodic_flushing_format(void **state)
     scope("p1");
     assert_int_equal(kscope_finalize(s, NULL), 0);
     assert_int_equal(access("t_phase_per.part_1.hatchet_msgpack", R_OK), 0);
-    unlink("t_phase_per.part_0.hatchet_msgpack");
-    unlink("t_phase_per.part_1.hatchet_msgpack");
     static const char *const bad[] = {"periodic_flushing:format=csv", "periodic_flushing:level=2",
                                       "periodic_flushing:format=chrome_trace",
                                       "periodic_flushingX"};
@@ -146,10 +138,7 @@ static void test_periodic_flushing_format(void **state)
 /* A trace session keeps its completed phases as traces. */
 static void test_trace_phases(void **state)
 {
-    (void)state;
-    kscope_session_opts o = {.name = "t_phase_trace", .backend = "none", .data = "trace"};
-    int s = kscope_start(&o);
-    assert_true(s >= 0);
+    int s = tu_session_id(state);
     scope("t0");
     assert_int_equal(kscope_advance_phase(s), 1);
     scope("t1");
@@ -161,8 +150,6 @@ static void test_trace_phases(void **state)
     kscope_free(out);
     assert_int_equal(kscope_finalize(s, NULL), 0);
     assert_int_equal(access("t_phase_trace.part_0.chrome_trace", R_OK), 0);
-    unlink("t_phase_trace.part_0.chrome_trace");
-    unlink("t_phase_trace.part_1.chrome_trace");
 }
 
 /* ---------------------------------------------- phases under threads */
@@ -281,10 +268,11 @@ static void test_start_after_finalize(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_phases_keep_their_data, tu_teardown),
-        cmocka_unit_test_teardown(test_finalize_writes_a_part_per_phase, tu_teardown),
-        cmocka_unit_test_teardown(test_periodic_flushing_format, tu_teardown),
-        cmocka_unit_test_teardown(test_trace_phases, tu_teardown),
+        TU_SESSION_TEST(test_phases_keep_their_data, .name = "t_phase"),
+        TU_SESSION_TEST(test_finalize_writes_a_part_per_phase, .name = "t_phase_parts"),
+        TU_SESSION_TEST(test_periodic_flushing_format, .name = "t_phase_per",
+                        .mode = "periodic_flushing:format=hatchet_msgpack"),
+        TU_SESSION_TEST(test_trace_phases, .name = "t_phase_trace", .data = "trace"),
         cmocka_unit_test_teardown(test_phases_exact_1_thread, tu_teardown),
         cmocka_unit_test_teardown(test_phases_exact_2_threads, tu_teardown),
         cmocka_unit_test_teardown(test_phases_exact_4_threads, tu_teardown),

@@ -156,10 +156,7 @@ static void test_unwritable_output_is_an_error(void **state)
 
 static void test_periodic_flushing_writes_parts(void **state)
 {
-    (void)state;
-    kscope_session_opts o = {.name = "t_periodic", .mode = "periodic_flushing", .backend = "none"};
-    int s = kscope_start(&o);
-    assert_true(s >= 0);
+    int s = tu_session_id(state);
     kscope_enter("phase0");
     kscope_exit("phase0");
     assert_int_equal(kscope_deactivate(s, 1), 0);
@@ -217,7 +214,8 @@ int main(void)
         cmocka_unit_test_teardown(test_full_disk_is_an_error_and_keeps_the_session,
                                   tu_teardown_profiling),
         cmocka_unit_test_teardown(test_unwritable_output_is_an_error, tu_teardown_profiling),
-        cmocka_unit_test_teardown(test_periodic_flushing_writes_parts, tu_teardown_profiling),
+        TU_SESSION_TEST(test_periodic_flushing_writes_parts, .name = "t_periodic",
+                        .mode = "periodic_flushing"),
         cmocka_unit_test_teardown(test_paused_session_reads_alike, tu_teardown_profiling),
     };
     return cmocka_run_group_tests_name("session", tests, NULL, NULL);
