@@ -153,6 +153,18 @@ static void test_data_reads_spilled_events(void **state)
     unlink("t_spill_data.chrome_trace");
 }
 
+/* Phase p of session s as its trace, parsed (the caller frees it with
+ * yajl_tree_free). */
+static yajl_val phase_doc(int s, int p)
+{
+    char *json;
+    size_t len;
+    assert_int_equal(kscope_data_phase(s, p, NULL, &json, &len), 0);
+    yajl_val doc = tu_parse(json);
+    kscope_free(json);
+    return doc;
+}
+
 /* A phase ends with its events on disk: kept there (its data read back),
  * or written to its part (periodic flushing); the next phase starts with
  * none of them. */
@@ -172,25 +184,14 @@ static void test_phases_of_a_spilled_trace(void **state)
         record("p0", 500);
         assert_int_equal(kscope_advance_phase(s), 1);
         record("p1", 700);
-        char *json;
-        size_t len;
-        yajl_val doc;
-        if (!periodic) {
-            assert_int_equal(kscope_data_phase(s, 0, NULL, &json, &len), 0);
-            doc = tu_parse(json);
-            kscope_free(json);
-        } else {
-            doc = tu_parse_file("t_spill_ph.part_0.chrome_trace");
-        }
+        yajl_val doc = periodic ? tu_parse_file("t_spill_ph.part_0.chrome_trace") : phase_doc(s, 0);
         assert_non_null(doc);
         summary r0 = summarize(doc, "p0");
         assert_int_equal(r0.outer, 4500);
         assert_int_equal(r0.other_x, 0);
         assert_int_equal(r0.not_nested, 0);
         yajl_tree_free(doc);
-        assert_int_equal(kscope_data_phase(s, 1, NULL, &json, &len), 0);
-        doc = tu_parse(json);
-        kscope_free(json);
+        doc = phase_doc(s, 1);
         summary r1 = summarize(doc, "p1");
         assert_int_equal(r1.outer, 700);
         assert_int_equal(r1.other_x, 0);
