@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "kscope.h"
+#include "support/proc-status.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,21 +28,6 @@
 #define SANITIZED 1
 #endif
 #endif
-
-/* A field of /proc/self/status, in kB. */
-static long status_kb(const char *field)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kb = -1;
-    size_t n = strlen(field);
-    while (f && fgets(line, sizeof line, f))
-        if (strncmp(line, field, n) == 0)
-            kb = atol(line + n);
-    if (f)
-        fclose(f);
-    return kb;
-}
 
 /* Run fn in a child process: its exit status (0: it held). */
 static int in_child(int (*fn)(void))

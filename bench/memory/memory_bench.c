@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #include "kscope-internal.h"
 #include "kscope.h"
+#include "../../test/support/proc-status.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -35,21 +36,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* A field of /proc/self/status in kB ("VmRSS:", "VmHWM:"). */
-static long status_kb(const char *field)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kb = -1;
-    size_t n = strlen(field);
-    while (f && fgets(line, sizeof line, f))
-        if (strncmp(line, field, n) == 0)
-            kb = atol(line + n);
-    if (f)
-        fclose(f);
-    return kb;
 }
 
 static int start(const char *name, const char *data)
