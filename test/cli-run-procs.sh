@@ -8,9 +8,7 @@ build run-scopes $KLINK
 cd "$WORK"
 
 # --- fork: the parent writes kscope.hatchet, each child kscope.pid<PID>
-"$KS" run -- ./run-fork >out.txt 2>err.txt
-rc=$?
-[ $rc -eq 0 ] || fail "forking program: exit $rc: $(cat err.txt)"
+run_ok "forking program" -- ./run-fork
 [ -f kscope.hatchet ] || fail "parent profile missing"
 has kscope.hatchet parent-before-fork || fail "parent lacks its scope"
 has kscope.hatchet parent-after-fork || fail "parent lacks its later scope"

@@ -8,9 +8,7 @@ build run-sleep $KLINK
 cd "$WORK"
 
 # --- a plain run: file written, program's own start/finalize ignored
-"$KS" run -- ./run-scopes >out.txt 2>err.txt
-rc=$?
-[ $rc -eq 0 ] || fail "exit code $rc, expected 0: $(cat err.txt)"
+run_ok "plain run" -- ./run-scopes
 [ -f kscope.hatchet ] || fail "kscope.hatchet not written"
 [ ! -e program-own-name.hatchet ] || fail "the program's own finalize wrote a file"
 for n in outer work done; do

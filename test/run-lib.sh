@@ -81,6 +81,16 @@ while stack:
 ' "$1"
 }
 
+# run_ok WHAT ARGS...: `kscope run ARGS...`, its output in out.txt and
+# err.txt; a failure naming WHAT unless it exits 0.
+run_ok() {
+    local what=$1 rc
+    shift
+    "$KS" run "$@" >out.txt 2>err.txt
+    rc=$?
+    [ $rc -eq 0 ] || fail "$what: exit $rc: $(cat err.txt)"
+}
+
 # has FILE NAME: the .hatchet file has a frame called NAME.
 has() {
     names "$1" | grep -xF -- "$2" >/dev/null
