@@ -14,6 +14,7 @@
  */
 #include "core/core.h"
 #include "format/events.h"
+#include "util/table.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,11 +44,19 @@ typedef struct tstate {
     size_t nmetrics, capmetrics;
 } tstate;
 
-/* A growable set of 64-bit keys (0 is empty): the tracks seen. */
-typedef struct keyset {
-    uint64_t *key;
-    size_t n, cap;
-} keyset;
+/* A set of 64-bit keys (0 is empty): the tracks seen; uint64_t slots. */
+typedef kscope__table keyset;
+
+static uint64_t key_slot_hash(const void *slot)
+{
+    return kscope__number_hash(*(const uint64_t *)slot);
+}
+
+static const kscope__table_kind keys_kind = {.size = sizeof(uint64_t),
+                                             .mark_size = sizeof(uint64_t),
+                                             .first = 64,
+                                             .key_size = sizeof(uint64_t),
+                                             .hash = key_slot_hash};
 
 typedef struct trace_ctx {
     kscope__tev_fn fn;
@@ -69,30 +78,10 @@ typedef struct trace_ctx {
 /* Add key (not 0) to set: 1 when new, 0 when seen, -1 out of memory. */
 static int keyset_add(keyset *k, uint64_t key)
 {
-    if ((k->n + 1) * 2 > k->cap) {
-        size_t cap = k->cap ? k->cap * 2 : 64;
-        uint64_t *nk = calloc(cap, sizeof *nk);
-        if (!nk)
-            return -1;
-        for (size_t i = 0; i < k->cap; i++) {
-            if (!k->key[i])
-                continue;
-            size_t j = (size_t)((k->key[i] * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
-            while (nk[j])
-                j = (j + 1) & (cap - 1);
-            nk[j] = k->key[i];
-        }
-        free(k->key);
-        k->key = nk;
-        k->cap = cap;
-    }
-    size_t j = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 32) & (k->cap - 1);
-    for (; k->key[j]; j = (j + 1) & (k->cap - 1))
-        if (k->key[j] == key)
-            return 0;
-    k->key[j] = key;
-    k->n++;
-    return 1;
+    uint64_t h = kscope__number_hash(key);
+    if (kscope__table_find(k, &keys_kind, h, &key))
+        return 0;
+    return kscope__table_add(k, &keys_kind, h, &key) ? 1 : -1;
 }
 
 static double rel_ns(const trace_ctx *c, uint64_t ns)
@@ -311,8 +300,8 @@ static void free_ctx(trace_ctx *c)
         free(c->threads[i].metrics);
     }
     free(c->threads);
-    free(c->tracks.key);
-    free(c->launchers.key);
+    kscope__table_free(&c->tracks);
+    kscope__table_free(&c->launchers);
     free(c->tmetrics);
 }
 
@@ -397,7 +386,7 @@ static uint64_t *sorted_keys(const keyset *k)
 {
     uint64_t *v = malloc((k->cap ? k->cap : 1) * sizeof *v);
     if (v && k->cap) {
-        memcpy(v, k->key, k->cap * sizeof *v);
+        memcpy(v, k->slots, k->cap * sizeof *v);
         qsort(v, k->cap, sizeof *v, by_key);
     }
     return v;

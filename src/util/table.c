@@ -63,7 +63,7 @@ void kscope__table_free(kscope__table *t)
 
 uint64_t kscope__ptr_hash(const void *p)
 {
-    return ((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull) >> 32; /* Fibonacci hashing */
+    return kscope__number_hash((uint64_t)(uintptr_t)p);
 }
 
 uint64_t kscope__ptr_slot_hash(const void *slot)

@@ -44,6 +44,13 @@ typedef struct kscope__table_kind {
     size_t key, key_size; /* without same: where the key is in a slot, its bytes */
 } kscope__table_kind;
 
+/* Fibonacci hashing of a number: the high half of its product with
+ * 2^64 / phi, for keys that are ids, pointers or packed fields. */
+static inline uint64_t kscope__number_hash(uint64_t x)
+{
+    return (x * 0x9e3779b97f4a7c15ull) >> 32;
+}
+
 /* kscope__table_reserve's work when the table must double. */
 int kscope__table_grow(kscope__table *t, const kscope__table_kind *k);
 

@@ -59,15 +59,9 @@ void kscope__dsbuf_free(kscope__dsbuf *b)
 
 /* ------------------------------------------------------------- launches */
 
-/* Launches and scope names are both found by a number. */
-static uint64_t number_hash(uint64_t key)
-{
-    return (key * 0x9e3779b97f4a7c15ull) >> 32;
-}
-
 static uint64_t grid_slot_hash(const void *slot)
 {
-    return number_hash(((const kscope__dsgrid *)slot)->key);
+    return kscope__number_hash(((const kscope__dsgrid *)slot)->key);
 }
 
 static const kscope__table_kind grids_kind = {.size = sizeof(kscope__dsgrid),
@@ -85,7 +79,7 @@ static uint64_t grid_key(uint32_t context_id, uint32_t grid)
 
 static kscope__dsgrid *grid_find(const kscope__dsgrids *g, uint64_t key)
 {
-    return g ? kscope__table_find(&g->tab, &grids_kind, number_hash(key), &key) : NULL;
+    return g ? kscope__table_find(&g->tab, &grids_kind, kscope__number_hash(key), &key) : NULL;
 }
 
 /* The entry of `key`, made (not expected) when missing; NULL out of memory. */
@@ -93,7 +87,7 @@ static kscope__dsgrid *grid_entry(kscope__dsgrids *g, uint64_t key)
 {
     kscope__dsgrid *d = grid_find(g, key);
     kscope__dsgrid fresh = {.key = key};
-    return d ? d : kscope__table_add(&g->tab, &grids_kind, number_hash(key), &fresh);
+    return d ? d : kscope__table_add(&g->tab, &grids_kind, kscope__number_hash(key), &fresh);
 }
 
 /* Note grid as context_id's latest reported launch when it is later. */
@@ -195,7 +189,7 @@ int64_t kscope__dsgrids_end_pass(kscope__dsgrids *g, int final)
         memcpy(keep, slot, kept * sizeof *keep);
     kscope__table_clear(&g->tab, &grids_kind);
     for (size_t i = 0; i < kept; i++) /* fewer than it held: no growth, cannot fail */
-        kscope__table_add(&g->tab, &grids_kind, number_hash(keep[i].key), &keep[i]);
+        kscope__table_add(&g->tab, &grids_kind, kscope__number_hash(keep[i].key), &keep[i]);
     free(keep);
     if (final >= 2)
         g->nlast = 0;
@@ -379,7 +373,7 @@ typedef struct name_slot {
 
 static uint64_t name_slot_hash(const void *slot)
 {
-    return number_hash(((const name_slot *)slot)->id);
+    return kscope__number_hash(((const name_slot *)slot)->id);
 }
 
 static const kscope__table_kind names_kind = {.size = sizeof(name_slot),
@@ -395,7 +389,7 @@ static kscope__table names; /* name_slot */
 
 static name_slot *name_find(uint32_t id)
 {
-    return kscope__table_find(&names, &names_kind, number_hash(id), &id);
+    return kscope__table_find(&names, &names_kind, kscope__number_hash(id), &id);
 }
 
 /* Add id -> name (lock held); a second name for an id keeps the first
@@ -403,7 +397,7 @@ static name_slot *name_find(uint32_t id)
 static void name_put(uint32_t id, uint32_t name)
 {
     if (!name_find(id))
-        kscope__table_add(&names, &names_kind, number_hash(id), &(name_slot){id, name});
+        kscope__table_add(&names, &names_kind, kscope__number_hash(id), &(name_slot){id, name});
 }
 
 void kscope__ds_names_cubin(const void *cubin, size_t size)
