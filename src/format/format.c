@@ -4,6 +4,7 @@
  */
 #include "format/format.h"
 #include "profile/ptree.h"
+#include "util/util.h"
 
 #include "kscope.h"
 
@@ -88,16 +89,8 @@ const char *kscope__format_names(kscope__format_kind kind, const char *sep, char
 int kscope__membuf_write(void *arg, const void *buf, size_t len)
 {
     kscope__membuf *m = arg;
-    if (m->len + len + 1 > m->cap) {
-        size_t cap = m->cap ? m->cap : 4096;
-        while (cap < m->len + len + 1)
-            cap *= 2;
-        char *p = realloc(m->buf, cap);
-        if (!p)
-            return KSCOPE_ENOMEM;
-        m->buf = p;
-        m->cap = cap;
-    }
+    if (m->len + len + 1 > m->cap && KSCOPE__ROOM(m->buf, m->cap, m->len + len + 1, 4096) != 0)
+        return KSCOPE_ENOMEM;
     memcpy(m->buf + m->len, buf, len);
     m->len += len;
     m->buf[m->len] = '\0';

@@ -4,6 +4,7 @@
  */
 #include "format/sink.h"
 #include "kscope.h"
+#include "util/util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,16 +44,10 @@ static int reserve(kscope__outbuf *b, size_t n)
         return 0;
     if (b->len + n + 1 <= b->cap)
         return 1;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + n + 1)
-        cap *= 2;
-    char *p = realloc(b->buf, cap);
-    if (!p) {
+    if (KSCOPE__ROOM(b->buf, b->cap, b->len + n + 1, 4096) != 0) {
         b->failed = 1;
         return 0;
     }
-    b->buf = p;
-    b->cap = cap;
     return 1;
 }
 
