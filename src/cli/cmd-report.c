@@ -11,6 +11,7 @@
 #include "read/read.h"
 #include "report/report.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,26 +228,21 @@ int cmd_report(int argc, char **argv)
             break;
         }
         if (strcmp(argv[first], "-n") == 0 && first + 1 < argc) {
-            char *end;
-            n = strtol(argv[++first], &end, 10);
             n_given = 1;
-            if (*end || n < 0) {
-                fprintf(stderr, "kscope report: -n needs a number >= 0, not '%s'\n", argv[first]);
-                return KSCOPE_EXIT_USAGE;
-            }
+            if (kscope_cli_whole(argv[++first], 0, LONG_MAX, &n) != 0)
+                return kscope_cli_error("report", KSCOPE_EXIT_USAGE,
+                                        "-n needs a number >= 0, not '%s'", argv[first]);
             continue;
         }
         size_t *limit = strcmp(argv[first], "--max-nodes") == 0          ? &lim.max_nodes
                         : strcmp(argv[first], "--max-track-events") == 0 ? &lim.max_track_events
                                                                          : NULL;
         if (limit && first + 1 < argc) {
-            char *end;
-            long v = strtol(argv[++first], &end, 10);
-            if (*end || v < 1) {
-                fprintf(stderr, "kscope report: %s needs a number >= 1, not '%s'\n",
-                        argv[first - 1], argv[first]);
-                return KSCOPE_EXIT_USAGE;
-            }
+            long v;
+            if (kscope_cli_whole(argv[++first], 1, LONG_MAX, &v) != 0)
+                return kscope_cli_error("report", KSCOPE_EXIT_USAGE,
+                                        "%s needs a number >= 1, not '%s'", argv[first - 1],
+                                        argv[first]);
             *limit = (size_t)v;
             continue;
         }
