@@ -10,6 +10,8 @@ import sys
 from conftest import kscope_cli
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "test"))
+from docs_check import masked, shown  # noqa: E402
 
 
 def readme():
@@ -22,27 +24,12 @@ def blocks(lang):
     return re.findall(r"^```" + lang + r"\n(.*?)^```\n", readme(), re.S | re.M)
 
 
-def console():
-    """{command: its output lines} of the README's console blocks."""
-    shown = {}
-    for block in blocks("console"):
-        cmd = None
-        for line in block.splitlines():
-            if line.startswith("$ "):
-                cmd = line[2:]
-                shown[cmd] = []
-            elif cmd is not None:
-                shown[cmd].append(line)
-    return shown
-
-
-def masked(lines):
-    """Lines with times, pids and sizes masked, trailing blanks dropped;
-    runs of spaces count as one (a time one digit longer widens its
-    column)."""
-    out = [re.sub(r"\d+\.\d+|pid \d+|\(\d+ KiB\)", "#", l) for l in lines]
-    out = [re.sub(r" +", " ", l).rstrip() for l in out]
-    return [l for l in out if l]
+def readme_shows(cmd):
+    """The output lines the README's console blocks show after `$ cmd`
+    (test/docs_check.py's reading, which test/cli-docs.sh checks too)."""
+    out = shown(readme(), cmd)
+    assert out is not None, f"README.md shows no `$ {cmd}`"
+    return out
 
 
 def example(name):
@@ -71,35 +58,33 @@ def test_train_py_run_directly(tmp_path):
     cli = kscope_cli()
     (tmp_path / "train.py").write_text(example("train.py"))
     cmd = "python train.py && kscope view -m wall_time/ms -m calls -m tokens train.hatchet"
-    shown = console()[cmd]
+    want = readme_shows(cmd)
     run(["python", "train.py"], tmp_path, cli)
     r = run(cmd.split(" && ")[1].split(), tmp_path, cli)
-    assert masked(r.stdout.splitlines()) == masked(shown)
+    assert masked(r.stdout.splitlines()) == masked(want)
 
 
 def test_train_py_under_kscope_run(tmp_path):
     cli = kscope_cli()
     (tmp_path / "train.py").write_text(example("train.py"))
-    shown = console()
     r = run("kscope run -- python train.py".split(), tmp_path, cli)
     # the summary on stderr, as the README shows it (commands as typed)
-    assert masked(r.stderr.splitlines()) == masked(shown["kscope run -- python train.py"])
+    assert masked(r.stderr.splitlines()) == masked(readme_shows("kscope run -- python train.py"))
     assert not (tmp_path / "train.hatchet").exists()  # the script's own session is ignored
     r = run("kscope view kscope.hatchet".split(), tmp_path, cli)
-    assert masked(r.stdout.splitlines()) == masked(shown["kscope view kscope.hatchet"])
+    assert masked(r.stdout.splitlines()) == masked(readme_shows("kscope view kscope.hatchet"))
     cmd = "kscope report --html train.html kscope.hatchet"
     r = run(cmd.split(), tmp_path, cli)
-    assert masked(r.stderr.splitlines()) == masked(shown[cmd])
+    assert masked(r.stderr.splitlines()) == masked(readme_shows(cmd))
     assert (tmp_path / "train.html").stat().st_size > 0
 
 
 def test_serve_py_under_kscope_run(tmp_path):
     cli = kscope_cli()
     (tmp_path / "serve.py").write_text(example("serve.py"))
-    shown = console()
     cmd = "kscope run -n serve --top 0 -- python serve.py"
     r = run(cmd.split(), tmp_path, cli)
-    assert masked(r.stderr.splitlines()) == masked(shown[cmd])
+    assert masked(r.stderr.splitlines()) == masked(readme_shows(cmd))
     cmd = "kscope view -m wall_time/ms -m calls serve.hatchet"
     r = run(cmd.split(), tmp_path, cli)
-    assert masked(r.stdout.splitlines()) == masked(shown[cmd])
+    assert masked(r.stdout.splitlines()) == masked(readme_shows(cmd))
