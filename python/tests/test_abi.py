@@ -62,16 +62,3 @@ def test_scope_calls_dispatch_by_argument_count(session):
         type(s).__exit__(s)
     with pytest.raises(TypeError, match="cannot create"):
         type(type(s).__dict__["__enter__"])()
-
-
-def test_scoped_function_binds_as_a_method(session):
-    class C:
-        @kscope.scope("method")
-        def m(self, x):
-            return (self, x)
-
-    c = C()
-    assert c.m(2) == (c, 2)
-    assert C.m(c, 3) == (c, 3)
-    assert C.m.__name__ == "m"
-    assert C.m.__dict__["__wrapped__"] is not None

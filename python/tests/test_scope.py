@@ -231,6 +231,8 @@ def test_decorated_method_binds(session):
     c = C()
     assert c.m(5) == (c, 5)
     assert C.m(c, 6) == (c, 6)
+    assert C.m.__name__ == "m"
+    assert C.m.__dict__["__wrapped__"] is not None
     child(tree(sid), "method")
 
 
