@@ -67,9 +67,8 @@
   }
 
   /* ---------------------------------------------------------- tables */
-  function fillTable(id, cols, rows) {
-    const t = document.getElementById(id);
-    const head = t.tHead, body = t.tBodies[0];
+  function fillTable(t, cols, rows) {
+    const head = t.createTHead(), body = t.createTBody();
     let sortKey = null, asc = false;
     const tr = document.createElement('tr');
     cols.forEach((c) => {
@@ -110,26 +109,39 @@
     }
     render();
   }
+  /* The summary's tables, a view each after the heat map's, in tab order:
+     [name (view-NAME holds NAME-table), tab title, columns, rows]. */
   function tables() {
-    fillTable('stragglers-table', [
-      { key: 'rank', title: 'rank' }, { key: 'ratio', title: 'ratio', fmt: fixed(2) },
-      { key: 'time_ns', title: 'time', fmt: ns }, { key: 'median_ns', title: 'median', fmt: ns },
-      { key: 'scopes', title: 'scopes' }, { key: 'scope', title: 'worst scope', name: true }], S.stragglers);
-    fillTable('imbalance-table', [
-      { key: 'max_over_mean', title: 'max/mean', fmt: fixed(2) }, { key: 'max_rank', title: 'slowest rank' },
-      { key: 'min_rank', title: 'fastest rank' }, { key: 'mean_ns', title: 'mean', fmt: ns },
-      { key: 'max_ns', title: 'max', fmt: ns }, { key: 'min_ns', title: 'min', fmt: ns },
-      { key: 'ranks', title: 'ranks' }, { key: 'scope', title: 'scope', name: true }], S.imbalance);
-    fillTable('kernels-table', [
-      { key: 'time_ns', title: 'time', fmt: ns }, { key: 'count', title: 'launches', fmt: fixed(0) },
-      { key: 'ranks', title: 'ranks' }, { key: 'mean_ns', title: 'mean/rank', fmt: ns },
-      { key: 'min_ns', title: 'min', fmt: ns }, { key: 'max_ns', title: 'max', fmt: ns },
-      { key: 'spread', title: 'max/mean', fmt: fixed(2) }, { key: 'max_rank', title: 'slowest rank' },
-      { key: 'kernel', title: 'kernel', name: true }], S.top_kernels);
-    fillTable('comm-table', [
-      { key: 'rank', title: 'rank' }, { key: 'comm_ns', title: 'communication', fmt: ns },
-      { key: 'compute_ns', title: 'computation', fmt: ns }, { key: 'comm_share', title: 'share', fmt: pct },
-      { key: 'overlap_ns', title: 'overlapped', fmt: ns }], S.comm_compute);
+    const views = [
+      ['stragglers', 'stragglers', [
+        { key: 'rank', title: 'rank' }, { key: 'ratio', title: 'ratio', fmt: fixed(2) },
+        { key: 'time_ns', title: 'time', fmt: ns }, { key: 'median_ns', title: 'median', fmt: ns },
+        { key: 'scopes', title: 'scopes' }, { key: 'scope', title: 'worst scope', name: true }], S.stragglers],
+      ['imbalance', 'imbalance', [
+        { key: 'max_over_mean', title: 'max/mean', fmt: fixed(2) }, { key: 'max_rank', title: 'slowest rank' },
+        { key: 'min_rank', title: 'fastest rank' }, { key: 'mean_ns', title: 'mean', fmt: ns },
+        { key: 'max_ns', title: 'max', fmt: ns }, { key: 'min_ns', title: 'min', fmt: ns },
+        { key: 'ranks', title: 'ranks' }, { key: 'scope', title: 'scope', name: true }], S.imbalance],
+      ['kernels', 'top kernels', [
+        { key: 'time_ns', title: 'time', fmt: ns }, { key: 'count', title: 'launches', fmt: fixed(0) },
+        { key: 'ranks', title: 'ranks' }, { key: 'mean_ns', title: 'mean/rank', fmt: ns },
+        { key: 'min_ns', title: 'min', fmt: ns }, { key: 'max_ns', title: 'max', fmt: ns },
+        { key: 'spread', title: 'max/mean', fmt: fixed(2) }, { key: 'max_rank', title: 'slowest rank' },
+        { key: 'kernel', title: 'kernel', name: true }], S.top_kernels],
+      ['comm', 'communication', [
+        { key: 'rank', title: 'rank' }, { key: 'comm_ns', title: 'communication', fmt: ns },
+        { key: 'compute_ns', title: 'computation', fmt: ns }, { key: 'comm_share', title: 'share', fmt: pct },
+        { key: 'overlap_ns', title: 'overlapped', fmt: ns }], S.comm_compute],
+    ];
+    const main = document.querySelector('main');
+    for (const [name, title, cols, rows] of views) {
+      const view = main.appendChild(el('section', null, 'view'));
+      view.id = 'view-' + name;
+      view.dataset.title = title;
+      const t = view.appendChild(el('table'));
+      t.id = name + '-table';
+      fillTable(t, cols, rows);
+    }
   }
 
   /* -------------------------------------------------------- heat map */
@@ -217,8 +229,8 @@
   }
 
   facts();
+  tables(); /* before tabs(): a tab for each view */
   tabs();
-  tables();
   heat();
   drawHeat();
   state.ready = true;
