@@ -49,13 +49,11 @@ static PyObject *async_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 static void async_dealloc(PyObject *o)
 {
     AsyncScopeObject *self = (AsyncScopeObject *)o;
-    PyTypeObject *tp = Py_TYPE(o);
     if (self->a.open)
         kscope_async_suspend(&self->a); /* never leave a step on the stack */
     Py_XDECREF(self->name);
     Py_XDECREF(self->keep);
-    free_object(tp, o);
-    Py_DECREF(tp);
+    release_object(o);
 }
 
 /* begin(metrics=None) -> True when recorded: counts the call and opens the

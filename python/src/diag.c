@@ -327,10 +327,8 @@ static PyObject *cpu_procs_update(CpuProcsObject *self, PyObject *Py_UNUSED(igno
 
 static void cpu_procs_dealloc(CpuProcsObject *self)
 {
-    PyTypeObject *tp = Py_TYPE(self);
     PyMem_Free(self->procs);
-    free_object(tp, self);
-    Py_DECREF(tp);
+    release_object(self);
 }
 
 static PyMethodDef cpu_procs_methods[] = {
@@ -443,13 +441,11 @@ static PyObject *recorder_get_gpus(RecorderObject *self, void *Py_UNUSED(closure
 
 static void recorder_dealloc(RecorderObject *self)
 {
-    PyTypeObject *tp = Py_TYPE(self);
     if (self->rec) {
         Py_BEGIN_ALLOW_THREADS kscope_recorder_free(self->rec);
         Py_END_ALLOW_THREADS
     }
-    free_object(tp, self);
-    Py_DECREF(tp);
+    release_object(self);
 }
 
 static PyMethodDef recorder_methods[] = {

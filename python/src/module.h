@@ -341,6 +341,15 @@ static inline void free_object(PyTypeObject *tp, void *self)
     ((freefunc)PyType_GetSlot(tp, Py_tp_free))(self);
 }
 
+/* The end of a heap type's tp_dealloc: free self's memory (free_object)
+ * and release the reference to its type that each of its objects holds. */
+static inline void release_object(void *self)
+{
+    PyTypeObject *tp = Py_TYPE((PyObject *)self);
+    free_object(tp, self);
+    Py_DECREF(tp);
+}
+
 /* Each file's types, made and added to module m (state st): 0, or -1 with
  * an exception. */
 int scopes_exec(PyObject *m, module_state *st);

@@ -500,9 +500,7 @@ static PyObject *scope_method_new(PyTypeObject *tp, PyObject *args, PyObject *kw
 
 static void scope_method_dealloc(PyObject *self)
 {
-    PyTypeObject *tp = Py_TYPE(self);
-    free_object(tp, self);
-    Py_DECREF(tp);
+    release_object(self);
 }
 
 static PyObject *scope_method_repr(ScopeMethodObject *self)
@@ -643,13 +641,11 @@ static int scoped_fn_clear(ScopedFnObject *self)
 
 static void scoped_fn_dealloc(ScopedFnObject *self)
 {
-    PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
     scoped_fn_clear(self);
     Py_CLEAR(self->name);
     Py_CLEAR(self->utf8);
-    free_object(tp, self);
-    Py_DECREF(tp);
+    release_object(self);
 }
 
 /* Bind to an instance like a plain function does. */

@@ -238,12 +238,10 @@ static int tracer_clear(TracerObject *self)
  * nothing left to close). */
 static void tracer_dealloc(TracerObject *self)
 {
-    PyTypeObject *tp = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
     tracer_finalize(self);
     tracer_clear(self);
-    free_object(tp, self);
-    Py_DECREF(tp);
+    release_object(self);
 }
 
 static PyMethodDef tracer_methods[] = {
