@@ -70,32 +70,33 @@ static PyObject *fn_gpu_shutdown(PyObject *m, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
-static PyObject *fn_gpu_name(PyObject *m, PyObject *arg)
+/* A text about GPU `arg` (an index) that `get` writes (kscope_gpu_name,
+ * kscope_gpu_id), as a str. A negative index is asked as UINT32_MAX, which
+ * no GPU has, so that the library's "no GPU" error tells it. */
+static PyObject *gpu_text(PyObject *arg, int (*get)(uint32_t device, char *buf, size_t size))
 {
-    (void)m;
     long dev = PyLong_AsLong(arg);
     if (dev == -1 && PyErr_Occurred())
         return NULL;
     char buf[256];
-    int rc = kscope_gpu_name((uint32_t)dev, buf, sizeof buf);
+    int rc = get(dev < 0 ? UINT32_MAX : (uint32_t)dev, buf, sizeof buf);
     if (check_rc(rc) < 0)
         return NULL;
     return PyUnicode_FromString(buf);
+}
+
+/* gpu_name(index) -> the GPU's product name. */
+static PyObject *fn_gpu_name(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    return gpu_text(arg, kscope_gpu_name);
 }
 
 /* gpu_id(index) -> the GPU's name in every output ("nv0"). */
 static PyObject *fn_gpu_id(PyObject *m, PyObject *arg)
 {
     (void)m;
-    long dev = PyLong_AsLong(arg);
-    if (dev == -1 && PyErr_Occurred())
-        return NULL;
-    char buf[32];
-    int rc = dev < 0 ? kscope_gpu_id(UINT32_MAX, buf, sizeof buf)
-                     : kscope_gpu_id((uint32_t)dev, buf, sizeof buf);
-    if (check_rc(rc) < 0)
-        return NULL;
-    return PyUnicode_FromString(buf);
+    return gpu_text(arg, kscope_gpu_id);
 }
 
 /* gpu_vendors() -> [(id, library, why), ...]: each GPU vendor's prefix of
