@@ -474,21 +474,15 @@ int kscope__pnode_set_string(kscope__ptree *t, kscope__pnode *n, const char *key
     return 0;
 }
 
-int kscope__pnode_set_vec(kscope__ptree *t, kscope__pnode *n, const char *key, kscope__vtype type,
-                          const void *values, uint32_t count)
+int kscope__pmetric_put_vec(kscope__ptree *t, kscope__pmetric *m, kscope__vtype type,
+                            const void *values, uint32_t count)
 {
-    if (type != KSCOPE__V_INTVEC && type != KSCOPE__V_DOUBLEVEC)
-        return KSCOPE_EINVAL;
-    int fresh;
-    kscope__pmetric *m = metric_slot(t, n, key, &fresh);
-    if (!m)
-        return KSCOPE_ENOMEM;
-    size_t esz = type == KSCOPE__V_INTVEC ? sizeof(int64_t) : sizeof(double);
-    void *p = kscope__ptree_alloc(t, count * esz + 1);
+    size_t bytes = (size_t)count * (type == KSCOPE__V_INTVEC ? sizeof(int64_t) : sizeof(double));
+    void *p = kscope__ptree_alloc(t, bytes + 1);
     if (!p)
         return KSCOPE_ENOMEM;
     if (count)
-        memcpy(p, values, count * esz);
+        memcpy(p, values, bytes);
     m->type = type;
     m->n = count;
     if (type == KSCOPE__V_INTVEC)
@@ -496,6 +490,16 @@ int kscope__pnode_set_vec(kscope__ptree *t, kscope__pnode *n, const char *key, k
     else
         m->v.dv = p;
     return 0;
+}
+
+int kscope__pnode_set_vec(kscope__ptree *t, kscope__pnode *n, const char *key, kscope__vtype type,
+                          const void *values, uint32_t count)
+{
+    if (type != KSCOPE__V_INTVEC && type != KSCOPE__V_DOUBLEVEC)
+        return KSCOPE_EINVAL;
+    int fresh;
+    kscope__pmetric *m = metric_slot(t, n, key, &fresh);
+    return m ? kscope__pmetric_put_vec(t, m, type, values, count) : KSCOPE_ENOMEM;
 }
 
 double kscope__pmetric_number(const kscope__pmetric *m)

@@ -141,6 +141,11 @@ int kscope__pnode_set_double(kscope__ptree *t, kscope__pnode *n, const char *key
 int kscope__pnode_set_string(kscope__ptree *t, kscope__pnode *n, const char *key, const char *s);
 int kscope__pnode_set_vec(kscope__ptree *t, kscope__pnode *n, const char *key, kscope__vtype type,
                           const void *values, uint32_t count);
+/* Set m to a copy of count values (int64_t for KSCOPE__V_INTVEC, double
+ * for KSCOPE__V_DOUBLEVEC) kept in t's arena: what set_vec stores, for a
+ * caller that holds the slot. 0 or KSCOPE_ENOMEM. */
+int kscope__pmetric_put_vec(kscope__ptree *t, kscope__pmetric *m, kscope__vtype type,
+                            const void *values, uint32_t count);
 int kscope__pnode_add_int(kscope__ptree *t, kscope__pnode *n, const char *key, int64_t v);
 int kscope__pnode_add_double(kscope__ptree *t, kscope__pnode *n, const char *key, double v);
 /* Set metric `key`, already interned in t, to an INT (i) or a DOUBLE (d):

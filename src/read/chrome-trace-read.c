@@ -449,8 +449,9 @@ static int stack_entry(reader *p, const char *s, size_t l, kscope__tev_type type
     return 1;
 }
 
-static int on_scalar(reader *p, const char *s, size_t l, kscope__tev_type type)
+static int on_scalar(void *ctx, kscope__tev_type type, const char *s, size_t l)
 {
+    reader *p = ctx;
     if (p->cap_depth && !cap_scalar(p, s, l, type))
         return 0;
     tstate c = cur(p);
@@ -474,8 +475,9 @@ static int on_scalar(reader *p, const char *s, size_t l, kscope__tev_type type)
     return add_member(p, c == T_ARGS ? &p->args : &p->fields, v);
 }
 
-static int on_map_key(reader *p, const char *k, size_t l)
+static int on_map_key(void *ctx, const char *k, size_t l)
 {
+    reader *p = ctx;
     if (p->cap_depth)
         cap_key(p, k, l);
     tstate c = cur(p);
@@ -517,8 +519,9 @@ static int open_value(reader *p, tstate next, int is_map)
     return push(p, next);
 }
 
-static int on_start_map(reader *p)
+static int on_start_map(void *ctx)
 {
+    reader *p = ctx;
     if (p->depth == 0)
         return push(p, T_DOC);
     switch (cur(p)) {
@@ -548,8 +551,9 @@ static int close_value(reader *p, int is_map)
     return 1;
 }
 
-static int on_end_map(reader *p)
+static int on_end_map(void *ctx)
 {
+    reader *p = ctx;
     tstate s = cur(p);
     p->depth--;
     if (s == T_EVENT)
@@ -559,8 +563,9 @@ static int on_end_map(reader *p)
     return close_value(p, 1);
 }
 
-static int on_start_array(reader *p)
+static int on_start_array(void *ctx)
 {
+    reader *p = ctx;
     if (p->depth == 0) { /* the bare-array form */
         p->seen_events = 1;
         return push(p, T_EVENTS);
@@ -589,38 +594,16 @@ static int on_start_array(reader *p)
     }
 }
 
-static int on_end_array(reader *p)
+static int on_end_array(void *ctx)
 {
+    reader *p = ctx;
     p->depth--;
     return close_value(p, 0);
 }
 
-/* yajl's parse events (yajl-in.c), each to its handler. */
-static int on_event(void *ctx, kscope__hevent ev, const char *s, size_t l)
-{
-    reader *p = ctx;
-    switch (ev) {
-    case KSCOPE__HEV_NULL:
-        return on_scalar(p, "null", 4, KSCOPE__TEV_LITERAL);
-    case KSCOPE__HEV_BOOL:
-        return on_scalar(p, l ? "true" : "false", l ? 4 : 5, KSCOPE__TEV_LITERAL);
-    case KSCOPE__HEV_NUMBER:
-        return on_scalar(p, s, l, KSCOPE__TEV_NUMBER);
-    case KSCOPE__HEV_STRING:
-        return on_scalar(p, s, l, KSCOPE__TEV_STRING);
-    case KSCOPE__HEV_MAP_KEY:
-        return on_map_key(p, s, l);
-    case KSCOPE__HEV_START_MAP:
-        return on_start_map(p);
-    case KSCOPE__HEV_END_MAP:
-        return on_end_map(p);
-    case KSCOPE__HEV_START_ARRAY:
-        return on_start_array(p);
-    case KSCOPE__HEV_END_ARRAY:
-        return on_end_array(p);
-    }
-    return 1;
-}
+/* The handlers of yajl's parse events (yajl-in.c). */
+static const kscope__hevents handlers = {on_start_map,   on_map_key,   on_end_map,
+                                         on_start_array, on_end_array, on_scalar};
 
 /* ---------------------------------------------------------------- API */
 
@@ -633,7 +616,7 @@ void *kscope__chrome_read_new(kscope__tev_fn fn, void *arg, unsigned keep)
     p->arg = arg;
     p->keep = keep;
     kscope__jw_init(&p->cap);
-    if (kscope__yajl_in_init(&p->in, on_event, p, "truncated: the JSON ends early",
+    if (kscope__yajl_in_init(&p->in, &handlers, p, "truncated: the JSON ends early",
                              "data after the end of the trace") != 0) {
         kscope__chrome_read_free(p);
         return NULL;

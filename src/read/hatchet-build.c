@@ -65,7 +65,7 @@ int kscope__metric_nonnegative(const char *key)
 /* A NUL in a name would cut it short in every C string that holds it.
  * Other control characters are kept (JSON writes them escaped); the
  * printers show them escaped. */
-static int has_nul(const unsigned char *s, size_t len)
+static int has_nul(const char *s, size_t len)
 {
     return memchr(s, 0, len) != NULL;
 }
@@ -263,7 +263,7 @@ static int listed_inclusive(kscope__hjson *p, const char *s, size_t l, int is_st
 {
     if (!s || !is_str)
         return aside_shape(p, K_INCLUSIVE);
-    if (has_nul((const unsigned char *)s, l))
+    if (has_nul(s, l))
         return fail(p, KSCOPE_EPARSE, "ROOT: an inclusive metric name contains a NUL character");
     const char *k = kscope__ptree_intern(p->t, s, l);
     if (!k || kscope__ptree_add_inclusive(p->t, k) < 0)
@@ -273,13 +273,22 @@ static int listed_inclusive(kscope__hjson *p, const char *s, size_t l, int is_st
 
 /* -------------------------------------------------------------- events */
 
-static int on_scalar(kscope__hjson *p, const char *s, size_t l, int is_str, int is_num)
+/* The level a value starts in; none when the value is the document,
+ * which must be the [tree, device info] array: NULL then, refused with
+ * why. */
+static hlevel *level_of_value(kscope__hjson *p, const char *why)
 {
     hlevel *lv = top(p);
     if (!lv)
-        return fail(p, KSCOPE_EPARSE,
-                    "the file is a single value, not a [tree, device info] "
-                    "array");
+        fail(p, KSCOPE_EPARSE, "%s", why);
+    return lv;
+}
+
+static int scalar(kscope__hjson *p, const char *s, size_t l, int is_str, int is_num)
+{
+    hlevel *lv = level_of_value(p, "the file is a single value, not a [tree, device info] array");
+    if (!lv)
+        return 0;
     switch (lv->st) {
     case ST_TOP:
         return fail(p, KSCOPE_EPARSE, "element %zu of the top-level array is not an object",
@@ -305,7 +314,7 @@ static int on_scalar(kscope__hjson *p, const char *s, size_t l, int is_str, int 
             if (!is_str)
                 return fail(p, KSCOPE_EPARSE, "a frame %s under '%s' is not a string",
                             lv->key == K_NAME ? "name" : "type", node_label(lv->node->parent));
-            if (has_nul((const unsigned char *)s, l))
+            if (has_nul(s, l))
                 return fail(p, KSCOPE_EPARSE, "frame name under '%s' contains a NUL character",
                             node_label(lv->node->parent));
             const char *v = kscope__ptree_intern(p->t, s, l);
@@ -359,34 +368,18 @@ static int on_scalar(kscope__hjson *p, const char *s, size_t l, int is_str, int 
     return 1;
 }
 
-static int on_null(void *ctx)
+static int on_scalar(void *ctx, kscope__tev_type type, const char *s, size_t l)
 {
-    return on_scalar(ctx, "null", 4, 0, 0);
-}
-
-static int on_boolean(void *ctx, int b)
-{
-    return on_scalar(ctx, b ? "true" : "false", b ? 4 : 5, 0, 0);
-}
-
-static int on_number(void *ctx, const char *s, size_t l)
-{
-    return on_scalar(ctx, s, l, 0, 1);
-}
-
-static int on_string(void *ctx, const unsigned char *s, size_t l)
-{
-    return on_scalar(ctx, (const char *)s, l, 1, 0);
+    return scalar(ctx, s, l, type == KSCOPE__TEV_STRING, type == KSCOPE__TEV_NUMBER);
 }
 
 static int on_start_map(void *ctx)
 {
     kscope__hjson *p = ctx;
-    hlevel *lv = top(p);
+    hlevel *lv = level_of_value(p, "the top level is an object, not a [tree, device info] "
+                                   "array (is this a Chrome trace?)");
     if (!lv)
-        return fail(p, KSCOPE_EPARSE,
-                    "the top level is an object, not a [tree, device info] "
-                    "array (is this a Chrome trace?)");
+        return 0;
     switch (lv->st) {
     case ST_TOP:
         if (p->top_index == 0) {
@@ -448,11 +441,10 @@ static int on_start_map(void *ctx)
     return 1;
 }
 
-static int on_map_key(void *ctx, const unsigned char *k, size_t l)
+static int on_map_key(void *ctx, const char *s, size_t l)
 {
     kscope__hjson *p = ctx;
     hlevel *lv = top(p);
-    const char *s = (const char *)k;
     switch (lv->st) {
     case ST_NODE:
         lv->key = l == 5 && memcmp(s, "frame", 5) == 0      ? K_FRAME
@@ -473,7 +465,7 @@ static int on_map_key(void *ctx, const unsigned char *k, size_t l)
                                                         : K_OTHER;
         return 1;
     case ST_METRICS:
-        if (has_nul(k, l))
+        if (has_nul(s, l))
             return fail(p, KSCOPE_EPARSE, "a metric name of '%s' contains a NUL character",
                         node_label(lv->node));
         p->mkey = metric_key(p, s, l);
@@ -506,17 +498,6 @@ static int on_map_key(void *ctx, const unsigned char *k, size_t l)
     default:
         return 1;
     }
-}
-
-static int on_end_map(void *ctx)
-{
-    kscope__hjson *p = ctx;
-    hlevel *lv = top(p);
-    int ok = 1;
-    if (lv->st == ST_NODE)
-        ok = close_node(p, lv->node);
-    p->depth--;
-    return ok;
 }
 
 static int on_start_array(void *ctx)
@@ -570,18 +551,25 @@ static int on_start_array(void *ctx)
     return 1;
 }
 
-static int on_end_array(void *ctx)
+/* The end of an object or an array, the innermost level open: a node is
+ * complete, a vector metric stored, the top-level array done. */
+static int on_end(void *ctx)
 {
     kscope__hjson *p = ctx;
     hlevel *lv = top(p);
     int ok = 1;
-    if (lv->st == ST_VEC)
+    if (lv->st == ST_NODE)
+        ok = close_node(p, lv->node);
+    else if (lv->st == ST_VEC)
         ok = vec_store(p, lv->node);
     else if (lv->st == ST_TOP)
         p->done = 1;
     p->depth--;
     return ok;
 }
+
+const kscope__hevents kscope__hjson_events = {on_start_map,   on_map_key, on_end,
+                                              on_start_array, on_end,     on_scalar};
 
 /* ------------------------------------------------------- at the end */
 
@@ -635,33 +623,6 @@ void kscope__hbuild_release(kscope__hjson *p)
     free(p->stack);
     free(p->vec);
     kscope__demangler_free(&p->names);
-}
-
-int kscope__hjson_event(kscope__hjson *p, kscope__hevent ev, const char *s, size_t len)
-{
-    if (p->in.errcode)
-        return 0;
-    switch (ev) {
-    case KSCOPE__HEV_START_MAP:
-        return on_start_map(p);
-    case KSCOPE__HEV_MAP_KEY:
-        return on_map_key(p, (const unsigned char *)s, len);
-    case KSCOPE__HEV_END_MAP:
-        return on_end_map(p);
-    case KSCOPE__HEV_START_ARRAY:
-        return on_start_array(p);
-    case KSCOPE__HEV_END_ARRAY:
-        return on_end_array(p);
-    case KSCOPE__HEV_STRING:
-        return on_string(p, (const unsigned char *)s, len);
-    case KSCOPE__HEV_NUMBER:
-        return on_number(p, s, len);
-    case KSCOPE__HEV_NULL:
-        return on_null(p);
-    case KSCOPE__HEV_BOOL:
-        return on_boolean(p, len != 0);
-    }
-    return 1;
 }
 
 int kscope__hjson_fail(kscope__hjson *p, int code, const char *msg)

@@ -2,7 +2,7 @@
  * hatchet-build.h - the state of the .hatchet tree builder, shared by its
  * two halves: hatchet-build.c turns parse events into a ptree, and
  * hatchet-json-read.c is yajl's parser feeding it those events (the
- * MessagePack reader feeds it through kscope__hjson_event alone).
+ * MessagePack reader feeds it through kscope__hjson_events alone).
  */
 #ifndef KSCOPE_HATCHET_BUILD_H
 #define KSCOPE_HATCHET_BUILD_H

@@ -1,6 +1,6 @@
 /*
  * hatchet-json-read.c - the .hatchet JSON reader: yajl's streaming parser
- * feeding the tree builder (hatchet-build.c) its events. Input is fed in
+ * feeding the tree builder (hatchet-build.c) its events as they are. Input is fed in
  * chunks, so a large file never has to be held in memory.
  */
 #include "read/hatchet-build.h"
@@ -8,12 +8,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-
-/* yajl's parse events (yajl-in.c) go to the tree builder as they are. */
-static int hjson_event(void *p, kscope__hevent ev, const char *s, size_t len)
-{
-    return kscope__hjson_event(p, ev, s, len);
-}
 
 /* ---------------------------------------------------------------- API */
 
@@ -27,7 +21,7 @@ void *kscope__hjson_new(void)
     if (!p)
         return NULL;
     if (kscope__hbuild_init(p) != 0 ||
-        kscope__yajl_in_init(&p->in, hjson_event, p, truncated, trailing) != 0) {
+        kscope__yajl_in_init(&p->in, &kscope__hjson_events, p, truncated, trailing) != 0) {
         kscope__hjson_free(p);
         return NULL;
     }

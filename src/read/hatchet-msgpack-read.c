@@ -51,9 +51,11 @@ typedef struct mp_user {
 #define msgpack_unpack_object          mobj
 #define msgpack_unpack_user            mp_user
 
-static int ev(mp_user *u, kscope__hevent e, const char *s, size_t l)
+/* What the builder's handler said of an event (kscope__hjson_events), as
+ * the template takes it. */
+static int went_on(int ok)
 {
-    return kscope__hjson_event(u->h, e, s, l) ? 0 : MSGPACK_UNPACK_PARSE_ERROR;
+    return ok ? 0 : MSGPACK_UNPACK_PARSE_ERROR;
 }
 
 static int refuse(mp_user *u, const char *msg)
@@ -63,31 +65,31 @@ static int refuse(mp_user *u, const char *msg)
 }
 
 /* A scalar: a map's key, or a value. */
-static int scalar(mp_user *u, kscope__hevent e, const char *s, size_t l, mobj *o)
+static int scalar(mp_user *u, kscope__tev_type type, const char *s, size_t l, mobj *o)
 {
     o->container = 0;
     mframe *f = u->depth ? &u->st[u->depth - 1] : NULL;
     if (f && f->is_map && f->want_key) {
-        if (e != KSCOPE__HEV_STRING)
+        if (type != KSCOPE__TEV_STRING)
             return refuse(u, "a map key is not a string");
         f->want_key = 0;
-        return ev(u, KSCOPE__HEV_MAP_KEY, s, l);
+        return went_on(kscope__hjson_events.map_key(u->h, s, l));
     }
-    return ev(u, e, s, l);
+    return went_on(kscope__hjson_events.scalar(u->h, type, s, l));
 }
 
 static int number_int(mp_user *u, int64_t v, mobj *o)
 {
     char buf[32];
     int n = snprintf(buf, sizeof buf, "%" PRId64, v);
-    return scalar(u, KSCOPE__HEV_NUMBER, buf, (size_t)n, o);
+    return scalar(u, KSCOPE__TEV_NUMBER, buf, (size_t)n, o);
 }
 
 static int number_uint(mp_user *u, uint64_t v, mobj *o)
 {
     char buf[32];
     int n = snprintf(buf, sizeof buf, "%" PRIu64, v);
-    return scalar(u, KSCOPE__HEV_NUMBER, buf, (size_t)n, o);
+    return scalar(u, KSCOPE__TEV_NUMBER, buf, (size_t)n, o);
 }
 
 static int number_double(mp_user *u, double v, mobj *o)
@@ -98,7 +100,7 @@ static int number_double(mp_user *u, double v, mobj *o)
     int n = snprintf(buf, sizeof buf, "%.17g", v);
     if (!strpbrk(buf, ".eE")) /* keep it a floating-point number */
         n += snprintf(buf + n, sizeof buf - (size_t)n, ".0");
-    return scalar(u, KSCOPE__HEV_NUMBER, buf, (size_t)n, o);
+    return scalar(u, KSCOPE__TEV_NUMBER, buf, (size_t)n, o);
 }
 
 static mobj mp_cb_root(mp_user *u)
@@ -121,22 +123,22 @@ static mobj mp_cb_root(mp_user *u)
 #define mp_cb_double number_double
 static int mp_cb_nil(mp_user *u, mobj *o)
 {
-    return scalar(u, KSCOPE__HEV_NULL, NULL, 0, o);
+    return scalar(u, KSCOPE__TEV_LITERAL, "null", 4, o);
 }
 static int mp_cb_true(mp_user *u, mobj *o)
 {
-    return scalar(u, KSCOPE__HEV_BOOL, NULL, 1, o);
+    return scalar(u, KSCOPE__TEV_LITERAL, "true", 4, o);
 }
 static int mp_cb_false(mp_user *u, mobj *o)
 {
-    return scalar(u, KSCOPE__HEV_BOOL, NULL, 0, o);
+    return scalar(u, KSCOPE__TEV_LITERAL, "false", 5, o);
 }
 static int mp_cb_str(mp_user *u, const char *b, const char *p, unsigned int l, mobj *o)
 {
     (void)b;
     /* an empty string may come with no pointer (the first value a chunk
      * resumes with) */
-    return scalar(u, KSCOPE__HEV_STRING, l ? p : "", l, o);
+    return scalar(u, KSCOPE__TEV_STRING, l ? p : "", l, o);
 }
 static int mp_cb_bin(mp_user *u, const char *b, const char *p, unsigned int l, mobj *o)
 {
@@ -158,7 +160,8 @@ static int open_container(mp_user *u, int is_map, mobj *o)
         return MSGPACK_UNPACK_NOMEM_ERROR;
     u->st[u->depth++] = (mframe){(uint8_t)is_map, 1};
     o->container = is_map ? 1 : 2;
-    return ev(u, is_map ? KSCOPE__HEV_START_MAP : KSCOPE__HEV_START_ARRAY, NULL, 0);
+    const kscope__hevents *h = &kscope__hjson_events;
+    return went_on(is_map ? h->start_map(u->h) : h->start_array(u->h));
 }
 
 static int mp_cb_array(mp_user *u, unsigned int n, mobj *o)
@@ -179,7 +182,8 @@ static int item_done(mp_user *u, mobj item)
 {
     if (item.container) {
         u->depth--;
-        int rc = ev(u, item.container == 1 ? KSCOPE__HEV_END_MAP : KSCOPE__HEV_END_ARRAY, NULL, 0);
+        const kscope__hevents *h = &kscope__hjson_events;
+        int rc = went_on(item.container == 1 ? h->end_map(u->h) : h->end_array(u->h));
         if (rc < 0)
             return rc;
     }
@@ -269,6 +273,8 @@ int kscope__hmp_feed(void *parser, const char *buf, size_t len, char *err, size_
         snprintf(err, errlen, "data after the end of the profile (byte %zu)", p->fed);
         return KSCOPE_EPARSE;
     }
+    if (kscope__hjson_error(p->h, &(int){0})) /* refused: the builder takes no more events */
+        return mp_failure(p, MSGPACK_UNPACK_PARSE_ERROR, p->fed, err, errlen);
     if (p->npending + len > p->cap &&
         KSCOPE__ROOM(p->pending, p->cap, p->npending + len, 4096) != 0) {
         snprintf(err, errlen, "out of memory");

@@ -203,22 +203,13 @@ static int add_metric(kscope__ptree *r, kscope__pnode *dst, const char *key, int
         m->n = src->n;
         if (src->type == KSCOPE__V_STRING)
             m->v.s = kscope__ptree_intern_cstr(r, src->v.s);
-        else if (src->type == KSCOPE__V_INTVEC || src->type == KSCOPE__V_DOUBLEVEC) {
-            size_t bytes = (size_t)src->n * 8;
-            void *p = kscope__ptree_alloc(r, bytes ? bytes : 1);
-            if (!p)
-                return KSCOPE_ENOMEM;
-            memcpy(p,
-                   src->type == KSCOPE__V_INTVEC ? (const void *)src->v.iv
-                                                 : (const void *)src->v.dv,
-                   bytes);
-            if (src->type == KSCOPE__V_INTVEC)
-                m->v.iv = p;
-            else
-                m->v.dv = p;
-        } else {
+        else if (src->type == KSCOPE__V_INTVEC || src->type == KSCOPE__V_DOUBLEVEC)
+            return kscope__pmetric_put_vec(r, m, src->type,
+                                           src->type == KSCOPE__V_INTVEC ? (const void *)src->v.iv
+                                                                         : (const void *)src->v.dv,
+                                           src->n);
+        else
             m->v = src->v;
-        }
         return src->type == KSCOPE__V_STRING && !m->v.s ? KSCOPE_ENOMEM : 0;
     }
     int is_min = ext<0, is_max = ext> 0;

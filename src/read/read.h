@@ -151,22 +151,26 @@ int kscope__hjson_feed(void *p, const char *buf, size_t len, char *err, size_t e
 int kscope__hjson_finish(void *p, kscope__ptree **out, char *err, size_t errlen);
 void kscope__hjson_free(void *p);
 
-/* The tree builder behind the .hatchet reader, driven by parse events as a
- * streaming JSON parser gives them, so another encoding of the same shape
- * (MessagePack) shares its checks and messages. Each call returns 1 to go
- * on, 0 when the input was refused (kscope__hjson_error says why). */
-typedef enum {
-    KSCOPE__HEV_START_MAP,
-    KSCOPE__HEV_MAP_KEY, /* s, len: the key */
-    KSCOPE__HEV_END_MAP,
-    KSCOPE__HEV_START_ARRAY,
-    KSCOPE__HEV_END_ARRAY,
-    KSCOPE__HEV_STRING, /* s, len */
-    KSCOPE__HEV_NUMBER, /* s, len: the number as JSON text */
-    KSCOPE__HEV_NULL,
-    KSCOPE__HEV_BOOL, /* len: 0 false, 1 true */
-} kscope__hevent;
-int kscope__hjson_event(kscope__hjson *p, kscope__hevent ev, const char *s, size_t len);
+/* A reader's handlers of the events of a streaming parser (yajl for JSON,
+ * msgpack-c's template for MessagePack), each called with the reader's
+ * ctx: 1 to go on, 0 when the input was refused (the reader says why). A
+ * scalar comes as text with its type: KSCOPE__TEV_STRING (the string),
+ * KSCOPE__TEV_NUMBER (the number as JSON text) or KSCOPE__TEV_LITERAL
+ * (null, true, false). */
+typedef struct kscope__hevents {
+    int (*start_map)(void *ctx);
+    int (*map_key)(void *ctx, const char *key, size_t len);
+    int (*end_map)(void *ctx);
+    int (*start_array)(void *ctx);
+    int (*end_array)(void *ctx);
+    int (*scalar)(void *ctx, kscope__tev_type type, const char *s, size_t len);
+} kscope__hevents;
+
+/* The tree builder behind the .hatchet reader, driven by those events
+ * (ctx: the kscope__hjson), so another encoding of the same shape
+ * (MessagePack) shares its checks and messages; after a refusal
+ * kscope__hjson_error says why. */
+extern const kscope__hevents kscope__hjson_events;
 /* Refuse the input with msg (the first refusal wins). Returns 0. */
 int kscope__hjson_fail(kscope__hjson *p, int code, const char *msg);
 /* The refusal so far (NULL if none), its code in *code. */

@@ -9,57 +9,94 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Each of yajl's callbacks, counted and handed on as a parse event. */
-static int event(void *in_, kscope__hevent ev, const char *s, size_t len)
+/* What yajl's callbacks say, handed on by event(). */
+typedef enum {
+    EV_NULL,
+    EV_BOOL, /* len: 0 false, 1 true */
+    EV_NUMBER,
+    EV_STRING,
+    EV_START_MAP,
+    EV_MAP_KEY,
+    EV_END_MAP,
+    EV_START_ARRAY,
+    EV_END_ARRAY,
+} yajl_event;
+
+/* Each of yajl's callbacks, counted (kscope__read_too_quiet) and handed to
+ * the reader's handler; none after the reader has refused. */
+static int event(void *in_, yajl_event ev, const char *s, size_t len)
 {
     kscope__yajl_in *in = in_;
+    const kscope__hevents *h = in->ev;
     in->events++;
-    return in->fn(in->ctx, ev, s, len);
+    if (in->errcode)
+        return 0;
+    switch (ev) {
+    case EV_NULL:
+        return h->scalar(in->ctx, KSCOPE__TEV_LITERAL, "null", 4);
+    case EV_BOOL:
+        return h->scalar(in->ctx, KSCOPE__TEV_LITERAL, len ? "true" : "false", len ? 4 : 5);
+    case EV_NUMBER:
+        return h->scalar(in->ctx, KSCOPE__TEV_NUMBER, s, len);
+    case EV_STRING:
+        return h->scalar(in->ctx, KSCOPE__TEV_STRING, s, len);
+    case EV_START_MAP:
+        return h->start_map(in->ctx);
+    case EV_MAP_KEY:
+        return h->map_key(in->ctx, s, len);
+    case EV_END_MAP:
+        return h->end_map(in->ctx);
+    case EV_START_ARRAY:
+        return h->start_array(in->ctx);
+    case EV_END_ARRAY:
+        return h->end_array(in->ctx);
+    }
+    return 0;
 }
 
 static int cb_null(void *in)
 {
-    return event(in, KSCOPE__HEV_NULL, NULL, 0);
+    return event(in, EV_NULL, NULL, 0);
 }
 
 static int cb_boolean(void *in, int b)
 {
-    return event(in, KSCOPE__HEV_BOOL, NULL, b != 0);
+    return event(in, EV_BOOL, NULL, b != 0);
 }
 
 static int cb_number(void *in, const char *s, size_t l)
 {
-    return event(in, KSCOPE__HEV_NUMBER, s, l);
+    return event(in, EV_NUMBER, s, l);
 }
 
 static int cb_string(void *in, const unsigned char *s, size_t l)
 {
-    return event(in, KSCOPE__HEV_STRING, (const char *)s, l);
+    return event(in, EV_STRING, (const char *)s, l);
 }
 
 static int cb_start_map(void *in)
 {
-    return event(in, KSCOPE__HEV_START_MAP, NULL, 0);
+    return event(in, EV_START_MAP, NULL, 0);
 }
 
 static int cb_map_key(void *in, const unsigned char *k, size_t l)
 {
-    return event(in, KSCOPE__HEV_MAP_KEY, (const char *)k, l);
+    return event(in, EV_MAP_KEY, (const char *)k, l);
 }
 
 static int cb_end_map(void *in)
 {
-    return event(in, KSCOPE__HEV_END_MAP, NULL, 0);
+    return event(in, EV_END_MAP, NULL, 0);
 }
 
 static int cb_start_array(void *in)
 {
-    return event(in, KSCOPE__HEV_START_ARRAY, NULL, 0);
+    return event(in, EV_START_ARRAY, NULL, 0);
 }
 
 static int cb_end_array(void *in)
 {
-    return event(in, KSCOPE__HEV_END_ARRAY, NULL, 0);
+    return event(in, EV_END_ARRAY, NULL, 0);
 }
 
 static const yajl_callbacks callbacks = {
@@ -74,10 +111,10 @@ static const yajl_callbacks callbacks = {
     .yajl_end_array = cb_end_array,
 };
 
-int kscope__yajl_in_init(kscope__yajl_in *in, kscope__yajl_event_fn fn, void *ctx,
+int kscope__yajl_in_init(kscope__yajl_in *in, const kscope__hevents *ev, void *ctx,
                          const char *truncated, const char *trailing)
 {
-    *in = (kscope__yajl_in){.fn = fn, .ctx = ctx, .truncated = truncated, .trailing = trailing};
+    *in = (kscope__yajl_in){.ev = ev, .ctx = ctx, .truncated = truncated, .trailing = trailing};
     in->y = yajl_alloc(&callbacks, NULL, in);
     return in->y ? 0 : KSCOPE_ENOMEM;
 }

@@ -4,8 +4,9 @@
  * chrome-trace-read.c): the one place that counts the bytes fed, refuses
  * input where no value ends within KSCOPE__READ_MAX_TOKEN bytes, and turns
  * the reader's own refusal or yajl's verdict into the one line of err.
- * yajl's callbacks reach the reader as parse events (kscope__hevent,
- * read.h: the ones the .hatchet builder takes from MessagePack too).
+ * yajl's callbacks reach the reader's handlers of parse events
+ * (kscope__hevents, read.h: the ones the .hatchet builder takes from
+ * MessagePack too).
  */
 #ifndef KSCOPE_YAJL_IN_H
 #define KSCOPE_YAJL_IN_H
@@ -14,14 +15,10 @@
 
 #include <yajl/yajl_parse.h>
 
-/* A reader's handler of the parse events: 1 to go on, 0 to stop the parse
- * (after KSCOPE__YAJL_STOP says why). */
-typedef int (*kscope__yajl_event_fn)(void *ctx, kscope__hevent ev, const char *s, size_t len);
-
 typedef struct kscope__yajl_in {
     yajl_handle y;
-    kscope__yajl_event_fn fn; /* the reader's handler, called with ctx */
-    void *ctx;
+    const kscope__hevents *ev;     /* the reader's handlers (0 to stop: KSCOPE__YAJL_STOP) */
+    void *ctx;                     /* what they are called with */
     const char *truncated;         /* the line when the JSON ends before the document */
     const char *trailing;          /* the line when more follows the document */
     size_t fed;                    /* bytes given so far */
@@ -35,10 +32,11 @@ typedef struct kscope__yajl_in {
 #define KSCOPE__YAJL_STOP(in, code, ...)                                                           \
     kscope__read_stop((in)->err, sizeof(in)->err, &(in)->errcode, (code), __VA_ARGS__)
 
-/* A parser handing its events to fn(ctx, ...), with the reader's words for
- * yajl's two ends of its own: 0, or KSCOPE_ENOMEM with in->y NULL. yajl
- * keeps in's address: in stays where it is until kscope__yajl_in_free. */
-int kscope__yajl_in_init(kscope__yajl_in *in, kscope__yajl_event_fn fn, void *ctx,
+/* A parser handing its events to ev's handlers with ctx, with the
+ * reader's words for yajl's two ends of its own: 0, or KSCOPE_ENOMEM with
+ * in->y NULL. yajl keeps in's address: in stays where it is until
+ * kscope__yajl_in_free. */
+int kscope__yajl_in_init(kscope__yajl_in *in, const kscope__hevents *ev, void *ctx,
                          const char *truncated, const char *trailing);
 void kscope__yajl_in_free(kscope__yajl_in *in);
 
