@@ -1,8 +1,9 @@
 # check-lib.sh - what the shell tests' helper libraries share (sourced by
 # run-lib.sh, monitor-lib.sh and read-lib.sh, which a test sources in
-# turn): the kscope command and the checks' Python, "ok:" and "FAIL:"
-# lines with a count of the failures, the reasons for skipped parts, and
-# finish, which ends the test with its exit status. Needs KSCOPE_CLI.
+# turn, or by a test itself): the kscope command and the checks' Python,
+# "ok:" and "FAIL:" lines with a count of the failures, the reasons for
+# skipped parts, and finish, which ends the test with its exit status.
+# Needs KSCOPE_CLI.
 #
 #   fail WHAT / ok WHAT / skip REASON ... finish
 

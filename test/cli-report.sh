@@ -2,17 +2,15 @@
 # kscope report: a one-page summary of Proton's and kscope's files, the
 # errors, and the help text.
 set -u
-KS=${KSCOPE_CLI:?}
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
-PY=${KSCOPE_PYTHON:-python3} # CTest gives the tests' venv
+source "$src/test/check-lib.sh" # KS, PY (the tests' venv), ok, fail, finish
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-fails=0
 check() { # description, then a command that must succeed
     local what=$1
     shift
-    if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
+    if "$@"; then ok "$what"; else fail "$what"; fi
 }
 has() { grep -qF -- "$2" "$1"; }
 
@@ -170,5 +168,4 @@ assert mem["n"] == 3 and mem["v"] == [5, 7] and mem["ts"] == [0, 40000], mem
 assert series["gpu watts"]["v"] == [300] and series["gpu celsius"]["v"] == [60]
 ' "$work/kinds.html"
 
-echo "$fails failed"
-exit $((fails > 0))
+finish

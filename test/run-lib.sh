@@ -70,15 +70,7 @@ use_fake_gpu() {
 
 # names FILE: every frame name of a .hatchet file, one per line.
 names() {
-    "$PY" -c '
-import json, sys
-root = json.load(open(sys.argv[1]))[0]
-stack = [root]
-while stack:
-    n = stack.pop()
-    print(n["frame"]["name"])
-    stack.extend(n.get("children", []))
-' "$1"
+    "$PY" "$KSCOPE_SOURCE_DIR/test/support/frames.py" names "$1"
 }
 
 # run_ok WHAT ARGS...: `kscope run ARGS...`, its output in out.txt and
@@ -98,28 +90,10 @@ has() {
 
 # metric_of FILE NAME METRIC: that metric of the first frame called NAME.
 metric_of() {
-    "$PY" -c '
-import json, sys
-root = json.load(open(sys.argv[1]))[0]
-stack = [root]
-while stack:
-    n = stack.pop()
-    if n["frame"]["name"] == sys.argv[2]:
-        print(n["metrics"].get(sys.argv[3], "")); break
-    stack.extend(n.get("children", []))
-' "$1" "$2" "$3"
+    "$PY" "$KSCOPE_SOURCE_DIR/test/support/frames.py" metric "$1" "$2" "$3"
 }
 
 # parent_of FILE NAME: the name of the parent frame of the first NAME.
 parent_of() {
-    "$PY" -c '
-import json, sys
-root = json.load(open(sys.argv[1]))[0]
-stack = [(root, None)]
-while stack:
-    n, p = stack.pop()
-    if n["frame"]["name"] == sys.argv[2]:
-        print(p); break
-    stack.extend((c, n["frame"]["name"]) for c in n.get("children", []))
-' "$1" "$2"
+    "$PY" "$KSCOPE_SOURCE_DIR/test/support/frames.py" parent "$1" "$2"
 }

@@ -34,6 +34,17 @@ static void use_amd(const char *path, const char *mode)
     setenv("FAKE_RSMI_MODE", mode, 1);
 }
 
+/* The stats of device i, kscope's GPU diagnostics started on the stand-in
+ * at `path` (in that mode) alone: both of its GPUs found, i read. */
+static kscope_gpu_stats amd_stats(const char *path, const char *mode, int i)
+{
+    use_amd(path, mode);
+    assert_int_equal(kscope_gpu_init(), 2);
+    kscope_gpu_stats g;
+    assert_int_equal(kscope_gpu_get_stats(i, &g), 0);
+    return g;
+}
+
 /* The stand-ins, held open by the test so that what they counted outlives
  * kscope's dlclose. */
 static void *held[2];
@@ -117,10 +128,7 @@ static void amd_device_0(void **state)
 static void amd_absent_fields(void **state)
 {
     (void)state;
-    use_amd(rsmi6, "");
-    assert_int_equal(kscope_gpu_init(), 2);
-    kscope_gpu_stats g;
-    assert_int_equal(kscope_gpu_get_stats(1, &g), 0);
+    kscope_gpu_stats g = amd_stats(rsmi6, "", 1);
     assert_int_equal(g.has, KSCOPE_GPU_HAS_UTIL | KSCOPE_GPU_HAS_MEMORY);
     assert_int_equal(g.gpu_usage_percent, 5);
     assert_true(g.total_bytes == 64ull << 30 && g.used_bytes == 1ull << 30);
@@ -135,10 +143,7 @@ static void amd_absent_fields(void **state)
 static void amd_rocm_smi_5(void **state)
 {
     (void)state;
-    use_amd(rsmi5, "");
-    assert_int_equal(kscope_gpu_init(), 2);
-    kscope_gpu_stats g;
-    assert_int_equal(kscope_gpu_get_stats(0, &g), 0);
+    kscope_gpu_stats g = amd_stats(rsmi5, "", 0);
     assert_int_equal(g.core_mhz, 1200);
     assert_int_equal(g.core_max_mhz, 2100);
     assert_int_equal(g.mem_mhz, 1300);
@@ -153,10 +158,7 @@ static void amd_rocm_smi_5(void **state)
 static void amd_deep_sleep(void **state)
 {
     (void)state;
-    use_amd(rsmi6, "sleep");
-    assert_int_equal(kscope_gpu_init(), 2);
-    kscope_gpu_stats g;
-    assert_int_equal(kscope_gpu_get_stats(0, &g), 0);
+    kscope_gpu_stats g = amd_stats(rsmi6, "sleep", 0);
     assert_false(g.has & (KSCOPE_GPU_HAS_CORE_CLOCK | KSCOPE_GPU_HAS_CORE_MAX |
                           KSCOPE_GPU_HAS_MEM_CLOCK | KSCOPE_GPU_HAS_MEM_MAX));
     assert_int_equal(g.gpu_usage_percent, 88);

@@ -201,24 +201,9 @@ train_section() {
         "training step (GPT, 6 layers, bf16): ${TRAIN_STEPS:-30} steps, ${TRAIN_REPS:-3} rounds" \
         "ms per step" bare floor "${modes[@]}"
     failures "$work/train.txt" "$work/train.err"
-    python3 - "$work/train/full.hatchet" "$work/train/sampled.hatchet" <<'PY'
-import json, sys
-
-def shares(path):
-    """GPU time per kernel name (all contexts; copies and memsets left
-    out: they are mostly the model's upload, in step 0, the first window),
-    as a share of the total, and the profile's sampled_fraction."""
-    root = json.load(open(path))[0]
-    per, stack = {}, [root]
-    while stack:
-        node = stack.pop()
-        m = node.get("metrics", {})
-        name = node["frame"]["name"]
-        if "device_id" in m and m.get("time (ns)") and not name.startswith(("Memcpy", "Memset")):
-            per[name] = per.get(name, 0) + m["time (ns)"]
-        stack.extend(node.get("children", []))
-    total = sum(per.values()) or 1
-    return {k: v / total * 100 for k, v in per.items()}, root["metrics"].get("sampled_fraction")
+    PYTHONPATH=$src/bench/gpu python3 - "$work/train/full.hatchet" "$work/train/sampled.hatchet" <<'PY'
+import sys
+from kernel_shares import shares
 
 try:
     full, _ = shares(sys.argv[1])

@@ -10,9 +10,7 @@ set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
 source "$src/test/gpu/gpu-lib.bash"
-gpu_work bench-cli
-cd "$work" || exit 1
-ks=$bin/kscope
+gpu_work_in bench-cli
 
 out=$("$ks" bench --child floor 1000) || fail "floor child"
 [ "$(echo "$out" | awk '{print $4}')" -ge 3000 ] 2>/dev/null && pass "the floor saw its records: $out" ||

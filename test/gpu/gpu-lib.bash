@@ -6,7 +6,7 @@
 #
 #   src=${KSCOPE_SOURCE_DIR:?}
 #   source "$src/test/gpu/gpu-lib.bash"
-#   gpu_work NAME [FOLDER]
+#   gpu_work NAME [FOLDER]      (or gpu_work_in: and cd there, ks set)
 #   gpu_nvcc_kscope "$work/prog" "$src/test/gpu/prog.cu" || exit 1
 #   ... pass WHAT / fail WHAT / check WHAT RC DETAIL ...
 #   exit $status
@@ -28,6 +28,14 @@ gpu_work() {
     gpu_test=$1
     work=${KSCOPE_GPU_WORK:-$(mktemp -d)}/${2:-$1}
     rm -rf "$work" && mkdir -p "$work"
+}
+
+# gpu_work_in NAME [FOLDER]: gpu_work, then that folder is the current one
+# and ks the built kscope command ($KSCOPE_BINARY_DIR/kscope).
+gpu_work_in() {
+    gpu_work "$@"
+    cd "$work" || exit 1
+    ks=${KSCOPE_BINARY_DIR:?}/kscope
 }
 
 # pass WHAT / fail WHAT: "PASS  NAME: WHAT" / "FAIL  NAME: WHAT"; a FAIL

@@ -17,9 +17,7 @@ set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
 source "$src/test/gpu/gpu-lib.bash"
-gpu_work run-paths
-cd "$work" || exit 1
-ks=$bin/kscope
+gpu_work_in run-paths
 # at FILE A/B/C METRIC: that metric of the node at the path under ROOT; a
 # kernel matches by its name without the argument list ("mark_kernel" for
 # "mark_kernel(int*)")

@@ -14,9 +14,7 @@ set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
 source "$src/test/gpu/gpu-lib.bash"
-gpu_work run-signal
-cd "$work" || exit 1
-ks=$bin/kscope
+gpu_work_in run-signal
 gpu_nvcc run-signal "$src/test/gpu/run-signal.cu" || exit 1
 # kernels FILE: how many kernel launches the profile holds
 kernels() {

@@ -19,9 +19,7 @@ set -uo pipefail
 src=${KSCOPE_SOURCE_DIR:?}
 bin=${KSCOPE_BINARY_DIR:?}
 source "$src/test/gpu/gpu-lib.bash"
-gpu_work sample-run sample
-cd "$work" || exit 1
-ks=$bin/kscope
+gpu_work_in sample-run sample
 metric() { # FILE NODE METRIC: that metric of the first node so named
     python3 -c '
 import json, sys
@@ -84,23 +82,10 @@ fi
     fail "train full: $(tail -3 err.txt)"
 "$ks" run -n sampled --sample step:on=1,every=5 -- python3 "$src/bench/gpu/train_step.py" 40 \
     >/dev/null 2>err.txt || fail "train sampled: $(tail -3 err.txt)"
-python3 - full.hatchet sampled.hatchet <<'PY' && pass "train: top-10 shares within 2 points" || fail "train: top-10 shares"
-import json, sys
-def shares(path):
-    stack, per = [json.load(open(path))[0]], {}
-    while stack:
-        n = stack.pop()
-        m = n.get("metrics", {})
-        # kernels only (the goal speaks of kernels): copies and memsets are
-        # mostly the model's upload before the first step, which is step 0
-        # and so inside the first window
-        name = n["frame"]["name"]
-        if "device_id" in m and m.get("time (ns)") and not name.startswith(("Memcpy", "Memset")):
-            per[name] = per.get(name, 0) + m["time (ns)"]
-        stack.extend(n.get("children", []))
-    total = sum(per.values())
-    return {k: v / total * 100 for k, v in per.items()}
-full, sampled = shares(sys.argv[1]), shares(sys.argv[2])
+PYTHONPATH=$src/bench/gpu python3 - full.hatchet sampled.hatchet <<'PY' && pass "train: top-10 shares within 2 points" || fail "train: top-10 shares"
+import sys
+from kernel_shares import shares
+(full, _), (sampled, _) = shares(sys.argv[1]), shares(sys.argv[2])
 worst = max(abs(sampled.get(k, 0) - full[k]) for k in sorted(full, key=full.get)[-10:])
 print(f"largest difference in the top 10: {worst:.2f} points")
 sys.exit(worst > 2)

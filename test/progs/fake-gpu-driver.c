@@ -485,7 +485,9 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz,
     return CUDA_SUCCESS;
 }
 
-static void copy_record(uint8_t copy_kind, size_t bytes, int src, int dst)
+/* The record of a copy of `bytes` from device src to dst on stream id
+ * `stream`, done at once. */
+static void copy_record(uint8_t copy_kind, size_t bytes, int src, int dst, uint32_t stream)
 {
     uint64_t t = now();
     if (copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_PTOP) {
@@ -498,7 +500,7 @@ static void copy_record(uint8_t copy_kind, size_t bytes, int src, int dst)
         p.end = p.start + 1000;
         p.deviceId = p.srcDeviceId = (uint32_t)src;
         p.dstDeviceId = (uint32_t)dst;
-        p.streamId = 7;
+        p.streamId = stream;
         p.correlationId = work_corr();
         record(&p);
         return;
@@ -512,7 +514,7 @@ static void copy_record(uint8_t copy_kind, size_t bytes, int src, int dst)
     m.end = m.start + 1000;
     m.deviceId = (uint32_t)src;
     m.contextId = stack[0]->uid;
-    m.streamId = 7;
+    m.streamId = stream;
     m.correlationId = work_corr();
     record(&m);
 }
@@ -526,7 +528,7 @@ CUresult fake_gpu_copy(CUpti_CallbackId cbid, const char *name, uint8_t kind, si
     call c;
     if (cbid)
         call_begin(&c, CUPTI_CB_DOMAIN_DRIVER_API, cbid, name, NULL);
-    copy_record(kind, bytes, stack[0]->device, stack[0]->device);
+    copy_record(kind, bytes, stack[0]->device, stack[0]->device, stream_id(NULL));
     if (cbid)
         call_end(&c, CUDA_SUCCESS);
     return CUDA_SUCCESS;
@@ -556,7 +558,7 @@ API CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, C
     call_begin(&c, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeer, "cuMemcpyPeer",
                NULL);
     copy_record(CUPTI_ACTIVITY_MEMCPY_KIND_PTOP, bytes, ((fake_ctx *)src_ctx)->device,
-                ((fake_ctx *)dst_ctx)->device);
+                ((fake_ctx *)dst_ctx)->device, stream_id(NULL));
     call_end(&c, CUDA_SUCCESS);
     return CUDA_SUCCESS;
 }
@@ -730,18 +732,7 @@ static CUresult copy_on(CUpti_CallbackId cbid, const char *name, uint8_t kind, v
     call c;
     call_begin(&c, CUPTI_CB_DOMAIN_DRIVER_API, cbid, name, NULL);
     fake_gpu_copy_words(dst, src, bytes);
-    CUpti_ActivityMemcpy6 m;
-    memset(&m, 0, sizeof m);
-    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-    m.copyKind = kind;
-    m.bytes = bytes;
-    m.start = now() + 500;
-    m.end = m.start + 1000;
-    m.deviceId = (uint32_t)stack[0]->device;
-    m.contextId = stack[0]->uid;
-    m.streamId = stream_id(s);
-    m.correlationId = work_corr();
-    record(&m);
+    copy_record(kind, bytes, stack[0]->device, stack[0]->device, stream_id(s));
     call_end(&c, CUDA_SUCCESS);
     return CUDA_SUCCESS;
 }
