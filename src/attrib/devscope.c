@@ -22,6 +22,7 @@
 #include "../../include/kscope/device.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,11 +157,7 @@ void kscope__add_devscope_lost(int64_t n)
 int64_t kscope_device_scopes_lost(int session)
 {
     KSCOPE__DEFER_VALUE(device_scopes_lost, session);
-    pthread_mutex_lock(&kscope__session_lock);
-    kscope__session *s = kscope__session_find(session);
-    int64_t n = s ? __atomic_load_n(&s->dscope_lost, __ATOMIC_RELAXED) : 0;
-    pthread_mutex_unlock(&kscope__session_lock);
-    return n;
+    return kscope__session_count(session, offsetof(kscope__session, dscope_lost));
 }
 
 /* Add one duration to a scope node's counters (made when missing). */

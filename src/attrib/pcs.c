@@ -13,6 +13,7 @@
 #include "core/core.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,11 +37,7 @@ void kscope__add_dropped_samples(uint32_t sessions, int64_t n)
 
 int64_t kscope_dropped_samples(int session)
 {
-    pthread_mutex_lock(&kscope__session_lock);
-    kscope__session *s = kscope__session_find(session);
-    int64_t n = s ? __atomic_load_n(&s->dropped_samples, __ATOMIC_RELAXED) : 0;
-    pthread_mutex_unlock(&kscope__session_lock);
-    return n;
+    return kscope__session_count(session, offsetof(kscope__session, dropped_samples));
 }
 
 /* Add `value` to metric `name` of the list at *head. 0, or -1 out of memory. */

@@ -35,41 +35,37 @@ static void or_list(char *buf, size_t size)
     snprintf(buf + used, size - used, "%s", tail);
 }
 
-void kscope_cli_backend_list(char *buf, size_t size)
+/* The i-th word of list `which`: NULL past its end, "" for an entry that
+ * has none (a backend without a capture range). */
+static const char *list_word(kscope_cli_list_kind which, size_t i)
 {
     const kscope__backend *b;
-    buf[0] = '\0';
-    for (size_t i = 0; (b = kscope__backend_at(i)); i++)
-        list_add(buf, size, b->name);
-    list_add(buf, size, "none");
-    or_list(buf, size);
-}
-
-void kscope_cli_capture_list(char *buf, size_t size)
-{
-    const kscope__backend *b;
-    buf[0] = '\0';
-    for (size_t i = 0; (b = kscope__backend_at(i)); i++)
-        if (b->capture_range)
-            list_add(buf, size, b->capture_range);
-    or_list(buf, size);
-}
-
-void kscope_cli_gpu_libraries(char *buf, size_t size)
-{
     const kscope__gpu_vendor *v;
-    buf[0] = '\0';
-    for (size_t i = 0; (v = kscope__gpu_vendor_at(i)); i++)
-        list_add(buf, size, v->label);
-    or_list(buf, size);
+    const kscope__range_source *src;
+    switch (which) {
+    case KSCOPE_CLI_BACKENDS:
+        return (b = kscope__backend_at(i)) ? b->name : NULL;
+    case KSCOPE_CLI_CAPTURE_RANGES:
+        if (!(b = kscope__backend_at(i)))
+            return NULL;
+        return b->capture_range ? b->capture_range : "";
+    case KSCOPE_CLI_GPU_LIBRARIES:
+        return (v = kscope__gpu_vendor_at(i)) ? v->label : NULL;
+    case KSCOPE_CLI_RANGE_SOURCES:
+        return (src = kscope__range_source_at(i)) ? src->name : NULL;
+    }
+    return NULL;
 }
 
-void kscope_cli_range_sources(char *buf, size_t size)
+void kscope_cli_list(kscope_cli_list_kind which, char *buf, size_t size)
 {
-    const kscope__range_source *src;
+    const char *w;
     buf[0] = '\0';
-    for (size_t i = 0; (src = kscope__range_source_at(i)); i++)
-        list_add(buf, size, src->name);
+    for (size_t i = 0; (w = list_word(which, i)); i++)
+        if (*w)
+            list_add(buf, size, w);
+    if (which == KSCOPE_CLI_BACKENDS)
+        list_add(buf, size, "none");
     or_list(buf, size);
 }
 
@@ -101,22 +97,35 @@ int kscope_cli_is_capture_range(const char *name)
     return 0;
 }
 
+/* The help-text keys that stand for a list. */
+static const struct {
+    const char *key;
+    kscope_cli_list_kind list;
+} list_keys[] = {
+    {"backends", KSCOPE_CLI_BACKENDS},
+    {"capture_range", KSCOPE_CLI_CAPTURE_RANGES},
+    {"gpu_libraries", KSCOPE_CLI_GPU_LIBRARIES},
+    {"range_sources", KSCOPE_CLI_RANGE_SOURCES},
+};
+
+static int key_is(const char *key, size_t len, const char *word)
+{
+    return strlen(word) == len && strncmp(key, word, len) == 0;
+}
+
 /* The registry's word for a help-text key, or NULL for an unknown key. */
 static const char *help_word(const char *key, size_t len, char *buf, size_t size)
 {
     const kscope__backend *first = kscope__backend_at(0);
-    if (len == 8 && strncmp(key, "backends", len) == 0)
-        kscope_cli_backend_list(buf, size);
-    else if (len == 15 && strncmp(key, "default_backend", len) == 0)
+    for (size_t i = 0; i < sizeof list_keys / sizeof list_keys[0]; i++)
+        if (key_is(key, len, list_keys[i].key)) {
+            kscope_cli_list(list_keys[i].list, buf, size);
+            return buf;
+        }
+    if (key_is(key, len, "default_backend"))
         snprintf(buf, size, "%s", first ? first->name : "none");
-    else if (len == 13 && strncmp(key, "capture_range", len) == 0)
-        kscope_cli_capture_list(buf, size);
-    else if (len == 11 && strncmp(key, "device_type", len) == 0)
+    else if (key_is(key, len, "device_type"))
         snprintf(buf, size, "%s", kscope__gpu_device_type());
-    else if (len == 13 && strncmp(key, "gpu_libraries", len) == 0)
-        kscope_cli_gpu_libraries(buf, size);
-    else if (len == 13 && strncmp(key, "range_sources", len) == 0)
-        kscope_cli_range_sources(buf, size);
     else /* the format table's words */
         return kscope__format_word(key, len, buf, size);
     return buf;

@@ -510,7 +510,7 @@ static int probe_gpus(const monitor_opts *o, char *why, size_t size)
         return 0;
     }
     char libs[128];
-    kscope_cli_gpu_libraries(libs, sizeof libs);
+    kscope_cli_list(KSCOPE_CLI_GPU_LIBRARIES, libs, sizeof libs);
     snprintf(why, size, "%s found no GPU", libs);
     kscope_gpu_shutdown();
     return n > KSCOPE_SAMPLE_GPUS ? KSCOPE_SAMPLE_GPUS : n;

@@ -166,7 +166,7 @@ static int check_values(const run_opts *o)
     static const char *const datas[] = {"tree", "trace", NULL};
     char list[512];
     if (o->backend && !kscope_cli_is_backend(o->backend)) {
-        kscope_cli_backend_list(list, sizeof list);
+        kscope_cli_list(KSCOPE_CLI_BACKENDS, list, sizeof list);
         return kscope_cli_usage("run", "unknown backend '%s': use %s", o->backend, list);
     }
     if (o->context && !one_of(o->context, contexts))
@@ -185,7 +185,7 @@ static int check_values(const run_opts *o)
     if (o->data && strcmp(o->data, "trace") == 0 && kscope__trace_budget(NULL, &budget) != 0)
         return kscope_cli_usage("run", "%s", kscope_last_error());
     if (o->capture && !kscope_cli_is_capture_range(o->capture)) {
-        kscope_cli_capture_list(list, sizeof list);
+        kscope_cli_list(KSCOPE_CLI_CAPTURE_RANGES, list, sizeof list);
         return kscope_cli_usage("run", "unknown capture range '%s': use %s", o->capture, list);
     }
     if (!*o->name || strchr(o->name, '/'))

@@ -63,17 +63,23 @@ int kscope_cli_number(const char *s, double *out);
  * it; -1 for any other word. */
 int kscope_cli_color(const char *word, int *color);
 
-/* The GPU backends of the registry (backends.c): "a, b or none" style
- * lists of the -b names and the --capture-range values, and checks. */
-void kscope_cli_backend_list(char *buf, size_t size);
-void kscope_cli_capture_list(char *buf, size_t size);
+/* The lists of the registries (backends.c) that messages and help texts
+ * show: the -b names (the backends, then "none"), the --capture-range
+ * values, the GPU vendors' diagnostics libraries (src/diag/gpu.c's list)
+ * and the range sources. */
+typedef enum kscope_cli_list_kind {
+    KSCOPE_CLI_BACKENDS,
+    KSCOPE_CLI_CAPTURE_RANGES,
+    KSCOPE_CLI_GPU_LIBRARIES,
+    KSCOPE_CLI_RANGE_SOURCES,
+} kscope_cli_list_kind;
+
+/* List `which` into buf as "a, b or c" (truncated to size). */
+void kscope_cli_list(kscope_cli_list_kind which, char *buf, size_t size);
+
+/* Whether `name` is a -b name, a --capture-range value. */
 int kscope_cli_is_backend(const char *name);
 int kscope_cli_is_capture_range(const char *name);
-
-/* The GPU vendors' diagnostics libraries (src/diag/gpu.c's list) and the
- * registry's range sources, as "a or b", for messages and help texts. */
-void kscope_cli_gpu_libraries(char *buf, size_t size);
-void kscope_cli_range_sources(char *buf, size_t size);
 
 /* Each backend's and range source's injection variables, set to libkscope's
  * path `lib` (kscope run's child environment). */

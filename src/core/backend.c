@@ -142,13 +142,22 @@ static void dscope_attach(const kscope__backend *b, kscope__session *s)
     dscope_users++;
 }
 
-void kscope__gpu_dscope_end(kscope__session *s)
+/* Session s gives back its share of a feature it records (`on`; *ended
+ * set once given back) that *users sessions share: the backend to turn the
+ * feature off with when s was its last user, else NULL. */
+static const kscope__backend *share_end(const kscope__session *s, int on, int *ended, int *users)
 {
     const kscope__backend *b = atomic_load(&active);
-    if (!s->gpu || !s->dscope || s->dscope_ended || !b)
-        return;
-    s->dscope_ended = 1;
-    if (--dscope_users == 0)
+    if (!s->gpu || !on || *ended || !b)
+        return NULL;
+    *ended = 1;
+    return --*users == 0 ? b : NULL;
+}
+
+void kscope__gpu_dscope_end(kscope__session *s)
+{
+    const kscope__backend *b = share_end(s, s->dscope, &s->dscope_ended, &dscope_users);
+    if (b)
         b->device_scopes(0, NULL);
 }
 
@@ -205,11 +214,8 @@ int kscope__gpu_attach(kscope__session *s, const char *name)
 
 void kscope__gpu_pcs_end(kscope__session *s)
 {
-    const kscope__backend *b = atomic_load(&active);
-    if (!s->gpu || !s->pcs || s->pcs_ended || !b)
-        return;
-    s->pcs_ended = 1;
-    if (--pcs_users == 0)
+    const kscope__backend *b = share_end(s, s->pcs != 0, &s->pcs_ended, &pcs_users);
+    if (b)
         b->pc_sampling(0, 0);
 }
 

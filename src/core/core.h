@@ -319,6 +319,10 @@ void kscope__run_facts_done(kscope__facts_buf *b);
 kscope__session *kscope__session_get(int id);
 /* The started session with public id `id`, or NULL (no message set). */
 kscope__session *kscope__session_find(int id);
+/* One of session `session`'s int64_t loss counters (offsetof(kscope__session,
+ * dropped), dropped_samples or dscope_lost), read under kscope__session_lock,
+ * which the caller does not hold; 0 when there is no such session. */
+int64_t kscope__session_count(int session, size_t offset);
 int kscope__session_format(kscope__session *s, const char *name, const struct kscope__format **out);
 int kscope__session_serialize(kscope__session *s, const struct kscope__format *f,
                               const kscope__phase *ph, char **out, size_t *len);

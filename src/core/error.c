@@ -14,34 +14,35 @@
 #define LAST_ERROR_SIZE 512
 static __thread char *last_error;
 
+/* Every code with its name and message, from the one X-macro list. */
+typedef struct error_row {
+    int code;
+    const char *name, *msg;
+} error_row;
+
+#define XX(name, msg) {KSCOPE_##name, "KSCOPE_" #name, msg},
+static const error_row errors[] = {{KSCOPE_OK, "KSCOPE_OK", "success"}, KSCOPE_ERRNO_MAP(XX)};
+#undef XX
+
+/* The row of code `err`, or NULL for a code not in the list. */
+static const error_row *error_find(int err)
+{
+    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
+        if (errors[i].code == err)
+            return &errors[i];
+    return NULL;
+}
+
 const char *kscope_strerror(int err)
 {
-    switch (err) {
-    case KSCOPE_OK:
-        return "success";
-#define XX(name, msg)                                                                              \
-    case KSCOPE_##name:                                                                            \
-        return msg;
-        KSCOPE_ERRNO_MAP(XX)
-#undef XX
-    default:
-        return "unknown error";
-    }
+    const error_row *e = error_find(err);
+    return e ? e->msg : "unknown error";
 }
 
 const char *kscope_err_name(int err)
 {
-    switch (err) {
-    case KSCOPE_OK:
-        return "KSCOPE_OK";
-#define XX(name, msg)                                                                              \
-    case KSCOPE_##name:                                                                            \
-        return "KSCOPE_" #name;
-        KSCOPE_ERRNO_MAP(XX)
-#undef XX
-    default:
-        return "KSCOPE_UNKNOWN";
-    }
+    const error_row *e = error_find(err);
+    return e ? e->name : "KSCOPE_UNKNOWN";
 }
 
 const char *kscope_last_error(void)

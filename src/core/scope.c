@@ -228,19 +228,39 @@ static int check_name(const char *name, const char *what)
     return 0;
 }
 
+/* The start of a named annotation (scope, state, mark): the id of `name`,
+ * the calling thread in *t; 0 when nothing is recorded, *rc then 1 (not
+ * annotating) or an error. Inlined: a scope's enter is the hot path. */
+static ALWAYS_INLINE uint32_t named_start(const char *name, const char *what, kscope__thread **t,
+                                          int *rc)
+{
+    if (UNLIKELY(!name || !*name)) {
+        *rc = check_name(name, what);
+        return 0;
+    }
+    if (UNLIKELY(!annotating())) {
+        *rc = 1;
+        return 0;
+    }
+    *t = kscope__thread_get();
+    if (UNLIKELY(!*t)) {
+        *rc = KSCOPE_ENOMEM;
+        return 0;
+    }
+    uint32_t id = name_id(*t, name);
+    if (UNLIKELY(!id))
+        *rc = kscope__fail(KSCOPE_ENOMEM, "out of memory interning '%s'", name);
+    return id;
+}
+
 int kscope_enter_ex(const char *name, uint32_t color, uint32_t flags)
 {
     DEFER_IDLE(enter_ex, name, color, flags);
-    if (UNLIKELY(!name || !*name))
-        return check_name(name, "scope");
-    if (!annotating())
-        return 1;
-    kscope__thread *t = kscope__thread_get();
-    if (UNLIKELY(!t))
-        return KSCOPE_ENOMEM;
-    uint32_t id = name_id(t, name);
+    kscope__thread *t;
+    int rc;
+    uint32_t id = named_start(name, "scope", &t, &rc);
     if (UNLIKELY(!id))
-        return kscope__fail(KSCOPE_ENOMEM, "out of memory interning '%s'", name);
+        return rc;
     return push(t, id, flags, color);
 }
 
@@ -345,21 +365,26 @@ int kscope_depth(void)
 
 /* ------------------------------------------------------------ async scopes */
 
+/* An async scope's resume, suspend and end: an error without the scope,
+ * nothing to do (1) unless `live` (its node; for suspend, its open step). */
+#define ASYNC_LIVE(a, live)                                                                        \
+    do {                                                                                           \
+        if (UNLIKELY(!(a)))                                                                        \
+            return kscope__fail(KSCOPE_EINVAL, "async scope is NULL");                             \
+        if (!(live))                                                                               \
+            return 1;                                                                              \
+    } while (0)
+
 int kscope_async_begin(kscope_async *a, const char *name, uint32_t color, uint32_t flags)
 {
     if (UNLIKELY(!a))
         return kscope__fail(KSCOPE_EINVAL, "async scope is NULL");
     memset(a, 0, sizeof *a);
-    if (UNLIKELY(!name || !*name))
-        return check_name(name, "scope");
-    if (!annotating())
-        return 1;
-    kscope__thread *t = kscope__thread_get();
-    if (UNLIKELY(!t))
-        return KSCOPE_ENOMEM;
-    uint32_t id = name_id(t, name);
-    if (UNLIKELY(!id))
-        return kscope__fail(KSCOPE_ENOMEM, "out of memory interning '%s'", name);
+    kscope__thread *t;
+    int rc;
+    uint32_t id = named_start(name, "scope", &t, &rc);
+    if (!id)
+        return rc;
     kscope__node *n = kscope__node_child(t, t->stack[t->depth].node, id, KSCOPE__NODE_SCOPE);
     if (UNLIKELY(!n))
         return KSCOPE_ENOMEM;
@@ -379,10 +404,7 @@ int kscope_async_begin(kscope_async *a, const char *name, uint32_t color, uint32
 
 int kscope_async_resume(kscope_async *a)
 {
-    if (UNLIKELY(!a))
-        return kscope__fail(KSCOPE_EINVAL, "async scope is NULL");
-    if (!a->node)
-        return 1;
+    ASYNC_LIVE(a, a->node);
     if (a->open)
         return kscope__fail(KSCOPE_ESTATE, "async scope '%s' resumed while a step is open",
                             kscope__name(a->name));
@@ -410,10 +432,7 @@ int kscope_async_resume(kscope_async *a)
 
 int kscope_async_suspend(kscope_async *a)
 {
-    if (UNLIKELY(!a))
-        return kscope__fail(KSCOPE_EINVAL, "async scope is NULL");
-    if (!a->open)
-        return 1;
+    ASYNC_LIVE(a, a->open);
     kscope__thread *t = kscope__thread_get();
     if (UNLIKELY(t != a->thread))
         return kscope__fail(KSCOPE_ESTATE, "async scope '%s' suspended on another thread",
@@ -431,10 +450,7 @@ int kscope_async_suspend(kscope_async *a)
 
 int kscope_async_end(kscope_async *a)
 {
-    if (UNLIKELY(!a))
-        return kscope__fail(KSCOPE_EINVAL, "async scope is NULL");
-    if (!a->node)
-        return 1;
+    ASYNC_LIVE(a, a->node);
     int rc = kscope_async_suspend(a);
     if (rc < 0)
         return rc;
@@ -465,20 +481,14 @@ int kscope_async_end(kscope_async *a)
     return 0;
 }
 
-/* The common start of a named annotation (state, mark): 1 when nothing is
- * to be recorded, an error, or 0 with the thread and the name's id set. */
-static int named_start(const char *name, const char *what, kscope__thread **t, uint32_t *id)
+/* A state or a mark (`what`) named `name`, recorded by act(thread, id). */
+static ALWAYS_INLINE int on_name(const char *name, const char *what,
+                                 int (*act)(kscope__thread *, uint32_t))
 {
-    int rc = check_name(name, what);
-    if (rc)
-        return rc;
-    if (!annotating())
-        return 1;
-    if (!(*t = kscope__thread_get()))
-        return KSCOPE_ENOMEM;
-    if (!(*id = name_id(*t, name)))
-        return kscope__fail(KSCOPE_ENOMEM, "out of memory interning '%s'", name);
-    return 0;
+    kscope__thread *t;
+    int rc;
+    uint32_t id = named_start(name, what, &t, &rc);
+    return id ? act(t, id) : rc;
 }
 
 /* ------------------------------------------------------------------ states */
@@ -496,12 +506,7 @@ static inline int state_push(kscope__thread *t, uint32_t id)
 int kscope_state_enter(const char *name)
 {
     DEFER_IDLE(state_enter, name);
-    kscope__thread *t;
-    uint32_t id;
-    int rc = named_start(name, "state", &t, &id);
-    if (rc)
-        return rc;
-    return state_push(t, id);
+    return on_name(name, "state", state_push);
 }
 
 int kscope__state_enter_id(uint32_t id)
@@ -537,14 +542,9 @@ int kscope_state_exit(void)
 
 /* ------------------------------------------------------------------- marks */
 
-int kscope_mark(const char *name)
+/* A mark named `id` at the thread's innermost scope, in every session. */
+static int mark_at(kscope__thread *t, uint32_t id)
 {
-    DEFER_IDLE(mark, name);
-    kscope__thread *t;
-    uint32_t id;
-    int rc = named_start(name, "mark", &t, &id);
-    if (rc)
-        return rc;
     uint64_t now = kscope__ticks();
     uint32_t mask = atomic_load(&kscope__g.active_mask);
     uint32_t trace = atomic_load(&kscope__trace_mask);
@@ -565,6 +565,12 @@ int kscope_mark(const char *name)
                  KSCOPE_PROFILING_DETAILED))
         kscope__range_mark(kscope__name(id));
     return 0;
+}
+
+int kscope_mark(const char *name)
+{
+    DEFER_IDLE(mark, name);
+    return on_name(name, "mark", mark_at);
 }
 
 /* ----------------------------------------------------------------- metrics */

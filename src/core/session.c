@@ -9,6 +9,7 @@
 #include "util/util.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -553,13 +554,18 @@ void kscope_free(void *p)
     free(p);
 }
 
-int64_t kscope_dropped(int session)
+int64_t kscope__session_count(int session, size_t offset)
 {
     pthread_mutex_lock(&kscope__session_lock);
     kscope__session *s = kscope__session_find(session);
-    int64_t n = s ? __atomic_load_n(&s->dropped, __ATOMIC_RELAXED) : 0;
+    int64_t n = s ? __atomic_load_n((int64_t *)((char *)s + offset), __ATOMIC_RELAXED) : 0;
     pthread_mutex_unlock(&kscope__session_lock);
     return n;
+}
+
+int64_t kscope_dropped(int session)
+{
+    return kscope__session_count(session, offsetof(kscope__session, dropped));
 }
 
 /* ---------------------------------------------------------------- launcher */

@@ -14,6 +14,7 @@
 #include "kscope-internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,13 +23,12 @@
 #define DEFAULT_CAPACITY    65536
 #define INITIAL_SLOTS       1024
 
-/* One sample's CPU part (the GPU part lives in gpu_ring). */
+/* One sample's CPU part: the bytes of its kscope_sample before the gpu
+ * array (the GPU part lives in gpu_ring), so that the ring keeps whatever
+ * fields the sample has. */
+#define CPU_PART offsetof(kscope_sample, gpu)
 typedef struct slot {
-    uint64_t t_ns;
-    uint32_t nproc, alive;
-    double cpu_percent, user_percent, system_percent;
-    uint64_t rss_bytes;
-    uint32_t threads;
+    unsigned char cpu[CPU_PART];
 } slot;
 
 struct kscope_recorder {
@@ -108,8 +108,7 @@ static void ring_push(kscope_recorder *r, const kscope_sample *s)
 {
     ring_reserve(r);
     size_t at = (r->head + r->count) % r->cap;
-    r->ring[at] = (slot){s->t_ns,         s->nproc,          s->alive,     s->cpu_percent,
-                         s->user_percent, s->system_percent, s->rss_bytes, s->threads};
+    memcpy(r->ring[at].cpu, s, CPU_PART);
     if (r->ngpu)
         memcpy(r->gpu_ring + at * (size_t)r->ngpu, s->gpu, (size_t)r->ngpu * sizeof *s->gpu);
     r->count++;
@@ -119,16 +118,8 @@ static void ring_push(kscope_recorder *r, const kscope_sample *s)
 static void ring_get(const kscope_recorder *r, size_t index, kscope_sample *out)
 {
     size_t at = (r->head + index) % r->cap;
-    const slot *s = &r->ring[at];
     memset(out, 0, sizeof *out);
-    out->t_ns = s->t_ns;
-    out->nproc = s->nproc;
-    out->alive = s->alive;
-    out->cpu_percent = s->cpu_percent;
-    out->user_percent = s->user_percent;
-    out->system_percent = s->system_percent;
-    out->rss_bytes = s->rss_bytes;
-    out->threads = s->threads;
+    memcpy(out, r->ring[at].cpu, CPU_PART);
     out->ngpu = (uint32_t)r->ngpu;
     if (r->ngpu)
         memcpy(out->gpu, r->gpu_ring + at * (size_t)r->ngpu, (size_t)r->ngpu * sizeof *out->gpu);
@@ -365,14 +356,26 @@ int kscope_recorder_stop(kscope_recorder *r)
     return 0;
 }
 
+/* r's samples held and samples dropped, read together under its lock
+ * (0 and 0 without a recorder). */
+static void ring_counts(kscope_recorder *r, size_t *count, uint64_t *dropped)
+{
+    *count = 0;
+    *dropped = 0;
+    if (!r)
+        return;
+    pthread_mutex_lock(&r->lock);
+    *count = r->count;
+    *dropped = r->dropped;
+    pthread_mutex_unlock(&r->lock);
+}
+
 size_t kscope_recorder_count(kscope_recorder *r)
 {
-    if (!r)
-        return 0;
-    pthread_mutex_lock(&r->lock);
-    size_t n = r->count;
-    pthread_mutex_unlock(&r->lock);
-    return n;
+    size_t count;
+    uint64_t dropped;
+    ring_counts(r, &count, &dropped);
+    return count;
 }
 
 int kscope_recorder_read(kscope_recorder *r, size_t index, kscope_sample *out)
@@ -392,12 +395,10 @@ int kscope_recorder_read(kscope_recorder *r, size_t index, kscope_sample *out)
 
 uint64_t kscope_recorder_dropped(kscope_recorder *r)
 {
-    if (!r)
-        return 0;
-    pthread_mutex_lock(&r->lock);
-    uint64_t n = r->dropped;
-    pthread_mutex_unlock(&r->lock);
-    return n;
+    size_t count;
+    uint64_t dropped;
+    ring_counts(r, &count, &dropped);
+    return dropped;
 }
 
 int kscope_recorder_gpus(kscope_recorder *r)
@@ -434,10 +435,9 @@ size_t kscope__recorder_each(uint64_t t0_ns, uint64_t t1_ns,
     for (kscope_recorder *r = registry; r; r = r->next) {
         pthread_mutex_lock(&r->lock);
         for (size_t i = 0; i < r->count; i++) {
-            const slot *sl = &r->ring[(r->head + i) % r->cap];
-            if (sl->t_ns < t0_ns || sl->t_ns > t1_ns)
-                continue;
             ring_get(r, i, &s);
+            if (s.t_ns < t0_ns || s.t_ns > t1_ns)
+                continue;
             fn(&s, arg);
             visited++;
         }

@@ -151,10 +151,18 @@ static void cb_mark_w(const wchar_t *msg)
     cb_mark_ex(&a);
 }
 
-static nvtx_range_id cb_range_start_ex(const nvtx_attrs *a)
+/* A range call's forms: in domain d (NULL: the default one) from
+ * attributes, and in the default domain from attributes, ASCII text or
+ * wide text. */
+static nvtx_range_id cb_domain_range_start_ex(nvtx_domain d, const nvtx_attrs *a)
 {
     char buf[512];
-    return kscope__ranges_start(NULL, attrs_name(a, buf, sizeof buf), attrs_color(a));
+    return kscope__ranges_start(d, attrs_name(a, buf, sizeof buf), attrs_color(a));
+}
+
+static nvtx_range_id cb_range_start_ex(const nvtx_attrs *a)
+{
+    return cb_domain_range_start_ex(NULL, a);
 }
 
 static nvtx_range_id cb_range_start_a(const char *msg)
@@ -173,10 +181,15 @@ static void cb_range_end(nvtx_range_id id)
     kscope__ranges_end(id);
 }
 
-static int cb_range_push_ex(const nvtx_attrs *a)
+static int cb_domain_range_push_ex(nvtx_domain d, const nvtx_attrs *a)
 {
     char buf[512];
-    return kscope__ranges_push(NULL, attrs_name(a, buf, sizeof buf), attrs_color(a));
+    return kscope__ranges_push(d, attrs_name(a, buf, sizeof buf), attrs_color(a));
+}
+
+static int cb_range_push_ex(const nvtx_attrs *a)
+{
+    return cb_domain_range_push_ex(NULL, a);
 }
 
 static int cb_range_push_a(const char *msg)
@@ -201,22 +214,10 @@ static void cb_domain_mark_ex(nvtx_domain d, const nvtx_attrs *a)
     cb_mark_ex(a);
 }
 
-static nvtx_range_id cb_domain_range_start_ex(nvtx_domain d, const nvtx_attrs *a)
-{
-    char buf[512];
-    return kscope__ranges_start(d, attrs_name(a, buf, sizeof buf), attrs_color(a));
-}
-
 static void cb_domain_range_end(nvtx_domain d, nvtx_range_id id)
 {
     (void)d;
     kscope__ranges_end(id);
-}
-
-static int cb_domain_range_push_ex(nvtx_domain d, const nvtx_attrs *a)
-{
-    char buf[512];
-    return kscope__ranges_push(d, attrs_name(a, buf, sizeof buf), attrs_color(a));
 }
 
 static int cb_domain_range_pop(nvtx_domain d)

@@ -79,37 +79,29 @@ static int forward(const char *lib, const char *sym, _Atomic(profiler_fn) *cache
     return fn();
 }
 
-static _Atomic(profiler_fn) rt_start, rt_stop, drv_start, drv_stop;
-
-KSCOPE_EXTERN int cudaProfilerStart(void);
-KSCOPE_EXTERN int cudaProfilerStop(void);
-KSCOPE_EXTERN int cuProfilerStart(void);
-KSCOPE_EXTERN int cuProfilerStop(void);
-
-/* Recording starts after the call (its own work is not of interest) and
- * stops before it, as with Nsight's capture range. */
-int cudaProfilerStart(void)
+/* Recording starts after the real call (its own work is not of interest)
+ * and stops before it, as with Nsight's capture range. */
+static int profiler_call(int start, const char *lib, const char *sym, _Atomic(profiler_fn) *cache)
 {
-    int rc = forward("libcudart.so", "cudaProfilerStart", &rt_start);
-    kscope__capture_range(1);
+    if (!start)
+        kscope__capture_range(0);
+    int rc = forward(lib, sym, cache);
+    if (start)
+        kscope__capture_range(1);
     return rc;
 }
 
-int cudaProfilerStop(void)
-{
-    kscope__capture_range(0);
-    return forward("libcudart.so", "cudaProfilerStop", &rt_stop);
-}
+/* The four entry points: the runtime's pair and the driver's, each with
+ * the real function it forwards to found once. */
+#define PROFILER_ENTRY(name, lib, start)                                                           \
+    KSCOPE_EXTERN int name(void);                                                                  \
+    int name(void)                                                                                 \
+    {                                                                                              \
+        static _Atomic(profiler_fn) real;                                                          \
+        return profiler_call(start, lib, #name, &real);                                            \
+    }
 
-int cuProfilerStart(void)
-{
-    int rc = forward("libcuda.so", "cuProfilerStart", &drv_start);
-    kscope__capture_range(1);
-    return rc;
-}
-
-int cuProfilerStop(void)
-{
-    kscope__capture_range(0);
-    return forward("libcuda.so", "cuProfilerStop", &drv_stop);
-}
+PROFILER_ENTRY(cudaProfilerStart, "libcudart.so", 1)
+PROFILER_ENTRY(cudaProfilerStop, "libcudart.so", 0)
+PROFILER_ENTRY(cuProfilerStart, "libcuda.so", 1)
+PROFILER_ENTRY(cuProfilerStop, "libcuda.so", 0)
