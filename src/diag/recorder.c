@@ -435,9 +435,12 @@ size_t kscope__recorder_each(uint64_t t0_ns, uint64_t t1_ns,
     for (kscope_recorder *r = registry; r; r = r->next) {
         pthread_mutex_lock(&r->lock);
         for (size_t i = 0; i < r->count; i++) {
-            ring_get(r, i, &s);
-            if (s.t_ns < t0_ns || s.t_ns > t1_ns)
+            uint64_t t_ns; /* the window first: a whole sample is a kilobyte to copy */
+            memcpy(&t_ns, r->ring[(r->head + i) % r->cap].cpu + offsetof(kscope_sample, t_ns),
+                   sizeof t_ns);
+            if (t_ns < t0_ns || t_ns > t1_ns)
                 continue;
+            ring_get(r, i, &s);
             fn(&s, arg);
             visited++;
         }
